@@ -1,0 +1,149 @@
+"""The `qkv` command: a thin shell over the Python API (no logic lives only here).
+
+Errors in what the user gave (files, settings, checkpoints) print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import os
+import sys
+
+EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
+
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus)")
+    p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
+    p.add_argument("--tokenizer", choices=("char", "word", "bpe"), default="char")
+    p.add_argument("--vocab-size", type=int, help="vocabulary size for bpe (default 512) or word (default: all words)")
+    p.add_argument("--preset", default="tiny", help="tiny | baby | small (default tiny)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
+    p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
+    p.add_argument("--resume", action="store_true", help="continue the checkpoint in --out exactly where it stopped")
+    p.add_argument("--force", action="store_true", help="replace a checkpoint already in --out")
+    p.add_argument("--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_generate(sub) -> None:
+    p = sub.add_parser("generate", help="continue a prompt with a trained model, streaming tokens")
+    p.add_argument("--ckpt", required=True, metavar="DIR")
+    p.add_argument("--prompt", default="\n")
+    p.add_argument("--max-new-tokens", type=int, default=200)
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="qkv", description="A Transformer you can see through.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_train(sub)
+    _add_generate(sub)
+    p = sub.add_parser("info", help="describe a checkpoint")
+    p.add_argument("--ckpt", required=True, metavar="DIR")
+    p = sub.add_parser("demo", help="train a tiny model on the built-in corpus and print samples")
+    p.add_argument("--out", default="runs/demo", metavar="DIR")
+    return parser
+
+
+def cmd_train(args) -> None:
+    from .train import train
+
+    result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
+                   preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
+                   until=args.until, progress=not args.quiet)
+    val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
+    print(f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
+          f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
+
+
+def stream(tokenizer, ids, out=sys.stdout) -> None:
+    """Write tokens as they arrive; a character split over several byte tokens waits for its last byte."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for i in ids:
+        out.write(decoder.decode(tokenizer.token_bytes(i)))
+        out.flush()
+    out.write(decoder.decode(b"", final=True))
+
+
+def cmd_generate(args) -> None:
+    from .checkpoint import load
+    from .sample import check_sampling, generate_ids
+
+    check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
+    model, tokenizer = load(args.ckpt)
+    ids = tokenizer.encode(args.prompt)
+    if not ids:
+        raise ValueError("the prompt is empty: give at least one character")
+    if len(ids) > model.cfg.n_ctx:
+        print(f"warning: the prompt has {len(ids)} tokens; only the last {model.cfg.n_ctx} (n_ctx) are used", file=sys.stderr)
+    sys.stdout.write(args.prompt)
+    stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
+                                   args.seed, use_cache=not args.no_cache))
+    sys.stdout.write("\n")
+
+
+def cmd_info(args) -> None:
+    from .checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(args.ckpt)
+    cfg = ckpt.model.cfg
+    print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} tokenizer "
+          f"with {ckpt.tokenizer.vocab_size} tokens")
+    for key, value in cfg.to_dict().items():
+        print(f"  {key} = {value}")
+    for key in ("train_loss", "val_loss"):
+        if ckpt.state.get(key) is not None:
+            print(f"  {key}: {ckpt.state[key]:.4f}")
+
+
+def cmd_demo(args) -> None:
+    from .checkpoint import load
+    from .sample import generate
+    from .train import train
+
+    print("Training the tiny preset on the built-in corpus (Chinese and English)...", flush=True)
+    result = train(out=args.out, preset="tiny", force=True)
+    print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, {result.tokens_per_s:,.0f} tokens/s)")
+    model, tokenizer = load(args.out)
+    for prompt in ("我 昨天 吃了 苹果 ，", "i invested in apple ,"):
+        text = generate(model, tokenizer, prompt, 40, temperature=0.8, seed=0)
+        print(f"\n{prompt}{text.splitlines()[0] if text.strip() else text}")
+    print(f"\nThe checkpoint is in {args.out}. Try: qkv generate --ckpt {args.out} --prompt '我 打了 你 ，'")
+
+
+COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `qkv generate ... | head`
+        sys.stderr.close()
+        return 0
+    except (ValueError, OSError, RuntimeError) as e:
+        if os.environ.get("QKV_DEBUG"):
+            raise
+        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"qkv: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as e:  # a bug in qkv: still one line, the traceback on request
+        if os.environ.get("QKV_DEBUG"):
+            raise
+        print(f"qkv: internal error: {type(e).__name__}: {e} (set QKV_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""Configuration: ModelConfig (the network's shape), TrainConfig (how to train it), PRESETS.
+
+Both are validated dataclasses: a bad value raises ValueError with a one-line message that names
+the field and the value. `apply_overrides` checks `--set key=value` pairs against field names
+and types, so a typo is an error, never a silently ignored option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from dataclasses import dataclass, field
+
+POS_KINDS = ("learned", "sinusoidal", "rope", "none")
+NORM_KINDS = ("pre", "post")
+ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
+
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_int(name: str, value, low: int = 1, high: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"{name} must be {bound}; got {value}")
+
+
+def _check_float(name: str, value, low: float, high: float, high_open: bool = False) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    if value < low or value > high or (high_open and value == high):
+        interval = f"[{low}, {high})" if high_open else f"[{low}, {high}]"
+        raise ValueError(f"{name} must be in {interval}; got {value}")
+
+
+@dataclass
+class ModelConfig:
+    """The shape of a decoder-only Transformer (GPT).
+
+    d_head defaults to d_model // n_heads and d_mlp to 4 * d_model. `pos` picks the positional
+    encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x))).
+    """
+
+    d_vocab: int = 256
+    n_ctx: int = 64
+    d_model: int = 128
+    n_heads: int = 4
+    d_head: int | None = None
+    n_layers: int = 4
+    d_mlp: int | None = None
+    pos: str = "learned"
+    norm: str = "pre"
+    causal: bool = True
+    dropout_embed: float = 0.0
+    dropout_resid: float = 0.0
+    dropout_attn: float = 0.0
+    bias: bool = True  # biases of the attention/MLP projections and of LayerNorm
+    unembed_bias: bool = True  # the b in softmax(h W_out + b)
+    tie_embeddings: bool = False  # W_out = W_E^T
+    activation: str = "gelu"
+    ln_eps: float = 1e-5
+    rope_base: float = 10000.0
+    init_std: float = 0.02
+
+    def __post_init__(self) -> None:
+        _check_int("d_vocab", self.d_vocab, 1, 10_000_000)
+        _check_int("n_ctx", self.n_ctx, 1, 1_000_000)
+        _check_int("d_model", self.d_model, 1, 65536)
+        _check_int("n_heads", self.n_heads, 1, 4096)
+        _check_int("n_layers", self.n_layers, 1, 1024)
+        if self.d_head is None:
+            if self.d_model % self.n_heads:
+                raise ValueError(
+                    f"d_model ({self.d_model}) is not divisible by n_heads ({self.n_heads}); "
+                    "change one of them or set d_head explicitly"
+                )
+            self.d_head = self.d_model // self.n_heads
+        _check_int("d_head", self.d_head, 1, 65536)
+        if self.d_mlp is None:
+            self.d_mlp = 4 * self.d_model
+        _check_int("d_mlp", self.d_mlp, 1, 1 << 20)
+        _check_choice("pos", self.pos, POS_KINDS)
+        _check_choice("norm", self.norm, NORM_KINDS)
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
+            _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
+        for name in ("causal", "bias", "unembed_bias", "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
+        _check_float("ln_eps", self.ln_eps, 0.0, 1.0)
+        _check_float("rope_base", self.rope_base, 1.0, 1e12)
+        _check_float("init_std", self.init_std, 0.0, 10.0)
+        if self.pos == "rope" and self.d_head % 2:
+            raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        return _from_dict(cls, d)
+
+
+@dataclass
+class TrainConfig:
+    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping."""
+
+    steps: int = 300
+    batch_size: int = 16
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 30
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0  # 0 turns clipping off
+    eval_interval: int = 100  # also the checkpoint interval
+    eval_steps: int = 20  # batches averaged per evaluation
+    val_fraction: float = 0.1
+    seed: int = 1337
+    log_interval: int = 10
+
+    def __post_init__(self) -> None:
+        _check_int("steps", self.steps, 1, 10_000_000)
+        _check_int("batch_size", self.batch_size, 1, 1_000_000)
+        _check_float("lr", self.lr, 0.0, 10.0)
+        _check_float("min_lr", self.min_lr, 0.0, 10.0)
+        _check_int("warmup_steps", self.warmup_steps, 0)
+        _check_float("weight_decay", self.weight_decay, 0.0, 10.0)
+        _check_float("beta1", self.beta1, 0.0, 1.0, high_open=True)
+        _check_float("beta2", self.beta2, 0.0, 1.0, high_open=True)
+        _check_float("grad_clip", self.grad_clip, 0.0, 1e9)
+        _check_int("eval_interval", self.eval_interval, 1)
+        _check_int("eval_steps", self.eval_steps, 1, 100_000)
+        _check_float("val_fraction", self.val_fraction, 0.0, 0.5)
+        _check_int("seed", self.seed, 0, 2**63 - 1)
+        _check_int("log_interval", self.log_interval, 1)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        return _from_dict(cls, d)
+
+
+@dataclass(frozen=True)
+class Preset:
+    model: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+
+
+PRESETS: dict[str, Preset] = {
+    # trains in well under a minute on 2 CPU cores
+    "tiny": Preset(
+        model=dict(n_ctx=32, d_model=64, n_heads=4, n_layers=2),
+        train=dict(steps=300, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_interval=100),
+    ),
+    # nanoGPT's "baby GPT" CPU recipe
+    "baby": Preset(
+        model=dict(n_ctx=64, d_model=128, n_heads=4, n_layers=4),
+        train=dict(steps=2000, batch_size=12, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250),
+    ),
+    # nanoGPT's shakespeare_char model: slow on a CPU, but the classic size
+    "small": Preset(
+        model=dict(n_ctx=256, d_model=384, n_heads=6, n_layers=6, dropout_embed=0.2, dropout_resid=0.2, dropout_attn=0.2),
+        train=dict(steps=5000, batch_size=64, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250, eval_steps=50),
+    ),
+}
+
+
+def _field_types(cls) -> dict[str, type]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _from_dict(cls, d: dict):
+    if not isinstance(d, dict):
+        raise ValueError(f"{cls.__name__} must be a JSON object; got {type(d).__name__}")
+    known = _field_types(cls)
+    unknown = sorted(set(d) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} field(s): {', '.join(unknown)}")
+    try:
+        return cls(**d)
+    except TypeError as e:  # a wrong type that the checks did not name
+        raise ValueError(f"{cls.__name__}: {e}") from None
+
+
+def parse_value(key: str, text: str, annotation):
+    """Turn the text of `--set key=text` into a value of the field's declared type."""
+    optional = typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType", None))
+    base = annotation
+    if optional:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        base = args[0]
+        if text.strip().lower() in ("none", "null", "auto"):
+            return None
+    t = text.strip()
+    if base is bool:
+        if t.lower() in ("true", "1", "yes", "on"):
+            return True
+        if t.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"--set {key}={text}: expected true or false")
+    if base is int:
+        try:
+            return int(t)
+        except ValueError:
+            raise ValueError(f"--set {key}={text}: expected an integer") from None
+    if base is float:
+        try:
+            return float(t)
+        except ValueError:
+            raise ValueError(f"--set {key}={text}: expected a number") from None
+    return t
+
+
+def apply_overrides(model: dict, train: dict, pairs: list[str]) -> tuple[dict, dict]:
+    """Apply `key=value` strings to the model and train field dicts (returns new dicts).
+
+    `dropout=p` is shorthand for the three dropout fields.
+    """
+    model, train = dict(model), dict(train)
+    model_types, train_types = _field_types(ModelConfig), _field_types(TrainConfig)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set expects key=value; got {pair!r}")
+        if key == "dropout":
+            p = parse_value(key, text, float)
+            model.update(dropout_embed=p, dropout_resid=p, dropout_attn=p)
+        elif key in model_types:
+            model[key] = parse_value(key, text, model_types[key])
+        elif key in train_types:
+            train[key] = parse_value(key, text, train_types[key])
+        else:
+            names = list(model_types) + list(train_types) + ["dropout"]
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"--set {key}: unknown setting{hint}")
+    return model, train

@@ -1,0 +1,95 @@
+"""GPT: a decoder-only Transformer language model.
+
+    ids ─► x = W_E[ids] (+ positions) ─► blocks ─► h = LN_final(x) ─► logits = h W_out + b
+    P(next token | tokens so far) = softmax(logits)
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..config import ModelConfig
+from ..nn.attention import KVCache
+from ..nn.block import Block, dropout_or_identity
+from ..nn.position import make_position
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
+        self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
+        self.dropout = dropout_or_identity(cfg.dropout_embed)
+        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
+        self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias) if cfg.norm == "pre" else nn.Identity()
+        self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
+        self.register_buffer("positions", torch.arange(cfg.n_ctx), persistent=False)
+        self.reset_parameters()
+        if cfg.tie_embeddings:
+            self.unembed.weight = self.embed.weight
+
+    def reset_parameters(self) -> None:
+        """GPT-2's initialisation: N(0, 0.02) weights, zero biases, and the two projections that
+        write into the residual stream scaled down by sqrt(2 * n_layers)."""
+        std = self.cfg.init_std
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 1:  # LayerNorm scale
+                nn.init.ones_(p)
+            elif name.endswith(("W_O.weight", "fc_out.weight")):
+                nn.init.normal_(p, 0.0, std / math.sqrt(2 * self.cfg.n_layers))
+            else:
+                nn.init.normal_(p, 0.0, std)
+
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
+        """ids: (B, T) token ids -> logits (B, T, d_vocab).
+
+        With a cache, ids continue the tokens already stored in it. `explicit` computes attention
+        with the written-out formula instead of the fused kernel (same numbers, slower).
+        """
+        B, T = ids.shape
+        offset = cache.length if cache is not None else 0
+        if offset + T > self.cfg.n_ctx:
+            raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
+        x = self.embed(ids)  # (B, T, d_model)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed(self.positions[offset : offset + T])  # (T, d_model) broadcast over B
+        x = self.dropout(x)
+        for block in self.blocks:
+            x = block(x, cache, explicit)
+        if cache is not None:
+            cache.length += T
+        h = self.ln_final(x)
+        return self.unembed(h)  # (B, T, d_vocab)
+
+    def new_cache(self, batch_size: int = 1) -> KVCache:
+        p = self.embed.weight
+        return KVCache(self.cfg, batch_size, p.device, p.dtype)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    @classmethod
+    def from_hf(cls, hf_model) -> "GPT":
+        """Load the weights of a Hugging Face GPT2LMHeadModel (see qkv.models.hf)."""
+        from .hf import from_hf
+
+        return from_hf(hf_model)
+
+    def to_hf(self):
+        """Export to a Hugging Face GPT2LMHeadModel (see qkv.models.hf)."""
+        from .hf import to_hf
+
+        return to_hf(self)
+
+
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the next token: -log softmax(logits)[target], over all positions."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B*T, d_vocab) vs (B*T,)

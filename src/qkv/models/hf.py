@@ -1,0 +1,117 @@
+"""Move weights between qkv's GPT and Hugging Face's GPT2LMHeadModel.
+
+Two differences to mind. GPT-2 stores its projections as Conv1D, whose weight is (in, out): the
+transpose of nn.Linear's (out, in). And GPT-2 has no unembedding bias (lm_head shares W_E), so a
+loaded model gets unembed_bias=False. `transformers` is only needed when these functions run.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..config import ModelConfig
+from .gpt import GPT
+
+_ACT_FROM_HF = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+_ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
+
+
+def config_from_hf(hc) -> ModelConfig:
+    if hc.activation_function not in _ACT_FROM_HF:
+        raise ValueError(f"activation {hc.activation_function!r} is not supported; use one of {', '.join(_ACT_FROM_HF)}")
+    if not hc.scale_attn_weights or hc.scale_attn_by_inverse_layer_idx:
+        raise ValueError("only GPT-2's standard 1/sqrt(d_head) attention scaling is supported")
+    return ModelConfig(
+        d_vocab=hc.vocab_size,
+        n_ctx=hc.n_positions,
+        d_model=hc.n_embd,
+        n_heads=hc.n_head,
+        n_layers=hc.n_layer,
+        d_mlp=hc.n_inner or 4 * hc.n_embd,
+        pos="learned",
+        norm="pre",
+        dropout_embed=hc.embd_pdrop,
+        dropout_resid=hc.resid_pdrop,
+        dropout_attn=hc.attn_pdrop,
+        bias=True,
+        unembed_bias=False,
+        tie_embeddings=bool(getattr(hc, "tie_word_embeddings", True)),
+        activation=_ACT_FROM_HF[hc.activation_function],
+        ln_eps=hc.layer_norm_epsilon,
+    )
+
+
+def _name_pairs(n_layers: int, tied: bool):
+    """(qkv name, GPT-2 name, transposed?) for every weight."""
+    pairs = [("embed.weight", "transformer.wte.weight", False), ("pos_embed.W_pos.weight", "transformer.wpe.weight", False)]
+    for i in range(n_layers):
+        q, h = f"blocks.{i}.", f"transformer.h.{i}."
+        pairs += [
+            (q + "ln1.weight", h + "ln_1.weight", False),
+            (q + "ln1.bias", h + "ln_1.bias", False),
+            (q + "attn.W_QKV.weight", h + "attn.c_attn.weight", True),
+            (q + "attn.W_QKV.bias", h + "attn.c_attn.bias", False),
+            (q + "attn.W_O.weight", h + "attn.c_proj.weight", True),
+            (q + "attn.W_O.bias", h + "attn.c_proj.bias", False),
+            (q + "ln2.weight", h + "ln_2.weight", False),
+            (q + "ln2.bias", h + "ln_2.bias", False),
+            (q + "mlp.fc_in.weight", h + "mlp.c_fc.weight", True),
+            (q + "mlp.fc_in.bias", h + "mlp.c_fc.bias", False),
+            (q + "mlp.fc_out.weight", h + "mlp.c_proj.weight", True),
+            (q + "mlp.fc_out.bias", h + "mlp.c_proj.bias", False),
+        ]
+    pairs += [("ln_final.weight", "transformer.ln_f.weight", False), ("ln_final.bias", "transformer.ln_f.bias", False)]
+    if not tied:
+        pairs.append(("unembed.weight", "lm_head.weight", False))
+    return pairs
+
+
+def from_hf(hf_model) -> GPT:
+    """A qkv GPT with the weights of a transformers GPT2LMHeadModel; logits agree to float precision."""
+    cfg = config_from_hf(hf_model.config)
+    model = GPT(cfg)
+    theirs = hf_model.state_dict()
+    ours = {}
+    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, cfg.tie_embeddings):
+        w = theirs[h_name]
+        ours[q_name] = w.T.contiguous() if transpose else w.clone()
+    missing, unexpected = model.load_state_dict(ours, strict=False)
+    left = [m for m in missing if not (cfg.tie_embeddings and m == "unembed.weight")]
+    if left or unexpected:
+        raise ValueError(f"weights did not line up: missing {left}, unexpected {unexpected}")
+    return model.to(next(hf_model.parameters()).dtype)
+
+
+def to_hf(model: GPT):
+    """Export to a transformers GPT2LMHeadModel. Only GPT-2's own architecture can be exported."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = model.cfg
+    problems = []
+    if cfg.pos != "learned":
+        problems.append(f"pos={cfg.pos} (GPT-2 uses learned positions)")
+    if cfg.norm != "pre" or not cfg.bias or not cfg.causal:
+        problems.append("GPT-2 needs norm=pre, bias=true, causal=true")
+    if cfg.d_head * cfg.n_heads != cfg.d_model:
+        problems.append("GPT-2 needs d_head * n_heads == d_model")
+    if cfg.unembed_bias and torch.count_nonzero(model.unembed.bias).item():
+        problems.append("the unembedding bias is not zero (GPT-2 has none)")
+    if problems:
+        raise ValueError("cannot export to GPT-2: " + "; ".join(problems))
+    hc = GPT2Config(
+        vocab_size=cfg.d_vocab, n_positions=cfg.n_ctx, n_embd=cfg.d_model, n_layer=cfg.n_layers,
+        n_head=cfg.n_heads, n_inner=cfg.d_mlp, activation_function=_ACT_TO_HF[cfg.activation],
+        resid_pdrop=cfg.dropout_resid, embd_pdrop=cfg.dropout_embed, attn_pdrop=cfg.dropout_attn,
+        layer_norm_epsilon=cfg.ln_eps, tie_word_embeddings=cfg.tie_embeddings,
+        bos_token_id=None, eos_token_id=None,
+    )
+    hf_model = GPT2LMHeadModel(hc)
+    ours = model.state_dict()
+    theirs = {}
+    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, cfg.tie_embeddings):
+        w = ours[q_name]
+        theirs[h_name] = w.T.contiguous() if transpose else w.clone()
+    if cfg.tie_embeddings:
+        theirs["lm_head.weight"] = theirs["transformer.wte.weight"]
+    hf_model.load_state_dict(theirs, strict=False)
+    return hf_model.to(model.embed.weight.dtype).eval()

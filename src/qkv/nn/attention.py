@@ -1,0 +1,115 @@
+"""Scaled dot-product attention, multi-head attention, and the KV cache.
+
+    scores = q k^T / sqrt(d_head)         how well each query matches each key
+    A      = softmax(scores)  (row-wise)   each row is >= 0 and sums to 1
+    z      = A v                           each z_i is a convex combination of the values v_j
+
+Multi-head attention runs this once per head on its own projections q = x W_Q, k = x W_K,
+v = x W_V, concatenates the heads' z and maps them back with W_O; the block adds the result to
+the residual stream. `attention` below is the truth; the fused kernel
+(torch's scaled_dot_product_attention) is a faster path that a test proves equal to it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .position import RoPE
+
+
+def attention(q, k, v, mask=None, dropout_p: float = 0.0):
+    """z = softmax(q k^T / sqrt(d_head)) v, written out. Returns (z, pattern, scores).
+
+    q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: (T_q, T_k) bool, True = may attend.
+    Attention dropout zeroes weights and scales the rest by 1/(1-p) without renormalising, so in
+    training a row of the pattern no longer sums to exactly 1.
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, n_heads, T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    pattern = scores.softmax(dim=-1)  # A
+    if dropout_p > 0.0:
+        pattern = F.dropout(pattern, dropout_p)
+    z = pattern @ v  # (B, n_heads, T_q, d_head)
+    return z, pattern, scores
+
+
+def causal_mask(T_q: int, T_k: int, device=None) -> torch.Tensor:
+    """Query i (at absolute position T_k - T_q + i) may attend to keys 0 .. its own position."""
+    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)  # (T_q, T_k)
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, for incremental decoding.
+
+    One preallocated buffer pair per layer, (B, n_heads, n_ctx, d_head), filled left to right;
+    `length` tokens are stored. The model advances `length` after each forward.
+    """
+
+    def __init__(self, cfg, batch_size: int = 1, device=None, dtype=torch.float32):
+        shape = (batch_size, cfg.n_heads, cfg.n_ctx, cfg.d_head)
+        self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
+        self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
+        self.n_ctx = cfg.n_ctx
+        self.length = 0
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        """Store this step's k, v (B, n_heads, T, d_head) and return all keys and values so far."""
+        start, end = self.length, self.length + k.shape[-2]
+        self.k[layer][:, :, start:end] = k
+        self.v[layer][:, :, start:end] = v
+        return self.k[layer][:, :, :end], self.v[layer][:, :, :end]  # (B, n_heads, end, d_head)
+
+
+class MultiHeadAttention(nn.Module):
+    """n_heads attention heads side by side, then W_O.
+
+    W_QKV holds W_Q, W_K and W_V side by side so one matrix product computes q, k and v for all
+    heads (the layout of GPT-2's c_attn); `head_weights()` shows them per head.
+    """
+
+    def __init__(self, cfg, layer: int = 0):
+        super().__init__()
+        self.layer = layer
+        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
+        self.causal = cfg.causal
+        self.dropout_attn = cfg.dropout_attn
+        d_attn = cfg.n_heads * cfg.d_head
+        self.W_QKV = nn.Linear(cfg.d_model, 3 * d_attn, bias=cfg.bias)
+        self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
+        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" else None
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
+        B, T, _ = x.shape
+        qkv = self.W_QKV(x).view(B, T, 3, self.n_heads, self.d_head)  # (B, T, 3, n_heads, d_head)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        offset = cache.length if cache is not None else 0
+        if self.rope is not None:
+            q, k = self.rope(q, offset), self.rope(k, offset)
+        if cache is not None:
+            k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
+        p = self.dropout_attn if self.training else 0.0
+        needs_mask = self.causal and T > 1
+        if explicit:
+            mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
+            z, _, _ = attention(q, k, v, mask, p)
+        elif offset == 0:
+            z = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
+        else:  # a chunk after cached tokens: the causal mask is offset, which is_causal cannot express
+            mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        z = z.transpose(1, 2).reshape(B, T, self.n_heads * self.d_head)  # (B, T, n_heads * d_head): heads concatenated
+        return self.W_O(z)  # (B, T, d_model)
+
+    def head_weights(self) -> dict[str, torch.Tensor]:
+        """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per head,
+        in the row-vector convention of the formulas: q = x W_Q[h], out = sum_h z_h W_O[h]."""
+        d_attn = self.n_heads * self.d_head
+        W_q, W_k, W_v = self.W_QKV.weight.split(d_attn)  # each (n_heads * d_head, d_model)
+        per_head = lambda W: W.T.reshape(-1, self.n_heads, self.d_head).transpose(0, 1)  # (n_heads, d_model, d_head)
+        W_o = self.W_O.weight.T.reshape(self.n_heads, self.d_head, -1)  # (n_heads, d_head, d_model)
+        return {"W_Q": per_head(W_q), "W_K": per_head(W_k), "W_V": per_head(W_v), "W_O": W_o}

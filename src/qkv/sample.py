@@ -1,0 +1,80 @@
+"""Generation: pick the next token from softmax(logits / temperature), one token at a time.
+
+The KV cache keeps every layer's keys and values, so each new token costs one position's work.
+The model sees at most n_ctx tokens: once the window is full, each step recomputes it over the
+last n_ctx tokens (exactly what a model without a cache would do).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import torch
+
+from .models.gpt import GPT
+
+
+def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+         generator: torch.Generator | None = None) -> int:
+    """One token id from logits (d_vocab,). temperature 0 means greedy (the arg max).
+
+    top_k keeps the k most likely tokens; top_p keeps the smallest set of most likely tokens whose
+    probabilities add up to at least p. The rest get probability 0 before sampling.
+    """
+    if temperature == 0:
+        return int(logits.argmax())
+    logits = logits.float() / temperature
+    if top_k is not None and top_k < logits.numel():
+        kth = torch.topk(logits, top_k).values[-1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if top_p is not None and top_p < 1.0:
+        sorted_probs, order = probs.sort(descending=True)
+        before = sorted_probs.cumsum(0) - sorted_probs  # probability mass of the tokens ranked above
+        sorted_probs[before >= top_p] = 0.0  # the first token always stays (before = 0)
+        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None, max_new_tokens: int) -> None:
+    if not temperature >= 0 or temperature > 100:
+        raise ValueError(f"temperature must be between 0 and 100; got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k must be >= 1; got {top_k}")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1]; got {top_p}")
+    if max_new_tokens < 0 or max_new_tokens > 1_000_000:
+        raise ValueError(f"max_new_tokens must be between 0 and 1000000; got {max_new_tokens}")
+
+
+@torch.inference_mode()
+def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
+                 use_cache: bool = True) -> Iterator[int]:
+    """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx)."""
+    check_sampling(temperature, top_k, top_p, max_new_tokens)
+    if not prompt_ids:
+        raise ValueError("the prompt is empty: give at least one token")
+    n_ctx = model.cfg.n_ctx
+    generator = torch.Generator().manual_seed(seed) if seed is not None else None
+    context = list(prompt_ids)[-n_ctx:]
+    cache = model.new_cache() if use_cache else None
+    logits = model(torch.tensor([context]), cache)[0, -1]  # (d_vocab,)
+    for i in range(max_new_tokens):
+        token = pick(logits, temperature, top_k, top_p, generator)
+        yield token
+        if i == max_new_tokens - 1:
+            return
+        context.append(token)
+        if cache is not None and cache.length < n_ctx:
+            logits = model(torch.tensor([[token]]), cache)[0, -1]
+        else:  # no cache, or the window is full: run the last n_ctx tokens again
+            if cache is not None:
+                cache.length = 0
+            logits = model(torch.tensor([context[-n_ctx:]]), cache)[0, -1]
+
+
+def generate(model: GPT, tokenizer, prompt: str, max_new_tokens: int = 100, **kwargs) -> str:
+    """The prompt's continuation as text (see generate_ids for the sampling options)."""
+    ids = list(generate_ids(model, tokenizer.encode(prompt), max_new_tokens, **kwargs))
+    return tokenizer.decode(ids)

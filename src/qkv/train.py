@@ -1,0 +1,227 @@
+"""The training loop: next-token prediction with AdamW, warmup + cosine decay, clipping,
+periodic evaluation, atomic checkpoints and an exact resume.
+
+Every step draws its batch and its dropout masks from generators seeded by (seed, step), so a
+run that is stopped and resumed sees exactly the numbers an uninterrupted run sees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from . import checkpoint
+from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
+from .data import get_batch, read_text, split_ids
+from .models.gpt import GPT, lm_loss
+from .tokenizers import Tokenizer, train_tokenizer
+
+
+class TrainingStopped(RuntimeError):
+    """Training could not go on (a non-finite loss); the last good checkpoint is kept."""
+
+
+@dataclass
+class TrainResult:
+    out: Path
+    step: int
+    train_loss: float | None
+    val_loss: float | None
+    tokens_per_s: float
+    seconds: float
+
+
+def lr_at(step: int, tc: TrainConfig) -> float:
+    """Linear warmup from 0 to lr over warmup_steps, then cosine decay to min_lr at the last step."""
+    if step < tc.warmup_steps:
+        return tc.lr * (step + 1) / tc.warmup_steps
+    progress = (step - tc.warmup_steps) / max(1, tc.steps - tc.warmup_steps)
+    return tc.min_lr + 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))) * (tc.lr - tc.min_lr)
+
+
+def make_optimizer(model: GPT, tc: TrainConfig) -> torch.optim.AdamW:
+    """AdamW; weight decay on matrices and embeddings only, not on biases or LayerNorm scales."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2), fused=True)
+
+
+def _step_seed(seed: int, step: int) -> int:
+    return (seed * 1_000_003 + step) % (2**63)
+
+
+@torch.inference_mode()
+def evaluate(model: GPT, ids: torch.Tensor, tc: TrainConfig) -> float:
+    """Mean loss over eval_steps batches, always the same batches (a generator seeded by `seed`)."""
+    was_training = model.training
+    model.eval()
+    g = torch.Generator().manual_seed(tc.seed)
+    losses = [lm_loss(model(x), y).item() for x, y in (get_batch(ids, tc.batch_size, model.cfg.n_ctx, g) for _ in range(tc.eval_steps))]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+def _text_source(text: str | None, text_path) -> tuple[str, dict]:
+    if text_path is not None:
+        text = read_text(text_path)
+        source = {"kind": "file", "path": str(Path(text_path).resolve())}
+    elif text is not None:
+        if not text.strip():
+            raise ValueError("the training text is empty")
+        source = {"kind": "string"}
+    else:
+        from .corpus import default_text
+
+        text = default_text()
+        source = {"kind": "builtin"}
+    source["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text, source
+
+
+def _read_log(path: Path, upto: int) -> list[str]:
+    """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint)."""
+    if not path.exists():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and json.loads(line)["step"] <= upto]
+
+
+def train(
+    text: str | None = None,
+    *,
+    text_path=None,
+    out="runs/qkv",
+    tokenizer: str | Tokenizer = "char",
+    vocab_size: int | None = None,
+    preset: str = "tiny",
+    overrides: list[str] | tuple[str, ...] = (),
+    resume: bool = False,
+    force: bool = False,
+    until: int | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
+
+    `overrides` are "key=value" strings for ModelConfig / TrainConfig fields. `resume` continues the
+    checkpoint in `out`; `until` stops after that step (the schedule still spans `steps`).
+    """
+    out = Path(out)
+    has_ckpt = (out / "state.json").exists()
+    if resume and text is None and text_path is None:  # the same text as before
+        recorded = checkpoint.read_json(out / "config.json", "nothing to resume").get("data", {})
+        if recorded.get("kind") == "file":
+            text_path = recorded["path"]
+        elif recorded.get("kind") == "string":
+            raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
+    text, source = _text_source(text, text_path)
+    if resume:
+        ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
+        if ckpt.train_config is None or ckpt.optimizer_state is None:
+            raise ValueError(f"{out} holds no training state to resume from")
+        if ckpt.config.get("data", {}).get("sha256") != source["sha256"]:
+            raise ValueError(f"the text differs from the one {out} was trained on; resume with the same text")
+        model, tok = ckpt.model, ckpt.tokenizer
+        model_over, train_over = apply_overrides({}, ckpt.train_config.to_dict(), list(overrides))
+        if model_over:
+            raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
+        tc, start = TrainConfig.from_dict(train_over), ckpt.state["step"]
+        source = ckpt.config["data"]
+    else:
+        if has_ckpt and not force:
+            raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
+        tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(tokenizer, text, vocab_size)
+        if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
+            raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
+        model_over.setdefault("d_vocab", tok.vocab_size)
+        mc, tc, start = ModelConfig(**model_over), TrainConfig(**train_over), 0
+        torch.manual_seed(tc.seed)
+        model = GPT(mc)
+    if until is not None and not (start < until <= tc.steps):
+        raise ValueError(f"--until must be between {start + 1} and {tc.steps}; got {until}")
+    last = until or tc.steps
+
+    ids = torch.tensor(tok.encode(text), dtype=torch.long)
+    train_ids, val_ids = split_ids(ids, tc.val_fraction, model.cfg.n_ctx)
+    optimizer = make_optimizer(model, tc)
+    if resume:
+        optimizer.load_state_dict(ckpt.optimizer_state)
+    elif force:
+        for p in out.glob("*"):
+            if p.name in ("state.json", "log.jsonl") or p.suffix == ".safetensors":
+                p.unlink()
+    checkpoint.write_config(out, model.cfg, tc, tok, {"data": {**source, "tokens": len(ids)}})
+
+    log_path = out / "log.jsonl"
+    log_lines = _read_log(log_path, start)
+    checkpoint.atomic_write(log_path, "".join(line + "\n" for line in log_lines).encode("utf-8"))
+    log = open(log_path, "a", encoding="utf-8")
+    tokens_per_step = tc.batch_size * model.cfg.n_ctx
+    bar = _progress(progress, tc.steps, start)
+    model.train()
+    t0, train_loss, val_loss = time.perf_counter(), None, None
+    done = good_step = start  # steps finished; steps saved
+    try:
+        for step in range(start, last):
+            lr = lr_at(step, tc)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            x, y = get_batch(train_ids, tc.batch_size, model.cfg.n_ctx, torch.Generator().manual_seed(_step_seed(tc.seed, step)))
+            torch.manual_seed(_step_seed(tc.seed + 1, step))  # dropout masks
+            loss = lm_loss(model(x), y)
+            loss_value = loss.item()
+            if not math.isfinite(loss_value):
+                raise TrainingStopped(
+                    f"the loss became {loss_value} at step {step + 1}; training stopped. "
+                    f"The last good checkpoint (step {good_step}) is kept in {out}; try a smaller lr"
+                )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if tc.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+            optimizer.step()
+            done = step + 1
+            elapsed = time.perf_counter() - t0
+            tok_s = (done - start) * tokens_per_step / max(elapsed, 1e-9)
+            log.write(json.dumps({"step": done, "loss": round(loss_value, 6), "lr": lr, "tokens_per_s": round(tok_s)}) + "\n")
+            if bar:
+                bar.update(1)
+                bar.set_postfix_str(f"loss {loss_value:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
+            if done % tc.eval_interval == 0 or done == last:
+                train_loss = evaluate(model, train_ids, tc)
+                val_loss = evaluate(model, val_ids, tc) if val_ids is not None else None
+                log.write(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}) + "\n")
+                log.flush()
+                checkpoint.save_weights(out, model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
+                good_step = done
+                if bar:
+                    bar.write(f"step {done}: train loss {train_loss:.4f}" + (f", val loss {val_loss:.4f}" if val_loss is not None else ""))
+    except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far
+        log.flush()
+        if done > good_step:
+            checkpoint.save_weights(out, model, done, optimizer)
+        raise
+    finally:
+        log.close()
+        if bar:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    return TrainResult(out, last, train_loss, val_loss, (last - start) * tokens_per_step / max(seconds, 1e-9), seconds)
+
+
+def _progress(enabled: bool, total: int, initial: int):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="step", file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
