@@ -13,6 +13,13 @@ import sys
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (subparsers inherit this class)."""
+
+    def error(self, message):
+        self.exit(2, f"qkv: error: {message} (see {self.prog} --help)\n")
+
+
 def _add_train(sub) -> None:
     p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
@@ -41,7 +48,7 @@ def _add_generate(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="qkv", description="A Transformer you can see through.")
+    parser = _Parser(prog="qkv", description="A Transformer you can see through.")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)
     _add_generate(sub)
@@ -63,8 +70,9 @@ def cmd_train(args) -> None:
           f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
 
 
-def stream(tokenizer, ids, out=sys.stdout) -> None:
+def stream(tokenizer, ids, out=None) -> None:
     """Write tokens as they arrive; a character split over several byte tokens waits for its last byte."""
+    out = sys.stdout if out is None else out  # looked up now: sys.stdout may have been replaced since import
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for i in ids:
         out.write(decoder.decode(tokenizer.token_bytes(i)))

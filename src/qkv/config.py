@@ -130,6 +130,8 @@ class TrainConfig:
         _check_int("batch_size", self.batch_size, 1, 1_000_000)
         _check_float("lr", self.lr, 0.0, 10.0)
         _check_float("min_lr", self.min_lr, 0.0, 10.0)
+        if self.min_lr > self.lr:
+            raise ValueError(f"min_lr ({self.min_lr}) must not exceed lr ({self.lr})")
         _check_int("warmup_steps", self.warmup_steps, 0)
         _check_float("weight_decay", self.weight_decay, 0.0, 10.0)
         _check_float("beta1", self.beta1, 0.0, 1.0, high_open=True)

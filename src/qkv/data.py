@@ -26,7 +26,10 @@ def read_text(path) -> str:
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise ValueError(f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start:e.start + 4]!r})") from None
-    return text.removeprefix("\ufeff")  # a byte-order mark is not part of the text
+    text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the text
+    if not text.strip():
+        raise ValueError(f"text file {p} is empty")
+    return text
 
 
 def split_ids(ids: torch.Tensor, val_fraction: float, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor | None]:

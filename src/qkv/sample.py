@@ -21,6 +21,7 @@ def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = Non
     top_k keeps the k most likely tokens; top_p keeps the smallest set of most likely tokens whose
     probabilities add up to at least p. The rest get probability 0 before sampling.
     """
+    check_sampling(temperature, top_k, top_p, 0)
     if temperature == 0:
         return int(logits.argmax())
     logits = logits.float() / temperature
@@ -58,7 +59,8 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
     n_ctx = model.cfg.n_ctx
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
     context = list(prompt_ids)[-n_ctx:]
-    cache = model.new_cache() if use_cache else None
+    # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
+    cache = model.new_cache() if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context]), cache)[0, -1]  # (d_vocab,)
     for i in range(max_new_tokens):
         token = pick(logits, temperature, top_k, top_p, generator)

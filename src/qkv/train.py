@@ -42,7 +42,7 @@ def lr_at(step: int, tc: TrainConfig) -> float:
     """Linear warmup from 0 to lr over warmup_steps, then cosine decay to min_lr at the last step."""
     if step < tc.warmup_steps:
         return tc.lr * (step + 1) / tc.warmup_steps
-    progress = (step - tc.warmup_steps) / max(1, tc.steps - tc.warmup_steps)
+    progress = (step - tc.warmup_steps) / max(1, tc.steps - 1 - tc.warmup_steps)  # step is 0-based: steps - 1 is the last
     return tc.min_lr + 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))) * (tc.lr - tc.min_lr)
 
 
@@ -91,7 +91,15 @@ def _read_log(path: Path, upto: int) -> list[str]:
     """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint)."""
     if not path.exists():
         return []
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and json.loads(line)["step"] <= upto]
+    kept = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            step = json.loads(line)["step"]
+        except (ValueError, KeyError, TypeError):  # a line cut short by a kill
+            continue
+        if isinstance(step, int) and step <= upto:
+            kept.append(line)
+    return kept
 
 
 def train(
@@ -134,6 +142,9 @@ def train(
             raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
         tc, start = TrainConfig.from_dict(train_over), ckpt.state["step"]
         source = ckpt.config["data"]
+        if start >= tc.steps:
+            raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
+                             f"add --set steps=N with N > {start} to train further")
     else:
         if has_ckpt and not force:
             raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
@@ -183,7 +194,9 @@ def train(
             if not math.isfinite(loss_value):
                 raise TrainingStopped(
                     f"the loss became {loss_value} at step {step + 1}; training stopped. "
-                    f"The last good checkpoint (step {good_step}) is kept in {out}; try a smaller lr"
+                    + (f"The last good checkpoint (step {good_step}) is kept in {out}" if good_step
+                       else f"No checkpoint was saved in {out} yet")
+                    + "; try a smaller lr"
                 )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -205,7 +218,8 @@ def train(
                 checkpoint.save_weights(out, model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
                 good_step = done
                 if bar:
-                    bar.write(f"step {done}: train loss {train_loss:.4f}" + (f", val loss {val_loss:.4f}" if val_loss is not None else ""))
+                    val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
+                    bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
     except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far
         log.flush()
         if done > good_step:

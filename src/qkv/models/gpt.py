@@ -14,7 +14,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..nn.attention import KVCache
-from ..nn.block import Block, dropout_or_identity
+from ..nn.block import Block
 from ..nn.position import make_position
 
 
@@ -24,7 +24,7 @@ class GPT(nn.Module):
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
-        self.dropout = dropout_or_identity(cfg.dropout_embed)
+        self.p_embed = cfg.dropout_embed
         self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
         self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias) if cfg.norm == "pre" else nn.Identity()
@@ -61,7 +61,8 @@ class GPT(nn.Module):
         x = self.embed(ids)  # (B, T, d_model)
         if self.pos_embed is not None:
             x = x + self.pos_embed(self.positions[offset : offset + T])  # (T, d_model) broadcast over B
-        x = self.dropout(x)
+        if self.p_embed > 0:
+            x = F.dropout(x, self.p_embed, self.training)
         for block in self.blocks:
             x = block(x, cache, explicit)
         if cache is not None:

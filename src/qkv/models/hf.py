@@ -79,7 +79,7 @@ def from_hf(hf_model) -> GPT:
     left = [m for m in missing if not (cfg.tie_embeddings and m == "unembed.weight")]
     if left or unexpected:
         raise ValueError(f"weights did not line up: missing {left}, unexpected {unexpected}")
-    return model.to(next(hf_model.parameters()).dtype)
+    return model.to(next(hf_model.parameters()).dtype).eval()
 
 
 def to_hf(model: GPT):
@@ -113,5 +113,5 @@ def to_hf(model: GPT):
         theirs[h_name] = w.T.contiguous() if transpose else w.clone()
     if cfg.tie_embeddings:
         theirs["lm_head.weight"] = theirs["transformer.wte.weight"]
-    hf_model.load_state_dict(theirs, strict=False)
+    hf_model.load_state_dict(theirs, strict=True)
     return hf_model.to(model.embed.weight.dtype).eval()

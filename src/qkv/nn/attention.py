@@ -59,10 +59,10 @@ class KVCache:
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
         """Store this step's k, v (B, n_heads, T, d_head) and return all keys and values so far."""
-        start, end = self.length, self.length + k.shape[-2]
-        self.k[layer][:, :, start:end] = k
-        self.v[layer][:, :, start:end] = v
-        return self.k[layer][:, :, :end], self.v[layer][:, :, :end]  # (B, n_heads, end, d_head)
+        start, T = self.length, k.shape[-2]
+        self.k[layer].narrow(2, start, T).copy_(k)  # k_buf[:, :, start:start+T] = k
+        self.v[layer].narrow(2, start, T).copy_(v)
+        return self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(2, 0, start + T)  # (B, n_heads, start+T, d_head)
 
 
 class MultiHeadAttention(nn.Module):

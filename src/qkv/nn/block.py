@@ -22,10 +22,6 @@ _ACTIVATIONS = {
 }
 
 
-def dropout_or_identity(p: float) -> nn.Module:
-    return nn.Dropout(p) if p > 0 else nn.Identity()
-
-
 class MLP(nn.Module):
     """MLP(x) = act(x W_in + b_in) W_out + b_out, applied to each position on its own."""
 
@@ -47,7 +43,10 @@ class Block(nn.Module):
         self.attn = MultiHeadAttention(cfg, layer)
         self.ln2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
         self.mlp = MLP(cfg)
-        self.dropout = dropout_or_identity(cfg.dropout_resid)
+        self.p_resid = cfg.dropout_resid
+
+    def dropout(self, x: torch.Tensor) -> torch.Tensor:
+        return F.dropout(x, self.p_resid, self.training) if self.p_resid > 0 else x
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         if self.pre_norm:
