@@ -81,7 +81,19 @@ def train_only(preset: str, which: str, steps: int) -> None:
     step = step_fn(model, which == "hf", text_ids(D_VOCAB), BATCH[preset], cfg.n_ctx, 1)
     for _ in range(steps):
         step()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(peak_rss_mib())
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory. VmHWM starts afresh at exec; ru_maxrss on Linux
+    carries over the parent's peak from before the fork, so it is only the fallback."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
@@ -90,6 +102,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10, help="training steps per round")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--memory", action="store_true", help="also measure peak memory (fresh processes)")
+    ap.add_argument("--memory-only", action="store_true", help="only measure peak memory")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", choices=("qkv", "hf"), help=argparse.SUPPRESS)  # one model, print peak RSS
     args = ap.parse_args()
@@ -97,12 +110,12 @@ def main() -> None:
         return train_only(args.presets[0], args.only, args.steps)
     print(f"training speed, batch 12, {machine()}")
     print(f"{'preset':<8}{'qkv tok/s':>12}{'HF tok/s':>12}{'qkv/HF':>9}")
-    results = {}
-    for preset in args.presets:
+    results = {preset: {} for preset in args.presets}
+    for preset in [] if args.memory_only else args.presets:
         r = measure(preset, args.steps, args.rounds)
         results[preset] = r
         print(f"{preset:<8}{r['qkv']:>12,.0f}{r['hf']:>12,.0f}{r['qkv'] / r['hf']:>8.2f}x", flush=True)
-    if args.memory:
+    if args.memory or args.memory_only:
         print(f"\npeak resident memory of a fresh process training 20 steps (MiB)")
         print(f"{'preset':<8}{'qkv':>10}{'HF':>10}")
         for preset in args.presets:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 
 import pytest
 import torch
 
-import qkv.train as train_mod
 from qkv import checkpoint, corpus
 from qkv.config import TrainConfig
 from qkv.train import TrainingStopped, lr_at, train
+
+train_mod = importlib.import_module("qkv.train")  # the module; the attribute qkv.train is the function
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
@@ -216,7 +218,7 @@ def test_nan_loss_before_any_checkpoint(tmp_path, monkeypatch):
     _nan_after(monkeypatch, 3)
     with pytest.raises(TrainingStopped, match="step 4") as info:
         train(TEXT, out=out, overrides=TINY, progress=False)
-    assert "No checkpoint" in str(info.value)
+    assert "no checkpoint was saved" in str(info.value)
     assert not (out / "state.json").exists()
 
 

@@ -102,6 +102,60 @@ def _read_log(path: Path, upto: int) -> list[str]:
     return kept
 
 
+@dataclass
+class _Setup:
+    model: GPT
+    tokenizer: Tokenizer
+    tc: TrainConfig
+    start: int  # steps already done
+    source: dict  # where the text came from
+    optimizer_state: dict | None = None
+
+
+def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, overrides) -> _Setup:
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
+    tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(tokenizer, text, vocab_size)
+    if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
+        raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
+    model_over.setdefault("d_vocab", tok.vocab_size)
+    mc, tc = ModelConfig(**model_over), TrainConfig(**train_over)
+    torch.manual_seed(tc.seed)
+    return _Setup(GPT(mc), tok, tc, 0, source)
+
+
+def _resumed(out: Path, source: dict, overrides) -> _Setup:
+    ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
+    if ckpt.train_config is None or ckpt.optimizer_state is None:
+        raise ValueError(f"{out} holds no training state to resume from")
+    if ckpt.config.get("data", {}).get("sha256") != source["sha256"]:
+        raise ValueError(f"the text differs from the one {out} was trained on; resume with the same text")
+    model_over, train_over = apply_overrides({}, ckpt.train_config.to_dict(), list(overrides))
+    if model_over:
+        raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
+    tc, start = TrainConfig.from_dict(train_over), ckpt.state["step"]
+    if start >= tc.steps:
+        raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
+                         f"add --set steps=N with N > {start} to train further")
+    return _Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state)
+
+
+def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_clip: float) -> float:
+    """One step of gradient descent on the next-token loss; returns the loss (before the step).
+
+    A non-finite loss is returned without touching the weights."""
+    loss = lm_loss(model(x), y)
+    value = loss.item()
+    if math.isfinite(value):
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+    return value
+
+
 def train(
     text: str | None = None,
     *,
@@ -122,7 +176,6 @@ def train(
     checkpoint in `out`; `until` stops after that step (the schedule still spans `steps`).
     """
     out = Path(out)
-    has_ckpt = (out / "state.json").exists()
     if resume and text is None and text_path is None:  # the same text as before
         recorded = checkpoint.read_json(out / "config.json", "nothing to resume").get("data", {})
         if recorded.get("kind") == "file":
@@ -131,57 +184,35 @@ def train(
             raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
     text, source = _text_source(text, text_path)
     if resume:
-        ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
-        if ckpt.train_config is None or ckpt.optimizer_state is None:
-            raise ValueError(f"{out} holds no training state to resume from")
-        if ckpt.config.get("data", {}).get("sha256") != source["sha256"]:
-            raise ValueError(f"the text differs from the one {out} was trained on; resume with the same text")
-        model, tok = ckpt.model, ckpt.tokenizer
-        model_over, train_over = apply_overrides({}, ckpt.train_config.to_dict(), list(overrides))
-        if model_over:
-            raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
-        tc, start = TrainConfig.from_dict(train_over), ckpt.state["step"]
-        source = ckpt.config["data"]
-        if start >= tc.steps:
-            raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
-                             f"add --set steps=N with N > {start} to train further")
+        run = _resumed(out, source, overrides)
+    elif (out / "state.json").exists() and not force:
+        raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
     else:
-        if has_ckpt and not force:
-            raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-        model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
-        tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(tokenizer, text, vocab_size)
-        if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
-            raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
-        model_over.setdefault("d_vocab", tok.vocab_size)
-        mc, tc, start = ModelConfig(**model_over), TrainConfig(**train_over), 0
-        torch.manual_seed(tc.seed)
-        model = GPT(mc)
+        run = _fresh(text, source, tokenizer, vocab_size, preset, overrides)
+    model, tc, start = run.model, run.tc, run.start
     if until is not None and not (start < until <= tc.steps):
         raise ValueError(f"--until must be between {start + 1} and {tc.steps}; got {until}")
     last = until or tc.steps
 
-    ids = torch.tensor(tok.encode(text), dtype=torch.long)
+    ids = torch.tensor(run.tokenizer.encode(text), dtype=torch.long)
     train_ids, val_ids = split_ids(ids, tc.val_fraction, model.cfg.n_ctx)
     optimizer = make_optimizer(model, tc)
-    if resume:
-        optimizer.load_state_dict(ckpt.optimizer_state)
+    if run.optimizer_state is not None:
+        optimizer.load_state_dict(run.optimizer_state)
     elif force:
         for p in out.glob("*"):
             if p.name in ("state.json", "log.jsonl") or p.suffix == ".safetensors":
                 p.unlink()
-    checkpoint.write_config(out, model.cfg, tc, tok, {"data": {**source, "tokens": len(ids)}})
+    checkpoint.write_config(out, model.cfg, tc, run.tokenizer, {"data": {**run.source, "tokens": len(ids)}})
 
     log_path = out / "log.jsonl"
-    log_lines = _read_log(log_path, start)
-    checkpoint.atomic_write(log_path, "".join(line + "\n" for line in log_lines).encode("utf-8"))
+    checkpoint.atomic_write(log_path, "".join(line + "\n" for line in _read_log(log_path, start)).encode("utf-8"))
     log = open(log_path, "a", encoding="utf-8")
     tokens_per_step = tc.batch_size * model.cfg.n_ctx
     bar = _progress(progress, tc.steps, start)
     model.train()
     t0, train_loss, val_loss = time.perf_counter(), None, None
-    done = good_step = start  # steps finished; steps saved
+    done = saved = start  # steps finished; steps in the checkpoint
     try:
         for step in range(start, last):
             lr = lr_at(step, tc)
@@ -189,40 +220,29 @@ def train(
                 group["lr"] = lr
             x, y = get_batch(train_ids, tc.batch_size, model.cfg.n_ctx, torch.Generator().manual_seed(_step_seed(tc.seed, step)))
             torch.manual_seed(_step_seed(tc.seed + 1, step))  # dropout masks
-            loss = lm_loss(model(x), y)
-            loss_value = loss.item()
-            if not math.isfinite(loss_value):
-                raise TrainingStopped(
-                    f"the loss became {loss_value} at step {step + 1}; training stopped. "
-                    + (f"The last good checkpoint (step {good_step}) is kept in {out}" if good_step
-                       else f"No checkpoint was saved in {out} yet")
-                    + "; try a smaller lr"
-                )
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if tc.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
-            optimizer.step()
+            loss = train_step(model, optimizer, x, y, tc.grad_clip)
+            if not math.isfinite(loss):
+                kept = f"the last good checkpoint (step {saved}) is kept in {out}" if saved else f"no checkpoint was saved in {out} yet"
+                raise TrainingStopped(f"the loss became {loss} at step {step + 1}; training stopped and {kept}; try a smaller lr")
             done = step + 1
-            elapsed = time.perf_counter() - t0
-            tok_s = (done - start) * tokens_per_step / max(elapsed, 1e-9)
-            log.write(json.dumps({"step": done, "loss": round(loss_value, 6), "lr": lr, "tokens_per_s": round(tok_s)}) + "\n")
+            tok_s = (done - start) * tokens_per_step / max(time.perf_counter() - t0, 1e-9)
+            log.write(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}) + "\n")
             if bar:
                 bar.update(1)
-                bar.set_postfix_str(f"loss {loss_value:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
+                bar.set_postfix_str(f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
             if done % tc.eval_interval == 0 or done == last:
                 train_loss = evaluate(model, train_ids, tc)
                 val_loss = evaluate(model, val_ids, tc) if val_ids is not None else None
                 log.write(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}) + "\n")
                 log.flush()
                 checkpoint.save_weights(out, model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
-                good_step = done
+                saved = done
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
     except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far
         log.flush()
-        if done > good_step:
+        if done > saved:
             checkpoint.save_weights(out, model, done, optimizer)
         raise
     finally:

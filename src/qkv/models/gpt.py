@@ -29,7 +29,6 @@ class GPT(nn.Module):
         # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
         self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias) if cfg.norm == "pre" else nn.Identity()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
-        self.register_buffer("positions", torch.arange(cfg.n_ctx), persistent=False)
         self.reset_parameters()
         if cfg.tie_embeddings:
             self.unembed.weight = self.embed.weight
@@ -60,7 +59,7 @@ class GPT(nn.Module):
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         x = self.embed(ids)  # (B, T, d_model)
         if self.pos_embed is not None:
-            x = x + self.pos_embed(self.positions[offset : offset + T])  # (T, d_model) broadcast over B
+            x = x + self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
         if self.p_embed > 0:
             x = F.dropout(x, self.p_embed, self.training)
         for block in self.blocks:

@@ -43,7 +43,7 @@ def config_from_hf(hc) -> ModelConfig:
 
 def _name_pairs(n_layers: int, tied: bool):
     """(qkv name, GPT-2 name, transposed?) for every weight."""
-    pairs = [("embed.weight", "transformer.wte.weight", False), ("pos_embed.W_pos.weight", "transformer.wpe.weight", False)]
+    pairs = [("embed.weight", "transformer.wte.weight", False), ("pos_embed.W_pos", "transformer.wpe.weight", False)]
     for i in range(n_layers):
         q, h = f"blocks.{i}.", f"transformer.h.{i}."
         pairs += [

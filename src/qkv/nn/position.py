@@ -11,14 +11,15 @@ from torch import nn
 
 
 class LearnedPosition(nn.Module):
-    """One trained vector per position: x_t = embed(token_t) + P[t]."""
+    """One trained vector per position: x_t = W_E[token_t] + W_pos[t]."""
 
     def __init__(self, n_ctx: int, d_model: int):
         super().__init__()
-        self.W_pos = nn.Embedding(n_ctx, d_model)
+        self.W_pos = nn.Parameter(torch.zeros(n_ctx, d_model))
 
-    def forward(self, positions: torch.Tensor) -> torch.Tensor:
-        return self.W_pos(positions)  # (T, d_model)
+    def forward(self, offset: int, T: int) -> torch.Tensor:
+        """The vectors of positions offset .. offset+T-1."""
+        return self.W_pos[offset : offset + T]  # (T, d_model)
 
 
 def sinusoidal_table(n_ctx: int, d_model: int) -> torch.Tensor:
@@ -39,8 +40,8 @@ class SinusoidalPosition(nn.Module):
         super().__init__()
         self.register_buffer("table", sinusoidal_table(n_ctx, d_model), persistent=False)
 
-    def forward(self, positions: torch.Tensor) -> torch.Tensor:
-        return self.table[positions]  # (T, d_model)
+    def forward(self, offset: int, T: int) -> torch.Tensor:
+        return self.table[offset : offset + T]  # (T, d_model)
 
 
 class RoPE(nn.Module):
