@@ -120,9 +120,10 @@ def cmd_demo(args) -> None:
     result = train(out=args.out, preset="tiny", force=True)
     print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, {result.tokens_per_s:,.0f} tokens/s)")
     model, tokenizer = load(args.out)
-    for prompt in ("我 昨天 吃了 苹果 ，", "i invested in apple ,"):
-        text = generate(model, tokenizer, prompt, 40, temperature=0.8, seed=0)
-        print(f"\n{prompt}{text.splitlines()[0] if text.strip() else text}")
+    print("\nSamples (temperature 0.5); the same word 苹果 continues differently after 吃了 and 投资了:")
+    for prompt in ("我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"):
+        text = generate(model, tokenizer, prompt, 40, temperature=0.5, seed=0)
+        print(f"  {prompt}{text.split(chr(10))[0]}")
     print(f"\nThe checkpoint is in {args.out}. Try: qkv generate --ckpt {args.out} --prompt '我 打了 你 ，'")
 
 

@@ -158,10 +158,10 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    # trains in well under a minute on 2 CPU cores
+    # trains in about half a minute on 2 CPU cores (2000 steps of 16 x 64 tokens)
     "tiny": Preset(
-        model=dict(n_ctx=32, d_model=64, n_heads=4, n_layers=2),
-        train=dict(steps=300, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_interval=100),
+        model=dict(n_ctx=64, d_model=64, n_heads=4, n_layers=2),
+        train=dict(steps=2000, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=100, eval_interval=500),
     ),
     # nanoGPT's "baby GPT" CPU recipe
     "baby": Preset(
