@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test bench clean
 
 $(STAMP): pyproject.toml
+	@sh scripts/cjk-font.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0

@@ -16,6 +16,7 @@ from ..config import ModelConfig
 from ..nn.attention import KVCache
 from ..nn.block import Block
 from ..nn.position import make_position
+from ..nn.tap import tap
 
 
 class GPT(nn.Module):
@@ -58,8 +59,11 @@ class GPT(nn.Module):
         if offset + T > self.cfg.n_ctx:
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         x = self.embed(ids)  # (B, T, d_model)
+        tap("hook_embed", x)
         if self.pos_embed is not None:
-            x = x + self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
+            pos = self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
+            tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
+            x = x + pos
         if self.p_embed > 0:
             x = F.dropout(x, self.p_embed, self.training)
         for block in self.blocks:
@@ -67,7 +71,14 @@ class GPT(nn.Module):
         if cache is not None:
             cache.length += T
         h = self.ln_final(x)
+        tap("ln_final.hook_normalized", h)
         return self.unembed(h)  # (B, T, d_vocab)
+
+    def run_with_trace(self, ids: torch.Tensor, names=None):
+        """(logits, trace): the forward pass with every named intermediate recorded (see qkv.trace)."""
+        from ..trace import run_with_trace
+
+        return run_with_trace(self, ids, names)
 
     def new_cache(self, batch_size: int = 1) -> KVCache:
         p = self.embed.weight

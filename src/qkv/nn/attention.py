@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .position import RoPE
+from .tap import active, tap
 
 
 def attention(q, k, v, mask=None, dropout_p: float = 0.0):
@@ -75,6 +76,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, cfg, layer: int = 0):
         super().__init__()
         self.layer = layer
+        self.tap_prefix = f"blocks.{layer}.attn."
         self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
         self.causal = cfg.causal
         self.dropout_attn = cfg.dropout_attn
@@ -85,25 +87,41 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         B, T, _ = x.shape
+        tracing = active()  # a trace reads every step, so it takes the explicit path
         qkv = self.W_QKV(x).view(B, T, 3, self.n_heads, self.d_head)  # (B, T, 3, n_heads, d_head)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
         offset = cache.length if cache is not None else 0
+        if tracing:
+            self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
         if self.rope is not None:
             q, k = self.rope(q, offset), self.rope(k, offset)
+            if tracing:
+                self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
         if cache is not None:
             k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
         p = self.dropout_attn if self.training else 0.0
         needs_mask = self.causal and T > 1
-        if explicit:
+        if explicit or tracing:
             mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
-            z, _, _ = attention(q, k, v, mask, p)
+            z, pattern, scores = attention(q, k, v, mask, p)
+            if tracing:
+                tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
+                tap(self.tap_prefix + "hook_attn_scores", scores)
+                tap(self.tap_prefix + "hook_pattern", pattern)
+                self._tap_heads(("hook_z", z))
         elif offset == 0:
             z = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
         else:  # a chunk after cached tokens: the causal mask is offset, which is_causal cannot express
             mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
             z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-        z = z.transpose(1, 2).reshape(B, T, self.n_heads * self.d_head)  # (B, T, n_heads * d_head): heads concatenated
-        return self.W_O(z)  # (B, T, d_model)
+        z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
+        if tracing:  # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
+            tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
+        return self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
+
+    def _tap_heads(self, *named) -> None:
+        for name, t in named:  # (B, n_heads, T, d_head) -> TransformerLens's (B, T, n_heads, d_head)
+            tap(self.tap_prefix + name, lambda t=t: t.transpose(1, 2))
 
     def head_weights(self) -> dict[str, torch.Tensor]:
         """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per head,

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import KVCache, MultiHeadAttention
+from .tap import tap
 
 _ACTIVATIONS = {
     "gelu": F.gelu,
@@ -25,14 +26,19 @@ _ACTIVATIONS = {
 class MLP(nn.Module):
     """MLP(x) = act(x W_in + b_in) W_out + b_out, applied to each position on its own."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer: int = 0):
         super().__init__()
+        self.tap_prefix = f"blocks.{layer}.mlp."
         self.fc_in = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
         self.fc_out = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
         self.act = _ACTIVATIONS[cfg.activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc_out(self.act(self.fc_in(x)))
+        pre = self.fc_in(x)  # (B, T, d_mlp)
+        tap(self.tap_prefix + "hook_pre", pre)
+        post = self.act(pre)
+        tap(self.tap_prefix + "hook_post", post)
+        return self.fc_out(post)
 
 
 class Block(nn.Module):
@@ -42,17 +48,35 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
         self.attn = MultiHeadAttention(cfg, layer)
         self.ln2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
-        self.mlp = MLP(cfg)
+        self.mlp = MLP(cfg, layer)
+        self.tap_prefix = f"blocks.{layer}."
         self.p_resid = cfg.dropout_resid
 
     def dropout(self, x: torch.Tensor) -> torch.Tensor:
         return F.dropout(x, self.p_resid, self.training) if self.p_resid > 0 else x
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
-        if self.pre_norm:
-            x = x + self.dropout(self.attn(self.ln1(x), cache, explicit))
-            x = x + self.dropout(self.mlp(self.ln2(x)))
-        else:
-            x = self.ln1(x + self.dropout(self.attn(x, cache, explicit)))
-            x = self.ln2(x + self.dropout(self.mlp(x)))
+        p = self.tap_prefix
+        tap(p + "hook_resid_pre", x)
+        if self.pre_norm:  # x = x + Attn(LN1(x)); x = x + MLP(LN2(x))
+            h = self.ln1(x)
+            tap(p + "ln1.hook_normalized", h)
+            a = self.attn(h, cache, explicit)
+            tap(p + "hook_attn_out", a)
+            x = x + self.dropout(a)
+            tap(p + "hook_resid_mid", x)
+            h = self.ln2(x)
+            tap(p + "ln2.hook_normalized", h)
+            m = self.mlp(h)
+            tap(p + "hook_mlp_out", m)
+            x = x + self.dropout(m)
+        else:  # x = LN1(x + Attn(x)); x = LN2(x + MLP(x))
+            a = self.attn(x, cache, explicit)
+            tap(p + "hook_attn_out", a)
+            x = self.ln1(x + self.dropout(a))
+            tap(p + "hook_resid_mid", x)
+            m = self.mlp(x)
+            tap(p + "hook_mlp_out", m)
+            x = self.ln2(x + self.dropout(m))
+        tap(p + "hook_resid_post", x)
         return x

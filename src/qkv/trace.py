@@ -1,0 +1,117 @@
+"""Trace: every intermediate of one forward pass, by name.
+
+    logits, trace = model.run_with_trace(ids)
+    trace["blocks.0.attn.hook_pattern"]      # (B, n_heads, T, T): the attention weights A
+    trace["pattern", 0]                      # the same, shorter
+    trace["normalized", 0, "ln1"]            # blocks.0.ln1.hook_normalized
+
+Names follow TransformerLens. Shapes: hook_q/k/v/rot_q/rot_k/z (B, T, n_heads, d_head);
+hook_dots (raw q . k), hook_attn_scores (scaled, masked: -inf) and hook_pattern
+(B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): each head's z_h W_O[h];
+residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
+(B, T, d_vocab). Tracing takes the explicit attention path; the logits are the model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Callable, Iterable
+
+import torch
+
+from .nn.tap import recording
+
+ATTN_HOOKS = ("hook_q", "hook_k", "hook_v", "hook_rot_q", "hook_rot_k", "hook_dots", "hook_attn_scores",
+              "hook_pattern", "hook_z", "hook_result")
+BLOCK_HOOKS = ("hook_resid_pre", "ln1.hook_normalized", "hook_attn_out", "hook_resid_mid", "ln2.hook_normalized",
+               "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out", "hook_resid_post")
+
+
+def trace_names(cfg) -> list[str]:
+    """Every name a trace of a model with this config can hold, in the order of the computation."""
+    names = ["hook_embed"] + (["hook_pos_embed"] if cfg.pos in ("learned", "sinusoidal") else [])
+    for layer in range(cfg.n_layers):
+        for hook in BLOCK_HOOKS[:2]:
+            names.append(f"blocks.{layer}.{hook}")
+        for hook in ATTN_HOOKS:
+            if hook.startswith("hook_rot") and cfg.pos != "rope":
+                continue
+            names.append(f"blocks.{layer}.attn.{hook}")
+        names += [f"blocks.{layer}.{hook}" for hook in BLOCK_HOOKS[2:]]
+        if cfg.norm == "post":  # a post-norm block's LayerNorm outputs are resid_mid and resid_post
+            names = [n for n in names if not n.endswith(".hook_normalized") or not n.startswith(f"blocks.{layer}.")]
+    return names + ["ln_final.hook_normalized", "logits", "probs"]  # post-norm: ln_final is the identity
+
+
+class Trace(Mapping):
+    """Named activations of one forward pass (read-only mapping from name to tensor)."""
+
+    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor):
+        self.activations = activations
+        self.cfg = cfg
+        self.ids = ids
+
+    def resolve(self, name: str, layer: int | None = None, sub: str | None = None) -> str:
+        """The full name for a short one: ("pattern", 0) -> blocks.0.attn.hook_pattern."""
+        hook = name if name.startswith("hook_") or name in ("logits", "probs") else f"hook_{name}"
+        if layer is None:
+            candidates = [f"{sub}.{hook}" if sub else hook]
+        else:
+            if not -self.cfg.n_layers <= layer < self.cfg.n_layers:
+                raise KeyError(f"layer {layer} out of range: the model has {self.cfg.n_layers} layers")
+            layer %= self.cfg.n_layers
+            prefix = f"blocks.{layer}."
+            candidates = [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
+        for full in candidates:
+            if full in self.activations:
+                return full
+        raise KeyError(f"{candidates[0]} is not in this trace (it holds {len(self.activations)} activations)")
+
+    def __getitem__(self, key) -> torch.Tensor:
+        if isinstance(key, tuple):
+            key = self.resolve(*key)
+        elif key not in self.activations:
+            key = self.resolve(key)
+        return self.activations[key]
+
+    def __iter__(self):
+        return iter(self.activations)
+
+    def __len__(self) -> int:
+        return len(self.activations)
+
+    def __repr__(self) -> str:
+        return f"Trace({len(self)} activations, tokens={tuple(self.ids.shape)})"
+
+
+def _keep(cfg, names) -> Callable[[str], bool]:
+    if names is None:
+        return lambda name: True
+    if callable(names):
+        return names
+    wanted = set([names] if isinstance(names, str) else names)
+    unknown = sorted(wanted - set(trace_names(cfg)))
+    if unknown:
+        raise ValueError(f"unknown activation name(s): {', '.join(unknown[:5])}; see qkv.trace.trace_names(cfg)")
+    return wanted.__contains__
+
+
+@torch.no_grad()
+def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[str], bool] | None = None):
+    """Run the model on ids (B, T) and record the named activations; returns (logits, Trace).
+
+    `names` (a list of full names, or a predicate on names) keeps only those, so memory stays
+    bounded on long inputs. Attention dropout and residual dropout apply only if the model is in
+    training mode, exactly as in a training step.
+    """
+    if ids.dim() == 1:
+        ids = ids[None]  # (1, T)
+    keep = _keep(model.cfg, names)
+    with recording(keep) as recorder:
+        logits = model(ids, explicit=True)
+    acts = recorder.activations
+    if keep("logits"):
+        acts["logits"] = logits
+    if keep("probs"):
+        acts["probs"] = torch.softmax(logits.float(), dim=-1)  # P(next token) = softmax(h W_out + b)
+    return logits, Trace(acts, model.cfg, ids)
