@@ -69,3 +69,18 @@ def median(xs) -> float:
 
 def machine() -> str:
     return f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs"
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory. VmHWM starts afresh at exec; ru_maxrss on Linux
+    carries over the parent's peak from before the fork, so it is only the fallback."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

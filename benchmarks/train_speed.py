@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 
@@ -20,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 import qkv
-from common import gpt2_shaped, interleaved, machine, median, model_pair, quiet_transformers, text_ids
+from common import gpt2_shaped, interleaved, machine, median, model_pair, peak_rss_mib, quiet_transformers, text_ids
 
 BATCH = {"baby": 12, "small": 12}
 D_VOCAB = 65  # tiny Shakespeare's characters
@@ -82,18 +81,6 @@ def train_only(preset: str, which: str, steps: int) -> None:
     for _ in range(steps):
         step()
     print(peak_rss_mib())
-
-
-def peak_rss_mib() -> float:
-    """This process's peak resident memory. VmHWM starts afresh at exec; ru_maxrss on Linux
-    carries over the parent's peak from before the fork, so it is only the fallback."""
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:

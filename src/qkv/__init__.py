@@ -7,17 +7,19 @@
 """
 
 from .checkpoint import load, save
+from .checks import CheckReport, check
 from .config import PRESETS, ModelConfig, TrainConfig
 from .models.gpt import GPT, lm_loss
 from .nn.attention import KVCache, MultiHeadAttention, attention
 from .sample import generate, generate_ids
 from .tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
+from .trace import Trace, trace_names
 from .train import TrainingStopped, train
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
-    "train", "TrainingStopped", "generate", "generate_ids", "load", "save",
+    "train", "TrainingStopped", "Trace", "trace_names", "check", "CheckReport", "generate", "generate_ids", "load", "save",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
 ]

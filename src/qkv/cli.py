@@ -56,6 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ckpt", required=True, metavar="DIR")
     p = sub.add_parser("demo", help="train a tiny model on the built-in corpus and print samples")
     p.add_argument("--out", default="runs/demo", metavar="DIR")
+    p = sub.add_parser("trace", help="every intermediate of one forward pass as JSON (docs/trace-format.md)")
+    p.add_argument("--ckpt", required=True, metavar="DIR")
+    p.add_argument("text")
+    p.add_argument("--names", nargs="+", metavar="NAME", help="keep only these activations (full names)")
+    p.add_argument("--check", action="store_true", help="also check the invariants (qkv.check) and add the report")
+    p.add_argument("--out", metavar="FILE", help="write the JSON here instead of printing it")
+    from .explain.attend import add_attend_parser
+    from .explain.explain import add_explain_parser
+    from .explain.figures import add_figure_parser
+
+    add_attend_parser(sub)
+    add_explain_parser(sub)
+    add_figure_parser(sub)
     return parser
 
 
@@ -127,7 +140,45 @@ def cmd_demo(args) -> None:
     print(f"\nThe checkpoint is in {args.out}. Try: qkv generate --ckpt {args.out} --prompt '我 打了 你 ，'")
 
 
-COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo}
+def cmd_trace(args) -> None:
+    import json
+
+    import torch
+
+    from .checkpoint import load
+    from .checks import check
+
+    model, tokenizer = load(args.ckpt)
+    ids = tokenizer.encode(args.text)
+    if not ids:
+        raise ValueError("the text is empty")
+    _, trace = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), args.names)
+    out = trace.to_json(tokenizer)
+    if args.check:
+        report = check(trace)
+        out["check"] = report.to_json()
+        print(report, file=sys.stderr)
+    text = json.dumps(out, ensure_ascii=False)
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def _run(name: str):
+    """Commands that live next to what they explain (qkv.explain.*)."""
+    def run(args):
+        from .explain import attend, explain, figures
+
+        {"attend": attend.run_attend, "explain": explain.run_explain, "figure": figures.run_figure}[name](args)
+    return run
+
+
+COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo, "trace": cmd_trace,
+            "attend": _run("attend"), "explain": _run("explain"), "figure": _run("figure")}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,7 @@ from typing import Iterator
 import torch
 
 from .models.gpt import GPT
+from .nn.decode import decode_step
 
 
 def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
@@ -69,7 +70,7 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
             return
         context.append(token)
         if cache is not None and cache.length < n_ctx:
-            logits = model(torch.tensor([[token]]), cache)[0, -1]
+            logits = decode_step(model, token, cache) if not model.training else model(torch.tensor([[token]]), cache)[0, -1]
         else:  # no cache, or the window is full: run the last n_ctx tokens again
             if cache is not None:
                 cache.length = 0

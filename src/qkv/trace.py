@@ -46,10 +46,12 @@ def trace_names(cfg) -> list[str]:
 class Trace(Mapping):
     """Named activations of one forward pass (read-only mapping from name to tensor)."""
 
-    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor):
+    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor, model=None):
         self.activations = activations
         self.cfg = cfg
         self.ids = ids
+        self.model = model  # the model that ran (checks read its W_O bias and LayerNorms)
+        self.training = bool(model is not None and model.training)
 
     def resolve(self, name: str, layer: int | None = None, sub: str | None = None) -> str:
         """The full name for a short one: ("pattern", 0) -> blocks.0.attn.hook_pattern."""
@@ -83,6 +85,19 @@ class Trace(Mapping):
     def __repr__(self) -> str:
         return f"Trace({len(self)} activations, tokens={tuple(self.ids.shape)})"
 
+    def to_json(self, tokenizer=None, digits: int = 6) -> dict:
+        """The trace as JSON (docs/trace-format.md): each activation's shape and its numbers,
+        rounded to `digits` significant digits; -inf (masked scores) becomes null."""
+        ids = self.ids[0].tolist()
+        acts = {}
+        for name, t in self.activations.items():
+            values = t[0].double()  # the first sequence of the batch
+            rounded = [float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else None for x in values.flatten().tolist()]
+            acts[name] = {"shape": list(values.shape), "data": rounded}
+        return {"format": "qkv-explain", "version": 1, "kind": "trace", "config": self.cfg.to_dict(), "ids": ids,
+                "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None, "training": self.training,
+                "activations": acts}
+
 
 def _keep(cfg, names) -> Callable[[str], bool]:
     if names is None:
@@ -114,4 +129,4 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
         acts["logits"] = logits
     if keep("probs"):
         acts["probs"] = torch.softmax(logits.float(), dim=-1)  # P(next token) = softmax(h W_out + b)
-    return logits, Trace(acts, model.cfg, ids)
+    return logits, Trace(acts, model.cfg, ids, model)

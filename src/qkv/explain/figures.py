@@ -58,13 +58,12 @@ def new_figure(figsize=(6.4, 4.8)):
 
 
 def save(fig, path) -> Path:
-    """Write the figure as PNG or SVG (by suffix), then release it. Returns the path."""
+    """Write the figure as PNG or SVG (by suffix). Returns the path.
+
+    Nothing needs closing: the Figure was never given to pyplot, so dropping it frees it."""
     p = check_path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(p, format=p.suffix.lower()[1:], dpi=150)
-    finally:
-        fig.clear()  # drop the artists; the Figure itself was never given to pyplot
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p, format=p.suffix.lower()[1:], dpi=150)
     return p
 
 
@@ -177,10 +176,6 @@ def _trace_figure(kind, model, tokenizer, args, out, lang):
     import numpy as np
 
     cfg = model.cfg
-    if args.layer is not None:
-        _index(args.layer, cfg.n_layers, 0, "layer")
-    if args.head is not None:
-        _index(args.head, cfg.n_heads, 0, "head")
     layer = _index(args.layer, cfg.n_layers, 0, "layer")
     head = _index(args.head, cfg.n_heads, 0, "head")
     ids, trace, labels = _trace(model, tokenizer, args.text)
@@ -202,6 +197,6 @@ def _trace_figure(kind, model, tokenizer, args, out, lang):
     values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)
     z = trace["z", layer][0, q, head].detach().float().numpy()  # (d_head,)
     weights = trace["pattern", layer][0, head, q, : q + 1].detach().float().numpy()  # (q+1,)
-    title = tr(lang, f"Layer {layer}, head {head}: z of {labels[q]!r} is a weighted average of the values v",
-               f"第 {layer} 层第 {head} 个头：「{labels[q]}」的 z 是各个 v 的加权平均")
-    return hull_figure(values, z, weights, out, labels=labels[: q + 1], title=title, lang=lang)
+    title = tr(lang, f"Layer {layer}, head {head}: the output z of token {q} ({labels[q]}) lies in the hull of the values",
+               f"第 {layer} 层第 {head} 个头：第 {q} 个词元（{labels[q]}）的输出 z 落在 Value 的凸包内")
+    return hull_figure(values, z, weights, out, labels=labels[: q + 1], title=title, lang=lang).path

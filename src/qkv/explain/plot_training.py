@@ -1,0 +1,87 @@
+"""Loss curves from the log.jsonl of one or more training runs.
+
+Each training step logs the loss of its own batch (noisy: a light line, and a moving average over
+it); each evaluation logs the mean loss on train and on validation batches (points). Validation
+loss rising while train loss keeps falling is overfitting.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .figures import check_lang, check_path, new_figure, save, tr
+
+
+def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, float | None]]]:
+    """(steps, evals) from a run directory or its log.jsonl: [(step, loss)], [(step, train_loss, val_loss)]."""
+    p = Path(path)
+    file = p / "log.jsonl" if p.is_dir() or not p.suffix else p
+    if not file.is_file():
+        raise ValueError(f"{file} is missing: no training log there")
+    steps, evals = [], []
+    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if "loss" in row:
+                steps.append((int(row["step"]), float(row["loss"])))
+            elif "train_loss" in row:
+                val = row.get("val_loss")
+                evals.append((int(row["step"]), float(row["train_loss"]), None if val is None else float(val)))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"{file}, line {n}: not a training log line ({e})") from None
+    if not steps and not evals:
+        raise ValueError(f"{file} holds no training steps")
+    return steps, evals
+
+
+def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+    """Mean of the last `window` values at each point (fewer at the start)."""
+    cumsum = np.cumsum(np.insert(np.asarray(values, dtype=float), 0, 0.0))
+    n = np.arange(1, len(values) + 1)
+    lo = np.maximum(0, n - window)
+    return (cumsum[n] - cumsum[lo]) / (n - lo)
+
+
+def loss_curves(log_paths, path, labels=None, lang: str = "en"):
+    """Per-step loss (light, with a moving average) and evaluation points, one colour per run."""
+    check_lang(lang)
+    check_path(path)
+    if isinstance(log_paths, (str, Path)):
+        log_paths = [log_paths]
+    log_paths = list(log_paths)
+    if not log_paths:
+        raise ValueError("loss_curves needs at least one run directory or log.jsonl")
+    if labels is not None and len(labels) != len(log_paths):
+        raise ValueError(f"{len(labels)} labels for {len(log_paths)} runs")
+    runs = [read_log(p) for p in log_paths]
+    if labels is None:
+        labels = [Path(p).name if Path(p).name != "log.jsonl" else Path(p).parent.name for p in log_paths]
+    fig = new_figure((8, 5))
+    ax = fig.subplots()
+    for n, ((steps, evals), label) in enumerate(zip(runs, labels)):
+        colour = f"C{n % 10}"
+        if steps:
+            x, y = np.array(steps).T
+            window = max(1, len(y) // 20)
+            ax.plot(x, y, color=colour, alpha=0.25, lw=0.8)
+            ax.plot(x, moving_average(y, window), color=colour, lw=1.6,
+                    label=tr(lang, f"{label}: batch loss" + (f" (mean of {window})" if window > 1 else ""),
+                             f"{label}：批次损失" + (f"（{window} 步平均）" if window > 1 else "")))
+        if evals:
+            ax.plot([e[0] for e in evals], [e[1] for e in evals], "o", color=colour, ms=5, mfc="white",
+                    label=tr(lang, f"{label}: train loss (eval)", f"{label}：训练集损失（评估）"))
+            val = [(e[0], e[2]) for e in evals if e[2] is not None]
+            if val:
+                ax.plot(*zip(*val), "s--", color=colour, ms=5, lw=1,
+                        label=tr(lang, f"{label}: validation loss", f"{label}：验证集损失"))
+    ax.set_xlabel(tr(lang, "training step", "训练步数"))
+    ax.set_ylabel(tr(lang, "cross-entropy loss (nats)", "交叉熵损失（nat）"))
+    ax.set_title(tr(lang, "Training loss", "训练损失曲线"))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return save(fig, path)

@@ -1,0 +1,76 @@
+"""The JSON that qkv writes (attend, explain, trace, check): one versioned format, as JSON Schema.
+
+Every document has {"format": "qkv-explain", "version": 1, "kind": ...}; docs/trace-format.md
+describes the fields in prose. `validate(doc)` checks a document (needs the jsonschema package).
+"""
+
+from __future__ import annotations
+
+FORMAT, VERSION = "qkv-explain", 1
+
+_num = {"type": ["number", "null"]}
+_vec = {"type": "array", "items": _num}
+_mat = {"type": "array", "items": _vec}
+_int = {"type": "integer"}
+_str = {"type": "string"}
+
+
+def _kind(kind: str, required: dict, optional: dict | None = None) -> dict:
+    props = {"format": {"const": FORMAT}, "version": {"const": VERSION}, "kind": {"const": kind}, **required, **(optional or {})}
+    return {"type": "object", "required": ["format", "version", "kind", *required], "properties": props}
+
+
+ATTEND = _kind("attend", {
+    "n": _int, "d_v": _int, "q": _vec, "K": _mat, "V": _mat, "d_k": _num, "sqrt_d_k": _num,
+    "dot_terms": _mat, "dots": _vec, "scores": _vec, "max_score": _num, "shifted": _vec,
+    "exps": _vec, "total": _num, "exps_shifted": _vec, "total_shifted": _num,
+    "weights": _vec, "contributions": _mat, "z": _vec,
+    "hull": {"type": "object", "required": ["inside", "distance", "weights"],
+             "properties": {"inside": {"type": "boolean"}, "distance": _num, "weights": _vec}},
+    "display": {"type": "object"}, "latex": {"type": "object"},
+})
+
+_token_row = {"type": "object", "required": ["pos", "token"], "properties": {"pos": _int, "token": _str}}
+
+EXPLAIN = _kind("explain", {
+    "lang": {"enum": ["zh", "en"]}, "mode": {"enum": ["head", "summary"]}, "text": _str, "cropped": _int,
+    "tokens": {"type": "array", "items": _str}, "ids": {"type": "array", "items": _int},
+    "token": _int, "query": _str, "layer": {"type": ["integer", "null"]}, "head": {"type": ["integer", "null"]},
+    "model": {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx"]},
+    "next": {"type": "object", "required": ["position", "top"],
+             "properties": {"top": {"type": "array", "items": {"type": "object", "required": ["rank", "id", "token", "prob"]}}}},
+}, {
+    "attention": {"type": "object", "required": ["scale", "argmax", "rows"],
+                  "properties": {"rows": {"type": "array", "items": {**_token_row, "required": ["pos", "token", "dot", "scaled", "weight"]}}}},
+    "z": {"type": "object", "required": ["norm", "first", "values"]},
+    "residual": {"type": "object", "required": ["x", "head_out", "attn_out"]},
+    "heads": {"type": "array", "items": {"type": "object", "required": ["layer", "head", "top_pos", "top_weight", "entropy_bits"]}},
+})
+
+_activation = {"type": "object", "required": ["shape", "data"],
+               "properties": {"shape": {"type": "array", "items": _int}, "data": _vec}}
+
+CHECK = _kind("check", {
+    "training": {"type": "boolean"}, "passed": {"type": "boolean"},
+    "items": {"type": "array", "items": {"type": "object", "required": ["name", "layer", "passed", "worst", "checked", "failures"],
+                                         "properties": {"passed": {"type": "boolean"}, "worst": _num, "checked": _int}}},
+})
+
+TRACE = _kind("trace", {
+    "config": {"type": "object", "required": ["d_vocab", "n_ctx", "d_model", "n_heads", "d_head", "n_layers"]},
+    "ids": {"type": "array", "items": _int}, "tokens": {"type": ["array", "null"], "items": _str},
+    "training": {"type": "boolean"},
+    "activations": {"type": "object", "additionalProperties": _activation},
+}, {"check": CHECK})
+
+SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "trace": TRACE, "check": CHECK}
+
+
+def validate(doc: dict) -> None:
+    """Raise jsonschema.ValidationError unless doc is a valid qkv-explain document of its kind."""
+    import jsonschema
+
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind not in SCHEMAS:
+        raise ValueError(f"not a qkv-explain document: kind {kind!r} (expected one of {', '.join(SCHEMAS)})")
+    jsonschema.validate(doc, SCHEMAS[kind])

@@ -1,0 +1,66 @@
+"""Every JSON document qkv writes validates against its schema (docs/trace-format.md)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+import torch
+
+from qkv import GPT, ModelConfig, check, train_tokenizer
+from qkv.explain.attend import attend
+from qkv.explain.explain import explain
+from qkv.explain.schema import validate
+
+TEXT = "患者 服用 华法林 后 出现 黑便 。"
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer():
+    tok = train_tokenizer("char", TEXT)
+    torch.manual_seed(0)
+    return GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=32, d_model=16, n_heads=2, n_layers=2)).eval(), tok
+
+
+def roundtrip(doc: dict) -> dict:
+    return json.loads(json.dumps(doc, ensure_ascii=False))
+
+
+def test_attend_json_validates():
+    doc = roundtrip(attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_json())
+    validate(doc)
+    assert doc["z"] == pytest.approx([1.0, 1.0])
+
+
+@pytest.mark.parametrize("kw", [dict(layer=1, head=0), dict()])
+def test_explain_json_validates(model_and_tokenizer, kw):
+    model, tok = model_and_tokenizer
+    doc = roundtrip(explain(model, tok, TEXT, **kw).to_json())
+    validate(doc)
+    assert doc["mode"] == ("head" if kw else "summary")
+
+
+def test_trace_and_check_json_validate(model_and_tokenizer):
+    model, tok = model_and_tokenizer
+    _, trace = model.run_with_trace(torch.tensor([tok.encode(TEXT)]))
+    doc = trace.to_json(tok)
+    doc["check"] = check(trace).to_json()
+    doc = roundtrip(doc)
+    validate(doc)
+    validate(doc["check"])
+    pattern = doc["activations"]["blocks.0.attn.hook_pattern"]
+    assert pattern["shape"] == [2, len(TEXT), len(TEXT)]
+    assert len(pattern["data"]) == 2 * len(TEXT) ** 2
+    scores = doc["activations"]["blocks.0.attn.hook_attn_scores"]["data"]
+    assert None in scores  # masked scores (-inf) are written as null
+    assert doc["tokens"][:3] == ["患", "者", "␣"]
+
+
+def test_broken_documents_fail(model_and_tokenizer):
+    doc = roundtrip(attend("1,0", "1,0; 0,1", "0,0; 1,1").to_json())
+    for broken in ({**doc, "version": 2}, {k: v for k, v in doc.items() if k != "weights"}, {**doc, "z": "1,1"}):
+        with pytest.raises(jsonschema.ValidationError):
+            validate(broken)
+    with pytest.raises(ValueError, match="not a qkv-explain document"):
+        validate({"kind": "mystery"})
