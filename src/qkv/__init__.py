@@ -9,6 +9,7 @@
 from .checkpoint import load, save
 from .checks import CheckReport, check
 from .config import PRESETS, ModelConfig, TrainConfig
+from .explain.attend import Derivation, attend
 from .models.gpt import GPT, lm_loss
 from .nn.attention import KVCache, MultiHeadAttention, attention
 from .sample import generate, generate_ids
@@ -20,6 +21,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
-    "train", "TrainingStopped", "Trace", "trace_names", "check", "CheckReport", "generate", "generate_ids", "load", "save",
+    "attend", "Derivation", "train", "TrainingStopped", "Trace", "trace_names", "check", "CheckReport", "generate", "generate_ids", "load", "save",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
 ]

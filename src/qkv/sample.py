@@ -12,7 +12,7 @@ from typing import Iterator
 import torch
 
 from .models.gpt import GPT
-from .nn.decode import decode_step
+from .nn.decode import Decoder
 
 
 def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
@@ -63,6 +63,7 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
     # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
     cache = model.new_cache() if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context]), cache)[0, -1]  # (d_vocab,)
+    decoder = Decoder(model) if cache is not None and not model.training else None
     for i in range(max_new_tokens):
         token = pick(logits, temperature, top_k, top_p, generator)
         yield token
@@ -70,7 +71,7 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
             return
         context.append(token)
         if cache is not None and cache.length < n_ctx:
-            logits = decode_step(model, token, cache) if not model.training else model(torch.tensor([[token]]), cache)[0, -1]
+            logits = decoder.step(token, cache) if decoder else model(torch.tensor([[token]]), cache)[0, -1]
         else:  # no cache, or the window is full: run the last n_ctx tokens again
             if cache is not None:
                 cache.length = 0

@@ -42,13 +42,7 @@ import unicodedata
 
 import torch
 
-try:
-    from ..i18n import check_lang
-except ImportError:  # pragma: no cover - i18n is written alongside this module
-    def check_lang(lang: str) -> str:
-        if lang not in ("zh", "en"):
-            raise ValueError(f"unknown language {lang!r}: use one of zh, en")
-        return lang
+from ..i18n import check_lang
 
 FORMAT, VERSION, N_COORDS = "qkv-explain", 1, 4
 
