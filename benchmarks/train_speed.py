@@ -103,7 +103,7 @@ def main() -> None:
         results[preset] = r
         print(f"{preset:<8}{r['qkv']:>12,.0f}{r['hf']:>12,.0f}{r['qkv'] / r['hf']:>8.2f}x", flush=True)
     if args.memory or args.memory_only:
-        print(f"\npeak resident memory of a fresh process training 20 steps (MiB)")
+        print("\npeak resident memory of a fresh process training 20 steps (MiB)")
         print(f"{'preset':<8}{'qkv':>10}{'HF':>10}")
         for preset in args.presets:
             q, h = peak_memory(preset, "qkv", 20), peak_memory(preset, "hf", 20)

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session", autouse=True)
 def single_thread():
     """Tiny models run fastest on one thread, and do not stall when the CPU cores are busy."""
     before = torch.get_num_threads()

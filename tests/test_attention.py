@@ -11,7 +11,6 @@ from qkv.nn.attention import MultiHeadAttention, causal_mask
 from qkv.nn.position import RoPE, sinusoidal_table
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
-pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def randomize_(model: torch.nn.Module, std: float = 0.3, seed: int = 0) -> torch.nn.Module:

@@ -23,12 +23,6 @@ REAL_REPLACE = os.replace
 TEXT = "hello world, a tiny text for a tiny tokenizer.\n" * 3
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def tiny_model(**kw) -> tuple[GPT, object]:

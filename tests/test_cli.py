@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 from qkv import checkpoint, corpus
 from qkv.cli import main
@@ -26,13 +25,6 @@ def sets(pairs) -> list[str]:
     return [a for pair in pairs for a in ("--set", pair)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train fastest on one thread; several threads thrash on a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @pytest.fixture(autouse=True)

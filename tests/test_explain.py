@@ -13,7 +13,6 @@ from qkv.checkpoint import save
 from qkv.explain.explain import add_explain_parser, explain, run_explain
 from qkv.tokenizers import train_tokenizer
 
-pytestmark = pytest.mark.usefixtures("single_thread")  # torch.set_num_threads(1), restored after the module
 
 TEXT = "the cat sat on the mat; the dog sat on the log."
 WORDS = "患者 服用 华法林 后 出现 黑便"

@@ -19,12 +19,6 @@ TEXT = "我投资了苹果。苹果很好吃，我喜欢苹果。abc abd"
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4", "eval_interval=10", "eval_steps=2"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def assert_written(path):

@@ -9,7 +9,6 @@ from qkv import GPT, ModelConfig  # noqa: E402
 from qkv.sample import generate_ids  # noqa: E402
 
 transformers.logging.set_verbosity_error()
-pytestmark = pytest.mark.usefixtures("single_thread")
 
 CONFIGS = {
     "gelu_new-tied": dict(n_embd=48, n_head=3, n_layer=2, n_positions=37, vocab_size=101,

@@ -7,7 +7,6 @@ from qkv import GPT, ModelConfig, lm_loss
 from qkv.sample import generate_ids
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
-pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def make(seed: int = 0, **kw) -> GPT:

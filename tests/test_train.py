@@ -21,13 +21,6 @@ TEXT = corpus.generate(n_sentences=200, lang="en")
 TEXT_ZH = corpus.generate(n_sentences=200)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models train fastest on one thread; several threads thrash on a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def log_lines(out) -> list[dict]:
