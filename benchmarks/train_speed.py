@@ -2,7 +2,8 @@
 
 Both run the same step: forward, next-token cross-entropy on the logits, backward, gradient
 clipping and the same fused AdamW, on the same batches of tiny Shakespeare; only the model
-differs. Rounds alternate between the two; the medians and their ratio are printed. With
+differs. Each pair computes the same function from the same weights, once with GPT-2's tanh
+GELU and once with the exact GELU (qkv's default); the last row compares the two defaults. Rounds alternate between the two; the medians and their ratio are printed. With
 --memory, each model also trains in a fresh process and its peak resident memory is printed.
 
     python benchmarks/train_speed.py [--presets baby small] [--steps 10] [--rounds 7] [--memory]
@@ -45,11 +46,14 @@ def step_fn(model, hf: bool, ids: torch.Tensor, batch: int, n_ctx: int, seed: in
 
 
 def measure(preset: str, steps: int, rounds: int) -> dict:
-    cfg = gpt2_shaped(preset, D_VOCAB)
-    ours, theirs = model_pair(cfg)
-    ids = text_ids(D_VOCAB)
-    batch = BATCH[preset]
-    fns = {"qkv": step_fn(ours, False, ids, batch, cfg.n_ctx, 1), "hf": step_fn(theirs, True, ids, batch, cfg.n_ctx, 1)}
+    """tokens/s of four contestants: qkv and HF with GPT-2's tanh GELU, and with the exact GELU
+    (qkv's default). Each pair computes the same function from the same weights."""
+    ids, batch, fns = text_ids(D_VOCAB), BATCH[preset], {}
+    for act in ("gelu_tanh", "gelu"):
+        cfg = gpt2_shaped(preset, D_VOCAB, activation=act)
+        ours, theirs = model_pair(cfg)
+        fns[f"qkv {act}"] = step_fn(ours, False, ids, batch, cfg.n_ctx, 1)
+        fns[f"hf {act}"] = step_fn(theirs, True, ids, batch, cfg.n_ctx, 1)
     for fn in fns.values():  # warm up: allocator, kernels, optimizer state
         for _ in range(3):
             fn()
@@ -96,12 +100,16 @@ def main() -> None:
     if args.only:
         return train_only(args.presets[0], args.only, args.steps)
     print(f"training speed, batch 12, {machine()}")
-    print(f"{'preset':<8}{'qkv tok/s':>12}{'HF tok/s':>12}{'qkv/HF':>9}")
+    print(f"{'preset':<8}{'activation':<34}{'qkv tok/s':>11}{'HF tok/s':>10}{'qkv/HF':>8}")
     results = {preset: {} for preset in args.presets}
     for preset in [] if args.memory_only else args.presets:
         r = measure(preset, args.steps, args.rounds)
         results[preset] = r
-        print(f"{preset:<8}{r['qkv']:>12,.0f}{r['hf']:>12,.0f}{r['qkv'] / r['hf']:>8.2f}x", flush=True)
+        rows = [("GPT-2's tanh GELU, both", r["qkv gelu_tanh"], r["hf gelu_tanh"]),
+                ("exact GELU (qkv's default), both", r["qkv gelu"], r["hf gelu"]),
+                ("defaults: qkv exact, HF GPT-2 tanh", r["qkv gelu"], r["hf gelu_tanh"])]
+        for label, q, h in rows:
+            print(f"{preset:<8}{label:<34}{q:>11,.0f}{h:>10,.0f}{q / h:>7.2f}x", flush=True)
     if args.memory or args.memory_only:
         print("\npeak resident memory of a fresh process training 20 steps (MiB)")
         print(f"{'preset':<8}{'qkv':>10}{'HF':>10}")
