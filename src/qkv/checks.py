@@ -112,14 +112,20 @@ def _stream(trace, layer: int) -> list[CheckItem]:
         heads = trace["result", layer].sum(2) + (W_O.bias if W_O.bias is not None else 0)  # (B, T, d_model)
         items.append(_close("heads' results + b_O = attn_out", layer, heads, attn_out))
     pre, mid, post, mlp_out = (trace[n, layer] for n in ("resid_pre", "resid_mid", "resid_post", "mlp_out"))
-    if trace.cfg.norm == "pre":
-        items.append(_close("resid_mid = resid_pre + attn_out", layer, mid, pre + attn_out))
-        items.append(_close("resid_post = resid_mid + mlp_out", layer, post, mid + mlp_out))
+    if not trace.cfg.residual:  # the lesson's model without residual connections: nothing is added
+        pre, mid_in = 0.0, 0.0
+        names = ("resid_mid = attn_out", "resid_post = mlp_out")
+    else:
+        mid_in = mid
+        names = ("resid_mid = resid_pre + attn_out", "resid_post = resid_mid + mlp_out")
+    if trace.cfg.norm != "post":
+        items.append(_close(names[0], layer, mid, pre + attn_out))
+        items.append(_close(names[1], layer, post, mid_in + mlp_out))
     elif model is not None:
         block = model.blocks[layer]
         with torch.no_grad():
-            items.append(_close("resid_mid = LN1(resid_pre + attn_out)", layer, mid, block.ln1(pre + attn_out)))
-            items.append(_close("resid_post = LN2(resid_mid + mlp_out)", layer, post, block.ln2(mid + mlp_out)))
+            items.append(_close(f"{names[0].replace('= ', '= LN1(')})", layer, mid, block.ln1(pre + attn_out)))
+            items.append(_close(f"{names[1].replace('= ', '= LN2(')})", layer, post, block.ln2(mid_in + mlp_out)))
     return items
 
 

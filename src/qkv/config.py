@@ -13,7 +13,8 @@ import typing
 from dataclasses import dataclass, field
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
-NORM_KINDS = ("pre", "post")
+NORM_KINDS = ("pre", "post", "none")
+VALUE_KINDS = ("v", "k")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
 
 
@@ -43,7 +44,9 @@ class ModelConfig:
     """The shape of a decoder-only Transformer (GPT).
 
     d_head defaults to d_model // n_heads and d_mlp to 4 * d_model. `pos` picks the positional
-    encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x))).
+    encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x)); none: no
+    LayerNorm at all). Two switches exist for experiments: `residual=False` drops the residual
+    connections (x = f(LN(x))), and `values="k"` makes attention mix the keys (z = A k, no W_V).
     """
 
     d_vocab: int = 256
@@ -56,6 +59,8 @@ class ModelConfig:
     pos: str = "learned"
     norm: str = "pre"
     causal: bool = True
+    residual: bool = True
+    values: str = "v"
     dropout_embed: float = 0.0
     dropout_resid: float = 0.0
     dropout_attn: float = 0.0
@@ -86,10 +91,11 @@ class ModelConfig:
         _check_int("d_mlp", self.d_mlp, 1, 1 << 20)
         _check_choice("pos", self.pos, POS_KINDS)
         _check_choice("norm", self.norm, NORM_KINDS)
+        _check_choice("values", self.values, VALUE_KINDS)
         _check_choice("activation", self.activation, ACTIVATIONS)
         for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
-        for name in ("causal", "bias", "unembed_bias", "tie_embeddings"):
+        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
         _check_float("ln_eps", self.ln_eps, 0.0, 1.0)

@@ -90,8 +90,8 @@ def to_hf(model: GPT):
     problems = []
     if cfg.pos != "learned":
         problems.append(f"pos={cfg.pos} (GPT-2 uses learned positions)")
-    if cfg.norm != "pre" or not cfg.bias or not cfg.causal:
-        problems.append("GPT-2 needs norm=pre, bias=true, causal=true")
+    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
+        problems.append("GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v")
     if cfg.d_head * cfg.n_heads != cfg.d_model:
         problems.append("GPT-2 needs d_head * n_heads == d_model")
     if cfg.unembed_bias and torch.count_nonzero(model.unembed.bias).item():

@@ -81,15 +81,17 @@ class MultiHeadAttention(nn.Module):
         self.causal = cfg.causal
         self.dropout_attn = cfg.dropout_attn
         d_attn = cfg.n_heads * cfg.d_head
-        self.W_QKV = nn.Linear(cfg.d_model, 3 * d_attn, bias=cfg.bias)
+        self.n_proj = 3 if cfg.values == "v" else 2  # values="k": no W_V, the keys are mixed
+        self.W_QKV = nn.Linear(cfg.d_model, self.n_proj * d_attn, bias=cfg.bias)
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" else None
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         B, T, _ = x.shape
         tracing = active()  # a trace reads every step, so it takes the explicit path
-        qkv = self.W_QKV(x).view(B, T, 3, self.n_heads, self.d_head)  # (B, T, 3, n_heads, d_head)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)  # (B, T, 3, n_heads, d_head)
+        q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        v = v[0] if v else k  # values="k": z = A k
         offset = cache.length if cache is not None else 0
         if tracing:
             self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
@@ -127,7 +129,8 @@ class MultiHeadAttention(nn.Module):
         """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per head,
         in the row-vector convention of the formulas: q = x W_Q[h], out = sum_h z_h W_O[h]."""
         d_attn = self.n_heads * self.d_head
-        W_q, W_k, W_v = self.W_QKV.weight.split(d_attn)  # each (n_heads * d_head, d_model)
+        W_q, W_k, *W_v = self.W_QKV.weight.split(d_attn)  # each (n_heads * d_head, d_model)
+        W_v = W_v[0] if W_v else W_k
         per_head = lambda W: W.T.reshape(-1, self.n_heads, self.d_head).transpose(0, 1)  # (n_heads, d_model, d_head)
         W_o = self.W_O.weight.T.reshape(self.n_heads, self.d_head, -1)  # (n_heads, d_head, d_model)
         return {"W_Q": per_head(W_q), "W_K": per_head(W_k), "W_V": per_head(W_v), "W_O": W_o}

@@ -23,6 +23,10 @@ _ACTIVATIONS = {
 }
 
 
+def _layer_norm(cfg) -> nn.Module:
+    return nn.Identity() if cfg.norm == "none" else nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
+
+
 class MLP(nn.Module):
     """MLP(x) = act(x W_in + b_in) W_out + b_out, applied to each position on its own."""
 
@@ -44,13 +48,18 @@ class MLP(nn.Module):
 class Block(nn.Module):
     def __init__(self, cfg, layer: int = 0):
         super().__init__()
-        self.pre_norm = cfg.norm == "pre"
-        self.ln1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
+        self.pre_norm = cfg.norm != "post"
+        self.residual = cfg.residual
+        self.ln1 = _layer_norm(cfg)
         self.attn = MultiHeadAttention(cfg, layer)
-        self.ln2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias)
+        self.ln2 = _layer_norm(cfg)
         self.mlp = MLP(cfg, layer)
         self.tap_prefix = f"blocks.{layer}."
         self.p_resid = cfg.dropout_resid
+
+    def skip(self, x: torch.Tensor):
+        """The residual connection: what the sub-layer's output is added to (0 without one)."""
+        return x if self.residual else 0.0
 
     def dropout(self, x: torch.Tensor) -> torch.Tensor:
         return F.dropout(x, self.p_resid, self.training) if self.p_resid > 0 else x
@@ -63,20 +72,20 @@ class Block(nn.Module):
             tap(p + "ln1.hook_normalized", h)
             a = self.attn(h, cache, explicit)
             tap(p + "hook_attn_out", a)
-            x = x + self.dropout(a)
+            x = self.skip(x) + self.dropout(a)
             tap(p + "hook_resid_mid", x)
             h = self.ln2(x)
             tap(p + "ln2.hook_normalized", h)
             m = self.mlp(h)
             tap(p + "hook_mlp_out", m)
-            x = x + self.dropout(m)
+            x = self.skip(x) + self.dropout(m)
         else:  # x = LN1(x + Attn(x)); x = LN2(x + MLP(x))
             a = self.attn(x, cache, explicit)
             tap(p + "hook_attn_out", a)
-            x = self.ln1(x + self.dropout(a))
+            x = self.ln1(self.skip(x) + self.dropout(a))
             tap(p + "hook_resid_mid", x)
             m = self.mlp(x)
             tap(p + "hook_mlp_out", m)
-            x = self.ln2(x + self.dropout(m))
+            x = self.ln2(self.skip(x) + self.dropout(m))
         tap(p + "hook_resid_post", x)
         return x

@@ -22,8 +22,15 @@ def _norm(ln):
 
 
 def _ln(x: torch.Tensor, norm) -> torch.Tensor:
+    if norm is None:  # norm="none"
+        return x
     weight, bias, eps = norm
     return F.layer_norm(x, weight.shape, weight, bias, eps)
+
+
+def _add(L, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """x + out through the residual connection, or out alone for a block without one."""
+    return x + out if L.residual else out
 
 
 class Decoder:
@@ -32,8 +39,8 @@ class Decoder:
         self.embed = model.embed.weight  # (d_vocab, d_model)
         self.pos_embed = model.pos_embed
         self.layers = [SimpleNamespace(
-            pre_norm=b.pre_norm, ln1=_norm(b.ln1), ln2=_norm(b.ln2), index=b.attn.layer,
-            H=b.attn.n_heads, D=b.attn.d_head, rope=b.attn.rope,
+            pre_norm=b.pre_norm, residual=b.residual, ln1=_norm(b.ln1), ln2=_norm(b.ln2), index=b.attn.layer,
+            H=b.attn.n_heads, D=b.attn.d_head, n_proj=b.attn.n_proj, rope=b.attn.rope,
             W_QKV=b.attn.W_QKV.weight, b_QKV=b.attn.W_QKV.bias, W_O=b.attn.W_O.weight, b_O=b.attn.W_O.bias,
             W_in=b.mlp.fc_in.weight, b_in=b.mlp.fc_in.bias, W_out=b.mlp.fc_out.weight, b_out=b.mlp.fc_out.bias,
             act=b.mlp.act) for b in model.blocks]
@@ -42,7 +49,8 @@ class Decoder:
 
     @staticmethod
     def _attention(L, x: torch.Tensor, cache, t: int) -> torch.Tensor:
-        q, k, v = F.linear(x, L.W_QKV, L.b_QKV).view(3, 1, L.H, 1, L.D)  # each (1, n_heads, 1, d_head)
+        q, k, *v = F.linear(x, L.W_QKV, L.b_QKV).view(L.n_proj, 1, L.H, 1, L.D)  # each (1, n_heads, 1, d_head)
+        v = v[0] if v else k  # values="k": z = A k
         if L.rope is not None:
             q, k = L.rope(q, t), L.rope(k, t)
         K, V = cache.k[L.index], cache.v[L.index]  # (1, n_heads, n_ctx, d_head)
@@ -67,11 +75,11 @@ class Decoder:
         x = x.view(1, -1)  # (1, d_model)
         for L in self.layers:
             if L.pre_norm:  # x = x + Attn(LN1(x)); x = x + MLP(LN2(x))
-                x = x + self._attention(L, _ln(x, L.ln1), cache, t)
-                x = x + self._mlp(L, _ln(x, L.ln2))
+                x = _add(L, x, self._attention(L, _ln(x, L.ln1), cache, t))
+                x = _add(L, x, self._mlp(L, _ln(x, L.ln2)))
             else:  # x = LN1(x + Attn(x)); x = LN2(x + MLP(x))
-                x = _ln(x + self._attention(L, x, cache, t), L.ln1)
-                x = _ln(x + self._mlp(L, x), L.ln2)
+                x = _ln(_add(L, x, self._attention(L, x, cache, t)), L.ln1)
+                x = _ln(_add(L, x, self._mlp(L, x)), L.ln2)
         cache.length = t + 1
         h = _ln(x, self.ln_final) if self.ln_final else x
         return F.linear(h, self.W_U, self.b_U)[0]  # (d_vocab,)
