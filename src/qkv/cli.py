@@ -54,8 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate(sub)
     p = sub.add_parser("info", help="describe a checkpoint")
     p.add_argument("--ckpt", required=True, metavar="DIR")
-    p = sub.add_parser("demo", help="train a tiny model on the built-in corpus and print samples")
-    p.add_argument("--out", default="runs/demo", metavar="DIR")
+    p = sub.add_parser("demo", help="train a small GPT on the built-in corpus, then run every lesson into a report")
+    p.add_argument("--out", default="runs/demo", metavar="DIR", help="where the trained model goes (default runs/demo)")
+    p.add_argument("--report", metavar="DIR", help="where the report goes (default: the --out folder + '-report')")
+    p.add_argument("--quick", action="store_true", help="skip training: use the bundled model")
+    p.add_argument("--lang", choices=("zh", "en"), default="en")
+    p = sub.add_parser("lesson", help="run one lesson (a measured experiment), or list them")
+    p.add_argument("name", nargs="?", help="the lesson (see --list)")
+    p.add_argument("--list", action="store_true", help="list the lessons")
+    p.add_argument("--lang", choices=("zh", "en"), default="en")
+    p.add_argument("--out", metavar="DIR", help="write the lesson's figures here")
+    p.add_argument("--ckpt", metavar="DIR", help="the model to use (default: the bundled model)")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p = sub.add_parser("trace", help="every intermediate of one forward pass as JSON (docs/trace-format.md)")
     p.add_argument("--ckpt", required=True, metavar="DIR")
     p.add_argument("text")
@@ -125,19 +135,58 @@ def cmd_info(args) -> None:
 
 
 def cmd_demo(args) -> None:
-    from .checkpoint import load
-    from .sample import generate
-    from .train import train
+    import time
 
-    print("Training the tiny preset on the built-in corpus (Chinese and English)...", flush=True)
-    result = train(out=args.out, preset="tiny", force=True)
-    print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, {result.tokens_per_s:,.0f} tokens/s)")
-    model, tokenizer = load(args.out)
-    print("\nSamples (temperature 0.5); the same word 苹果 continues differently after 吃了 and 投资了:")
+    from . import lessons
+    from .checkpoint import load
+    from .lessons.report import write_report
+    from .sample import generate
+
+    if args.quick:
+        ckpt = lessons.default_ckpt()
+        print(f"Using the bundled model ({ckpt}).", flush=True)
+    else:
+        from .corpus import default_text
+        from .tokenizers import train_tokenizer
+        from .train import train
+
+        ckpt = args.out
+        print("Training a small GPT on the built-in corpus (Chinese and English, word tokens)...", flush=True)
+        text = default_text()
+        result = train(text, out=ckpt, tokenizer=train_tokenizer("word", text, segment="none"), preset="baby",
+                       overrides=["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0"], force=True)
+        print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, "
+              f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}")
+    model, tokenizer = load(ckpt)
+    print("\nSamples (temperature 0.5): the same word 苹果 continues differently after 吃了 and 投资了")
     for prompt in ("我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"):
-        text = generate(model, tokenizer, prompt, 40, temperature=0.5, seed=0)
-        print(f"  {prompt}{text.split(chr(10))[0]}")
-    print(f"\nThe checkpoint is in {args.out}. Try: qkv generate --ckpt {args.out} --prompt '我 打了 你 ，'")
+        print(f"  {prompt}{generate(model, tokenizer, prompt, 12, temperature=0.5, seed=0).split(chr(10))[0]}")
+    report_dir = args.report or f"{args.out}-report"
+    print(f"\nRunning every lesson ({args.lang}); figures and the report go to {report_dir}", flush=True)
+    results, seconds = [], {}
+    for name in lessons.LESSONS:
+        t = time.perf_counter()
+        results.append(lessons.run(name, lang=args.lang, out=report_dir, ckpt=ckpt))
+        seconds[name] = round(time.perf_counter() - t, 1)
+        print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)
+    index = write_report(results, report_dir, args.lang, model=str(ckpt), seconds=seconds)
+    print(f"\nReport: {index} (and report.md beside it)")
+
+
+def cmd_lesson(args) -> None:
+    from . import lessons
+
+    if args.list or not args.name:
+        for name, title in lessons.titles(args.lang).items():
+            print(f"{name:<12} {title}")
+        return
+    result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
+    if args.format == "json":
+        import json
+
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(result.to_markdown() if args.format == "markdown" else result.to_text(), end="")
 
 
 def cmd_trace(args) -> None:
@@ -177,7 +226,8 @@ def _run(name: str):
     return run
 
 
-COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo, "trace": cmd_trace,
+COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo, "lesson": cmd_lesson,
+            "trace": cmd_trace,
             "attend": _run("attend"), "explain": _run("explain"), "figure": _run("figure")}
 
 

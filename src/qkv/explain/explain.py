@@ -330,7 +330,7 @@ def _render(blocks: list, markdown: bool) -> str:
 def add_explain_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("explain", help="explain what a token attends to and what the model predicts next")
     p.add_argument("text", metavar="TEXT", help="the text to run through the model")
-    p.add_argument("--ckpt", required=True, metavar="DIR", help="checkpoint directory")
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled model)")
     p.add_argument("--layer", type=int, help="layer to follow (with --head: one head step by step)")
     p.add_argument("--head", type=int, help="head to follow")
     p.add_argument("--token", type=int, help="query token index (default: the last; negative counts from the end)")
@@ -342,8 +342,9 @@ def add_explain_parser(subparsers) -> argparse.ArgumentParser:
 
 def run_explain(args) -> None:
     from ..checkpoint import load
+    from ..lessons.base import default_ckpt
 
-    model, tokenizer = load(args.ckpt)
+    model, tokenizer = load(args.ckpt or default_ckpt())
     ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,
                  top=args.top, lang=args.lang)
     if args.format == "json":

@@ -83,7 +83,8 @@ def add_figure_parser(subparsers) -> argparse.ArgumentParser:
     """Add `figure KIND ...` to a `qkv` command's subparsers."""
     p = subparsers.add_parser("figure", help="draw a figure (attention, head, hull, positions, rope, embedding, loss)")
     p.add_argument("kind", choices=KINDS, metavar="KIND", help=" | ".join(KINDS))
-    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (attention, head, hull, embedding)")
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (attention, head, hull, embedding; "
+                                                 "default: the bundled model)")
     p.add_argument("--text", help="the text to run through the model (attention, head, hull)")
     p.add_argument("--layer", type=int, metavar="L", help="layer (head, hull: default 0; attention: default all)")
     p.add_argument("--head", type=int, metavar="H", help="head (head, hull: default 0)")
@@ -139,11 +140,10 @@ def run_figure(args) -> Path:
     out = check_path(args.out)
     model = tokenizer = None
     if kind in NEEDS_MODEL or (kind in ("positions", "rope") and args.ckpt):
-        if not args.ckpt:
-            raise ValueError(f"the {kind} figure needs a model: give --ckpt DIR")
         from ..checkpoint import load
+        from ..lessons.base import default_ckpt
 
-        model, tokenizer = load(args.ckpt)
+        model, tokenizer = load(args.ckpt or default_ckpt())
     if kind in NEEDS_TRACE:
         path = _trace_figure(kind, model, tokenizer, args, out, lang)
     elif kind == "positions":

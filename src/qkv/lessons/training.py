@@ -1,0 +1,111 @@
+"""Train a small GPT in memory for a fixed budget: the shared workhorse of the training lessons.
+
+A lesson compares models that differ in one switch (values, pos, residual, norm) and agree in
+everything else: the same text, tokenizer, batches (drawn from generators seeded by (seed, step)),
+number of steps, learning-rate schedule and initial seed. `fit` returns the model, its per-step
+loss curve and the mean train/validation loss on fixed evaluation batches; nothing touches disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..config import ModelConfig, TrainConfig
+from ..data import get_batch, split_ids
+from ..models.gpt import GPT
+from ..tokenizers import Tokenizer, train_tokenizer
+from ..train import evaluate, lr_at, make_optimizer, train_step
+
+
+@dataclass
+class Fit:
+    """A model trained by `fit`, with what was measured on the way."""
+
+    model: GPT
+    losses: list[float]  # the loss of each step's batch, in order
+    train_loss: float  # mean loss over fixed evaluation batches of the training part
+    val_loss: float  # ... and of the held-out validation part
+    seconds: float
+    evals: list[tuple[int, float, float]] = field(default_factory=list)  # (step, train_loss, val_loss)
+
+    def loss_after(self, steps: int, window: int = 20) -> float:
+        """The mean batch loss over the `window` steps that end at step `steps`."""
+        part = self.losses[max(0, steps - window) : steps]
+        return sum(part) / len(part)
+
+
+@contextlib.contextmanager
+def threads(n: int = 1):
+    """Run with n intra-op threads (tiny models are fastest on one), then restore the setting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def tokenize(text: str, kind: str = "word") -> tuple[Tokenizer, torch.Tensor]:
+    """A tokenizer built from the text (words and the spaces between them, no jieba) and the ids."""
+    tok = train_tokenizer(kind, text, segment="none") if kind == "word" else train_tokenizer(kind, text)
+    return tok, torch.tensor(tok.encode(text), dtype=torch.long)
+
+
+def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eval_every: int = 0) -> Fit:
+    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
+
+    The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
+    initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
+    by (seed, s), so two models trained with the same seed see exactly the same batches.
+    `eval_every` > 0 also records train/val loss every that many steps (in `evals`).
+    """
+    t0 = time.perf_counter()
+    train_ids, val_ids = split_ids(ids, tc.val_fraction, cfg.n_ctx)
+    torch.manual_seed(seed)
+    model = GPT(cfg)
+    model.train()
+    opt = make_optimizer(model, tc)
+    losses: list[float] = []
+    evals: list[tuple[int, float, float]] = []
+    for step in range(tc.steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, tc)
+        g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
+        loss = train_step(model, opt, x, y, tc.grad_clip)
+        losses.append(loss if math.isfinite(loss) else float("nan"))
+        if eval_every and (step + 1) % eval_every == 0 and step + 1 < tc.steps:
+            evals.append((step + 1, evaluate(model, train_ids, tc), evaluate(model, val_ids, tc)))
+    train_loss = evaluate(model, train_ids, tc)
+    val_loss = evaluate(model, val_ids, tc) if val_ids is not None else float("nan")
+    evals.append((tc.steps, train_loss, val_loss))
+    model.eval()
+    return Fit(model, losses, train_loss, val_loss, time.perf_counter() - t0, evals)
+
+
+def plot_curves(fits: dict[str, Fit], path, lang: str = "en", title: tuple[str, str] | None = None, window: int = 25):
+    """Batch-loss curves (light) with a moving average (solid) and the final val loss (a square)."""
+    from ..explain.figures import new_figure, save, tr
+    from ..explain.plot_training import moving_average
+
+    fig = new_figure((8, 5))
+    ax = fig.subplots()
+    for n, (label, f) in enumerate(fits.items()):
+        colour = f"C{n % 10}"
+        steps = list(range(1, len(f.losses) + 1))
+        ax.plot(steps, f.losses, color=colour, alpha=0.2, lw=0.7)
+        ax.plot(steps, moving_average(f.losses, window), color=colour, lw=1.6, label=label)
+        ax.plot([len(f.losses)], [f.val_loss], "s", color=colour, ms=7, mfc="white")
+    ax.set_xlabel(tr(lang, "training step", "训练步数"))
+    ax.set_ylabel(tr(lang, "cross-entropy loss (nats); squares: final validation loss",
+                     "交叉熵损失（nat）；方块：最终验证集损失"))
+    en, zh = title or ("Training loss", "训练损失曲线")
+    ax.set_title(tr(lang, en, zh))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return save(fig, path)
