@@ -1,0 +1,237 @@
+"""The lessons that read the bundled model: convex, heads, dropout, embedding, next-token.
+
+Each lesson runs once in English with figures and once in Chinese without; the tests check the
+numbers that carry its claim against an independent computation where there is one, that the
+headline shows those numbers, and that the figures were written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import combinations
+
+import numpy as np
+import pytest
+import torch
+
+import qkv
+from qkv import lessons
+from qkv.lessons import base
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    try:
+        path = base.default_ckpt()
+    except ValueError as e:
+        pytest.fail(f"the bundled model is needed by these lessons: {e}")
+    return qkv.load(path)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, bundled):
+    """name -> (English result with figures, Chinese result without), each lesson run once per language."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            out = tmp_path_factory.mktemp(name.replace("-", "_"))
+            cache[name] = (lessons.run(name, lang="en", out=out), lessons.run(name, lang="zh"))
+        return cache[name]
+
+    return get
+
+
+def _common(name, en, zh, n_figures):
+    module = lessons.lesson_module(name)
+    assert en.title == module.TITLE["en"] and zh.title == module.TITLE["zh"]
+    assert en.lang == "en" and zh.lang == "zh"
+    assert CHINESE.search(zh.text) and CHINESE.search(zh.headline) and "的" in zh.text
+    assert not re.search(r"\b(the|and|of)\b", zh.text), "the Chinese text should not be English prose"
+    assert len(en.figures) == n_figures and zh.figures == []
+    for path in en.figures:
+        assert path.exists() and path.stat().st_size > 1000, path
+    assert en.to_json()["headline"] == en.headline  # the numbers serialise
+
+
+# ----------------------------------------------------------------------------------------- convex
+
+@torch.no_grad()
+def test_convex(results, bundled):
+    from qkv.explain.geometry import convex_weights
+
+    en, zh = results("convex")
+    _common("convex", en, zh, 3)
+    n = en.numbers
+    # the worked example, exactly
+    assert n["example_scores"] == pytest.approx([math.log(2), 0, 0], abs=1e-12)
+    assert n["example_weights"] == pytest.approx([0.5, 0.25, 0.25], abs=1e-12)
+    assert n["example_z"] == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert n["example_inside"] and n["example_distance"] == 0
+    assert "a = (1/2, 1/4, 1/4), z = (1, 1)" in en.headline and "a = (1/2, 1/4, 1/4)" in zh.headline
+
+    # the real head, recomputed independently from a fresh trace
+    model, tok = bundled
+    ids = tok.encode(n["text"])
+    L, H, pos = n["layer"], n["head"], n["position"]
+    _, trace = model.run_with_trace(torch.tensor([ids]))
+    V = trace["v", L][0, : pos + 1, H].double().numpy()
+    z = trace["z", L][0, pos, H].double().numpy()
+    assert n["weights"] == pytest.approx(trace["pattern", L][0, H, pos, : pos + 1].tolist(), abs=1e-6)
+    assert sum(n["weights"]) == pytest.approx(1.0, abs=1e-5)
+    assert convex_weights(z, V, tol=1e-5).inside
+    assert n["z_inside"] and n["z_distance"] == 0
+    assert n["zW_inside"] and n["zW_distance"] == 0
+    assert n["result_gap"] < 1e-4  # z·W_O[h] is the trace's per-head result
+    # the residual update leaves the hull of the v_j W_O[h]
+    W_O = model.blocks[L].attn.head_weights()["W_O"][H].detach().double().numpy()
+    x_new = trace["resid_pre", L][0, pos].double().numpy() + z @ W_O
+    check = convex_weights(x_new, V @ W_O, tol=1e-5)
+    assert not check.inside and not n["residual_inside"]
+    assert n["residual_distance"] == pytest.approx(check.distance, rel=1e-4) and n["residual_distance"] > 0
+    assert n["residual_l2_distance"] > 0 and not n["resid_mid_inside"] and n["resid_mid_distance"] > 0
+    # the head was chosen as the one that looks hardest at the cue verb
+    assert n["cue"] == "投资了"
+    best = max(trace["pattern", l][0, h, pos, n["tokens"].index(n["cue"])].item()
+               for l in range(model.cfg.n_layers) for h in range(model.cfg.n_heads))
+    assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
+
+    from qkv.lessons.convex import dist
+    for r in (en, zh):
+        assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
+    assert f"layer {L} head {H}" in en.headline and f"第 {L} 层第 {H} 个头" in zh.headline
+    assert "outside" in en.headline and "在凸包外" in zh.headline
+
+
+# ------------------------------------------------------------------------------------------ heads
+
+def test_heads(results, bundled):
+    from qkv.lessons import heads
+
+    en, zh = results("heads")
+    _common("heads", en, zh, 1)
+    n = en.numbers
+    model, tok = bundled
+    assert n["n_sentences"] >= 100
+    tables = {c: np.array(n[f"mass_{c}"]) for c in heads.CATEGORIES}
+    for c, M in tables.items():
+        assert M.shape == (model.cfg.n_layers, model.cfg.n_heads)
+        assert (M >= 0).all() and (M <= 1).all()
+        L, H = n[f"best_{c}"]
+        assert n[f"best_{c}_mass"] == pytest.approx(M.max()) and M[L, H] == M.max()
+        assert n[f"best_{c}_mass"] > n["baseline"], c  # some head beats a uniform spread
+        assert f"layer {L} head {H} {M.max():.3f}" in en.headline
+        assert f"第 {L} 层第 {H} 个头 {M.max():.3f}" in zh.headline
+    # four different positions: their masses in one row cannot add up to more than 1
+    assert (sum(tables.values()) <= 1 + 1e-9).all()
+    assert f"uniform baseline {n['baseline']:.3f}" in en.headline
+
+    items = heads.prompts(tok)
+    assert len(items) == n["n_sentences"]
+    cues = set(heads.cue_words())
+    assert {"吃了", "投资了"} <= cues
+    assert all(tok.decode([ids[c]]) in cues for ids, c in items)
+    # the padded batch gives what each sentence alone gives
+    for ids, cue in items[:3]:
+        _, trace = model.run_with_trace(torch.tensor([ids]))
+        alone = heads.measure(model, [(ids, cue)])
+        for layer in range(model.cfg.n_layers):
+            row = trace["pattern", layer][0, :, -1]
+            assert alone["mass"]["cue"][layer] == pytest.approx(row[:, cue].numpy(), abs=1e-6)
+            assert alone["mass"]["self"][layer] == pytest.approx(row[:, -1].numpy(), abs=1e-6)
+    assert n["baseline"] == pytest.approx(np.mean([1 / len(ids) for ids, _ in items]))
+
+
+# ---------------------------------------------------------------------------------------- dropout
+
+def test_dropout(results):
+    en, zh = results("dropout")
+    _common("dropout", en, zh, 1)
+    n = en.numbers
+    assert n["train_rows_failed"] > 0 and n["train_rows_worst"] > 1e-5
+    assert n["train_hull_failed"] > 0 and n["train_hull_worst"] > 0
+    assert n["train_rows_min_sum"] < 1 < n["train_rows_max_sum"] <= 1 / (1 - n["p"]) + 1e-5
+    assert n["eval_rows_failed"] == 0 and n["eval_hull_failed"] == 0 and n["eval_checks_failed"] == 0
+    assert n["eval_rows_checked"] == n["train_rows_checked"] > 0
+    # seeded: the Chinese run (same seed) measured exactly the same
+    assert {k: v for k, v in zh.numbers.items()} == n
+    assert (f"{n['train_rows_failed']}/{n['train_rows_checked']}" in en.headline
+            and f"{n['train_hull_worst']:.3f}" in en.headline and f"{n['train_hull_failed']}/{n['train_hull_checked']}" in zh.headline)
+
+
+def test_dropout_breaks_a_fresh_copy(bundled):
+    from qkv.lessons.dropout import summarise, with_dropout
+
+    model, tok = bundled
+    copy = with_dropout(model, 0.2)
+    assert copy.cfg.dropout_attn == 0.2 and model.cfg.dropout_attn == 0.0
+    ids = torch.tensor([tok.encode("我 吃了 苹果 ，")])
+    assert torch.equal(copy.eval()(ids), model(ids))  # the same weights
+    torch.manual_seed(1)
+    _, trace = copy.train().run_with_trace(ids)
+    assert summarise(qkv.check(trace, max_hull_points=8))["rows_failed"] > 0
+
+
+# -------------------------------------------------------------------------------------- embedding
+
+def test_embedding(results, bundled):
+    en, zh = results("embedding")
+    _common("embedding", en, zh, 1)
+    n = en.numbers
+    model, tok = bundled
+    words, ids = n["words"], n["ids"]
+    assert ids == [tok.encode(w)[0] for w in words] and all(len(tok.encode(w)) == 1 for w in words)
+    assert n["id_difference"] == ids[1] - ids[0]
+    assert n["onehot_cosines"] == [0.0] * len(n["onehot_cosines"]) and n["onehot_max_offdiag"] == 0
+    E = model.embed.weight.detach().double()
+    for (i, a), (j, b) in combinations(enumerate(words), 2):
+        direct = torch.nn.functional.cosine_similarity(E[ids[i]], E[ids[j]], dim=0).item()
+        assert n["cosines"][f"{a}-{b}"] == pytest.approx(direct, abs=1e-9)
+    fruits = words[:-1]
+    within = np.mean([n["cosines"][f"{a}-{b}"] for a, b in combinations(fruits, 2)])
+    across = np.mean([n["cosines"][f"{a}-{words[-1]}"] for a in fruits])
+    assert n["within_fruit_mean"] == pytest.approx(within) and n["fruit_other_mean"] == pytest.approx(across)
+    assert n["claim_holds"] == (within > across)
+    unit = E / E.norm(dim=1, keepdim=True)
+    for word, nn in n["neighbours"].items():
+        sims = [c for _, c in nn]
+        assert sims == sorted(sims, reverse=True) and len(nn) == 5
+        cos = unit @ unit[tok.encode(word)[0]]
+        cos[tok.encode(word)[0]] = -2
+        assert nn[0][0] == tok.display(int(cos.argmax())) and nn[0][1] == pytest.approx(cos.max().item(), abs=1e-6)
+    assert f"{within:.3f}" in en.headline and f"{across:.3f}" in en.headline and f"{within:.3f}" in zh.headline
+    assert ("claim holds" if n["claim_holds"] else "claim does not hold") in en.headline
+    assert f"= {n['id_difference']}" in en.headline
+
+
+# ------------------------------------------------------------------------------------- next-token
+
+@torch.no_grad()
+def test_next_token(results, bundled):
+    from qkv.lessons.next_token import entropy_bits
+
+    en, zh = results("next-token")
+    _common("next-token", en, zh, 1)
+    n = en.numbers
+    model, tok = bundled
+    ids = torch.tensor([tok.encode(n["text"])])
+    p = torch.softmax(model(ids)[0, -1].double(), -1)  # the fused path, not the trace
+    probs = [q for _, q in n["top"]]
+    assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-9
+    top = torch.topk(p, len(probs))
+    assert probs == pytest.approx(top.values.tolist(), abs=1e-5)
+    assert [t for t, _ in n["top"]] == [tok.display(int(i)) for i in top.indices]
+    assert n["entropy_bits"] == pytest.approx(entropy_bits(p), abs=1e-4)
+    ents = [n[f"T{T:g}_entropy_bits"] for T in n["temperatures"]]
+    assert ents == sorted(ents) and ents[0] < ents[-1]  # hotter is flatter
+    assert n["T1_entropy_bits"] == pytest.approx(n["entropy_bits"])
+    for T in n["temperatures"]:
+        pT = torch.softmax(model(ids)[0, -1].double() / T, -1)
+        assert [q for _, q in n[f"T{T:g}_top"]] == pytest.approx(torch.topk(pT, 5).values.tolist(), abs=1e-5)
+        assert n[f"T{T:g}_greedy"] == n["greedy"] == tok.display(int(p.argmax()))
+    for T, H in zip(n["temperatures"], ents):
+        assert f"T={T:g}: {H:.2f} bits" in en.headline and f"T={T:g}：{H:.2f} 比特" in zh.headline
+    assert f"{n['top'][0][0]} {n['top'][0][1]:.3f}" in en.headline

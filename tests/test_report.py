@@ -1,0 +1,48 @@
+"""The demo's report folder and the lesson command's listing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qkv import lessons
+from qkv.cli import main
+from qkv.lessons.base import LessonResult, default_ckpt
+from qkv.lessons.report import write_report
+
+
+def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):
+    fig = tmp_path / "a.png"
+    fig.write_bytes(b"\x89PNG fake")
+    results = [LessonResult("convex", "凸组合 <b>", "z = (1, 1)", "inside: 1/1", {"distance": 0.0}, [fig], "zh"),
+               LessonResult("order", "Order", "text", "accuracy 0.98", {"acc": 0.98}, [], "en")]
+    index = write_report(results, tmp_path, "zh", model="bundled", seconds={"convex": 1.5})
+    page = index.read_text(encoding="utf-8")
+    assert '<section id="convex">' in page and '<section id="order">' in page
+    assert "凸组合 &lt;b&gt;" in page and '<img src="a.png"' in page and "inside: 1/1" in page
+    assert "http" not in page  # nothing to fetch: the page works offline
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Order" in md and "![a](a.png)" in md
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert data["seconds"] == {"convex": 1.5} and data["lessons"][1]["numbers"] == {"acc": 0.98}
+
+
+def test_bundled_model_ships_and_loads():
+    ckpt = default_ckpt()
+    size = sum(p.stat().st_size for p in ckpt.iterdir())
+    assert size <= 5 * 2**20
+    from qkv import load
+
+    model, tokenizer = load(ckpt)
+    assert tokenizer.kind == "word" and len(tokenizer.encode("我 投资了 苹果")) == 5
+
+
+def test_lesson_list_and_unknown_lesson(capsys):
+    assert main(["lesson", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.strip().splitlines()] == list(lessons.LESSONS)
+    assert main(["lesson", "nope"]) == 1
+    assert "unknown lesson" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown lesson"):
+        lessons.run("nope")
