@@ -35,8 +35,8 @@ TITLE = {"zh": "语序：没有位置信息，「我打你」和「你打我」�
          "en": "Word order: without positional information, 'I hit you' and 'you hit me' look the same"}
 
 N_SENTENCES = 6000  # drawn from the built-in corpus; only the order sentences (about a fifth) are kept
-MODEL = dict(n_ctx=16, d_model=64, n_heads=4, n_layers=1)
-TRAIN = dict(steps=1000, batch_size=16, lr=5e-3, min_lr=5e-4, warmup_steps=30, eval_steps=10)
+MODEL = {"n_ctx": 16, "d_model": 64, "n_heads": 4, "n_layers": 1}
+TRAIN = {"steps": 800, "batch_size": 16, "lr": 5e-3, "min_lr": 5e-4, "warmup_steps": 30, "eval_steps": 10}
 EMBED_STD = 1.5  # token embeddings ~ N(0, 1.5^2), see _text
 # (name, pos, n_layers): four one-layer models, one per kind of position, and a two-layer one without
 RUNS = (("none", "none", 1), ("learned", "learned", 1), ("sinusoidal", "sinusoidal", 1), ("rope", "rope", 1),

@@ -1,6 +1,6 @@
 """Lesson: residual connections and LayerNorm are what make a deep stack trainable.
 
-Four 8-layer GPTs of tiny width are trained on the same text for the same budget (same seed, same
+Four 6-layer GPTs of tiny width are trained on the same text for the same budget (same seed, same
 batches): with residual connections and pre-norm LayerNorm (the standard block), with residuals
 but no LayerNorm (norm="none"), with LayerNorm but no residuals (residual=False), and with neither.
 Besides the losses the lesson measures, at initialisation, how large the signal leaving the last
@@ -29,8 +29,8 @@ TITLE = {"zh": "残差连接与 LayerNorm：深层网络为什么训练得动",
          "en": "Residual connections and LayerNorm: why a deep stack trains at all"}
 
 N_SENTENCES = 3000
-MODEL = dict(n_ctx=24, d_model=32, n_heads=2, n_layers=8)
-TRAIN = dict(steps=300, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_steps=10)
+MODEL = {"n_ctx": 24, "d_model": 32, "n_heads": 2, "n_layers": 6}
+TRAIN = {"steps": 300, "batch_size": 16, "lr": 3e-3, "min_lr": 3e-4, "warmup_steps": 30, "eval_steps": 10}
 EARLY = 100  # "after the first N steps": the mean batch loss over steps EARLY-20 .. EARLY
 # (name, residual, norm)
 VARIANTS = (("both", True, "pre"), ("residual", True, "none"), ("norm", False, "pre"), ("neither", False, "none"))
@@ -162,13 +162,16 @@ def _rows(lang: str, n: dict) -> str:
     return "\n".join(rows)
 
 
-def _why_stuck(lang: str, n: dict, x: str) -> str:
-    """The measured reason a variant did not learn: its tokens collapsed, its gradient vanished, or both."""
+def _why_stuck(lang: str, n: dict, x: str, again: bool = False) -> str:
+    """The measured reason a variant did not learn: its tokens collapsed, its gradient vanished, or both.
+    `again`: the collapse was already explained for an earlier variant."""
     collapsed, vanished = n[f"cos_last_{x}"] > 0.9, n[f"grad_first_{x}"] < 1e-6
     label = _label(x, lang)
     if lang == "zh":
         why = []
-        if collapsed:
+        if collapsed and again:
+            why.append(f"同样，各位置的向量塌缩到同一个方向（余弦 {n[f'cos_last_{x}']:.3f}）")
+        elif collapsed:
             why.append(f"所有位置走出最后一块时几乎指向同一个方向（余弦 {n[f'cos_last_{x}']:.3f}）：没有直通路径，注意力一遍遍把各个词元"
                        "平均到一起，区分词元的信息被抹掉了，输出不再依赖输入")
         if vanished:
@@ -177,7 +180,9 @@ def _why_stuck(lang: str, n: dict, x: str) -> str:
             why.append("初始化时的数字看不出明显的原因")
         return f"「{label}」到最后也没有比只按词频猜（{n['unigram_loss']:.2f}）好多少：" + "；".join(why) + "。"
     why = []
-    if collapsed:
+    if collapsed and again:
+        why.append(f"the positions collapse onto one direction in the same way (cosine {n[f'cos_last_{x}']:.3f})")
+    elif collapsed:
         why.append(f"every position leaves the last block pointing almost the same way (cosine {n[f'cos_last_{x}']:.3f}): "
                    "with no shortcut, attention averages the tokens together layer after layer until what told them apart "
                    "is gone, and the output no longer depends on the input")
@@ -194,7 +199,11 @@ def _verdicts(lang: str, n: dict) -> str:
     best = min((x for x, _, _ in VARIANTS), key=lambda x: n[f"val_loss_{x}"])
     out = [f"验证损失最低的是「{_label(best, lang)}」（{n[f'val_loss_{best}']:.2f}）。" if lang == "zh" else
            f"The lowest validation loss is reached by '{_label(best, lang)}' ({n[f'val_loss_{best}']:.2f})."]
-    out += [_why_stuck(lang, n, x) for x, _, _ in VARIANTS if _stuck(n, x)]
+    explained = False
+    for x, _, _ in VARIANTS:
+        if _stuck(n, x):
+            out.append(_why_stuck(lang, n, x, again=explained))
+            explained = explained or n[f"cos_last_{x}"] > 0.9
     if not _stuck(n, "residual"):
         gap = n["val_loss_residual"] - n["val_loss_both"]
         ratio = n["grad_first_both"] / max(n["grad_first_residual"], 1e-300)

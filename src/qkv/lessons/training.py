@@ -46,7 +46,8 @@ def threads(n: int = 1):
     Tiny models are fastest on one thread, and a fixed thread count keeps the sums in the same
     order, so a lesson's numbers do not depend on the machine's core count. Subnormal floats are
     flushed to zero meanwhile: a deep stack without residuals or LayerNorm shrinks its activations
-    below 1e-38, where the CPU's arithmetic becomes many times slower.
+    below 1e-38, where the CPU's arithmetic becomes many times slower (torch cannot report the
+    previous flush setting; it is put back to torch's default, off).
     """
     before = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -120,12 +121,10 @@ def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eva
     return Fit(model, losses, train_loss, val_loss, time.perf_counter() - t0, evals)
 
 
-def draw_curves(ax, fits: dict[str, "Fit"], lang: str = "en", window: int = 25, zoom_from: int | None = None) -> None:
+def draw_curves(ax, fits: dict[str, Fit], lang: str = "en", window: int = 25, zoom_from: int | None = None) -> None:
     """On one axis: each run's batch losses (light), their moving average (solid) and its final
     validation loss (a square at the last step). `zoom_from` limits the y axis to what the
     averages show from that step on (the first steps' drop would flatten everything else)."""
-    import math
-
     from ..explain.figures import tr
     from ..explain.plot_training import moving_average
 

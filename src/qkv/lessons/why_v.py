@@ -24,9 +24,9 @@ TITLE = {"zh": "为什么要乘 V：K 负责匹配，V 负责传递（z = A·V �
          "en": "Why multiply by V: K is for matching, V for what is passed on (z = A·V versus z = A·K)"}
 
 N_SENTENCES = 3000  # of the built-in Chinese corpus
-MODEL = dict(n_ctx=32, d_model=64, n_heads=4, n_layers=2)
+MODEL = {"n_ctx": 32, "d_model": 64, "n_heads": 4, "n_layers": 2}
 WIDTHS = (16, 2)  # d_head of the two pairs: the usual d_model / n_heads, and very narrow heads
-TRAIN = dict(steps=600, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_steps=10)
+TRAIN = {"steps": 500, "batch_size": 16, "lr": 3e-3, "min_lr": 3e-4, "warmup_steps": 30, "eval_steps": 10}
 PHENOMENA = ("sense", "association", "order")
 KINDS = ("v", "k")
 EARLY = (250, 300)  # a window of steps where the batch losses are compared mid-training
@@ -41,7 +41,8 @@ def measure(seed: int = 0) -> dict:
         tc = TrainConfig(**TRAIN, seed=seed)
         probes = {ph: corpus.probes(ph, "zh") for ph in PHENOMENA}
         n = {"seed": seed, "sentences": N_SENTENCES, "tokens": len(ids), "vocab": tok.vocab_size,
-             "steps": tc.steps, "batch_size": tc.batch_size, **MODEL, **{f"{ph}_probes": len(p) for ph, p in probes.items()}}
+             "steps": tc.steps, "batch_size": tc.batch_size, **MODEL, **{f"{ph}_probes": len(p) for ph, p in probes.items()},
+             **{f"{ph}_chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p) for ph, p in probes.items()}}
         fits = {}
         for width in WIDTHS:
             for kind in KINDS:
@@ -168,7 +169,8 @@ def _text(lang: str, n: dict) -> str:
             f"第一对的头宽是常见的 d_head = {wide}；第二对把每个头压窄到 d_head = {narrow}，"
             "这时一个键几乎没有多余的维度，既要负责被找到、又要携带内容，矛盾就显出来了。"
             f"探针是训练时没出现过的句子（词义 {n['sense_probes']} 条、远距离关联 {n['association_probes']} 条、"
-            f"语序 {n['order_probes']} 条），模型给正确续写的概率最高才算答对：\n"
+            f"语序 {n['order_probes']} 条），模型给正确续写的概率最高才算答对"
+            f"（随机猜的准确率分别是 {_pct(n['sense_chance'])}、{_pct(n['association_chance'])}、{_pct(n['order_chance'])}）：\n"
             f"{_rows(lang, n)}\n\n"
             f"{verdicts}\n\n"
             "怎么理解：只用 K 时，每个头的“被匹配的特征”和“被传递的内容”必须落在同一组方向里。"
@@ -189,7 +191,8 @@ def _text(lang: str, n: dict) -> str:
         f"every head to d_head = {narrow}, so a key has hardly any spare directions and must both get found and carry "
         f"the content. The probes are sentences never seen in training ({n['sense_probes']} word-sense, "
         f"{n['association_probes']} long-range association, {n['order_probes']} word-order), each solved when the "
-        "right continuation gets the highest probability:\n"
+        "right continuation gets the highest probability (guessing would score "
+        f"{_pct(n['sense_chance'])}, {_pct(n['association_chance'])} and {_pct(n['order_chance'])}):\n"
         f"{_rows(lang, n)}\n\n"
         f"{verdicts}\n\n"
         "How to read it: with keys only, the features a head matches on and the content it delivers must live in the "

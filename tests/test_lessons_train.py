@@ -1,0 +1,151 @@
+"""The lessons that train their own models: why-v, order, residual.
+
+Each lesson runs once (module-scoped fixture, caches cleared so the time is real) and its measured
+claims are asserted. The Chinese run reuses the cached measurements, so it only renders text.
+"""
+
+import json
+import math
+import re
+import time
+
+import pytest
+import torch
+
+from qkv.config import ModelConfig, TrainConfig
+from qkv.lessons import lesson_module
+from qkv.lessons.training import fit, tokenize
+
+LIMIT_S = 60  # the lessons are built to finish in under 30 s; twice that guards against a busy machine
+HAN = re.compile("[\u4e00-\u9fff]")
+
+
+def _run(name, out):
+    module = lesson_module(name)
+    module.measure.cache_clear()
+    t0 = time.perf_counter()
+    result = module.run(lang="en", out=out)
+    return result, time.perf_counter() - t0
+
+
+@pytest.fixture(scope="module")
+def why_v(tmp_path_factory):
+    return _run("why-v", tmp_path_factory.mktemp("why_v"))
+
+
+@pytest.fixture(scope="module")
+def order(tmp_path_factory):
+    return _run("order", tmp_path_factory.mktemp("order"))
+
+
+@pytest.fixture(scope="module")
+def residual(tmp_path_factory):
+    return _run("residual", tmp_path_factory.mktemp("residual"))
+
+
+def _common(result, seconds, name):
+    assert result.name == name and result.lang == "en"
+    assert result.text and result.headline and result.title
+    assert not HAN.search(result.headline)
+    assert len(result.figures) == 1 and result.figures[0].exists() and result.figures[0].stat().st_size > 10_000
+    json.dumps(result.to_json())  # every number serialisable
+    assert seconds < LIMIT_S, f"{name} took {seconds:.1f} s"
+
+
+# ------------------------------------------------------------------ why-v
+
+
+def test_why_v_measures_both_models(why_v):
+    result, seconds = why_v
+    _common(result, seconds, "why-v")
+    n = result.numbers
+    for width in (16, 2):
+        for kind in ("v", "k"):
+            key = f"{kind}{width}"
+            assert math.isfinite(n[f"train_loss_{key}"]) and math.isfinite(n[f"val_loss_{key}"])
+            for ph in ("sense", "association", "order"):
+                assert 0.0 <= n[f"{ph}_acc_{key}"] <= 1.0
+        assert n[f"params_k{width}"] < n[f"params_v{width}"]  # no W_V
+        assert f"{n[f'val_loss_v{width}']:.3f}" in result.headline and f"{n[f'val_loss_k{width}']:.3f}" in result.headline
+
+
+def test_why_v_separate_values_help(why_v):
+    # held for seeds 0-3 (gaps 0.026-0.057 nats at this budget); the test runs seed 0
+    n = why_v[0].numbers
+    assert n["val_loss_v16"] < n["val_loss_k16"]
+    assert n["val_loss_v2"] < n["val_loss_k2"]
+
+
+# ------------------------------------------------------------------ order
+
+
+def test_order_permutation_equivariance(order):
+    result, seconds = order
+    _common(result, seconds, "order")
+    n = result.numbers
+    assert n["perm_none"] < 1e-5  # no positions, no mask: permuting the ids permutes the logits
+    assert n["perm_learned"] > 1e-3  # learned positions break it
+    assert n["perm_none_causal"] > 1e-3  # and so does the causal mask
+
+
+def test_order_probes(order):
+    n = order[0].numbers
+    for pos in ("learned", "sinusoidal", "rope"):
+        assert n[f"acc_{pos}"] >= 0.95, pos
+    # one layer, no positions: both members of a pair get the same scores, so exactly one is right
+    assert n["acc_none"] == 0.5 and n["apart_none"] == 0.0
+    assert n["pair_diff_none"] < 1e-4
+    assert 0.0 <= n["acc_none2"] <= 1.0 and f"{100 * n['acc_none2']:.0f}%" in order[0].text
+
+
+def test_order_rope_depends_on_offset_only(order):
+    n = order[0].numbers
+    assert n["rope_shift_dev"] < 1e-5
+    assert n["additive_shift_dev"] > 1e-2
+
+
+# ------------------------------------------------------------------ residual
+
+
+def test_residual_full_block_trains_best(residual):
+    result, seconds = residual
+    _common(result, seconds, "residual")
+    n = result.numbers
+    for name in ("both", "residual", "norm", "neither"):
+        assert math.isfinite(n[f"val_loss_{name}"]) and math.isfinite(n[f"early_loss_{name}"])
+    assert n["val_loss_both"] < n["val_loss_neither"]
+    assert n["train_loss_both"] < n["train_loss_neither"]
+    assert n["val_loss_both"] < n["unigram_loss"] - 1.0  # it learned far more than word frequencies
+    assert n["early_loss_both"] < n["early_loss_neither"]
+
+
+# ------------------------------------------------------------------ both languages
+
+
+@pytest.mark.parametrize("name", ["why-v", "order", "residual"])
+def test_chinese_text(name, why_v, order, residual):
+    module = lesson_module(name)
+    zh = module.run(lang="zh")  # the measurements are cached: this only renders
+    en = {"why-v": why_v, "order": order, "residual": residual}[name][0]
+    assert HAN.search(zh.text) and HAN.search(zh.headline) and HAN.search(zh.title)
+    assert zh.numbers == en.numbers and zh.figures == []
+    assert module.TITLE["zh"] != module.TITLE["en"]
+
+
+def test_bad_language():
+    with pytest.raises(ValueError):
+        lesson_module("order").run(lang="fr")
+
+
+# ------------------------------------------------------------------ the training helper
+
+
+def test_fit_is_deterministic_and_learns():
+    tok, ids = tokenize("我 打了 你 ， 你 哭了 。\n你 打了 我 ， 我 哭了 。\n" * 40)
+    assert " " not in [tok.decode([i]) for i in ids.tolist()]  # single spaces are not tokens
+    cfg = ModelConfig(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1)
+    tc = TrainConfig(steps=40, batch_size=4, lr=1e-2, min_lr=1e-3, warmup_steps=5, eval_steps=2)
+    a, b = fit(ids, cfg, tc, seed=3), fit(ids, cfg, tc, seed=3)
+    assert a.losses == b.losses and a.val_loss == b.val_loss
+    assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))
+    assert a.loss_after(40, window=10) < a.losses[0]
