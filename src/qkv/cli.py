@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ckpt", metavar="DIR", help="the model to use (default: the bundled model)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p = sub.add_parser("trace", help="every intermediate of one forward pass as JSON (docs/trace-format.md)")
-    p.add_argument("--ckpt", required=True, metavar="DIR")
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled model)")
     p.add_argument("text")
     p.add_argument("--names", nargs="+", metavar="NAME", help="keep only these activations (full names)")
     p.add_argument("--check", action="store_true", help="also check the invariants (qkv.check) and add the report")
@@ -196,8 +196,9 @@ def cmd_trace(args) -> None:
 
     from .checkpoint import load
     from .checks import check
+    from .lessons.base import default_ckpt
 
-    model, tokenizer = load(args.ckpt)
+    model, tokenizer = load(args.ckpt or default_ckpt())
     ids = tokenizer.encode(args.text)
     if not ids:
         raise ValueError("the text is empty")
