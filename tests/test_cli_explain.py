@@ -83,3 +83,18 @@ def test_figure_and_its_errors(capsys, ckpt, tmp_path):
     one_line_error(capsys, ["figure", "head", "--ckpt", str(ckpt), "--text", "苹果", "--out", str(tmp_path / "x.gif")])
     # no --ckpt: the bundled model, whose word vocabulary has no "qqqzzz"
     assert "qqqzzz" in one_line_error(capsys, ["figure", "hull", "--text", "qqqzzz", "--out", str(tmp_path / "x.png")])
+
+
+def test_trace_check_with_names_checks_everything_then_filters(capsys, ckpt):
+    out, err = ok(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--check", "--names", "probs"])
+    doc = json.loads(out)
+    assert set(doc["activations"]) == {"probs"} and doc["check"]["passed"] is True
+
+
+def test_check_refuses_a_partial_trace(ckpt):
+    from qkv import check, load
+
+    model, tok = load(ckpt)
+    _, trace = model.run_with_trace(torch.tensor([tok.encode("苹果")]), names=["probs"])
+    with pytest.raises(ValueError, match="whole trace"):
+        check(trace)

@@ -135,6 +135,12 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
     The convex-hull check solves one small linear program per (sequence, head, query position),
     at most max_hull_points per layer, spread evenly.
     """
+    from .trace import trace_names
+
+    missing = [n for n in trace_names(trace.cfg) if n not in trace]
+    if missing:
+        raise ValueError(f"the check needs the whole trace; {missing[0]} and {len(missing) - 1} more were not recorded "
+                         "(run run_with_trace without names)")
     items: list[CheckItem] = []
     for layer in range(trace.cfg.n_layers):
         items += _rows(trace, layer)

@@ -202,12 +202,15 @@ def cmd_trace(args) -> None:
     ids = tokenizer.encode(args.text)
     if not ids:
         raise ValueError("the text is empty")
-    _, trace = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), args.names)
+    # the check reads every activation, so with --check the whole trace is recorded, then filtered
+    _, trace = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), None if args.check else args.names)
     out = trace.to_json(tokenizer)
     if args.check:
         report = check(trace)
         out["check"] = report.to_json()
         print(report, file=sys.stderr)
+        if args.names:
+            out["activations"] = {k: v for k, v in out["activations"].items() if k in set(args.names)}
     text = json.dumps(out, ensure_ascii=False)
     if args.out:
         from pathlib import Path
