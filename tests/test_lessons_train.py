@@ -7,7 +7,6 @@ claims are asserted. The Chinese run reuses the cached measurements, so it only 
 import json
 import math
 import re
-import time
 
 import pytest
 import torch
@@ -16,16 +15,13 @@ from qkv.config import ModelConfig, TrainConfig
 from qkv.lessons import lesson_module
 from qkv.lessons.training import fit, tokenize
 
-LIMIT_S = 60  # the lessons are built to finish in under 30 s; twice that guards against a busy machine
 HAN = re.compile("[\u4e00-\u9fff]")
 
 
 def _run(name, out):
     module = lesson_module(name)
     module.measure.cache_clear()
-    t0 = time.perf_counter()
-    result = module.run(lang="en", out=out)
-    return result, time.perf_counter() - t0
+    return module.run(lang="en", out=out)  # run times: benchmarks/lessons_time.py
 
 
 @pytest.fixture(scope="module")
@@ -43,21 +39,20 @@ def residual(tmp_path_factory):
     return _run("residual", tmp_path_factory.mktemp("residual"))
 
 
-def _common(result, seconds, name):
+def _common(result, name):
     assert result.name == name and result.lang == "en"
     assert result.text and result.headline and result.title
     assert not HAN.search(result.headline)
     assert len(result.figures) == 1 and result.figures[0].exists() and result.figures[0].stat().st_size > 10_000
     json.dumps(result.to_json())  # every number serialisable
-    assert seconds < LIMIT_S, f"{name} took {seconds:.1f} s"
 
 
 # ------------------------------------------------------------------ why-v
 
 
 def test_why_v_measures_both_models(why_v):
-    result, seconds = why_v
-    _common(result, seconds, "why-v")
+    result = why_v
+    _common(result, "why-v")
     n = result.numbers
     for width in (16, 2):
         for kind in ("v", "k"):
@@ -71,7 +66,7 @@ def test_why_v_measures_both_models(why_v):
 
 def test_why_v_separate_values_help(why_v):
     # held for seeds 0-3 (gaps 0.026-0.057 nats at this budget); the test runs seed 0
-    n = why_v[0].numbers
+    n = why_v.numbers
     assert n["val_loss_v16"] < n["val_loss_k16"]
     assert n["val_loss_v2"] < n["val_loss_k2"]
 
@@ -80,8 +75,8 @@ def test_why_v_separate_values_help(why_v):
 
 
 def test_order_permutation_equivariance(order):
-    result, seconds = order
-    _common(result, seconds, "order")
+    result = order
+    _common(result, "order")
     n = result.numbers
     assert n["perm_none"] < 1e-5  # no positions, no mask: permuting the ids permutes the logits
     assert n["perm_learned"] > 1e-3  # learned positions break it
@@ -89,17 +84,17 @@ def test_order_permutation_equivariance(order):
 
 
 def test_order_probes(order):
-    n = order[0].numbers
+    n = order.numbers
     for pos in ("learned", "sinusoidal", "rope"):
         assert n[f"acc_{pos}"] >= 0.95, pos
     # one layer, no positions: both members of a pair get the same scores, so exactly one is right
     assert n["acc_none"] == 0.5 and n["apart_none"] == 0.0
     assert n["pair_diff_none"] < 1e-4
-    assert 0.0 <= n["acc_none2"] <= 1.0 and f"{100 * n['acc_none2']:.0f}%" in order[0].text
+    assert 0.0 <= n["acc_none2"] <= 1.0 and f"{100 * n['acc_none2']:.0f}%" in order.text
 
 
 def test_order_rope_depends_on_offset_only(order):
-    n = order[0].numbers
+    n = order.numbers
     assert n["rope_shift_dev"] < 1e-5
     assert n["additive_shift_dev"] > 1e-2
 
@@ -108,8 +103,8 @@ def test_order_rope_depends_on_offset_only(order):
 
 
 def test_residual_full_block_trains_best(residual):
-    result, seconds = residual
-    _common(result, seconds, "residual")
+    result = residual
+    _common(result, "residual")
     n = result.numbers
     for name in ("both", "residual", "norm", "neither"):
         assert math.isfinite(n[f"val_loss_{name}"]) and math.isfinite(n[f"early_loss_{name}"])
@@ -126,7 +121,7 @@ def test_residual_full_block_trains_best(residual):
 def test_chinese_text(name, why_v, order, residual):
     module = lesson_module(name)
     zh = module.run(lang="zh")  # the measurements are cached: this only renders
-    en = {"why-v": why_v, "order": order, "residual": residual}[name][0]
+    en = {"why-v": why_v, "order": order, "residual": residual}[name]
     assert HAN.search(zh.text) and HAN.search(zh.headline) and HAN.search(zh.title)
     assert zh.numbers == en.numbers and zh.figures == []
     assert module.TITLE["zh"] != module.TITLE["en"]
