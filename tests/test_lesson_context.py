@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import qkv
-from qkv.lessons import base, context
+from qkv.lessons import base, context, representations
 
 
 @pytest.fixture(scope="module")
@@ -93,14 +93,14 @@ def test_probe_fit_on_separable_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 5))
     y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(float)
-    predict = context.fit_probe(X, y)
+    predict = representations.fit_probe(X, y)
     Xt = rng.normal(size=(200, 5))
     assert np.mean(predict(Xt) == (Xt[:, 0] + 0.5 * Xt[:, 1] > 0)) > 0.95
 
 
 def test_labels_come_from_the_corpus():
-    train = context.sense_examples(seed=1, n_sentences=300)
-    held = context.heldout_examples()
+    train = representations.sense_examples(seed=1, n_sentences=300)
+    held = representations.heldout_examples()
     assert train and all(t.split()[-1] in ("苹果", "小米", "黑莓") for t, _ in train)
     assert 0.3 < np.mean([y for _, y in train]) < 0.7
     assert len(held) % 2 == 0 and [y for _, y in held[:4]] == [False, True, False, True]  # pairs: fruit, company
