@@ -44,6 +44,10 @@ COMPANY = f"{SUBJECT} {COMPANY_CUE} {WORD}"
 TOP = 3
 
 
+# ---------------------------------------------------------------------------
+# Next-token predictions
+# ---------------------------------------------------------------------------
+
 
 @torch.no_grad()
 def next_words(model, tokenizer, prompt: str, top: int = TOP) -> list[tuple[str, float]]:

@@ -133,8 +133,3 @@ def probe_by_stage(model, train, test) -> dict[str, float]:
         predict = fit_probe(tr[name], train[2])
         acc[label] = float(np.mean(predict(te[name]) == test[2].astype(bool)))
     return acc
-
-
-# ---------------------------------------------------------------------------
-# Next-token predictions
-# ---------------------------------------------------------------------------
