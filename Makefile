@@ -18,6 +18,7 @@ demo: $(STAMP)
 	$(VENV)/bin/qkv demo
 
 test: $(STAMP)
+	@sh scripts/chromium.sh
 	$(PY) -m pytest
 
 bench: $(STAMP)

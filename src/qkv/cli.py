@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--names", nargs="+", metavar="NAME", help="keep only these activations (full names)")
     p.add_argument("--check", action="store_true", help="also check the invariants (qkv.check) and add the report")
     p.add_argument("--out", metavar="FILE", help="write the JSON here instead of printing it")
+    p = sub.add_parser("serve", help="the explorer: a local web page that shows attention computing, live")
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled model)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this computer only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     from .explain.attend import add_attend_parser
     from .explain.explain import add_explain_parser
     from .explain.figures import add_figure_parser
@@ -221,6 +225,12 @@ def cmd_trace(args) -> None:
         print(text)
 
 
+def cmd_serve(args) -> None:
+    from .web.server import serve
+
+    serve(args.ckpt, host=args.host, port=args.port)
+
+
 def _run(name: str):
     """Commands that live next to what they explain (qkv.explain.*)."""
     def run(args):
@@ -231,7 +241,7 @@ def _run(name: str):
 
 
 COMMANDS = {"train": cmd_train, "generate": cmd_generate, "info": cmd_info, "demo": cmd_demo, "lesson": cmd_lesson,
-            "trace": cmd_trace,
+            "trace": cmd_trace, "serve": cmd_serve,
             "attend": _run("attend"), "explain": _run("explain"), "figure": _run("figure")}
 
 

@@ -337,6 +337,8 @@ def add_explain_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=5, metavar="N", help="rows in the ranked tables (default 5)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--lang", choices=("zh", "en"), default="en")
+    p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
+                                                  "(opens from disk, offline) instead of printing")
     return p
 
 
@@ -345,6 +347,12 @@ def run_explain(args) -> None:
     from ..lessons.base import default_ckpt
 
     model, tokenizer = load(args.ckpt or default_ckpt())
+    if args.html:
+        from ..web.export import export_html
+
+        path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"))
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
+        return
     ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,
                  top=args.top, lang=args.lang)
     if args.format == "json":

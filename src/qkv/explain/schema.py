@@ -1,4 +1,5 @@
-"""The JSON that qkv writes (attend, explain, trace, check): one versioned format, as JSON Schema.
+"""The JSON that qkv writes (attend, explain, trace, check, and the explorer's view, compare, model,
+generate): one versioned format, as JSON Schema.
 
 Every document has {"format": "qkv-explain", "version": 1, "kind": ...}; docs/trace-format.md
 describes the fields in prose. `validate(doc)` checks a document (needs the jsonschema package).
@@ -63,7 +64,38 @@ TRACE = _kind("trace", {
     "activations": {"type": "object", "additionalProperties": _activation},
 }, {"check": CHECK})
 
-SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "trace": TRACE, "check": CHECK}
+_packed = {"type": "object", "required": ["dtype", "shape", "data"], "additionalProperties": False,
+           "properties": {"dtype": {"enum": ["float32", "int32"]}, "shape": {"type": "array", "items": _int},
+                          "data": {"type": "string", "contentEncoding": "base64"}}}
+_model = {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos",
+                                         "causal", "tokenizer"]}
+VIEW_ARRAYS = ("dots", "scores", "pattern", "v_norm", "v_first", "z_norm", "z_first", "v_2d", "z_2d", "kept_2d",
+               "head_out_norm", "x_norm", "attn_out_norm", "x_plus_attn_norm", "resid_mid_norm", "mlp_out_norm",
+               "resid_post_norm", "update_cos", "next_ids", "next_probs", "actual_prob", "actual_rank")
+
+VIEW = _kind("view", {
+    "text": _str, "ids": {"type": "array", "items": _int}, "tokens": {"type": "array", "items": _str},
+    "model": _model, "scale": _num, "first": _int,
+    "vocab": {"type": "object", "additionalProperties": _str},
+    "arrays": {"type": "object", "required": list(VIEW_ARRAYS), "additionalProperties": _packed},
+})
+
+_side = {"type": "object", "required": ["tokens", "pos"], "properties": {"tokens": {"type": "array", "items": _str}, "pos": _int}}
+COMPARE = _kind("compare", {
+    "word": _str, "a": _side, "b": _side,
+    "stages": {"type": "array", "items": {"type": "object", "required": ["label", "name", "cosine"],
+                                          "properties": {"label": _str, "name": _str, "cosine": _num}}},
+})
+
+MODEL = _kind("model", {
+    "model": _model, "examples": {"type": "array", "items": _str},
+    "compare": {"type": ["object", "null"], "required": ["a", "b", "word"]},
+})
+
+GENERATE = _kind("generate", {"prompt": _str, "text": _str, "added": _str, "ids": {"type": "array", "items": _int}})
+
+SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "trace": TRACE, "check": CHECK, "view": VIEW, "compare": COMPARE,
+           "model": MODEL, "generate": GENERATE}
 
 
 def validate(doc: dict) -> None:

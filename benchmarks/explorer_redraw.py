@@ -1,0 +1,126 @@
+"""How fast the explorer page redraws, in a real browser (Debian's Chromium, headless, Playwright).
+
+A `small`-preset GPT (6 layers, 6 heads, d_head 64; random weights, char tokenizer) is served by
+`qkv serve`; the page shows a 64-token sentence. Each round changes the layer, the head, the query
+token and the sentence; the page times each redraw itself (from the user's event to the end of
+drawing; for a sentence, the request, the decoding and the drawing) in `window.qkv.timings`. Next to
+the sentence change, the same request timed from Python (server time + transfer, no drawing).
+
+    python benchmarks/explorer_redraw.py [--rounds 10] [--screenshot docs/img/explorer.png]
+
+--screenshot also serves the bundled model and saves the page at 1280 x 900 (the README's picture).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import torch
+
+import qkv
+from common import machine
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from browser_util import ARGS, CHROMIUM, act, choose, free_port, load_page, start_server, stop  # noqa: E402
+
+SENTENCES = ["To be, or not to be, that is the question: Whether 'tis nobler i",
+             "Now is the winter of our discontent made glorious summer by this"]
+TARGET_MS = 100
+
+
+def small_checkpoint(folder: Path) -> Path:
+    text = "".join(chr(c) for c in range(0x20, 0x7F))
+    tok = qkv.CharTokenizer.train(text)
+    torch.manual_seed(0)
+    model = qkv.GPT(qkv.ModelConfig(d_vocab=tok.vocab_size, **qkv.PRESETS["small"].model))
+    qkv.save(folder / "small", model, tok)
+    return folder / "small"
+
+
+def view_request_ms(url: str, text: str, rounds: int) -> list[float]:
+    body = json.dumps({"text": text}).encode()
+    out = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        req = urllib.request.Request(url + "api/view", body, {"content-type": "application/json"})
+        urllib.request.urlopen(req, timeout=60).read()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def measure(browser, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, url = start_server("--ckpt", str(small_checkpoint(Path(tmp))), "--port", str(free_port()))
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            pg = context.new_page()
+            load_page(pg, url + "?lang=en")
+            for r in range(rounds):
+                pg.fill("#text", SENTENCES[r % 2])
+                act(pg, lambda: pg.click("#analyze"))
+                choose(pg, layer=(r + 1) % 6, head=(r + 2) % 6, token=63 - r)
+            timings = pg.evaluate("qkv.timings")
+            python_ms = view_request_ms(url, SENTENCES[0], rounds)
+        finally:
+            context.close()
+            stop(proc)
+    by_kind: dict[str, list[float]] = {}
+    for t in timings:
+        by_kind.setdefault(t["what"], []).append(t["ms"])
+    print(f"small preset (6 layers x 6 heads, d_head 64), 64 tokens, {rounds} rounds; target < {TARGET_MS} ms")
+    print(f"{'redraw after a change of':<28}{'median ms':>10}{'max ms':>9}{'under target':>14}")
+    for kind in ("layer", "head", "token", "text"):
+        ms = by_kind.get(kind, [])
+        if ms:
+            print(f"{kind:<28}{statistics.median(ms):>10.1f}{max(ms):>9.1f}{sum(m < TARGET_MS for m in ms):>9}/{len(ms)}")
+    print(f"{'  /api/view from Python':<28}{statistics.median(python_ms):>10.1f}{max(python_ms):>9.1f}"
+          "   (the sentence's request alone, no drawing)")
+
+
+def screenshot(browser, path: Path) -> None:
+    proc, url = start_server("--port", str(free_port()))
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1)
+    try:
+        pg = context.new_page()
+        load_page(pg, url + "?lang=zh")
+        pg.fill("#text", "我 投资了 苹果 ，")
+        act(pg, lambda: pg.click("#analyze"))
+        choose(pg, layer=1, head=0, token=4)
+        pg.wait_for_selector("#compare-result [data-stage]")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(path), full_page=True)
+        print(f"wrote {path}")
+    finally:
+        context.close()
+        stop(proc)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--screenshot", type=Path, metavar="PNG")
+    args = ap.parse_args()
+    if not Path(CHROMIUM).exists():
+        sys.exit(f"explorer_redraw: {CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    print(machine())
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            measure(browser, args.rounds)
+            if args.screenshot:
+                screenshot(browser, args.screenshot)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

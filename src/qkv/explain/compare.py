@@ -1,0 +1,47 @@
+"""One word in two sentences: how alike its representations are, layer by layer.
+
+    doc = compare(model, tokenizer, "我 昨天 吃了 苹果", "我 投资了 苹果", "苹果")
+
+The word's input embedding is the same row of W_E in both sentences; every attention layer then
+mixes in what the rest of the sentence says, so the two vectors drift apart. The document (kind
+"compare") gives cos(x_a, x_b) of the word's residual-stream vector at each stage: the embedding,
+the input of every block, and the output of the last block (lessons.representations.stages).
+With several tokens in the word, its last token is read; with several occurrences, the last one.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..lessons.representations import cosine, stages, vectors_at
+from .explain import FORMAT, VERSION
+from .view import TextError, encode_text
+
+
+def _last_occurrence(ids: list[int], word: list[int]) -> int | None:
+    for start in range(len(ids) - len(word), -1, -1):
+        if ids[start:start + len(word)] == word:
+            return start + len(word) - 1
+    return None
+
+
+@torch.no_grad()
+def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
+    n_ctx = model.cfg.n_ctx
+    ids_a, ids_b = encode_text(tokenizer, a, n_ctx), encode_text(tokenizer, b, n_ctx)
+    word_ids = encode_text(tokenizer, word, n_ctx)
+    pos = [_last_occurrence(ids, word_ids) for ids in (ids_a, ids_b)]
+    for p, text in zip(pos, (a, b)):
+        if p is None:
+            raise TextError(f"the word {word!r} is not in the sentence {text!r}")
+    was_training = model.training
+    model.eval()
+    try:
+        vec = vectors_at(model, [ids_a, ids_b], pos)
+    finally:
+        model.train(was_training)
+    side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}  # noqa: E731
+    return {"format": FORMAT, "version": VERSION, "kind": "compare", "word": word,
+            "a": side(ids_a, pos[0]), "b": side(ids_b, pos[1]),
+            "stages": [{"label": label, "name": name, "cosine": cosine(vec[name][0], vec[name][1])}
+                       for label, name in stages(model.cfg)]}

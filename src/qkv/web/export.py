@@ -1,0 +1,53 @@
+"""The explorer page as one self-contained HTML file: the data embedded, opens from disk offline.
+
+    export_html(model, tokenizer, "我 投资了 苹果 ，", "attention.html")   # qkv explain --html FILE TEXT
+
+The page is the one `qkv serve` sends, with its stylesheet and script written inline and the
+documents it would have fetched (model, view, compare) embedded as JSON. Layer, head, token and
+language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..checkpoint import atomic_write
+from ..explain.compare import compare
+from ..explain.view import model_info, view
+from .server import asset, examples
+
+STYLE_LINK = '<link rel="stylesheet" href="assets/app.css">'
+SCRIPT_TAG = '<script src="assets/app.js"></script>'
+
+
+def _inline_json(obj) -> str:
+    """JSON that is safe inside <script>: every "<" is written \\u003c, so no tag or comment can start."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page_html(data: dict) -> str:
+    """index.html with app.css and app.js inline and `data` in <script id="qkv-data">."""
+    html = asset("index.html")
+    if STYLE_LINK not in html or SCRIPT_TAG not in html:
+        raise RuntimeError("static/index.html lost its asset lines: the export cannot inline them")
+    style = asset("app.css").replace("</style", "<\\/style")
+    script = asset("app.js").replace("</script", "<\\/script")
+    payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>'
+    return html.replace(STYLE_LINK, f"<style>\n{style}\n</style>").replace(
+        SCRIPT_TAG, f"{payload}\n<script>\n{script}\n</script>")
+
+
+def export_html(model, tokenizer, text: str, path, name: str = "") -> Path:
+    """Write the page for `text` to `path` (atomically) and return the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
+    shown, pair = examples(tokenizer, model.cfg.n_ctx)
+    data = {"model": {"format": "qkv-explain", "version": 1, "kind": "model",
+                      "model": model_info(model, tokenizer, name), "examples": list(dict.fromkeys([text, *shown])), "compare": pair},
+            "view": view(model, tokenizer, text, name),
+            "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
+    atomic_write(path, page_html(data).encode("utf-8"))
+    return path

@@ -1,0 +1,207 @@
+"""The explorer's JSON API (qkv.web.server) on the bundled model, through an in-process client."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from qkv import load
+from qkv.explain.compare import compare
+from qkv.explain.explain import explain
+from qkv.explain.schema import validate
+from qkv.explain.view import pack, unpack, unpack_view, view
+from qkv.lessons.base import default_ckpt
+from qkv.sample import generate_ids
+from qkv.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
+
+SENTENCE = "我 投资了 苹果 ，"
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return load(default_ckpt())
+
+
+@pytest.fixture(scope="module")
+def client(bundled):
+    model, tokenizer = bundled
+    return TestClient(create_app(model, tokenizer, "bundled"))
+
+
+def error_of(response, status):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["status"] == status and isinstance(body["error"], str)
+    assert body["error"] and "\n" not in body["error"] and "Traceback" not in body["error"]
+    return body["error"]
+
+
+def test_model_endpoint_lists_examples_the_model_can_read(client, bundled):
+    doc = client.get("/api/model").json()
+    validate(doc)
+    assert doc["model"]["n_layers"] == bundled[0].cfg.n_layers and doc["model"]["tokenizer"] == "word"
+    assert SENTENCE in doc["examples"]
+    assert doc["compare"] == {"a": "我 昨天 吃了 苹果", "b": "我 投资了 苹果", "word": "苹果"}
+    for text in doc["examples"]:
+        assert client.post("/api/view", json={"text": text}).status_code == 200
+
+
+def test_view_endpoint_returns_the_view_document(client, bundled):
+    doc = client.post("/api/view", json={"text": SENTENCE}).json()
+    validate(doc)
+    direct = view(*bundled, SENTENCE, "bundled")
+    assert doc == direct
+    assert doc["tokens"] == ["我", "␣", "投资了", "␣", "苹果", "␣", "，"]
+
+
+def test_view_numbers_are_the_traced_activations(bundled):
+    model, tokenizer = bundled
+    arrays = unpack_view(view(model, tokenizer, SENTENCE))
+    ids = torch.tensor([tokenizer.encode(SENTENCE)])
+    _, tr = model.run_with_trace(ids)
+    for L in range(model.cfg.n_layers):
+        np.testing.assert_array_equal(arrays["pattern"][L], tr["pattern", L][0].numpy())
+        np.testing.assert_array_equal(arrays["dots"][L], tr["dots", L][0].numpy())
+        np.testing.assert_array_equal(arrays["scores"][L], tr["attn_scores", L][0].numpy())  # -inf survives packing
+        z = tr["z", L][0].transpose(0, 1)  # (T, H, d) -> (H, T, d)
+        np.testing.assert_allclose(arrays["z_norm"][L], z.norm(dim=-1).numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(arrays["z_first"][L], z[..., :4].numpy())
+    probs = tr["probs"][0]
+    np.testing.assert_array_equal(arrays["next_probs"][:, 0], probs.max(-1).values.numpy())
+    np.testing.assert_array_equal(arrays["next_ids"][:, 0], probs.argmax(-1).numpy())
+
+
+def test_projected_z_is_the_same_convex_combination_of_projected_values(bundled):
+    arrays = unpack_view(view(*bundled, "患者 服用 华法林 后 出现了 黑便 。"))
+    A, v2, z2 = arrays["pattern"].astype(float), arrays["v_2d"].astype(float), arrays["z_2d"].astype(float)
+    np.testing.assert_allclose(np.einsum("lhij,lhjc->lhic", A, v2), z2, atol=1e-5)
+    assert ((arrays["kept_2d"] > 0) & (arrays["kept_2d"] <= 1 + 1e-6)).all()
+
+
+def test_pack_round_trips_and_keeps_infinities():
+    x = torch.tensor([[1.5, -float("inf")], [0.0, 3.25]])
+    p = pack(x)
+    assert p["dtype"] == "float32" and p["shape"] == [2, 2]
+    np.testing.assert_array_equal(unpack(p), x.numpy())
+    assert unpack(pack(torch.tensor([3, -1]))).dtype == np.int32
+
+
+def test_explain_endpoint_equals_explain(client, bundled):
+    body = {"text": SENTENCE, "layer": 1, "head": 0, "token": 4, "lang": "zh"}
+    doc = client.post("/api/explain", json=body).json()
+    validate(doc)
+    assert doc == explain(*bundled, SENTENCE, layer=1, head=0, token=4, lang="zh").to_json()
+
+
+def test_generate_endpoint_matches_generate_ids(client, bundled):
+    model, tokenizer = bundled
+    body = {"text": SENTENCE, "max_new_tokens": 8, "temperature": 0.7, "top_k": 20, "seed": 3}
+    doc = client.post("/api/generate", json=body).json()
+    validate(doc)
+    ids = tokenizer.encode(SENTENCE)
+    new = list(generate_ids(model, ids, 8, 0.7, 20, None, 3))
+    assert doc["ids"] == ids + new and doc["text"] == tokenizer.decode(ids + new)
+    assert doc["text"] == SENTENCE + doc["added"]
+
+
+def test_generate_stops_at_n_ctx(client, bundled):
+    model, tokenizer = bundled
+    text = " ".join(["苹果"] * 31)  # 61 tokens: room for 3 more
+    doc = client.post("/api/generate", json={"text": text, "max_new_tokens": 50, "temperature": 0}).json()
+    assert len(doc["ids"]) == model.cfg.n_ctx
+    full = " ".join(["苹果"] * 32)  # 63 tokens
+    full = client.post("/api/generate", json={"text": full + " 苹果", "max_new_tokens": 5}).status_code
+    assert full == 400
+
+
+def test_compare_endpoint(client, bundled):
+    doc = client.post("/api/compare", json={"a": "我 昨天 吃了 苹果", "b": "我 投资了 苹果", "word": "苹果"}).json()
+    validate(doc)
+    assert doc == compare(*bundled, "我 昨天 吃了 苹果", "我 投资了 苹果", "苹果")
+    cos = {s["label"]: s["cosine"] for s in doc["stages"]}
+    assert cos["embed"] == pytest.approx(1.0, abs=1e-6)  # the same row of W_E in both sentences
+    assert cos["L3 out"] < 0.99  # ...and different once attention has mixed in the context
+    assert doc["a"]["tokens"][doc["a"]["pos"]] == "苹果" == doc["b"]["tokens"][doc["b"]["pos"]]
+
+
+@pytest.mark.parametrize("body, needle", [
+    ({"text": "我 投资了 榴莲"}, "榴莲"),  # a word the model never saw: named
+    ({"text": ""}, "empty"),
+    ({"text": "   "}, "empty"),
+    ({"text": " ".join(["苹果"] * 40)}, "n_ctx"),  # 79 tokens > 64
+])
+def test_view_refuses_bad_text_with_a_400(client, body, needle):
+    assert needle in error_of(client.post("/api/view", json=body), 400)
+
+
+@pytest.mark.parametrize("path, kwargs", [
+    ("/api/view", {"content": b"{not json", "headers": {"content-type": "application/json"}}),
+    ("/api/view", {"json": {}}),
+    ("/api/view", {"json": {"text": 3}}),
+    ("/api/view", {"json": {"text": SENTENCE, "extra": 1}}),
+    ("/api/view", {"json": ["text"]}),
+    ("/api/view", {"json": {"text": "苹果 " * 3000}}),  # over MAX_CHARS: refused before tokenizing
+    ("/api/explain", {"json": {"text": SENTENCE, "top": 0}}),
+    ("/api/explain", {"json": {"text": SENTENCE, "lang": "fr"}}),
+    ("/api/generate", {"content": b'{"text": "x", "temperature": NaN}', "headers": {"content-type": "application/json"}}),
+    ("/api/generate", {"json": {"text": SENTENCE, "top_p": 1.5}}),
+    ("/api/generate", {"json": {"text": SENTENCE, "max_new_tokens": 10**9}}),
+    ("/api/compare", {"json": {"a": "x"}}),
+])
+def test_malformed_requests_get_a_422(client, path, kwargs):
+    error_of(client.post(path, **kwargs), 422)
+
+
+def test_values_out_of_range_get_a_400(client):
+    assert "layer" in error_of(client.post("/api/explain", json={"text": SENTENCE, "layer": 9, "head": 0}), 400)
+    assert "token" in error_of(client.post("/api/explain", json={"text": SENTENCE, "layer": 0, "head": 0, "token": 99}), 400)
+    assert "not in the sentence" in error_of(client.post("/api/compare", json={"a": "我", "b": "我 吃了", "word": "苹果"}), 400)
+
+
+def test_unknown_routes_and_methods_are_json_errors(client):
+    error_of(client.get("/api/nothing"), 404)
+    error_of(client.get("/api/view"), 405)
+    error_of(client.delete("/api/model"), 405)
+    error_of(client.get("/docs"), 404)  # the interactive docs would load a CDN: switched off
+
+
+@pytest.mark.parametrize("path", [
+    "/assets/../server.py", "/assets/..%2Fserver.py", "/assets/%2e%2e%2fserver.py", "/assets/index.html",
+    "/assets/..%2F..%2F..%2F..%2Fetc%2Fpasswd", "/assets/app.js%00.py", "/assets/", "/assets/APP.JS",
+    "/../../etc/passwd", "/static/app.js", "/assets/app.js/..%2F..%2Fserver.py",
+])
+def test_nothing_but_the_assets_can_be_read(client, path):
+    r = client.get(path)
+    assert r.status_code in (404, 405), (path, r.status_code)
+    assert "import" not in r.text and "root:" not in r.text
+
+
+def test_the_page_and_its_assets_are_served_with_a_strict_policy(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    for name, kind in ASSETS.items():
+        r = client.get(f"/assets/{name}")
+        assert r.status_code == 200 and r.headers["content-type"] == kind and r.text == asset(name)
+
+
+def test_the_page_loads_nothing_from_the_network():
+    for name in ("index.html", *ASSETS):
+        text = asset(name)
+        urls = re.findall(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}""", text, flags=re.I)
+        assert not [u for u in urls if "w3.org" not in u], (name, urls)  # the SVG namespace is a name, not a fetch
+
+
+def test_host_header_is_checked(bundled):
+    app = create_app(*bundled)
+    app.state.hosts = allowed_hosts("127.0.0.1")
+    c = TestClient(app, base_url="http://127.0.0.1:8000")
+    assert c.get("/api/model").status_code == 200
+    assert c.get("/api/model", headers={"host": "localhost:8000"}).status_code == 200
+    assert "answers requests" in error_of(c.get("/api/model", headers={"host": "evil.example:8000"}), 400)
+    assert allowed_hosts("0.0.0.0") is None
+    assert host_name("[::1]:8000") == "[::1]" and host_name("localhost") == "localhost"

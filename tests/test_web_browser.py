@@ -1,0 +1,253 @@
+"""The explorer in a real browser: Debian's Chromium, headless, driven by Playwright.
+
+A real `qkv serve` process is started; the test types a sentence, switches layer and head, clicks a
+token, and checks that the numbers on the page are the API's (`/api/explain`, computed by a
+different path than the page's view document). The static export is opened from disk with the
+network off. Redraw times are printed (speed is reported, not asserted: see benchmarks/).
+
+No browser is downloaded: without /usr/bin/chromium these tests skip (and fail under CI=true;
+`make test` installs the package).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_util import ARGS, CHROMIUM, act, api, choose, free_port, load_page, start_server, stop
+
+SENTENCE = "我 投资了 苹果 ，"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError(f"{CHROMIUM} is missing: CI must install Debian's chromium (scripts/chromium.sh)")
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)", allow_module_level=True)
+
+sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def bundled_server():
+    """`qkv serve` with no arguments (port 8000), unless something else holds that port here."""
+    with socket.socket() as s:
+        taken = s.connect_ex(("127.0.0.1", 8000)) == 0
+    proc, url = start_server(*(["--port", str(free_port())] if taken else []))
+    yield url
+    stop(proc)
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.errors = errors
+    yield pg
+    context.close()
+
+
+# ---------------------------------------------------------------------------
+# reading numbers off the page
+# ---------------------------------------------------------------------------
+
+NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
+def shown_equal(text: str, value: float) -> bool:
+    """`text` is `value` written as the page writes numbers: 4 decimals, or 3 significant digits below 1e-3."""
+    x = float(text)
+    if "e" in text.lower():
+        return abs(x - value) <= 5e-3 * abs(value)
+    return abs(x - value) <= 5.01e-5
+
+
+def numbers(text: str) -> list[float]:
+    return [float(m) for m in re.findall(NUMBER, text.replace("−", "-"))]
+
+
+def step_rows(pg) -> dict[int, dict[str, str]]:
+    rows = pg.eval_on_selector_all("#steps tr[data-key]", """rows => rows.map(r => [+r.dataset.key,
+        Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""")
+    return {key: fields for key, fields in rows}
+
+
+def check_against_api(pg, url, text, layer, head, token):
+    doc = api(url, "api/explain", {"text": text, "layer": layer, "head": head, "token": token, "top": 10})
+    rows = step_rows(pg)
+    assert sorted(rows) == [r["pos"] for r in doc["attention"]["rows"]]
+    for r in doc["attention"]["rows"]:
+        shown = rows[r["pos"]]
+        assert shown["token"] == r["token"]
+        for field in ("dot", "scaled", "weight"):
+            assert shown_equal(shown[field], r[field]), (field, r["pos"], shown[field], r[field])
+    values = {v["pos"]: v for v in doc["z"]["values"]}
+    for pos, v in values.items():
+        assert shown_equal(rows[pos]["v_norm"], v["v_norm"]) and shown_equal(rows[pos]["contribution"], v["contribution"])
+    assert shown_equal(pg.inner_text("#z-norm").strip(), doc["z"]["norm"])
+    first = numbers(pg.inner_text("#z-first"))
+    assert len(first) >= len(doc["z"]["first"])
+    assert all(abs(a - b) <= 5.01e-5 for a, b in zip(first, doc["z"]["first"])), (first, doc["z"]["first"])
+    for field in ("x", "head_out", "attn_out", "x_plus_attn", "resid_mid"):
+        shown = numbers(pg.inner_text(f"#residual [data-field={field}]"))
+        assert any(abs(s - doc["residual"][field]) <= 5.01e-5 for s in shown), (field, shown, doc["residual"][field])
+    for top in doc["next"]["top"]:
+        bar = pg.inner_text(f"#next .bar[data-rank='{top['rank']}']")
+        assert top["token"] in bar and any(abs(s - top["prob"]) <= 5.01e-5 for s in numbers(bar)), (bar, top)
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# the tests
+# ---------------------------------------------------------------------------
+
+
+def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server):
+    load_page(page, bundled_server + "?lang=en")
+    assert "bundled" in page.inner_text("#model-line")
+    page.fill("#text", SENTENCE)
+    act(page, lambda: page.click("#analyze"))
+    tokens = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent.trim())")
+    assert tokens == ["我", "␣", "投资了", "␣", "苹果", "␣", "，"]
+    choose(page, layer=1, head=2, token=4)
+    assert page.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [1, 2, 4]
+    check_against_api(page, bundled_server, SENTENCE, 1, 2, 4)
+    choose(page, layer=3, head=0, token=6)  # and again after switching everything
+    check_against_api(page, bundled_server, SENTENCE, 3, 0, 6)
+    assert page.errors == []
+
+
+def test_the_language_switch_changes_every_label(page, bundled_server):
+    load_page(page, bundled_server + "?lang=en")
+    labels = lambda: page.eval_on_selector_all("[data-i18n]", "es => es.map(e => e.textContent.trim())")  # noqa: E731
+    english = labels()
+    assert english and all(english) and not any(re.search(r"[\u4e00-\u9fff]", t) for t in english)
+    act(page, lambda: page.click("#lang"))
+    chinese = labels()
+    assert all(chinese) and all(a != b for a, b in zip(english, chinese) if re.search("[a-z]{3}", a)), \
+        [(a, b) for a, b in zip(english, chinese) if a == b]
+    assert re.search(r"[\u4e00-\u9fff]", page.inner_text("#steps")) and page.evaluate("qkv.state.lang") == "zh"
+    act(page, lambda: page.click("#lang"))
+    assert labels() == english
+
+
+def test_bad_input_shows_the_servers_message_and_keeps_the_view(page, bundled_server):
+    load_page(page, bundled_server + "?lang=en")
+    before = page.eval_on_selector_all("#tokens .token", "ts => ts.length")
+    page.fill("#text", "我 投资了 榴莲")
+    page.click("#analyze")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "榴莲" in page.inner_text("#error")
+    assert page.eval_on_selector_all("#tokens .token", "ts => ts.length") == before
+
+
+def test_generate_and_compare_use_the_api(page, bundled_server):
+    load_page(page, bundled_server + "?lang=en")
+    page.fill("#text", SENTENCE)
+    act(page, lambda: page.click("#analyze"))
+    page.fill("#temperature", "0")
+    page.fill("#max-new", "6")
+    act(page, lambda: page.click("#generate"))
+    expected = api(bundled_server, "api/generate", {"text": SENTENCE, "max_new_tokens": 6, "temperature": 0})
+    assert page.input_value("#text") == expected["text"]
+    page.wait_for_selector("#compare-result [data-stage]")
+    doc = api(bundled_server, "api/compare", {"a": page.input_value("#compare-a"), "b": page.input_value("#compare-b"),
+                                              "word": page.input_value("#compare-word")})
+    for stage in doc["stages"]:
+        shown = numbers(page.inner_text(f"#compare-result [data-stage='{stage['label']}']"))
+        assert any(abs(s - stage["cosine"]) <= 5.01e-5 for s in shown), (stage, shown)
+
+
+def test_the_server_reads_no_file_but_its_assets():
+    """Raw requests (no client-side path normalisation) against the running server."""
+    proc, url = start_server("--port", str(free_port()))
+    try:
+        host, port = url.split("//")[1].rstrip("/").split(":")
+        for path in ["/assets/../../../../etc/passwd", "/assets/..%2f..%2fserver.py", "/assets/%2e%2e/%2e%2e/cli.py",
+                     "/../../etc/passwd", "/assets/....//....//etc/passwd", "//etc/passwd", "/assets/%252e%252e%252fcli.py"]:
+            conn = http.client.HTTPConnection(host, int(port), timeout=10)
+            conn.putrequest("GET", path, skip_host=True)
+            conn.putheader("Host", f"{host}:{port}")
+            conn.endheaders()
+            r = conn.getresponse()
+            body = r.read().decode("utf-8", "replace")
+            assert r.status == 404, (path, r.status)
+            assert "root:" not in body and "def " not in body, path
+            conn.close()
+    finally:
+        stop(proc)
+
+
+def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, bundled_server):
+    out = tmp_path / "attention.html"
+    subprocess.run([sys.executable, "-m", "qkv.cli", "explain", SENTENCE, "--html", str(out)], check=True,
+                   capture_output=True, text=True)
+    context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+    requests = []
+    context.on("request", lambda r: requests.append(r.url))
+    pg = context.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        load_page(pg, out.as_uri() + "?lang=en")
+        assert pg.evaluate("qkv.mode") == "static"
+        assert pg.is_disabled("#analyze") and pg.is_disabled("#generate")
+        choose(pg, layer=2, head=1, token=4)
+        check_against_api(pg, bundled_server, SENTENCE, 2, 1, 4)
+        assert pg.query_selector_all("#compare-result [data-stage]")
+        assert [u for u in requests if not u.startswith("file:")] == []
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_redraw_times_on_the_small_preset(browser, tmp_path):
+    """64 tokens, 6 layers x 6 heads, d_head 64: report how long each redraw takes."""
+    import torch
+
+    import qkv
+
+    text = "".join(chr(c) for c in range(0x20, 0x7f))
+    tok = qkv.CharTokenizer.train(text)
+    torch.manual_seed(0)
+    model = qkv.GPT(qkv.ModelConfig(d_vocab=tok.vocab_size, **qkv.PRESETS["small"].model))
+    qkv.save(tmp_path / "small", model, tok)
+    proc, url = start_server("--ckpt", str(tmp_path / "small"), "--port", str(free_port()))
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        pg = context.new_page()
+        load_page(pg, url + "?lang=en")
+        sentence = "To be, or not to be, that is the question: Whether 'tis nobler i"
+        assert len(sentence) == 64
+        pg.fill("#text", sentence)
+        act(pg, lambda: pg.click("#analyze"))
+        assert pg.eval_on_selector_all("#tokens .token", "ts => ts.length") == 64
+        for layer, head, token in [(5, 5, 63), (2, 3, 40), (0, 1, 10)]:
+            choose(pg, layer, head, token)
+        check_against_api(pg, url, sentence, 0, 1, 10)
+        act(pg, lambda: pg.click("#analyze"))
+        timings = pg.evaluate("qkv.timings")
+        by_kind = {}
+        for t in timings:
+            by_kind.setdefault(t["what"], []).append(t["ms"])
+        assert {"text", "layer", "head", "token"} <= set(by_kind)
+        print("\nredraw ms (small preset, 64 tokens): " +
+              ", ".join(f"{k} max {max(v):.1f} (n={len(v)})" for k, v in sorted(by_kind.items())))
+    finally:
+        context.close()
+        stop(proc)

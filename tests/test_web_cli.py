@@ -1,0 +1,75 @@
+"""`qkv serve` and `qkv explain --html` from the command line: what they write, and their errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from qkv import load
+from qkv.explain.schema import validate
+from qkv.explain.view import view
+from qkv.lessons.base import default_ckpt
+from qkv.web.export import SCRIPT_TAG, STYLE_LINK, _inline_json, page_html
+
+SENTENCE = "我 投资了 苹果 ，"
+
+
+def qkv_cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "qkv.cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_error(r) -> str:
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("qkv: error:"), r.stderr
+    return lines[0]
+
+
+def test_html_export_embeds_every_document(tmp_path):
+    out = tmp_path / "page.html"
+    r = qkv_cli("explain", SENTENCE, "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    html = out.read_text(encoding="utf-8")
+    assert STYLE_LINK not in html and SCRIPT_TAG not in html  # both written inline
+    data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    for kind in ("model", "view", "compare"):
+        validate(data[kind])
+    assert data["view"] == view(*load(default_ckpt()), SENTENCE, "bundled")
+    assert data["model"]["examples"][0] == SENTENCE
+    assert not re.search(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", html)  # nothing fetched from elsewhere
+
+
+def test_embedded_json_cannot_close_its_script_element():
+    data = {"text": "</script><script>alert(1)</script> <!-- \u2028"}
+    inline = _inline_json(data)
+    assert "</" not in inline and "<!--" not in inline and "\u2028" not in inline
+    assert json.loads(inline) == data
+    html = page_html(data)
+    assert html.count("</script>") == html.count("<script")  # the payload did not end its element early
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["explain", "我 投资了 榴莲", "--html", "{tmp}/p.html"], "榴莲"),
+    (["explain", SENTENCE, "--html", "{tmp}"], "is a directory"),
+    (["explain", SENTENCE, "--html", "{tmp}/no/such/dir/p.html"], "No such file"),
+    (["serve", "--ckpt", "{tmp}/missing"], "missing"),
+    (["serve", "--port", "70000"], "port"),
+])
+def test_errors_are_one_line(tmp_path, args, needle):
+    r = qkv_cli(*[a.format(tmp=tmp_path) for a in args])
+    assert needle in one_line_error(r)
+
+
+def test_serve_on_a_taken_port_is_a_one_line_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = qkv_cli("serve", "--port", str(port))
+    assert f"cannot listen on 127.0.0.1:{port}" in one_line_error(r)
