@@ -26,9 +26,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(*args: str):
-    """`qkv serve ARGS` in a child process; returns (process, base URL) once it answers."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+def start_server(*args: str, threads: int | None = 1):
+    """`qkv serve ARGS` in a child process; returns (process, base URL) once it answers.
+    threads: torch's threads in the server (None: its default, as a user runs it)."""
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
     log = tempfile.TemporaryFile("w+")  # uvicorn's log: a file, so a full pipe can never block the server
     proc = subprocess.Popen([sys.executable, "-m", "qkv.cli", "serve", *args], stdout=subprocess.PIPE,
                             stderr=log, text=True, env=env)
@@ -70,22 +74,33 @@ def act(pg, action, timeout=30_000):
     """Run an action and wait until the page has redrawn after it."""
     before = renders(pg)
     action()
-    pg.wait_for_function(f"+(document.body.dataset.renders || 0) > {before}", timeout=timeout)
+    # polled every 50 ms, not every animation frame: rAF polling keeps the browser busy and slows the server
+    pg.wait_for_function("n => +(document.body.dataset.renders || 0) > n", arg=before, timeout=timeout, polling=50)
+
+
+def settle(pg, idle_ms: int = 150) -> None:
+    """Wait until the last redraw has been painted, then a moment more (as a person would)."""
+    pg.wait_for_function("() => { const t = qkv.timings; return t.length && t[t.length - 1].paint_ms !== null; }", polling=50)
+    pg.wait_for_timeout(idle_ms)
 
 
 def load_page(pg, url):
     pg.goto(url)
-    pg.wait_for_function("+(document.body.dataset.renders || 0) > 0", timeout=30_000)
+    pg.wait_for_function("() => +(document.body.dataset.renders || 0) > 0", timeout=30_000)
 
 
-def choose(pg, layer: int, head: int, token: int) -> None:
-    """Select the layer, the head and the query token (each a redraw, skipped when already chosen)."""
+def choose(pg, layer: int, head: int, token: int, between=lambda: None) -> None:
+    """Select the layer, the head and the query token (each a redraw, skipped when already chosen);
+    `between` runs after each redraw."""
     state = pg.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]")
     if state[0] != layer:
         act(pg, lambda: pg.select_option("#layer", str(layer)))
+        between()
     if state[1] != head:
         act(pg, lambda: pg.select_option("#head", str(head)))
+        between()
     if state[2] != token:
         act(pg, lambda: pg.click(f"#tokens .token[data-pos='{token}']"))
+        between()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import math
 import re
 
 import numpy as np
@@ -13,7 +16,7 @@ from qkv import load
 from qkv.explain.compare import compare
 from qkv.explain.explain import explain
 from qkv.explain.schema import validate
-from qkv.explain.view import pack, unpack, unpack_view, view
+from qkv.explain.view import dumps, pack, unpack, unpack_view, view
 from qkv.lessons.base import default_ckpt
 from qkv.sample import generate_ids
 from qkv.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
@@ -58,15 +61,37 @@ def test_view_endpoint_returns_the_view_document(client, bundled):
     assert doc["tokens"] == ["我", "␣", "投资了", "␣", "苹果", "␣", "，"]
 
 
+def js_scaled_scores(dots: np.ndarray, scale: float) -> np.ndarray:
+    """What the page computes (app.js scaledScores): Math.fround(dot / Math.fround(scale)), causal mask −∞."""
+    out = (dots.astype(np.float64) / np.float64(np.float32(scale))).astype(np.float32)
+    T = dots.shape[-1]
+    out[..., np.triu(np.ones((T, T), dtype=bool), k=1)] = -np.inf
+    return out
+
+
+@pytest.mark.parametrize("d_model, n_heads", [(384, 6), (96, 3), (40, 5), (128, 4)])
+def test_the_pages_scaled_scores_are_the_models_bit_for_bit(d_model, n_heads):
+    from qkv import GPT, ModelConfig
+
+    torch.manual_seed(d_model)
+    model = GPT(ModelConfig(d_vocab=50, n_ctx=64, d_model=d_model, n_heads=n_heads, n_layers=2)).eval()
+    _, tr = model.run_with_trace(torch.randint(0, 50, (1, 64)))
+    for L in range(2):
+        dots, scores = tr["dots", L][0].numpy(), tr["attn_scores", L][0].numpy()
+        np.testing.assert_array_equal(js_scaled_scores(dots, math.sqrt(d_model // n_heads)), scores)
+
+
 def test_view_numbers_are_the_traced_activations(bundled):
     model, tokenizer = bundled
-    arrays = unpack_view(view(model, tokenizer, SENTENCE))
+    doc = view(model, tokenizer, SENTENCE)
+    arrays = unpack_view(doc)
     ids = torch.tensor([tokenizer.encode(SENTENCE)])
     _, tr = model.run_with_trace(ids)
     for L in range(model.cfg.n_layers):
         np.testing.assert_array_equal(arrays["pattern"][L], tr["pattern", L][0].numpy())
-        np.testing.assert_array_equal(arrays["dots"][L], tr["dots", L][0].numpy())
-        np.testing.assert_array_equal(arrays["scores"][L], tr["attn_scores", L][0].numpy())  # -inf survives packing
+        np.testing.assert_array_equal(arrays["dots"][L], np.tril(tr["dots", L][0].numpy()))  # causal: lower triangle
+        scores = tr["attn_scores", L][0].numpy()
+        np.testing.assert_array_equal(js_scaled_scores(arrays["dots"][L], doc["scale"]), scores)
         z = tr["z", L][0].transpose(0, 1)  # (T, H, d) -> (H, T, d)
         np.testing.assert_allclose(arrays["z_norm"][L], z.norm(dim=-1).numpy(), rtol=1e-6)
         np.testing.assert_array_equal(arrays["z_first"][L], z[..., :4].numpy())
@@ -80,6 +105,27 @@ def test_projected_z_is_the_same_convex_combination_of_projected_values(bundled)
     A, v2, z2 = arrays["pattern"].astype(float), arrays["v_2d"].astype(float), arrays["z_2d"].astype(float)
     np.testing.assert_allclose(np.einsum("lhij,lhjc->lhic", A, v2), z2, atol=1e-5)
     assert ((arrays["kept_2d"] > 0) & (arrays["kept_2d"] <= 1 + 1e-6)).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_2d_picture_keeps_nearly_the_principal_variance(bundled, seed):
+    """Subspace iteration's two directions against the principal pair (a full eigendecomposition)."""
+    from qkv.explain.view import _values_2d
+
+    torch.manual_seed(seed)
+    v, z = torch.randn(3, 2, 40, 24) * torch.linspace(3, 0.1, 24), torch.randn(3, 2, 40, 24)
+    v2, z2, kept = _values_2d(v, z)
+    c = v.double() - v.double().mean(2, keepdim=True)
+    eig = torch.linalg.eigvalsh(c.transpose(-1, -2) @ c)
+    best = eig[..., -2:].sum(-1) / eig.sum(-1)
+    assert (kept <= best + 1e-9).all() and (kept >= 0.97 * best).all(), (kept / best)
+    np.testing.assert_allclose(v2.var(2, unbiased=False).sum(-1) / c.var(2, unbiased=False).sum(-1), kept, rtol=1e-9)
+
+
+def test_a_one_token_text_has_a_view(bundled):
+    arrays = unpack_view(view(*bundled, "我"))
+    assert arrays["pattern"].shape[-2:] == (1, 1) and (arrays["pattern"] == 1).all()
+    assert arrays["actual_prob"].shape == (0,) and np.isfinite(arrays["v_2d"]).all()
 
 
 def test_pack_round_trips_and_keeps_infinities():
@@ -205,3 +251,31 @@ def test_host_header_is_checked(bundled):
     assert "answers requests" in error_of(c.get("/api/model", headers={"host": "evil.example:8000"}), 400)
     assert allowed_hosts("0.0.0.0") is None
     assert host_name("[::1]:8000") == "[::1]" and host_name("localhost") == "localhost"
+
+
+def test_a_model_of_other_text_offers_what_it_writes():
+    from qkv import GPT, CharTokenizer, ModelConfig
+    from qkv.web.server import model_doc
+
+    tok = CharTokenizer.train("xyz.")
+    torch.manual_seed(0)
+    doc = model_doc(GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1)), tok)
+    validate(doc)
+    assert len(doc["examples"]) == 1 and set(doc["examples"][0]) <= set("xyz.") and doc["compare"] is None
+    assert len(tok.encode(doc["examples"][0])) == 16  # the first token and 15 generated
+
+
+def test_view_json_is_written_as_json_dumps_would(bundled):
+    doc = view(*bundled, SENTENCE)
+    assert json.loads(dumps(doc)) == doc
+    assert dumps(doc) == json.dumps(doc, ensure_ascii=False).encode("utf-8")
+
+
+def test_causal_matrices_travel_as_lower_triangles(bundled):
+    doc = view(*bundled, SENTENCE)
+    T = len(doc["tokens"])
+    for name in ("dots", "pattern"):
+        p = doc["arrays"][name]
+        assert p["layout"] == "lower" and len(base64.b64decode(p["data"])) == 4 * 16 * T * (T + 1) // 2
+    x = torch.randn(2, 3, 4, 4)
+    np.testing.assert_array_equal(unpack(pack(x, lower=True)), np.tril(x.numpy()))

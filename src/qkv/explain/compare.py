@@ -31,7 +31,7 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     ids_a, ids_b = encode_text(tokenizer, a, n_ctx), encode_text(tokenizer, b, n_ctx)
     word_ids = encode_text(tokenizer, word, n_ctx)
     pos = [_last_occurrence(ids, word_ids) for ids in (ids_a, ids_b)]
-    for p, text in zip(pos, (a, b)):
+    for p, text in zip(pos, (a, b), strict=True):
         if p is None:
             raise TextError(f"the word {word!r} is not in the sentence {text!r}")
     was_training = model.training

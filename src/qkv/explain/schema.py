@@ -66,10 +66,11 @@ TRACE = _kind("trace", {
 
 _packed = {"type": "object", "required": ["dtype", "shape", "data"], "additionalProperties": False,
            "properties": {"dtype": {"enum": ["float32", "int32"]}, "shape": {"type": "array", "items": _int},
+                          "layout": {"const": "lower"},
                           "data": {"type": "string", "contentEncoding": "base64"}}}
 _model = {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos",
                                          "causal", "tokenizer"]}
-VIEW_ARRAYS = ("dots", "scores", "pattern", "v_norm", "v_first", "z_norm", "z_first", "v_2d", "z_2d", "kept_2d",
+VIEW_ARRAYS = ("dots", "pattern", "v_norm", "v_first", "z_norm", "z_first", "v_2d", "z_2d", "kept_2d",
                "head_out_norm", "x_norm", "attn_out_norm", "x_plus_attn_norm", "resid_mid_norm", "mlp_out_norm",
                "resid_post_norm", "update_cos", "next_ids", "next_probs", "actual_prob", "actual_rank")
 

@@ -6,20 +6,25 @@ The model runs once, traced, in eval mode; the page then switches layer, head an
 without asking again. Per layer L, head h, query i and key j the document holds
 
     dots[L,h,i,j]    = q_i·k_j                     (hook_dots)
-    scores[L,h,i,j]  = q_i·k_j / √d_head, −∞ masked (hook_attn_scores)
-    pattern[L,h,i,j] = A = softmax_j(scores)        (hook_pattern)
+    pattern[L,h,i,j] = A = softmax_j(q_i·k_j / √d_head), masked keys 0   (hook_pattern)
     z = Σ_j A_ij v_j, given by its norm and first coordinates, with each value's
-    v_2d, z_2d       = both projected on the two principal directions of that head's values
+    v_2d, z_2d       = both projected on two directions of large spread of that head's values
                        (an affine map, so z_2d = Σ_j A_ij v_2d[j]: z stays inside the projected hull)
+
+The scaled scores are not sent: hook_attn_scores is float32 dots / float32(√d_head), a correctly
+rounded division that a reader repeats exactly (in JavaScript: Math.fround(dot / Math.fround(scale));
+a test checks that this reproduces the model's scores bit for bit).
 
 and per layer and position the norms of the residual update x → x + attn_out (→ resid_mid → + mlp_out),
 then the most likely next tokens at each position. Big arrays are packed (see `pack`): float32 or
-int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers.
+int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers;
+under a causal mask, dots and pattern keep only their lower triangles.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import math
 
 import numpy as np
@@ -28,24 +33,50 @@ import torch
 from .explain import FORMAT, N_COORDS, VERSION
 
 TOP_NEXT = 10  # next-token candidates kept per position
+SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
 
 
 class TextError(ValueError):
     """The text cannot be shown (empty, too long for n_ctx, or holds what the tokenizer does not know)."""
 
 
-def pack(x) -> dict:
-    """A tensor as {dtype, shape, data}: data is the base64 of its little-endian bytes, row-major."""
+def pack(x, lower: bool = False) -> dict:
+    """A tensor as {dtype, shape, data}: data is the base64 of its little-endian bytes, row-major.
+
+    lower=True (for (…, T, T) arrays under a causal mask) keeps only each matrix's lower triangle,
+    diagonal included, row by row (T(T+1)/2 numbers per matrix, about half), and says
+    "layout": "lower"; the entries above the diagonal read back as 0."""
     a = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-    a = np.ascontiguousarray(a, dtype="<i4" if a.dtype.kind in "iub" else "<f4")
-    return {"dtype": "int32" if a.dtype.kind == "i" else "float32", "shape": list(a.shape),
-            "data": base64.b64encode(a.tobytes()).decode("ascii")}
+    a = np.asarray(a, dtype="<i4" if a.dtype.kind in "iub" else "<f4")
+    out = {"dtype": "int32" if a.dtype.kind == "i" else "float32", "shape": list(a.shape)}
+    if lower:
+        a = a[..., *np.tril_indices(a.shape[-1])]  # (…, T(T+1)/2)
+        out["layout"] = "lower"
+    out["data"] = base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
+    return out
 
 
 def unpack(p: dict) -> np.ndarray:
-    """The inverse of `pack`."""
-    dtype = {"float32": "<f4", "int32": "<i4"}[p["dtype"]]
-    return np.frombuffer(base64.b64decode(p["data"]), dtype=dtype).reshape(p["shape"])
+    """The inverse of `pack` (a "lower" layout comes back with zeros above the diagonal)."""
+    flat = np.frombuffer(base64.b64decode(p["data"]), dtype={"float32": "<f4", "int32": "<i4"}[p["dtype"]])
+    if p.get("layout") != "lower":
+        return flat.reshape(p["shape"])
+    *lead, T, _ = p["shape"]
+    out = np.zeros(p["shape"], dtype=flat.dtype)
+    out[..., *np.tril_indices(T)] = flat.reshape(*lead, T * (T + 1) // 2)
+    return out
+
+
+def dumps(doc: dict) -> bytes:
+    """json.dumps(doc) as UTF-8, written faster for a view: the base64 strings of the packed arrays
+    need no escaping, so they are joined in rather than scanned (a test compares with json.dumps)."""
+    arrays = doc.get("arrays")
+    if not arrays:
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    rest = json.dumps({k: v for k, v in doc.items() if k != "arrays"}, ensure_ascii=False)
+    parts = [f'"{name}": {{{", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in p.items() if k != "data")}, '
+             f'"data": "{p["data"]}"}}' for name, p in arrays.items()]
+    return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode("utf-8")
 
 
 def model_info(model, tokenizer, name: str = "") -> dict:
@@ -71,30 +102,49 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     return ids
 
 
-def _values_2d(v: torch.Tensor, z: torch.Tensor):
-    """Project each head's values (and its z rows) on the values' two principal directions.
+def _values_2d(v: torch.Tensor, z: torch.Tensor, iters: int = SUBSPACE_ITERS):
+    """Project each head's values (and its z rows) on two directions along which the values spread most.
 
     v, z: (L, H, T, d). Returns v_2d, z_2d (L, H, T, 2) and the share of the values' variance the
-    two directions keep (L, H). The directions are the top eigenvectors of the values' scatter
-    matrix (geometry.pca_2d's, found faster), with pca_2d's sign rule so pictures are stable."""
+    picture keeps (L, H), exact for the directions used. The directions come from subspace (power)
+    iteration on the scatter matrix C = Σ_j (v_j − mean)(v_j − mean)ᵀ, started at the two values
+    farthest from the mean, then ordered by variance: within a few % of the principal pair's
+    variance (a test compares), at a quarter of the cost of a full eigendecomposition. Any linear
+    map keeps convex combinations, so z_2d = Σ_j A_j v_2d[j] whatever the directions.
+    """
     v, z = v.double(), z.double()
     d = v.shape[-1]
     if d <= 2:  # nothing to project: keep the coordinates (a zero second one when d = 1)
-        mean = torch.zeros_like(v[..., :1, :])
         comp = torch.eye(2, d, dtype=v.dtype).expand(*v.shape[:2], 2, d)
         kept = torch.ones(v.shape[:2], dtype=v.dtype)
-    else:
-        mean = v.mean(dim=2, keepdim=True)  # (L, H, 1, d)
-        centred = v - mean
-        var, vecs = torch.linalg.eigh(centred.transpose(-1, -2) @ centred)  # ascending; vecs (L, H, d, d)
-        comp = vecs[..., [-1, -2]].transpose(-1, -2)  # (L, H, 2, d): the two leading directions
-        sign = torch.sign(torch.gather(comp, -1, comp.abs().argmax(-1, keepdim=True)))  # (L, H, 2, 1)
-        comp = comp * torch.where(sign == 0, torch.ones_like(sign), sign)
-        var = var.clamp_min(0)
-        kept = var[..., -2:].sum(-1) / var.sum(-1).clamp_min(1e-300)
+        return v @ comp.transpose(-1, -2), z @ comp.transpose(-1, -2), kept
+    mean = v.mean(dim=2, keepdim=True)  # (L, H, 1, d)
+    centred = v - mean
+    C = centred.transpose(-1, -2) @ centred  # (L, H, d, d)
+    far = centred.norm(dim=-1).topk(min(2, v.shape[2]), dim=-1).indices  # (L, H, 2): the two farthest values
+    Q = torch.gather(centred, 2, far[..., None].expand(*far.shape, d)).transpose(-1, -2)  # (L, H, d, 2)
+    if Q.shape[-1] < 2:  # one token: any second direction will do
+        Q = torch.cat([Q, torch.ones_like(Q)], dim=-1)
+    Q = torch.linalg.qr(Q)[0]
+    for _ in range(iters):
+        Q = torch.linalg.qr(C @ Q)[0]
+    var, U = torch.linalg.eigh(Q.transpose(-1, -2) @ C @ Q)  # the 2 x 2 problem inside the subspace
+    comp = (Q @ U.flip(-1)).transpose(-1, -2)  # (L, H, 2, d): larger variance first
+    sign = torch.sign(torch.gather(comp, -1, comp.abs().argmax(-1, keepdim=True)))  # (L, H, 2, 1)
+    comp = comp * torch.where(sign == 0, torch.ones_like(sign), sign)  # largest coordinate positive: stable
+    total = C.diagonal(dim1=-2, dim2=-1).sum(-1)
+    kept = torch.where(total > 0, var.clamp_min(0).sum(-1) / total.clamp_min(1e-300), torch.ones_like(total))
     v2 = (v - mean) @ comp.transpose(-1, -2)  # (L, H, T, d) @ (L, H, d, 2) -> (L, H, T, 2)
     z2 = (z - mean) @ comp.transpose(-1, -2)
-    return v2, z2, kept
+    return v2, z2, kept.clamp(max=1.0)
+
+
+_HOOKS = ("attn.hook_dots", "attn.hook_pattern", "attn.hook_v", "attn.hook_z", "attn.hook_result", "hook_resid_pre",
+          "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post")
+
+
+def _wanted(name: str) -> bool:
+    return name == "probs" or name.endswith(_HOOKS)
 
 
 @torch.no_grad()
@@ -107,12 +157,12 @@ def view(model, tokenizer, text: str, name: str = "") -> dict:
     was_training = model.training
     model.eval()
     try:
-        _, tr = model.run_with_trace(torch.tensor([ids], device=device))
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=_wanted)
     finally:
         model.train(was_training)
 
     stack = lambda hook: torch.stack([tr[hook, L][0] for L in Ls])  # noqa: E731 (one sequence, every layer)
-    dots, scores, pattern = stack("dots"), stack("attn_scores"), stack("pattern")  # (L, H, T, T)
+    dots, pattern = stack("dots"), stack("pattern")  # (L, H, T, T)
     v = stack("v").transpose(1, 2)  # (L, T, H, d_head) -> (L, H, T, d_head)
     z = stack("z").transpose(1, 2)
     v_2d, z_2d, kept = _values_2d(v, z)
@@ -121,12 +171,12 @@ def view(model, tokenizer, text: str, name: str = "") -> dict:
 
     probs = tr["probs"][0]  # (T, d_vocab)
     top_p, top_i = torch.topk(probs, min(TOP_NEXT, cfg.d_vocab), dim=-1)  # (T, K)
-    nxt = torch.tensor(ids[1:], device=probs.device)
+    nxt = torch.tensor(ids[1:], dtype=torch.long, device=probs.device)
     actual_p = probs[torch.arange(T - 1), nxt]  # (T-1,) the probability of the token that follows
     actual_rank = (probs[: T - 1] > actual_p[:, None]).sum(-1) + 1
     shown_ids = sorted(set(top_i.flatten().tolist()) | set(ids))
     arrays = {
-        "dots": dots, "scores": scores, "pattern": pattern,
+        "dots": dots, "pattern": pattern,
         "v_norm": v.norm(dim=-1), "v_first": v[..., :k], "z_norm": z.norm(dim=-1), "z_first": z[..., :k],
         "v_2d": v_2d, "z_2d": z_2d, "kept_2d": kept,
         "head_out_norm": stack("result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
@@ -140,7 +190,7 @@ def view(model, tokenizer, text: str, name: str = "") -> dict:
             "tokens": [tokenizer.display(i) for i in ids], "model": model_info(model, tokenizer, name),
             "scale": math.sqrt(cfg.d_head), "first": k,
             "vocab": {str(i): tokenizer.display(i) for i in shown_ids},
-            "arrays": {key: pack(value) for key, value in arrays.items()}}
+            "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
 
 
 def unpack_view(doc: dict) -> dict[str, np.ndarray]:

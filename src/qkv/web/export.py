@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write
 from ..explain.compare import compare
-from ..explain.view import model_info, view
-from .server import asset, examples
+from ..explain.view import view
+from .server import asset, model_doc
 
 STYLE_LINK = '<link rel="stylesheet" href="assets/app.css">'
 SCRIPT_TAG = '<script src="assets/app.js"></script>'
@@ -44,10 +44,9 @@ def export_html(model, tokenizer, text: str, path, name: str = "") -> Path:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
-    shown, pair = examples(tokenizer, model.cfg.n_ctx)
-    data = {"model": {"format": "qkv-explain", "version": 1, "kind": "model",
-                      "model": model_info(model, tokenizer, name), "examples": list(dict.fromkeys([text, *shown])), "compare": pair},
-            "view": view(model, tokenizer, text, name),
+    info = model_doc(model, tokenizer, name, first=text)
+    pair = info["compare"]
+    data = {"model": info, "view": view(model, tokenizer, text, name),
             "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
     atomic_write(path, page_html(data).encode("utf-8"))
     return path

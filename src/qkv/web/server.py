@@ -22,6 +22,7 @@ cannot reach a local server through DNS rebinding), and the page may load nothin
 from __future__ import annotations
 
 import threading
+import time
 from importlib import resources
 
 from fastapi import FastAPI, Request
@@ -32,7 +33,7 @@ from starlette.exceptions import HTTPException
 
 from ..explain.compare import compare
 from ..explain.explain import explain
-from ..explain.view import encode_text, model_info, view
+from ..explain.view import dumps, encode_text, model_info, view
 from ..sample import generate_ids
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
@@ -99,17 +100,23 @@ def host_name(header: str) -> str:
     return header[: header.find("]") + 1] if header.startswith("[") else header.rsplit(":", 1)[0]
 
 
-def examples(tokenizer, n_ctx: int) -> tuple[list[str], dict | None]:
-    """The example sentences and the comparison this model can read."""
-    def ok(text):
+def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
+    """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
+    n_ctx = model.cfg.n_ctx
+
+    def readable(text):
         try:
             encode_text(tokenizer, text, n_ctx)
             return True
         except ValueError:
             return False
-    shown = [t for t in EXAMPLES if ok(t)]
-    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if ok(a) and ok(b)), None)
-    return shown, pair
+    shown = [t for t in ([first] if first else []) + EXAMPLES if readable(t)]
+    if not shown:  # a model of some other text: offer what it writes itself
+        sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
+        shown = [sample] if readable(sample) else []
+    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if readable(a) and readable(b)), None)
+    return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
+            "examples": list(dict.fromkeys(shown)), "compare": pair}
 
 
 def create_app(model, tokenizer, name: str = "") -> FastAPI:
@@ -117,13 +124,7 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
     model.eval()
     lock = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time
     n_ctx = model.cfg.n_ctx
-    shown, pair = examples(tokenizer, n_ctx)
-    if not shown:  # a model of some other text: offer what it writes itself
-        with lock:
-            ids = list(generate_ids(model, [0], min(30, n_ctx - 1), temperature=0))
-        shown = [tokenizer.decode(ids)] if ids else []
-    info = {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
-            "examples": shown, "compare": pair}
+    info = model_doc(model, tokenizer, name)
 
     app = FastAPI(title="qkv explorer", version="1", docs_url=None, redoc_url=None)  # the docs pages load a CDN
 
@@ -171,8 +172,13 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
 
     @app.post("/api/view")
     def post_view(body: TextIn):
+        t0 = time.perf_counter()
         with lock:
-            return view(model, tokenizer, body.text, name)
+            doc = view(model, tokenizer, body.text, name)
+        t1 = time.perf_counter()
+        content = dumps(doc)
+        timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
+        return Response(content, media_type="application/json", headers={"Server-Timing": timing})
 
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):
@@ -225,7 +231,8 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     app = create_app(model, tokenizer, name)
     app.state.hosts = allowed_hosts(host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)  # bound here, so a taken port is a one-line error
+    # bound here, so a taken port is a one-line error; IPPROTO_TCP named, or asyncio leaves Nagle on (40 ms stalls)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
