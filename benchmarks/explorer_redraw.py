@@ -95,7 +95,7 @@ def screenshot(browser, path: Path) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1)
     try:
         pg = context.new_page()
-        load_page(pg, url + "?lang=zh")
+        load_page(pg, url + "?lang=en")
         pg.fill("#text", "我 投资了 苹果 ，")
         act(pg, lambda: pg.click("#analyze"))
         choose(pg, layer=1, head=0, token=4)

@@ -279,3 +279,31 @@ def test_causal_matrices_travel_as_lower_triangles(bundled):
         assert p["layout"] == "lower" and len(base64.b64decode(p["data"])) == 4 * 16 * T * (T + 1) // 2
     x = torch.randn(2, 3, 4, 4)
     np.testing.assert_array_equal(unpack(pack(x, lower=True)), np.tril(x.numpy()))
+
+
+def test_connections_to_the_server_have_nagle_off():
+    """asyncio sets TCP_NODELAY only when the socket says IPPROTO_TCP; without it, each keep-alive
+    response stalled ~40 ms between headers and body (the browser's delayed ACK)."""
+    import asyncio
+    import socket
+
+    from qkv.web.server import listening_socket
+
+    async def main():
+        seen = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport):
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listening_socket("127.0.0.1", 0))
+        port = server.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        nodelay = await asyncio.wait_for(seen, 10)
+        writer.close()
+        server.close()
+        return nodelay
+
+    assert asyncio.run(main()) != 0

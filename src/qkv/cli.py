@@ -175,6 +175,8 @@ def cmd_demo(args) -> None:
         print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)
     index = write_report(results, report_dir, args.lang, model=str(ckpt), seconds=seconds)
     print(f"\nReport: {index} (and report.md beside it)")
+    serve = "qkv serve" if args.quick else f"qkv serve --ckpt {ckpt}"
+    print(f"To watch this model's attention in the browser: {serve}  (then open http://127.0.0.1:8000/)")
 
 
 def cmd_lesson(args) -> None:

@@ -214,9 +214,27 @@ def allowed_hosts(host: str) -> set[str] | None:
     return set(LOCAL_HOSTS) | {host} if host in LOCAL_HOSTS else {host}
 
 
+def listening_socket(host: str, port: int):
+    """A TCP socket bound to (host, port), so that a taken port is a one-line error before serving.
+
+    It is made with proto=IPPROTO_TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    connections whose socket says so, and with Nagle on every keep-alive response waited ~40 ms
+    for the browser's delayed ACK between its headers and its body."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
 def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
     """Load a checkpoint (default: the bundled model) and serve the explorer until Ctrl-C."""
-    import socket
     import sys
 
     import uvicorn
@@ -230,15 +248,7 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     name = str(ckpt) if ckpt else "bundled"
     app = create_app(model, tokenizer, name)
     app.state.hosts = allowed_hosts(host)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # bound here, so a taken port is a one-line error; IPPROTO_TCP named, or asyncio leaves Nagle on (40 ms stalls)
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     print(f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)", flush=True)
