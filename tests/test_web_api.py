@@ -32,7 +32,7 @@ def bundled():
 @pytest.fixture(scope="module")
 def client(bundled):
     model, tokenizer = bundled
-    return TestClient(create_app(model, tokenizer, "bundled"))
+    return TestClient(create_app(model, tokenizer, "bundled"), base_url="http://127.0.0.1:8000")
 
 
 def error_of(response, status):
@@ -159,9 +159,43 @@ def test_generate_stops_at_n_ctx(client, bundled):
     text = " ".join(["苹果"] * 31)  # 61 tokens: room for 3 more
     doc = client.post("/api/generate", json={"text": text, "max_new_tokens": 50, "temperature": 0}).json()
     assert len(doc["ids"]) == model.cfg.n_ctx
-    full = " ".join(["苹果"] * 32)  # 63 tokens
-    full = client.post("/api/generate", json={"text": full + " 苹果", "max_new_tokens": 5}).status_code
-    assert full == 400
+    full = " ".join(["苹果"] * 32) + " "  # exactly n_ctx = 64 tokens: no room left
+    assert "fills n_ctx" in error_of(client.post("/api/generate", json={"text": full, "max_new_tokens": 5}), 400)
+
+
+@pytest.mark.parametrize("extra", [{"temperature": 1e-320}, {"temperature": 1e-45}, {"top_p": 1e-320},
+                                   {"temperature": 1e-320, "top_p": 1e-320, "top_k": 1}])
+def test_generate_survives_extreme_sampling_values(client, extra):
+    doc = client.post("/api/generate", json={"text": SENTENCE, "max_new_tokens": 3, "seed": 0, **extra}).json()
+    assert len(doc["ids"]) == len(client.post("/api/view", json={"text": SENTENCE}).json()["ids"]) + 3
+
+
+def test_generated_ids_are_viewed_as_generated(client, bundled):
+    """Decoding and re-tokenizing may not give the same tokens (two words with no space between
+    them make an unknown word): the page views the ids that generation returned."""
+    model, tokenizer = bundled
+    ids = tokenizer.encode("我 投资了") + tokenizer.encode("苹果")  # no space token between the two words
+    assert "not in" in error_of(client.post("/api/view", json={"text": tokenizer.decode(ids)}), 400)
+    doc = client.post("/api/view", json={"ids": ids}).json()
+    validate(doc)
+    assert doc["ids"] == ids and doc == view(model, tokenizer, name="bundled", ids=ids)
+    assert "out of range" in error_of(client.post("/api/view", json={"ids": [0, 10**6]}), 400)
+    assert "either" in error_of(client.post("/api/view", json={"text": SENTENCE, "ids": ids}), 422)
+
+
+def test_a_view_too_big_for_a_page_is_refused():
+    from qkv import GPT, CharTokenizer, ModelConfig
+    from qkv.explain.view import MAX_CELLS, check_size
+
+    cfg = ModelConfig(d_vocab=10, n_ctx=2048, d_model=16, n_heads=16, n_layers=12, d_head=1)
+    most = math.isqrt(MAX_CELLS // (12 * 16))
+    check_size(cfg, most)  # fits
+    with pytest.raises(ValueError, match=f"at most {most} tokens"):
+        check_size(cfg, most + 1)
+    tok = CharTokenizer.train("ab")
+    model = GPT(ModelConfig(d_vocab=2, n_ctx=2048, d_model=16, n_heads=16, n_layers=12, d_head=1))
+    c = TestClient(create_app(model, tok), base_url="http://127.0.0.1")
+    assert "more than a page can show" in error_of(c.post("/api/view", json={"text": "ab" * 1000}), 400)
 
 
 def test_compare_endpoint(client, bundled):
@@ -177,7 +211,7 @@ def test_compare_endpoint(client, bundled):
 @pytest.mark.parametrize("body, needle", [
     ({"text": "我 投资了 榴莲"}, "榴莲"),  # a word the model never saw: named
     ({"text": ""}, "empty"),
-    ({"text": "   "}, "empty"),
+    ({"text": "   "}, "'   '"),  # whitespace is a token like any other: this run of 3 spaces is unknown
     ({"text": " ".join(["苹果"] * 40)}, "n_ctx"),  # 79 tokens > 64
 ])
 def test_view_refuses_bad_text_with_a_400(client, body, needle):
@@ -197,6 +231,8 @@ def test_view_refuses_bad_text_with_a_400(client, body, needle):
     ("/api/generate", {"json": {"text": SENTENCE, "top_p": 1.5}}),
     ("/api/generate", {"json": {"text": SENTENCE, "max_new_tokens": 10**9}}),
     ("/api/compare", {"json": {"a": "x"}}),
+    ("/api/explain", {"json": {"text": SENTENCE, "layer": True, "head": 0}}),  # strict: no bool for an int
+    ("/api/explain", {"json": {"text": SENTENCE, "layer": "1", "head": 0}}),
 ])
 def test_malformed_requests_get_a_422(client, path, kwargs):
     error_of(client.post(path, **kwargs), 422)
@@ -243,14 +279,13 @@ def test_the_page_loads_nothing_from_the_network():
 
 
 def test_host_header_is_checked(bundled):
-    app = create_app(*bundled)
-    app.state.hosts = allowed_hosts("127.0.0.1")
-    c = TestClient(app, base_url="http://127.0.0.1:8000")
+    c = TestClient(create_app(*bundled), base_url="http://127.0.0.1:8000")  # checked by default
     assert c.get("/api/model").status_code == 200
     assert c.get("/api/model", headers={"host": "localhost:8000"}).status_code == 200
     assert "answers requests" in error_of(c.get("/api/model", headers={"host": "evil.example:8000"}), 400)
-    assert allowed_hosts("0.0.0.0") is None
-    assert host_name("[::1]:8000") == "[::1]" and host_name("localhost") == "localhost"
+    assert c.get("/api/model", headers={"host": "[::1]:8000"}).status_code == 200
+    assert allowed_hosts("0.0.0.0") is None and allowed_hosts("fe80::1") == {"fe80::1"}
+    assert host_name("[fe80::1]:8000") == "fe80::1" and host_name("localhost") == "localhost"
 
 
 def test_a_model_of_other_text_offers_what_it_writes():
@@ -307,3 +342,21 @@ def test_connections_to_the_server_have_nagle_off():
         return nodelay
 
     assert asyncio.run(main()) != 0
+
+
+def test_compare_reads_each_sentence_alone_even_without_the_mask():
+    """A batch pads the shorter sentence; a non-causal model would attend to the padding."""
+    from qkv import GPT, ModelConfig, WordTokenizer
+    from qkv.lessons.representations import vectors_at
+
+    tok = WordTokenizer.train("a b c d e f")
+    torch.manual_seed(0)
+    model = GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2, causal=False)).eval()
+    a, b = "a b c", "d e f a b c d e"
+    doc = compare(model, tok, a, b, "c")
+    for side, text in (("a", a), ("b", b)):
+        assert doc[side]["tokens"][doc[side]["pos"]] == "c"
+    alone = [vectors_at(model, [tok.encode(t)], [doc[s]["pos"]]) for s, t in (("a", a), ("b", b))]
+    for stage in doc["stages"]:
+        x, y = alone[0][stage["name"]][0], alone[1][stage["name"]][0]
+        assert stage["cosine"] == pytest.approx(float(x @ y / np.linalg.norm(x) / np.linalg.norm(y)), abs=1e-12)

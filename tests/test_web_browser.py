@@ -132,6 +132,30 @@ def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server)
     assert page.errors == []
 
 
+def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
+    """app.js's own decode (lower triangles) and scaledScores, run in the page, against the trace."""
+    import torch
+
+    from qkv import load
+    from qkv.explain.view import pack
+    from qkv.lessons.base import default_ckpt
+
+    model, tokenizer = load(default_ckpt())
+    _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
+    stack = lambda hook: torch.stack([tr[hook, L][0] for L in range(model.cfg.n_layers)])  # noqa: E731
+    load_page(page, bundled_server + "?lang=en")
+    mismatches = page.evaluate("""async ([text, scores, pattern]) => {
+        const res = await fetch("api/view", {method: "POST", headers: {"Content-Type": "application/json"},
+                                             body: JSON.stringify({text})});
+        const doc = await res.json(), m = doc.model, T = doc.tokens.length;
+        const mine = [scaledScores(decode(doc.arrays.dots), m.n_layers, m.n_heads, T, doc.scale, m.causal),
+                      decode(doc.arrays.pattern)];
+        const model = [decode(scores), decode(pattern)];
+        return mine.map((a, n) => a.length !== model[n].length ? -1 : a.filter((x, i) => x !== model[n][i]).length);
+    }""", [SENTENCE, pack(stack("attn_scores")), pack(stack("pattern"))])
+    assert mismatches == [0, 0]
+
+
 def test_the_language_switch_changes_every_label(page, bundled_server):
     load_page(page, bundled_server + "?lang=en")
     labels = lambda: page.eval_on_selector_all("[data-i18n]", "es => es.map(e => e.textContent.trim())")  # noqa: E731
@@ -165,6 +189,8 @@ def test_generate_and_compare_use_the_api(page, bundled_server):
     act(page, lambda: page.click("#generate"))
     expected = api(bundled_server, "api/generate", {"text": SENTENCE, "max_new_tokens": 6, "temperature": 0})
     assert page.input_value("#text") == expected["text"]
+    shown = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
+    assert shown == api(bundled_server, "api/view", {"ids": expected["ids"]})["tokens"]  # the tokens generated
     page.wait_for_selector("#compare-result [data-stage]")
     doc = api(bundled_server, "api/compare", {"a": page.input_value("#compare-a"), "b": page.input_value("#compare-b"),
                                               "word": page.input_value("#compare-word")})

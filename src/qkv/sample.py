@@ -25,7 +25,8 @@ def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = Non
     check_sampling(temperature, top_k, top_p, 0)
     if temperature == 0:
         return int(logits.argmax())
-    logits = logits.float() / temperature
+    logits = logits.double()
+    logits = (logits - logits.max()) / temperature  # shifted first: a tiny temperature gives -inf, never nan
     if top_k is not None and top_k < logits.numel():
         kth = torch.topk(logits, top_k).values[-1]
         logits = logits.masked_fill(logits < kth, float("-inf"))
@@ -33,7 +34,9 @@ def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = Non
     if top_p is not None and top_p < 1.0:
         sorted_probs, order = probs.sort(descending=True)
         before = sorted_probs.cumsum(0) - sorted_probs  # probability mass of the tokens ranked above
-        sorted_probs[before >= top_p] = 0.0  # the first token always stays (before = 0)
+        drop = before >= top_p
+        drop[0] = False  # the most likely token always stays, however small top_p is
+        sorted_probs[drop] = 0.0
         probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
     return int(torch.multinomial(probs, 1, generator=generator))
 

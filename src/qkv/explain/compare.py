@@ -11,11 +11,18 @@ With several tokens in the word, its last token is read; with several occurrence
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from ..lessons.representations import cosine, stages, vectors_at
+from ..lessons.representations import stages, vectors_at
 from .explain import FORMAT, VERSION
 from .view import TextError, encode_text
+
+
+def _cosine(a, b) -> float | None:
+    """cos(a, b), or None (JSON null) when a vector is 0 and the angle has no value."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else None
 
 
 def _last_occurrence(ids: list[int], word: list[int]) -> int | None:
@@ -37,11 +44,12 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     was_training = model.training
     model.eval()
     try:
-        vec = vectors_at(model, [ids_a, ids_b], pos)
+        # one sentence at a time: a batch would pad the shorter one, which a non-causal model sees
+        vec_a, vec_b = vectors_at(model, [ids_a], pos[:1]), vectors_at(model, [ids_b], pos[1:])
     finally:
         model.train(was_training)
     side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}  # noqa: E731
     return {"format": FORMAT, "version": VERSION, "kind": "compare", "word": word,
             "a": side(ids_a, pos[0]), "b": side(ids_b, pos[1]),
-            "stages": [{"label": label, "name": name, "cosine": cosine(vec[name][0], vec[name][1])}
+            "stages": [{"label": label, "name": name, "cosine": _cosine(vec_a[name][0], vec_b[name][0])}
                        for label, name in stages(model.cfg)]}

@@ -34,6 +34,7 @@ from .explain import FORMAT, N_COORDS, VERSION
 
 TOP_NEXT = 10  # next-token candidates kept per position
 SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
+MAX_CELLS = 2**23  # attention weights per view (L·H·T²): 32 MiB of float32 for each of dots and pattern
 
 
 class TextError(ValueError):
@@ -50,7 +51,8 @@ def pack(x, lower: bool = False) -> dict:
     a = np.asarray(a, dtype="<i4" if a.dtype.kind in "iub" else "<f4")
     out = {"dtype": "int32" if a.dtype.kind == "i" else "float32", "shape": list(a.shape)}
     if lower:
-        a = a[..., *np.tril_indices(a.shape[-1])]  # (…, T(T+1)/2)
+        rows, cols = np.tril_indices(a.shape[-1])
+        a = a[..., rows, cols]  # (…, T(T+1)/2)
         out["layout"] = "lower"
     out["data"] = base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
     return out
@@ -63,7 +65,8 @@ def unpack(p: dict) -> np.ndarray:
         return flat.reshape(p["shape"])
     *lead, T, _ = p["shape"]
     out = np.zeros(p["shape"], dtype=flat.dtype)
-    out[..., *np.tril_indices(T)] = flat.reshape(*lead, T * (T + 1) // 2)
+    rows, cols = np.tril_indices(T)
+    out[..., rows, cols] = flat.reshape(*lead, T * (T + 1) // 2)
     return out
 
 
@@ -89,7 +92,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
 
 def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     """The ids of `text`, or a TextError that says what is wrong (in one line)."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text:
         raise TextError("the text is empty: type at least one token")
     try:
         ids = tokenizer.encode(text)
@@ -100,6 +103,27 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     if len(ids) > n_ctx:
         raise TextError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {n_ctx}")
     return ids
+
+
+def check_ids(ids, cfg) -> list[int]:
+    """Token ids given directly (as generation returns them), checked like a text's."""
+    if not ids:
+        raise TextError("no token ids: give at least one")
+    bad = [i for i in ids if not 0 <= i < cfg.d_vocab]
+    if bad:
+        raise TextError(f"token id {bad[0]} is out of range: the vocabulary has ids 0..{cfg.d_vocab - 1}")
+    if len(ids) > cfg.n_ctx:
+        raise TextError(f"{len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}")
+    return list(ids)
+
+
+def check_size(cfg, T: int) -> None:
+    """Refuse a view whose attention matrices would not fit a page (a browser tab holds ~MAX_CELLS)."""
+    cells = cfg.n_layers * cfg.n_heads * T * T
+    if cells > MAX_CELLS:
+        most = math.isqrt(MAX_CELLS // (cfg.n_layers * cfg.n_heads))
+        raise TextError(f"{T} tokens make {cells:,} attention weights over {cfg.n_layers} layers x {cfg.n_heads} "
+                        f"heads, more than a page can show ({MAX_CELLS:,}): use at most {most} tokens")
 
 
 def _values_2d(v: torch.Tensor, z: torch.Tensor, iters: int = SUBSPACE_ITERS):
@@ -148,11 +172,17 @@ def _wanted(name: str) -> bool:
 
 
 @torch.no_grad()
-def view(model, tokenizer, text: str, name: str = "") -> dict:
-    """The kind-"view" document of `text` (see the module docstring and docs/trace-format.md)."""
+def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None) -> dict:
+    """The kind-"view" document of `text`, or of token `ids` (then text is their decoding; see the
+    module docstring and docs/trace-format.md)."""
     cfg = model.cfg
-    ids = encode_text(tokenizer, text, cfg.n_ctx)
+    if (text is None) == (ids is None):
+        raise TextError("give either a text or token ids")
+    ids = encode_text(tokenizer, text, cfg.n_ctx) if ids is None else check_ids(ids, cfg)
+    if text is None:
+        text = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
+    check_size(cfg, T)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()

@@ -7,16 +7,17 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     GET  /                 the page (static/index.html)
     GET  /assets/NAME      app.js or app.css, nothing else
     GET  /api/model        the model's shape, example sentences, a default comparison
-    POST /api/view         {text} -> the "view" document (qkv.explain.view)
+    POST /api/view         {text} or {ids} -> the "view" document (qkv.explain.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed}
     POST /api/compare      {a, b, word} -> the "compare" document (qkv.explain.compare)
 
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
-wrong is a 4xx answer {"error": one line, "status": code}; a 500 would be a bug in qkv. Requests
-whose Host header is not the address the server listens on are refused (a web page elsewhere
-cannot reach a local server through DNS rebinding), and the page may load nothing from elsewhere
-(Content-Security-Policy).
+wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
+text that cannot be shown (qkv.explain.view.TextError); anything else is a 500, a bug in qkv.
+Requests whose Host header is not the address the server listens on are refused (a web page
+elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
+elsewhere (Content-Security-Policy).
 """
 
 from __future__ import annotations
@@ -28,20 +29,21 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
 
 from ..explain.compare import compare
 from ..explain.explain import explain
-from ..explain.view import dumps, encode_text, model_info, view
+from ..explain.view import TextError, dumps, encode_text, model_info, view
 from ..sample import generate_ids
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
+LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 # sentences to offer, kept when the model's tokenizer knows every piece of them
 EXAMPLES = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "患者 服用 华法林 后 出现了 黑便 。", "i invested in apple ,",
@@ -55,11 +57,22 @@ def asset(name: str) -> str:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # no "1" for 1, no true for 1
 
 
 class TextIn(Strict):
     text: str = Field(max_length=MAX_CHARS)
+
+
+class ViewIn(Strict):
+    text: str | None = Field(None, max_length=MAX_CHARS)
+    ids: list[int] | None = Field(None, max_length=MAX_CHARS)  # what /api/generate returns: no re-tokenizing
+
+    @model_validator(mode="after")
+    def one_of(self):
+        if (self.text is None) == (self.ids is None):
+            raise ValueError("give either text or ids")
+        return self
 
 
 class ExplainIn(TextIn):
@@ -96,8 +109,8 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def host_name(header: str) -> str:
-    """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "[::1]"."""
-    return header[: header.find("]") + 1] if header.startswith("[") else header.rsplit(":", 1)[0]
+    """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "::1"."""
+    return header[1: header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
 
 
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
@@ -119,10 +132,11 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
             "examples": list(dict.fromkeys(shown)), "compare": pair}
 
 
-def create_app(model, tokenizer, name: str = "") -> FastAPI:
-    """The ASGI app serving one model (in eval mode; requests take turns on it)."""
+def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
+    """The ASGI app serving one model (in eval mode; requests take turns on it). It answers requests
+    addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
     model.eval()
-    lock = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time
+    lock = LOCK
     n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
 
@@ -138,7 +152,7 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    app.state.hosts = None  # serve() sets the allowed Host names
+    app.state.hosts = allowed_hosts(host)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc):
@@ -148,8 +162,8 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
     async def http_error(request, exc):
         return _error(exc.status_code, str(exc.detail))
 
-    @app.exception_handler(ValueError)  # what the user gave cannot be computed (unknown words, ranges...)
-    async def bad_value(request, exc):
+    @app.exception_handler(TextError)  # what the user gave cannot be shown: unknown words, too long, out of range
+    async def bad_text(request, exc):
         return _error(400, str(exc))
 
     @app.exception_handler(Exception)
@@ -171,10 +185,10 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
         return info
 
     @app.post("/api/view")
-    def post_view(body: TextIn):
+    def post_view(body: ViewIn):
         t0 = time.perf_counter()
         with lock:
-            doc = view(model, tokenizer, body.text, name)
+            doc = view(model, tokenizer, body.text, name, ids=body.ids)
         t1 = time.perf_counter()
         content = dumps(doc)
         timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
@@ -182,7 +196,12 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
 
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):
-        encode_text(tokenizer, body.text, n_ctx)  # the page's rules: no cropping
+        T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
+        for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", "layers"),
+                                     (body.head, model.cfg.n_heads, "head", "heads per layer"),
+                                     (body.token, T, "token", "tokens in the text")):
+            if value is not None and not -n <= value < n:
+                raise TextError(f"{what} {value} is out of range: there are {n} {unit} (use 0..{n - 1} or {-n}..-1)")
         with lock:
             return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
                            top=body.top, lang=body.lang).to_json()
@@ -192,7 +211,7 @@ def create_app(model, tokenizer, name: str = "") -> FastAPI:
         ids = encode_text(tokenizer, body.text, n_ctx)
         room = n_ctx - len(ids)
         if room < 1:
-            raise ValueError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
+            raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
         with lock:
             new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
                                     body.top_p, body.seed))
@@ -246,8 +265,7 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
         raise ValueError(f"port must be between 0 and 65535, got {port}")
     model, tokenizer = load(ckpt or default_ckpt())
     name = str(ckpt) if ckpt else "bundled"
-    app = create_app(model, tokenizer, name)
-    app.state.hosts = allowed_hosts(host)
+    app = create_app(model, tokenizer, name, host=host)
     sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

@@ -68,6 +68,7 @@ const I18N = {
     compare_title: "One word, two contexts", sentence_a: "Sentence A", sentence_b: "Sentence B", word: "Word",
     compare_run: "Compare",
     compare_caption: "Cosine similarity of “{w}”'s residual-stream vector in A and in B. Its input embedding is the same row of W<sub>E</sub> in both sentences, so the cosine is 1 at “embed”. From “L0 in” on the position is added, and each layer's attention mixes in the other tokens of its own sentence, so the two vectors drift apart layer by layer: the same word, read in context.",
+    compare_caption_nopos: "Cosine similarity of “{w}”'s residual-stream vector in A and in B. Its input embedding is the same row of W<sub>E</sub> in both sentences, so the cosine is 1 at “embed” (this model adds no position vector: “L0 in” is the same too). Each layer's attention then mixes in the other tokens of its own sentence, so the two vectors drift apart layer by layer: the same word, read in context.",
     compare_none: "No comparison in this snapshot.",
   },
   zh: {
@@ -130,6 +131,7 @@ const I18N = {
     compare_title: "同一个词，两种语境", sentence_a: "句子 A", sentence_b: "句子 B", word: "词",
     compare_run: "比较",
     compare_caption: "「{w}」在句子 A 和句子 B 中残差流向量的余弦相似度。它的输入嵌入在两句里是 W<sub>E</sub> 的同一行，所以在 “embed” 处余弦恰为 1。从 “L0 in” 起加上了位置向量，之后每一层的注意力都把本句其他词元的信息混进来，两个向量于是一层层分开：同一个词，在语境中被读出不同的意思。",
+    compare_caption_nopos: "「{w}」在句子 A 和句子 B 中残差流向量的余弦相似度。它的输入嵌入在两句里是 W<sub>E</sub> 的同一行，所以在 “embed” 处余弦恰为 1（这个模型不加位置向量，“L0 in” 处也一样）。之后每一层的注意力都把本句其他词元的信息混进来，两个向量于是一层层分开：同一个词，在语境中被读出不同的意思。",
     compare_none: "这个快照里没有比较结果。",
   },
 };
@@ -272,12 +274,13 @@ function busy(on) {
   document.body.dataset.busy = S.pending ? "1" : "0";
 }
 
-/** Analyse `text`: fetch its view, decode, redraw. t0 = when the user's event began. */
+/** Analyse `text` (a string, or {ids: [...]} for tokens as generated): fetch its view, decode,
+ *  redraw. t0 = when the user's event began. Only the newest request's answer is shown. */
 async function analyze(text, t0, what = "text") {
   const req = ++S.req;
   busy(true);
   try {
-    const doc = await api("api/view", { text });
+    const doc = await api("api/view", typeof text === "string" ? { text } : text);
     if (req !== S.req) return;  // a newer request was made meanwhile
     showError("");
     loadDoc(doc);
@@ -763,12 +766,14 @@ function renderCompare() {
     `<span class="ctok${n === s.pos ? " hit" : ""}">${esc(tk)}</span>`).join("")}</div>`;
   let html = sent("A", c.a) + sent("B", c.b) + '<div class="crows">';
   for (const st of c.stages) {
-    const w = (100 * Math.min(1, Math.abs(st.cosine))).toFixed(1);
+    const none = st.cosine === null;  // a zero vector: the angle has no value
+    const w = none ? "0" : (100 * Math.min(1, Math.abs(st.cosine))).toFixed(1);
     html += `<div class="crow"><span class="clabel">${esc(st.label)}</span>` +
       `<span class="cval" data-stage="${esc(st.label)}" data-cosine="${st.cosine}">` +
-      `<span class="cbar${st.cosine < 0 ? " neg" : ""}" style="width:${w}%"></span><span class="num">${fmt(st.cosine)}</span></span></div>`;
+      `<span class="cbar${st.cosine < 0 ? " neg" : ""}" style="width:${w}%"></span><span class="num">${none ? "—" : fmt(st.cosine)}</span></span></div>`;
   }
-  html += `</div><p class="caption">${t("compare_caption", { w: esc(c.word) })}</p>`;
+  const pos = S.info && ["learned", "sinusoidal"].includes(S.info.pos);  // is a position vector added at "L0 in"?
+  html += `</div><p class="caption">${t(pos ? "compare_caption" : "compare_caption_nopos", { w: esc(c.word) })}</p>`;
   box.innerHTML = html;
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);
 }
@@ -819,7 +824,7 @@ async function runGenerate() {
     S.added = res.added;
     renderAdded();
     $("#text").value = res.text;
-    await analyze(res.text, t0);
+    await analyze({ ids: res.ids }, t0);  // the generated tokens themselves: re-tokenizing the text may differ
   } catch (e) {
     showError(e.message);
   } finally {
@@ -970,11 +975,10 @@ async function init() {
     applyLang();
     if (S.examples.length) {
       $("#text").value = S.examples[0];
-      const doc = await api("api/view", { text: S.examples[0] });
-      loadDoc(doc);
-      applyLang();
+      await analyze(S.examples[0], t0, "init");  // guarded: a click meanwhile wins
+    } else {
+      render("init", t0);
     }
-    render("init", t0);
     if ($("#compare-word").value) runCompare();
   } catch (e) {
     showError(e.message);
