@@ -127,7 +127,9 @@ def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server)
     choose(page, layer=1, head=2, token=4)
     assert page.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [1, 2, 4]
     check_against_api(page, bundled_server, SENTENCE, 1, 2, 4)
-    choose(page, layer=3, head=0, token=6)  # and again after switching everything
+    choose(page, layer=3, head=0, token=5)  # and again after switching everything
+    act(page, lambda: page.keyboard.press("ArrowRight"))  # the arrow keys move the query token
+    assert page.evaluate("qkv.state.token") == 6
     check_against_api(page, bundled_server, SENTENCE, 3, 0, 6)
     assert page.errors == []
 

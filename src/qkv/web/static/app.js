@@ -17,7 +17,7 @@ const I18N = {
     hint_word: "Words are separated by spaces; each space is a token too (shown as ␣). Enter analyses, Shift+Enter types a newline.",
     hint_char: "Every character is one token. Enter analyses, Shift+Enter types a newline.",
     hint_bpe: "The text is split into byte-pair (BPE) tokens. Enter analyses, Shift+Enter types a newline.",
-    examples: "Examples", tokens_label: "Tokens: click one to choose the query",
+    examples: "Examples", tokens_label: "Tokens: click one (or press ← →) to choose the query",
     token_title: "position {i}, id {id}",
     static_note: "Static snapshot: run <code>qkv serve</code> to analyse new text.",
     net_error: "Cannot reach the qkv server: {msg}",
@@ -80,7 +80,7 @@ const I18N = {
     hint_word: "词与词之间用空格分开；每个空格本身也是一个词元（显示为 ␣）。按回车键分析，Shift+回车键换行。",
     hint_char: "每个字符是一个词元。按回车键分析，Shift+回车键换行。",
     hint_bpe: "文本按字节对编码（BPE）切成词元。按回车键分析，Shift+回车键换行。",
-    examples: "例句", tokens_label: "词元：点击一个作为查询",
+    examples: "例句", tokens_label: "词元：点击一个（或按 ← →）作为查询",
     token_title: "位置 {i}，编号 {id}",
     static_note: "这是静态快照：运行 <code>qkv serve</code> 才能分析新的文本。",
     net_error: "连接不上 qkv 服务器：{msg}",
@@ -922,6 +922,11 @@ function bind() {
     if (!c) return;
     const t0 = performance.now(), l = +c.dataset.layer, h = +c.dataset.head;
     chooseHead(l, h, l !== S.layer ? "layer" : "head", t0);
+  });
+  document.addEventListener("keydown", (e) => {  // ← / → move the query token (outside text fields)
+    if (!S.doc || e.altKey || e.ctrlKey || e.metaKey || e.target.closest("input, textarea, select")) return;
+    const step = e.key === "ArrowLeft" ? -1 : e.key === "ArrowRight" ? 1 : 0;
+    if (step && S.token + step >= 0 && S.token + step < S.T) { e.preventDefault(); chooseToken(S.token + step); }
   });
   const hm = $("#heatmap");
   hm.addEventListener("mousemove", onHeatHover);
