@@ -194,6 +194,25 @@ class WordTokenizer(_ListTokenizer):
     def split(self, text: str) -> list[str]:
         return _split_words(text, self._jieba)
 
+    def respace(self, text: str) -> str | None:
+        """`text` as a space-separated corpus would write it: each run the vocabulary does not know
+        cut into its words, longest first (我投资了苹果 -> 我 投资了 苹果), and one space between
+        words. None when some piece cannot be cut into known words, or spaces are not tokens."""
+        if " " not in self.ids:
+            return None
+        longest = max(len(t) for t in self.tokens)
+        words = []
+        for piece in self.split(text):
+            if piece.isspace():
+                continue
+            while piece:
+                cut = next((n for n in range(min(longest, len(piece)), 0, -1) if piece[:n] in self.ids), 0)
+                if not cut:
+                    return None
+                words.append(piece[:cut])
+                piece = piece[cut:]
+        return " ".join(words) if words else None
+
     def to_dict(self) -> dict:
         segment = "jieba" if self.use_jieba else "none"
         return {"kind": self.kind, "version": FORMAT_VERSION, "segment": segment, "words": self.tokens}

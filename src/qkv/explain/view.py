@@ -105,6 +105,17 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     return ids
 
 
+def readable(tokenizer, text):
+    """`text`, or, when a word tokenizer does not know all its words but knows how to cut them
+    (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果), the text written that way."""
+    try:
+        tokenizer.encode(text)
+        return text
+    except ValueError:
+        spaced = tokenizer.respace(text) if hasattr(tokenizer, "respace") and isinstance(text, str) else None
+        return spaced if spaced is not None else text  # unchanged: encoding it names what is unknown
+
+
 def check_ids(ids, cfg) -> list[int]:
     """Token ids given directly (as generation returns them), checked like a text's."""
     if not ids:
@@ -174,12 +185,16 @@ def _wanted(name: str) -> bool:
 @torch.no_grad()
 def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None) -> dict:
     """The kind-"view" document of `text`, or of token `ids` (then text is their decoding; see the
-    module docstring and docs/trace-format.md)."""
+    module docstring and docs/trace-format.md). A text a word tokenizer can read only once its
+    words are cut apart is shown cut (`readable`), and its "text" says so."""
     cfg = model.cfg
     if (text is None) == (ids is None):
         raise TextError("give either a text or token ids")
-    ids = encode_text(tokenizer, text, cfg.n_ctx) if ids is None else check_ids(ids, cfg)
-    if text is None:
+    if ids is None:
+        text = readable(tokenizer, text)
+        ids = encode_text(tokenizer, text, cfg.n_ctx)
+    else:
+        ids = check_ids(ids, cfg)
         text = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
     check_size(cfg, T)

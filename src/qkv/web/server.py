@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 
 from ..explain.compare import compare
 from ..explain.explain import explain
-from ..explain.view import TextError, dumps, encode_text, model_info, view
+from ..explain.view import TextError, dumps, encode_text, model_info, readable, view
 from ..sample import generate_ids
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
@@ -208,14 +208,15 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
-        ids = encode_text(tokenizer, body.text, n_ctx)
+        prompt = readable(tokenizer, body.text)
+        ids = encode_text(tokenizer, prompt, n_ctx)
         room = n_ctx - len(ids)
         if room < 1:
             raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
         with lock:
             new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
                                     body.top_p, body.seed))
-        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": body.text,
+        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt,
                 "text": tokenizer.decode(ids + new), "added": tokenizer.decode(new), "ids": ids + new}
 
     @app.post("/api/compare")
