@@ -182,6 +182,15 @@ def test_bad_input_shows_the_servers_message_and_keeps_the_view(page, bundled_se
     assert page.eval_on_selector_all("#tokens .token", "ts => ts.length") == before
 
 
+def test_chinese_typed_without_spaces_is_shown_cut_into_words(page, bundled_server):
+    load_page(page, bundled_server + "?lang=en")
+    page.fill("#text", "我投资了苹果，")  # fill leaves the focus in the box: Enter analyses
+    act(page, lambda: page.keyboard.press("Enter"))
+    assert page.input_value("#text") == SENTENCE
+    assert page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)") == \
+        ["我", "␣", "投资了", "␣", "苹果", "␣", "，"]
+
+
 def test_generate_and_compare_use_the_api(page, bundled_server):
     load_page(page, bundled_server + "?lang=en")
     page.fill("#text", SENTENCE)
