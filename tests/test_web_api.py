@@ -383,3 +383,14 @@ def test_respace_cuts_longest_words_first():
     assert tok.respace("我投资了苹果。") == "我 投资了 苹果 。"
     assert tok.respace("我投资了香蕉") is None  # 香 is no word of it
     assert WordTokenizer.train("我投资").respace("我投资") is None  # no space token: nothing to write between words
+
+
+def test_concurrent_requests_each_get_their_own_trace(client, bundled):
+    """The tap recorder is process-wide; the server lets one forward pass run at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "i ate apple ,", "i invested in apple ,"] * 3
+    with ThreadPoolExecutor(6) as pool:
+        docs = list(pool.map(lambda t: client.post("/api/view", json={"text": t}).json(), texts))
+    for text, doc in zip(texts, docs, strict=True):
+        assert doc == view(*bundled, text, "bundled")
