@@ -14,7 +14,7 @@ from qkv import load
 from qkv.explain.schema import validate
 from qkv.explain.view import view
 from qkv.lessons.base import default_ckpt
-from qkv.web.export import SCRIPT_TAG, STYLE_LINK, _inline_json, page_html
+from qkv.web.export import SCRIPTS, STYLE_LINK, _inline_json, page_html
 
 SENTENCE = "我 投资了 苹果 ，"
 
@@ -36,7 +36,8 @@ def test_html_export_embeds_every_document(tmp_path):
     r = qkv_cli("explain", SENTENCE, "--html", str(out))
     assert r.returncode == 0, r.stderr
     html = out.read_text(encoding="utf-8")
-    assert STYLE_LINK not in html and SCRIPT_TAG not in html  # both written inline
+    assert STYLE_LINK not in html and "assets/" not in html  # the stylesheet and both scripts written inline
+    assert html.count("<script>") == len(SCRIPTS)
     data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     for kind in ("model", "view", "compare"):
         validate(data[kind])

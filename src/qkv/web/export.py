@@ -18,7 +18,7 @@ from ..explain.view import view
 from .server import asset, model_doc
 
 STYLE_LINK = '<link rel="stylesheet" href="assets/app.css">'
-SCRIPT_TAG = '<script src="assets/app.js"></script>'
+SCRIPTS = ("i18n.js", "app.js")  # in this order in index.html, each as <script src="assets/NAME"></script>
 
 
 def _inline_json(obj) -> str:
@@ -28,15 +28,18 @@ def _inline_json(obj) -> str:
 
 
 def page_html(data: dict) -> str:
-    """index.html with app.css and app.js inline and `data` in <script id="qkv-data">."""
+    """index.html with the stylesheet and the scripts inline and `data` in <script id="qkv-data">."""
     html = asset("index.html")
-    if STYLE_LINK not in html or SCRIPT_TAG not in html:
+    tags = [f'<script src="assets/{name}"></script>' for name in SCRIPTS]
+    if STYLE_LINK not in html or not all(tag in html for tag in tags):
         raise RuntimeError("static/index.html lost its asset lines: the export cannot inline them")
     style = asset("app.css").replace("</style", "<\\/style")
-    script = asset("app.js").replace("</script", "<\\/script")
-    payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>'
-    return html.replace(STYLE_LINK, f"<style>\n{style}\n</style>").replace(
-        SCRIPT_TAG, f"{payload}\n<script>\n{script}\n</script>")
+    html = html.replace(STYLE_LINK, f"<style>\n{style}\n</style>")
+    payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>\n'
+    for n, (name, tag) in enumerate(zip(SCRIPTS, tags, strict=True)):
+        script = asset(name).replace("</script", "<\\/script")
+        html = html.replace(tag, (payload if n == 0 else "") + f"<script>\n{script}\n</script>")
+    return html
 
 
 def export_html(model, tokenizer, text: str, path, name: str = "") -> Path:

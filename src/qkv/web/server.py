@@ -5,7 +5,7 @@
 
 Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
     GET  /                 the page (static/index.html)
-    GET  /assets/NAME      app.js or app.css, nothing else
+    GET  /assets/NAME      app.js, i18n.js or app.css, nothing else
     GET  /api/model        the model's shape, example sentences, a default comparison
     POST /api/view         {text} or {ids} -> the "view" document (qkv.explain.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
@@ -40,7 +40,8 @@ from ..sample import generate_ids
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+ASSETS = {"app.js": "text/javascript; charset=utf-8", "i18n.js": "text/javascript; charset=utf-8",
+          "app.css": "text/css; charset=utf-8"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
