@@ -92,7 +92,9 @@ def model_info(model, tokenizer, name: str = "") -> dict:
 
 def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     """The ids of `text`, or a TextError that says what is wrong (in one line)."""
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
+        raise TextError(f"the text must be a string, not {type(text).__name__}")
+    if not text:
         raise TextError("the text is empty: type at least one token")
     try:
         ids = tokenizer.encode(text)
@@ -108,11 +110,13 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
 def readable(tokenizer, text):
     """`text`, or, when a word tokenizer does not know all its words but knows how to cut them
     (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果), the text written that way."""
+    if not isinstance(text, str) or not hasattr(tokenizer, "respace"):
+        return text
     try:
         tokenizer.encode(text)
         return text
     except ValueError:
-        spaced = tokenizer.respace(text) if hasattr(tokenizer, "respace") and isinstance(text, str) else None
+        spaced = tokenizer.respace(text)
         return spaced if spaced is not None else text  # unchanged: encoding it names what is unknown
 
 
