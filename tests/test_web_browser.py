@@ -112,6 +112,21 @@ def check_against_api(pg, url, text, layer, head, token):
     return doc
 
 
+def z_inside_drawn_hull(pg) -> bool:
+    """The ✕ of z, as drawn, lies inside the drawn hull polygon (its centre, by the crossing rule)."""
+    return pg.evaluate(r"""() => {
+        const poly = document.querySelector('#hull polygon.hull');
+        const d = document.querySelector('#hull g.z path').getAttribute('d');  // M x-6,y-6 L x+6,y+6 ...
+        const [x0, y0] = d.slice(1).split('L')[0].split(',').map(Number), x = x0 + 6, y = y0 + 6;
+        const p = poly.getAttribute('points').trim().split(/\s+/).map(q => q.split(',').map(Number));
+        let inside = false;
+        for (let i = 0, j = p.length - 1; i < p.length; j = i++)
+            if ((p[i][1] > y) !== (p[j][1] > y) && x < (p[j][0] - p[i][0]) * (y - p[i][1]) / (p[j][1] - p[i][1]) + p[i][0])
+                inside = !inside;
+        return inside;
+    }""")
+
+
 # ---------------------------------------------------------------------------
 # the tests
 # ---------------------------------------------------------------------------
@@ -127,6 +142,7 @@ def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server)
     choose(page, layer=1, head=2, token=4)
     assert page.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [1, 2, 4]
     check_against_api(page, bundled_server, SENTENCE, 1, 2, 4)
+    assert z_inside_drawn_hull(page)
     choose(page, layer=3, head=0, token=5)  # and again after switching everything
     act(page, lambda: page.keyboard.press("ArrowRight"))  # the arrow keys move the query token
     assert page.evaluate("qkv.state.token") == 6
@@ -232,8 +248,8 @@ def test_the_server_reads_no_file_but_its_assets():
 
 def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, bundled_server):
     out = tmp_path / "attention.html"
-    subprocess.run([sys.executable, "-m", "qkv.cli", "explain", SENTENCE, "--html", str(out)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "qkv.cli", "explain", SENTENCE, "--html", str(out), "--layer", "2",
+                    "--head", "1", "--token", "-3"], check=True, capture_output=True, text=True)
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []
     context.on("request", lambda r: requests.append(r.url))
@@ -244,7 +260,7 @@ def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, b
         load_page(pg, out.as_uri() + "?lang=en")
         assert pg.evaluate("qkv.mode") == "static"
         assert pg.is_disabled("#analyze") and pg.is_disabled("#generate")
-        choose(pg, layer=2, head=1, token=4)
+        assert pg.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [2, 1, 4]  # as exported
         check_against_api(pg, bundled_server, SENTENCE, 2, 1, 4)
         assert pg.query_selector_all("#compare-result [data-stage]")
         assert [u for u in requests if not u.startswith("file:")] == []

@@ -338,7 +338,7 @@ def add_explain_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--lang", choices=("zh", "en"), default="en")
     p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
-                                                  "(opens from disk, offline) instead of printing")
+                                                  "(opens from disk, offline; on --layer/--head/--token if given)")
     return p
 
 
@@ -350,7 +350,8 @@ def run_explain(args) -> None:
     if args.html:
         from ..web.export import export_html
 
-        path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"))
+        path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"),
+                           layer=args.layer, head=args.head, token=args.token)
         print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
         return
     ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,

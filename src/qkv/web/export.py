@@ -2,8 +2,9 @@
 
     export_html(model, tokenizer, "我 投资了 苹果 ，", "attention.html")   # qkv explain --html FILE TEXT
 
-The page is the one `qkv serve` sends, with its stylesheet and script written inline and the
-documents it would have fetched (model, view, compare) embedded as JSON. Layer, head, token and
+The page is the one `qkv serve` sends, with its stylesheet and scripts written inline and the
+documents it would have fetched (model, view, compare) embedded as JSON, with the layer, head and
+query token to open on. Layer, head, token and
 language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
 """
 
@@ -42,14 +43,24 @@ def page_html(data: dict) -> str:
     return html
 
 
-def export_html(model, tokenizer, text: str, path, name: str = "") -> Path:
-    """Write the page for `text` to `path` (atomically) and return the path."""
+def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | None = None,
+                head: int | None = None, token: int | None = None) -> Path:
+    """Write the page for `text` to `path` (atomically) and return the path. The page opens on
+    `layer`, `head` and query `token` when given (negative ones count from the end)."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
-    data = {"model": info, "view": view(model, tokenizer, text, name),
+    doc = view(model, tokenizer, text, name)
+    sizes = {"layer": model.cfg.n_layers, "head": model.cfg.n_heads, "token": len(doc["ids"])}
+    start = {}
+    for key, value in (("layer", layer), ("head", head), ("token", token)):
+        if value is not None:
+            if not -sizes[key] <= value < sizes[key]:
+                raise ValueError(f"{key} {value} is out of range: use 0..{sizes[key] - 1} or {-sizes[key]}..-1")
+            start[key] = value % sizes[key]
+    data = {"model": info, "view": doc, "start": start,
             "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
     atomic_write(path, page_html(data).encode("utf-8"))
     return path

@@ -836,6 +836,12 @@ async function init() {
     $("#static-note").hidden = false;
     S.compare = data.compare || null;
     if (data.view) loadDoc(data.view);
+    const start = data.start || {};  // qkv explain --html --layer L --head H --token T opens there
+    if (S.doc) {
+      if (Number.isInteger(start.layer)) S.layer = clamp(start.layer, 0, S.L - 1);
+      if (Number.isInteger(start.head)) S.head = clamp(start.head, 0, S.H - 1);
+      if (Number.isInteger(start.token)) S.token = clamp(start.token, 0, S.T - 1);
+    }
     applyLang();
     render("init", t0);
     return;
