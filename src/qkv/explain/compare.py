@@ -16,7 +16,7 @@ import torch
 
 from ..lessons.representations import stages, vectors_at
 from .explain import FORMAT, VERSION
-from .view import TextError, encode_text, readable
+from .view import TextError, encode_text, read_text
 
 
 def _cosine(a, b) -> float | None:
@@ -35,8 +35,7 @@ def _last_occurrence(ids: list[int], word: list[int]) -> int | None:
 @torch.no_grad()
 def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     n_ctx = model.cfg.n_ctx
-    a, b = readable(tokenizer, a), readable(tokenizer, b)
-    ids_a, ids_b = encode_text(tokenizer, a, n_ctx), encode_text(tokenizer, b, n_ctx)
+    (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
     word_ids = encode_text(tokenizer, word, n_ctx)
     pos = [_last_occurrence(ids, word_ids) for ids in (ids_a, ids_b)]
     for p, text in zip(pos, (a, b), strict=True):

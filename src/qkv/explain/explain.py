@@ -104,7 +104,7 @@ def _m(key: str, lang: str, **kw) -> str:
     return M[key][lang].format(**kw)
 
 
-def _index(value, n: int, what: str, unit: str) -> int:
+def check_index(value, n: int, what: str, unit: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{what} must be an integer, got {value!r}")
     if not -n <= value < n:
@@ -149,16 +149,16 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top must be an integer of at least 1, got {top!r}")
     if layer is not None:
-        layer = _index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers")
+        layer = check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers")
     if head is not None:
-        head = _index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
+        head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
     all_ids = tokenizer.encode(text)  # UnknownTokenError (a ValueError) names what is missing
     if not all_ids:
         raise ValueError("the text gives no tokens: give at least one token to explain")
     cropped = max(0, len(all_ids) - cfg.n_ctx)
     ids = all_ids[cropped:]
     T = len(ids)
-    pos = _index(T - 1 if token is None else token, T, "token", f"the text has {T} tokens")
+    pos = check_index(T - 1 if token is None else token, T, "token", f"the text has {T} tokens")
     mode = "head" if layer is not None and head is not None else "summary"
 
     layers = [layer] if mode == "head" else ([layer] if layer is not None else list(range(cfg.n_layers)))

@@ -107,17 +107,17 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     return ids
 
 
-def readable(tokenizer, text):
-    """`text`, or, when a word tokenizer does not know all its words but knows how to cut them
-    (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果), the text written that way."""
-    if not isinstance(text, str) or not hasattr(tokenizer, "respace"):
-        return text
+def read_text(tokenizer, text, n_ctx: int) -> tuple[str, list[int]]:
+    """(text, ids) as encode_text, except that when a word tokenizer does not know all the words
+    but can cut them into words it knows (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果),
+    the text is read, and returned, cut that way."""
     try:
-        tokenizer.encode(text)
-        return text
-    except ValueError:
-        spaced = tokenizer.respace(text)
-        return spaced if spaced is not None else text  # unchanged: encoding it names what is unknown
+        return text, encode_text(tokenizer, text, n_ctx)
+    except TextError:
+        spaced = tokenizer.respace(text) if isinstance(text, str) and hasattr(tokenizer, "respace") else None
+        if spaced is None:
+            raise  # the original message names what is unknown
+        return spaced, encode_text(tokenizer, spaced, n_ctx)
 
 
 def check_ids(ids, cfg) -> list[int]:
@@ -190,13 +190,12 @@ def _wanted(name: str) -> bool:
 def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None) -> dict:
     """The kind-"view" document of `text`, or of token `ids` (then text is their decoding; see the
     module docstring and docs/trace-format.md). A text a word tokenizer can read only once its
-    words are cut apart is shown cut (`readable`), and its "text" says so."""
+    words are cut apart is shown cut (`read_text`), and its "text" says so."""
     cfg = model.cfg
     if (text is None) == (ids is None):
         raise TextError("give either a text or token ids")
     if ids is None:
-        text = readable(tokenizer, text)
-        ids = encode_text(tokenizer, text, cfg.n_ctx)
+        text, ids = read_text(tokenizer, text, cfg.n_ctx)
     else:
         ids = check_ids(ids, cfg)
         text = tokenizer.decode(ids)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write
 from ..explain.compare import compare
+from ..explain.explain import check_index
 from ..explain.view import view
 from .server import asset, model_doc
 
@@ -53,13 +54,11 @@ def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | 
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
     doc = view(model, tokenizer, text, name)
-    sizes = {"layer": model.cfg.n_layers, "head": model.cfg.n_heads, "token": len(doc["ids"])}
-    start = {}
-    for key, value in (("layer", layer), ("head", head), ("token", token)):
-        if value is not None:
-            if not -sizes[key] <= value < sizes[key]:
-                raise ValueError(f"{key} {value} is out of range: use 0..{sizes[key] - 1} or {-sizes[key]}..-1")
-            start[key] = value % sizes[key]
+    cfg, T = model.cfg, len(doc["ids"])
+    start = {key: check_index(value, n, key, unit) for key, value, n, unit in (
+        ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
+        ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
+        ("token", token, T, f"the text has {T} tokens")) if value is not None}
     data = {"model": info, "view": doc, "start": start,
             "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
     atomic_write(path, page_html(data).encode("utf-8"))

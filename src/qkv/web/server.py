@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
 
 from ..explain.compare import compare
-from ..explain.explain import explain
-from ..explain.view import TextError, dumps, encode_text, model_info, readable, view
+from ..explain.explain import check_index, explain
+from ..explain.view import TextError, dumps, encode_text, model_info, read_text, view
 from ..sample import generate_ids
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
@@ -118,17 +118,17 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
     """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
     n_ctx = model.cfg.n_ctx
 
-    def readable(text):
+    def fits(text):
         try:
             encode_text(tokenizer, text, n_ctx)
             return True
         except ValueError:
             return False
-    shown = [t for t in ([first] if first else []) + EXAMPLES if readable(t)]
+    shown = [t for t in ([first] if first else []) + EXAMPLES if fits(t)]
     if not shown:  # a model of some other text: offer what it writes itself
         sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
-        shown = [sample] if readable(sample) else []
-    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if readable(a) and readable(b)), None)
+        shown = [sample] if fits(sample) else []
+    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if fits(a) and fits(b)), None)
     return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
             "examples": list(dict.fromkeys(shown)), "compare": pair}
 
@@ -198,19 +198,21 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):
         T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
-        for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", "layers"),
-                                     (body.head, model.cfg.n_heads, "head", "heads per layer"),
-                                     (body.token, T, "token", "tokens in the text")):
-            if value is not None and not -n <= value < n:
-                raise TextError(f"{what} {value} is out of range: there are {n} {unit} (use 0..{n - 1} or {-n}..-1)")
+        try:  # explain's own range rule, checked first so that a bug inside explain stays a 500
+            for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
+                                         (body.head, model.cfg.n_heads, "head", f"each layer has {model.cfg.n_heads} heads"),
+                                         (body.token, T, "token", f"the text has {T} tokens")):
+                if value is not None:
+                    check_index(value, n, what, unit)
+        except ValueError as e:
+            raise TextError(str(e)) from None
         with lock:
             return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
                            top=body.top, lang=body.lang).to_json()
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
-        prompt = readable(tokenizer, body.text)
-        ids = encode_text(tokenizer, prompt, n_ctx)
+        prompt, ids = read_text(tokenizer, body.text, n_ctx)
         room = n_ctx - len(ids)
         if room < 1:
             raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
