@@ -38,7 +38,7 @@ def model_pair(cfg: qkv.ModelConfig, seed: int = 0):
     quiet_transformers()
     torch.manual_seed(seed)
     ours = qkv.GPT(cfg)
-    theirs = ours.to_hf()
+    theirs = qkv.to_hf(ours)
     return ours, theirs
 
 

@@ -16,7 +16,7 @@ import json
 import torch
 
 from common import gpt2_shaped, interleaved, machine, median, model_pair
-from qkv.sample import generate_ids
+from qkv.core.sample import generate_ids
 
 PROMPT_LEN = 16
 

@@ -13,7 +13,7 @@ import time
 
 from common import machine
 
-from qkv import lessons
+from qkv.apps import lessons
 
 
 def main() -> None:

@@ -43,7 +43,7 @@ def one(which: str) -> None:
 
 def explain_time(rounds: int) -> float | None:
     try:
-        from qkv.explain.explain import explain
+        from qkv.presentation.explanation import explain
     except ImportError:
         return None
     text = "患者 服用 华法林 后 出现 黑便 ， 医生 让 他 停药 。 " * 3

@@ -16,9 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from qkv.corpus import default_text
-from qkv.tokenizers import train_tokenizer
-from qkv.train import train
+from qkv.core.corpus import default_text
+from qkv.core.tokenizers import train_tokenizer
+from qkv.core.train import train
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "qkv" / "assets" / "model"
 SETTINGS = ["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0", "seed=1337"]

@@ -34,7 +34,7 @@ def start_server(*args: str, threads: int | None = 1):
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     log = tempfile.TemporaryFile("w+")  # uvicorn's log: a file, so a full pipe can never block the server
-    proc = subprocess.Popen([sys.executable, "-m", "qkv.cli", "serve", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "qkv", "serve", *args], stdout=subprocess.PIPE,
                             stderr=log, text=True, env=env)
     line = proc.stdout.readline()  # "qkv explorer: http://127.0.0.1:PORT/  (model: ...)"
     match = re.search(r"http://[^ ]+/", line)

@@ -1,6 +1,5 @@
-"""qkv.explain.attend: one query's attention derived step by step, checked against the seed's worked example."""
+"""qkv.attend (qkv.analysis.attend, shown by qkv.presentation.derivation): one query's attention derived step by step, checked against the seed's worked example."""
 
-import argparse
 import contextlib
 import dataclasses
 import io
@@ -12,8 +11,10 @@ import pytest
 import torch
 
 import qkv
-from qkv.explain.attend import add_attend_parser, attend, run_attend
-from qkv.explain.geometry import HullResult
+from qkv.apps.cli import commands
+from qkv.apps.cli.parser import build_parser
+from qkv.presentation.derivation import attend
+from qkv.core.geometry import HullResult
 
 # the seed's example: q = (√2, 0), keys (ln 2, 0), (0, 1), (0, −1), values the triangle (0,0), (4,0), (0,4)
 SEED = dict(q="sqrt(2),0", K="ln(2),0; 0,1; 0,-1", V="0,0; 4,0; 0,4")
@@ -64,12 +65,10 @@ def test_seed_markdown_and_latex(lang):
 
 
 def _cli(argv):
-    parser = argparse.ArgumentParser(prog="qkv")
-    add_attend_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        run_attend(args)
+        commands.attend(args)
     return out.getvalue(), err.getvalue()
 
 

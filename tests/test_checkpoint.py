@@ -12,12 +12,12 @@ import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
-import qkv.checkpoint as ckpt_mod
-from qkv.checkpoint import atomic_write, load, load_checkpoint, save, save_weights, write_config
-from qkv.config import ModelConfig, TrainConfig
-from qkv.models.gpt import GPT, lm_loss
-from qkv.tokenizers import train_tokenizer
-from qkv.train import make_optimizer
+import qkv.core.checkpoint as ckpt_mod
+from qkv.core.checkpoint import atomic_write, load, load_checkpoint, save, save_weights, write_config
+from qkv.core.config import ModelConfig, TrainConfig
+from qkv.core.models.gpt import GPT, lm_loss
+from qkv.core.tokenizers import train_tokenizer
+from qkv.core.train import make_optimizer
 
 REAL_REPLACE = os.replace
 TEXT = "hello world, a tiny text for a tiny tokenizer.\n" * 3

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.checks import check
+from qkv.core.checks import check
 
 IDS = torch.randint(0, 19, (2, 9), generator=torch.Generator().manual_seed(3))
 

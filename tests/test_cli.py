@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from qkv import checkpoint, corpus
-from qkv.cli import main
-from qkv.sample import generate
-from qkv.train import train
+from qkv.core import checkpoint, corpus
+from qkv.apps.cli import main
+from qkv.core.sample import generate
+from qkv.core.train import train
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
@@ -282,7 +282,7 @@ def test_generate_bad_settings(capsys, ckpt, args, match):
 
 def test_a_real_process_prints_no_traceback(tmp_path):
     exe = Path(sys.executable).with_name("qkv")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "qkv.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "qkv"]
     env = {k: v for k, v in os.environ.items() if k != "QKV_DEBUG"}
     proc = subprocess.run(cmd + ["train", "--text", "/nonexistent", "--out", str(tmp_path / "run")],
                           capture_output=True, text=True, env=env, timeout=120)

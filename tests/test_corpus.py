@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from qkv import corpus
-from qkv.corpus import PHENOMENA, Probe, default_text, generate, probes
-from qkv.corpus import lexicon as L
+from qkv.core import corpus
+from qkv.core.corpus import PHENOMENA, Probe, default_text, generate, probes
+from qkv.core.corpus import lexicon as L
 
 N = 3000  # sentences per language in the generated test texts
 

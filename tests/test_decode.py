@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.nn.decode import decode_step
+from qkv.core.nn.decode import decode_step
 
 
 @pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope", "none"])

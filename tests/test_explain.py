@@ -1,6 +1,5 @@
 """qkv.explain.explain: the numbers shown are the model's, in both languages, and bad input is one line."""
 
-import argparse
 import json
 import math
 
@@ -8,9 +7,11 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.checkpoint import save
-from qkv.explain.explain import add_explain_parser, explain, run_explain
-from qkv.tokenizers import train_tokenizer
+from qkv.core.checkpoint import save
+from qkv.apps.cli import commands
+from qkv.apps.cli.parser import build_parser
+from qkv.presentation.explanation import explain
+from qkv.core.tokenizers import train_tokenizer
 
 
 TEXT = "the cat sat on the mat; the dog sat on the log."
@@ -198,11 +199,9 @@ def test_bad_input_is_one_line(char, kw, words):
 def test_cli_glue(char, tmp_path, capsys, fmt):
     model, tok = char
     save(tmp_path / "ckpt", model, tok)
-    parser = argparse.ArgumentParser(prog="qkv")
-    add_explain_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["explain", "--ckpt", str(tmp_path / "ckpt"), TEXT, "--layer", "1", "--head", "0",
+    args = build_parser().parse_args(["explain", "--ckpt", str(tmp_path / "ckpt"), TEXT, "--layer", "1", "--head", "0",
                               "--token", "-2", "--top", "3", "--format", fmt, "--lang", "zh"])
-    run_explain(args)
+    commands.explain(args)
     out = capsys.readouterr().out
     if fmt == "json":
         d = json.loads(out)

@@ -1,19 +1,20 @@
 """Figures: every plotting function writes PNG and SVG, Chinese renders with the CJK font, and the
 `qkv figure` glue turns a checkpoint and a text into the right arrays."""
 
-import argparse
 import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from qkv import checkpoint
-from qkv.config import ModelConfig
-from qkv.explain import fonts, plot_attention, plot_embedding, plot_position, plot_training
-from qkv.explain.figures import add_figure_parser, figure, run_figure
-from qkv.models.gpt import GPT
-from qkv.tokenizers import CharTokenizer
+from qkv.core import checkpoint
+from qkv.core.config import ModelConfig
+from qkv.apps.cli.commands import figure as run_figure
+from qkv.apps.cli.parser import build_parser
+from qkv.presentation import fonts, plot_attention, plot_embedding, plot_position, plot_training
+from qkv.presentation.draw import figure
+from qkv.core.models.gpt import GPT
+from qkv.core.tokenizers import CharTokenizer
 
 TEXT = "我投资了苹果。苹果很好吃，我喜欢苹果。abc abd"
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4", "eval_interval=10", "eval_steps=2"]
@@ -52,7 +53,7 @@ def ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from qkv.train import train
+    from qkv.core.train import train
 
     out = tmp_path_factory.mktemp("run")
     train(TEXT * 20, out=out, overrides=TINY, progress=False)
@@ -172,9 +173,7 @@ def test_loss_curves_read_the_log_and_name_a_missing_one(tmp_path, run):
 
 
 def parse(*argv):
-    parser = argparse.ArgumentParser()
-    add_figure_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["figure", *argv])
+    return build_parser().parse_args(["figure", *argv])
 
 
 def test_cli_positions_rope_loss(tmp_path, run, capsys):
@@ -189,7 +188,7 @@ def test_cli_positions_rope_loss(tmp_path, run, capsys):
 
 
 def test_cli_trace_figures(tmp_path, ckpt, monkeypatch):
-    from qkv.explain import plot_hull
+    from qkv.presentation import plot_hull
 
     grid = run_figure(parse("attention", "--ckpt", str(ckpt), "--text", "我投资了苹果", "--out", str(tmp_path / "a.png")))
     one_layer = run_figure(parse("attention", "--ckpt", str(ckpt), "--text", "abc", "--layer", "1", "--out", str(tmp_path / "a1.svg")))
@@ -226,6 +225,6 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path, ckpt):
         with pytest.raises(ValueError, match=message) as err:
             run_figure(parse(*argv))
         assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match="unknown figure option"):
+    with pytest.raises(TypeError, match="colour"):
         figure("rope", out, colour="red")
     assert not (tmp_path / "x.png").exists()

@@ -7,11 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qkv.explain import fonts
-from qkv.explain.geometry import convex_weights, hull_polygon, pca_2d, project
-from qkv.explain.numbers import closed_form, fmt, latex, parse_matrix, parse_number, parse_vector
-from qkv.explain.plot_hull import hull_figure
-from qkv.i18n import check_lang, pick
+from qkv.presentation import fonts
+from qkv.core.geometry import convex_weights, hull_polygon, pca_2d, project
+from qkv.analysis.numbers import closed_form, fmt, latex, parse_matrix, parse_number, parse_vector
+from qkv.presentation.plot_hull import hull_figure
 
 # ---------------------------------------------------------------------------------------------- numbers
 
@@ -77,12 +76,6 @@ def test_parse_vector_and_matrix():
             parse_matrix(bad)
         assert "\n" not in str(info.value)
 
-
-def test_i18n():
-    assert pick({"zh": "中", "en": "en"}, "zh") == "中"
-    assert pick({"en": "only"}, "zh") == "only"
-    with pytest.raises(ValueError, match="fr"):
-        check_lang("fr")
 
 # --------------------------------------------------------------------------------------------- geometry
 

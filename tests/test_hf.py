@@ -5,8 +5,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from qkv import GPT, ModelConfig  # noqa: E402
-from qkv.sample import generate_ids  # noqa: E402
+from qkv import GPT, ModelConfig, from_hf, to_hf  # noqa: E402
+from qkv.core.sample import generate_ids  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 
@@ -40,7 +40,7 @@ def hf_logits(hf_model, ids):
 @pytest.fixture(scope="module", params=list(CONFIGS))
 def pair(request):
     hf = random_hf(seed=len(request.param), **CONFIGS[request.param])
-    return hf, GPT.from_hf(hf).eval()
+    return hf, from_hf(hf).eval()
 
 
 def test_config_is_translated(pair):
@@ -68,7 +68,7 @@ def test_logits_match(pair):
 def test_untied_lm_head_is_used():
     hf = random_hf(seed=3, **CONFIGS["gelu-untied"])
     assert not torch.equal(hf.lm_head.weight, hf.transformer.wte.weight)
-    ours = GPT.from_hf(hf)
+    ours = from_hf(hf)
     assert torch.equal(ours.unembed.weight, hf.lm_head.weight)
     assert torch.equal(ours.embed.weight, hf.transformer.wte.weight)
 
@@ -88,7 +88,7 @@ def test_greedy_generation_matches_hf(pair):
 
 def test_round_trip_to_hf(pair):
     hf, ours = pair
-    back = ours.to_hf()
+    back = to_hf(ours)
     assert isinstance(back, transformers.GPT2LMHeadModel)
     assert not back.training
     a, b = hf.state_dict(), back.state_dict()
@@ -98,7 +98,7 @@ def test_round_trip_to_hf(pair):
     ids = torch.randint(0, hf.config.vocab_size, (2, 17), generator=torch.Generator().manual_seed(1))
     torch.testing.assert_close(hf_logits(back, ids), hf_logits(hf, ids), atol=0, rtol=0)
     # and loading the export again gives the same qkv model
-    again = GPT.from_hf(back)
+    again = from_hf(back)
     assert again.cfg == ours.cfg
     for (n1, p1), (n2, p2) in zip(ours.state_dict().items(), again.state_dict().items()):
         assert n1 == n2 and torch.equal(p1, p2), n1
@@ -112,7 +112,7 @@ def test_native_model_round_trip():
     ours = GPT(cfg).eval()
     ids = torch.randint(0, 40, (2, 20))
     with torch.no_grad():
-        torch.testing.assert_close(hf_logits(ours.to_hf(), ids), ours(ids), atol=1e-5, rtol=0)
+        torch.testing.assert_close(hf_logits(to_hf(ours), ids), ours(ids), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("kw", [dict(pos="rope"), dict(pos="sinusoidal"), dict(norm="post"), dict(causal=False),
@@ -120,19 +120,19 @@ def test_native_model_round_trip():
 def test_to_hf_rejects_other_architectures(kw):
     model = GPT(ModelConfig(d_vocab=30, n_ctx=8, d_model=16, n_heads=2, n_layers=1, unembed_bias=False, **kw))
     with pytest.raises(ValueError, match="GPT-2"):
-        model.to_hf()
+        to_hf(model)
 
 
 def test_to_hf_rejects_nonzero_unembed_bias():
     model = GPT(ModelConfig(d_vocab=30, n_ctx=8, d_model=16, n_heads=2, n_layers=1, unembed_bias=True))
-    model.to_hf()  # a zero bias loses nothing
+    to_hf(model)  # a zero bias loses nothing
     with torch.no_grad():
         model.unembed.bias[0] = 1.0
     with pytest.raises(ValueError, match="bias"):
-        model.to_hf()
+        to_hf(model)
 
 
 def test_unsupported_activation_is_rejected():
     hf = random_hf(n_embd=16, n_head=2, n_layer=1, n_positions=8, vocab_size=20, activation_function="silu")
     with pytest.raises(ValueError, match="silu"):
-        GPT.from_hf(hf)
+        from_hf(hf)

@@ -7,7 +7,9 @@ import pytest
 import torch
 
 import qkv
-from qkv.lessons import base, context, representations
+from qkv.analysis import representations
+from qkv.apps.lessons import context
+from qkv.core.bundled import default_ckpt
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +19,7 @@ def result(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bundled():
-    return qkv.load(base.default_ckpt())
+    return qkv.load(default_ckpt())
 
 
 def test_same_input_embedding(result):

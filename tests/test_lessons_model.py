@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import qkv
-from qkv import lessons
-from qkv.lessons import base
+from qkv.apps import lessons
+from qkv.core.bundled import default_ckpt
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -25,7 +25,7 @@ CHINESE = re.compile(r"[\u4e00-\u9fff]")
 @pytest.fixture(scope="module")
 def bundled():
     try:
-        path = base.default_ckpt()
+        path = default_ckpt()
     except ValueError as e:
         pytest.fail(f"the bundled model is needed by these lessons: {e}")
     return qkv.load(path)
@@ -61,7 +61,7 @@ def _common(name, en, zh, n_figures):
 
 @torch.no_grad()
 def test_convex(results, bundled):
-    from qkv.explain.geometry import convex_weights
+    from qkv.core.geometry import convex_weights
 
     en, zh = results("convex")
     _common("convex", en, zh, 3)
@@ -99,7 +99,7 @@ def test_convex(results, bundled):
                for l in range(model.cfg.n_layers) for h in range(model.cfg.n_heads))
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
 
-    from qkv.lessons.convex import dist
+    from qkv.apps.lessons.convex import dist
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
     assert f"layer {L} head {H}" in en.headline and f"第 {L} 层第 {H} 个头" in zh.headline
@@ -109,7 +109,7 @@ def test_convex(results, bundled):
 # ------------------------------------------------------------------------------------------ heads
 
 def test_heads(results, bundled):
-    from qkv.lessons import heads
+    from qkv.apps.lessons import heads
 
     en, zh = results("heads")
     _common("heads", en, zh, 1)
@@ -163,7 +163,7 @@ def test_dropout(results):
 
 
 def test_dropout_breaks_a_fresh_copy(bundled):
-    from qkv.lessons.dropout import summarise, with_dropout
+    from qkv.apps.lessons.dropout import summarise, with_dropout
 
     model, tok = bundled
     copy = with_dropout(model, 0.2)
@@ -211,7 +211,7 @@ def test_embedding(results, bundled):
 
 @torch.no_grad()
 def test_next_token(results, bundled):
-    from qkv.lessons.next_token import entropy_bits
+    from qkv.apps.lessons.next_token import entropy_bits
 
     en, zh = results("next-token")
     _common("next-token", en, zh, 1)

@@ -11,9 +11,9 @@ import re
 import pytest
 import torch
 
-from qkv.config import ModelConfig, TrainConfig
-from qkv.lessons import lesson_module
-from qkv.lessons.training import fit, tokenize
+from qkv.core.config import ModelConfig, TrainConfig
+from qkv.apps.lessons import lesson_module
+from qkv.apps.lessons.training import fit, tokenize
 
 HAN = re.compile("[\u4e00-\u9fff]")
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig, lm_loss
-from qkv.sample import generate_ids
+from qkv.core.sample import generate_ids
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 

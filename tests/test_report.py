@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from qkv import lessons
-from qkv.cli import main
-from qkv.lessons.base import LessonResult, default_ckpt
-from qkv.lessons.report import write_report
+from qkv.apps import lessons
+from qkv.apps.cli import main
+from qkv.apps.lessons.base import LessonResult
+from qkv.core.bundled import default_ckpt
+from qkv.apps.lessons.report import write_report
 
 
 def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):

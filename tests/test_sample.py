@@ -7,10 +7,10 @@ from collections import Counter
 import pytest
 import torch
 
-from qkv.config import ModelConfig
-from qkv.models.gpt import GPT
-from qkv.sample import check_sampling, generate, generate_ids, pick
-from qkv.tokenizers import CharTokenizer
+from qkv.core.config import ModelConfig
+from qkv.core.models.gpt import GPT
+from qkv.core.sample import check_sampling, generate, generate_ids, pick
+from qkv.core.tokenizers import CharTokenizer
 
 V = 12
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from qkv.tokenizers import (
+from qkv.core.tokenizers import (
     BPETokenizer,
     CharTokenizer,
     UnknownTokenError,

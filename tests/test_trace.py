@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.nn import tap
-from qkv.trace import trace_names
+from qkv.core.nn import tap
+from qkv.core.trace import trace_names
 
 KINDS = [(pos, norm) for pos in ("learned", "sinusoidal", "rope", "none") for norm in ("pre", "post")]
 

@@ -9,11 +9,11 @@ import math
 import pytest
 import torch
 
-from qkv import checkpoint, corpus
-from qkv.config import TrainConfig
-from qkv.train import TrainingStopped, lr_at, train
+from qkv.core import checkpoint, corpus
+from qkv.core.config import TrainConfig
+from qkv.core.train import TrainingStopped, lr_at, train
 
-train_mod = importlib.import_module("qkv.train")  # the module; the attribute qkv.train is the function
+from qkv.core import train as train_mod  # the module (qkv.train is the function)
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
@@ -260,7 +260,7 @@ def test_bad_inputs(tmp_path):
 
 @pytest.mark.parametrize("kind, vocab_size", [("word", None), ("bpe", 300)])
 def test_word_and_bpe_tokenizers_train(tmp_path, kind, vocab_size):
-    from qkv.sample import generate
+    from qkv.core.sample import generate
 
     out = tmp_path / kind
     result = train(TEXT, out=out, tokenizer=kind, vocab_size=vocab_size,

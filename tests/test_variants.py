@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from qkv import GPT, ModelConfig, check
-from qkv.nn.decode import Decoder
+from qkv import GPT, ModelConfig, check, to_hf
+from qkv.core.nn.decode import Decoder
 
 VARIANTS = [dict(values="k"), dict(residual=False), dict(norm="none"), dict(values="k", pos="rope"),
             dict(residual=False, norm="post"), dict(norm="none", residual=False)]
@@ -44,7 +44,7 @@ def test_values_k_mixes_the_keys():
     W = model.blocks[0].attn.head_weights()
     assert torch.equal(W["W_V"], W["W_K"])
     with pytest.raises(ValueError, match="values=v"):
-        model.to_hf()
+        to_hf(model)
 
 
 def test_no_residual_and_no_norm_change_the_function():

@@ -13,13 +13,13 @@ import torch
 from fastapi.testclient import TestClient
 
 from qkv import load
-from qkv.explain.compare import compare
-from qkv.explain.explain import explain
-from qkv.explain.schema import validate
-from qkv.explain.view import dumps, pack, unpack, unpack_view, view
-from qkv.lessons.base import default_ckpt
-from qkv.sample import generate_ids
-from qkv.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
+from qkv.analysis.compare import compare
+from qkv.presentation.explanation import explain
+from qkv.analysis.schema import validate
+from qkv.analysis.view import dumps, pack, unpack, unpack_view, view
+from qkv.core.bundled import default_ckpt
+from qkv.core.sample import generate_ids
+from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
 
 SENTENCE = "我 投资了 苹果 ，"
 
@@ -110,7 +110,7 @@ def test_projected_z_is_the_same_convex_combination_of_projected_values(bundled)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_2d_picture_keeps_nearly_the_principal_variance(bundled, seed):
     """Subspace iteration's two directions against the principal pair (a full eigendecomposition)."""
-    from qkv.explain.view import _values_2d
+    from qkv.analysis.view import _values_2d
 
     torch.manual_seed(seed)
     v, z = torch.randn(3, 2, 40, 24) * torch.linspace(3, 0.1, 24), torch.randn(3, 2, 40, 24)
@@ -187,7 +187,7 @@ def test_generated_ids_are_viewed_as_generated(client, bundled):
 
 def test_a_view_too_big_for_a_page_is_refused():
     from qkv import GPT, CharTokenizer, ModelConfig
-    from qkv.explain.view import MAX_CELLS, check_size
+    from qkv.analysis.view import MAX_CELLS, check_size
 
     cfg = ModelConfig(d_vocab=10, n_ctx=2048, d_model=16, n_heads=16, n_layers=12, d_head=1)
     most = math.isqrt(MAX_CELLS // (12 * 16))
@@ -292,7 +292,7 @@ def test_host_header_is_checked(bundled):
 
 def test_a_model_of_other_text_offers_what_it_writes():
     from qkv import GPT, CharTokenizer, ModelConfig
-    from qkv.web.server import model_doc
+    from qkv.apps.web.server import model_doc
 
     tok = CharTokenizer.train("xyz.")
     torch.manual_seed(0)
@@ -324,7 +324,7 @@ def test_connections_to_the_server_have_nagle_off():
     import asyncio
     import socket
 
-    from qkv.web.server import listening_socket
+    from qkv.apps.web.server import listening_socket
 
     async def main():
         seen = asyncio.get_running_loop().create_future()
@@ -349,7 +349,7 @@ def test_connections_to_the_server_have_nagle_off():
 def test_compare_reads_each_sentence_alone_even_without_the_mask():
     """A batch pads the shorter sentence; a non-causal model would attend to the padding."""
     from qkv import GPT, ModelConfig, WordTokenizer
-    from qkv.lessons.representations import vectors_at
+    from qkv.analysis.representations import vectors_at
 
     tok = WordTokenizer.train("a b c d e f")
     torch.manual_seed(0)

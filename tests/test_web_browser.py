@@ -155,8 +155,8 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
     import torch
 
     from qkv import load
-    from qkv.explain.view import pack
-    from qkv.lessons.base import default_ckpt
+    from qkv.analysis.view import pack
+    from qkv.core.bundled import default_ckpt
 
     model, tokenizer = load(default_ckpt())
     _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
@@ -248,7 +248,7 @@ def test_the_server_reads_no_file_but_its_assets():
 
 def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, bundled_server):
     out = tmp_path / "attention.html"
-    subprocess.run([sys.executable, "-m", "qkv.cli", "explain", SENTENCE, "--html", str(out), "--layer", "2",
+    subprocess.run([sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out), "--layer", "2",
                     "--head", "1", "--token", "-3"], check=True, capture_output=True, text=True)
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []

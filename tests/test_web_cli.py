@@ -11,16 +11,16 @@ import sys
 import pytest
 
 from qkv import load
-from qkv.explain.schema import validate
-from qkv.explain.view import view
-from qkv.lessons.base import default_ckpt
-from qkv.web.export import SCRIPTS, STYLE_LINK, _inline_json, page_html
+from qkv.analysis.schema import validate
+from qkv.analysis.view import view
+from qkv.core.bundled import default_ckpt
+from qkv.apps.web.export import SCRIPTS, STYLE_LINK, _inline_json, page_html
 
 SENTENCE = "我 投资了 苹果 ，"
 
 
 def qkv_cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "qkv.cli", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "qkv", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def one_line_error(r) -> str:

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qkv import load
-from qkv.lessons.base import default_ckpt
-from qkv.web.server import create_app
+from qkv.core.bundled import default_ckpt
+from qkv.apps.web.server import create_app
 
 EXAMPLES = int(os.environ.get("QKV_FUZZ_EXAMPLES", "250"))
 SEEN: Counter = Counter()

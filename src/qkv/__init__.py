@@ -1,26 +1,37 @@
 """qkv: a Transformer you can see through.
 
-    model = qkv.GPT(qkv.ModelConfig(d_vocab=100))          # build
-    result = qkv.train(text_path="book.txt", out="runs/book")  # train (or qkv train --text book.txt)
+    model = qkv.GPT(qkv.ModelConfig(d_vocab=100))            # build
+    result = qkv.train(text_path="book.txt", out="runs/book")  # train (or: qkv train --text book.txt)
     model, tokenizer = qkv.load("runs/book")                 # load
     print(qkv.generate(model, tokenizer, "Once", 50))        # generate
+    logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
+    print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
+    print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
+
+The package is in four layers, each importing only the ones before it: qkv.core (the Transformer,
+its training, traces and checks) ← qkv.analysis (plain data about a computation) ← qkv.presentation
+(text, figures, zh/en) ← qkv.apps (the command line, the web page, the lessons). This module gathers
+the names most users need.
 """
 
-from .checkpoint import load, save
-from .checks import CheckReport, check
-from .config import PRESETS, ModelConfig, TrainConfig
-from .explain.attend import Derivation, attend
-from .models.gpt import GPT, lm_loss
-from .nn.attention import KVCache, MultiHeadAttention, attention
-from .sample import generate, generate_ids
-from .tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
-from .trace import Trace, trace_names
-from .train import TrainingStopped, train
+from qkv.core.checkpoint import load, save
+from qkv.core.checks import CheckReport, check
+from qkv.core.config import PRESETS, ModelConfig, TrainConfig
+from qkv.core.models.gpt import GPT, lm_loss
+from qkv.core.models.hf import from_hf, to_hf
+from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
+from qkv.core.sample import generate, generate_ids
+from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
+from qkv.core.trace import Trace, trace_names
+from qkv.core.train import TrainingStopped, train
+from qkv.presentation.derivation import Derivation, attend
+from qkv.presentation.explanation import Explanation, explain
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
-    "attend", "Derivation", "train", "TrainingStopped", "Trace", "trace_names", "check", "CheckReport", "generate", "generate_ids", "load", "save",
+    "from_hf", "to_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
+    "Trace", "trace_names", "check", "CheckReport", "attend", "Derivation", "explain", "Explanation",
 ]

@@ -1,0 +1,164 @@
+"""One query attending over a few keys and values, derived step by step with exact numbers.
+
+    dots_j = q · k_j                      how well key j matches the query
+    s_j    = dots_j / √d_k                the scaled score
+    a_j    = e^{s_j} / Σ_i e^{s_i}        softmax (computed as e^{s_j − max s} / Σ_i e^{s_i − max s})
+    z      = Σ_j a_j v_j                  a convex combination: z lies in the convex hull of the v_j
+
+`attend(q, K, V)` returns the `Steps`: every number, the hull claim checked by a linear program
+(geometry.convex_weights), and the JSON below, where each number also appears in closed form when it
+has one (numbers.closed_form). qkv.presentation.derivation shows them in Chinese or English.
+
+JSON (`Steps.to_json()`), format "qkv-explain" version 1, kind "attend". Numbers are floats
+(null where e^{s_j} overflows); n keys, d = len(q), d_v = value size:
+
+    format, version, kind        "qkv-explain", 1, "attend"
+    n, d_v                       ints
+    q (d,)  K (n, d)  V (n, d_v) the inputs
+    d_k, sqrt_d_k                the scale √d_k (d_k defaults to d)
+    dot_terms (n, d)             the products q_i·k_{j,i};  dots (n,) their sums q·k_j
+    scores (n,)                  s_j = q·k_j / √d_k;  max_score = max_j s_j
+    shifted (n,)                 s_j − max s
+    exps (n,), total             e^{s_j} and their sum
+    exps_shifted (n,), total_shifted   e^{s_j − max s} and their sum (what is actually computed)
+    weights (n,)                 a_j
+    contributions (n, d_v)       a_j·v_j;  z (d_v,) their sum
+    hull                         {"inside": bool, "distance": L1 distance of z to conv(V), 0 inside,
+                                  "weights": (n,) w ≥ 0, Σw = 1 with Σ w_j v_j = z found by the LP}
+    display, latex               the same keys (numbers only, hull without "inside"), same shapes,
+                                 each number as text ("ln 2", "1/2", "0.183") or LaTeX ("\\ln 2")
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from qkv.core.geometry import HullResult, convex_weights
+
+from .numbers import fmt, latex, parse_matrix, parse_number, parse_vector
+
+
+@dataclass
+class Steps:
+    """Every intermediate of z = softmax(q Kᵀ / √d_k) V for one query, plus the hull check.
+    (qkv.presentation.derivation.Derivation shows them as text, Markdown, LaTeX or a figure.)"""
+
+    q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    d_k: float
+    dot_terms: np.ndarray
+    dots: np.ndarray
+    scores: np.ndarray
+    shifted: np.ndarray
+    exps: np.ndarray
+    exps_shifted: np.ndarray
+    weights: np.ndarray
+    contributions: np.ndarray
+    z: np.ndarray
+    hull: HullResult
+
+    @property
+    def max_score(self) -> float:
+        return float(self.scores.max())
+
+    @property
+    def total(self) -> float:
+        return float(self.exps.sum())
+
+    @property
+    def total_shifted(self) -> float:
+        return float(self.exps_shifted.sum())
+
+    def to_json(self) -> dict:
+        """The format described in this module's docstring."""
+        numbers = {"q": self.q, "K": self.K, "V": self.V, "d_k": self.d_k, "sqrt_d_k": math.sqrt(self.d_k),
+                   "dot_terms": self.dot_terms, "dots": self.dots, "scores": self.scores, "max_score": self.max_score,
+                   "shifted": self.shifted, "exps": self.exps, "total": self.total, "exps_shifted": self.exps_shifted,
+                   "total_shifted": self.total_shifted, "weights": self.weights, "contributions": self.contributions,
+                   "z": self.z}
+        hull = {"distance": self.hull.distance, "weights": self.hull.weights}
+        out = {"format": "qkv-explain", "version": 1, "kind": "attend", "n": int(self.K.shape[0]),
+               "d_v": int(self.V.shape[1])}
+        out.update({k: _tree(v, _num) for k, v in numbers.items()})
+        out["hull"] = {"inside": self.hull.inside, **{k: _tree(v, _num) for k, v in hull.items()}}
+        for key, form in (("display", fmt), ("latex", latex)):
+            out[key] = {k: _tree(v, form) for k, v in numbers.items()}
+            out[key]["hull"] = {k: _tree(v, form) for k, v in hull.items()}
+        return out
+
+
+def _num(x: float) -> float | None:
+    x = float(x) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return x if math.isfinite(x) else None  # JSON has no infinity
+
+
+def _tree(x, leaf):
+    """Apply `leaf` to every number of a scalar or (nested) array, keeping the shape as lists."""
+    if np.ndim(x) == 0:
+        return leaf(float(x))
+    return [_tree(v, leaf) for v in x]
+
+
+def _array(x, name: str, ndim: int) -> np.ndarray:
+    """Lists, numpy arrays, torch tensors or text (parsed by numbers.py) -> a float64 array of `ndim` dims."""
+    if isinstance(x, str):
+        if ndim == 1 and ";" in x.strip().rstrip(";"):
+            raise ValueError(f"{name} is one vector: separate its entries with ',' (no ';')")
+        try:
+            x = parse_vector(x.strip().rstrip(";")) if ndim == 1 else parse_matrix(x)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    elif hasattr(x, "detach"):  # a torch tensor
+        x = x.detach().cpu().double().numpy()
+    elif isinstance(x, (list, tuple)):
+        x = _tree_parse(x)
+    try:
+        a = np.array(x, dtype=float)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name} has rows of different lengths or entries that are not numbers") from None
+    if a.size == 0:
+        raise ValueError(f"{name} is empty: give at least one {'entry' if ndim == 1 else 'row'}")
+    if ndim == 2 and a.ndim == 1:
+        a = a[None, :]  # a single key or value
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be {'a vector' if ndim == 1 else 'a matrix (one row per key)'}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains a number that is not finite")
+    return a
+
+
+def _tree_parse(x):
+    if isinstance(x, str):
+        return parse_number(x)
+    if isinstance(x, (list, tuple)):
+        return [_tree_parse(v) for v in x]
+    return x
+
+def attend(q, K, V, d_k=None) -> Steps:
+    """z = softmax(q Kᵀ / √d_k) V for one query q (d,), keys K (n, d), values V (n, d_v); d_k defaults to d."""
+    q, K, V = _array(q, "q", 1), _array(K, "K", 2), _array(V, "V", 2)
+    if K.shape[1] != q.shape[0]:
+        raise ValueError(f"K has {K.shape[1]} columns but q has {q.shape[0]} entries: each key needs as many as q")
+    if V.shape[0] != K.shape[0]:
+        raise ValueError(f"V has {V.shape[0]} rows but K has {K.shape[0]}: give one value per key")
+    d_k = float(len(q)) if d_k is None else (parse_number(d_k) if isinstance(d_k, str) else float(d_k))
+    if not (math.isfinite(d_k) and d_k > 0):
+        raise ValueError(f"d_k must be a positive number, got {d_k}")
+    dot_terms = q[None, :] * K  # (n, d)
+    dots = K @ q  # (n,)
+    scores = dots / math.sqrt(d_k)
+    shifted = scores - scores.max()
+    with np.errstate(over="ignore"):
+        exps = np.exp(scores)
+    exps_shifted = np.exp(shifted)
+    weights = exps_shifted / exps_shifted.sum()
+    contributions = weights[:, None] * V  # (n, d_v)
+    z = weights @ V
+    return Steps(q=q, K=K, V=V, d_k=d_k, dot_terms=dot_terms, dots=dots, scores=scores, shifted=shifted,
+                      exps=exps, exps_shifted=exps_shifted, weights=weights, contributions=contributions, z=z,
+                      hull=convex_weights(z, V))
+

@@ -1,0 +1,151 @@
+"""What one token looks at, what it takes from there, and what the model predicts next.
+
+    doc = explain(model, tokenizer, "患者 服用 华法林 后 出现 黑便", layer=1, head=0)   # a JSON-ready dict
+    qkv.presentation.explanation.Explanation(doc).to_text("zh")                       # shown
+
+The model runs once, traced (qkv.trace), in eval mode. With `layer` and `head` the explanation follows
+one head step by step for the query token (default: the last; negative counts from the end):
+s_j = q·k_j / √d_head and A = softmax(s) for every key it can see; z = Σ_j A_j v_j; the residual
+update x_new = x + Σ_h z_h W_O[h] + b_O; then P(next) = softmax(h W_out + b). Without them it
+summarises every head (of `layer`, if given; `head` alone picks that head in every layer): the key
+it weighs most and the entropy of its attention row. A text longer than n_ctx is cropped from the
+left (the dropped count is in "cropped", and a note says so); token indices refer to the kept tokens.
+
+JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
+    format "qkv-explain", version 1, kind "explain"
+    lang        "en" | "zh": added by qkv.presentation.explanation, in the language it is shown in
+    mode        "head" (layer and head given) | "summary"
+    text        the input text;  cropped: tokens dropped on the left (0 unless longer than n_ctx)
+    tokens, ids readable token strings (tokenizer.display: a space is "␣", a newline "\\n") and ids
+    token       the query position (0-based, in tokens);  query: its display string
+    layer, head the ones asked for (null when not given), made non-negative
+    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal}
+    attention   (mode "head") {scale: √d_head, argmax: position of the largest weight, weight_sum,
+                rows: [{pos, token, dot: q·k, scaled: q·k/√d_head, weight: A}] by position,
+                one per key the query can see}
+    z           (mode "head") {norm: |z|, first: its first coordinates, d_head, check: max|z − Σ A_j v_j|,
+                values: the top `top` keys by A_j·|v_j|: [{pos, token, weight, v_norm, contribution, share}]}
+    residual    (mode "head") {norm: "pre" | "post", x: |resid_pre|, head_out: |z W_O| of this head,
+                attn_out: |all heads + b_O|, x_plus_attn: |x + attn_out|, resid_mid: |resid_mid|}
+    heads       (mode "summary") [{layer, head, top_pos, top_token, top_weight, entropy_bits}],
+                with max_entropy_bits = log2(number of visible keys) beside it
+    next        {position, top: [{rank, id, token, prob}] the `top` most likely next tokens of
+                softmax(h W_out + b) at the query position, actual: {id, token, prob, rank} of the
+                token that follows in the text, or null for the last token}
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+FORMAT, VERSION, N_COORDS = "qkv-explain", 1, 4
+
+
+def check_index(value, n: int, what: str, unit: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    if not -n <= value < n:
+        raise ValueError(f"{what} {value} is out of range: {unit} (use 0..{n - 1} or {-n}..-1)")
+    return value % n
+
+@torch.no_grad()
+def explain(model, tokenizer, text: str, layer: int | None = None, head: int | None = None,
+            token: int | None = None, top: int = 5) -> dict:
+    """Explain how the model processes `text` at one query token (see the module docstring)."""
+    cfg = model.cfg
+    if not isinstance(text, str) or not text:
+        raise ValueError("the text is empty: give at least one token to explain")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top must be an integer of at least 1, got {top!r}")
+    if layer is not None:
+        layer = check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers")
+    if head is not None:
+        head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
+    all_ids = tokenizer.encode(text)  # UnknownTokenError (a ValueError) names what is missing
+    if not all_ids:
+        raise ValueError("the text gives no tokens: give at least one token to explain")
+    cropped = max(0, len(all_ids) - cfg.n_ctx)
+    ids = all_ids[cropped:]
+    T = len(ids)
+    pos = check_index(T - 1 if token is None else token, T, "token", f"the text has {T} tokens")
+    mode = "head" if layer is not None and head is not None else "summary"
+
+    layers = [layer] if mode == "head" else ([layer] if layer is not None else list(range(cfg.n_layers)))
+    wanted = {"probs"} | {f"blocks.{L}.attn.hook_pattern" for L in layers}
+    if mode == "head":
+        p, a = f"blocks.{layer}.", f"blocks.{layer}.attn."
+        wanted |= {a + n for n in ("hook_dots", "hook_attn_scores", "hook_v", "hook_z", "hook_result")}
+        wanted |= {p + n for n in ("hook_resid_pre", "hook_attn_out", "hook_resid_mid")}
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=wanted.__contains__)
+    finally:
+        model.train(was_training)
+
+    shown = [tokenizer.display(i) for i in ids]
+    n_vis = pos + 1 if cfg.causal else T  # the keys this query can see
+    data = {"format": FORMAT, "version": VERSION, "kind": "explain", "mode": mode,
+            "text": text, "cropped": cropped, "tokens": shown, "ids": [int(i) for i in ids],
+            "token": pos, "query": shown[pos], "layer": layer, "head": head,
+            "model": {k: getattr(cfg, k) for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal")}}
+    if mode == "head":
+        data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
+    else:
+        data["heads"], data["max_entropy_bits"] = _summary(tr, layers, head, pos, n_vis, shown), math.log2(n_vis)
+
+    probs = tr["probs"][0, pos]  # (d_vocab,): softmax(h W_out + b) at the query position
+    k = min(top, probs.shape[0])
+    values, indices = torch.topk(probs, k)
+    top_rows = [{"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
+                for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))]
+    actual = None
+    if pos + cropped + 1 < len(all_ids):
+        nxt = all_ids[pos + cropped + 1]
+        actual = {"id": nxt, "token": tokenizer.display(nxt), "prob": probs[nxt].item(),
+                  "rank": int((probs > probs[nxt]).sum().item()) + 1}
+    data["next"] = {"position": pos, "top": top_rows, "actual": actual}
+    return data
+
+
+def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
+    dots = tr["dots", L][0, H, pos, :n_vis]  # (n_vis,) raw q·k
+    scaled = tr["attn_scores", L][0, H, pos, :n_vis]  # q·k / √d_head
+    weight = tr["pattern", L][0, H, pos, :n_vis]  # A
+    rows = [{"pos": j, "token": shown[j], "dot": d, "scaled": s, "weight": w}
+            for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))]
+    v = tr["v", L][0, :n_vis, H]  # (n_vis, d_head)
+    z = tr["z", L][0, pos, H]  # (d_head,)
+    v_norm = v.norm(dim=-1)
+    contrib = weight * v_norm  # A_j |v_j|
+    share = contrib / contrib.sum().clamp_min(1e-30)
+    order = torch.argsort(contrib, descending=True)[:top].tolist()
+    vn, cl, sh, wl = v_norm.tolist(), contrib.tolist(), share.tolist(), weight.tolist()
+    values = [{"pos": j, "token": shown[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
+              for j in order]
+    x, attn_out = tr["resid_pre", L][0, pos], tr["attn_out", L][0, pos]
+    residual = {"norm": cfg.norm, "x": x.norm().item(), "head_out": tr["result", L][0, pos, H].norm().item(),
+                "attn_out": attn_out.norm().item(), "x_plus_attn": (x + attn_out).norm().item(),
+                "resid_mid": tr["resid_mid", L][0, pos].norm().item()}
+    return {"attention": {"scale": math.sqrt(cfg.d_head), "argmax": int(weight.argmax().item()),
+                          "weight_sum": weight.sum().item(), "rows": rows},
+            "z": {"norm": z.norm().item(), "first": z[:N_COORDS].tolist(), "d_head": cfg.d_head,
+                  "check": (z - weight @ v).abs().max().item(), "values": values},
+            "residual": residual}
+
+
+def _summary(tr, layers, head, pos, n_vis, shown) -> list[dict]:
+    A = torch.stack([tr["pattern", L][0, :, pos, :n_vis] for L in layers])  # (n_layers, n_heads, n_vis)
+    A = A.double()
+    entropy = -(A * torch.where(A > 0, A.log2(), torch.zeros_like(A))).sum(-1)  # bits, 0·log 0 = 0
+    w, j = A.max(-1)
+    out = []
+    for li, L in enumerate(layers):
+        for h in [head] if head is not None else range(A.shape[1]):
+            jj = int(j[li, h])
+            out.append({"layer": L, "head": h, "top_pos": jj, "top_token": shown[jj],
+                        "top_weight": float(w[li, h]), "entropy_bits": float(entropy[li, h])})
+    return out

@@ -1,0 +1,174 @@
+"""One handler per `qkv` subcommand: read the parsed arguments, call the Python API, print the result.
+
+No computation lives only here. Imports are made inside each handler, so `qkv --help` and a command
+that needs little start fast.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import sys
+from pathlib import Path
+
+
+def _load(ckpt):
+    """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
+    from qkv.core.bundled import default_ckpt
+    from qkv.core.checkpoint import load
+
+    return load(ckpt or default_ckpt())
+
+
+def _write_or_print(text: str, path) -> None:
+    if path:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {path}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def train(args) -> None:
+    from qkv.core.train import train
+
+    result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
+                   preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
+                   until=args.until, progress=not args.quiet)
+    val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
+    print(f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
+          f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
+
+
+def stream(tokenizer, ids, out=None) -> None:
+    """Write tokens as they arrive; a character split over several byte tokens waits for its last byte."""
+    out = sys.stdout if out is None else out  # looked up now: sys.stdout may have been replaced since import
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for i in ids:
+        out.write(decoder.decode(tokenizer.token_bytes(i)))
+        out.flush()
+    out.write(decoder.decode(b"", final=True))
+
+
+def generate(args) -> None:
+    from qkv.core.checkpoint import load
+    from qkv.core.sample import check_sampling, generate_ids
+
+    check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
+    model, tokenizer = load(args.ckpt)
+    ids = tokenizer.encode(args.prompt)
+    if not ids:
+        raise ValueError("the prompt is empty: give at least one character")
+    if len(ids) > model.cfg.n_ctx:
+        print(f"warning: the prompt has {len(ids)} tokens; only the last {model.cfg.n_ctx} (n_ctx) are used", file=sys.stderr)
+    sys.stdout.write(args.prompt)
+    stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
+                                   args.seed, use_cache=not args.no_cache))
+    sys.stdout.write("\n")
+
+
+def info(args) -> None:
+    from qkv.core.checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(args.ckpt)
+    cfg = ckpt.model.cfg
+    print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} tokenizer "
+          f"with {ckpt.tokenizer.vocab_size} tokens")
+    for key, value in cfg.to_dict().items():
+        print(f"  {key} = {value}")
+    for key in ("train_loss", "val_loss"):
+        if ckpt.state.get(key) is not None:
+            print(f"  {key}: {ckpt.state[key]:.4f}")
+
+
+def demo(args) -> None:
+    from qkv.apps.demo import run
+
+    run(out=args.out, report=args.report, quick=args.quick, lang=args.lang)
+
+
+def lesson(args) -> None:
+    from qkv.apps import lessons
+
+    if args.list or not args.name:
+        for name, title in lessons.titles(args.lang).items():
+            print(f"{name:<12} {title}")
+        return
+    result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(result.to_markdown() if args.format == "markdown" else result.to_text(), end="")
+
+
+def trace(args) -> None:
+    import torch
+
+    from qkv.core.checks import check
+
+    model, tokenizer = _load(args.ckpt)
+    ids = tokenizer.encode(args.text)
+    if not ids:
+        raise ValueError("the text is empty")
+    # the check reads every activation, so with --check the whole trace is recorded, then filtered
+    _, tr = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), None if args.check else args.names)
+    out = tr.to_json(tokenizer)
+    if args.check:
+        report = check(tr)
+        out["check"] = report.to_json()
+        print(report, file=sys.stderr)
+        if args.names:
+            out["activations"] = {k: v for k, v in out["activations"].items() if k in set(args.names)}
+    _write_or_print(json.dumps(out, ensure_ascii=False), args.out)
+
+
+def explain(args) -> None:
+    from qkv.presentation.explanation import explain
+
+    model, tokenizer = _load(args.ckpt)
+    if args.html:
+        from qkv.apps.web.export import export_html
+
+        path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"),
+                           layer=args.layer, head=args.head, token=args.token)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
+        return
+    ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,
+                 top=args.top, lang=args.lang)
+    if args.format == "json":
+        print(json.dumps(ex.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(ex.to_markdown() if args.format == "markdown" else ex.to_text(), end="")
+
+
+def attend(args) -> None:
+    """Print the derivation in the chosen format; write the figure when asked (its path goes to stderr)."""
+    from qkv.presentation.derivation import attend
+
+    d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
+    if args.figure and not str(args.figure).lower().endswith((".png", ".svg")):
+        raise ValueError(f"figure file must end in .png or .svg, got {args.figure!r}")
+    if args.format == "json":
+        print(json.dumps(d.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print({"text": d.to_text, "markdown": d.to_markdown, "latex": d.to_latex}[args.format]())
+    if args.figure:
+        print(d.figure(args.figure).path, file=sys.stderr)
+
+
+def figure(args) -> Path:
+    from qkv.presentation.draw import figure
+
+    path = figure(args.kind, args.out, ckpt=args.ckpt, text=args.text, layer=args.layer, head=args.head,
+                  token=args.token, lang=args.lang, log=args.log, tokens=args.tokens)
+    print(path)
+    return path
+
+
+def serve(args) -> None:
+    from qkv.apps.web.server import serve
+
+    serve(args.ckpt, host=args.host, port=args.port)
+
+
+COMMANDS = {"train": train, "generate": generate, "info": info, "demo": demo, "lesson": lesson, "trace": trace,
+            "explain": explain, "attend": attend, "figure": figure, "serve": serve}

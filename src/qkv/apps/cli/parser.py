@@ -1,0 +1,130 @@
+"""Every `qkv` subcommand and its options (argparse). The handlers are in commands.py."""
+
+from __future__ import annotations
+
+import argparse
+
+LANGS = ("zh", "en")
+FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
+ATTEND_FORMATS = ("text", "markdown", "latex", "json")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (subparsers inherit this class)."""
+
+    def error(self, message):
+        self.exit(2, f"qkv: error: {message} (see {self.prog} --help)\n")
+
+
+def _lang(p) -> None:
+    p.add_argument("--lang", choices=LANGS, default="en", help="language of the explanation (default en)")
+
+
+def _ckpt(p, required: bool = False) -> None:
+    p.add_argument("--ckpt", required=required, metavar="DIR",
+                   help="checkpoint directory" + ("" if required else " (default: the bundled model)"))
+
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus)")
+    p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
+    p.add_argument("--tokenizer", choices=("char", "word", "bpe"), default="char")
+    p.add_argument("--vocab-size", type=int, help="vocabulary size for bpe (default 512) or word (default: all words)")
+    p.add_argument("--preset", default="tiny", help="tiny | baby | small (default tiny)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
+    p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
+    p.add_argument("--resume", action="store_true", help="continue the checkpoint in --out exactly where it stopped")
+    p.add_argument("--force", action="store_true", help="replace a checkpoint already in --out")
+    p.add_argument("--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_generate(sub) -> None:
+    p = sub.add_parser("generate", help="continue a prompt with a trained model, streaming tokens")
+    _ckpt(p, required=True)
+    p.add_argument("--prompt", default="\n")
+    p.add_argument("--max-new-tokens", type=int, default=200)
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
+
+
+def _add_lessons(sub) -> None:
+    p = sub.add_parser("demo", help="train a small GPT on the built-in corpus, then run every lesson into a report")
+    p.add_argument("--out", default="runs/demo", metavar="DIR", help="where the trained model goes (default runs/demo)")
+    p.add_argument("--report", metavar="DIR", help="where the report goes (default: the --out folder + '-report')")
+    p.add_argument("--quick", action="store_true", help="skip training: use the bundled model")
+    _lang(p)
+    p = sub.add_parser("lesson", help="run one lesson (a measured experiment), or list them")
+    p.add_argument("name", nargs="?", help="the lesson (see --list)")
+    p.add_argument("--list", action="store_true", help="list the lessons")
+    _lang(p)
+    p.add_argument("--out", metavar="DIR", help="write the lesson's figures here")
+    _ckpt(p)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+
+def _add_seeing(sub) -> None:
+    """The commands that show what a model computes: trace, explain, attend, figure, serve."""
+    p = sub.add_parser("trace", help="every intermediate of one forward pass as JSON (docs/trace-format.md)")
+    _ckpt(p)
+    p.add_argument("text")
+    p.add_argument("--names", nargs="+", metavar="NAME", help="keep only these activations (full names)")
+    p.add_argument("--check", action="store_true", help="also check the invariants (qkv.check) and add the report")
+    p.add_argument("--out", metavar="FILE", help="write the JSON here instead of printing it")
+
+    p = sub.add_parser("explain", help="explain what a token attends to and what the model predicts next")
+    p.add_argument("text", metavar="TEXT", help="the text to run through the model")
+    _ckpt(p)
+    p.add_argument("--layer", type=int, help="layer to follow (with --head: one head step by step)")
+    p.add_argument("--head", type=int, help="head to follow")
+    p.add_argument("--token", type=int, help="query token index (default: the last; negative counts from the end)")
+    p.add_argument("--top", type=int, default=5, metavar="N", help="rows in the ranked tables (default 5)")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    _lang(p)
+    p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
+                                                  "(opens from disk, offline; on --layer/--head/--token if given)")
+
+    p = sub.add_parser("attend", help="derive one query's attention step by step, with exact numbers",
+                       description="Entries are separated by ',' and rows by ';'; sqrt(), ln(), log(), exp(), "
+                                   "pi, e and fractions are allowed. A value starting with '-' needs '=': --q=-1,0")
+    p.add_argument("--q", required=True, metavar="VECTOR", help='the query, e.g. "sqrt(2),0"')
+    p.add_argument("--k", required=True, metavar="MATRIX", help='the keys, one row each, e.g. "ln(2),0; 0,1; 0,-1"')
+    p.add_argument("--v", required=True, metavar="MATRIX", help='the values, one row each, e.g. "0,0; 4,0; 0,4"')
+    p.add_argument("--dk", metavar="NUMBER", help="the d_k in s = q·k / √d_k (default: the length of q)")
+    _lang(p)
+    p.add_argument("--format", choices=ATTEND_FORMATS, default="text", help="output format (default text)")
+    p.add_argument("--figure", metavar="PATH", help="also draw the convex-hull picture (.png or .svg)")
+
+    p = sub.add_parser("figure", help="draw a figure (" + ", ".join(FIGURE_KINDS) + ")")
+    p.add_argument("kind", choices=FIGURE_KINDS, metavar="KIND", help=" | ".join(FIGURE_KINDS))
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (attention, head, hull, embedding; "
+                                                 "default: the bundled model)")
+    p.add_argument("--text", help="the text to run through the model (attention, head, hull)")
+    p.add_argument("--layer", type=int, metavar="L", help="layer (head, hull: default 0; attention: default all)")
+    p.add_argument("--head", type=int, metavar="H", help="head (head, hull: default 0)")
+    p.add_argument("--token", type=int, metavar="T", help="index of the query token (hull; default the last)")
+    p.add_argument("--out", required=True, metavar="PATH", help="output file, .png or .svg")
+    p.add_argument("--lang", choices=LANGS, default="en", help="language of titles and labels")
+    p.add_argument("--log", action="append", default=[], metavar="DIR", help="a run's directory (loss; repeatable)")
+    p.add_argument("--tokens", help="comma-separated tokens to show (embedding)")
+
+    p = sub.add_parser("serve", help="the explorer: a local web page that shows attention computing, live")
+    _ckpt(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this computer only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="qkv", description="A Transformer you can see through.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_train(sub)
+    _add_generate(sub)
+    p = sub.add_parser("info", help="describe a checkpoint")
+    _ckpt(p, required=True)
+    _add_lessons(sub)
+    _add_seeing(sub)
+    return parser

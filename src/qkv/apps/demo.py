@@ -1,0 +1,49 @@
+"""`qkv demo`: train a small GPT on the built-in corpus (~1.5 min), show what it writes, and run every
+lesson into a report (index.html, report.md, figures). `quick` uses the bundled model instead."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from qkv.core.bundled import default_ckpt
+from qkv.core.checkpoint import load
+from qkv.core.corpus import default_text
+from qkv.core.sample import generate
+from qkv.core.tokenizers import train_tokenizer
+from qkv.core.train import train
+
+from . import lessons
+from .lessons.report import write_report
+
+
+def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> Path:
+    """Train (unless quick), print samples, run every lesson into a report folder; returns its index.html."""
+    if quick:
+        ckpt = default_ckpt()
+        print(f"Using the bundled model ({ckpt}).", flush=True)
+    else:
+        ckpt = out
+        print("Training a small GPT on the built-in corpus (Chinese and English, word tokens)...", flush=True)
+        text = default_text()
+        result = train(text, out=ckpt, tokenizer=train_tokenizer("word", text, segment="none"), preset="baby",
+                       overrides=["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0"], force=True)
+        print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, "
+              f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}")
+    model, tokenizer = load(ckpt)
+    print("\nSamples (temperature 0.5): the same word 苹果 continues differently after 吃了 and 投资了")
+    for prompt in ("我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"):
+        print(f"  {prompt}{generate(model, tokenizer, prompt, 12, temperature=0.5, seed=0).split(chr(10))[0]}")
+    report_dir = report or f"{out}-report"
+    print(f"\nRunning every lesson ({lang}); figures and the report go to {report_dir}", flush=True)
+    results, seconds = [], {}
+    for name in lessons.LESSONS:
+        t = time.perf_counter()
+        results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=ckpt))
+        seconds[name] = round(time.perf_counter() - t, 1)
+        print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)
+    index = write_report(results, report_dir, lang, model=str(ckpt), seconds=seconds)
+    print(f"\nReport: {index} (and report.md beside it)")
+    serve = "qkv serve" if quick else f"qkv serve --ckpt {ckpt}"
+    print(f"To watch this model's attention in the browser: {serve}  (then open http://127.0.0.1:8000/)")
+    return index

@@ -1,0 +1,41 @@
+"""What every lesson returns, and where the bundled model lives.
+
+A lesson is a measured experiment: it runs real computations, prints a short explanation in
+Chinese or English, the numbers it measured, and the figures it drew. Each lesson module has
+
+    TITLE = {"zh": ..., "en": ...}
+    def run(lang="en", out=None, ckpt=None, seed=0) -> LessonResult
+
+`out` is a folder for figures (None: draw none); `ckpt` a checkpoint directory (None: the
+bundled model).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class LessonResult:
+    name: str
+    title: str
+    text: str  # the explanation, in the chosen language
+    headline: str  # one line with the key measured numbers
+    numbers: dict = field(default_factory=dict)  # every measured number, by name
+    figures: list[Path] = field(default_factory=list)
+    lang: str = "en"
+
+    def to_text(self) -> str:
+        figs = "".join(f"\n  figure: {p}" for p in self.figures)
+        return f"{self.title}\n\n{self.text}\n\n{self.headline}{figs}\n"
+
+    def to_markdown(self) -> str:
+        figs = "".join(f"\n\n![{Path(p).stem}]({Path(p).name})" for p in self.figures)
+        return f"## {self.title}\n\n{self.text}\n\n**{self.headline}**{figs}\n"
+
+    def to_json(self) -> dict:
+        return {"format": "qkv-explain", "version": 1, "kind": "lesson", "name": self.name, "lang": self.lang,
+                "title": self.title, "text": self.text, "headline": self.headline,
+                "numbers": json.loads(json.dumps(self.numbers, default=float)), "figures": [str(p) for p in self.figures]}

@@ -1,0 +1,161 @@
+"""Train a small GPT in memory for a fixed budget: the shared workhorse of the training lessons.
+
+A lesson compares models that differ in one switch (values, pos, residual, norm) and agree in
+everything else: the same text, tokenizer, batches (drawn from generators seeded by (seed, step)),
+number of steps, learning-rate schedule and initial seed. `fit` returns the model, its per-step
+loss curve and the mean train/validation loss on fixed evaluation batches; nothing touches disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from qkv.core.config import ModelConfig, TrainConfig
+from qkv.core.data import get_batch, split_ids
+from qkv.core.models.gpt import GPT
+from qkv.core.tokenizers import train_tokenizer
+from qkv.core.train import evaluate, lr_at, make_optimizer, train_step
+
+
+@dataclass
+class Fit:
+    """A model trained by `fit`, with what was measured on the way."""
+
+    model: GPT
+    losses: list[float]  # the loss of each step's batch, in order
+    train_loss: float  # mean loss over fixed evaluation batches of the training part
+    val_loss: float  # ... and of the held-out validation part
+    seconds: float
+    evals: list[tuple[int, float, float]] = field(default_factory=list)  # (step, train_loss, val_loss)
+
+    def loss_after(self, steps: int, window: int = 20) -> float:
+        """The mean batch loss over the `window` steps that end at step `steps`."""
+        part = self.losses[max(0, steps - window) : steps]
+        return sum(part) / len(part)
+
+
+@contextlib.contextmanager
+def threads(n: int = 1):
+    """Run with n intra-op threads, then restore the setting.
+
+    Tiny models are fastest on one thread, and a fixed thread count keeps the sums in the same
+    order, so a lesson's numbers do not depend on the machine's core count. Subnormal floats are
+    flushed to zero meanwhile: a deep stack without residuals or LayerNorm shrinks its activations
+    below 1e-38, where the CPU's arithmetic becomes many times slower (torch cannot report the
+    previous flush setting; it is put back to torch's default, off).
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+        torch.set_num_threads(before)
+
+
+class Words:
+    """The words of a word-segmented text (qkv.corpus writes one space between words): a word
+    tokenizer whose ids skip the single spaces, since they carry no information. Line breaks stay
+    (they end sentences). Only `encode` and `vocab_size` are needed by the lessons and probes."""
+
+    def __init__(self, text: str):
+        self.base = train_tokenizer("word", text, segment="none")
+        self.skip = set(self.base.encode(" ")) if " " in text else set()
+
+    @property
+    def vocab_size(self) -> int:
+        return self.base.vocab_size
+
+    def encode(self, text: str) -> list[int]:
+        return [i for i in self.base.encode(text) if i not in self.skip]
+
+    def decode(self, ids) -> str:
+        return " ".join(self.base.decode([i]) for i in ids)
+
+
+def tokenize(text: str) -> tuple[Words, torch.Tensor]:
+    """A word tokenizer built from the text, and the text's ids."""
+    tok = Words(text)
+    return tok, torch.tensor(tok.encode(text), dtype=torch.long)
+
+
+def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eval_every: int = 0,
+        embed_std: float | None = None) -> Fit:
+    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
+
+    The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
+    initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
+    by (seed, s), so two models trained with the same seed see exactly the same batches.
+    `eval_every` > 0 also records train/val loss every that many steps (in `evals`); `embed_std`
+    re-draws the token embeddings from N(0, embed_std^2) instead of GPT-2's N(0, 0.02^2).
+    """
+    t0 = time.perf_counter()
+    train_ids, val_ids = split_ids(ids, tc.val_fraction, cfg.n_ctx)
+    torch.manual_seed(seed)
+    model = GPT(cfg)
+    if embed_std is not None:
+        torch.nn.init.normal_(model.embed.weight, 0.0, embed_std)
+    model.train()
+    opt = make_optimizer(model, tc)
+    losses: list[float] = []
+    evals: list[tuple[int, float, float]] = []
+    for step in range(tc.steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, tc)
+        g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
+        loss = train_step(model, opt, x, y, tc.grad_clip)
+        losses.append(loss if math.isfinite(loss) else float("nan"))
+        if eval_every and (step + 1) % eval_every == 0 and step + 1 < tc.steps:
+            evals.append((step + 1, evaluate(model, train_ids, tc), evaluate(model, val_ids, tc)))
+    train_loss = evaluate(model, train_ids, tc)
+    val_loss = evaluate(model, val_ids, tc) if val_ids is not None else float("nan")
+    evals.append((tc.steps, train_loss, val_loss))
+    model.eval()
+    return Fit(model, losses, train_loss, val_loss, time.perf_counter() - t0, evals)
+
+
+def draw_curves(ax, fits: dict[str, Fit], lang: str = "en", window: int = 25, zoom_from: int | None = None) -> None:
+    """On one axis: each run's batch losses (light), their moving average (solid) and its final
+    validation loss (a square at the last step). `zoom_from` limits the y axis to what the
+    averages show from that step on (the first steps' drop would flatten everything else)."""
+    from qkv.presentation.figures import tr
+    from qkv.presentation.plot_training import moving_average
+
+    shown = []
+    for n, (label, f) in enumerate(fits.items()):
+        colour = f"C{n % 10}"
+        steps = list(range(1, len(f.losses) + 1))
+        smooth = moving_average(f.losses, window)
+        ax.plot(steps, f.losses, color=colour, alpha=0.2, lw=0.7)
+        ax.plot(steps, smooth, color=colour, lw=1.6, label=label)
+        ax.plot([len(f.losses)], [f.val_loss], "s", color=colour, ms=7, mfc="white")
+        if zoom_from is not None:
+            shown += [v for v in smooth[zoom_from:] if math.isfinite(v)] + [f.val_loss]
+    shown = [v for v in shown if math.isfinite(v)]
+    if shown:
+        low, high = min(shown), max(shown)
+        pad = 0.08 * (high - low) + 1e-3
+        ax.set_ylim(low - pad, high + pad)
+    ax.set_xlabel(tr(lang, "training step", "训练步数"))
+    ax.set_ylabel(tr(lang, "loss (nats); squares: final validation loss", "损失（nat）；方块：最终验证集损失"))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def plot_curves(fits: dict[str, Fit], path, lang: str = "en", title: tuple[str, str] | None = None, window: int = 25):
+    """One figure of loss curves (see draw_curves); title is (English, Chinese)."""
+    from qkv.presentation.figures import new_figure, save, tr
+
+    fig = new_figure((8, 5))
+    ax = fig.subplots()
+    draw_curves(ax, fits, lang, window)
+    en, zh = title or ("Training loss", "训练损失曲线")
+    ax.set_title(tr(lang, en, zh))
+    return save(fig, path)

@@ -1,0 +1,66 @@
+"""The explorer page as one self-contained HTML file: the data embedded, opens from disk offline.
+
+    export_html(model, tokenizer, "我 投资了 苹果 ，", "attention.html")   # qkv explain --html FILE TEXT
+
+The page is the one `qkv serve` sends, with its stylesheet and scripts written inline and the
+documents it would have fetched (model, view, compare) embedded as JSON, with the layer, head and
+query token to open on. Layer, head, token and
+language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qkv.analysis.compare import compare
+from qkv.analysis.explain import check_index
+from qkv.analysis.view import view
+from qkv.core.checkpoint import atomic_write
+
+from .server import asset, model_doc
+
+STYLE_LINK = '<link rel="stylesheet" href="assets/app.css">'
+SCRIPTS = ("i18n.js", "app.js")  # in this order in index.html, each as <script src="assets/NAME"></script>
+
+
+def _inline_json(obj) -> str:
+    """JSON that is safe inside <script>: every "<" is written \\u003c, so no tag or comment can start."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page_html(data: dict) -> str:
+    """index.html with the stylesheet and the scripts inline and `data` in <script id="qkv-data">."""
+    html = asset("index.html")
+    tags = [f'<script src="assets/{name}"></script>' for name in SCRIPTS]
+    if STYLE_LINK not in html or not all(tag in html for tag in tags):
+        raise RuntimeError("static/index.html lost its asset lines: the export cannot inline them")
+    style = asset("app.css").replace("</style", "<\\/style")
+    html = html.replace(STYLE_LINK, f"<style>\n{style}\n</style>")
+    payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>\n'
+    for n, (name, tag) in enumerate(zip(SCRIPTS, tags, strict=True)):
+        script = asset(name).replace("</script", "<\\/script")
+        html = html.replace(tag, (payload if n == 0 else "") + f"<script>\n{script}\n</script>")
+    return html
+
+
+def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | None = None,
+                head: int | None = None, token: int | None = None) -> Path:
+    """Write the page for `text` to `path` (atomically) and return the path. The page opens on
+    `layer`, `head` and query `token` when given (negative ones count from the end)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
+    info = model_doc(model, tokenizer, name, first=text)
+    pair = info["compare"]
+    doc = view(model, tokenizer, text, name)
+    cfg, T = model.cfg, len(doc["ids"])
+    start = {key: check_index(value, n, key, unit) for key, value, n, unit in (
+        ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
+        ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
+        ("token", token, T, f"the text has {T} tokens")) if value is not None}
+    data = {"model": info, "view": doc, "start": start,
+            "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
+    atomic_write(path, page_html(data).encode("utf-8"))
+    return path

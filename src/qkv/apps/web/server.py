@@ -1,0 +1,282 @@
+"""The explorer's web server: the page, its two assets, and a JSON API over qkv.analysis.
+
+    app = create_app(model, tokenizer, name="bundled")      # an ASGI app (FastAPI)
+    serve(ckpt=None, host="127.0.0.1", port=8000)           # what `qkv serve` runs (uvicorn)
+
+Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
+    GET  /                 the page (static/index.html)
+    GET  /assets/NAME      app.js, i18n.js or app.css, nothing else
+    GET  /api/model        the model's shape, example sentences, a default comparison
+    POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
+    POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
+    POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed}
+    POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
+
+The server is a thin shell: each endpoint calls one function of the Python API. What the user got
+wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
+text that cannot be shown (qkv.analysis.view.TextError); anything else is a 500, a bug in qkv.
+Requests whose Host header is not the address the server listens on are refused (a web page
+elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
+elsewhere (Content-Security-Policy).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from importlib import resources
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.exceptions import HTTPException
+
+from qkv.analysis.compare import compare
+from qkv.analysis.explain import check_index
+from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
+from qkv.core.sample import generate_ids
+from qkv.presentation.explanation import explain
+
+MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
+MAX_NEW = 256
+LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
+ASSETS = {"app.js": "text/javascript; charset=utf-8", "i18n.js": "text/javascript; charset=utf-8",
+          "app.css": "text/css; charset=utf-8"}
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+# sentences to offer, kept when the model's tokenizer knows every piece of them
+EXAMPLES = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "患者 服用 华法林 后 出现了 黑便 。", "i invested in apple ,",
+            "i ate apple ,", "To be, or not to be, that is the question:", "First Citizen:\nBefore we proceed any further"]
+COMPARISONS = [("我 昨天 吃了 苹果", "我 投资了 苹果", "苹果"), ("i ate apple", "i invested in apple", "apple"),
+               ("the king is dead", "the king is here", "king")]
+
+
+def asset(name: str) -> str:
+    return (resources.files("qkv.apps.web") / "static" / name).read_text(encoding="utf-8")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)  # no "1" for 1, no true for 1
+
+
+class TextIn(Strict):
+    text: str = Field(max_length=MAX_CHARS)
+
+
+class ViewIn(Strict):
+    text: str | None = Field(None, max_length=MAX_CHARS)
+    ids: list[int] | None = Field(None, max_length=MAX_CHARS)  # what /api/generate returns: no re-tokenizing
+
+    @model_validator(mode="after")
+    def one_of(self):
+        if (self.text is None) == (self.ids is None):
+            raise ValueError("give either text or ids")
+        return self
+
+
+class ExplainIn(TextIn):
+    layer: int | None = None
+    head: int | None = None
+    token: int | None = None
+    top: int = Field(5, ge=1, le=100)
+    lang: str = Field("en", pattern="^(zh|en)$")
+
+
+class GenerateIn(TextIn):
+    max_new_tokens: int = Field(20, ge=1, le=MAX_NEW)
+    temperature: float = Field(0.8, ge=0, le=100, allow_inf_nan=False)
+    top_k: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
+    seed: int | None = Field(None, ge=0, lt=2**63)
+
+
+class CompareIn(Strict):
+    a: str = Field(max_length=MAX_CHARS)
+    b: str = Field(max_length=MAX_CHARS)
+    word: str = Field(max_length=MAX_CHARS)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    line = (message.strip().splitlines() or [""])[0] or "bad request"
+    return JSONResponse({"error": line, "status": status}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    return f"{where}: {first.get('msg', 'invalid request')}" if where else first.get("msg", "invalid request")
+
+
+def host_name(header: str) -> str:
+    """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "::1"."""
+    return header[1: header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
+
+
+def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
+    """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
+    n_ctx = model.cfg.n_ctx
+
+    def fits(text):
+        try:
+            encode_text(tokenizer, text, n_ctx)
+            return True
+        except ValueError:
+            return False
+    shown = [t for t in ([first] if first else []) + EXAMPLES if fits(t)]
+    if not shown:  # a model of some other text: offer what it writes itself
+        sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
+        shown = [sample] if fits(sample) else []
+    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if fits(a) and fits(b)), None)
+    return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
+            "examples": list(dict.fromkeys(shown)), "compare": pair}
+
+
+def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
+    """The ASGI app serving one model (in eval mode; requests take turns on it). It answers requests
+    addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
+    model.eval()
+    lock = LOCK
+    n_ctx = model.cfg.n_ctx
+    info = model_doc(model, tokenizer, name)
+
+    app = FastAPI(title="qkv explorer", version="1", docs_url=None, redoc_url=None)  # the docs pages load a CDN
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        if app.state.hosts is not None and host_name(request.headers.get("host", "")) not in app.state.hosts:
+            return _error(400, f"this server answers requests to {', '.join(sorted(app.state.hosts))} only")
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    app.state.hosts = allowed_hosts(host)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request, exc):
+        return _error(422, _validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request, exc):
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(TextError)  # what the user gave cannot be shown: unknown words, too long, out of range
+    async def bad_text(request, exc):
+        return _error(400, str(exc))
+
+    @app.exception_handler(Exception)
+    async def bug(request, exc):
+        return _error(500, f"internal error: {type(exc).__name__}: {exc}")
+
+    @app.get("/", include_in_schema=False)
+    def page():
+        return Response(asset("index.html"), media_type="text/html; charset=utf-8")
+
+    @app.get("/assets/{name}", include_in_schema=False)
+    def static(name: str):
+        if name not in ASSETS:  # a fixed list: no path the client sends reaches the file system
+            return _error(404, f"no asset {name!r}")
+        return Response(asset(name), media_type=ASSETS[name])
+
+    @app.get("/api/model")
+    def get_model():
+        return info
+
+    @app.post("/api/view")
+    def post_view(body: ViewIn):
+        t0 = time.perf_counter()
+        with lock:
+            doc = view(model, tokenizer, body.text, name, ids=body.ids)
+        t1 = time.perf_counter()
+        content = dumps(doc)
+        timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
+        return Response(content, media_type="application/json", headers={"Server-Timing": timing})
+
+    @app.post("/api/explain")
+    def post_explain(body: ExplainIn):
+        T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
+        try:  # explain's own range rule, checked first so that a bug inside explain stays a 500
+            for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
+                                         (body.head, model.cfg.n_heads, "head", f"each layer has {model.cfg.n_heads} heads"),
+                                         (body.token, T, "token", f"the text has {T} tokens")):
+                if value is not None:
+                    check_index(value, n, what, unit)
+        except ValueError as e:
+            raise TextError(str(e)) from None
+        with lock:
+            return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
+                           top=body.top, lang=body.lang).to_json()
+
+    @app.post("/api/generate")
+    def post_generate(body: GenerateIn):
+        prompt, ids = read_text(tokenizer, body.text, n_ctx)
+        room = n_ctx - len(ids)
+        if room < 1:
+            raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
+        with lock:
+            new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
+                                    body.top_p, body.seed))
+        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt,
+                "text": tokenizer.decode(ids + new), "added": tokenizer.decode(new), "ids": ids + new}
+
+    @app.post("/api/compare")
+    def post_compare(body: CompareIn):
+        with lock:
+            return compare(model, tokenizer, body.a, body.b, body.word)
+
+    return app
+
+
+def allowed_hosts(host: str) -> set[str] | None:
+    """Host names a browser may use to reach a server bound to `host` (None: any, for 0.0.0.0)."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    return set(LOCAL_HOSTS) | {host} if host in LOCAL_HOSTS else {host}
+
+
+def listening_socket(host: str, port: int):
+    """A TCP socket bound to (host, port), so that a taken port is a one-line error before serving.
+
+    It is made with proto=IPPROTO_TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    connections whose socket says so, and with Nagle on every keep-alive response waited ~40 ms
+    for the browser's delayed ACK between its headers and its body."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
+def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
+    """Load a checkpoint (default: the bundled model) and serve the explorer until Ctrl-C."""
+    import sys
+
+    import uvicorn
+
+    from qkv.core.bundled import default_ckpt
+    from qkv.core.checkpoint import load
+
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be between 0 and 65535, got {port}")
+    model, tokenizer = load(ckpt or default_ckpt())
+    name = str(ckpt) if ckpt else "bundled"
+    app = create_app(model, tokenizer, name, host=host)
+    sock = listening_socket(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)", flush=True)
+    if host not in LOCAL_HOSTS:
+        print(f"warning: listening on {host}, not only on this computer: others on the network can use it",
+              file=sys.stderr)
+    config = uvicorn.Config(app, log_level=log_level)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,92 @@
+"""GPT: a decoder-only Transformer language model.
+
+    ids ─► x = W_E[ids] (+ positions) ─► blocks ─► h = LN_final(x) ─► logits = h W_out + b
+    P(next token | tokens so far) = softmax(logits)
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..config import ModelConfig
+from ..nn.attention import KVCache
+from ..nn.block import Block
+from ..nn.position import make_position
+from ..nn.tap import tap
+from ..trace import run_with_trace
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
+        self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
+        self.p_embed = cfg.dropout_embed
+        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
+        self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias) if cfg.norm == "pre" else nn.Identity()
+        self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
+        self.reset_parameters()
+        if cfg.tie_embeddings:
+            self.unembed.weight = self.embed.weight
+
+    def reset_parameters(self) -> None:
+        """GPT-2's initialisation: N(0, 0.02) weights, zero biases, and the two projections that
+        write into the residual stream scaled down by sqrt(2 * n_layers)."""
+        std = self.cfg.init_std
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 1:  # LayerNorm scale
+                nn.init.ones_(p)
+            elif name.endswith(("W_O.weight", "fc_out.weight")):
+                nn.init.normal_(p, 0.0, std / math.sqrt(2 * self.cfg.n_layers))
+            else:
+                nn.init.normal_(p, 0.0, std)
+
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
+        """ids: (B, T) token ids -> logits (B, T, d_vocab).
+
+        With a cache, ids continue the tokens already stored in it. `explicit` computes attention
+        with the written-out formula instead of the fused kernel (same numbers, slower).
+        """
+        B, T = ids.shape
+        offset = cache.length if cache is not None else 0
+        if offset + T > self.cfg.n_ctx:
+            raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
+        x = self.embed(ids)  # (B, T, d_model)
+        tap("hook_embed", x)
+        if self.pos_embed is not None:
+            pos = self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
+            tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
+            x = x + pos
+        if self.p_embed > 0:
+            x = F.dropout(x, self.p_embed, self.training)
+        for block in self.blocks:
+            x = block(x, cache, explicit)
+        if cache is not None:
+            cache.length += T
+        h = self.ln_final(x)
+        tap("ln_final.hook_normalized", h)
+        return self.unembed(h)  # (B, T, d_vocab)
+
+    def run_with_trace(self, ids: torch.Tensor, names=None):
+        """(logits, trace): the forward pass with every named intermediate recorded (see qkv.trace)."""
+        return run_with_trace(self, ids, names)
+
+    def new_cache(self, batch_size: int = 1) -> KVCache:
+        p = self.embed.weight
+        return KVCache(self.cfg, batch_size, p.device, p.dtype)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the next token: -log softmax(logits)[target], over all positions."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B*T, d_vocab) vs (B*T,)

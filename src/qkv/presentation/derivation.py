@@ -1,0 +1,173 @@
+"""One query's attention shown step by step: the numbers of qkv.analysis.attend as text, Markdown,
+LaTeX or a figure, in Chinese or English (message area "attend").
+
+    d = attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4")     # a Derivation
+    d.weights, d.z                    # (1/2, 1/4, 1/4), (1, 1)
+    print(d.to_text("zh")); d.to_markdown(); d.to_latex(); d.to_json(); d.figure("attend.png")
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from qkv.analysis import attend as analysis
+from qkv.analysis.numbers import fmt, latex
+
+from .i18n import check_lang, t
+
+
+def attend(q, K, V, d_k=None, lang: str = "en") -> "Derivation":
+    """z = softmax(q Kᵀ / √d_k) V for one query (qkv.analysis.attend.attend), ready to be shown in `lang`."""
+    steps = analysis.attend(q, K, V, d_k)
+    return Derivation(**vars(steps), lang=check_lang(lang))
+
+
+def _vec(x) -> str:
+    return "(" + ", ".join(fmt(v) for v in np.ravel(x)) + ")"
+
+
+def _vec_tex(x) -> str:
+    return r"\left(" + ", ".join(latex(v) for v in np.ravel(x)) + r"\right)"
+
+
+def _factor(x: float, tex: bool = False) -> str:
+    s = latex(x) if tex else fmt(x)
+    return f"({s})" if s.startswith("-") else s
+
+
+@dataclass
+class Derivation(analysis.Steps):
+    """The Steps of one query's attention, and the language to show them in."""
+
+    lang: str = "en"
+
+    # one structure, three renderings: steps of (heading, [("math", text, tex) | ("prose", text)])
+    def _steps(self, lang: str) -> list[tuple[str, list[tuple]]]:
+        say = lambda key, **fields: t(f"attend.{key}", lang, **fields)  # noqa: E731
+        n, d = self.K.shape
+        inputs = [("math", f"q = {_vec(self.q)}", f"q = {_vec_tex(self.q)}")]
+        keys = [f"k{j + 1} = {_vec(k)}," for j, k in enumerate(self.K)]
+        width = max(len(k) for k in keys)
+        for j in range(n):
+            inputs.append(("math", f"{keys[j]:<{width}}  v{j + 1} = {_vec(self.V[j])}",
+                           rf"k_{{{j + 1}}} = {_vec_tex(self.K[j])},\quad v_{{{j + 1}}} = {_vec_tex(self.V[j])}"))
+        dots = []
+        for j in range(n):
+            idx = list(range(d)) if d <= 6 else [0, 1, 2, None, d - 1]  # long sums keep their ends
+            terms = " + ".join("…" if i is None else f"{_factor(self.q[i])}·{_factor(self.K[j, i])}" for i in idx)
+            x = " + ".join(r"\cdots" if i is None else rf"{_factor(self.q[i], True)}\cdot {_factor(self.K[j, i], True)}"
+                           for i in idx)
+            dots.append(("math", f"q·k{j + 1} = {terms} = {fmt(self.dots[j])}", rf"q\cdot k_{{{j + 1}}} = {x} = {latex(self.dots[j])}"))
+        r = math.sqrt(self.d_k)
+        m = self.max_score
+        a_sum = float(self.weights.sum())
+        mix = [("math", f"a{j + 1}·v{j + 1} = {_factor(self.weights[j])}·{_vec(self.V[j])} = {_vec(self.contributions[j])}",
+                rf"a_{{{j + 1}}} v_{{{j + 1}}} = {_factor(self.weights[j], True)}\cdot {_vec_tex(self.V[j])} = "
+                rf"{_vec_tex(self.contributions[j])}") for j in range(n)]
+        mix.append(("math", f"z = {_vec(self.z)}", rf"z = \boxed{{{_vec_tex(self.z)}}}"))
+        if self.hull.inside:
+            verdict = [("prose", say("inside", w=_vec(self.hull.weights)))]
+            if not np.allclose(self.hull.weights, self.weights, atol=1e-9):
+                verdict.append(("prose", say("other_w")))
+        else:
+            verdict = [("prose", say("outside", d=fmt(self.hull.distance)))]
+        return [
+            (say("inputs"), inputs + [("math", f"d_k = {fmt(self.d_k)}", f"d_k = {latex(self.d_k)}")]),
+            (say("dots"), dots),
+            (say("scale", r=fmt(r)), [("math", f"s = {_vec(self.scores)}", f"s = {_vec_tex(self.scores)}")]),
+            (say("exp"), [("math", f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
+                         rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}"),
+                        ("prose", say("stable", m=fmt(m))),
+                        ("math", f"e^(s - {fmt(m)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
+                         rf"e^{{s - {latex(m)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}")]),
+            (say("norm"), [("math", f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
+                          rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}")]),
+            (say("mix"), mix),
+            (say("hull"), verdict),
+        ]
+
+    def _title(self, lang: str) -> str:
+        return t("attend.title", lang, dk=fmt(self.d_k))
+
+    def to_text(self, lang: str | None = None) -> str:
+        """Plain text (Unicode), one numbered step per paragraph."""
+        lang = check_lang(lang or self.lang)
+        out = [self._title(lang), ""]
+        for i, (head, lines) in enumerate(self._steps(lang)):
+            out.append(f"{i}. {head}" if i else head)
+            out += [f"   {line[1]}" for line in lines]
+        out += ["", t("attend.note", lang)]
+        return "\n".join(out)
+
+    def to_markdown(self, lang: str | None = None) -> str:
+        """Markdown with $…$ math (renders in Jupyter and most Markdown viewers)."""
+        lang = check_lang(lang or self.lang)
+        out = [f"### {self._title(lang)}", ""]
+        for i, (head, lines) in enumerate(self._steps(lang)):
+            out.append(f"**{i}. {head}**" if i else f"**{head}**")
+            out.append("")
+            out += [f"- ${line[2]}$" if line[0] == "math" else line[1] for line in lines]
+            out.append("")
+        out += ["> " + t("attend.note", lang)]
+        return "\n".join(out)
+
+    def to_latex(self, lang: str | None = None) -> str:
+        """A LaTeX fragment (amsmath; Chinese text needs ctex or xeCJK in the preamble)."""
+        lang = check_lang(lang or self.lang)
+        out = [rf"\paragraph{{{_tex_text(self._title(lang))}}}"]
+        for i, (head, lines) in enumerate(self._steps(lang)):
+            out.append(rf"\paragraph{{{i}. {_tex_text(head)}}}" if i else rf"\paragraph{{{_tex_text(head)}}}")
+            for kind, group in _groups(lines):
+                if kind == "math":
+                    out += [r"\begin{gather*}", " \\\\\n".join(line[2] for line in group), r"\end{gather*}"]
+                else:
+                    out += [_tex_text(line[1]) for line in group]
+        note = _tex_text(t("attend.note", lang))
+        out.append(rf"\par\noindent\emph{{{note}}}")
+        return "\n".join(out)
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def figure(self, path, lang: str | None = None):
+        """Draw the values, their hull, the weights and z (plot_hull.hull_figure); returns its HullFigure."""
+        from .plot_hull import hull_figure
+
+        labels = [f"v{j + 1} {_vec(v)}" if self.V.shape[1] <= 3 else f"v{j + 1}" for j, v in enumerate(self.V)]
+        return hull_figure(self.V, self.z, self.weights, path, labels=labels, lang=check_lang(lang or self.lang))
+
+def _groups(lines):
+    """Consecutive lines of the same kind, grouped: [(kind, [line, ...]), ...]."""
+    groups = []
+    for line in lines:
+        if groups and groups[-1][0] == line[0]:
+            groups[-1][1].append(line)
+        else:
+            groups.append((line[0], [line]))
+    return groups
+
+
+_FORMULA = re.compile(r"[A-Za-z0-9√Σ·{}]*[_^][A-Za-z0-9{}_^·]*")  # a_j, e^{s_j}, q·k_j, √d_k, W_O in prose
+
+
+def _tex_text(text: str) -> str:
+    """Prose into LaTeX: small formulas go into $…$, the other specials are escaped."""
+    def prose(t: str) -> str:
+        for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("#", r"\#"), ("{", r"\{"), ("}", r"\}"),
+                     ("Σ", r"$\Sigma$"), ("√", r"$\surd$"), ("≥", r"$\geq$"), ("·", r"$\cdot$")):
+            t = t.replace(a, b)
+        return t
+
+    def formula(t: str) -> str:
+        t = re.sub(r"√([A-Za-z0-9_]+)", r"\\sqrt{\1}", t)
+        return "$" + t.replace("·", r"\cdot ").replace("Σ", r"\sum ") + "$"
+
+    out, last = [], 0
+    for m in _FORMULA.finditer(text):
+        out += [prose(text[last:m.start()]), formula(m.group())]
+        last = m.end()
+    return "".join(out) + prose(text[last:])

@@ -1,0 +1,118 @@
+"""Draw a named figure from a checkpoint, a text, a trace or a training log: what `qkv figure` runs.
+
+    figure("attention", "attn.png", text="我 投资了 苹果", lang="zh")          # every head, every layer
+    figure("head", "head.svg", ckpt="runs/demo", text=TEXT, layer=0, head=1)
+    figure("hull", "hull.png", text=TEXT, layer=0, head=1, token=3)
+    figure("positions", "pe.png");  figure("rope", "rope.png")
+    figure("embedding", "emb.png", tokens=["我", "你", "他"]);  figure("loss", "loss.png", log=["runs/a", "runs/b"])
+
+`ckpt` defaults to the bundled model. Every figure is PNG or SVG, chosen by the suffix of `out`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .figures import check_lang, check_path, tr
+
+KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
+NEEDS_MODEL = ("attention", "head", "hull", "embedding")
+NEEDS_TRACE = ("attention", "head", "hull")
+
+def figure(kind: str, out, ckpt=None, text: str | None = None, layer: int | None = None, head: int | None = None,
+           token: int | None = None, lang: str = "en", log=(), tokens=None) -> Path:
+    """Draw the figure `kind` (one of KINDS) to `out` and return its path (see the module docstring).
+
+    layer, head (head, hull: default 0; attention: every layer unless given), token (hull: default
+    the last), tokens (embedding: token texts, or one comma-separated string), log (loss: run
+    directories or log.jsonl files; default ckpt's)."""
+    lang = check_lang(lang)
+    if kind not in KINDS:
+        raise ValueError(f"unknown figure kind {kind!r}; choose one of {', '.join(KINDS)}")
+    out = check_path(out)
+    model = tokenizer = None
+    if kind in NEEDS_MODEL or (kind in ("positions", "rope") and ckpt):
+        from qkv.core.bundled import default_ckpt
+        from qkv.core.checkpoint import load
+
+        model, tokenizer = load(ckpt or default_ckpt())
+    if kind in NEEDS_TRACE:
+        path = _trace_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
+    elif kind == "positions":
+        from .plot_position import sinusoidal_figure
+
+        size = dict(n_ctx=model.cfg.n_ctx, d_model=model.cfg.d_model) if model else {}
+        path = sinusoidal_figure(out, lang=lang, **size)
+    elif kind == "rope":
+        from .plot_position import rope_figure
+
+        size = dict(d_head=model.cfg.d_head, base=model.cfg.rope_base) if model else {}
+        path = rope_figure(out, lang=lang, **size)
+    elif kind == "embedding":
+        from .plot_embedding import embedding_map
+
+        if isinstance(tokens, str):
+            tokens = [t for t in tokens.split(",") if t]
+        path = embedding_map(model, tokenizer, out, tokens=tokens or None, lang=lang)
+    else:  # loss
+        from .plot_training import loss_curves
+
+        logs = [log] if isinstance(log, (str, Path)) else list(log or [])
+        logs = logs or ([ckpt] if ckpt else [])
+        if not logs:
+            raise ValueError("the loss figure needs a run: give --log DIR (repeatable) or --ckpt DIR")
+        path = loss_curves(logs, out, lang=lang)
+    return Path(path)
+
+
+def _index(value: int | None, n: int, default: int, what: str) -> int:
+    i = default if value is None else value
+    if not -n <= i < n:
+        raise ValueError(f"{what} {i} is out of range: valid are 0..{n - 1}")
+    return i % n
+
+
+def _trace(model, tokenizer, text: str | None):
+    """(ids, trace, token labels) for the text."""
+    import torch
+
+    if not text:
+        raise ValueError("the text is empty: give --text with at least one token")
+    ids = tokenizer.encode(text)
+    if len(ids) > model.cfg.n_ctx:
+        raise ValueError(f"the text has {len(ids)} tokens but the model's context holds {model.cfg.n_ctx} (n_ctx); shorten it")
+    if not hasattr(model, "run_with_trace"):
+        raise ValueError("this model has no run_with_trace; update qkv")
+    with torch.no_grad():
+        _, trace = model.run_with_trace(torch.tensor([ids], dtype=torch.long))
+    return ids, trace, [tokenizer.display(i) for i in ids]
+
+
+def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, token):
+    import numpy as np
+
+    cfg = model.cfg
+    layer = _index(layer_arg, cfg.n_layers, 0, "layer")
+    head = _index(head_arg, cfg.n_heads, 0, "head")
+    ids, trace, labels = _trace(model, tokenizer, text)
+    if kind == "attention":
+        from .plot_attention import attention_grid
+
+        layers = range(cfg.n_layers) if layer_arg is None else [layer]
+        patterns = np.stack([trace["pattern", L][0].detach().float().numpy() for L in layers])  # (layers, n_heads, T, T)
+        title = None if layer_arg is None else tr(lang, f"Layer {layer}", f"第 {layer} 层")
+        return attention_grid(patterns, labels, out, lang=lang, title=title, first_layer=layers[0])
+    if kind == "head":
+        from .plot_attention import head_heatmap
+
+        pattern = trace["pattern", layer][0, head].detach().float().numpy()  # (T, T)
+        return head_heatmap(pattern, labels, out, layer, head, lang=lang)
+    from .plot_hull import hull_figure
+
+    q = _index(token, len(ids), len(ids) - 1, "token")
+    values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)
+    z = trace["z", layer][0, q, head].detach().float().numpy()  # (d_head,)
+    weights = trace["pattern", layer][0, head, q, : q + 1].detach().float().numpy()  # (q+1,)
+    title = tr(lang, f"Layer {layer}, head {head}: the output z of token {q} ({labels[q]}) lies in the hull of the values",
+               f"第 {layer} 层第 {head} 个头：第 {q} 个词元（{labels[q]}）的输出 z 落在 Value 的凸包内")
+    return hull_figure(values, z, weights, out, labels=labels[: q + 1], title=title, lang=lang).path
