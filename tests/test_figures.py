@@ -1,6 +1,7 @@
 """Figures: every plotting function writes PNG and SVG, Chinese renders with the CJK font, and the
 `qkv figure` glue turns a checkpoint and a text into the right arrays."""
 
+import re
 import warnings
 
 import numpy as np
@@ -117,6 +118,50 @@ def test_chinese_labels_render_with_the_cjk_font(tmp_path, monkeypatch):
     assert_written(tmp_path / "zh.png")
 
 
+CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+NEUTRAL = {"PE[t, d]", "PC1", "PC2"}  # labels that are the same in every language
+
+
+def labels(fig) -> list[str]:
+    """The words of a figure: titles, axis labels, legend entries, figure texts (not ticks or cell numbers)."""
+    out = [fig._suptitle.get_text()] if fig._suptitle else []
+    out += [t.get_text() for t in fig.texts]
+    for ax in fig.axes:
+        out += [ax.get_title(loc) for loc in ("left", "center", "right")] + [ax.get_xlabel(), ax.get_ylabel()]
+        if ax.get_legend():
+            out += [t.get_text() for t in ax.get_legend().get_texts()]
+    return [t for t in out if t and not (t.startswith("$") and t.endswith("$"))]  # mathtext: no language
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_figure_speaks_the_chosen_language(tmp_path, monkeypatch, lang, ckpt, run):
+    """Every word of every figure comes from the chosen language's catalogue: in Chinese each label
+    holds Chinese characters the CJK font can draw; in English none does (the tokens here are Latin)."""
+    from qkv.presentation import plot_hull
+
+    modules = (plot_attention, plot_position, plot_embedding, plot_training, plot_hull)
+    seen = {m.__name__: capture(monkeypatch, m) for m in modules}
+    model, tokenizer = checkpoint.load(ckpt)
+    tokens = ["a", "b", "c", "d"]
+    plot_attention.attention_grid(causal_patterns((2, 2, 4, 4)), tokens, tmp_path / "grid.png", lang=lang)
+    plot_attention.head_heatmap(causal_patterns((4, 4)), tokens, tmp_path / "head.png", 0, 1, lang=lang)
+    plot_position.sinusoidal_figure(tmp_path / "sin.png", n_ctx=16, d_model=16, lang=lang)
+    plot_position.rope_figure(tmp_path / "rope.png", lang=lang)
+    plot_embedding.embedding_map(model, tokenizer, tmp_path / "emb.png", tokens=tokens, lang=lang)
+    plot_training.loss_curves([run], tmp_path / "loss.png", lang=lang)
+    plot_hull.hull_figure(np.eye(3), np.full(3, 1 / 3), np.full(3, 1 / 3), tmp_path / "hull.png", lang=lang)
+    figures = [fig for found in seen.values() for fig in found]
+    assert len(figures) == 7
+    for fig in figures:
+        words = [w for w in labels(fig) if w not in NEUTRAL]
+        assert len(words) >= 3, words
+        if lang == "zh":
+            assert [w for w in words if not CJK.search(w)] == []
+            assert fonts.missing_glyphs("".join(words)) == []
+        else:
+            assert [w for w in words if CJK.search(w)] == []
+
+
 def test_head_heatmap_greys_the_masked_cells_and_prints_weights(tmp_path, monkeypatch):
     seen = capture(monkeypatch, plot_attention)
     plot_attention.head_heatmap(causal_patterns((4, 4)), list("abcd"), tmp_path / "h.png", 0, 0)
@@ -157,6 +202,16 @@ def test_nearest_neighbours_by_cosine(ckpt):
     for bad in ("ab", "Z", ""):
         with pytest.raises(ValueError, match="not a single token"):
             plot_embedding.nearest_neighbours(model, tokenizer, bad)
+
+
+def test_embedding_map_axes_carry_the_variance_shares_of_pca():
+    X = np.random.default_rng(0).normal(size=(20, 6)) * [5.0, 3.0, 1.0, 1.0, 0.5, 0.5]
+    coords, share = plot_embedding.pca_map(X)
+    s = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)  # the variances along the principal directions: s²/n
+    np.testing.assert_allclose(share, (s**2 / (s**2).sum())[:2], rtol=1e-9)
+    assert coords.shape == (20, 2) and share[0] > share[1] > 0
+    _, one = plot_embedding.pca_map(X[:, :1])  # one dimension: it carries everything
+    np.testing.assert_allclose(one, [1.0, 0.0])
 
 
 def test_loss_curves_read_the_log_and_name_a_missing_one(tmp_path, run):

@@ -1,10 +1,13 @@
-"""The message catalogue: both languages say the same things, with the same fields, under the same keys."""
+"""The message catalogue: both languages say the same things, with the same fields, under the same keys,
+and every key the source asks for exists, with the fields the source fills in."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import string
+from pathlib import Path
 
 import pytest
 
@@ -15,11 +18,8 @@ from qkv.presentation.i18n import check_lang, t
 def areas(lang: str) -> set[str]:
     """Every area of a language's catalogue (modules under messages/<lang>/, dotted for subfolders)."""
     root = importlib.import_module(f"qkv.presentation.messages.{lang}")
-    found = set()
-    for info in pkgutil.walk_packages(root.__path__, prefix=""):
-        if not info.ispkg:
-            found.add(info.name)
-    return found
+    prefix = root.__name__ + "."  # the full name, so that walk_packages can import and enter sub-folders
+    return {info.name.removeprefix(prefix) for info in pkgutil.walk_packages(root.__path__, prefix) if not info.ispkg}
 
 
 def fields(text: str) -> set[str]:
@@ -27,7 +27,8 @@ def fields(text: str) -> set[str]:
 
 
 def test_both_languages_have_the_same_areas_keys_and_fields():
-    assert areas("en") == areas("zh") and areas("en")
+    assert areas("en") == areas("zh")
+    assert {"explain", "attend", "figures.hull", "figures.attention"} <= areas("en")  # sub-folders are read too
     for area in sorted(areas("en")):
         en, zh = i18n.catalogue("en", area), i18n.catalogue("zh", area)
         assert en.keys() == zh.keys(), (area, en.keys() ^ zh.keys())
@@ -53,3 +54,98 @@ def test_lookup_fills_fields_and_names_what_is_missing():
 def test_a_translator_fixes_language_and_area():
     say = i18n.translator("zh", "explain")
     assert say("step4") == t("explain.step4", "zh")
+
+
+# ------------------------------------------------------------------ every key used in the source exists
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "qkv"
+
+
+def _strings(node) -> list[str] | None:
+    """The literal strings an argument can be: "a", or "a" if c else "b"; None when not literal."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        a, b = _strings(node.body), _strings(node.orelse)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+def used_keys(source: str) -> list[tuple[str, set[str] | None, int]]:
+    """(key, keyword names or None when **fields are passed, line) for each literal key the source looks up:
+    t("area.name", lang, ...) and say("name", ...) after say = translator(lang, "area"), with t and
+    translator imported from the catalogue (qkv.presentation.i18n)."""
+    tree = ast.parse(source)
+    imported = {a.asname or a.name: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").split(".")[-1] == "i18n" for a in node.names}
+
+    def area(call) -> str | None:  # translator(lang, "area") -> "area"
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and imported.get(call.func.id) == "translator"
+                and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)):
+            return call.args[1].value
+        return None
+
+    found = set()
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)))]:
+        says = {target.id: area(node.value) for node in ast.walk(scope) if isinstance(node, ast.Assign) and area(node.value)
+                for target in node.targets if isinstance(target, ast.Name)}
+        for call in (n for n in ast.walk(scope) if isinstance(n, ast.Call) and n.args):
+            func = call.func
+            if isinstance(func, ast.Name) and imported.get(func.id) == "t":
+                prefix = ""
+            elif isinstance(func, ast.Name) and func.id in says:
+                prefix = says[func.id] + "."
+            elif area(func):
+                prefix = area(func) + "."
+            else:
+                continue
+            names = {k.arg for k in call.keywords}
+            for name in _strings(call.args[0]) or []:
+                found.add((prefix + name, None if None in names else frozenset(names), call.lineno))
+    return sorted(found, key=lambda x: (x[2], x[0]))
+
+
+def missing(source: str) -> list[str]:
+    """What is wrong with the keys a source uses: unknown keys, and fields given that differ from the message's."""
+    problems = []
+    for key, given, line in used_keys(source):
+        area, _, name = key.rpartition(".")
+        for lang in ("en", "zh"):
+            try:
+                text = i18n.catalogue(lang, area)[name] if area else {}[name]
+            except KeyError:
+                problems.append(f"line {line}: no message {key!r} in {lang}")
+                continue
+            if given and set(given) != fields(text):  # a call without fields gets the text as it is
+                problems.append(f"line {line}: {key} is given {sorted(given)} but takes {sorted(fields(text))} in {lang}")
+    return problems
+
+
+def test_every_key_the_source_uses_exists_with_its_fields():
+    files = sorted(SRC.rglob("*.py"))
+    uses = {path: used_keys(path.read_text(encoding="utf-8")) for path in files}
+    problems = [f"{path.relative_to(SRC)}, {p}" for path in files for p in missing(path.read_text(encoding="utf-8"))]
+    assert problems == []
+    keys = {key for found in uses.values() for key, _, _ in found}
+    for area in ("explain", "attend", "figures.attention", "figures.position", "figures.embedding", "figures.training",
+                 "figures.hull"):  # the scan sees every area these modules use
+        assert any(k.startswith(area + ".") for k in keys), area
+    assert "figures.position.fast" in keys and "figures.position.slow" in keys  # both branches of an if-else
+
+
+def test_the_key_scan_catches_a_wrong_key_or_field():
+    source = """
+from qkv.presentation.i18n import t, translator
+def draw(lang):
+    say = translator(lang, "figures.attention")
+    say("head", head=1); say("nothing"); say("layer", level=2)
+    t("title_head", lang); t("figures.hull.z", lang); t("attend.stable", lang, **{"m": 1})
+"""
+    assert [key for key, _, _ in used_keys(source)] == [
+        "figures.attention.head", "figures.attention.layer", "figures.attention.nothing",
+        "attend.stable", "figures.hull.z", "title_head"]
+    assert missing(source) == [
+        "line 5: figures.attention.layer is given ['level'] but takes ['layer'] in en",
+        "line 5: figures.attention.layer is given ['level'] but takes ['layer'] in zh",
+        "line 5: no message 'figures.attention.nothing' in en", "line 5: no message 'figures.attention.nothing' in zh",
+        "line 6: no message 'title_head' in en", "line 6: no message 'title_head' in zh"]

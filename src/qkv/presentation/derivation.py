@@ -9,7 +9,6 @@ LaTeX or a figure, in Chinese or English (message area "attend").
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +16,8 @@ import numpy as np
 from qkv.analysis import attend as analysis
 from qkv.analysis.numbers import fmt, latex
 
-from .i18n import check_lang, t
+from .i18n import check_lang, t, translator
+from .text import tex_prose
 
 
 def attend(q, K, V, d_k=None, lang: str = "en") -> "Derivation":
@@ -27,14 +27,17 @@ def attend(q, K, V, d_k=None, lang: str = "en") -> "Derivation":
 
 
 def _vec(x) -> str:
+    """A vector in plain text, each entry in its exact form where it has one: (√2, 0)."""
     return "(" + ", ".join(fmt(v) for v in np.ravel(x)) + ")"
 
 
 def _vec_tex(x) -> str:
+    r"""A vector in LaTeX: \left(\sqrt{2}, 0\right)."""
     return r"\left(" + ", ".join(latex(v) for v in np.ravel(x)) + r"\right)"
 
 
 def _factor(x: float, tex: bool = False) -> str:
+    """A number as a factor of a product: bracketed when negative."""
     s = latex(x) if tex else fmt(x)
     return f"({s})" if s.startswith("-") else s
 
@@ -45,9 +48,9 @@ class Derivation(analysis.Steps):
 
     lang: str = "en"
 
-    # one structure, three renderings: steps of (heading, [("math", text, tex) | ("prose", text)])
     def _steps(self, lang: str) -> list[tuple[str, list[tuple]]]:
-        say = lambda key, **fields: t(f"attend.{key}", lang, **fields)  # noqa: E731
+        """One structure for the three renderings: [(heading, [("math", text, tex) | ("prose", text)])]."""
+        say = translator(lang, "attend")
         n, d = self.K.shape
         inputs = [("math", f"q = {_vec(self.q)}", f"q = {_vec_tex(self.q)}")]
         keys = [f"k{j + 1} = {_vec(k)}," for j, k in enumerate(self.K)]
@@ -118,15 +121,15 @@ class Derivation(analysis.Steps):
     def to_latex(self, lang: str | None = None) -> str:
         """A LaTeX fragment (amsmath; Chinese text needs ctex or xeCJK in the preamble)."""
         lang = check_lang(lang or self.lang)
-        out = [rf"\paragraph{{{_tex_text(self._title(lang))}}}"]
+        out = [rf"\paragraph{{{tex_prose(self._title(lang))}}}"]
         for i, (head, lines) in enumerate(self._steps(lang)):
-            out.append(rf"\paragraph{{{i}. {_tex_text(head)}}}" if i else rf"\paragraph{{{_tex_text(head)}}}")
+            out.append(rf"\paragraph{{{i}. {tex_prose(head)}}}" if i else rf"\paragraph{{{tex_prose(head)}}}")
             for kind, group in _groups(lines):
                 if kind == "math":
                     out += [r"\begin{gather*}", " \\\\\n".join(line[2] for line in group), r"\end{gather*}"]
                 else:
-                    out += [_tex_text(line[1]) for line in group]
-        note = _tex_text(t("attend.note", lang))
+                    out += [tex_prose(line[1]) for line in group]
+        note = tex_prose(t("attend.note", lang))
         out.append(rf"\par\noindent\emph{{{note}}}")
         return "\n".join(out)
 
@@ -140,6 +143,7 @@ class Derivation(analysis.Steps):
         labels = [f"v{j + 1} {_vec(v)}" if self.V.shape[1] <= 3 else f"v{j + 1}" for j, v in enumerate(self.V)]
         return hull_figure(self.V, self.z, self.weights, path, labels=labels, lang=check_lang(lang or self.lang))
 
+
 def _groups(lines):
     """Consecutive lines of the same kind, grouped: [(kind, [line, ...]), ...]."""
     groups = []
@@ -149,25 +153,3 @@ def _groups(lines):
         else:
             groups.append((line[0], [line]))
     return groups
-
-
-_FORMULA = re.compile(r"[A-Za-z0-9√Σ·{}]*[_^][A-Za-z0-9{}_^·]*")  # a_j, e^{s_j}, q·k_j, √d_k, W_O in prose
-
-
-def _tex_text(text: str) -> str:
-    """Prose into LaTeX: small formulas go into $…$, the other specials are escaped."""
-    def prose(t: str) -> str:
-        for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("#", r"\#"), ("{", r"\{"), ("}", r"\}"),
-                     ("Σ", r"$\Sigma$"), ("√", r"$\surd$"), ("≥", r"$\geq$"), ("·", r"$\cdot$")):
-            t = t.replace(a, b)
-        return t
-
-    def formula(t: str) -> str:
-        t = re.sub(r"√([A-Za-z0-9_]+)", r"\\sqrt{\1}", t)
-        return "$" + t.replace("·", r"\cdot ").replace("Σ", r"\sum ") + "$"
-
-    out, last = [], 0
-    for m in _FORMULA.finditer(text):
-        out += [prose(text[last:m.start()]), formula(m.group())]
-        last = m.end()
-    return "".join(out) + prose(text[last:])

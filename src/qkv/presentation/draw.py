@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .figures import check_lang, check_path, tr
+from .figures import check_path
+from .i18n import check_lang, t
 
 KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
 NEEDS_MODEL = ("attention", "head", "hull", "embedding")
 NEEDS_TRACE = ("attention", "head", "hull")
+
 
 def figure(kind: str, out, ckpt=None, text: str | None = None, layer: int | None = None, head: int | None = None,
            token: int | None = None, lang: str = "en", log=(), tokens=None) -> Path:
@@ -52,7 +54,7 @@ def figure(kind: str, out, ckpt=None, text: str | None = None, layer: int | None
         from .plot_embedding import embedding_map
 
         if isinstance(tokens, str):
-            tokens = [t for t in tokens.split(",") if t]
+            tokens = [s for s in tokens.split(",") if s]
         path = embedding_map(model, tokenizer, out, tokens=tokens or None, lang=lang)
     else:  # loss
         from .plot_training import loss_curves
@@ -100,7 +102,7 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
 
         layers = range(cfg.n_layers) if layer_arg is None else [layer]
         patterns = np.stack([trace["pattern", L][0].detach().float().numpy() for L in layers])  # (layers, n_heads, T, T)
-        title = None if layer_arg is None else tr(lang, f"Layer {layer}", f"第 {layer} 层")
+        title = None if layer_arg is None else t("figures.attention.layer_title", lang, layer=layer)
         return attention_grid(patterns, labels, out, lang=lang, title=title, first_layer=layers[0])
     if kind == "head":
         from .plot_attention import head_heatmap
@@ -113,6 +115,5 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
     values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)
     z = trace["z", layer][0, q, head].detach().float().numpy()  # (d_head,)
     weights = trace["pattern", layer][0, head, q, : q + 1].detach().float().numpy()  # (q+1,)
-    title = tr(lang, f"Layer {layer}, head {head}: the output z of token {q} ({labels[q]}) lies in the hull of the values",
-               f"第 {layer} 层第 {head} 个头：第 {q} 个词元（{labels[q]}）的输出 z 落在 Value 的凸包内")
+    title = t("figures.hull.trace_title", lang, layer=layer, head=head, pos=q, tok=labels[q])
     return hull_figure(values, z, weights, out, labels=labels[: q + 1], title=title, lang=lang).path

@@ -3,16 +3,16 @@
     ex = explain(model, tokenizer, "患者 服用 华法林 后 出现 黑便", layer=1, head=0, lang="zh")
     print(ex.to_text()); ex.to_markdown(); ex.to_json()      # Jupyter shows ex as markdown
 
-Every sentence comes from the message catalogue (area "explain"); the numbers come from the document.
+Every sentence comes from the message catalogue (area "explain"); every number from the document.
+The document becomes a list of blocks (titles, paragraphs, tables) that text.render lays out.
 """
 
 from __future__ import annotations
 
-import unicodedata
-
 from qkv.analysis import explain as analysis
 
-from .i18n import check_lang, t
+from .i18n import check_lang, translator
+from .text import render
 
 
 def explain(model, tokenizer, text: str, layer: int | None = None, head: int | None = None,
@@ -20,10 +20,6 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`."""
     check_lang(lang)
     return Explanation(analysis.explain(model, tokenizer, text, layer, head, token, top), lang)
-
-
-def _num(x: float) -> str:
-    return f"{x:.2e}" if x != 0 and abs(x) < 1e-3 else f"{x:.4f}"
 
 
 class Explanation:
@@ -35,11 +31,13 @@ class Explanation:
     def to_json(self) -> dict:
         return self.data
 
-    def to_text(self) -> str:
-        return _render(_blocks(self.data), markdown=False)
+    def to_text(self, lang: str | None = None) -> str:
+        """Plain text, tables aligned in columns (a Chinese character is two columns wide)."""
+        return render(_blocks(self.data, lang or self.data["lang"]), markdown=False)
 
-    def to_markdown(self) -> str:
-        return _render(_blocks(self.data), markdown=True)
+    def to_markdown(self, lang: str | None = None) -> str:
+        """Markdown: headings, paragraphs and tables, with markup characters escaped."""
+        return render(_blocks(self.data, lang or self.data["lang"]), markdown=True)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -48,86 +46,80 @@ class Explanation:
         return self.to_text()
 
 
-# ---- rendering: a list of blocks ("p", line) | ("table", headers, rows, right-aligned columns)
+def _num(x: float) -> str:
+    """A probability: four decimals, or scientific notation when it is tiny."""
+    return f"{x:.2e}" if x != 0 and abs(x) < 1e-3 else f"{x:.4f}"
 
-def _blocks(d: dict) -> list:
-    lang, pos, q = d["lang"], d["token"], d["query"]
-    n, b = len(d["tokens"]), []
-    if d["mode"] == "head":
-        b.append(("title", t("explain.title_head", lang, layer=d["layer"], head=d["head"], pos=pos, tok=q, n=n)))
-    else:
-        key, kw = ("scope_all", {}) if d["layer"] is None and d["head"] is None else \
-            ("scope_layer", {"layer": d["layer"]}) if d["layer"] is not None else ("scope_head", {"head": d["head"]})
-        b.append(("title", t("explain.title_sum", lang, scope=t(f"explain.{key}", lang, **kw), pos=pos, tok=q, n=n)))
+
+def _blocks(d: dict, lang: str) -> list:
+    """The document `d` as text.render blocks in `lang`: title, notes, the steps (one head) or the
+    table of heads (a summary), then the next-token prediction."""
+    say = translator(check_lang(lang), "explain")
+    n = len(d["tokens"])
+    out = [("title", _title(d, say))]
     if d["cropped"]:
-        b.append(("p", t("explain.crop", lang, n=n + d["cropped"], ctx=d["model"]["n_ctx"], drop=d["cropped"])))
-    if any("␣" in t for t in d["tokens"]):
-        b.append(("p", t("explain.space", lang)))
+        out.append(("p", say("crop", n=n + d["cropped"], ctx=d["model"]["n_ctx"], drop=d["cropped"])))
+    if any("␣" in token for token in d["tokens"]):
+        out.append(("p", say("space")))
+    out += _head_steps(d, say) if d["mode"] == "head" else _heads_table(d, say)
+    return out + _next_token(d, say)
+
+
+def _title(d: dict, say) -> str:
+    where = dict(pos=d["token"], tok=d["query"], n=len(d["tokens"]))
     if d["mode"] == "head":
-        att, z, r = d["attention"], d["z"], d["residual"]
-        b.append(("p", t("explain.step1", lang, tok=q, d=d["model"]["d_head"], s=att["scale"])))
-        rows = [[str(x["pos"]), x["token"], f"{x['dot']:.4f}", f"{x['scaled']:.4f}", f"{x['weight']:.4f}",
-                 t("explain.largest", lang) if x["pos"] == att["argmax"] else ""] for x in att["rows"]]
-        b.append(("table", [t("explain.c_pos", lang), t("explain.c_tok", lang), "q·k", "q·k/√d_head", t("explain.c_weight", lang), ""],
-                  rows, {0, 2, 3, 4}))
-        b.append(("p", t("explain.step1_end", lang, sum=att["weight_sum"], tok=att["rows"][att["argmax"]]["token"])))
-        first = "[" + ", ".join(f"{c:.3f}" for c in z["first"]) + (", …]" if z["d_head"] > len(z["first"]) else "]")
-        b.append(("p", t("explain.step2", lang, norm=z["norm"], first=first, d=z["d_head"], err=z["check"])))
-        b.append(("p", t("explain.step2_tab", lang)))
-        rows = [[str(x["pos"]), x["token"], f"{x['weight']:.4f}", f"{x['v_norm']:.4f}", f"{x['contribution']:.4f}",
-                 f"{100 * x['share']:.1f}%"] for x in z["values"]]
-        b.append(("table", [t("explain.c_pos", lang), t("explain.c_tok", lang), "A_j", "|v_j|", "A_j·|v_j|", t("explain.c_share", lang)],
-                  rows, {0, 2, 3, 4, 5}))
-        b.append(("p", t("explain.step3", lang)))
-        pre = r["norm"] == "pre"
-        rows = [[t("explain.r_x", lang), f"{r['x']:.4f}"], [t("explain.r_head", lang), f"{r['head_out']:.4f}"],
-                [t("explain.r_attn", lang), f"{r['attn_out']:.4f}"],
-                [t("explain.r_sum" if pre else "explain.r_sum_post", lang), f"{r['x_plus_attn']:.4f}"]]
-        if not pre:
-            b.append(("p", t("explain.step3_post", lang)))
-            rows.append([t("explain.r_mid", lang), f"{r['resid_mid']:.4f}"])
-        b.append(("table", [t("explain.c_qty", lang), t("explain.c_norm", lang)], rows, {1}))
+        return say("title_head", layer=d["layer"], head=d["head"], **where)
+    if d["layer"] is None and d["head"] is None:
+        scope = say("scope_all")
+    elif d["layer"] is not None:
+        scope = say("scope_layer", layer=d["layer"])
     else:
-        rows = [[str(h["layer"]), str(h["head"]), f"{h['top_pos']} {h['top_token']}", f"{h['top_weight']:.4f}",
-                 f"{h['entropy_bits']:.3f}"] for h in d["heads"]]
-        b.append(("table", [t(f"explain.{c}", lang) for c in ("c_layer", "c_head", "c_most", "c_weight", "c_ent")], rows, {0, 1, 3, 4}))
-        vis = len(d["tokens"]) if not d["model"]["causal"] else pos + 1
-        b.append(("p", t("explain.sum_note", lang, max=d["max_entropy_bits"], n=vis)))
+        scope = say("scope_head", head=d["head"])
+    return say("title_sum", scope=scope, **where)
+
+
+def _head_steps(d: dict, say) -> list:
+    """Steps 1–3 for one head: the weights, the mix of the values, the residual stream."""
+    att, z, r = d["attention"], d["z"], d["residual"]
+    out = [("p", say("step1", tok=d["query"], d=d["model"]["d_head"], s=att["scale"]))]
+    rows = [[str(x["pos"]), x["token"], f"{x['dot']:.4f}", f"{x['scaled']:.4f}", f"{x['weight']:.4f}",
+             say("largest") if x["pos"] == att["argmax"] else ""] for x in att["rows"]]
+    out.append(("table", [say("c_pos"), say("c_tok"), "q·k", "q·k/√d_head", say("c_weight"), ""], rows, {0, 2, 3, 4}))
+    out.append(("p", say("step1_end", sum=att["weight_sum"], tok=att["rows"][att["argmax"]]["token"])))
+    first = "[" + ", ".join(f"{c:.3f}" for c in z["first"]) + (", …]" if z["d_head"] > len(z["first"]) else "]")
+    out.append(("p", say("step2", norm=z["norm"], first=first, d=z["d_head"], err=z["check"])))
+    out.append(("p", say("step2_tab")))
+    rows = [[str(x["pos"]), x["token"], f"{x['weight']:.4f}", f"{x['v_norm']:.4f}", f"{x['contribution']:.4f}",
+             f"{100 * x['share']:.1f}%"] for x in z["values"]]
+    out.append(("table", [say("c_pos"), say("c_tok"), "A_j", "|v_j|", "A_j·|v_j|", say("c_share")], rows, {0, 2, 3, 4, 5}))
+    out.append(("p", say("step3")))
+    pre = r["norm"] == "pre"
+    rows = [[say("r_x"), f"{r['x']:.4f}"], [say("r_head"), f"{r['head_out']:.4f}"], [say("r_attn"), f"{r['attn_out']:.4f}"],
+            [say("r_sum" if pre else "r_sum_post"), f"{r['x_plus_attn']:.4f}"]]
+    if not pre:
+        out.append(("p", say("step3_post")))
+        rows.append([say("r_mid"), f"{r['resid_mid']:.4f}"])
+    out.append(("table", [say("c_qty"), say("c_norm")], rows, {1}))
+    return out
+
+
+def _heads_table(d: dict, say) -> list:
+    """A summary: for every head, the token it attends to most and the entropy of its row."""
+    rows = [[str(h["layer"]), str(h["head"]), f"{h['top_pos']} {h['top_token']}", f"{h['top_weight']:.4f}",
+             f"{h['entropy_bits']:.3f}"] for h in d["heads"]]
+    head = [say(c) for c in ("c_layer", "c_head", "c_most", "c_weight", "c_ent")]
+    visible = len(d["tokens"]) if not d["model"]["causal"] else d["token"] + 1
+    return [("table", head, rows, {0, 1, 3, 4}), ("p", say("sum_note", max=d["max_entropy_bits"], n=visible))]
+
+
+def _next_token(d: dict, say) -> list:
+    """The model's top next tokens at the query's position, and the one that actually follows."""
     nx = d["next"]
-    b.append(("p", t("explain.next", lang, step=t("explain.step4", lang) if d["mode"] == "head" else "", n=d["model"]["n_layers"],
-                      pos=pos, k=len(nx["top"]))))
-    b.append(("table", [t("explain.c_rank", lang), t("explain.c_tok", lang), t("explain.c_prob", lang)],
-              [[str(t["rank"]), t["token"], _num(t["prob"])] for t in nx["top"]], {0, 2}))
+    step = say("step4") if d["mode"] == "head" else ""
+    out = [("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]))),
+           ("table", [say("c_rank"), say("c_tok"), say("c_prob")],
+            [[str(x["rank"]), x["token"], _num(x["prob"])] for x in nx["top"]], {0, 2})]
     if nx["actual"]:
         a = nx["actual"]
-        b.append(("p", t("explain.actual", lang, tok=a["token"], p=_num(a["prob"]), r=a["rank"])))
-    return b
-
-
-def _width(s: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1 for c in s)
-
-
-def _md_escape(s: str) -> str:
-    return "".join("\\" + c if c in "\\`*_[]<>|#" else c for c in s)
-
-
-def _render(blocks: list, markdown: bool) -> str:
-    out = []
-    for block in blocks:
-        if block[0] == "title":
-            out += [("### " + _md_escape(block[1])) if markdown else block[1], ""]
-        elif block[0] == "p":
-            out += [_md_escape(block[1]) if markdown else block[1], ""]
-        else:
-            _, head, rows, right = block
-            if markdown:
-                out.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
-                out.append("|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|")
-                out += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
-            else:
-                widths = [max(_width(x) for x in col) for col in zip(head, *rows)]
-                pad = lambda s, i: (" " * (widths[i] - _width(s)) + s) if i in right else s + " " * (widths[i] - _width(s))
-                out += ["  " + "  ".join(pad(c, i) for i, c in enumerate(row)).rstrip() for row in [head, *rows]]
-            out.append("")
-    return "\n".join(out).rstrip() + "\n"
+        out.append(("p", say("actual", tok=a["token"], p=_num(a["prob"]), r=a["rank"])))
+    return out

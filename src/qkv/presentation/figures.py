@@ -1,21 +1,17 @@
 """What every figure shares: a CJK-capable matplotlib Figure, PNG or SVG by suffix, short labels.
 
 The plotting functions (plot_*) take plain arrays; qkv.presentation.draw reads checkpoints and
-traces and hands them the arrays.
+traces and hands them the arrays. Their words come from the message catalogue (areas figures.*).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .i18n import check_lang
+
 SUFFIXES = (".png", ".svg")
-LANGS = ("en", "zh")
-KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
-NEEDS_MODEL = ("attention", "head", "hull", "embedding")
-NEEDS_TRACE = ("attention", "head", "hull")
 
-
-# ---------------------------------------------------------------- helpers for the plot_* modules
 
 def check_path(path) -> Path:
     """The output path, if its suffix names a format we write (.png or .svg); ValueError otherwise."""
@@ -25,12 +21,7 @@ def check_path(path) -> Path:
     return p
 
 
-def check_lang(lang: str) -> str:
-    if lang not in LANGS:
-        raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
-    return lang
-
-
+# kept until the lessons use the catalogue (i18n.t); nothing else may call it
 def tr(lang: str, en: str, zh: str) -> str:
     """The English or the Chinese string."""
     return zh if check_lang(lang) == "zh" else en

@@ -40,6 +40,8 @@ def catalogue(lang: str, area: str) -> dict[str, str]:
 def t(key: str, lang: str, **fields) -> str:
     """The message `key` in `lang`, with {fields} filled in (the text as it is when none are given)."""
     area, _, name = key.rpartition(".")
+    if not area:
+        raise KeyError(f"message key {key!r} has no area: write it as 'area.name'")
     messages = catalogue(lang, area)
     if name not in messages:
         raise KeyError(f"no message {key!r} in the {lang} catalogue")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import check_lang, check_path, label_step, new_figure, save, short, tr
+from .figures import check_path, label_step, new_figure, save, short
+from .i18n import translator
 
 CMAP = "Blues"
 MASKED = "#c8c8c8"  # grey for cells the causal mask forbids
@@ -52,7 +53,7 @@ def attention_grid(patterns, tokens, path, lang: str = "en", title: str | None =
 
     patterns: (n_layers, n_heads, T, T). Token labels only on the left column (queries) and the
     bottom row (keys). `first_layer` numbers the rows when only some layers are given."""
-    check_lang(lang)
+    say = translator(lang, "figures.attention")
     check_path(path)
     patterns = _check(patterns, tokens, 4, "patterns")
     n_layers, n_heads, T, _ = patterns.shape
@@ -69,21 +70,20 @@ def attention_grid(patterns, tokens, path, lang: str = "en", title: str | None =
             image = ax.imshow(masked[L, H], cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
             ax.tick_params(length=0, labelsize="x-small")
             if L == 0:
-                ax.set_title(tr(lang, f"head {H}", f"头 {H}"), fontsize="small")
+                ax.set_title(say("head", head=H), fontsize="small")
             if H == 0:
-                ax.set_ylabel(tr(lang, f"layer {first_layer + L}", f"第 {first_layer + L} 层"))
+                ax.set_ylabel(say("layer", layer=first_layer + L))
                 _tick_labels(ax, tokens, "y", room=room)
             if L == n_layers - 1:
                 _tick_labels(ax, tokens, "x", rotate=True, room=room)
-    fig.colorbar(image, ax=axes, shrink=0.8, label=tr(lang, "attention weight", "注意力权重"))
-    fig.suptitle(title or tr(lang, "Attention patterns (row: query token, column: key token)",
-                             "注意力权重（行：查询词元，列：键词元）"))
+    fig.colorbar(image, ax=axes, shrink=0.8, label=say("weight"))
+    fig.suptitle(title or say("grid_title"))
     return save(fig, path)
 
 
 def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str = "en", annotate: bool | None = None):
     """One head's pattern (T, T), token labels on both axes; numbers in the cells when T <= 16."""
-    check_lang(lang)
+    say = translator(lang, "figures.attention")
     check_path(path)
     pattern = _check(pattern, tokens, 2, "pattern")
     T = pattern.shape[0]
@@ -97,8 +97,8 @@ def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str = "en",
     _tick_labels(ax, tokens, "x", rotate=max(len(t) for t in tokens) > 2, width=10, room=40)
     _tick_labels(ax, tokens, "y", width=10, room=40)
     ax.tick_params(length=0)
-    ax.set_xlabel(tr(lang, "key: the token looked at", "键：被关注的词元"))
-    ax.set_ylabel(tr(lang, "query: the token looking", "查询：正在关注的词元"))
+    ax.set_xlabel(say("key"))
+    ax.set_ylabel(say("query"))
     if annotate:
         size = "small" if T <= 10 else "x-small"
         for q in range(T):
@@ -108,7 +108,6 @@ def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str = "en",
                 w = pattern[q, k]
                 ax.text(k, q, f"{w:.2f}", ha="center", va="center", fontsize=size,
                         color="white" if w > 0.6 else "black")
-    fig.colorbar(image, ax=ax, shrink=0.8, label=tr(lang, "attention weight (each row sums to 1)",
-                                                     "注意力权重（每行之和为 1）"))
-    ax.set_title(tr(lang, f"Layer {layer}, head {head}: attention pattern", f"第 {layer} 层第 {head} 个头的注意力权重"))
+    fig.colorbar(image, ax=ax, shrink=0.8, label=say("row_sum"))
+    ax.set_title(say("head_title", layer=layer, head=head))
     return save(fig, path)

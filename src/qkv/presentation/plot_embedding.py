@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import check_lang, check_path, new_figure, save, tr
+from qkv.core.geometry import pca_2d
+
+from .figures import check_path, new_figure, save
+from .i18n import translator
 
 DEFAULT_COUNT = 60
 
@@ -36,39 +39,40 @@ def token_id(tokenizer, text) -> int:
     raise ValueError(f"{text!r} is not a single token of this tokenizer: {what}")
 
 
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Each row divided by its length (a zero row stays zero)."""
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
 def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
     """cos(a, b) = a·b / (|a| |b|) for every pair of rows."""
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    unit = _unit(vectors)
     return unit @ unit.T
 
 
 def nearest_neighbours(model, tokenizer, token_text, k: int = 5) -> list[tuple[str, float]]:
     """The k tokens whose embeddings have the largest cosine similarity with this token's."""
     i = token_id(tokenizer, token_text)
-    E = _embeddings(model, tokenizer)
-    unit = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+    unit = _unit(_embeddings(model, tokenizer))
     cos = unit @ unit[i]  # (vocab_size,)
     cos[i] = -np.inf  # not itself
     order = np.argsort(-cos, kind="stable")[: max(0, min(k, len(cos) - 1))]
     return [(tokenizer.display(int(j)), float(cos[j])) for j in order]
 
 
-def pca_2d(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Coordinates on the two main directions of the centred rows, and the share of variance of each."""
-    centred = X - X.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    coords = centred @ vt[:2].T  # (n, ≤2)
-    if coords.shape[1] < 2:
-        coords = np.pad(coords, ((0, 0), (0, 2 - coords.shape[1])))
-    var = s**2 / max(float((s**2).sum()), 1e-30)
-    return coords, np.pad(var[:2], (0, 2 - len(var[:2])))
+def pca_map(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates on the two main directions of the rows (geometry.pca_2d), and the share of the
+    total variance each direction carries: var(coordinate) / Σ var(X's columns)."""
+    coords, _, _ = pca_2d(X)  # (n, 2)
+    total = max(float(X.var(axis=0).sum()), 1e-30)
+    return coords, coords.var(axis=0) / total
 
 
 def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "en"):
     """PCA map of the chosen tokens' embeddings, each joined to its k nearest (cosine) among them.
 
     tokens: token texts or ids; default the first 60 ids (all when fewer)."""
-    check_lang(lang)
+    say = translator(lang, "figures.embedding")
     check_path(path)
     if tokens is None:
         ids = list(range(min(DEFAULT_COUNT, tokenizer.vocab_size)))
@@ -77,7 +81,7 @@ def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "
     if len(ids) < 2:
         raise ValueError(f"the embedding map needs at least 2 distinct tokens; got {len(ids)}")
     E = _embeddings(model, tokenizer)[ids]  # (n, d_model)
-    coords, var = pca_2d(E)
+    coords, var = pca_map(E)
     cos = cosine_matrix(E)
     np.fill_diagonal(cos, -np.inf)
     k = max(0, min(k, len(ids) - 1))
@@ -95,12 +99,9 @@ def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "
     ax.scatter(coords[:, 0], coords[:, 1], s=14, color="tab:blue", zorder=2)
     for (x, y), i in zip(coords, ids):
         ax.annotate(tokenizer.display(i), (x, y), xytext=(3, 3), textcoords="offset points", fontsize="small", zorder=3)
-    ax.set_xlabel(tr(lang, f"principal direction 1 ({var[0]:.0%} of the variance)", f"第一主方向（占方差 {var[0]:.0%}）"))
-    ax.set_ylabel(tr(lang, f"principal direction 2 ({var[1]:.0%} of the variance)", f"第二主方向（占方差 {var[1]:.0%}）"))
-    ax.set_title(tr(lang, f"Token embeddings W_E ({len(ids)} tokens, d_model = {E.shape[1]}), PCA to 2-D",
-                    f"词元嵌入 W_E（{len(ids)} 个词元，d_model = {E.shape[1]}），PCA 降到二维"))
+    ax.set_xlabel(say("axis1", share=var[0]))
+    ax.set_ylabel(say("axis2", share=var[1]))
+    ax.set_title(say("title", n=len(ids), d=E.shape[1]))
     if k:
-        ax.text(0.01, 0.01, tr(lang, f"lines: each token's {k} nearest by cosine similarity in all {E.shape[1]} dimensions",
-                               f"连线：在全部 {E.shape[1]} 维中余弦相似度最高的 {k} 个词元"),
-                transform=ax.transAxes, fontsize="small", color="0.35")
+        ax.text(0.01, 0.01, say("lines", k=k, d=E.shape[1]), transform=ax.transAxes, fontsize="small", color="0.35")
     return save(fig, path)

@@ -14,12 +14,14 @@ import numpy as np
 import torch
 
 from qkv.core.nn.position import RoPE, sinusoidal_table
-from .figures import check_lang, check_path, new_figure, save, tr
+
+from .figures import check_path, new_figure, save
+from .i18n import translator
 
 
 def sinusoidal_figure(path, n_ctx: int = 64, d_model: int = 64, lang: str = "en"):
     """Heatmap of the table (positions × dimensions) and, beside it, a few dimensions as curves."""
-    check_lang(lang)
+    say = translator(lang, "figures.position")
     check_path(path)
     if n_ctx < 2 or d_model < 2:
         raise ValueError(f"n_ctx and d_model must be at least 2; got n_ctx={n_ctx}, d_model={d_model}")
@@ -27,21 +29,20 @@ def sinusoidal_figure(path, n_ctx: int = 64, d_model: int = 64, lang: str = "en"
     fig = new_figure((11, 4.8))
     left, right = fig.subplots(1, 2, width_ratios=(1.2, 1))
     image = left.imshow(table, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-    left.set_xlabel(tr(lang, "dimension (even: sin, odd: cos)", "维度（偶数维 sin，奇数维 cos）"))
-    left.set_ylabel(tr(lang, "position t", "位置 t"))
-    left.set_title(tr(lang, f"Sinusoidal position table ({n_ctx} × {d_model})", f"正弦位置编码表（{n_ctx} × {d_model}）"))
+    left.set_xlabel(say("dims"))
+    left.set_ylabel(say("position"))
+    left.set_title(say("table_title", n_ctx=n_ctx, d_model=d_model))
     fig.colorbar(image, ax=left, shrink=0.85)
     dims = sorted({0, 2 * (d_model // 16), 2 * (d_model // 8), 2 * (d_model // 4)} & set(range(0, d_model, 2)))
     t = np.arange(n_ctx)
     for d in dims:
         period = 2 * math.pi * 10000 ** (d / d_model)
-        right.plot(t, table[:, d], marker=".", markersize=3,
-                   label=tr(lang, f"dim {d} (period {period:.3g})", f"第 {d} 维（周期 {period:.3g}）"))
-    right.set_xlabel(tr(lang, "position t", "位置 t"))
+        right.plot(t, table[:, d], marker=".", markersize=3, label=say("dim", d=d, period=period))
+    right.set_xlabel(say("position"))
     right.set_ylabel("PE[t, d]")
     right.set_ylim(-1.15, 1.6)
     right.legend(fontsize="small", loc="upper right", ncols=2)
-    right.set_title(tr(lang, "Low dimensions turn fast, high ones slowly", "低维变化快，高维变化慢"))
+    right.set_title(say("curves_title"))
     return save(fig, path)
 
 
@@ -65,7 +66,7 @@ def _slow_pair(d_head: int, positions: list[int], base: float) -> int:
 
 def rope_figure(path, d_head: int = 8, positions=range(0, 8), lang: str = "en", base: float = 10000.0):
     """One pair (x_2i, x_2i+1) of a query turned by t·θ_i at several positions t, for a fast and a slow pair."""
-    check_lang(lang)
+    say = translator(lang, "figures.position")
     check_path(path)
     positions = sorted(set(int(t) for t in positions))
     if d_head < 2 or d_head % 2:
@@ -96,17 +97,11 @@ def rope_figure(path, d_head: int = 8, positions=range(0, 8), lang: str = "en", 
         ax.set_ylim(-1.45, 1.45)
         ax.set_xlabel(f"$x_{{{2 * i}}}$")
         ax.set_ylabel(f"$x_{{{2 * i + 1}}}$")
-        speed = tr(lang, "fast" if i == 0 else "slow", "快" if i == 0 else "慢")
-        ax.set_title(tr(lang, f"pair {i} ({speed}): θ = {theta:.3g} rad per position",
-                        f"第 {i} 对（{speed}）：每个位置转 θ = {theta:.3g} 弧度"), fontsize="medium")
+        ax.set_title(say("pair", i=i, speed=say("fast" if i == 0 else "slow"), theta=theta), fontsize="medium")
     s, t, shift = 1, 3, 4
     dots = _rope_dots(d_head, base, [(s, t), (s + shift, t + shift)])
-    note = tr(lang, f"q·k after rotation: positions ({s}, {t}) → {dots[0]:.4f}, ({s + shift}, {t + shift}) → {dots[1]:.4f}\n"
-                    "the dot product of two rotated vectors depends only on the offset t − s",
-              f"旋转后的 q·k：位置 ({s}, {t}) → {dots[0]:.4f}，({s + shift}, {t + shift}) → {dots[1]:.4f}\n"
-              "两个旋转后向量的点积只取决于位置之差 t − s")
-    fig.suptitle(tr(lang, f"RoPE: a query's pairs rotated by t·θ_i (d_head = {d_head})",
-                    f"RoPE：查询向量的每一对维度按 t·θ_i 旋转（d_head = {d_head}）"))
+    note = say("offset", s=s, t=t, a=dots[0], s2=s + shift, t2=t + shift, b=dots[1])
+    fig.suptitle(say("rope_title", d_head=d_head))
     fig.text(0.5, 0.01, note, ha="center", va="bottom")
     fig.get_layout_engine().set(rect=(0, 0.08, 1, 0.92))
     return save(fig, path)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .figures import check_lang, check_path, new_figure, save, tr
+from .figures import check_path, new_figure, save
+from .i18n import translator
 
 
 def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, float | None]]]:
@@ -21,8 +22,12 @@ def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, floa
     file = p / "log.jsonl" if p.is_dir() or not p.suffix else p
     if not file.is_file():
         raise ValueError(f"{file} is missing: no training log there")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{file} is not a training log: not UTF-8 text (byte {e.start})") from None
     steps, evals = [], []
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -49,7 +54,7 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
 
 def loss_curves(log_paths, path, labels=None, lang: str = "en"):
     """Per-step loss (light, with a moving average) and evaluation points, one colour per run."""
-    check_lang(lang)
+    say = translator(lang, "figures.training")
     check_path(path)
     if isinstance(log_paths, (str, Path)):
         log_paths = [log_paths]
@@ -70,18 +75,17 @@ def loss_curves(log_paths, path, labels=None, lang: str = "en"):
             window = max(1, len(y) // 20)
             ax.plot(x, y, color=colour, alpha=0.25, lw=0.8)
             ax.plot(x, moving_average(y, window), color=colour, lw=1.6,
-                    label=tr(lang, f"{label}: batch loss" + (f" (mean of {window})" if window > 1 else ""),
-                             f"{label}：批次损失" + (f"（{window} 步平均）" if window > 1 else "")))
+                    label=say("batch_mean", run=label, window=window) if window > 1 else say("batch", run=label))
         if evals:
             ax.plot([e[0] for e in evals], [e[1] for e in evals], "o", color=colour, ms=5, mfc="white",
-                    label=tr(lang, f"{label}: train loss (eval)", f"{label}：训练集损失（评估）"))
+                    label=say("train", run=label))
             val = [(e[0], e[2]) for e in evals if e[2] is not None]
             if val:
                 ax.plot(*zip(*val), "s--", color=colour, ms=5, lw=1,
-                        label=tr(lang, f"{label}: validation loss", f"{label}：验证集损失"))
-    ax.set_xlabel(tr(lang, "training step", "训练步数"))
-    ax.set_ylabel(tr(lang, "cross-entropy loss (nats)", "交叉熵损失（nat）"))
-    ax.set_title(tr(lang, "Training loss", "训练损失曲线"))
+                        label=say("val", run=label))
+    ax.set_xlabel(say("step"))
+    ax.set_ylabel(say("loss"))
+    ax.set_title(say("title"))
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     return save(fig, path)
