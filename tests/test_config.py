@@ -139,3 +139,23 @@ def test_from_dict_not_a_dict():
 def test_from_dict_validates_values():
     with pytest.raises(ValueError, match="pos"):
         ModelConfig.from_dict({"pos": "bogus"})
+
+
+def test_embed_scale_follows_the_positions_unless_set():
+    assert ModelConfig(pos="sinusoidal").embed_scale is True  # the 2017 paper: sqrt(d_model) * W_E[ids] + PE
+    assert [ModelConfig(pos=p).embed_scale for p in ("learned", "rope", "none")] == [False, False, False]
+    assert ModelConfig(pos="sinusoidal", embed_scale=False).embed_scale is False
+    assert ModelConfig(pos="learned", embed_scale=True).embed_scale is True
+    with pytest.raises(ValueError, match="embed_scale"):
+        ModelConfig(embed_scale="yes")
+    model, _ = apply_overrides({"pos": "sinusoidal"}, {}, ["embed_scale=auto"])
+    assert ModelConfig(**model).embed_scale is True
+
+
+def test_a_config_saved_before_embed_scale_keeps_its_unscaled_embeddings():
+    new = ModelConfig(pos="sinusoidal")
+    saved = new.to_dict()
+    assert ModelConfig.from_dict(json.loads(json.dumps(saved))) == new  # a config saved now: scaled
+    del saved["embed_scale"]  # what a checkpoint written before the field existed holds
+    old = ModelConfig.from_dict(saved)
+    assert old.embed_scale is False and old.pos == "sinusoidal"

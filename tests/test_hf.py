@@ -69,7 +69,7 @@ def test_untied_lm_head_is_used():
     hf = random_hf(seed=3, **CONFIGS["gelu-untied"])
     assert not torch.equal(hf.lm_head.weight, hf.transformer.wte.weight)
     ours = from_hf(hf)
-    assert torch.equal(ours.unembed.weight, hf.lm_head.weight)
+    assert torch.equal(ours.unembed.weight, hf.lm_head.weight)  # copied, not computed: exact
     assert torch.equal(ours.embed.weight, hf.transformer.wte.weight)
 
 
@@ -94,14 +94,15 @@ def test_round_trip_to_hf(pair):
     a, b = hf.state_dict(), back.state_dict()
     assert set(a) == set(b)
     for name in a:
-        assert torch.equal(a[name], b[name]), name
+        assert torch.equal(a[name], b[name]), name  # copies and transposes only: exact
     ids = torch.randint(0, hf.config.vocab_size, (2, 17), generator=torch.Generator().manual_seed(1))
+    # the same weights in the same HF code, in one process: identical by construction
     torch.testing.assert_close(hf_logits(back, ids), hf_logits(hf, ids), atol=0, rtol=0)
     # and loading the export again gives the same qkv model
     again = from_hf(back)
     assert again.cfg == ours.cfg
     for (n1, p1), (n2, p2) in zip(ours.state_dict().items(), again.state_dict().items()):
-        assert n1 == n2 and torch.equal(p1, p2), n1
+        assert n1 == n2 and torch.equal(p1, p2), n1  # copied there and back: exact
 
 
 def test_native_model_round_trip():

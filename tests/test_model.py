@@ -1,9 +1,14 @@
 """Tests for the GPT model: shapes, the KV cache, generation, context limits and gradients."""
 
+import math
+
 import pytest
 import torch
+import torch.nn.functional as F
 
 from qkv import GPT, ModelConfig, lm_loss
+from qkv.core.nn import tap
+from qkv.core.nn.layernorm import LayerNorm, layer_norm
 from qkv.core.sample import generate_ids
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
@@ -139,6 +144,74 @@ def test_order_matters_with_positions_or_causal_mask(kw):
     assert diff > 1e-3
 
 
+@pytest.mark.parametrize("bias,dtype", [(True, torch.float32), (False, torch.float32), (True, torch.float64)])
+def test_layer_norm_written_out_equals_the_fused_kernel(bias, dtype):
+    """The explicit formula (the truth, taken while tracing) and F.layer_norm (taken otherwise) agree."""
+    g = torch.Generator().manual_seed(0)
+    ln = LayerNorm(20, eps=1e-5, bias=bias, name="x").to(dtype)
+    with torch.no_grad():
+        ln.weight.copy_(1 + torch.randn(20, generator=g, dtype=dtype))
+        if bias:
+            ln.bias.copy_(torch.randn(20, generator=g, dtype=dtype))
+    x = torch.randn(3, 7, 20, generator=g, dtype=dtype) * 4 + 2  # not centred, not unit variance
+    fused = ln(x)
+    with tap.written_out():
+        explicit = ln(x)
+    out, normalized, scale = layer_norm(x, ln.weight, ln.bias, ln.eps)
+    assert torch.equal(explicit, out)  # the module's written-out path is this function: the same ops
+    tol = 1e-6 if dtype == torch.float32 else 1e-12
+    torch.testing.assert_close(explicit, fused, atol=tol * 10, rtol=tol)
+    torch.testing.assert_close(normalized.mean(-1), torch.zeros(3, 7, dtype=dtype), atol=tol * 10, rtol=0)
+    torch.testing.assert_close(scale[..., 0], (x.var(-1, unbiased=False) + 1e-5).sqrt(), atol=tol * 10, rtol=tol)
+    assert (fused - normalized).abs().max() > 0.5  # the learned scale and shift act
+
+
+def test_layer_norm_loads_nn_layer_norm_weights():
+    """Same parameter names as torch's LayerNorm: older checkpoints and GPT-2 weights still load."""
+    theirs = torch.nn.LayerNorm(12)
+    with torch.no_grad():
+        theirs.weight.normal_()
+        theirs.bias.normal_()
+    ours = LayerNorm(12)
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(2, 5, 12)
+    torch.testing.assert_close(ours(x), theirs(x), atol=1e-6, rtol=1e-6)
+    assert list(LayerNorm(12, bias=False).state_dict()) == list(torch.nn.LayerNorm(12, bias=False).state_dict())
+
+
+def test_sinusoidal_embeddings_are_scaled_by_sqrt_d_model():
+    model = make(seed=11, pos="sinusoidal")
+    assert model.cfg.embed_scale is True and make(pos="learned").cfg.embed_scale is False
+    ids = torch.randint(0, 61, (2, 9), generator=torch.Generator().manual_seed(0))
+    _, trace = model.run_with_trace(ids)
+    torch.testing.assert_close(trace["embed"], model.embed(ids) * math.sqrt(32), atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(trace["resid_pre", 0], trace["embed"] + trace["pos_embed"], atol=1e-6, rtol=0)
+    plain = make(seed=11, pos="sinusoidal", embed_scale=False)
+    _, old = plain.run_with_trace(ids)
+    # unscaled: a lookup copies rows, and both models drew the same weights from seed 11 in this process
+    torch.testing.assert_close(old["embed"], model.embed(ids), atol=0, rtol=0)
+    with torch.no_grad():
+        assert (plain(ids) - model(ids)).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_next_token_probs(dtype):
+    logits = torch.randn(2, 3, 11, generator=torch.Generator().manual_seed(0), dtype=dtype) * 5
+    probs = GPT.next_token_probs(logits)
+    assert probs.dtype == dtype
+    torch.testing.assert_close(probs, torch.softmax(logits, -1), atol=1e-6, rtol=0)
+    torch.testing.assert_close(GPT.next_token_probs(logits, 2.0), torch.softmax(logits / 2, -1), atol=1e-6, rtol=0)
+    cold = GPT.next_token_probs(logits * 1e30, 1e-30)  # softmax of huge numbers: no inf - inf, no nan
+    assert torch.isfinite(cold).all()
+    greedy = F.one_hot(logits.argmax(-1), 11).to(dtype)  # exact below: exp(0) = 1, exp(-inf) = 0, 1/2 = 0.5
+    torch.testing.assert_close(cold, greedy, atol=0, rtol=0)
+    torch.testing.assert_close(GPT.next_token_probs(logits, 0), greedy, atol=0, rtol=0)
+    tie = GPT.next_token_probs(torch.tensor([1.0, 3.0, 3.0, -2.0], dtype=dtype), 0)
+    torch.testing.assert_close(tie, torch.tensor([0.0, 0.5, 0.5, 0.0], dtype=dtype), atol=0, rtol=0)
+    with pytest.raises(ValueError, match="temperature"):
+        GPT.next_token_probs(logits, -1.0)
+
+
 def test_post_norm_model():
     model = make(seed=7, norm="post")
     assert isinstance(model.ln_final, torch.nn.Identity)
@@ -193,7 +266,7 @@ def test_lm_loss_is_log_vocab_for_uniform_logits():
 def test_init_follows_gpt2():
     model = make(seed=9, n_layers=3, d_model=64, d_vocab=500)
     assert model.blocks[0].attn.W_QKV.bias.abs().max() == 0
-    assert torch.equal(model.blocks[0].ln1.weight, torch.ones(64))
+    assert torch.equal(model.blocks[0].ln1.weight, torch.ones(64))  # set to exactly 1, no arithmetic
     assert model.embed.weight.std().item() == pytest.approx(0.02, rel=0.1)
     # the residual-writing projections are scaled down by sqrt(2 * n_layers)
     assert model.blocks[0].mlp.fc_out.weight.std().item() == pytest.approx(0.02 / 6 ** 0.5, rel=0.1)
@@ -203,6 +276,6 @@ def test_eval_is_deterministic_and_train_dropout_is_not():
     model = make(seed=10, dropout_embed=0.3, dropout_resid=0.3, dropout_attn=0.3)
     ids = torch.randint(0, 61, (1, 10))
     with torch.no_grad():
-        torch.testing.assert_close(model(ids), model(ids), atol=0, rtol=0)
+        torch.testing.assert_close(model(ids), model(ids), atol=0, rtol=0)  # same ops, same process: identical
         model.train()
         assert (model(ids) - model(ids)).abs().max() > 1e-4

@@ -97,6 +97,25 @@ def test_temperature_sharpens_and_flattens():
     assert 0.25 < hot[0] / 2000 < 0.35  # e^0.1 / (e^0.1 + 3) ~ 0.27
 
 
+def test_tiny_temperature_is_greedy_not_nan():
+    g = torch.Generator().manual_seed(8)
+    for _ in range(20):
+        logits = torch.randn(40, generator=g) * 30
+        assert pick(logits, temperature=1e-30, generator=g) == int(logits.argmax())
+        assert pick(logits, temperature=1e-30, top_k=3, top_p=0.9, generator=g) == int(logits.argmax())
+
+
+def test_sampling_follows_the_models_probabilities():
+    """pick draws from GPT.next_token_probs (what a trace's probs hold), at its temperature."""
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0])
+    g = torch.Generator().manual_seed(9)
+    for temperature in (0.5, 1.0, 3.0):
+        want = GPT.next_token_probs(logits, temperature)
+        counts = Counter(pick(logits, temperature, generator=g) for _ in range(4000))
+        got = torch.tensor([counts[i] / 4000 for i in range(4)])
+        assert (got - want).abs().max() < 0.03, (temperature, got, want)  # about 4 standard errors
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(temperature=-1.0), "temperature"),
     (dict(temperature=float("nan")), "temperature"),

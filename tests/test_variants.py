@@ -7,7 +7,9 @@ import torch
 from torch import nn
 
 from qkv import GPT, ModelConfig, check, to_hf
+from qkv.core.nn import block
 from qkv.core.nn.decode import Decoder
+from qkv.core.nn.layernorm import LayerNorm
 
 VARIANTS = [dict(values="k"), dict(residual=False), dict(norm="none"), dict(values="k", pos="rope"),
             dict(residual=False, norm="post"), dict(norm="none", residual=False)]
@@ -39,10 +41,10 @@ def test_values_k_mixes_the_keys():
     d = 16
     assert standard.num_params() - model.num_params() == 2 * (d * d + d)  # W_V and b_V, two layers
     _, trace = model.run_with_trace(IDS)
-    assert torch.equal(trace["v", 0], trace["k", 0])
+    assert torch.equal(trace["v", 0], trace["k", 0])  # values="k": v is the tensor k itself
     assert torch.allclose(trace["z", 0], torch.einsum("bhij,bjhd->bihd", trace["pattern", 0], trace["k", 0]), atol=1e-6)
     W = model.blocks[0].attn.head_weights()
-    assert torch.equal(W["W_V"], W["W_K"])
+    assert torch.equal(W["W_V"], W["W_K"])  # the same rows of W_QKV, read twice
     with pytest.raises(ValueError, match="values=v"):
         to_hf(model)
 
@@ -52,9 +54,18 @@ def test_no_residual_and_no_norm_change_the_function():
     for kw in (dict(residual=False), dict(norm="none")):
         assert not torch.allclose(model_for(**kw)(IDS), base, atol=1e-3)
     plain = model_for(norm="none")
-    assert not any(isinstance(m, nn.LayerNorm) for m in plain.modules())
+    assert not any(isinstance(m, (nn.LayerNorm, LayerNorm)) for m in plain.modules())
+    assert sum(isinstance(m, LayerNorm) for m in model_for().modules()) == 2 * 2 + 1  # ln1, ln2 per block, ln_final
     _, trace = model_for(residual=False).run_with_trace(IDS)
     assert torch.allclose(trace["resid_mid", 0], trace["attn_out", 0], atol=1e-6)  # nothing added to
+
+
+@pytest.mark.parametrize("kw,cls", [(dict(), block.PreNormBlock), (dict(norm="none"), block.PreNormBlock),
+                                    (dict(norm="post"), block.PostNormBlock),
+                                    (dict(residual=False), block.PreNormBlockNoResidual),
+                                    (dict(residual=False, norm="post"), block.PostNormBlockNoResidual)])
+def test_each_switch_has_its_own_block(kw, cls):
+    assert all(type(b) is cls for b in model_for(**kw).blocks)
 
 
 def test_bad_values_kind():

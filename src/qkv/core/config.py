@@ -47,6 +47,9 @@ class ModelConfig:
     encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x)); none: no
     LayerNorm at all). Two switches exist for experiments: `residual=False` drops the residual
     connections (x = f(LN(x))), and `values="k"` makes attention mix the keys (z = A k, no W_V).
+    `embed_scale` multiplies the token embeddings by sqrt(d_model) before positions are added, as
+    the 2017 paper does; None means "as the paper" for sinusoidal positions and off otherwise. A
+    saved config without the field (written before it existed) loads with it off (from_dict).
     """
 
     d_vocab: int = 256
@@ -68,6 +71,7 @@ class ModelConfig:
     unembed_bias: bool = True  # the b in softmax(h W_out + b)
     tie_embeddings: bool = False  # W_out = W_E^T
     activation: str = "gelu"
+    embed_scale: bool | None = None  # x = sqrt(d_model) * W_E[ids] + PE; None: True for pos="sinusoidal"
     ln_eps: float = 1e-5
     rope_base: float = 10000.0
     init_std: float = 0.02
@@ -95,7 +99,9 @@ class ModelConfig:
         _check_choice("activation", self.activation, ACTIVATIONS)
         for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
-        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings"):
+        if self.embed_scale is None:
+            self.embed_scale = self.pos == "sinusoidal"
+        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
         _check_float("ln_eps", self.ln_eps, 0.0, 1.0)
@@ -109,6 +115,9 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ModelConfig":
+        """A config as saved by to_dict. One saved before embed_scale existed keeps its unscaled embeddings."""
+        if isinstance(d, dict) and "embed_scale" not in d:
+            d = {**d, "embed_scale": False}
         return _from_dict(cls, d)
 
 

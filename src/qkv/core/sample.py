@@ -1,4 +1,5 @@
 """Generation: pick the next token from softmax(logits / temperature), one token at a time.
+The probabilities are the model's own (GPT.next_token_probs, which a trace's `probs` uses too).
 
 The KV cache keeps every layer's keys and values, so each new token costs one position's work.
 The model sees at most n_ctx tokens: once the window is full, each step recomputes it over the
@@ -25,12 +26,11 @@ def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = Non
     check_sampling(temperature, top_k, top_p, 0)
     if temperature == 0:
         return int(logits.argmax())
-    logits = logits.double()
-    logits = (logits - logits.max()) / temperature  # shifted first: a tiny temperature gives -inf, never nan
-    if top_k is not None and top_k < logits.numel():
-        kth = torch.topk(logits, top_k).values[-1]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, dim=-1)
+    probs = GPT.next_token_probs(logits.double(), temperature)  # softmax(logits / temperature)
+    if top_k is not None and top_k < probs.numel():
+        kth = torch.topk(probs, top_k).values[-1]
+        probs = probs.masked_fill(probs < kth, 0.0)
+        probs = probs / probs.sum()
     if top_p is not None and top_p < 1.0:
         sorted_probs, order = probs.sort(descending=True)
         before = sorted_probs.cumsum(0) - sorted_probs  # probability mass of the tokens ranked above

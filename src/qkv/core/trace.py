@@ -3,13 +3,15 @@
     logits, trace = model.run_with_trace(ids)
     trace["blocks.0.attn.hook_pattern"]      # (B, n_heads, T, T): the attention weights A
     trace["pattern", 0]                      # the same, shorter
-    trace["normalized", 0, "ln1"]            # blocks.0.ln1.hook_normalized
+    trace["normalized", 0, "ln1"]            # blocks.0.ln1.hook_normalized: (x - mean) / scale
 
-Names follow TransformerLens. Shapes: hook_q/k/v/rot_q/rot_k/z (B, T, n_heads, d_head);
-hook_dots (raw q . k), hook_attn_scores (scaled, masked: -inf) and hook_pattern
-(B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): each head's z_h W_O[h];
+Names and meanings follow TransformerLens 4 (docs/trace-format.md lists every name, its shape and
+formula, and whether TransformerLens records the same value). Shapes: hook_q/k/v/rot_q/rot_k/z
+(B, T, n_heads, d_head); hook_dots (raw q . k, qkv's own), hook_attn_scores (scaled, masked: -inf)
+and hook_pattern (B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): each head's
+z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B, T, d_model);
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
-(B, T, d_vocab). Tracing takes the explicit attention path; the logits are the model's.
+(B, T, d_vocab), qkv's own. Tracing takes the explicit path; the logits are the model's.
 """
 
 from __future__ import annotations
@@ -21,26 +23,30 @@ import torch
 
 from .nn.tap import recording
 
+LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
 ATTN_HOOKS = ("hook_q", "hook_k", "hook_v", "hook_rot_q", "hook_rot_k", "hook_dots", "hook_attn_scores",
               "hook_pattern", "hook_z", "hook_result")
-BLOCK_HOOKS = ("hook_resid_pre", "ln1.hook_normalized", "hook_attn_out", "hook_resid_mid", "ln2.hook_normalized",
-               "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out", "hook_resid_post")
+
+
+def _ln(cfg, name: str) -> list[str]:
+    return [] if cfg.norm == "none" else [f"{name}.{hook}" for hook in LN_HOOKS]
 
 
 def trace_names(cfg) -> list[str]:
     """Every name a trace of a model with this config can hold, in the order of the computation."""
     names = ["hook_embed"] + (["hook_pos_embed"] if cfg.pos in ("learned", "sinusoidal") else [])
     for layer in range(cfg.n_layers):
-        for hook in BLOCK_HOOKS[:2]:
-            names.append(f"blocks.{layer}.{hook}")
-        for hook in ATTN_HOOKS:
-            if hook.startswith("hook_rot") and cfg.pos != "rope":
-                continue
-            names.append(f"blocks.{layer}.attn.{hook}")
-        names += [f"blocks.{layer}.{hook}" for hook in BLOCK_HOOKS[2:]]
-        if cfg.norm == "post":  # a post-norm block's LayerNorm outputs are resid_mid and resid_post
-            names = [n for n in names if not n.endswith(".hook_normalized") or not n.startswith(f"blocks.{layer}.")]
-    return names + ["ln_final.hook_normalized", "logits", "probs"]  # post-norm: ln_final is the identity
+        p = f"blocks.{layer}."
+        ln1, ln2 = _ln(cfg, p + "ln1"), _ln(cfg, p + "ln2")
+        attn = [p + "attn." + hook for hook in ATTN_HOOKS if cfg.pos == "rope" or not hook.startswith("hook_rot")]
+        attn.append(p + "hook_attn_out")
+        mlp = [p + "mlp.hook_pre", p + "mlp.hook_post", p + "hook_mlp_out"]
+        if cfg.norm == "post":  # x = LN1(x + Attn(x)); x = LN2(x + MLP(x))
+            names += [p + "hook_resid_pre", *attn, *ln1, p + "hook_resid_mid", *mlp, *ln2, p + "hook_resid_post"]
+        else:  # x = x + Attn(LN1(x)); x = x + MLP(LN2(x))  (norm="none": no LayerNorm hooks)
+            names += [p + "hook_resid_pre", *ln1, *attn, p + "hook_resid_mid", *ln2, *mlp, p + "hook_resid_post"]
+    final = _ln(cfg, "ln_final") if cfg.norm == "pre" else []  # post-norm: the last block ends in LN2
+    return names + final + ["logits", "probs"]
 
 
 class Trace(Mapping):
@@ -128,5 +134,5 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     if keep("logits"):
         acts["logits"] = logits
     if keep("probs"):
-        acts["probs"] = torch.softmax(logits.float(), dim=-1)  # P(next token) = softmax(h W_out + b)
+        acts["probs"] = model.next_token_probs(logits)  # P(next token) = softmax(h W_out + b), in the logits' dtype
     return logits, Trace(acts, model.cfg, ids, model)

@@ -1,7 +1,10 @@
 """GPT: a decoder-only Transformer language model.
 
     ids ─► x = W_E[ids] (+ positions) ─► blocks ─► h = LN_final(x) ─► logits = h W_out + b
-    P(next token | tokens so far) = softmax(logits)
+    P(next token | tokens so far) = softmax(logits / temperature)      (next_token_probs)
+
+With pos="sinusoidal" the token embeddings are multiplied by sqrt(d_model) before the table is
+added, as in the 2017 paper (cfg.embed_scale), so that words are not drowned by their positions.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..nn.attention import KVCache
-from ..nn.block import Block
+from ..nn.block import make_block
+from ..nn.layernorm import LayerNorm
 from ..nn.position import make_position
-from ..nn.tap import tap
+from ..nn.tap import tap, written_out
 from ..trace import run_with_trace
 
 
@@ -25,11 +29,13 @@ class GPT(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
+        self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
         self.p_embed = cfg.dropout_embed
-        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
-        self.ln_final = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.bias) if cfg.norm == "pre" else nn.Identity()
+        pre = cfg.norm == "pre"
+        self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, "ln_final") if pre else nn.Identity()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
         self.reset_parameters()
         if cfg.tie_embeddings:
@@ -53,27 +59,50 @@ class GPT(nn.Module):
         """ids: (B, T) token ids -> logits (B, T, d_vocab).
 
         With a cache, ids continue the tokens already stored in it. `explicit` computes attention
-        with the written-out formula instead of the fused kernel (same numbers, slower).
+        and LayerNorm with the written-out formulas instead of the fused kernels (the path a trace
+        takes: the same numbers to rounding, slower).
         """
         B, T = ids.shape
         offset = cache.length if cache is not None else 0
         if offset + T > self.cfg.n_ctx:
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
+        with written_out(explicit):
+            x = self.embed_ids(ids, offset)  # (B, T, d_model)
+            for block in self.blocks:
+                x = block(x, cache)
+            if cache is not None:
+                cache.length += T
+            h = self.ln_final(x)
+            return self.unembed(h)  # (B, T, d_vocab): h W_out + b
+
+    def embed_ids(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + the vectors of positions offset..offset+T-1.
+
+        Recorded as hook_embed (the embedding as added, scaled) and hook_pos_embed; dropout after the sum."""
+        B, T = ids.shape
         x = self.embed(ids)  # (B, T, d_model)
+        if self.embed_scale != 1.0:
+            x = x * self.embed_scale
         tap("hook_embed", x)
         if self.pos_embed is not None:
             pos = self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
             tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
             x = x + pos
-        if self.p_embed > 0:
-            x = F.dropout(x, self.p_embed, self.training)
-        for block in self.blocks:
-            x = block(x, cache, explicit)
-        if cache is not None:
-            cache.length += T
-        h = self.ln_final(x)
-        tap("ln_final.hook_normalized", h)
-        return self.unembed(h)  # (B, T, d_vocab)
+        return F.dropout(x, self.p_embed, self.training) if self.p_embed > 0 else x
+
+    @staticmethod
+    def next_token_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+        """P(next token) = softmax(logits / temperature) over the last dimension, logits = h W_out + b.
+
+        The logits are shifted by their maximum first, so a tiny temperature gives 0s and a 1,
+        never nan; temperature 0 gives its limit (the arg max, ties sharing). Keeps the dtype."""
+        if not temperature >= 0:
+            raise ValueError(f"temperature must be >= 0; got {temperature}")
+        shifted = logits - logits.amax(-1, keepdim=True)  # (..., d_vocab), the largest is 0
+        if temperature == 0:
+            top = (shifted == 0).to(logits.dtype)
+            return top / top.sum(-1, keepdim=True)
+        return torch.softmax(shifted / temperature, dim=-1)
 
     def run_with_trace(self, ids: torch.Tensor, names=None):
         """(logits, trace): the forward pass with every named intermediate recorded (see qkv.trace)."""

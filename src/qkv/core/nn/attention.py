@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .position import RoPE
-from .tap import active, tap
+from .tap import active, explicit, tap
 
 
 def attention(q, k, v, mask=None, dropout_p: float = 0.0):
@@ -67,10 +67,11 @@ class KVCache:
 
 
 class MultiHeadAttention(nn.Module):
-    """n_heads attention heads side by side, then W_O.
+    """n_heads attention heads side by side, then W_O: Attn(x) = concat_h(z_h) W_O + b_O.
 
     W_QKV holds W_Q, W_K and W_V side by side so one matrix product computes q, k and v for all
-    heads (the layout of GPT-2's c_attn); `head_weights()` shows them per head.
+    heads (the layout of GPT-2's c_attn); `head_weights()` shows them per head. The output is
+    recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
     """
 
     def __init__(self, cfg, layer: int = 0):
@@ -79,51 +80,62 @@ class MultiHeadAttention(nn.Module):
         self.tap_prefix = f"blocks.{layer}.attn."
         self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
         self.causal = cfg.causal
-        self.dropout_attn = cfg.dropout_attn
+        self.dropout_attn, self.dropout_resid = cfg.dropout_attn, cfg.dropout_resid
         d_attn = cfg.n_heads * cfg.d_head
         self.n_proj = 3 if cfg.values == "v" else 2  # values="k": no W_V, the keys are mixed
         self.W_QKV = nn.Linear(cfg.d_model, self.n_proj * d_attn, bias=cfg.bias)
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" else None
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         B, T, _ = x.shape
-        tracing = active()  # a trace reads every step, so it takes the explicit path
-        qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)  # (B, T, 3, n_heads, d_head)
-        q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
-        v = v[0] if v else k  # values="k": z = A k
         offset = cache.length if cache is not None else 0
-        if tracing:
-            self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
+        q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
         if self.rope is not None:
             q, k = self.rope(q, offset), self.rope(k, offset)
-            if tracing:
-                self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
+            self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
         if cache is not None:
             k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
-        p = self.dropout_attn if self.training else 0.0
-        needs_mask = self.causal and T > 1
-        if explicit or tracing:
-            mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
-            z, pattern, scores = attention(q, k, v, mask, p)
-            if tracing:
-                tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
-                tap(self.tap_prefix + "hook_attn_scores", scores)
-                tap(self.tap_prefix + "hook_pattern", pattern)
-                self._tap_heads(("hook_z", z))
-        elif offset == 0:
-            z = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
-        else:  # a chunk after cached tokens: the causal mask is offset, which is_causal cannot express
-            mask = causal_mask(T, k.shape[-2], x.device) if needs_mask else None
-            z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        z = self.attend(q, k, v, offset)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
         z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
-        if tracing:  # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
-            tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
-        return self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
+        # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
+        tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
+        out = self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
+        tap(f"blocks.{self.layer}.hook_attn_out", out)
+        return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
+
+    def project(self, x: torch.Tensor):
+        """q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V (values="k": v = k), per head."""
+        B, T, _ = x.shape
+        qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)  # (B, T, 3 or 2, n_heads, d_head)
+        q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        v = v[0] if v else k  # values="k": z = A k
+        self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
+        return q, k, v
+
+    def attend(self, q, k, v, offset: int) -> torch.Tensor:
+        """z = softmax(q k^T / sqrt(d_head)) v: written out while a trace records (or explicit()),
+        else torch's fused kernel. q: (B, n_heads, T, d_head); k, v: (B, n_heads, offset + T, d_head)."""
+        T, T_k = q.shape[-2], k.shape[-2]
+        p = self.dropout_attn if self.training else 0.0
+        needs_mask = self.causal and T > 1  # one new query after cached keys sees them all
+        if explicit():
+            z, pattern, scores = attention(q, k, v, causal_mask(T, T_k, q.device) if needs_mask else None, p)
+            tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
+            tap(self.tap_prefix + "hook_attn_scores", scores)
+            tap(self.tap_prefix + "hook_pattern", pattern)
+            self._tap_heads(("hook_z", z))
+            return z
+        if offset == 0:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
+        # a chunk after cached tokens: the causal mask is offset, which is_causal cannot express
+        mask = causal_mask(T, T_k, q.device) if needs_mask else None
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
 
     def _tap_heads(self, *named) -> None:
-        for name, t in named:  # (B, n_heads, T, d_head) -> TransformerLens's (B, T, n_heads, d_head)
-            tap(self.tap_prefix + name, lambda t=t: t.transpose(1, 2))
+        if active():
+            for name, t in named:  # (B, n_heads, T, d_head) -> TransformerLens's (B, T, n_heads, d_head)
+                tap(self.tap_prefix + name, lambda t=t: t.transpose(1, 2))
 
     def head_weights(self) -> dict[str, torch.Tensor]:
         """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per head,

@@ -15,10 +15,12 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
+from .layernorm import LayerNorm
+
 
 def _norm(ln):
     """(weight, bias, eps) of a LayerNorm, or None for the identity."""
-    return (ln.weight, ln.bias, ln.eps) if isinstance(ln, torch.nn.LayerNorm) else None
+    return (ln.weight, ln.bias, ln.eps) if isinstance(ln, LayerNorm) else None
 
 
 def _ln(x: torch.Tensor, norm) -> torch.Tensor:
@@ -35,11 +37,13 @@ def _add(L, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
 
 class Decoder:
     def __init__(self, model):
-        self.n_ctx = model.cfg.n_ctx
+        cfg = model.cfg
+        self.n_ctx = cfg.n_ctx
         self.embed = model.embed.weight  # (d_vocab, d_model)
+        self.embed_scale = model.embed_scale
         self.pos_embed = model.pos_embed
         self.layers = [SimpleNamespace(
-            pre_norm=b.pre_norm, residual=b.residual, ln1=_norm(b.ln1), ln2=_norm(b.ln2), index=b.attn.layer,
+            pre_norm=cfg.norm != "post", residual=cfg.residual, ln1=_norm(b.ln1), ln2=_norm(b.ln2), index=b.attn.layer,
             H=b.attn.n_heads, D=b.attn.d_head, n_proj=b.attn.n_proj, rope=b.attn.rope,
             W_QKV=b.attn.W_QKV.weight, b_QKV=b.attn.W_QKV.bias, W_O=b.attn.W_O.weight, b_O=b.attn.W_O.bias,
             W_in=b.mlp.fc_in.weight, b_in=b.mlp.fc_in.bias, W_out=b.mlp.fc_out.weight, b_out=b.mlp.fc_out.bias,
@@ -69,7 +73,7 @@ class Decoder:
         t = cache.length
         if t >= self.n_ctx:
             raise ValueError(f"the cache is full ({t} tokens, n_ctx {self.n_ctx})")
-        x = self.embed[token]  # (d_model,)
+        x = self.embed[token] * self.embed_scale  # (d_model,): W_E[token], times sqrt(d_model) if cfg.embed_scale
         if self.pos_embed is not None:
             x = x + self.pos_embed(t, 1)[0]
         x = x.view(1, -1)  # (1, d_model)

@@ -1,9 +1,12 @@
 """Taps: named points where a trace reads the activations of a forward pass.
 
-`tap(name, value)` costs one global check when nothing records. Inside `recording(keep)` it
-stores value (a tensor, or a function that computes one, for activations that cost extra work
-such as each head's separate output) under `name`, if `keep(name)` says so. Names follow
-TransformerLens: blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ...
+`tap(name, value)` costs one global check when nothing records, and returns value. Inside
+`recording(keep)` it stores value (a tensor, or a function that computes one, for activations
+that cost extra work such as each head's separate output) under `name`, if `keep(name)` says so.
+Names follow TransformerLens: blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ...
+
+`explicit()` tells attention and LayerNorm to take their written-out formulas instead of the
+fused kernels: always while a trace records, and inside `written_out()` (GPT.forward(explicit=True)).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Callable
 import torch
 
 _recorder: "Recorder | None" = None
+_written_out = False
 
 
 class Recorder:
@@ -27,14 +31,33 @@ class Recorder:
             self.activations[name] = tensor.detach()
 
 
-def tap(name: str, value) -> None:
+def tap(name: str, value):
+    """Record value under name while a trace records; return value either way."""
     if _recorder is not None:
         _recorder.record(name, value)
+    return value
 
 
 def active() -> bool:
-    """True while a trace records (the model then takes the explicit attention path)."""
+    """True while a trace records."""
     return _recorder is not None
+
+
+def explicit() -> bool:
+    """True when the model must compute with the written-out formulas (a trace, or written_out())."""
+    return _written_out or _recorder is not None
+
+
+@contextmanager
+def written_out(on: bool = True):
+    """Within this block attention and LayerNorm use their written-out formulas (when `on`)."""
+    global _written_out
+    before = _written_out
+    _written_out = before or on
+    try:
+        yield
+    finally:
+        _written_out = before
 
 
 @contextmanager

@@ -1,0 +1,55 @@
+"""LayerNorm: each token's vector rescaled to mean 0 and variance 1, then a learned scale and shift.
+
+    scale      = sqrt(mean((x - mean(x))^2) + eps)     one number per token     hook_scale (B, T, 1)
+    normalized = (x - mean(x)) / scale                 mean 0, variance ~1      hook_normalized
+    LN(x)      = normalized * weight + bias            the learned scale, shift hook_out
+
+The names and meanings are TransformerLens 4's. `layer_norm` below is the truth; torch's fused
+F.layer_norm is the faster path, taken unless a trace records or the model runs with
+explicit=True; a test proves the two equal.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .tap import explicit, tap
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, eps: float):
+    """LN(x) over the last dimension, written out. Returns (out, normalized, scale)."""
+    centered = x - x.mean(-1, keepdim=True)
+    scale = (centered.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the biased standard deviation
+    normalized = centered / scale
+    out = normalized * weight
+    return (out if bias is None else out + bias), normalized, scale
+
+
+class LayerNorm(nn.Module):
+    """LN(x) = (x - mean) / sqrt(var + eps) * weight + bias, recorded as <name>.hook_scale,
+    <name>.hook_normalized and <name>.hook_out. Its parameters are named as nn.LayerNorm's."""
+
+    def __init__(self, d_model: int, eps: float = 1e-5, bias: bool = True, name: str = "ln"):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model)) if bias else None  # None: no shift (bias=False)
+        self.eps = eps
+        self.name = name
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not explicit():
+            return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+        out, normalized, scale = layer_norm(x, self.weight, self.bias, self.eps)
+        tap(self.name + ".hook_scale", scale)
+        tap(self.name + ".hook_normalized", normalized)
+        return tap(self.name + ".hook_out", out)
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}, bias={self.bias is not None}, name={self.name!r}"
+
+
+def make_norm(cfg, name: str) -> nn.Module:
+    """A LayerNorm named `name` (its hooks' prefix), or the identity for norm="none"."""
+    return nn.Identity() if cfg.norm == "none" else LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, name)
