@@ -8,13 +8,14 @@ import torch
 
 import qkv
 from qkv.analysis import representations
+from qkv.apps import lessons
 from qkv.apps.lessons import context
 from qkv.core.bundled import default_ckpt
 
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    return context.run(lang="en", out=tmp_path_factory.mktemp("context"))
+    return lessons.run("context", lang="en", out=tmp_path_factory.mktemp("context"))
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +79,18 @@ def test_figures_and_text(result):
     assert [p.name for p in result.figures] == ["context_cosine.png", "context_probe.png"]
     for p in result.figures:
         assert p.exists() and p.stat().st_size > 5000
-    assert result.name == "context" and result.title == context.TITLE["en"]
-    assert f"{result.numbers['best_probe_accuracy']:.3f}" in result.headline
+    assert result.name == "context" and result.title == lessons.title("context", "en")
+    n = result.numbers
+    assert f"{n['best_probe_accuracy']:.3f}" in result.headline
     assert "苹果" in result.text
+    # the numbers the text quotes are the measured ones
+    assert f"{n['cosine'][n['min_cosine_stage']]:.4f}, at {n['min_cosine_stage']}" in result.text
+    assert f"{n['continuation_accuracy']:.1%} of the cases, the untrained one in {n['untrained_continuation_accuracy']:.1%}" in result.text
     result.to_json()  # serialisable
 
 
 def test_zh_text_is_chinese():
-    r = context.run(lang="zh")
+    r = lessons.run("context", lang="zh")
     assert r.lang == "zh" and r.figures == []
     assert len(re.findall(r"[\u4e00-\u9fff]", r.text)) > 300
     assert "训练" in r.text and "探针" in r.headline

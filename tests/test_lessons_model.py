@@ -2,11 +2,13 @@
 
 Each lesson runs once in English with figures and once in Chinese without; the tests check the
 numbers that carry its claim against an independent computation where there is one, that the
-headline shows those numbers, and that the figures were written.
+headline shows those numbers, that text and headline are said from the measured numbers alone
+(rebuilt from their JSON they come out the same), and that the figures were written.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from itertools import combinations
@@ -18,6 +20,7 @@ import torch
 import qkv
 from qkv.apps import lessons
 from qkv.core.bundled import default_ckpt
+from qkv.presentation.i18n import t
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -45,9 +48,15 @@ def results(tmp_path_factory, bundled):
     return get
 
 
+def said(name, numbers, lang):
+    """(text, headline) said again from the JSON of the numbers: nothing but the numbers goes in."""
+    view, n = lessons.view_module(name), json.loads(json.dumps(numbers))
+    return view.text(n, lang), view.headline(n, lang)
+
+
 def _common(name, en, zh, n_figures):
-    module = lessons.lesson_module(name)
-    assert en.title == module.TITLE["en"] and zh.title == module.TITLE["zh"]
+    assert en.title == lessons.title(name, "en") != zh.title == lessons.title(name, "zh")
+    assert (en.text, en.headline) == said(name, en.numbers, "en") and (zh.text, zh.headline) == said(name, zh.numbers, "zh")
     assert en.lang == "en" and zh.lang == "zh"
     assert CHINESE.search(zh.text) and CHINESE.search(zh.headline) and "的" in zh.text
     assert not re.search(r"\b(the|and|of)\b", zh.text), "the Chinese text should not be English prose"
@@ -99,7 +108,7 @@ def test_convex(results, bundled):
                for l in range(model.cfg.n_layers) for h in range(model.cfg.n_heads))
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
 
-    from qkv.apps.lessons.convex import dist
+    from qkv.presentation.lessons.convex import dist
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
     assert f"layer {L} head {H}" in en.headline and f"第 {L} 层第 {H} 个头" in zh.headline
@@ -137,7 +146,7 @@ def test_heads(results, bundled):
     # the padded batch gives what each sentence alone gives
     for ids, cue in items[:3]:
         _, trace = model.run_with_trace(torch.tensor([ids]))
-        alone = heads.measure(model, [(ids, cue)])
+        alone = heads.attention_mass(model, [(ids, cue)])
         for layer in range(model.cfg.n_layers):
             row = trace["pattern", layer][0, :, -1]
             assert alone["mass"]["cue"][layer] == pytest.approx(row[:, cue].numpy(), abs=1e-6)
@@ -235,3 +244,26 @@ def test_next_token(results, bundled):
     for T, H in zip(n["temperatures"], ents):
         assert f"T={T:g}: {H:.2f} bits" in en.headline and f"T={T:g}：{H:.2f} 比特" in zh.headline
     assert f"{n['top'][0][0]} {n['top'][0][1]:.3f}" in en.headline
+
+
+# ---------------------------------------------------------------------------------------- verdicts
+
+def test_verdicts_follow_the_numbers(results):
+    """A lesson's sentences are chosen by what it measured: change the numbers and the sentence changes."""
+    n = dict(results("next-token")[0].numbers)
+    assert t("lessons.next_token.rising", "en") in said("next-token", n, "en")[0]
+    n["T2_entropy_bits"] = n["T0.5_entropy_bits"] - 1  # hotter yet sharper
+    n["T2_greedy"] = "?"
+    text, headline = said("next-token", n, "en")
+    assert t("lessons.next_token.not_rising", "en") in text and t("lessons.next_token.changed", "en") in text
+    assert f"greedy picks {n['greedy']}/{n['greedy']}/?" in headline
+
+    e = results("embedding")[0].numbers
+    flipped = said("embedding", {**e, "claim_holds": not e["claim_holds"]}, "en")[1]
+    assert ("claim does not hold" in flipped) == e["claim_holds"]
+
+    h = results("heads")[0].numbers
+    cue_weak = t("lessons.heads.cue_weak", "en", cue=h["best_cue_mass"], previous=h["best_previous_mass"])
+    assert (cue_weak in results("heads")[0].text) == (h["best_cue_mass"] < h["best_previous_mass"] / 2)
+    text = said("heads", {**h, "best_cue_mass": h["best_previous_mass"], "distinct_heads": 2}, "zh")[0]
+    assert "决定词义的动词最多只得到" not in text and t("lessons.heads.split_some", "zh", categories=4, distinct_heads=2) in text

@@ -1,7 +1,8 @@
 """The lessons that train their own models: why-v, order, residual.
 
 Each lesson runs once (module-scoped fixture, caches cleared so the time is real) and its measured
-claims are asserted. The Chinese run reuses the cached measurements, so it only renders text.
+claims are asserted. The Chinese run reuses the cached measurements, so it only renders text; the
+sentences that depend on the numbers are checked by saying them again from changed numbers.
 """
 
 import json
@@ -11,17 +12,18 @@ import re
 import pytest
 import torch
 
-from qkv.core.config import ModelConfig, TrainConfig
+from qkv.apps import lessons
 from qkv.apps.lessons import lesson_module
 from qkv.apps.lessons.training import fit, tokenize
+from qkv.core.config import ModelConfig, TrainConfig
+from qkv.presentation.i18n import t
 
 HAN = re.compile("[\u4e00-\u9fff]")
 
 
 def _run(name, out):
-    module = lesson_module(name)
-    module.measure.cache_clear()
-    return module.run(lang="en", out=out)  # run times: benchmarks/lessons_time.py
+    lesson_module(name).measure.cache_clear()
+    return lessons.run(name, lang="en", out=out)  # run times: benchmarks/lessons_time.py
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +47,8 @@ def _common(result, name):
     assert not HAN.search(result.headline)
     assert len(result.figures) == 1 and result.figures[0].exists() and result.figures[0].stat().st_size > 10_000
     json.dumps(result.to_json())  # every number serialisable
+    view, n = lessons.view_module(name), json.loads(json.dumps(result.numbers))
+    assert (view.text(n, "en"), view.headline(n, "en")) == (result.text, result.headline)  # said from the numbers alone
 
 
 # ------------------------------------------------------------------ why-v
@@ -62,6 +66,7 @@ def test_why_v_measures_both_models(why_v):
                 assert 0.0 <= n[f"{ph}_acc_{key}"] <= 1.0
         assert n[f"params_k{width}"] < n[f"params_v{width}"]  # no W_V
         assert f"{n[f'val_loss_v{width}']:.3f}" in result.headline and f"{n[f'val_loss_k{width}']:.3f}" in result.headline
+        assert len(n[f"losses_v{width}"]) == n["steps"]  # the curve the figure draws
 
 
 def test_why_v_separate_values_help(why_v):
@@ -69,6 +74,14 @@ def test_why_v_separate_values_help(why_v):
     n = why_v.numbers
     assert n["val_loss_v16"] < n["val_loss_k16"]
     assert n["val_loss_v2"] < n["val_loss_k2"]
+    # the conclusion follows the numbers: swap the two models of every pair and "better" turns into "worse"
+    swapped = {**n}
+    for w in (16, 2):
+        swapped.update({f"val_gap{w}": -n[f"val_gap{w}"], f"mean_acc_v{w}": n[f"mean_acc_k{w}"],
+                        f"mean_acc_k{w}": n[f"mean_acc_v{w}"]})
+    better, worse = t("lessons.why_v.better", "en"), t("lessons.why_v.worse", "en")
+    assert why_v.text.count(better) >= 1  # measured: gaps 0.028 and 0.057 nats, probes 75% vs 60%, 66% vs 54%
+    assert why_v.text.count(better) == lessons.view_module("why-v").text(swapped, "en").count(worse)
 
 
 # ------------------------------------------------------------------ order
@@ -91,6 +104,10 @@ def test_order_probes(order):
     assert n["acc_none"] == 0.5 and n["apart_none"] == 0.0
     assert n["pair_diff_none"] < 1e-4
     assert 0.0 <= n["acc_none2"] <= 1.0 and f"{100 * n['acc_none2']:.0f}%" in order.text
+    # which sentence the two-layer model gets depends on its accuracy
+    view = lessons.view_module("order")
+    for acc, key in ((0.3, "leak_none"), (0.9, "leak_found")):
+        assert t(f"lessons.order.{key}", "zh", acc_none2=acc) in view.text({**n, "acc_none2": acc}, "zh")
 
 
 def test_order_rope_depends_on_offset_only(order):
@@ -112,6 +129,7 @@ def test_residual_full_block_trains_best(residual):
     assert n["train_loss_both"] < n["train_loss_neither"]
     assert n["val_loss_both"] < n["unigram_loss"] - 1.0  # it learned far more than word frequencies
     assert n["early_loss_both"] < n["early_loss_neither"]
+    assert n["best"] == "both" and f"'residual + LayerNorm' ({n['val_loss_both']:.2f})" in result.text
 
 
 # ------------------------------------------------------------------ both languages
@@ -119,17 +137,16 @@ def test_residual_full_block_trains_best(residual):
 
 @pytest.mark.parametrize("name", ["why-v", "order", "residual"])
 def test_chinese_text(name, why_v, order, residual):
-    module = lesson_module(name)
-    zh = module.run(lang="zh")  # the measurements are cached: this only renders
+    zh = lessons.run(name, lang="zh")  # the measurements are cached: this only renders
     en = {"why-v": why_v, "order": order, "residual": residual}[name]
     assert HAN.search(zh.text) and HAN.search(zh.headline) and HAN.search(zh.title)
     assert zh.numbers == en.numbers and zh.figures == []
-    assert module.TITLE["zh"] != module.TITLE["en"]
+    assert zh.title == lessons.title(name, "zh") != lessons.title(name, "en")
 
 
 def test_bad_language():
-    with pytest.raises(ValueError):
-        lesson_module("order").run(lang="fr")
+    with pytest.raises(ValueError, match="fr"):
+        lessons.run("order", lang="fr")
 
 
 # ------------------------------------------------------------------ the training helper

@@ -9,8 +9,9 @@ import pytest
 from qkv.apps import lessons
 from qkv.apps.cli import main
 from qkv.apps.lessons.base import LessonResult
-from qkv.core.bundled import default_ckpt
 from qkv.apps.lessons.report import write_report
+from qkv.core.bundled import default_ckpt
+from qkv.presentation.i18n import t
 
 
 def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):
@@ -25,6 +26,15 @@ def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):
     assert "http" not in page  # nothing to fetch: the page works offline
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Order" in md and "![a](a.png)" in md
+    # the headings come from the catalogue, in the report's language
+    for lang in ("zh", "en"):
+        page = write_report(results, tmp_path / lang, lang).read_text(encoding="utf-8")
+        md = (tmp_path / lang / "report.md").read_text(encoding="utf-8")
+        title, intro = t("lessons.report.title", lang), t("lessons.report.intro", lang)
+        assert f"<h1>{title}</h1>" in page and intro in page and md.startswith(f"# {title}\n") and intro in md
+    assert t("lessons.report.title", "zh") != t("lessons.report.title", "en")
+    with pytest.raises(ValueError, match="fr"):
+        write_report(results, tmp_path / "fr", "fr")
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert data["seconds"] == {"convex": 1.5} and data["lessons"][1]["numbers"] == {"acc": 0.98}
 
@@ -43,7 +53,15 @@ def test_lesson_list_and_unknown_lesson(capsys):
     assert main(["lesson", "--list"]) == 0
     out = capsys.readouterr().out
     assert [line.split()[0] for line in out.strip().splitlines()] == list(lessons.LESSONS)
+    assert lessons.titles("zh")["order"] in main_output(capsys, ["lesson", "--list", "--lang", "zh"])
     assert main(["lesson", "nope"]) == 1
     assert "unknown lesson" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown lesson"):
         lessons.run("nope")
+    with pytest.raises(ValueError, match="unknown lesson"):
+        lessons.title("nope")
+
+
+def main_output(capsys, argv) -> str:
+    assert main(argv) == 0
+    return capsys.readouterr().out

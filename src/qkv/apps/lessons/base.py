@@ -1,13 +1,7 @@
-"""What every lesson returns, and where the bundled model lives.
+"""What every lesson returns: a measured experiment, said in Chinese or English.
 
-A lesson is a measured experiment: it runs real computations, prints a short explanation in
-Chinese or English, the numbers it measured, and the figures it drew. Each lesson module has
-
-    TITLE = {"zh": ..., "en": ...}
-    def run(lang="en", out=None, ckpt=None, seed=0) -> LessonResult
-
-`out` is a folder for figures (None: draw none); `ckpt` a checkpoint directory (None: the
-bundled model).
+A lesson runs real computations (qkv.apps.lessons.<name>.measure), then says the numbers it measured
+and draws them (qkv.presentation.lessons.<name>); qkv.apps.lessons.run puts the parts together here.
 """
 
 from __future__ import annotations

@@ -16,25 +16,11 @@ averaged over all probes. A head that spread its weight evenly would give each c
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 
-from qkv.core.bundled import default_ckpt
-
-from .base import LessonResult
-
-NAME = "heads"
-TITLE = {"zh": "不同的头看不同的东西：在许多句子上量出注意力的去向",
-         "en": "Different heads look at different things: attention mass over many sentences"}
+NEEDS_MODEL = True
 CATEGORIES = ("cue", "previous", "start", "self")
-LABELS = {"cue": {"zh": "决定词义的动词", "en": "the cue verb"},
-          "previous": {"zh": "前一个词元", "en": "the previous token"},
-          "start": {"zh": "句首（位置 0）", "en": "the sentence start (position 0)"},
-          "self": {"zh": "自己", "en": "itself"}}
-SHORT = {"cue": {"zh": "动词", "en": "cue"}, "previous": {"zh": "前一个", "en": "previous"},
-         "start": {"zh": "句首", "en": "start"}, "self": {"zh": "自己", "en": "self"}}
 
 
 def cue_words() -> list[str]:
@@ -66,7 +52,7 @@ def prompts(tokenizer, lang: str = "zh") -> list[tuple[list[int], int]]:
 
 
 @torch.no_grad()
-def measure(model, items) -> dict:
+def attention_mass(model, items) -> dict:
     """mass[category]: (n_layers, n_heads) mean weight from each sentence's last position; baseline: mean 1/T.
 
     All sentences run as one batch, padded on the right: with the causal mask a position never sees
@@ -91,100 +77,18 @@ def measure(model, items) -> dict:
     return {"mass": mass, "baseline": float((1.0 / lengths.double()).mean()), "n": len(items)}
 
 
-def _table_figure(mass, baseline, path, lang):
-    from qkv.presentation.figures import new_figure, save, tr
-
-    fig = new_figure((3.2 * len(CATEGORIES) + 1, 3.6))
-    axes = fig.subplots(1, len(CATEGORIES), squeeze=False)[0]
-    image = None
-    for ax, c in zip(axes, CATEGORIES):
-        M = mass[c]
-        image = ax.imshow(M, cmap="Blues", vmin=0.0, vmax=1.0)
-        for L in range(M.shape[0]):
-            for H in range(M.shape[1]):
-                ax.text(H, L, f"{M[L, H]:.2f}", ha="center", va="center", fontsize="small",
-                        color="white" if M[L, H] > 0.6 else "black")
-        ax.set_xticks(range(M.shape[1]))
-        ax.set_yticks(range(M.shape[0]))
-        ax.set_xlabel(tr(lang, "head", "头"))
-        ax.set_ylabel(tr(lang, "layer", "层"))
-        ax.set_title(LABELS[c][lang], fontsize="medium")
-    fig.colorbar(image, ax=list(axes), shrink=0.8, label=tr(lang, "mean attention weight", "平均注意力权重"))
-    fig.suptitle(tr(lang, f"Where the query after the comma looks (uniform baseline {baseline:.3f})",
-                    f"逗号之后的查询位置把注意力放在哪里（均匀基线 {baseline:.3f}）"))
-    return save(fig, path)
-
-
-def run(lang: str = "en", out=None, ckpt=None, seed: int = 0) -> LessonResult:
-    from qkv.core.checkpoint import load
-    from qkv.presentation.i18n import check_lang
-
-    check_lang(lang)
-    torch.manual_seed(seed)
-    model, tok = load(ckpt if ckpt is not None else default_ckpt())
-    items = prompts(tok)
+def measure(model, tokenizer, seed: int = 0) -> dict:
+    """The attention mass of every head per category, and the head that puts the most on each."""
+    items = prompts(tokenizer)
     if not items:
         raise ValueError("no sense probe can be encoded by this checkpoint's tokenizer")
-    m = measure(model, items)
+    m = attention_mass(model, items)
     mass, baseline = m["mass"], m["baseline"]
-    best = {}
+    n = {"n_sentences": m["n"], "baseline": baseline, "cue_words": cue_words(), "categories": list(CATEGORIES),
+         "example": tokenizer.decode(items[0][0]).strip(), "example_cue": tokenizer.decode([items[0][0][items[0][1]]])}
     for c in CATEGORIES:
         L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
-        best[c] = (int(L), int(H), float(mass[c][L, H]))
-    numbers = {"n_sentences": m["n"], "baseline": baseline, "cue_words": cue_words(),
-               **{f"mass_{c}": mass[c].tolist() for c in CATEGORIES},
-               **{f"best_{c}": [best[c][0], best[c][1]] for c in CATEGORIES},
-               **{f"best_{c}_mass": best[c][2] for c in CATEGORIES}}
-    if lang == "zh":
-        headline = ("；".join(f"{SHORT[c]['zh']}：第 {best[c][0]} 层第 {best[c][1]} 个头 {best[c][2]:.3f}" for c in CATEGORIES)
-                    + f"（均匀基线 {baseline:.3f}，{m['n']} 个句子）")
-    else:
-        headline = ("; ".join(f"{SHORT[c]['en']}: layer {best[c][0]} head {best[c][1]} {best[c][2]:.3f}" for c in CATEGORIES)
-                    + f" (uniform baseline {baseline:.3f}, {m['n']} sentences)")
-    figures: list[Path] = []
-    if out is not None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        figures.append(_table_figure(mass, baseline, out / "heads_mass.png", lang))
-    return LessonResult(NAME, TITLE[lang], _text(lang, numbers, best, items, tok), headline, numbers, figures, lang)
-
-
-def _text(lang, n, best, items, tok) -> str:
-    example = tok.decode(items[0][0]).strip()
-    cue = tok.decode([items[0][0][items[0][1]]])
-    above = {c: best[c][2] / n["baseline"] for c in CATEGORIES}
-    distinct = len({best[c][:2] for c in CATEGORIES})
-    if lang == "zh":
-        lines = [f"- {LABELS[c]['zh']}：第 {best[c][0]} 层第 {best[c][1]} 个头，平均 {best[c][2]:.3f}"
-                 f"（均匀基线的 {above[c]:.1f} 倍）" for c in CATEGORIES]
-        return (
-            "多头注意力让每个头各算一套 q、k、v，于是每个头可以学会关注不同的位置。这里不看单个例子，"
-            f"而是在 {n['n_sentences']} 个留出的词义句子上取平均（例如「{example}」，其中决定词义的动词是「{cue}」）。"
-            "查询位置是逗号后面的那个位置，它要猜下一个词，而下一个词取决于前面的动词是“吃”还是“投资”。\n\n"
-            f"如果一个头把权重平均分给所有能看到的词元，每一类平均只能得到 {n['baseline']:.3f}。"
-            "各类里注意力最多的头：\n" + "\n".join(lines) + "\n\n"
-            + (f"这 {len(CATEGORIES)} 类各由不同的头拿到最多的注意力：头与头之间有分工，这就是“多头”的意义。"
-               if distinct == len(CATEGORIES) else
-               f"这 {len(CATEGORIES)} 类只落在 {distinct} 个不同的头上：有的头同时承担了几类。")
-            + (f"决定词义的动词最多只得到 {best['cue'][2]:.3f}，比“前一个词元”的 {best['previous'][2]:.3f} 少得多："
-               "在这个位置上，没有哪个头像盯住前一个词元那样盯住动词。" if best["cue"][2] < best["previous"][2] / 2 else "")
-            + "这些分工是训练出来的，不是预先规定的。"
-        )
-    lines = [f"- {LABELS[c]['en']}: layer {best[c][0]}, head {best[c][1]}, mean {best[c][2]:.3f} "
-             f"({above[c]:.1f}× the uniform baseline)" for c in CATEGORIES]
-    return (
-        "Multi-head attention gives every head its own q, k and v, so each head can learn to look somewhere else. "
-        f"Rather than one example, this lesson averages over {n['n_sentences']} held-out word-sense sentences "
-        f"(such as “{example}”, where the verb that decides the sense is “{cue}”). The query is the position after "
-        "the comma: it has to guess the next word, and that word depends on whether the verb was about eating or "
-        "about investing.\n\n"
-        f"A head that spread its weight evenly over the tokens it can see would give each category "
-        f"{n['baseline']:.3f} on average. The head with the most weight in each category:\n" + "\n".join(lines) + "\n\n"
-        + (f"The {len(CATEGORIES)} categories peak in {distinct} different heads: the heads split the work, which is "
-           "what having several of them buys. " if distinct == len(CATEGORIES) else
-           f"The {len(CATEGORIES)} categories peak in only {distinct} different heads: some heads do several jobs. ")
-        + (f"The cue verb gets at most {best['cue'][2]:.3f}, far less than the previous token's {best['previous'][2]:.3f}: "
-           "at this position no head watches the verb the way one watches the previous token. "
-           if best["cue"][2] < best["previous"][2] / 2 else "")
-        + "The split is learned, not prescribed."
-    )
+        n.update({f"mass_{c}": mass[c].tolist(), f"best_{c}": [int(L), int(H)], f"best_{c}_mass": float(mass[c][L, H]),
+                  f"best_{c}_ratio": float(mass[c][L, H]) / baseline})
+    n["distinct_heads"] = len({tuple(n[f"best_{c}"]) for c in CATEGORIES})
+    return n

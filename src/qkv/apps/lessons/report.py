@@ -13,21 +13,20 @@ import time
 from pathlib import Path
 
 from qkv.core.checkpoint import write_json
+from qkv.presentation.i18n import check_lang, t
+
 from .base import LessonResult
 
 _CSS = """body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}img{max-width:100%;border:1px solid #ddd;margin:.5rem 0}
 .headline{font-weight:600;background:#eef5ff;padding:.5rem .8rem;border-radius:6px}nav a{margin-right:.8rem}"""
 
-_HEAD = {"en": ("qkv lessons", "Each section is an experiment run just now; every number was measured by it."),
-         "zh": ("qkv 课程", "每一节都是刚刚运行的实验，其中的每个数字都是实测得到的。")}
-
 
 def write_report(results: list[LessonResult], folder, lang: str = "en", model: str = "", seconds: dict | None = None) -> Path:
     """Write index.html, report.md and results.json into folder; returns the index.html path."""
+    title, intro = t("lessons.report.title", check_lang(lang)), t("lessons.report.intro", lang)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    title, intro = _HEAD[lang]
     when = time.strftime("%Y-%m-%d %H:%M")
     md = [f"# {title}\n", f"{intro} ({when}; {model})\n"] + [r.to_markdown() for r in results]
     (folder / "report.md").write_text("\n".join(md), encoding="utf-8")

@@ -4,6 +4,7 @@ A lesson compares models that differ in one switch (values, pos, residual, norm)
 everything else: the same text, tokenizer, batches (drawn from generators seeded by (seed, step)),
 number of steps, learning-rate schedule and initial seed. `fit` returns the model, its per-step
 loss curve and the mean train/validation loss on fixed evaluation batches; nothing touches disk.
+(qkv.presentation.lessons.curves draws the curves.)
 """
 
 from __future__ import annotations
@@ -119,43 +120,3 @@ def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eva
     evals.append((tc.steps, train_loss, val_loss))
     model.eval()
     return Fit(model, losses, train_loss, val_loss, time.perf_counter() - t0, evals)
-
-
-def draw_curves(ax, fits: dict[str, Fit], lang: str = "en", window: int = 25, zoom_from: int | None = None) -> None:
-    """On one axis: each run's batch losses (light), their moving average (solid) and its final
-    validation loss (a square at the last step). `zoom_from` limits the y axis to what the
-    averages show from that step on (the first steps' drop would flatten everything else)."""
-    from qkv.presentation.figures import tr
-    from qkv.presentation.plot_training import moving_average
-
-    shown = []
-    for n, (label, f) in enumerate(fits.items()):
-        colour = f"C{n % 10}"
-        steps = list(range(1, len(f.losses) + 1))
-        smooth = moving_average(f.losses, window)
-        ax.plot(steps, f.losses, color=colour, alpha=0.2, lw=0.7)
-        ax.plot(steps, smooth, color=colour, lw=1.6, label=label)
-        ax.plot([len(f.losses)], [f.val_loss], "s", color=colour, ms=7, mfc="white")
-        if zoom_from is not None:
-            shown += [v for v in smooth[zoom_from:] if math.isfinite(v)] + [f.val_loss]
-    shown = [v for v in shown if math.isfinite(v)]
-    if shown:
-        low, high = min(shown), max(shown)
-        pad = 0.08 * (high - low) + 1e-3
-        ax.set_ylim(low - pad, high + pad)
-    ax.set_xlabel(tr(lang, "training step", "训练步数"))
-    ax.set_ylabel(tr(lang, "loss (nats); squares: final validation loss", "损失（nat）；方块：最终验证集损失"))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-
-
-def plot_curves(fits: dict[str, Fit], path, lang: str = "en", title: tuple[str, str] | None = None, window: int = 25):
-    """One figure of loss curves (see draw_curves); title is (English, Chinese)."""
-    from qkv.presentation.figures import new_figure, save, tr
-
-    fig = new_figure((8, 5))
-    ax = fig.subplots()
-    draw_curves(ax, fits, lang, window)
-    en, zh = title or ("Training loss", "训练损失曲线")
-    ax.set_title(tr(lang, en, zh))
-    return save(fig, path)

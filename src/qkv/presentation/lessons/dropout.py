@@ -1,0 +1,39 @@
+"""Lesson "dropout", said and drawn: rows that stop summing to 1 and z off the hull in training mode,
+both invariants back in evaluation mode (numbers from qkv.apps.lessons.dropout.measure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..figures import new_figure, save
+from ..i18n import translator
+
+
+def headline(n: dict, lang: str) -> str:
+    return translator(lang, "lessons.dropout")("headline", **n)
+
+
+def text(n: dict, lang: str) -> str:
+    return translator(lang, "lessons.dropout")("text", **n)
+
+
+def figures(n: dict, out: Path, lang: str) -> list[Path]:
+    """One head's attention pattern in evaluation and in training mode, each row's sum beside it."""
+    say = translator(lang, "lessons.dropout")
+    fig = new_figure((12, 5.4))
+    tokens = n["token_texts"]
+    T = len(tokens)
+    for ax, key, name in zip(fig.subplots(1, 2), ("pattern_eval", "pattern_train"),
+                             (say("eval_mode"), say("train_mode", p=n["p"]))):
+        A = np.array(n[key])  # (T, T)
+        shown = np.ma.masked_array(A, mask=np.triu(np.ones((T, T), dtype=bool), 1))
+        image = ax.imshow(shown, cmap="Blues", vmin=0.0, vmax=max(1.0, float(A.max())))
+        ax.set_xticks(range(T), tokens, fontsize="small", rotation=90)
+        ax.set_yticks(range(T), [f"{t}  Σ={A[i].sum():.2f}" for i, t in enumerate(tokens)], fontsize="small")
+        ax.set_title(name)
+        ax.set_xlabel(say("key"))
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.suptitle(say("fig_title", layer=n["pattern_layer"], head=n["pattern_head"]))
+    return [save(fig, out / "dropout_rows.png")]
