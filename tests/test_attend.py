@@ -5,6 +5,7 @@ import dataclasses
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -173,3 +174,43 @@ def test_outside_verdict_is_rendered():
     broken = dataclasses.replace(der, hull=HullResult(inside=False, distance=0.5, weights=der.weights))
     assert "No: z is at L1 distance 1/2" in broken.to_text("en") and "不在" in broken.to_text("zh")
     assert broken.to_json()["hull"]["inside"] is False
+
+
+@pytest.mark.parametrize("q, K, V, d_k, says", [
+    ("1e200", "1e200; -1e200", "1;2", None, "q·k1: the term 1e+200·1e+200 overflows"),
+    ("1,1", "1,1; 1e308,1e308", "1;2", None, "q·k2: the sum overflows"),
+    ("1e300", "1;1", "1;2", "1e-300", "s1 = 1e+300 / √1e-300 overflows"),
+    ("1e154", "1e154; -1e154", "1;2", None, "s2 − max s = -1e+308 − 1e+308 overflows"),
+])
+def test_an_overflow_is_one_line_naming_the_step_and_no_warning(q, K, V, d_k, says):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning would raise here instead
+        with pytest.raises(ValueError) as info:
+            attend(q, K, V, d_k=d_k)
+    assert str(info.value).startswith(says) and "largest float" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_exps_may_overflow_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        der = attend("1e3", "1; 0.5", "0;1", d_k=1)
+    assert np.isinf(der.exps[0]) and der.weights[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("q, K, V, says", [
+    ([1.0] * 1001, [[1.0] * 1001], [[1.0]], "q has 1,001 entries; attend takes at most 1,000 per vector"),
+    ([1.0], [[1.0]], [[1.0] * 20_000], "each value has 20,000 entries; attend takes at most 1,000 per vector"),
+    ([1.0] * 100, [[1.0] * 100] * 60, [[1.0] * 100] * 60, "q, K and V hold 12,100 numbers; attend derives at most 10,000"),
+])
+def test_inputs_too_big_to_derive_are_refused_at_once(q, K, V, says):
+    """The hull check's LP matrix grows with the square of the value size (10,000 entries took 5 GB)."""
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=re.escape(says)):
+        attend(q, K, V)
+    assert time.perf_counter() - t0 < 1.0

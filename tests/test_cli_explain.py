@@ -98,3 +98,11 @@ def test_check_refuses_a_partial_trace(ckpt):
     _, trace = model.run_with_trace(torch.tensor([tok.encode("苹果")]), names=["probs"])
     with pytest.raises(ValueError, match="whole trace"):
         check(trace)
+
+
+def test_trace_of_a_text_longer_than_n_ctx_says_what_it_kept(capsys, ckpt):
+    text = "我 投资了 苹果 ， 股价 上涨了 。我 吃了 苹果"  # a char tokenizer: 26 tokens, n_ctx = 24
+    out, err = ok(capsys, ["trace", "--ckpt", str(ckpt), text])
+    assert len(text) == 26 and err.splitlines() == ["warning: the text has 26 tokens; only the last 24 (n_ctx) are traced"]
+    doc = json.loads(out)
+    assert "".join(doc["tokens"]).replace("␣", " ") == text[-24:]

@@ -57,7 +57,7 @@ def test_view_endpoint_returns_the_view_document(client, bundled):
     doc = client.post("/api/view", json={"text": SENTENCE}).json()
     validate(doc)
     direct = view(*bundled, SENTENCE, "bundled")
-    assert doc == direct
+    assert doc == direct  # bit for bit: one process; the server's threads use torch's thread count too
     assert doc["tokens"] == ["我", "␣", "投资了", "␣", "苹果", "␣", "，"]
 
 
@@ -78,6 +78,7 @@ def test_the_pages_scaled_scores_are_the_models_bit_for_bit(d_model, n_heads):
     _, tr = model.run_with_trace(torch.randint(0, 50, (1, 64)))
     for L in range(2):
         dots, scores = tr["dots", L][0].numpy(), tr["attn_scores", L][0].numpy()
+        # one correctly rounded float32 division on both sides: bit for bit by construction
         np.testing.assert_array_equal(js_scaled_scores(dots, math.sqrt(d_model // n_heads)), scores)
 
 
@@ -86,7 +87,7 @@ def test_view_numbers_are_the_traced_activations(bundled):
     doc = view(model, tokenizer, SENTENCE)
     arrays = unpack_view(doc)
     ids = torch.tensor([tokenizer.encode(SENTENCE)])
-    _, tr = model.run_with_trace(ids)
+    _, tr = model.run_with_trace(ids)  # the same forward pass as view's, in this process: the same floats
     for L in range(model.cfg.n_layers):
         np.testing.assert_array_equal(arrays["pattern"][L], tr["pattern", L][0].numpy())
         np.testing.assert_array_equal(arrays["dots"][L], np.tril(tr["dots", L][0].numpy()))  # causal: lower triangle
@@ -140,7 +141,7 @@ def test_explain_endpoint_equals_explain(client, bundled):
     body = {"text": SENTENCE, "layer": 1, "head": 0, "token": 4, "lang": "zh"}
     doc = client.post("/api/explain", json=body).json()
     validate(doc)
-    assert doc == explain(*bundled, SENTENCE, layer=1, head=0, token=4, lang="zh").to_json()
+    assert doc == explain(*bundled, SENTENCE, layer=1, head=0, token=4, lang="zh").to_json()  # one process
 
 
 def test_generate_endpoint_matches_generate_ids(client, bundled):
@@ -149,7 +150,7 @@ def test_generate_endpoint_matches_generate_ids(client, bundled):
     doc = client.post("/api/generate", json=body).json()
     validate(doc)
     ids = tokenizer.encode(SENTENCE)
-    new = list(generate_ids(model, ids, 8, 0.7, 20, None, 3))
+    new = list(generate_ids(model, ids, 8, 0.7, 20, None, 3))  # the same process, ops and seed: the same tokens
     assert doc["ids"] == ids + new and doc["text"] == tokenizer.decode(ids + new)
     assert doc["text"] == SENTENCE + doc["added"]
 
@@ -203,7 +204,7 @@ def test_a_view_too_big_for_a_page_is_refused():
 def test_compare_endpoint(client, bundled):
     doc = client.post("/api/compare", json={"a": "我 昨天 吃了 苹果", "b": "我 投资了 苹果", "word": "苹果"}).json()
     validate(doc)
-    assert doc == compare(*bundled, "我 昨天 吃了 苹果", "我 投资了 苹果", "苹果")
+    assert doc == compare(*bundled, "我 昨天 吃了 苹果", "我 投资了 苹果", "苹果")  # one process
     cos = {s["label"]: s["cosine"] for s in doc["stages"]}
     assert cos["embed"] == pytest.approx(1.0, abs=1e-6)  # the same row of W_E in both sentences
     assert cos["L3 out"] < 0.99  # ...and different once attention has mixed in the context
@@ -358,6 +359,7 @@ def test_compare_reads_each_sentence_alone_even_without_the_mask():
     doc = compare(model, tok, a, b, "c")
     for side, text in (("a", a), ("b", b)):
         assert doc[side]["tokens"][doc[side]["pos"]] == "c"
+    # compare reads each sentence alone too, with these very calls: the same floats, hence abs=1e-12
     alone = [vectors_at(model, [tok.encode(t)], [doc[s]["pos"]]) for s, t in (("a", a), ("b", b))]
     for stage in doc["stages"]:
         x, y = alone[0][stage["name"]][0], alone[1][stage["name"]][0]

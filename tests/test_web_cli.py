@@ -8,11 +8,12 @@ import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from qkv import load
 from qkv.analysis.schema import validate
-from qkv.analysis.view import view
+from qkv.analysis.view import unpack_view, view
 from qkv.core.bundled import default_ckpt
 from qkv.apps.web.export import SCRIPTS, STYLE_LINK, _inline_json, page_html
 
@@ -31,6 +32,33 @@ def one_line_error(r) -> str:
     return lines[0]
 
 
+FLOAT32_RTOL = 1e-5  # measured: 2 threads vs 1, AVX2 vs AVX-512 vs SSE kernels differ by <= 1e-6 of each array's scale
+
+
+def assert_same_view(got: dict, want: dict) -> None:
+    """Two view documents of one text, computed in different processes (threads, CPU kernels).
+
+    float32 sums taken in another order differ in the last bits, so the packed float arrays are
+    compared within FLOAT32_RTOL of each entry plus FLOAT32_RTOL of the array's largest entry; any
+    real difference (another text, layer, head or model) is orders of magnitude larger. Everything
+    else (text, tokens, shapes, integer arrays, the vocabulary shown) must be equal."""
+    assert {k: v for k, v in got.items() if k != "arrays"} == {k: v for k, v in want.items() if k != "arrays"}
+    meta = lambda doc: {k: {f: v for f, v in p.items() if f != "data"} for k, p in doc["arrays"].items()}  # noqa: E731
+    assert meta(got) == meta(want)
+    a, b = unpack_view(got), unpack_view(want)
+    for name, expected in b.items():
+        if expected.dtype.kind == "i":
+            np.testing.assert_array_equal(a[name], expected, err_msg=name)
+        else:
+            scale = float(np.abs(expected).max(initial=0.0))
+            np.testing.assert_allclose(a[name], expected, rtol=FLOAT32_RTOL, atol=FLOAT32_RTOL * scale, err_msg=name)
+    # next_ids and actual_rank are read off float32 probabilities: they can be equal across runs
+    # only because no two neighbouring top probabilities are nearly tied (measured: >= 0.8% apart here,
+    # the actual next token's >= 2% from any other); checked for the ranks the document shows
+    p = b["next_probs"].astype(np.float64)
+    assert (p[:, :-1] - p[:, 1:] > 100 * FLOAT32_RTOL * p[:, :-1]).all()
+
+
 def test_html_export_embeds_every_document(tmp_path):
     out = tmp_path / "page.html"
     r = qkv_cli("explain", SENTENCE, "--html", str(out))
@@ -41,7 +69,7 @@ def test_html_export_embeds_every_document(tmp_path):
     data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     for kind in ("model", "view", "compare"):
         validate(data[kind])
-    assert data["view"] == view(*load(default_ckpt()), SENTENCE, "bundled")
+    assert_same_view(data["view"], view(*load(default_ckpt()), SENTENCE, "bundled"))  # another process: tolerance
     assert data["model"]["examples"][0] == SENTENCE
     assert not re.search(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", html)  # nothing fetched from elsewhere
 

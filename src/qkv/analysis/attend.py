@@ -8,6 +8,9 @@
 `attend(q, K, V)` returns the `Steps`: every number, the hull claim checked by a linear program
 (geometry.convex_weights), and the JSON below, where each number also appears in closed form when it
 has one (numbers.closed_form). qkv.presentation.derivation shows them in Chinese or English.
+It takes at most MAX_ENTRIES entries per vector and MAX_NUMBERS numbers in all, and a step whose
+number would pass the largest float is a one-line ValueError that names it (except e^{s_j}, shown
+as ∞: the weights use e^{s_j − max s}, which never overflows).
 
 JSON (`Steps.to_json()`), format "qkv-explain" version 1, kind "attend". Numbers are floats
 (null where e^{s_j} overflows); n keys, d = len(q), d_v = value size:
@@ -39,6 +42,9 @@ import numpy as np
 from qkv.core.geometry import HullResult, convex_weights
 
 from .numbers import fmt, latex, parse_matrix, parse_number, parse_vector
+
+MAX_ENTRIES = 1_000  # per vector (q, a key, a value)
+MAX_NUMBERS = 10_000  # in q, K and V together: each is shown, and in closed form when it has one
 
 
 @dataclass
@@ -138,9 +144,37 @@ def _tree_parse(x):
         return [_tree_parse(v) for v in x]
     return x
 
+
+def _check_size(q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
+    """Refuse what cannot be derived number by number in reasonable time and memory: the hull
+    check's linear program holds a dense (d_v + 1) x (n + 2 d_v) matrix (geometry.convex_weights)."""
+    longest = max(len(q), V.shape[1])
+    if longest > MAX_ENTRIES:
+        raise ValueError(f"{'q' if len(q) == longest else 'each value'} has {longest:,} entries; "
+                         f"attend takes at most {MAX_ENTRIES:,} per vector")
+    count = q.size + K.size + V.size
+    if count > MAX_NUMBERS:
+        raise ValueError(f"q, K and V hold {count:,} numbers; attend derives at most {MAX_NUMBERS:,} step by step")
+
+
+def _check_finite(q: np.ndarray, K: np.ndarray, d_k: float, dot_terms: np.ndarray, dots: np.ndarray,
+                  scores: np.ndarray, shifted: np.ndarray) -> None:
+    """A one-line ValueError naming the first step (in the order computed) whose number passes the
+    largest float (≈1.8e308); later steps only inherit its ∞."""
+    for values, say in ((dot_terms, lambda j, i: f"q·k{j + 1}: the term {q[i]:g}·{K[j, i]:g}"),
+                        (dots, lambda j: f"q·k{j + 1}: the sum"),
+                        (scores, lambda j: f"s{j + 1} = {dots[j]:g} / √{d_k:g}"),
+                        (shifted, lambda j: f"s{j + 1} − max s = {scores[j]:g} − {scores.max():g}")):
+        bad = np.argwhere(~np.isfinite(values))
+        if len(bad):
+            raise ValueError(f"{say(*bad[0])} overflows: it passes ±{np.finfo(float).max:.3g}, the largest float "
+                             "(use smaller numbers)")
+
+
 def attend(q, K, V, d_k=None) -> Steps:
     """z = softmax(q Kᵀ / √d_k) V for one query q (d,), keys K (n, d), values V (n, d_v); d_k defaults to d."""
     q, K, V = _array(q, "q", 1), _array(K, "K", 2), _array(V, "V", 2)
+    _check_size(q, K, V)
     if K.shape[1] != q.shape[0]:
         raise ValueError(f"K has {K.shape[1]} columns but q has {q.shape[0]} entries: each key needs as many as q")
     if V.shape[0] != K.shape[0]:
@@ -148,12 +182,13 @@ def attend(q, K, V, d_k=None) -> Steps:
     d_k = float(len(q)) if d_k is None else (parse_number(d_k) if isinstance(d_k, str) else float(d_k))
     if not (math.isfinite(d_k) and d_k > 0):
         raise ValueError(f"d_k must be a positive number, got {d_k}")
-    dot_terms = q[None, :] * K  # (n, d)
-    dots = K @ q  # (n,)
-    scores = dots / math.sqrt(d_k)
-    shifted = scores - scores.max()
-    with np.errstate(over="ignore"):
-        exps = np.exp(scores)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is found below and named
+        dot_terms = q[None, :] * K  # (n, d)
+        dots = K @ q  # (n,)
+        scores = dots / math.sqrt(d_k)
+        shifted = scores - scores.max()
+        exps = np.exp(scores)  # may overflow to ∞ (shown as ∞); the shifted ones never do
+    _check_finite(q, K, d_k, dot_terms, dots, scores, shifted)
     exps_shifted = np.exp(shifted)
     weights = exps_shifted / exps_shifted.sum()
     contributions = weights[:, None] * V  # (n, d_v)

@@ -19,7 +19,7 @@ from .i18n import translator
 def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, float | None]]]:
     """(steps, evals) from a run directory or its log.jsonl: [(step, loss)], [(step, train_loss, val_loss)]."""
     p = Path(path)
-    file = p / "log.jsonl" if p.is_dir() or not p.suffix else p
+    file = p / "log.jsonl" if p.is_dir() or not (p.suffix or p.is_file()) else p
     if not file.is_file():
         raise ValueError(f"{file} is missing: no training log there")
     try:

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+FIGURE_MAX = 1e300  # attend --figure: |v| beyond this overflows the plot's limits (1.8e308 at most)
+
 
 def _load(ckpt):
     """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
@@ -49,6 +51,10 @@ def stream(tokenizer, ids, out=None) -> None:
     out.write(decoder.decode(b"", final=True))
 
 
+def _cropped(what: str, n: int, n_ctx: int, done: str) -> None:
+    print(f"warning: the {what} has {n} tokens; only the last {n_ctx} (n_ctx) are {done}", file=sys.stderr)
+
+
 def generate(args) -> None:
     from qkv.core.checkpoint import load
     from qkv.core.sample import check_sampling, generate_ids
@@ -58,8 +64,12 @@ def generate(args) -> None:
     ids = tokenizer.encode(args.prompt)
     if not ids:
         raise ValueError("the prompt is empty: give at least one character")
-    if len(ids) > model.cfg.n_ctx:
-        print(f"warning: the prompt has {len(ids)} tokens; only the last {model.cfg.n_ctx} (n_ctx) are used", file=sys.stderr)
+    n_ctx = model.cfg.n_ctx
+    if len(ids) > n_ctx:
+        _cropped("prompt", len(ids), n_ctx, "used")
+    elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it
+        print(f"note: {len(ids)} prompt + {args.max_new_tokens} new tokens pass n_ctx = {n_ctx}: from new token "
+              f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only", file=sys.stderr)
     sys.stdout.write(args.prompt)
     stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
                                    args.seed, use_cache=not args.no_cache))
@@ -109,6 +119,8 @@ def trace(args) -> None:
     ids = tokenizer.encode(args.text)
     if not ids:
         raise ValueError("the text is empty")
+    if len(ids) > model.cfg.n_ctx:
+        _cropped("text", len(ids), model.cfg.n_ctx, "traced")
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
     _, tr = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), None if args.check else args.names)
     out = tr.to_json(tokenizer)
@@ -144,9 +156,11 @@ def attend(args) -> None:
     """Print the derivation in the chosen format; write the figure when asked (its path goes to stderr)."""
     from qkv.presentation.derivation import attend
 
-    d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
     if args.figure and not str(args.figure).lower().endswith((".png", ".svg")):
         raise ValueError(f"figure file must end in .png or .svg, got {args.figure!r}")
+    d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
+    if args.figure and not abs(d.V).max() <= FIGURE_MAX:  # the picture's margins would pass the largest float
+        raise ValueError(f"--figure cannot draw values beyond ±{FIGURE_MAX:g}: leave it out or scale the values down")
     if args.format == "json":
         print(json.dumps(d.to_json(), ensure_ascii=False, indent=2))
     else:

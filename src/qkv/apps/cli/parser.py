@@ -7,6 +7,7 @@ import argparse
 LANGS = ("zh", "en")
 FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
 ATTEND_FORMATS = ("text", "markdown", "latex", "json")
+SEED_MAX = 2**63 - 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -14,6 +15,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"qkv: error: {message} (see {self.prog} --help)\n")
+
+
+def seed(text: str) -> int:
+    """--seed: an integer a torch.Generator takes, the range `--set seed=` and the web page accept."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX} (2**63 - 1); got {text}")
+    return value
 
 
 def _lang(p) -> None:
@@ -28,14 +40,14 @@ def _ckpt(p, required: bool = False) -> None:
 def _add_train(sub) -> None:
     p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
-    p.add_argument("--tokenizer", choices=("char", "word", "bpe"), default="char")
+    p.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="default char (a new run only, like --vocab-size and --preset)")
     p.add_argument("--vocab-size", type=int, help="vocabulary size for bpe (default 512) or word (default: all words)")
-    p.add_argument("--preset", default="tiny", help="tiny | baby | small (default tiny)")
+    p.add_argument("--preset", help="tiny | baby | small (default tiny)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
     p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
     p.add_argument("--resume", action="store_true", help="continue the checkpoint in --out exactly where it stopped")
-    p.add_argument("--force", action="store_true", help="replace a checkpoint already in --out")
+    p.add_argument("--force", action="store_true", help="replace a qkv checkpoint already in --out (kept until the new one's first)")
     p.add_argument("--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -48,7 +60,7 @@ def _add_generate(sub) -> None:
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=int)
     p.add_argument("--top-p", type=float)
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=seed, help="make the sampling reproducible (0 to 2**63 - 1)")
     p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
 
 

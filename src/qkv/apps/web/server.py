@@ -17,7 +17,8 @@ wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed r
 text that cannot be shown (qkv.analysis.view.TextError); anything else is a 500, a bug in qkv.
 Requests whose Host header is not the address the server listens on are refused (a web page
 elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
-elsewhere (Content-Security-Policy).
+elsewhere (Content-Security-Policy). A connection that has not sent a whole request within
+IDLE_TIMEOUT seconds is closed (IdleGuard), so idle or half-sent ones cannot use up the descriptors.
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ import threading
 import time
 from importlib import resources
 
+import h11
+import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qkv.analysis.compare import compare
 from qkv.analysis.explain import check_index
@@ -40,6 +44,7 @@ from qkv.presentation.explanation import explain
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
+IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "i18n.js": "text/javascript; charset=utf-8",
           "app.css": "text/css; charset=utf-8"}
@@ -257,11 +262,65 @@ def listening_socket(host: str, port: int):
     return sock
 
 
+class IdleGuard(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, with a deadline on each request: a connection that has not sent a
+    whole request (headers and body) within IDLE_TIMEOUT seconds of opening, or of its last answer, is
+    closed. uvicorn alone closes an idle keep-alive connection only after an answer, so a client that
+    connects and sends nothing, or half a header, would keep its socket and file descriptor forever."""
+
+    deadline = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._waiting():  # the request is in: the answer may take as long as it takes
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()  # the next request on this connection gets its own IDLE_TIMEOUT
+
+    def connection_lost(self, exc) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _waiting(self) -> bool:
+        return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+
+    def _arm(self) -> None:
+        self._disarm()
+        if self._waiting() and not self.transport.is_closing():
+            self.deadline = self.loop.call_later(IDLE_TIMEOUT, self._expire)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _expire(self) -> None:
+        self.deadline = None
+        if self._waiting() and not self.transport.is_closing():
+            self.transport.close()
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, printing the line `ready` once its socket accepts connections (not before:
+    whoever reads the address, a person or a script, may connect at once)."""
+
+    ready = ""
+
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            print(self.ready, flush=True)
+
+
 def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
     """Load a checkpoint (default: the bundled model) and serve the explorer until Ctrl-C."""
     import sys
-
-    import uvicorn
 
     from qkv.core.bundled import default_ckpt
     from qkv.core.checkpoint import load
@@ -274,9 +333,9 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    print(f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)", flush=True)
     if host not in LOCAL_HOSTS:
         print(f"warning: listening on {host}, not only on this computer: others on the network can use it",
               file=sys.stderr)
-    config = uvicorn.Config(app, log_level=log_level)
-    uvicorn.Server(config).run(sockets=[sock])
+    server = Server(uvicorn.Config(app, log_level=log_level, http=IdleGuard, timeout_keep_alive=IDLE_TIMEOUT))
+    server.ready = f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)"
+    server.run(sockets=[sock])
