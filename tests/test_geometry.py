@@ -144,6 +144,14 @@ def test_hull_polygon():
     assert {tuple(p) for p in hull_polygon([[0, 0], [1, 1], [3, 3], [2, 2]])} == {(0, 0), (3, 3)}
     assert hull_polygon([[0, 0], [1, 2]]).shape == (2, 2)
 
+
+def test_hull_polygon_of_huge_points():
+    """Points near 1e300 (Qhull's roundoff would overflow on them as given) keep their triangle."""
+    P = np.array([[-9.5e283, -4.7e299], [7.1e299, 2.4e299], [-7.1e299, 2.4e299], [0.0, 1e299]])
+    assert {tuple(p) for p in hull_polygon(P)} == {tuple(p) for p in P[:3]}
+    # the same picture, scaled down, gives the same vertices: the hull does not depend on the units
+    assert {tuple(p / 1e299) for p in hull_polygon(P)} == {tuple(p) for p in hull_polygon(P / 1e299)}
+
 # ---------------------------------------------------------------------------------------------- figure
 
 

@@ -65,3 +65,14 @@ def test_lesson_list_and_unknown_lesson(capsys):
 def main_output(capsys, argv) -> str:
     assert main(argv) == 0
     return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["demo", "--quick", "--report", "{file}"], ["lesson", "convex", "--out", "{file}"]])
+def test_a_file_where_a_folder_goes_is_a_one_line_error_and_stays(tmp_path, capsys, argv):
+    """Checked before anything runs (the demo would otherwise train for minutes first); the file is kept."""
+    file = tmp_path / "taken.png"
+    file.write_bytes(b"mine")
+    assert main([a.format(file=file) for a in argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("qkv: error:") and "is a file, not a folder" in err and "\n" not in err
+    assert file.read_bytes() == b"mine"

@@ -14,11 +14,13 @@ from qkv.core.tokenizers import train_tokenizer
 from qkv.core.train import train
 
 from . import lessons
+from .lessons.base import check_folder
 from .lessons.report import write_report
 
 
 def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> Path:
     """Train (unless quick), print samples, run every lesson into a report folder; returns its index.html."""
+    report_dir = check_folder(report or f"{out}-report", "report")  # before minutes of training, not after
     if quick:
         ckpt = default_ckpt()
         print(f"Using the bundled model ({ckpt}).", flush=True)
@@ -34,7 +36,6 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
     print("\nSamples (temperature 0.5): the same word 苹果 continues differently after 吃了 and 投资了")
     for prompt in ("我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"):
         print(f"  {prompt}{generate(model, tokenizer, prompt, 12, temperature=0.5, seed=0).split(chr(10))[0]}")
-    report_dir = report or f"{out}-report"
     print(f"\nRunning every lesson ({lang}); figures and the report go to {report_dir}", flush=True)
     results, seconds = [], {}
     for name in lessons.LESSONS:

@@ -40,6 +40,7 @@ def convex_weights(point, vertices, tol: float = 1e-9) -> HullResult:
     tol·(1 + scale), scale being the largest magnitude among p and the vertices. Works for any n
     and any dimension d, including degenerate hulls (n ≤ d, collinear or repeated points).
     """
+    from scipy import sparse
     from scipy.optimize import linprog
 
     V = _as_points(vertices)
@@ -52,8 +53,10 @@ def convex_weights(point, vertices, tol: float = 1e-9) -> HullResult:
     scale = float(max(np.abs(V).max(), np.abs(p).max()))
     unit = scale if scale > 0 else 1.0  # solve in units of `scale`, so the solver's tolerances are relative
     cost = np.concatenate([np.zeros(n), np.ones(2 * d)])
-    A_eq = np.block([[V.T / unit, -np.eye(d), np.eye(d)],
-                     [np.ones((1, n)), np.zeros((1, 2 * d))]])
+    eye = sparse.identity(d, format="csr")  # sparse: the constraints hold n·d + 3d + n numbers, not (d + 1)(n + 2d)
+    A_eq = sparse.vstack([sparse.hstack([sparse.csr_matrix(V.T / unit), -eye, eye]),
+                          sparse.hstack([sparse.csr_matrix(np.ones((1, n))), sparse.csr_matrix((1, 2 * d))])],
+                         format="csr")
     b_eq = np.concatenate([p / unit, [1.0]])
     res = linprog(cost, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",
                   options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
@@ -113,5 +116,5 @@ def hull_polygon(points2d, tol: float = 1e-12) -> np.ndarray:
     if len(s) < 2 or s[1] <= max(tol, 1e-9 * s[0]):  # all on one line: the hull is a segment
         t = centred @ Vt[0]
         return distinct[[np.argmin(t), np.argmax(t)]]
-    hull = ConvexHull(distinct)
+    hull = ConvexHull(distinct / scale)  # in units of the largest coordinate: Qhull's roundoff stays finite
     return distinct[hull.vertices]  # counter-clockwise for 2-D input

@@ -21,6 +21,9 @@ from .i18n import t, translator
 from .text import wrap
 
 
+MAX_DRAWN = 1e300  # |v| beyond this: the picture's margins would pass the largest float (1.8e308)
+
+
 @dataclass(frozen=True)
 class HullFigure:
     """What `hull_figure` wrote: the file, the caption under the picture, and whether PCA was used."""
@@ -29,6 +32,14 @@ class HullFigure:
     title: str
     caption: str
     projected: bool
+
+
+def check_drawable(values) -> None:
+    """A one-line ValueError for values the picture cannot hold (non-finite, or beyond ±MAX_DRAWN)."""
+    V = np.asarray(values, dtype=float)
+    if not (np.all(np.isfinite(V)) and np.abs(V).max() <= MAX_DRAWN):
+        raise ValueError(f"the figure cannot draw values beyond ±{MAX_DRAWN:g} (its margins would pass the largest "
+                         "float): scale the values down")
 
 
 def hull_caption(d: int, lang: str = "en", caption: str | None = None) -> str:
@@ -65,6 +76,7 @@ def hull_figure(values, z, weights, path, labels=None, title=None, caption=None,
     labels = list(labels) if labels is not None else [f"v{j + 1}" for j in range(n)]
     if len(labels) != n:
         raise ValueError(f"{len(labels)} labels for {n} values")
+    check_drawable(V)
 
     P, mean, components = pca_2d(V)  # (n, 2), (d,), (2, d)
     zp = project(z, mean, components)[0]  # (2,)

@@ -11,9 +11,6 @@ import json
 import sys
 from pathlib import Path
 
-FIGURE_MAX = 1e300  # attend --figure: |v| beyond this overflows the plot's limits (1.8e308 at most)
-
-
 def _load(ckpt):
     """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
     from qkv.core.bundled import default_ckpt
@@ -159,8 +156,10 @@ def attend(args) -> None:
     if args.figure and not str(args.figure).lower().endswith((".png", ".svg")):
         raise ValueError(f"figure file must end in .png or .svg, got {args.figure!r}")
     d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
-    if args.figure and not abs(d.V).max() <= FIGURE_MAX:  # the picture's margins would pass the largest float
-        raise ValueError(f"--figure cannot draw values beyond ±{FIGURE_MAX:g}: leave it out or scale the values down")
+    if args.figure:  # refused before anything is printed
+        from qkv.presentation.plot_hull import check_drawable
+
+        check_drawable(d.V)
     if args.format == "json":
         print(json.dumps(d.to_json(), ensure_ascii=False, indent=2))
     else:

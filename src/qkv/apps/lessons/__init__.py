@@ -20,7 +20,7 @@ from pathlib import Path
 from qkv.core.bundled import default_ckpt
 from qkv.presentation.i18n import check_lang, t
 
-from .base import LessonResult
+from .base import LessonResult, check_folder
 
 # lesson name -> module name (the same under apps.lessons and presentation.lessons), in teaching order
 LESSONS = {
@@ -66,6 +66,8 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model); lessons that
     train their own models ignore it."""
     check_lang(lang)
+    if out is not None:
+        check_folder(out, "lesson's figures")
     lesson, view = lesson_module(name), view_module(name)
     extra = {}
     if lesson.NEEDS_MODEL:

@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def check_folder(path, what: str) -> Path:
+    """`path` as a folder to write into: a one-line ValueError when a file already stands there."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} is a file, not a folder: give a folder for the {what}")
+    return path
+
+
 @dataclass
 class LessonResult:
     name: str

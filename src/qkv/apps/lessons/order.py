@@ -32,7 +32,6 @@ NEEDS_MODEL = False
 N_SENTENCES = 6000  # drawn from the built-in corpus; only the order sentences (about a fifth) are kept
 MODEL = {"n_ctx": 16, "d_model": 64, "n_heads": 4, "n_layers": 1}
 TRAIN = {"steps": 800, "batch_size": 16, "lr": 5e-3, "min_lr": 5e-4, "warmup_steps": 30, "eval_steps": 10}
-EMBED_STD = 1.5  # token embeddings ~ N(0, 1.5^2), unscaled: the sinusoidal table's entries lie in ±1
 # (name, pos, n_layers): four one-layer models, one per kind of position, and a two-layer one without
 RUNS = (("none", "none", 1), ("learned", "learned", 1), ("sinusoidal", "sinusoidal", 1), ("rope", "rope", 1),
         ("none2", "none", 2))
@@ -107,14 +106,13 @@ def measure(seed: int = 0) -> dict:
         probes = corpus.probes("order", "zh")
         tc = TrainConfig(**TRAIN, seed=seed)
         n = {"seed": seed, "tokens": len(ids), "vocab": tok.vocab_size, "steps": tc.steps, "batch_size": tc.batch_size,
-             "probes": len(probes), "embed_std": EMBED_STD, **MODEL, "runs": [name for name, _, _ in RUNS],
+             "probes": len(probes), "sinusoidal_embed_scale": MODEL["d_model"] ** 0.5, **MODEL, "runs": [name for name, _, _ in RUNS],
              "rope_d": ROPE_D, "shifts": list(SHIFTS)}
         models = {}
         for name, pos, layers in RUNS:
-            # embed_scale off: every kind of position meets the same N(0, EMBED_STD^2) words (the default would
-            # multiply them by sqrt(d_model) for sinusoidal positions only)
-            cfg = ModelConfig(**{**MODEL, "d_vocab": tok.vocab_size, "pos": pos, "n_layers": layers, "embed_scale": False})
-            f = fit(ids, cfg, tc, seed=seed, embed_std=EMBED_STD)
+            # the default embed_scale: sinusoidal positions meet words multiplied by sqrt(d_model), as in the 2017 paper
+            cfg = ModelConfig(**{**MODEL, "d_vocab": tok.vocab_size, "pos": pos, "n_layers": layers})
+            f = fit(ids, cfg, tc, seed=seed)
             models[name] = f.model
             stats = pair_stats(pair_scores(f.model, tok, probes), probes)
             n.update({f"acc_{name}": stats["acc"], f"apart_{name}": stats["apart"], f"pair_diff_{name}": stats["pair_diff"],

@@ -15,7 +15,7 @@ from pathlib import Path
 from qkv.core.checkpoint import write_json
 from qkv.presentation.i18n import check_lang, t
 
-from .base import LessonResult
+from .base import LessonResult, check_folder
 
 _CSS = """body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}img{max-width:100%;border:1px solid #ddd;margin:.5rem 0}
@@ -25,7 +25,7 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}img{
 def write_report(results: list[LessonResult], folder, lang: str = "en", model: str = "", seconds: dict | None = None) -> Path:
     """Write index.html, report.md and results.json into folder; returns the index.html path."""
     title, intro = t("lessons.report.title", check_lang(lang)), t("lessons.report.intro", lang)
-    folder = Path(folder)
+    folder = check_folder(folder, "report")
     folder.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M")
     md = [f"# {title}\n", f"{intro} ({when}; {model})\n"] + [r.to_markdown() for r in results]

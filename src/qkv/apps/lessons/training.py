@@ -86,22 +86,18 @@ def tokenize(text: str) -> tuple[Words, torch.Tensor]:
     return tok, torch.tensor(tok.encode(text), dtype=torch.long)
 
 
-def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eval_every: int = 0,
-        embed_std: float | None = None) -> Fit:
+def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eval_every: int = 0) -> Fit:
     """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
 
     The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
     initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
     by (seed, s), so two models trained with the same seed see exactly the same batches.
-    `eval_every` > 0 also records train/val loss every that many steps (in `evals`); `embed_std`
-    re-draws the token embeddings from N(0, embed_std^2) instead of GPT-2's N(0, 0.02^2).
+    `eval_every` > 0 also records train/val loss every that many steps (in `evals`).
     """
     t0 = time.perf_counter()
     train_ids, val_ids = split_ids(ids, tc.val_fraction, cfg.n_ctx)
     torch.manual_seed(seed)
     model = GPT(cfg)
-    if embed_std is not None:
-        torch.nn.init.normal_(model.embed.weight, 0.0, embed_std)
     model.train()
     opt = make_optimizer(model, tc)
     losses: list[float] = []
