@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .i18n import check_lang
 
 SUFFIXES = (".png", ".svg")
 
@@ -19,12 +18,6 @@ def check_path(path) -> Path:
     if p.suffix.lower() not in SUFFIXES:
         raise ValueError(f"cannot write a figure to {p}: the file name must end in .png or .svg")
     return p
-
-
-# kept until the lessons use the catalogue (i18n.t); nothing else may call it
-def tr(lang: str, en: str, zh: str) -> str:
-    """The English or the Chinese string."""
-    return zh if check_lang(lang) == "zh" else en
 
 
 def new_figure(figsize=(6.4, 4.8)):
