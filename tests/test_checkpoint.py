@@ -13,7 +13,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 import qkv.core.checkpoint as ckpt_mod
-from qkv.core.checkpoint import atomic_write, load, load_checkpoint, save, save_weights, write_config
+from qkv.core.checkpoint import Writer, atomic_write, load, load_checkpoint, save
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.tokenizers import train_tokenizer
@@ -21,12 +21,18 @@ from qkv.core.train import make_optimizer
 
 REAL_REPLACE = os.replace
 TEXT = "hello world, a tiny text for a tiny tokenizer.\n" * 3
+TOK = train_tokenizer("char", TEXT)
 
 
+def save_weights(d, model, step, optimizer=None, info=None, tc=TrainConfig()):
+    """A training checkpoint: a new run in d, or the run in d continued (its config and run id kept)."""
+    w = Writer(d, model.cfg, tc, TOK, resume=(d / "state.json").exists())
+    w.save(model, step, optimizer, info)
+    w.close()
 
 
 def tiny_model(**kw) -> tuple[GPT, object]:
-    tok = train_tokenizer("char", TEXT)
+    tok = TOK
     torch.manual_seed(0)
     cfg = dict(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=2)
     cfg.update(kw)
@@ -72,6 +78,7 @@ def test_roundtrip_gives_identical_logits(tmp_path, kw):
     loaded, tok2 = load(tmp_path)
     assert not loaded.training
     assert loaded.cfg == model.cfg
+    # exact: the file holds the weights' very bytes, and both forwards run the same ops in this process
     assert torch.equal(logits(loaded), logits(model))
     assert tok2.encode(TEXT) == tok.encode(TEXT)
     c = load_checkpoint(tmp_path)
@@ -88,7 +95,7 @@ def test_tied_embeddings_stored_once_and_still_tied(tmp_path):
     assert "embed.weight" in stored and "unembed.weight" not in stored
     loaded, _ = load(tmp_path)
     assert loaded.unembed.weight is loaded.embed.weight
-    assert torch.equal(logits(loaded), logits(model))
+    assert torch.equal(logits(loaded), logits(model))  # exact, as in the round trip above
     # an untied model stores both
     untied, tok = tiny_model()
     save(tmp_path / "untied", untied, tok)
@@ -100,8 +107,7 @@ def test_optimizer_state_roundtrip(tmp_path):
     tc = TrainConfig()
     opt = make_optimizer(model, tc)
     trained_step(model, opt)
-    write_config(tmp_path, model.cfg, tc, tok)
-    save_weights(tmp_path, model, 1, opt, {"train_loss": 1.5, "val_loss": None})
+    save_weights(tmp_path, model, 1, opt, {"train_loss": 1.5, "val_loss": None}, tc=tc)
     c = load_checkpoint(tmp_path, with_optimizer=True)
     assert c.train_config == tc
     assert c.state["train_loss"] == 1.5
@@ -112,19 +118,18 @@ def test_optimizer_state_roundtrip(tmp_path):
     assert a["state"].keys() == b["state"].keys()
     for i in a["state"]:
         for key, t in a["state"][i].items():
-            assert torch.equal(t, b["state"][i][key]), (i, key)
+            assert torch.equal(t, b["state"][i][key]), (i, key)  # stored bytes, read back: exact
 
 
 def test_newer_save_deletes_older_weight_files(tmp_path):
     model, tok = tiny_model()
     opt = make_optimizer(model, TrainConfig())
-    write_config(tmp_path, model.cfg, TrainConfig(), tok)
     for step in (10, 20, 30):
         trained_step(model, opt)
         save_weights(tmp_path, model, step, opt)
     assert sorted(p.name for p in tmp_path.glob("*.safetensors")) == [
         "model-0000030.safetensors", "optimizer-0000030.safetensors"]
-    assert torch.equal(logits(load(tmp_path)[0]), logits(model))
+    assert torch.equal(logits(load(tmp_path)[0]), logits(model))  # same bytes, same ops, same process
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
@@ -174,58 +179,84 @@ def _base_checkpoint(d, with_optimizer: bool):
     tc = TrainConfig()
     opt = make_optimizer(model, tc)
     trained_step(model, opt)
-    write_config(d, model.cfg, tc if with_optimizer else None, tok)
-    save_weights(d, model, 10, opt if with_optimizer else None)
+    save_weights(d, model, 10, opt if with_optimizer else None, tc=tc if with_optimizer else None)
     old = {k: v.clone() for k, v in model.state_dict().items()}
     trained_step(model, opt)
     return model, tok, opt, old
 
 
-@pytest.mark.parametrize("how", ["save_weights", "save"])
-def test_kill_during_save_leaves_the_previous_checkpoint(tmp_path, monkeypatch, how):
-    with_optimizer = how == "save_weights"
+def _switch(names: list[str]) -> int:
+    """Which rename makes a save's checkpoint the one that loads: the first of state.json after the weights."""
+    return next(i for i, name in enumerate(names) if name == "state.json" and
+                any(n.startswith("model-") for n in names[:i]))
 
-    def do_save(d, model, tok, opt):
-        if how == "save_weights":
-            save_weights(d, model, 20, opt)
-        else:
-            save(d, model, tok, step=20)
 
-    template = tmp_path / "template"
-    model, tok, opt, old = _base_checkpoint(template, with_optimizer)
-    new = {k: v.clone() for k, v in model.state_dict().items()}
-    assert any(not torch.equal(old[k], new[k]) for k in old)
-
-    probe = tmp_path / "probe"
+def _killed_copies(monkeypatch, template, where, do_save):
+    """For each rename of do_save(dir): a copy of template where do_save was killed before that rename
+    (and one where it finished). Yields (k, copy, index of the switch, number of renames)."""
+    probe = where / "probe"
     shutil.copytree(template, probe)
-    n, names = _count_replaces(monkeypatch, lambda: do_save(probe, model, tok, opt))
-    assert names[-1] == "state.json"  # state.json is replaced last
-    assert n == (3 if with_optimizer else 4)
-
+    n, names = _count_replaces(monkeypatch, lambda: do_save(probe))
+    assert names[-1] == "state.json"
     for k in range(n + 1):
-        d = tmp_path / f"kill-{k}"
+        d = where / f"kill-{k}"
         shutil.copytree(template, d)
         _kill_after(monkeypatch, k)
         if k < n:
             with pytest.raises(Killed):
-                do_save(d, model, tok, opt)
+                do_save(d)
         else:
-            do_save(d, model, tok, opt)
+            do_save(d)
         monkeypatch.setattr(ckpt_mod.os, "replace", REAL_REPLACE)
+        yield k, d, _switch(names), n
+
+
+@pytest.mark.parametrize("how", ["continue", "save", "save_other_shape"])
+def test_kill_at_every_rename_leaves_the_old_or_the_new_checkpoint(tmp_path, monkeypatch, how):
+    """A run continued (the next checkpoint of training), and save() over a checkpoint of the same or
+    another shape: killed before each rename in turn, the directory loads as the old checkpoint until
+    the rename of state.json that switches to the new one, and as the new one from then on. So does
+    a save of a third shape over each of those directories, killed before each of its renames."""
+    with_optimizer = how == "continue"
+    template = tmp_path / "template"
+    model, tok, opt, old = _base_checkpoint(template, with_optimizer)
+    old_cfg = model.cfg
+    if how == "save_other_shape":
+        model, _ = tiny_model(d_model=32, n_layers=1, pos="rope")
+    new = {k: v.clone() for k, v in model.state_dict().items()}
+    assert any(k not in new or not torch.equal(old[k], new[k]) for k in old)
+    third, _ = tiny_model(d_model=8, n_heads=1, norm="post")
+
+    def do_save(d):
+        if how == "continue":
+            save_weights(d, model, 20, opt)
+        else:
+            save(d, model, tok, step=20)
+
+    for k, d, switch, n in _killed_copies(monkeypatch, template, tmp_path, do_save):
+        assert n == (5 if with_optimizer else 7) and switch == n - 1 - (0 if with_optimizer else 3)
         c = load_checkpoint(d, with_optimizer=True)
-        expected_step, expected = (10, old) if k < n else (20, new)
+        expected_step, expected, expected_cfg = (20, new, model.cfg) if k > switch else (10, old, old_cfg)
         assert c.state["step"] == expected_step, k
         sd = c.model.state_dict()
-        for name in expected:
+        assert sd.keys() == expected.keys(), k
+        for name in expected:  # bit for bit: the file holds the very bytes of these tensors
             assert torch.equal(sd[name], expected[name]), (k, name)
         if with_optimizer:
             assert c.optimizer_state is not None and c.optimizer_state["state"], k
+        then = tmp_path / f"then-{k}"
+        then.mkdir()
+        for k2, e, switch2, _ in _killed_copies(monkeypatch, d, then, lambda e: save(e, third, tok, step=30)):
+            c = load_checkpoint(e)
+            want = (30, third.cfg) if k2 > switch2 else (expected_step, expected_cfg)
+            assert (c.state["step"], c.model.cfg) == want, (k, k2)
         # and the next complete save cleans up whatever the kill left behind
-        do_save(d, model, tok, opt)
+        do_save(d)
         assert load_checkpoint(d).state["step"] == 20
-        leftovers = sorted(p.name for p in d.iterdir() if ".tmp-" in p.name or
+        leftovers = sorted(p.name for p in d.iterdir() if ".tmp-" in p.name or ".next." in p.name or
                            (p.suffix == ".safetensors" and "-0000010" in p.name))
         assert leftovers == [], k
+        assert ".qkv.lock" not in [p.name for p in d.iterdir()]
 
 
 # ---------------------------------------------------------------------------- broken directories
@@ -237,7 +268,6 @@ def ckpt_dir(tmp_path):
     opt = make_optimizer(model, TrainConfig())
     trained_step(model, opt)
     d = tmp_path / "ckpt"
-    write_config(d, model.cfg, TrainConfig(), tok)
     save_weights(d, model, 5, opt)
     return d
 
@@ -349,3 +379,30 @@ def test_loader_never_unpickles(ckpt_dir, monkeypatch, kind):
     with pytest.raises(ValueError, match="not a valid safetensors file"):
         load(ckpt_dir)
     assert not marker.exists()
+
+
+def test_checkpoint_of_an_older_qkv_loads_and_is_replaced(ckpt_dir):
+    """Files written before state.json named every file and before the markers and run ids: they load,
+    and a save over them removes the old weights (and older debris) but no one else's file."""
+    state = json.loads((ckpt_dir / "state.json").read_text())
+    old_state = {k: state[k] for k in ("step", "model", "optimizer")}
+    (ckpt_dir / "state.json").write_text(json.dumps(old_state))
+    config = json.loads((ckpt_dir / "config.json").read_text())
+    for key in ("run", "tokenizer_sha256"):
+        del config[key]
+    (ckpt_dir / "config.json").write_text(json.dumps(config))
+    for name in (old_state["model"], old_state["optimizer"]):
+        path = ckpt_dir / name
+        meta = {k: v for k, v in ckpt_mod.header_meta(path).items() if k not in ("format", "run")}
+        path.write_bytes(st_save(st_load(path.read_bytes()), meta))
+    (ckpt_dir / "model-0000003.safetensors").write_bytes(st_save({"w": torch.zeros(1)}, {"step": "3"}))  # old debris
+    (ckpt_dir / "model-0000004.safetensors").write_bytes(st_save({"w": torch.zeros(1)}))  # not qkv's
+    assert load_checkpoint(ckpt_dir, with_optimizer=True).state["step"] == 5
+    model, _ = tiny_model(d_model=8, n_heads=1)
+    save(ckpt_dir, model, TOK, step=5)  # another shape, the same step: the new weights take another name
+    assert sorted(p.name for p in ckpt_dir.iterdir()) == ["config.json", "model-0000004.safetensors",
+                                                           "model-0000005-1.safetensors", "state.json", "tokenizer.json"]
+    assert load(ckpt_dir)[0].cfg == model.cfg
+    save(ckpt_dir, model, TOK, step=5)
+    assert weight_file(ckpt_dir) == "model-0000005.safetensors"
+    assert sorted(p.name for p in ckpt_dir.glob("*.safetensors")) == ["model-0000004.safetensors", "model-0000005.safetensors"]

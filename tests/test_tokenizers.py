@@ -269,6 +269,7 @@ def test_load_missing_file_and_wrong_content(tmp_path):
         ({"kind": "char", "version": 1, "chars": ["ab"]}, "single characters"),
         ({"kind": "word", "version": 1, "words": ["a"]}, "segment"),
         ({"kind": "word", "version": 1, "segment": "none", "words": ["a", "a"]}, "duplicate"),
+        ({"kind": "word", "version": 1, "segment": "none", "whitespace": "no", "words": ["a"]}, "whitespace"),
         ({"kind": "bpe", "version": 1, "hf_tokenizer": {"model": {"type": "WordPiece"}}}, "hf_tokenizer"),
         ([1, 2], "JSON object"),
     ],
@@ -292,3 +293,84 @@ def test_bpe_dict_with_broken_library_json():
     with pytest.raises(ValueError, match="hf_tokenizer") as info:
         tokenizer_from_dict(d)
     assert "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------- words without whitespace tokens
+
+_word = st.one_of(st.text(alphabet="abcxyzé_1你好中文苹果", min_size=1), st.sampled_from(list(",.!?，。🎉")))
+_line = st.lists(_word, max_size=6).map(" ".join)
+# Text written as qkv's corpus writes it: single spaces between words, bare line breaks between lines.
+corpus_like = st.builds(lambda lines, nl: nl.join(lines), st.lists(_line, min_size=1, max_size=5),
+                        st.sampled_from(["\n", "\r\n"])).filter(lambda s: s.strip())
+
+
+def words_only(s: str) -> WordTokenizer:
+    return train_tokenizer("word", s, segment="none", whitespace=False)
+
+
+def streamed(tok, ids) -> str:
+    return b"".join(tok.separator(p, i) + tok.token_bytes(i) for p, i in zip([None, *ids], ids)).decode("utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpus_like)
+def test_words_only_roundtrip_corpus_like_text(s):
+    tok = words_only(s)
+    ids = tok.encode(s)
+    assert tok.decode(ids) == s
+    assert streamed(tok, ids) == s
+    pieces = [tok.tokens[i] for i in ids]
+    assert " " not in "".join(pieces)  # no token holds a space
+    assert [p for p in pieces if not p.isspace()] == s.split()  # the words, in order
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_text.filter(str.strip))
+def test_words_only_decode_writes_any_text_in_corpus_form(s):
+    tok = words_only(s)
+    once = tok.decode(tok.encode(s))
+    assert tok.encode(once) == tok.encode(s)  # the same tokens: no word was lost or merged
+    assert tok.decode(tok.encode(once)) == once  # and the corpus form round-trips
+    assert streamed(tok, tok.encode(s)) == once
+
+
+def test_words_only_examples():
+    tok = words_only("Hi,  you\there.\n  \nnext line ")
+    assert sorted(tok.tokens) == sorted(["Hi", ",", "you", "here", ".", "\n\n", "next", "line"])
+    assert tok.decode(tok.encode("Hi,  you\there.\n  \nnext line ")) == "Hi , you here .\n\nnext line"
+    assert tok.respace("Hi,you") == "Hi , you"
+    with pytest.raises(ValueError, match="without words"):
+        words_only("  \t ")
+    for kind, value in (("char", False), ("bpe", False), ("word", "no"), ("word", 0)):
+        with pytest.raises(ValueError, match="whitespace"):
+            train_tokenizer(kind, "a b", whitespace=value)
+
+
+def test_words_only_drops_what_the_whitespace_tokens_held():
+    """The ids of whitespace=False are the word tokenizer's ids without its single-space tokens,
+    for the corpus (what apps/lessons/training.py's Words does by hand)."""
+    from qkv.core.corpus import generate
+
+    text = generate(n_sentences=100)
+    full, words = train_tokenizer("word", text, segment="none"), words_only(text)
+    assert [words.tokens[i] for i in words.encode(text)] == [full.tokens[i] for i in full.encode(text) if full.tokens[i] != " "]
+    assert words.vocab_size == full.vocab_size - 1
+    assert words.decode(words.encode(text)) == text
+
+
+def test_words_only_is_saved_and_old_files_keep_whitespace(tmp_path):
+    tok = words_only(MIXED_TEXT)
+    tok.save(tmp_path / "w.json")
+    assert json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))["whitespace"] is False
+    loaded = load_tokenizer(tmp_path / "w.json")
+    assert not loaded.whitespace and loaded.encode(MIXED_TEXT) == tok.encode(MIXED_TEXT)
+    old = train_tokenizer("word", MIXED_TEXT, segment="none").to_dict()
+    del old["whitespace"]  # a file written before the option existed
+    assert tokenizer_from_dict(old).whitespace and " " in tokenizer_from_dict(old).split("a b")
+
+
+@pytest.mark.parametrize("size, match", [(255, "at least 256"), (10**30, "at most 10,000,000"), (10_000_001, "at most")])
+def test_bpe_vocab_size_out_of_range(size, match):
+    with pytest.raises(ValueError, match=match):
+        train_tokenizer("bpe", "a b", vocab_size=size)
+    assert train_tokenizer("word", "a b", vocab_size=10**30).vocab_size == 3  # a word list is only cut

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 
@@ -41,6 +40,7 @@ def weights(out) -> dict[str, torch.Tensor]:
 
 
 def assert_same_weights(a: dict, b: dict) -> None:
+    """Bit for bit: used only for runs in this one process, with the same ops, seeds and thread count."""
     assert a.keys() == b.keys()
     for name in a:
         assert torch.equal(a[name], b[name]), name
@@ -74,6 +74,7 @@ def test_same_seed_same_losses_other_seed_differs(tmp_path):
     train(TEXT, out=tmp_path / "a", overrides=TINY, progress=False)
     train(TEXT, out=tmp_path / "b", overrides=TINY, progress=False)
     train(TEXT, out=tmp_path / "c", overrides=TINY + ["seed=7"], progress=False)
+    # exact: the same process runs the same ops from the same seeds, so every float is the same
     assert step_losses(tmp_path / "a") == step_losses(tmp_path / "b")
     assert eval_lines(tmp_path / "a") == eval_lines(tmp_path / "b")
     assert step_losses(tmp_path / "a") != step_losses(tmp_path / "c")
@@ -96,7 +97,9 @@ def test_resume_is_exact(tmp_path, extra, until):
         f.write('{"step": %d, "lo' % (until + 1))
     second = train(TEXT, out=b, resume=True, progress=False)
     assert second.step == 30
-    assert step_losses(a) == step_losses(b)  # exact equality, every step
+    # exact equality, every step: same process and ops, and each step's batch and dropout masks come from
+    # generators seeded by (seed, step), so the resumed run computes the very numbers of the uninterrupted one
+    assert step_losses(a) == step_losses(b)
     assert [d for d in eval_lines(b) if d["step"] != until or until % 10 == 0] == eval_lines(a)
     assert_same_weights(weights(a), weights(b))
     # the optimizer state is the same too
@@ -104,7 +107,7 @@ def test_resume_is_exact(tmp_path, extra, until):
     ob = checkpoint.load_checkpoint(b, with_optimizer=True).optimizer_state
     for i, s in oa["state"].items():
         for key, t in s.items():
-            assert torch.equal(t, ob["state"][i][key]), (i, key)
+            assert torch.equal(t, ob["state"][i][key]), (i, key)  # exact, for the same reason
 
 
 def test_dropout_changes_the_losses(tmp_path):
@@ -134,7 +137,7 @@ def test_resume_of_a_file_run_rereads_the_file(tmp_path):
     train(text_path=path, out=a, overrides=TINY, progress=False)
     train(text_path=path, out=b, overrides=TINY, until=20, progress=False)
     train(out=b, resume=True, progress=False)
-    assert step_losses(a) == step_losses(b)
+    assert step_losses(a) == step_losses(b)  # exact, as in test_resume_is_exact
     path.write_text(TEXT + "changed .\n", encoding="utf-8")
     with pytest.raises(ValueError, match="text differs"):
         train(out=b, resume=True, overrides=["steps=40"], progress=False)
@@ -203,7 +206,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch
     monkeypatch.undo()
     train(TEXT, out=out, resume=True, progress=False)
     train(TEXT, out=good, resume=True, progress=False)
-    assert step_losses(out) == step_losses(good)
+    assert step_losses(out) == step_losses(good)  # exact, as in test_resume_is_exact
 
 
 def test_nan_loss_before_any_checkpoint(tmp_path, monkeypatch):

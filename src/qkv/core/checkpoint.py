@@ -1,21 +1,28 @@
 """Checkpoints: a directory that a kill at any moment leaves loadable.
 
-    DIR/config.json              model and training configuration, text source
-    DIR/tokenizer.json           the tokenizer
+    DIR/config.json                   model and training configuration, text source, run id
+    DIR/tokenizer.json                the tokenizer
     DIR/model-<step>.safetensors      the weights (safetensors: loading never runs code)
     DIR/optimizer-<step>.safetensors  AdamW's moments, for an exact resume
-    DIR/state.json               the step, and which weight files belong to it
-    DIR/log.jsonl                one line per training step and per evaluation
+    DIR/state.json                    the step, and the names of the checkpoint's files
+    DIR/log.jsonl                     one line per training step and per evaluation
 
 Every file is written to a temporary name, flushed to disk (fsync) and renamed into place.
-state.json is replaced last, so until it names the new files the previous checkpoint is the
-one that loads; older weight files are deleted only after that.
+state.json is replaced last and names every file of the checkpoint, so until it names the new
+files the previous checkpoint is the one that loads. A new run into a directory that holds a
+checkpoint (`--force`, or `save` again) writes config.next.json, tokenizer.next.json and
+log.next.jsonl beside the old files; its first state.json names those; then they are copied to
+the usual names, state.json is pointed at them, and only then are the old files removed. Which
+files qkv may remove at all, and the lock on the directory: lock.py.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,10 +32,10 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from .config import ModelConfig, TrainConfig
+from .lock import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, is_qkv_weights, locked
 from .models.gpt import GPT
 from .tokenizers import Tokenizer, load_tokenizer
 
-FORMAT = "qkv-checkpoint"
 VERSION = 1
 
 
@@ -36,10 +43,14 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write bytes to path so that a reader sees either the old file or the whole new one."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except Exception:  # e.g. the disk is full: leave no half-written file behind
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
     _fsync_dir(path.parent)
 
@@ -57,8 +68,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _json_bytes(obj, indent: int | None = 2) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+
+
 def write_json(path: Path, obj) -> None:
-    atomic_write(path, (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    atomic_write(path, _json_bytes(obj))
 
 
 def read_json(path: Path, what: str) -> dict:
@@ -71,6 +86,57 @@ def read_json(path: Path, what: str) -> dict:
     if not isinstance(obj, dict):
         raise ValueError(f"{path} must hold a JSON object")
     return obj
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+_STATE_FIELDS = {  # state.json: field -> is this value right? (None: the field may be absent)
+    "step": _is_count,
+    "model": lambda v: isinstance(v, str) and v.startswith("model-") and WEIGHTS_RE.fullmatch(v),
+    "optimizer": lambda v: v is None or isinstance(v, str) and v.startswith("optimizer-") and WEIGHTS_RE.fullmatch(v),
+    "format": lambda v: v in (None, FORMAT),
+    "run": lambda v: v is None or isinstance(v, str),
+    **{k: lambda v, k=k: v in (None, FIXED[k], STAGED[k]) for k in FIXED},
+    **{k: lambda v: v is None or isinstance(v, (int, float)) and not isinstance(v, bool) for k in ("train_loss", "val_loss")},
+}
+
+
+def read_state(d: Path) -> dict:
+    """state.json, every field checked: the step, and the names of the checkpoint's files."""
+    path = d / "state.json"
+    state = read_json(path, "no state.json: no finished checkpoint was written")
+    for key, ok in _STATE_FIELDS.items():
+        if key in ("step", "model") and key not in state:
+            raise ValueError(f"{path} is malformed: field {key!r} is missing")
+        if not ok(state.get(key)):
+            raise ValueError(f"{path} is malformed: field {key!r} = {state.get(key)!r}")
+    return state
+
+
+def _live_state(d: Path) -> dict | None:
+    """The state.json of the checkpoint in d, None if there is none or it cannot be read."""
+    try:
+        return read_state(d) if inspect(d) == "checkpoint" else None
+    except ValueError:
+        return None
+
+
+def _files(state: dict | None) -> set[str]:
+    """The file names a checkpoint's state.json names."""
+    if state is None:
+        return set()
+    return {state.get(k) or FIXED.get(k) for k in ("model", "optimizer", *FIXED)} - {None}
+
+
+def read_config(d: Path) -> dict:
+    """The checkpoint's config (the file its state.json names; config.json when there is none)."""
+    name = (_live_state(d) or {}).get("config") or FIXED["config"]
+    return read_json(d / name, "no config.json")
+
+
+# ---------------------------------------------------------------------------- writing
 
 
 def model_tensors(model: GPT) -> dict[str, torch.Tensor]:
@@ -87,38 +153,123 @@ def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch
     return tensors, {"param_groups": json.dumps(sd["param_groups"])}
 
 
-def write_config(out: Path, model_cfg: ModelConfig, train_cfg: TrainConfig | None, tokenizer: Tokenizer, extra: dict | None = None) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    config = {"format": FORMAT, "version": VERSION, "model": model_cfg.to_dict(),
-              "train": train_cfg.to_dict() if train_cfg else None, "tokenizer": tokenizer.kind, **(extra or {})}
-    write_json(out / "config.json", config)
-    atomic_write(out / "tokenizer.json", (json.dumps(tokenizer.to_dict(), ensure_ascii=False) + "\n").encode("utf-8"))
+class Writer:
+    """Writes one run into a checkpoint directory whose lock the caller holds.
+
+    A new run (resume=False) in a directory that holds a checkpoint is staged beside it (.next
+    names) until its first `save`; `log_lines` (None: no log) start the log, e.g. those a resume keeps."""
+
+    def __init__(self, out, model_cfg: ModelConfig, train_cfg: TrainConfig | None, tokenizer: Tokenizer,
+                 extra: dict | None = None, *, resume: bool = False, log_lines: list[str] | None = None):
+        self.out = Path(out)
+        self.live = _live_state(self.out)
+        if self.live is not None:  # a switch that a kill interrupted: finish it first, its files stay its own
+            self.live = self._unstage(self.live)
+        self.previous = self.live  # a checkpoint of another run that this one replaces at its first save
+        old_config = read_config(self.out) if resume else {}
+        self.run_id = old_config.get("run") or secrets.token_hex(8)
+        self.ours = resume
+        staged = self.live is not None and not resume
+        self.names = {k: (STAGED if staged else FIXED)[k] for k in FIXED if k != "log" or log_lines is not None}
+        tok_bytes = _json_bytes(tokenizer.to_dict(), indent=None)
+        config = {"format": FORMAT, "version": VERSION, "run": self.run_id, "model": model_cfg.to_dict(),
+                  "train": train_cfg.to_dict() if train_cfg else None, "tokenizer": tokenizer.kind,
+                  "tokenizer_sha256": _sha256(tok_bytes), **(extra or {})}
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(self.out / self.names["config"], config)  # first: it marks the directory as qkv's
+        atomic_write(self.out / self.names["tokenizer"], tok_bytes)
+        self.log = None
+        if log_lines is not None:
+            atomic_write(self.out / self.names["log"], "".join(line + "\n" for line in log_lines).encode("utf-8"))
+            self.log = open(self.out / self.names["log"], "a", encoding="utf-8")
+
+    @property
+    def kept(self) -> str:
+        """What the directory holds now, for messages after a failure."""
+        if self.live is None:
+            return f"no checkpoint was saved in {self.out} yet"
+        if not self.ours:
+            return f"no checkpoint of this run was saved; {self.out} still holds the previous one (step {self.live['step']})"
+        return f"the last checkpoint (step {self.live['step']}) is kept in {self.out}"
+
+    def write_log(self, line: str) -> None:
+        self.log.write(line + "\n")
+
+    def save(self, model: GPT, step: int, optimizer=None, info: dict | None = None) -> None:
+        """Write the weights (and optimizer state) of `step`, then point state.json at them."""
+        if self.log:
+            self.log.flush()
+        taken = _files(self.live)
+        meta = {"format": FORMAT, "run": self.run_id, "step": str(step)}
+        state = {"format": FORMAT, "run": self.run_id, "step": step, **self.names}
+        state["model"] = self._write_weights("model", step, st_save(model_tensors(model), meta), taken)
+        if optimizer is not None:
+            tensors, groups = optimizer_tensors(optimizer)
+            state["optimizer"] = self._write_weights("optimizer", step, st_save(tensors, {**meta, **groups}), taken)
+        state.update(info or {})
+        write_json(self.out / "state.json", state)  # the switch: from here on the new checkpoint loads
+        self.live, self.ours = state, True
+        self.live = self._unstage(state)
+        if self.log and self.names.get("log") != FIXED["log"]:
+            self.log.close()
+            self.log = open(self.out / FIXED["log"], "a", encoding="utf-8")
+        self.names = {key: FIXED[key] for key in self.names}
+        self._sweep(taken)
+
+    def _write_weights(self, kind: str, step: int, data: bytes, taken: set[str]) -> str:
+        for n in itertools.count():  # a name the live checkpoint does not use, and no one else's file
+            name = f"{kind}-{step:07d}{f'-{n}' if n else ''}.safetensors"
+            if name not in taken and (not (self.out / name).exists() or is_qkv_weights(self.out / name)):
+                atomic_write(self.out / name, data)
+                return name
+
+    def _unstage(self, state: dict) -> dict:
+        """Copy the staged files `state` names to their usual names, then point state.json at those."""
+        staged = {key: FIXED[key] for key in FIXED if state.get(key) == STAGED[key]}
+        if not staged:
+            return state
+        for key, name in staged.items():
+            atomic_write(self.out / name, (self.out / STAGED[key]).read_bytes())
+        state = {**state, **staged}
+        write_json(self.out / "state.json", state)
+        return state
+
+    def _sweep(self, previous: set[str]) -> None:
+        """Remove what qkv wrote and no longer needs: the previous checkpoint's weights, staged files, debris."""
+        keep = _files(self.live)
+        for p in self.out.iterdir():
+            if p.name in keep:
+                continue
+            weights = WEIGHTS_RE.fullmatch(p.name) and (p.name in previous or is_qkv_weights(p))
+            if weights or p.name in STAGED.values() or is_debris(p.name):
+                p.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self.log:
+            self.log.close()
+        if not self.ours and self.previous is not None:  # a staged run that never saved: its files go
+            for name in self.names.values():
+                (self.out / name).unlink(missing_ok=True)
 
 
-def save_weights(out: Path, model: GPT, step: int, optimizer=None, info: dict | None = None) -> None:
-    """Write the weights (and optimizer state) for `step`, then point state.json at them."""
-    out = Path(out)
-    model_file = f"model-{step:07d}.safetensors"
-    atomic_write(out / model_file, st_save(model_tensors(model), {"step": str(step)}))
-    state = {"step": step, "model": model_file, **(info or {})}
-    if optimizer is not None:
-        opt_file = f"optimizer-{step:07d}.safetensors"
-        tensors, meta = optimizer_tensors(optimizer)
-        atomic_write(out / opt_file, st_save(tensors, {"step": str(step), **meta}))
-        state["optimizer"] = opt_file
-    write_json(out / "state.json", state)
-    keep = {model_file, state.get("optimizer")}
-    for p in out.iterdir():  # older checkpoints and the debris of interrupted writes
-        stale = p.name.startswith(("model-", "optimizer-")) and p.suffix == ".safetensors" and p.name not in keep
-        if stale or (p.name.startswith(".") and ".tmp-" in p.name):
-            p.unlink(missing_ok=True)
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def save(out, model: GPT, tokenizer: Tokenizer, step: int = 0) -> None:
-    """Save a model and its tokenizer as a checkpoint directory (no training state)."""
-    out = Path(out)
-    write_config(out, model.cfg, None, tokenizer)
-    save_weights(out, model, step)
+    """Save a model and its tokenizer as a checkpoint directory (no training state).
+
+    `out` must be missing, empty or a qkv checkpoint (which is replaced, crash-safely)."""
+    inspect(out)
+    with locked(out):
+        writer = Writer(out, model.cfg, None, tokenizer)
+        try:
+            writer.save(model, step)
+        finally:
+            writer.close()
+
+
+# ---------------------------------------------------------------------------- reading
 
 
 @dataclass
@@ -131,61 +282,97 @@ class Checkpoint:
     optimizer_state: dict | None = field(default=None, repr=False)
 
 
-def _read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
+def _read_safetensors(path: Path, state: dict) -> tuple[dict[str, torch.Tensor], dict]:
+    """The tensors and metadata of a weight file named by state.json, which must belong to that state."""
     if not path.is_file():
         raise ValueError(f"{path} is missing: the checkpoint is incomplete")
     data = path.read_bytes()
     try:
         tensors = st_load(data)
-        header_len = int.from_bytes(data[:8], "little")  # the header: its length, then JSON with "__metadata__"
-        meta = json.loads(data[8 : 8 + header_len]).get("__metadata__", {}) or {}
+        meta = header_meta(path)
     except (SafetensorError, ValueError, OSError) as e:
         raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
+    run, step = meta.get("run"), meta.get("step")
+    if run is not None and state.get("run") is not None and run != state["run"]:
+        raise ValueError(f"{path} comes from another run (run {run}; state.json names run {state['run']})")
+    if step is not None and step != str(state["step"]):
+        raise ValueError(f"{path} holds step {step} but state.json says step {state['step']}")
     return tensors, meta
+
+
+def _check_model_tensors(path: Path, tensors: dict, expected: dict) -> None:
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise ValueError(f"{path} does not match config.json: missing {missing[:3]}, unexpected {unexpected[:3]}")
+    for name, t in tensors.items():
+        if t.shape != expected[name].shape:
+            raise ValueError(f"{path}: tensor {name} has shape {tuple(t.shape)} but config.json implies {tuple(expected[name].shape)}")
+        if not t.is_floating_point():
+            raise ValueError(f"{path}: tensor {name} has dtype {t.dtype}, not a floating-point type")
+        if not torch.isfinite(t).all():
+            raise ValueError(f"{path}: tensor {name} holds NaN or infinite values")
+
+
+def _optimizer_state(path: Path, state: dict) -> dict:
+    """AdamW's state as torch's state_dict() has it: {"state": {i: {key: tensor}}, "param_groups": [...]}.
+    Only its form is checked here; train.check_optimizer_state compares it with the model."""
+    tensors, meta = _read_safetensors(path, state)
+    try:
+        groups = json.loads(meta["param_groups"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path}: its metadata holds no valid param_groups (JSON)") from None
+    opt_state: dict[int, dict] = {}
+    for name, value in tensors.items():
+        parts = name.split(".")
+        if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit():
+            raise ValueError(f"{path}: tensor {name!r} is not named state.<index>.<key>")
+        opt_state.setdefault(int(parts[1]), {})[parts[2]] = value
+    return {"state": opt_state, "param_groups": groups}
 
 
 def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
     """Load a checkpoint directory; anything missing or inconsistent raises ValueError (one line)."""
     d = Path(path)
+    if d.is_file():
+        raise ValueError(f"{d} is a file, not a checkpoint directory")
     if not d.is_dir():
         raise ValueError(f"checkpoint directory {d} does not exist")
-    config = read_json(d / "config.json", "no config.json")
+    state = read_state(d) if (d / "state.json").exists() else None
+    names = {k: (state or {}).get(k) or FIXED[k] for k in FIXED}
+    cpath, tpath = d / names["config"], d / names["tokenizer"]
+    config = read_json(cpath, "no config.json")
     if config.get("format") != FORMAT:
-        raise ValueError(f"{d / 'config.json'} is not a qkv checkpoint config")
+        raise ValueError(f"{cpath} is not a qkv checkpoint config")
     if config.get("version") != VERSION:
-        raise ValueError(f"{d / 'config.json'}: checkpoint version {config.get('version')} is not supported (this qkv reads {VERSION})")
-    try:
-        model_cfg = ModelConfig.from_dict(config.get("model"))
+        raise ValueError(f"{cpath}: checkpoint version {config.get('version')} is not supported (this qkv reads {VERSION})")
+    if "model" not in config:
+        raise ValueError(f"{cpath}: field 'model' is missing")
+    try:  # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
+        model_cfg = ModelConfig.from_dict(config["model"])
         train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
     except ValueError as e:
-        raise ValueError(f"{d / 'config.json'}: {e}") from None
-    tokenizer = load_tokenizer(d / "tokenizer.json")
+        raise ValueError(f"{cpath}: {e}") from None
+    tokenizer = load_tokenizer(tpath)
+    if config.get("tokenizer") not in (None, tokenizer.kind):
+        raise ValueError(f"{tpath} holds a {tokenizer.kind} tokenizer but {cpath} says {config.get('tokenizer')!r}")
+    digest = config.get("tokenizer_sha256")
+    if digest is not None and digest != _sha256(tpath.read_bytes()):
+        raise ValueError(f"{tpath} is not the tokenizer this model was trained with (its sha256 differs from {cpath}'s)")
     if tokenizer.vocab_size > model_cfg.d_vocab:
         raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model_cfg.d_vocab} (d_vocab)")
-    state = read_json(d / "state.json", "no state.json: no finished checkpoint was written")
-    if not isinstance(state.get("model"), str) or "/" in state["model"] or not isinstance(state.get("step"), int):
-        raise ValueError(f"{d / 'state.json'} is malformed")
-    tensors, _ = _read_safetensors(d / state["model"])
+    if state is None:
+        state = read_state(d)  # raises: state.json is missing
+    if None not in (state.get("run"), config.get("run")) and state["run"] != config["run"]:
+        raise ValueError(f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})")
+    tensors, _ = _read_safetensors(d / state["model"], state)
     model = GPT(model_cfg)
-    expected = model_tensors(model)
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
-    if missing or unexpected:
-        raise ValueError(f"{d / state['model']} does not match config.json: missing {missing[:3]}, unexpected {unexpected[:3]}")
-    for name, t in tensors.items():
-        if t.shape != expected[name].shape:
-            raise ValueError(f"{d / state['model']}: tensor {name} has shape {tuple(t.shape)} but config.json implies {tuple(expected[name].shape)}")
+    _check_model_tensors(d / state["model"], tensors, model_tensors(model))
     model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)
     model.eval()
     optimizer_state = None
     if with_optimizer and state.get("optimizer"):
-        t, meta = _read_safetensors(d / state["optimizer"])
-        groups = json.loads(meta.get("param_groups", "[]"))
-        opt_state: dict[int, dict] = {}
-        for name, value in t.items():
-            _, i, key = name.split(".", 2)
-            opt_state.setdefault(int(i), {})[key] = value
-        optimizer_state = {"state": opt_state, "param_groups": groups}
+        optimizer_state = _optimizer_state(d / state["optimizer"], state)
     return Checkpoint(model, tokenizer, config, state, train_cfg, optimizer_state)
 
 

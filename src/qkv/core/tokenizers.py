@@ -8,10 +8,19 @@ Three tokenizers, from simplest to the one real GPTs use:
 * ``BPETokenizer``: byte-level BPE as in GPT-2, trained with Hugging Face
   ``tokenizers``. It can encode any string, because every byte is a token.
 
-All of them satisfy ``decode(encode(s)) == s`` exactly, and
-``b"".join(t.token_bytes(i) for i in ids).decode("utf-8") == t.decode(ids)``,
-which lets generated text be streamed one token at a time.
+All of them satisfy ``decode(encode(s)) == s`` exactly (but see ``whitespace=False`` below), and
+``b"".join(t.separator(p, i) + t.token_bytes(i) for p, i in zip([None, *ids], ids)).decode("utf-8")
+== t.decode(ids)``, which lets generated text be streamed one token at a time (``separator`` is
+empty except between two words of a ``whitespace=False`` word tokenizer, where it is one space).
 Text must be valid Unicode (no lone surrogates), as it is read from UTF-8 files.
+
+``WordTokenizer`` with ``whitespace=False`` emits no tokens for spaces and tabs: a run of
+whitespace becomes nothing, or its line breaks (``\n``, ``\r``) if it has any; ``decode`` puts one
+space between two words and none beside a line break. So ``decode(encode(s)) == s`` holds exactly
+for text written the way qkv's corpus is: words and punctuation marks separated by single spaces,
+lines separated by bare line breaks (``"i ate apple .\n我 吃了 苹果 。"``), no space at either end.
+Any other text comes back in that form (``"Hi,  you"`` -> ``"Hi , you"``; with jieba, a run of
+Chinese comes back cut into words: ``"我爱北京"`` -> ``"我 爱 北京"``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ FORMAT_VERSION = 1
 KINDS = ("char", "word", "bpe")
 SEGMENTS = ("auto", "jieba", "none")
 MAX_LISTED = 10
+MAX_BPE_VOCAB = 10_000_000  # as many as a model's d_vocab may have
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 # Word tokens: a run of whitespace, a run of word characters, or one other
@@ -103,10 +113,16 @@ class Tokenizer:
             raise ValueError(f"token id {i} is out of range (vocabulary has {self.vocab_size} tokens)")
         return i
 
+    def separator(self, prev: int | None, id: int) -> bytes:
+        """What goes between token `prev` (None at the start) and token `id` in decoded text."""
+        return b""
+
     def decode(self, ids) -> str:
         # Bytes that do not form valid UTF-8 (only possible when BPE ids are
         # not produced by encode, e.g. sampled by a model) become U+FFFD.
-        return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        ids = list(ids)
+        pieces = (self.separator(p, i) + self.token_bytes(i) for p, i in zip([None, *ids], ids))
+        return b"".join(pieces).decode("utf-8", errors="replace")
 
     def display(self, id: int) -> str:
         return _readable(self.token_bytes(id))
@@ -172,33 +188,45 @@ class WordTokenizer(_ListTokenizer):
     With ``vocab_size`` only the most frequent words are kept; there is no
     ``<unk>`` token, so encoding a word outside the vocabulary raises
     ``UnknownTokenError``. With ``segment="jieba"`` runs of Chinese are cut
-    into words by jieba instead of being one token per run.
+    into words by jieba instead of being one token per run. With
+    ``whitespace=False`` spaces and tabs are not tokens (see the module's
+    docstring for what then round-trips).
     """
 
     kind = "word"
     noun = "word"
 
-    def __init__(self, tokens: list[str], use_jieba: bool = False):
+    def __init__(self, tokens: list[str], use_jieba: bool = False, whitespace: bool = True):
         super().__init__(tokens)
         self.use_jieba = use_jieba
+        self.whitespace = whitespace
         self._jieba = _import_jieba() if use_jieba else None
 
     @classmethod
-    def train(cls, text: str, vocab_size: int | None = None, use_jieba: bool = False) -> WordTokenizer:
-        counts = Counter(_split_words(text, _import_jieba() if use_jieba else None))
+    def train(cls, text: str, vocab_size: int | None = None, use_jieba: bool = False,
+              whitespace: bool = True) -> WordTokenizer:
+        counts = Counter(_split_words(text, _import_jieba() if use_jieba else None, whitespace))
         tokens = sorted(counts, key=lambda t: (-counts[t], t))
         if vocab_size is not None:
             tokens = tokens[:vocab_size]
-        return cls(tokens, use_jieba)
+        if not tokens:
+            raise ValueError("cannot build a word tokenizer from text without words")
+        return cls(tokens, use_jieba, whitespace)
 
     def split(self, text: str) -> list[str]:
-        return _split_words(text, self._jieba)
+        return _split_words(text, self._jieba, self.whitespace)
+
+    def separator(self, prev: int | None, id: int) -> bytes:
+        if self.whitespace or prev is None:
+            return b""
+        words = not self.tokens[self._check_id(prev)].isspace() and not self.tokens[self._check_id(id)].isspace()
+        return b" " if words else b""
 
     def respace(self, text: str) -> str | None:
         """`text` as a space-separated corpus would write it: each run the vocabulary does not know
         cut into its words, longest first (我投资了苹果 -> 我 投资了 苹果), and one space between
         words. None when some piece cannot be cut into known words, or spaces are not tokens."""
-        if " " not in self.ids:
+        if self.whitespace and " " not in self.ids:
             return None
         longest = max(len(t) for t in self.tokens)
         words = []
@@ -215,16 +243,19 @@ class WordTokenizer(_ListTokenizer):
 
     def to_dict(self) -> dict:
         segment = "jieba" if self.use_jieba else "none"
-        return {"kind": self.kind, "version": FORMAT_VERSION, "segment": segment, "words": self.tokens}
+        return {"kind": self.kind, "version": FORMAT_VERSION, "segment": segment, "whitespace": self.whitespace,
+                "words": self.tokens}
 
 
-def _split_words(text: str, jieba=None) -> list[str]:
+def _split_words(text: str, jieba=None, whitespace: bool = True) -> list[str]:
     pieces = _WORD_RE.findall(text)
-    if jieba is None:
-        return pieces
     out = []
     for p in pieces:
-        if _CJK_RE.search(p):  # jieba keeps every character, so this is lossless
+        if not whitespace and p.isspace():  # keep only the line breaks of a whitespace run
+            p = "".join(c for c in p if c in "\r\n")
+            if p:
+                out.append(p)
+        elif jieba is not None and _CJK_RE.search(p):  # jieba keeps every character, so this is lossless
             out.extend(w for w in jieba.lcut(p, HMM=False) if w)
         else:
             out.append(p)
@@ -306,16 +337,20 @@ class BPETokenizer(Tokenizer):
         return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}
 
 
-def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment: str = "auto") -> Tokenizer:
+def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment: str = "auto",
+                    whitespace: bool = True) -> Tokenizer:
     """Build a tokenizer of the given kind ("char", "word" or "bpe") from text.
 
     ``vocab_size`` is ignored for "char", caps the word list for "word" and is
     the target size (default 512, at least 256) for "bpe". ``segment`` only
     matters for "word": "jieba" cuts Chinese into words, "none" does not, and
     "auto" uses jieba when it is installed and the text contains Chinese.
+    ``whitespace=False`` (word only) makes spaces and tabs no tokens.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of: {', '.join(KINDS)}")
+    if whitespace is not True and (kind != "word" or whitespace is not False):
+        raise ValueError(f"whitespace must be true or false, and false only for a word tokenizer; got {whitespace!r} for {kind}")
     if segment not in SEGMENTS:
         raise ValueError(f"unknown segment {segment!r}; choose one of: {', '.join(SEGMENTS)}")
     if not text:
@@ -324,6 +359,8 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
         low = 256 if kind == "bpe" else 1
         if int(vocab_size) < low:
             raise ValueError(f"vocab_size for a {kind} tokenizer must be at least {low}, got {vocab_size}")
+        if kind == "bpe" and int(vocab_size) > MAX_BPE_VOCAB:  # a word list is only cut; BPE's trainer needs a size it can hold
+            raise ValueError(f"vocab_size for a bpe tokenizer must be at most {MAX_BPE_VOCAB:,}, got {vocab_size}")
     if kind == "char":
         return CharTokenizer.train(text)
     if kind == "bpe":
@@ -332,7 +369,7 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
         use_jieba = bool(_CJK_RE.search(text)) and importlib.util.find_spec("jieba") is not None
     else:
         use_jieba = segment == "jieba"
-    return WordTokenizer.train(text, vocab_size, use_jieba)
+    return WordTokenizer.train(text, vocab_size, use_jieba, whitespace)
 
 
 def _string_list(d: dict, key: str) -> list[str]:
@@ -362,7 +399,10 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
         segment = d.get("segment")
         if segment not in ("jieba", "none"):
             raise ValueError(f"field 'segment' must be 'jieba' or 'none', got {segment!r}")
-        return WordTokenizer(_string_list(d, "words"), use_jieba=segment == "jieba")
+        whitespace = d.get("whitespace", True)  # files older than the option have no key: whitespace tokens
+        if not isinstance(whitespace, bool):
+            raise ValueError(f"field 'whitespace' must be true or false, got {whitespace!r}")
+        return WordTokenizer(_string_list(d, "words"), use_jieba=segment == "jieba", whitespace=whitespace)
     spec = d.get("hf_tokenizer")
     model = spec.get("model") if isinstance(spec, dict) else None
     pre = spec.get("pre_tokenizer") if isinstance(spec, dict) else None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from . import checkpoint
+from . import checkpoint, lock
 from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
 from .data import get_batch, read_text, split_ids
 from .models.gpt import GPT, lm_loss
@@ -87,19 +87,45 @@ def _text_source(text: str | None, text_path) -> tuple[str, dict]:
     return text, source
 
 
-def _read_log(path: Path, upto: int) -> list[str]:
-    """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint)."""
+def _read_log(path: Path, upto: int, state: dict) -> list[str]:
+    """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint).
+
+    Only the last line may be cut short (by a kill); the evaluation line of step `upto`, if there
+    is one, must give the loss state.json records, else the log is another run's."""
     if not path.exists():
         return []
+    try:
+        lines = path.read_bytes().decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not a qkv log: not UTF-8 (byte {e.start})") from None
     kept = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for n, line in enumerate(lines, 1):
         try:
-            step = json.loads(line)["step"]
-        except (ValueError, KeyError, TypeError):  # a line cut short by a kill
-            continue
-        if isinstance(step, int) and step <= upto:
+            entry = json.loads(line)
+            step = entry["step"]
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            if n == len(lines):  # the last line, cut short by a kill (or the empty string after the last newline)
+                continue
+            raise ValueError(f"{path} line {n} is not a qkv log line (a JSON object with an integer step)") from None
+        if step <= upto:
             kept.append(line)
+        loss = state.get("train_loss")
+        if step == upto and "train_loss" in entry and loss is not None and entry["train_loss"] != round(loss, 6):
+            raise ValueError(f"{path} comes from another run: its train_loss at step {upto} is {entry['train_loss']}, "
+                             f"state.json's is {round(loss, 6)}")
     return kept
+
+
+def _recorded_source(config: dict, out: Path) -> dict:
+    """The text source config.json records: {"kind": "file" | "string" | "builtin", "path"?, "sha256"}."""
+    data = config.get("data")
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in ("file", "string", "builtin") or not isinstance(data.get("sha256"), str) or \
+            (kind == "file" and not isinstance(data.get("path"), str)):
+        raise ValueError(f"{out / 'config.json'}: field 'data' (the training text: kind, path, sha256) is missing or malformed")
+    return data
 
 
 @dataclass
@@ -110,6 +136,12 @@ class _Setup:
     start: int  # steps already done
     source: dict  # where the text came from
     optimizer_state: dict | None = None
+    log_lines: list[str] | None = None  # the log a resume keeps
+    optimizer_file: Path | None = None
+    train_ids: torch.Tensor | None = None  # set by _with_data
+    val_ids: torch.Tensor | None = None
+    tokens: int = 0
+    last: int = 0  # the step to stop after
 
 
 def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, overrides) -> _Setup:
@@ -122,14 +154,14 @@ def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, override
     model_over.setdefault("d_vocab", tok.vocab_size)
     mc, tc = ModelConfig(**model_over), TrainConfig(**train_over)
     torch.manual_seed(tc.seed)
-    return _Setup(GPT(mc), tok, tc, 0, source)
+    return _Setup(GPT(mc), tok, tc, 0, source, log_lines=[])
 
 
 def _resumed(out: Path, source: dict, overrides) -> _Setup:
     ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
     if ckpt.train_config is None or ckpt.optimizer_state is None:
         raise ValueError(f"{out} holds no training state to resume from")
-    if ckpt.config.get("data", {}).get("sha256") != source["sha256"]:
+    if _recorded_source(ckpt.config, out)["sha256"] != source["sha256"]:
         raise ValueError(f"the text differs from the one {out} was trained on; resume with the same text")
     model_over, train_over = apply_overrides({}, ckpt.train_config.to_dict(), list(overrides))
     if model_over:
@@ -138,7 +170,60 @@ def _resumed(out: Path, source: dict, overrides) -> _Setup:
     if start >= tc.steps:
         raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
                          f"add --set steps=N with N > {start} to train further")
-    return _Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state)
+    log = _read_log(out / (ckpt.state.get("log") or "log.jsonl"), start, ckpt.state)
+    return _Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state, log,
+                  out / ckpt.state["optimizer"])
+
+
+def _same_kind(value, expected) -> bool:
+    """Whether a saved AdamW hyper-parameter has the form of the one a fresh optimizer holds."""
+    if isinstance(expected, bool) or expected is None:  # switches (fused, amsgrad, ...): exactly the same
+        return value is expected
+    if isinstance(expected, tuple):  # betas
+        return isinstance(value, list) and len(value) == len(expected) and all(_same_kind(v, 0.5) and v < 1 for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, step: int) -> None:
+    """Check a saved AdamW state against `optimizer` (made for the model it resumes) before
+    load_state_dict: parameter groups, their settings, and every tensor's parameter index, shape,
+    dtype and step count. PyTorch's fused kernels do not check, and crash on a mismatch."""
+    expected = optimizer.state_dict()["param_groups"]
+    groups = saved["param_groups"]
+    if not isinstance(groups, list) or len(groups) != len(expected) or not all(isinstance(g, dict) for g in groups):
+        raise ValueError(f"{path}: param_groups do not match the model's {len(expected)} parameter groups")
+    for n, (group, want) in enumerate(zip(groups, expected)):
+        if group.get("params") != want["params"]:
+            raise ValueError(f"{path}: param_groups[{n}] holds other parameters than the model's "
+                             f"({len(group.get('params') or [])} vs {len(want['params'])})")
+        for key, value in group.items():
+            if key != "params" and (key not in want or not _same_kind(value, want[key])):
+                raise ValueError(f"{path}: param_groups[{n}].{key} = {value!r} does not fit this optimizer")
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    keys = {"step", "exp_avg", "exp_avg_sq"}
+    for i, s in saved["state"].items():
+        if i >= len(params):
+            raise ValueError(f"{path}: state.{i} is for parameter {i}, but the model has {len(params)}")
+        if set(s) != keys:
+            raise ValueError(f"{path}: state.{i} holds {sorted(s)}, AdamW's state is {sorted(keys)}")
+        for key, t in s.items():
+            shape, dtype = ((), torch.float32) if key == "step" else (params[i].shape, params[i].dtype)
+            if t.shape != shape or t.dtype != dtype:
+                raise ValueError(f"{path}: tensor state.{i}.{key} is {t.dtype} {tuple(t.shape)}; "
+                                 f"the model's parameter {i} needs {dtype} {tuple(shape)}")
+            if not torch.isfinite(t).all() or (key != "exp_avg" and (t < 0).any()):
+                raise ValueError(f"{path}: tensor state.{i}.{key} holds negative, NaN or infinite values")
+        if s["step"].item() != step:
+            raise ValueError(f"{path}: state.{i}.step counts {s['step'].item():g} steps, the checkpoint is at step {step}")
+
+
+def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:
+    """Load a checked state; betas and weight decay stay those of the current settings (--set)."""
+    check_optimizer_state(saved, optimizer, path, step)
+    current = [(g["betas"], g["weight_decay"]) for g in optimizer.param_groups]
+    optimizer.load_state_dict(saved)
+    for g, (betas, decay) in zip(optimizer.param_groups, current):
+        g["betas"], g["weight_decay"] = betas, decay
 
 
 def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_clip: float) -> float:
@@ -156,14 +241,21 @@ def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_cli
     return value
 
 
+def _refuse_on_resume(out: Path, **given) -> None:
+    flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value not in (None, False)]
+    if flags:
+        raise ValueError(f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
+                         "cannot be combined with it (training settings can change with --set)")
+
+
 def train(
     text: str | None = None,
     *,
     text_path=None,
     out="runs/qkv",
-    tokenizer: str | Tokenizer = "char",
+    tokenizer: str | Tokenizer | None = None,
     vocab_size: int | None = None,
-    preset: str = "tiny",
+    preset: str | None = None,
     overrides: list[str] | tuple[str, ...] = (),
     resume: bool = False,
     force: bool = False,
@@ -172,42 +264,64 @@ def train(
 ) -> TrainResult:
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
+    `tokenizer` ("char" by default), `vocab_size` and `preset` ("tiny" by default) shape a new run.
     `overrides` are "key=value" strings for ModelConfig / TrainConfig fields. `resume` continues the
-    checkpoint in `out`; `until` stops after that step (the schedule still spans `steps`).
+    checkpoint in `out` with its own tokenizer and model; `until` stops after that step (the schedule
+    still spans `steps`). `force` replaces a qkv checkpoint in `out` (it stays loadable until the new
+    run's first checkpoint); a non-empty directory that is not a qkv checkpoint is never written.
     """
     out = Path(out)
-    if resume and text is None and text_path is None:  # the same text as before
-        recorded = checkpoint.read_json(out / "config.json", "nothing to resume").get("data", {})
-        if recorded.get("kind") == "file":
-            text_path = recorded["path"]
-        elif recorded.get("kind") == "string":
-            raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
-    text, source = _text_source(text, text_path)
+    found = lock.inspect(out)
+    lock.check_free(out)
     if resume:
-        run = _resumed(out, source, overrides)
-    elif (out / "state.json").exists() and not force:
-        raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
+        _refuse_on_resume(out, force=force, preset=preset, tokenizer=tokenizer, vocab_size=vocab_size)
+        if found != "checkpoint":
+            checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
+        if text is None and text_path is None:  # the same text as before
+            recorded = _recorded_source(checkpoint.read_config(out), out)
+            if recorded["kind"] == "file":
+                text_path = recorded["path"]
+            elif recorded["kind"] == "string":
+                raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
     else:
-        run = _fresh(text, source, tokenizer, vocab_size, preset, overrides)
-    model, tc, start = run.model, run.tc, run.start
-    if until is not None and not (start < until <= tc.steps):
-        raise ValueError(f"--until must be between {start + 1} and {tc.steps}; got {until}")
-    last = until or tc.steps
+        _refuse_to_replace(found, out, force)
+    text, source = _text_source(text, text_path)
+    run = None if resume else _with_data(_fresh(text, source, tokenizer or "char", vocab_size, preset or "tiny",
+                                                overrides), text, until)
+    with lock.locked(out):
+        if resume:
+            run = _with_data(_resumed(out, source, overrides), text, until)
+        else:
+            _refuse_to_replace(lock.inspect(out), out, force)  # another run may have saved there meanwhile
+        return _loop(out, run, resume, progress)
 
+
+def _refuse_to_replace(found: str, out: Path, force: bool) -> None:
+    if found == "checkpoint" and not force:
+        raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
+
+
+def _with_data(run: _Setup, text: str, until: int | None) -> _Setup:
+    """The run with its token ids split into train/val, and the step to stop after."""
+    if until is not None and not (run.start < until <= run.tc.steps):
+        raise ValueError(f"--until must be between {run.start + 1} and {run.tc.steps}; got {until}")
     ids = torch.tensor(run.tokenizer.encode(text), dtype=torch.long)
-    train_ids, val_ids = split_ids(ids, tc.val_fraction, model.cfg.n_ctx)
+    run.train_ids, run.val_ids = split_ids(ids, run.tc.val_fraction, run.model.cfg.n_ctx)
+    run.tokens, run.last = len(ids), until or run.tc.steps
+    return run
+
+
+def _loop(out: Path, run: _Setup, resume: bool, progress: bool) -> TrainResult:
+    """The training loop, in a directory whose lock the caller holds."""
+    model, tc, start, last = run.model, run.tc, run.start, run.last
     optimizer = make_optimizer(model, tc)
     if run.optimizer_state is not None:
-        optimizer.load_state_dict(run.optimizer_state)
-    elif force:
-        for p in out.glob("*"):
-            if p.name in ("state.json", "log.jsonl") or p.suffix == ".safetensors":
-                p.unlink()
-    checkpoint.write_config(out, model.cfg, tc, run.tokenizer, {"data": {**run.source, "tokens": len(ids)}})
-
-    log_path = out / "log.jsonl"
-    checkpoint.atomic_write(log_path, "".join(line + "\n" for line in _read_log(log_path, start)).encode("utf-8"))
-    log = open(log_path, "a", encoding="utf-8")
+        load_optimizer(optimizer, run.optimizer_state, run.optimizer_file, start)
+    try:
+        writer = checkpoint.Writer(out, model.cfg, tc, run.tokenizer, {"data": {**run.source, "tokens": run.tokens}},
+                                   resume=resume, log_lines=run.log_lines)
+    except OSError as e:
+        raise OSError(f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged") from None
     tokens_per_step = tc.batch_size * model.cfg.n_ctx
     bar = _progress(progress, tc.steps, start)
     model.train()
@@ -218,35 +332,34 @@ def train(
             lr = lr_at(step, tc)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            x, y = get_batch(train_ids, tc.batch_size, model.cfg.n_ctx, torch.Generator().manual_seed(_step_seed(tc.seed, step)))
+            x, y = get_batch(run.train_ids, tc.batch_size, model.cfg.n_ctx, torch.Generator().manual_seed(_step_seed(tc.seed, step)))
             torch.manual_seed(_step_seed(tc.seed + 1, step))  # dropout masks
             loss = train_step(model, optimizer, x, y, tc.grad_clip)
             if not math.isfinite(loss):
-                kept = f"the last good checkpoint (step {saved}) is kept in {out}" if saved else f"no checkpoint was saved in {out} yet"
-                raise TrainingStopped(f"the loss became {loss} at step {step + 1}; training stopped and {kept}; try a smaller lr")
+                raise TrainingStopped(f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr")
             done = step + 1
             tok_s = (done - start) * tokens_per_step / max(time.perf_counter() - t0, 1e-9)
-            log.write(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}) + "\n")
+            writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
             if bar:
                 bar.update(1)
                 bar.set_postfix_str(f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
             if done % tc.eval_interval == 0 or done == last:
-                train_loss = evaluate(model, train_ids, tc)
-                val_loss = evaluate(model, val_ids, tc) if val_ids is not None else None
-                log.write(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}) + "\n")
-                log.flush()
-                checkpoint.save_weights(out, model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
+                train_loss = evaluate(model, run.train_ids, tc)
+                val_loss = evaluate(model, run.val_ids, tc) if run.val_ids is not None else None
+                writer.write_log(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}))
+                writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
                 saved = done
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
     except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far
-        log.flush()
         if done > saved:
-            checkpoint.save_weights(out, model, done, optimizer)
+            writer.save(model, done, optimizer)
         raise
+    except OSError as e:  # e.g. the disk is full
+        raise OSError(f"could not write to {out} ({e.strerror or e}) after step {done}; {writer.kept}") from None
     finally:
-        log.close()
+        writer.close()
         if bar:
             bar.close()
     seconds = time.perf_counter() - t0
