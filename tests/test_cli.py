@@ -136,6 +136,24 @@ def test_generate_says_when_it_passes_n_ctx(capsys, ckpt):
     assert len(out) == len("the ") + 14 + 1
 
 
+def test_generate_streams_words_with_their_spaces(capsys, tmp_path):
+    """A word tokenizer without whitespace tokens puts a space between words when decoding; the stream
+    writes the same text, the space between the prompt's last word and the first new one included."""
+    import torch
+
+    from qkv import GPT, ModelConfig, train_tokenizer
+
+    tok = train_tokenizer("word", corpus.generate(0, 200, "en"), whitespace=False)
+    torch.manual_seed(0)
+    checkpoint.save(tmp_path / "w", GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=32, d_model=32, n_heads=2, n_layers=1)), tok)
+    model, tok = checkpoint.load(tmp_path / "w")
+    out, _ = run_ok(capsys, ["generate", "--ckpt", str(tmp_path / "w"), "--prompt", "i ate", "--max-new-tokens", "12",
+                             "--seed", "3"])
+    new = generate(model, tok, "i ate", 12, temperature=0.8, seed=3)
+    assert new.startswith(" ") and out == tok.decode(tok.encode("i ate")) + new + "\n"
+    assert out.count("  ") == 0  # one space between words, never two
+
+
 def test_generate_seed_is_reproducible(capsys, ckpt):
     argv = ["generate", "--ckpt", str(ckpt), "--prompt", "i ", "--max-new-tokens", "30", "--temperature", "1.0"]
     a, _ = run_ok(capsys, argv + ["--seed", "5"])

@@ -25,8 +25,10 @@ from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.tokenizers import train_tokenizer
 from qkv.core import train as train_mod
-from qkv.core.lock import LOCK_NAME, DirectoryLocked, header_meta, locked
-from qkv.core.train import TrainingStopped, check_optimizer_state, make_optimizer, train
+from qkv.core.lock import LOCK_NAME, DirectoryLocked, locked
+from qkv.core.rundir import header_meta
+from qkv.core.resume import check_optimizer_state, load_optimizer
+from qkv.core.train import TrainingStopped, make_optimizer, train
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
@@ -388,7 +390,7 @@ def test_each_optimizer_mismatch_is_named(edit, match):
 def test_a_matching_optimizer_state_passes_and_loads():
     model, saved = _opt_state(step=2)
     fresh = make_optimizer(model, TrainConfig(weight_decay=0.3))
-    train_mod.load_optimizer(fresh, saved, "opt.safetensors", 2)
+    load_optimizer(fresh, saved, "opt.safetensors", 2)
     assert fresh.param_groups[0]["weight_decay"] == 0.3  # the current setting (--set), not the saved one
     for i, s in saved["state"].items():
         for key, t in s.items():

@@ -348,7 +348,7 @@ def test_words_only_examples():
 
 def test_words_only_drops_what_the_whitespace_tokens_held():
     """The ids of whitespace=False are the word tokenizer's ids without its single-space tokens,
-    for the corpus (what apps/lessons/training.py's Words does by hand)."""
+    for the corpus (the tokenizer the training lessons use, apps/lessons/training.py)."""
     from qkv.core.corpus import generate
 
     text = generate(n_sentences=100)

@@ -15,7 +15,6 @@ import os
 from collections import Counter
 from urllib.parse import quote
 
-import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -13,7 +13,7 @@ files the previous checkpoint is the one that loads. A new run into a directory 
 checkpoint (`--force`, or `save` again) writes config.next.json, tokenizer.next.json and
 log.next.jsonl beside the old files; its first state.json names those; then they are copied to
 the usual names, state.json is pointed at them, and only then are the old files removed. Which
-files qkv may remove at all, and the lock on the directory: lock.py.
+files qkv may remove at all: rundir.py; the lock on the directory: lock.py.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from .config import ModelConfig, TrainConfig
-from .lock import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, is_qkv_weights, locked
+from .lock import locked
 from .models.gpt import GPT
+from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, is_qkv_weights
 from .tokenizers import Tokenizer, load_tokenizer
 
 VERSION = 1

@@ -1,24 +1,15 @@
-"""Guarding a checkpoint directory: one writer at a time, and only qkv's own files touched.
+"""One writer at a time in a checkpoint directory.
 
-One writer: `locked(dir)` holds `fcntl.flock` on DIR/.qkv.lock for the life of a run. The kernel
-releases it when the process ends, however it ends (kill -9 included), so a lock is never left
-stale. The file holds the owner's pid and start time, so that a second run can say who holds the
-directory. On release the file is removed; a run that took the lock on a file removed meanwhile
-takes it again on the new one.
-
-Own files: a directory is qkv's when its config.json or state.json carries "format":
-"qkv-checkpoint". In such a directory qkv may replace or remove only: config.json, tokenizer.json,
-state.json, log.jsonl and their staged forms (config.next.json, ...); weight files with qkv's
-names (model-0000020.safetensors) that state.json names or whose safetensors header carries the
-same marker; and the temporary files `.<one of those>.tmp-<pid>`. A non-empty directory that is
-not qkv's is never written into.
+`locked(dir)` holds `fcntl.flock` on DIR/.qkv.lock for the life of a run. The kernel releases it
+when the process ends, however it ends (kill -9 included), so a lock is never left stale. The file
+holds the owner's pid and start time, so that a second run can say who holds the directory. On
+release the file is removed; a run that took the lock on a file removed meanwhile takes it again on
+the new one. Which files in the directory qkv may touch at all: rundir.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,12 +20,6 @@ except ImportError:  # not POSIX (Windows): no lock
     fcntl = None
 
 LOCK_NAME = ".qkv.lock"
-FORMAT = "qkv-checkpoint"
-FIXED = {"config": "config.json", "tokenizer": "tokenizer.json", "log": "log.jsonl"}
-STAGED = {key: name.replace(".", ".next.", 1) for key, name in FIXED.items()}
-OWN_NAMES = {"state.json", *FIXED.values(), *STAGED.values()}
-WEIGHTS_RE = re.compile(r"(model|optimizer)-(\d{7,})(?:-\d+)?\.safetensors")
-TMP_RE = re.compile(r"\.(.+)\.tmp-\d+")
 
 
 class DirectoryLocked(RuntimeError):
@@ -100,57 +85,3 @@ def locked(directory):
     finally:
         path.unlink(missing_ok=True)  # before closing: while we hold the lock nobody else can own the file
         os.close(fd)
-
-
-def header_meta(path: Path) -> dict:
-    """The __metadata__ of a safetensors file, read from its header alone ({} if there is none)."""
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")  # the header: its length, then JSON with "__metadata__"
-        if not 2 <= n <= 100_000_000:
-            raise ValueError(f"{path} is not a valid safetensors file: header length {n}")
-        try:
-            meta = json.loads(f.read(n)).get("__metadata__") or {}
-        except (ValueError, AttributeError):
-            raise ValueError(f"{path} is not a valid safetensors file: its header is not a JSON object") from None
-    return meta if isinstance(meta, dict) else {}
-
-
-def is_qkv_weights(path: Path) -> bool:
-    """A weight file qkv wrote: qkv's name, and qkv's marker in its header (or, from versions of qkv
-    before the marker, the step of its name)."""
-    m = WEIGHTS_RE.fullmatch(path.name)
-    try:
-        meta = header_meta(path) if m and path.is_file() else {}
-    except (ValueError, OSError):
-        return False
-    return bool(m) and (meta.get("format") == FORMAT or meta.get("step") == str(int(m[2])))
-
-
-def is_debris(name: str) -> bool:
-    """A temporary file of qkv's, left by a write that was interrupted."""
-    m = TMP_RE.fullmatch(name)
-    return bool(m) and (m[1] in OWN_NAMES or bool(WEIGHTS_RE.fullmatch(m[1])))
-
-
-def _marked(path: Path) -> bool:
-    try:
-        obj = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return False
-    return isinstance(obj, dict) and obj.get("format") == FORMAT
-
-
-def inspect(path) -> str:
-    """What `path` holds: "new" (nothing, or an empty directory), "unfinished" (a qkv run that saved
-    no checkpoint yet) or "checkpoint"; ValueError for a file, or a non-empty directory not qkv's."""
-    d = Path(path)
-    if not d.exists():
-        return "new"
-    if not d.is_dir():
-        raise ValueError(f"{d} is a file, not a checkpoint directory")
-    if all(p.name == LOCK_NAME or is_debris(p.name) for p in d.iterdir()):
-        return "new"
-    if not (_marked(d / "config.json") or _marked(d / "state.json")):
-        raise ValueError(f"{d} is not empty and holds no qkv checkpoint (no config.json with \"format\": "
-                         f"\"{FORMAT}\"); qkv writes only into an empty directory or its own checkpoint")
-    return "checkpoint" if (d / "state.json").exists() else "unfinished"

@@ -82,6 +82,9 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
 
 
 def generate(model: GPT, tokenizer, prompt: str, max_new_tokens: int = 100, **kwargs) -> str:
-    """The prompt's continuation as text (see generate_ids for the sampling options)."""
-    ids = list(generate_ids(model, tokenizer.encode(prompt), max_new_tokens, **kwargs))
-    return tokenizer.decode(ids)
+    """The prompt's continuation as text, so that prompt + continuation reads right (with a word
+    tokenizer that writes no spaces, it starts with the space after the prompt's last word); see
+    generate_ids for the sampling options."""
+    prompt_ids = tokenizer.encode(prompt)
+    ids = list(generate_ids(model, prompt_ids, max_new_tokens, **kwargs))
+    return tokenizer.decode(ids, prev=prompt_ids[-1] if prompt_ids else None)

@@ -38,13 +38,16 @@ def train(args) -> None:
           f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
 
 
-def stream(tokenizer, ids, out=None) -> None:
-    """Write tokens as they arrive; a character split over several byte tokens waits for its last byte."""
+def stream(tokenizer, ids, out=None, prev: int | None = None) -> None:
+    """Write tokens as they arrive, each after what the tokenizer puts between it and the one before
+    (`prev`: the last token already written); a character split over several byte tokens waits for its
+    last byte."""
     out = sys.stdout if out is None else out  # looked up now: sys.stdout may have been replaced since import
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for i in ids:
-        out.write(decoder.decode(tokenizer.token_bytes(i)))
+        out.write(decoder.decode(tokenizer.separator(prev, i) + tokenizer.token_bytes(i)))
         out.flush()
+        prev = i
     out.write(decoder.decode(b"", final=True))
 
 
@@ -69,7 +72,7 @@ def generate(args) -> None:
               f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only", file=sys.stderr)
     sys.stdout.write(args.prompt)
     stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
-                                   args.seed, use_cache=not args.no_cache))
+                                   args.seed, use_cache=not args.no_cache), prev=ids[-1])
     sys.stdout.write("\n")
 
 

@@ -19,7 +19,7 @@ import torch
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.data import get_batch, split_ids
 from qkv.core.models.gpt import GPT
-from qkv.core.tokenizers import train_tokenizer
+from qkv.core.tokenizers import WordTokenizer, train_tokenizer
 from qkv.core.train import evaluate, lr_at, make_optimizer, train_step
 
 
@@ -60,29 +60,11 @@ def threads(n: int = 1):
         torch.set_num_threads(before)
 
 
-class Words:
-    """The words of a word-segmented text (qkv.corpus writes one space between words): a word
-    tokenizer whose ids skip the single spaces, since they carry no information. Line breaks stay
-    (they end sentences). Only `encode` and `vocab_size` are needed by the lessons and probes."""
-
-    def __init__(self, text: str):
-        self.base = train_tokenizer("word", text, segment="none")
-        self.skip = set(self.base.encode(" ")) if " " in text else set()
-
-    @property
-    def vocab_size(self) -> int:
-        return self.base.vocab_size
-
-    def encode(self, text: str) -> list[int]:
-        return [i for i in self.base.encode(text) if i not in self.skip]
-
-    def decode(self, ids) -> str:
-        return " ".join(self.base.decode([i]) for i in ids)
-
-
-def tokenize(text: str) -> tuple[Words, torch.Tensor]:
-    """A word tokenizer built from the text, and the text's ids."""
-    tok = Words(text)
+def tokenize(text: str) -> tuple[WordTokenizer, torch.Tensor]:
+    """A word tokenizer built from a word-segmented text (qkv.corpus writes one space between words),
+    without the spaces as tokens (they carry no information; line breaks stay: they end sentences),
+    and the text's ids."""
+    tok = train_tokenizer("word", text, segment="none", whitespace=False)
     return tok, torch.tensor(tok.encode(text), dtype=torch.long)
 
 

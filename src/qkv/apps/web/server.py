@@ -226,7 +226,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
                                     body.top_p, body.seed))
         return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt,
-                "text": tokenizer.decode(ids + new), "added": tokenizer.decode(new), "ids": ids + new}
+                "text": tokenizer.decode(ids + new), "added": tokenizer.decode(new, prev=ids[-1]), "ids": ids + new}
 
     @app.post("/api/compare")
     def post_compare(body: CompareIn):

@@ -1,0 +1,136 @@
+"""What every tokenizer is: a fixed vocabulary of tokens, each with an id, and the bytes of each token.
+
+`decode` joins the tokens' bytes (with what `separator` puts between two of them), so generated
+text can be streamed one token at a time; `display` shows a token readably (␣ for spaces, \\n, <e4 bd>
+for bytes that are not whole UTF-8 characters).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+FORMAT_VERSION = 1
+MAX_LISTED = 10
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+class UnknownTokenError(ValueError):
+    """Raised by ``encode`` when the text holds symbols the vocabulary lacks."""
+
+
+def _unknown_error(things: list[str], noun: str) -> UnknownTokenError:
+    n = len(things)
+    listed = ", ".join(repr(t) for t in things[:MAX_LISTED])
+    if n > MAX_LISTED:
+        listed += f" and {n - MAX_LISTED} more"
+    plural, verb = (noun, "is") if n == 1 else (noun + "s", "are")
+    return UnknownTokenError(f"{n} {plural} {verb} not in the tokenizer's vocabulary: {listed}")
+
+
+def _readable(data: bytes) -> str:
+    """Show bytes as text; bytes that are not valid UTF-8 become ``<e4 bd>``."""
+    if data and data.count(b" ") == len(data):  # a token of only spaces
+        return "␣" * len(data)
+    out, pending = [], b""  # pending: invalid bytes not yet written
+    while data:
+        try:
+            text, bad, data = data.decode("utf-8"), b"", b""
+        except UnicodeDecodeError as err:
+            text = data[: err.start].decode("utf-8")
+            bad, data = data[err.start : err.end], data[err.end :]
+        if text:
+            if pending:
+                out.append("<" + pending.hex(" ") + ">")
+                pending = b""
+            out.extend(_readable_char(c) for c in text)
+        pending += bad
+    if pending:
+        out.append("<" + pending.hex(" ") + ">")
+    return "".join(out)
+
+
+def _readable_char(c: str) -> str:
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    if unicodedata.category(c) == "Cc":  # other control characters: \x1b, ...
+        return f"\\x{ord(c):02x}"
+    return c
+
+
+class Tokenizer:
+    """Base class: a fixed vocabulary of tokens, each with an integer id."""
+
+    kind: str = ""
+
+    @property
+    def vocab_size(self) -> int:
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def token_bytes(self, id: int) -> bytes:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def _check_id(self, id) -> int:
+        i = int(id)
+        if not 0 <= i < self.vocab_size:
+            raise ValueError(f"token id {i} is out of range (vocabulary has {self.vocab_size} tokens)")
+        return i
+
+    def separator(self, prev: int | None, id: int) -> bytes:
+        """What goes between token `prev` (None at the start) and token `id` in decoded text."""
+        return b""
+
+    def decode(self, ids, prev: int | None = None) -> str:
+        """The text of `ids`; `prev` is the token that comes before them, if any (a continuation then
+        starts with what separates it from that token, so prompt + continuation reads right)."""
+        # Bytes that do not form valid UTF-8 (only possible when BPE ids are
+        # not produced by encode, e.g. sampled by a model) become U+FFFD.
+        ids = list(ids)
+        pieces = (self.separator(p, i) + self.token_bytes(i) for p, i in zip([prev, *ids], ids))
+        return b"".join(pieces).decode("utf-8", errors="replace")
+
+    def display(self, id: int) -> str:
+        return _readable(self.token_bytes(id))
+
+    def save(self, path) -> None:
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+        Path(path).write_text(text + "\n", encoding="utf-8")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(vocab_size={self.vocab_size})"
+
+
+class _ListTokenizer(Tokenizer):
+    """Shared code for tokenizers whose vocabulary is a plain list of strings."""
+
+    noun = "token"
+
+    def __init__(self, tokens: list[str]):
+        self.tokens = list(tokens)
+        self.ids = {t: i for i, t in enumerate(self.tokens)}
+        self._bytes = [t.encode("utf-8") for t in self.tokens]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    def split(self, text: str) -> list[str]:
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        pieces = self.split(text)
+        try:
+            return [self.ids[p] for p in pieces]
+        except KeyError:
+            unknown = [p for p in dict.fromkeys(pieces) if p not in self.ids]
+            raise _unknown_error(unknown, self.noun) from None
+
+    def token_bytes(self, id: int) -> bytes:
+        return self._bytes[self._check_id(id)]
