@@ -13,7 +13,9 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 import qkv.core.checkpoint as ckpt_mod
-from qkv.core.checkpoint import Writer, atomic_write, load, load_checkpoint, save
+import qkv.core.files as files_mod
+from qkv.core.checkpoint import Writer, load, load_checkpoint, save
+from qkv.core.files import atomic_write
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.tokenizers import train_tokenizer
@@ -154,9 +156,9 @@ def _count_replaces(monkeypatch, fn) -> int:
         calls.append(os.path.basename(dst))
         return real(src, dst)
 
-    monkeypatch.setattr(ckpt_mod.os, "replace", counting)
+    monkeypatch.setattr(files_mod.os, "replace", counting)
     fn()
-    monkeypatch.setattr(ckpt_mod.os, "replace", real)
+    monkeypatch.setattr(files_mod.os, "replace", real)
     return len(calls), calls
 
 
@@ -170,7 +172,7 @@ def _kill_after(monkeypatch, k: int) -> None:
         done["n"] += 1
         return real(src, dst)
 
-    monkeypatch.setattr(ckpt_mod.os, "replace", replace)
+    monkeypatch.setattr(files_mod.os, "replace", replace)
 
 
 def _base_checkpoint(d, with_optimizer: bool):
@@ -207,7 +209,7 @@ def _killed_copies(monkeypatch, template, where, do_save):
                 do_save(d)
         else:
             do_save(d)
-        monkeypatch.setattr(ckpt_mod.os, "replace", REAL_REPLACE)
+        monkeypatch.setattr(files_mod.os, "replace", REAL_REPLACE)
         yield k, d, _switch(names), n
 
 
@@ -383,7 +385,8 @@ def test_loader_never_unpickles(ckpt_dir, monkeypatch, kind):
 
 def test_checkpoint_of_an_older_qkv_loads_and_is_replaced(ckpt_dir):
     """Files written before state.json named every file and before the markers and run ids: they load,
-    and a save over them removes the old weights (and older debris) but no one else's file."""
+    and a save over them removes the old weights its state.json names, but no other file: an unnamed
+    weight file without a run id (old debris, or a file copied in) cannot be proven qkv's, so it stays."""
     state = json.loads((ckpt_dir / "state.json").read_text())
     old_state = {k: state[k] for k in ("step", "model", "optimizer")}
     (ckpt_dir / "state.json").write_text(json.dumps(old_state))
@@ -395,14 +398,15 @@ def test_checkpoint_of_an_older_qkv_loads_and_is_replaced(ckpt_dir):
         path = ckpt_dir / name
         meta = {k: v for k, v in ckpt_mod.header_meta(path).items() if k not in ("format", "run")}
         path.write_bytes(st_save(st_load(path.read_bytes()), meta))
-    (ckpt_dir / "model-0000003.safetensors").write_bytes(st_save({"w": torch.zeros(1)}, {"step": "3"}))  # old debris
+    (ckpt_dir / "model-0000003.safetensors").write_bytes(st_save({"w": torch.zeros(1)}, {"step": "3"}))  # old debris?
     (ckpt_dir / "model-0000004.safetensors").write_bytes(st_save({"w": torch.zeros(1)}))  # not qkv's
     assert load_checkpoint(ckpt_dir, with_optimizer=True).state["step"] == 5
     model, _ = tiny_model(d_model=8, n_heads=1)
     save(ckpt_dir, model, TOK, step=5)  # another shape, the same step: the new weights take another name
-    assert sorted(p.name for p in ckpt_dir.iterdir()) == ["config.json", "model-0000004.safetensors",
+    assert sorted(p.name for p in ckpt_dir.iterdir()) == ["config.json", "model-0000003.safetensors", "model-0000004.safetensors",
                                                            "model-0000005-1.safetensors", "state.json", "tokenizer.json"]
     assert load(ckpt_dir)[0].cfg == model.cfg
     save(ckpt_dir, model, TOK, step=5)
     assert weight_file(ckpt_dir) == "model-0000005.safetensors"
-    assert sorted(p.name for p in ckpt_dir.glob("*.safetensors")) == ["model-0000004.safetensors", "model-0000005.safetensors"]
+    assert sorted(p.name for p in ckpt_dir.glob("*.safetensors")) == ["model-0000003.safetensors", "model-0000004.safetensors",
+                                                                      "model-0000005.safetensors"]

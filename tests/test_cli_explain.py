@@ -56,6 +56,8 @@ def test_trace_names_and_out_file(capsys, ckpt, tmp_path):
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert set(doc["activations"]) == {"blocks.0.attn.hook_z", "probs"}
     assert "unknown activation" in one_line_error(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--names", "hook_nope"])
+    # with --check the whole trace is recorded first, but the names are checked all the same
+    assert "hook_nope" in one_line_error(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--check", "--names", "hook_nope"])
 
 
 def test_attend_json_and_errors(capsys):

@@ -21,6 +21,7 @@ from safetensors.torch import save as st_save
 
 from qkv.apps.cli import main
 from qkv.core import checkpoint, corpus
+from qkv.core.bundled import default_ckpt
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.tokenizers import train_tokenizer
@@ -133,17 +134,37 @@ def test_force_replaces_a_qkv_checkpoint_and_nothing_else(capsys, base, text_fil
     assert [json.loads(line)["step"] for line in after["log.jsonl"].decode().splitlines()][:2] == [1, 2]
 
 
-def test_force_keeps_the_old_checkpoint_until_the_new_runs_first(base, monkeypatch):
+def test_weight_files_of_other_runs_are_left_alone(base, runs, text_file):
+    """A qkv weight file copied in from another run (qkv's name and marker, another run id) and one from
+    a version of qkv before run ids are someone else's: resuming and saving leaves them in place."""
+    other = json.loads((runs["other"] / "state.json").read_text())["model"]
+    copied = {"model-0000005.safetensors": (runs["other"] / other).read_bytes(),
+              "model-0001500.safetensors": (default_ckpt() / "model-0001500.safetensors").read_bytes()}
+    for name, data in copied.items():
+        (base / name).write_bytes(data)
+    train(text_path=text_file, out=base, resume=True, overrides=["steps=30"], progress=False)
+    after = snapshot(base)
+    assert {k: after[k] for k in copied} == copied
+    assert checkpoint.load_checkpoint(base).state["step"] == 30
+
+
+@pytest.mark.parametrize("stop", ["nan", "ctrl-c"])
+def test_force_keeps_the_old_checkpoint_until_the_new_runs_first(base, monkeypatch, stop):
+    """The new run stops before its first checkpoint, by a NaN loss or by Ctrl-C (which otherwise
+    saves what was trained so far): a few steps of it never replace the trained checkpoint."""
     before = snapshot(base)
     real = train_mod.lm_loss
     calls = {"n": 0}
 
-    def nan_after_3(logits, targets):  # the new run's loss becomes NaN before its first checkpoint
+    def stop_after_3(logits, targets):
         calls["n"] += torch.is_grad_enabled()
+        if calls["n"] > 3 and stop == "ctrl-c":
+            raise KeyboardInterrupt
         return real(logits, targets) * (float("nan") if calls["n"] > 3 else 1.0)
 
-    monkeypatch.setattr(train_mod, "lm_loss", nan_after_3)
-    with pytest.raises(TrainingStopped, match=r"still holds the previous one \(step 10\)"):
+    monkeypatch.setattr(train_mod, "lm_loss", stop_after_3)
+    expected = (TrainingStopped, r"still holds the previous one \(step 10\)") if stop == "nan" else (KeyboardInterrupt, None)
+    with pytest.raises(expected[0], match=expected[1]):
         train(TEXT, out=base, overrides=TINY + ["d_model=64", "n_layers=2"], tokenizer="word", force=True, progress=False)
     assert snapshot(base) == before  # the old checkpoint, its log included; the staged files are gone
     monkeypatch.undo()
@@ -376,6 +397,7 @@ def _group(n, key, value):
     (_group(0, "betas", [0.9, 1.5]), r"param_groups\[0\]\.betas"),
     (_group(0, "lr", float("nan")), r"param_groups\[0\]\.lr"),
     (_group(0, "momentum", 0.9), r"param_groups\[0\]\.momentum"),
+    (lambda saved: saved["state"].pop(3), r"the state of parameter 3 is missing \(1 of"),
 ])
 def test_each_optimizer_mismatch_is_named(edit, match):
     model, saved = _opt_state()
@@ -390,8 +412,10 @@ def test_each_optimizer_mismatch_is_named(edit, match):
 def test_a_matching_optimizer_state_passes_and_loads():
     model, saved = _opt_state(step=2)
     fresh = make_optimizer(model, TrainConfig(weight_decay=0.3))
+    saved["param_groups"][0]["eps"] = 0.0  # a forged eps (0/0 for a parameter that never had a gradient)
     load_optimizer(fresh, saved, "opt.safetensors", 2)
     assert fresh.param_groups[0]["weight_decay"] == 0.3  # the current setting (--set), not the saved one
+    assert fresh.param_groups[0]["eps"] == make_optimizer(model, TrainConfig()).param_groups[0]["eps"] > 0
     for i, s in saved["state"].items():
         for key, t in s.items():
             assert torch.equal(fresh.state_dict()["state"][i][key], t)  # a copy of the same numbers

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,49 +31,13 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from .config import ModelConfig, TrainConfig
+from .files import atomic_write, json_bytes, write_json
 from .lock import locked
 from .models.gpt import GPT
-from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, is_qkv_weights
+from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run
 from .tokenizers import Tokenizer, load_tokenizer
 
 VERSION = 1
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write bytes to path so that a reader sees either the old file or the whole new one."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except Exception:  # e.g. the disk is full: leave no half-written file behind
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # some platforms cannot open a directory
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _json_bytes(obj, indent: int | None = 2) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
-
-
-def write_json(path: Path, obj) -> None:
-    atomic_write(path, _json_bytes(obj))
 
 
 def read_json(path: Path, what: str) -> dict:
@@ -99,6 +62,7 @@ _STATE_FIELDS = {  # state.json: field -> is this value right? (None: the field 
     "optimizer": lambda v: v is None or isinstance(v, str) and v.startswith("optimizer-") and WEIGHTS_RE.fullmatch(v),
     "format": lambda v: v in (None, FORMAT),
     "run": lambda v: v is None or isinstance(v, str),
+    "replaced": lambda v: v is None or isinstance(v, list) and all(isinstance(r, str) for r in v),
     **{k: lambda v, k=k: v in (None, FIXED[k], STAGED[k]) for k in FIXED},
     **{k: lambda v: v is None or isinstance(v, (int, float)) and not isinstance(v, bool) for k in ("train_loss", "val_loss")},
 }
@@ -172,7 +136,7 @@ class Writer:
         self.ours = resume
         staged = self.live is not None and not resume
         self.names = {k: (STAGED if staged else FIXED)[k] for k in FIXED if k != "log" or log_lines is not None}
-        tok_bytes = _json_bytes(tokenizer.to_dict(), indent=None)
+        tok_bytes = json_bytes(tokenizer.to_dict(), indent=None)
         config = {"format": FORMAT, "version": VERSION, "run": self.run_id, "model": model_cfg.to_dict(),
                   "train": train_cfg.to_dict() if train_cfg else None, "tokenizer": tokenizer.kind,
                   "tokenizer_sha256": _sha256(tok_bytes), **(extra or {})}
@@ -193,6 +157,11 @@ class Writer:
             return f"no checkpoint of this run was saved; {self.out} still holds the previous one (step {self.live['step']})"
         return f"the last checkpoint (step {self.live['step']}) is kept in {self.out}"
 
+    @property
+    def staged(self) -> bool:
+        """A new run beside a checkpoint it has not replaced yet (it saved nothing so far)."""
+        return not self.ours and self.previous is not None
+
     def write_log(self, line: str) -> None:
         self.log.write(line + "\n")
 
@@ -200,13 +169,18 @@ class Writer:
         """Write the weights (and optimizer state) of `step`, then point state.json at them."""
         if self.log:
             self.log.flush()
-        taken = _files(self.live)
+        taken, runs = _files(self.live), self._runs()
         meta = {"format": FORMAT, "run": self.run_id, "step": str(step)}
         state = {"format": FORMAT, "run": self.run_id, "step": step, **self.names}
-        state["model"] = self._write_weights("model", step, st_save(model_tensors(model), meta), taken)
+        state["model"] = self._write_weights("model", step, st_save(model_tensors(model), meta), taken, runs)
         if optimizer is not None:
             tensors, groups = optimizer_tensors(optimizer)
-            state["optimizer"] = self._write_weights("optimizer", step, st_save(tensors, {**meta, **groups}), taken)
+            state["optimizer"] = self._write_weights("optimizer", step, st_save(tensors, {**meta, **groups}), taken, runs)
+        # the runs this one replaced whose weight files are still here: the sweep below removes them, and if a
+        # kill stops it, the next save knows they were qkv's in this directory
+        left = {weights_run(p) for p in self.out.iterdir()} & (runs - {self.run_id})
+        if left:
+            state["replaced"] = sorted(left)
         state.update(info or {})
         write_json(self.out / "state.json", state)  # the switch: from here on the new checkpoint loads
         self.live, self.ours = state, True
@@ -215,12 +189,12 @@ class Writer:
             self.log.close()
             self.log = open(self.out / FIXED["log"], "a", encoding="utf-8")
         self.names = {key: FIXED[key] for key in self.names}
-        self._sweep(taken)
+        self._sweep(taken, runs)
 
-    def _write_weights(self, kind: str, step: int, data: bytes, taken: set[str]) -> str:
+    def _write_weights(self, kind: str, step: int, data: bytes, taken: set[str], runs: set[str]) -> str:
         for n in itertools.count():  # a name the live checkpoint does not use, and no one else's file
             name = f"{kind}-{step:07d}{f'-{n}' if n else ''}.safetensors"
-            if name not in taken and (not (self.out / name).exists() or is_qkv_weights(self.out / name)):
+            if name not in taken and (not (self.out / name).exists() or weights_run(self.out / name) in runs):
                 atomic_write(self.out / name, data)
                 return name
 
@@ -235,20 +209,27 @@ class Writer:
         write_json(self.out / "state.json", state)
         return state
 
-    def _sweep(self, previous: set[str]) -> None:
+    def _runs(self) -> set[str]:
+        """The runs whose weight files this writer may replace or remove (by the run id in their header):
+        its own, the live checkpoint's, and those the live checkpoint replaced. A qkv weight file of any
+        other run was copied in by someone, and stays."""
+        live = self.live or {}
+        return ({self.run_id, live.get("run")} | set(live.get("replaced") or [])) - {None}
+
+    def _sweep(self, previous: set[str], runs: set[str]) -> None:
         """Remove what qkv wrote and no longer needs: the previous checkpoint's weights, staged files, debris."""
         keep = _files(self.live)
         for p in self.out.iterdir():
             if p.name in keep:
                 continue
-            weights = WEIGHTS_RE.fullmatch(p.name) and (p.name in previous or is_qkv_weights(p))
+            weights = WEIGHTS_RE.fullmatch(p.name) and (p.name in previous or weights_run(p) in runs)
             if weights or p.name in STAGED.values() or is_debris(p.name):
                 p.unlink(missing_ok=True)
 
     def close(self) -> None:
         if self.log:
             self.log.close()
-        if not self.ours and self.previous is not None:  # a staged run that never saved: its files go
+        if self.staged:  # a staged run that never saved: its files go
             for name in self.names.values():
                 (self.out / name).unlink(missing_ok=True)
 

@@ -79,6 +79,10 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
                 raise ValueError(f"{path}: param_groups[{n}].{key} = {value!r} does not fit this optimizer")
     params = [p for g in optimizer.param_groups for p in g["params"]]
     keys = {"step", "exp_avg", "exp_avg_sq"}
+    missing = sorted(set(range(len(params))) - set(saved["state"])) if step > 0 else []
+    if missing:  # AdamW keeps moments for every parameter once it has taken a step
+        raise ValueError(f"{path}: the state of parameter {missing[0]} is missing ({len(missing)} of {len(params)} "
+                         "parameters have none): its moments would restart from zero")
     for i, s in saved["state"].items():
         if i >= len(params):
             raise ValueError(f"{path}: state.{i} is for parameter {i}, but the model has {len(params)}")
@@ -96,9 +100,10 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
 
 
 def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:
-    """Load a checked state; betas and weight decay stay those of the current settings (--set)."""
+    """Load a checked state; its moments and step counts, that is: the hyper-parameters (betas, weight
+    decay, eps) stay those of the current settings (--set), whatever the file says."""
     check_optimizer_state(saved, optimizer, path, step)
-    current = [(g["betas"], g["weight_decay"]) for g in optimizer.param_groups]
+    current = [{key: g[key] for key in ("betas", "weight_decay", "eps")} for g in optimizer.param_groups]
     optimizer.load_state_dict(saved)
-    for g, (betas, decay) in zip(optimizer.param_groups, current):
-        g["betas"], g["weight_decay"] = betas, decay
+    for g, settings in zip(optimizer.param_groups, current):
+        g.update(settings)

@@ -3,7 +3,9 @@
 A directory is qkv's when its config.json or state.json carries "format": "qkv-checkpoint". In such a
 directory qkv may replace or remove only: config.json, tokenizer.json, state.json, log.jsonl and
 their staged forms (config.next.json, ...); weight files with qkv's names (model-0000020.safetensors)
-that state.json names or whose safetensors header carries the same marker; and the temporary files
+that state.json names, or whose safetensors header carries the marker and the id of the run writing,
+of the live checkpoint's run, or of a run it replaced (state.json's "replaced" lists those whose files
+a killed clean-up left) — a qkv weight file copied in from elsewhere is left alone; and the temporary files
 `.<one of those>.tmp-<pid>`. A non-empty directory that is not qkv's is never written into.
 """
 
@@ -36,15 +38,19 @@ def header_meta(path: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def is_qkv_weights(path: Path) -> bool:
-    """A weight file qkv wrote: qkv's name, and qkv's marker in its header (or, from versions of qkv
-    before the marker, the step of its name)."""
-    m = WEIGHTS_RE.fullmatch(path.name)
+def weights_run(path: Path) -> str | None:
+    """The run id in the header of a weight file qkv wrote (qkv's name and marker), else None.
+
+    A run may remove only its own files and those of the checkpoint it replaces: a qkv weight file
+    copied in from another run, or one of a version of qkv before run ids, is someone else's."""
+    if not WEIGHTS_RE.fullmatch(path.name):
+        return None
     try:
-        meta = header_meta(path) if m and path.is_file() else {}
+        meta = header_meta(path) if path.is_file() else {}
     except (ValueError, OSError):
-        return False
-    return bool(m) and (meta.get("format") == FORMAT or meta.get("step") == str(int(m[2])))
+        return None
+    run = meta.get("run")
+    return run if meta.get("format") == FORMAT and isinstance(run, str) else None
 
 
 def is_debris(name: str) -> bool:

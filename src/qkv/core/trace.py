@@ -105,7 +105,9 @@ class Trace(Mapping):
                 "activations": acts}
 
 
-def _keep(cfg, names) -> Callable[[str], bool]:
+def name_filter(cfg, names) -> Callable[[str], bool]:
+    """A predicate on activation names for `names` (None: all; a name or a list of full names, each
+    checked against trace_names(cfg); a predicate as it is)."""
     if names is None:
         return lambda name: True
     if callable(names):
@@ -113,7 +115,7 @@ def _keep(cfg, names) -> Callable[[str], bool]:
     wanted = set([names] if isinstance(names, str) else names)
     unknown = sorted(wanted - set(trace_names(cfg)))
     if unknown:
-        raise ValueError(f"unknown activation name(s): {', '.join(unknown[:5])}; see qkv.trace.trace_names(cfg)")
+        raise ValueError(f"unknown activation name(s): {', '.join(unknown[:5])}; see qkv.trace_names(cfg)")
     return wanted.__contains__
 
 
@@ -127,7 +129,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     """
     if ids.dim() == 1:
         ids = ids[None]  # (1, T)
-    keep = _keep(model.cfg, names)
+    keep = name_filter(model.cfg, names)
     with recording(keep) as recorder:
         logits = model(ids, explicit=True)
     acts = recorder.activations

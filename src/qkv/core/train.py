@@ -261,8 +261,8 @@ def _loop(out: Path, run: _Setup, resume: bool, progress: bool) -> TrainResult:
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
-    except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far
-        if done > saved:
+    except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far, unless that would replace a checkpoint
+        if done > saved and not writer.staged:  # of another run before this one's first evaluation
             writer.save(model, done, optimizer)
         raise
     except OSError as e:  # e.g. the disk is full

@@ -114,8 +114,10 @@ def trace(args) -> None:
     import torch
 
     from qkv.core.checks import check
+    from qkv.core.trace import name_filter
 
     model, tokenizer = _load(args.ckpt)
+    keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
     ids = tokenizer.encode(args.text)
     if not ids:
         raise ValueError("the text is empty")
@@ -128,8 +130,7 @@ def trace(args) -> None:
         report = check(tr)
         out["check"] = report.to_json()
         print(report, file=sys.stderr)
-        if args.names:
-            out["activations"] = {k: v for k, v in out["activations"].items() if k in set(args.names)}
+        out["activations"] = {k: v for k, v in out["activations"].items() if keep(k)}
     _write_or_print(json.dumps(out, ensure_ascii=False), args.out)
 
 

@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from qkv.core.checkpoint import write_json
+from qkv.core.files import write_json
 from qkv.presentation.i18n import check_lang, t
 
 from .base import LessonResult, check_folder

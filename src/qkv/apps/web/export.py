@@ -16,7 +16,7 @@ from pathlib import Path
 from qkv.analysis.compare import compare
 from qkv.analysis.explain import check_index
 from qkv.analysis.view import view
-from qkv.core.checkpoint import atomic_write
+from qkv.core.files import atomic_write
 
 from .server import asset, model_doc
 
