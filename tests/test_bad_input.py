@@ -49,8 +49,11 @@ FLAGS = [
     (ATTEND, "--q", {"big": "1e30,1"}, {"big"}),
     (["serve", "--host", "256.0.0.1"], "--port", VALUES, set()),  # port 0 is valid: the host ends it
     (TRAIN, "--until", VALUES, set()),
+    (["corpus"], "-n", VALUES, set()),
+    (["corpus"], "--seed", VALUES, {"zero"}),
     (TRAIN + ["--tokenizer", "word"], "--vocab-size", VALUES, {"huge"}),  # at most: every word
     (TRAIN + ["--tokenizer", "bpe"], "--vocab-size", VALUES, set()),
+    (TRAIN, "--vocab-size", VALUES, set()),  # a char tokenizer takes none: every value is refused, not ignored
     *[(TRAIN, "--set", {kind: f"{key}={v}" for kind, v in {**VALUES, "huge float": "1e400"}.items()}, valid)
       for key, valid in (("steps", set()), ("lr", set()), ("batch_size", set()), ("n_ctx", set()),
                          ("dropout", {"zero"}), ("seed", {"zero"}))],
@@ -66,6 +69,8 @@ OTHERS = [
     (["demo", "--out", "{tmp}/text.txt"], "not a checkpoint directory"),
     (["trace", ""], "empty"),
     (["trace", "苹果", "--names", "hook_nope"], "hook_nope"),
+    (["trace", "苹果", "--check", "--names", "hook_nope"], "hook_nope"),
+    ([*TRAIN, "--tokenizer", "word", "--vocab-size", "2"], "the vocabulary is too small for the text (2 tokens kept"),
     (["figure", "loss", "--log", "{tmp}/binary", "--out", "{tmp}/loss.png"], "binary/log.jsonl is not a training log: "
                                                                            "not UTF-8 text (byte 0)"),
     (["figure", "loss", "--log", "{tmp}/binary/log.jsonl", "--out", "{tmp}/loss.png"], "not UTF-8"),

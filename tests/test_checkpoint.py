@@ -1,4 +1,4 @@
-"""Tests for qkv.checkpoint: exact round trips, crash safety, and clean errors for broken directories."""
+"""Tests for qkv.core.checkpoint: exact round trips, crash safety, and clean errors for broken directories."""
 
 from __future__ import annotations
 

@@ -164,7 +164,9 @@ def test_generate_seed_is_reproducible(capsys, ckpt):
     e, _ = run_ok(capsys, argv + ["--seed", "5", "--top-k", "3", "--top-p", "0.9"])
     assert a == b and d == d2  # the same seed, process, threads and code path: bit for bit
     assert a != c
-    assert len(e) == len(a) == len(d)
+    assert len(e) == len(a) == len(d) and e != a  # top-k and top-p change what is drawn
+    model, tok = checkpoint.load(ckpt)
+    assert e[len("i "):-1] == generate(model, tok, "i ", 30, temperature=1.0, top_k=3, top_p=0.9, seed=5)
 
 
 def test_generate_no_cache_picks_the_same_tokens(capsys, ckpt):
@@ -365,3 +367,11 @@ def test_help_still_works(capsys):
         main(["train", "--help"])
     assert info.value.code == 0
     assert "--resume" in capsys.readouterr().out
+
+
+def test_corpus_prints_the_builtin_text_and_probes(capsys):
+    out, _ = run_ok(capsys, ["corpus", "-n", "5", "--seed", "2"])
+    assert out == corpus.generate(2, 5, "both")
+    out, _ = run_ok(capsys, ["corpus", "--probes", "order", "-n", "3", "--lang", "en"])
+    probes = corpus.probes("order", "en")[:3]
+    assert out.splitlines() == [f"{p.prompt} [{p.expected}]  not: {' / '.join(p.alternatives)}" for p in probes]

@@ -1,4 +1,4 @@
-"""The seeing-through commands end to end through `qkv.cli.main`: output, JSON, one-line errors."""
+"""The seeing-through commands end to end through `qkv.apps.cli.main`: output, JSON, one-line errors."""
 
 from __future__ import annotations
 

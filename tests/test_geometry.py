@@ -35,7 +35,7 @@ def test_closed_forms(x, text, tex):
     assert latex(x) == tex
 
 
-@pytest.mark.parametrize("x", [0.123456789, math.sqrt(2) + 1e-9, 1 / 67, 1e20, math.nan, math.inf])
+@pytest.mark.parametrize("x", [0.123456789, math.sqrt(2) + 1e-9, 1 / 67, 1e20, math.nan, math.inf, 1e-13, -1e-320])
 def test_no_closed_form(x):
     assert closed_form(x) is None
 
@@ -44,6 +44,7 @@ def test_fmt_falls_back_to_six_digits():
     assert fmt(0.123456789) == "0.123457"
     assert latex(1.23456789e-7) == r"1.23457 \times 10^{-7}"
     assert fmt(math.inf) == "∞"
+    assert fmt(1e-13) == "1e-13" and fmt(0.0) == "0"  # a number that is not 0 never shows as 0
 
 
 @pytest.mark.parametrize("text, value", [

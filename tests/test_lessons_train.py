@@ -158,6 +158,7 @@ def test_fit_is_deterministic_and_learns():
     cfg = ModelConfig(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1)
     tc = TrainConfig(steps=40, batch_size=4, lr=1e-2, min_lr=1e-3, warmup_steps=5, eval_steps=2)
     a, b = fit(ids, cfg, tc, seed=3), fit(ids, cfg, tc, seed=3)
+    # bit for bit by construction: the same process, thread count, seeds and operations
     assert a.losses == b.losses and a.val_loss == b.val_loss
     assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))
     assert a.loss_after(40, window=10) < a.losses[0]

@@ -1,4 +1,4 @@
-"""The explorer's JSON API (qkv.web.server) on the bundled model, through an in-process client."""
+"""The explorer's JSON API (qkv.apps.web.server) on the bundled model, through an in-process client."""
 
 from __future__ import annotations
 

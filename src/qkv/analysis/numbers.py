@@ -158,6 +158,8 @@ def _fraction(x: float) -> Fraction | None:
     if abs(x) > 1e6:  # large: only integers
         return Fraction(round(x)) if _close(x, round(x)) else None
     r = Fraction(x).limit_denominator(MAX_DEN)
+    if r == 0 and x != 0:  # 1e-13 is not 0: a number that is not zero never shows as one
+        return None
     return r if _close(x, float(r)) else None
 
 

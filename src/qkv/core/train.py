@@ -22,7 +22,7 @@ from .resume import load_optimizer, read_log, recorded_source
 from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
 from .data import get_batch, read_text, split_ids
 from .models.gpt import GPT, lm_loss
-from .tokenizers import Tokenizer, train_tokenizer
+from .tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
 
 
 class TrainingStopped(RuntimeError):
@@ -214,7 +214,11 @@ def _with_data(run: _Setup, text: str, until: int | None) -> _Setup:
     """The run with its token ids split into train/val, and the step to stop after."""
     if until is not None and not (run.start < until <= run.tc.steps):
         raise ValueError(f"--until must be between {run.start + 1} and {run.tc.steps}; got {until}")
-    ids = torch.tensor(run.tokenizer.encode(text), dtype=torch.long)
+    try:
+        ids = torch.tensor(run.tokenizer.encode(text), dtype=torch.long)
+    except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
+        raise ValueError(f"the vocabulary is too small for the text ({run.tokenizer.vocab_size} tokens kept; {e}): "
+                         "give a larger vocab_size, or none to keep every word") from None
     run.train_ids, run.val_ids = split_ids(ids, run.tc.val_fraction, run.model.cfg.n_ctx)
     run.tokens, run.last = len(ids), until or run.tc.steps
     return run

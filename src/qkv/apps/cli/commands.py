@@ -90,6 +90,20 @@ def info(args) -> None:
             print(f"  {key}: {ckpt.state[key]:.4f}")
 
 
+def corpus(args) -> None:
+    from qkv.core.corpus import generate, probes
+
+    if not 1 <= args.n <= 1_000_000:
+        raise ValueError(f"-n must be between 1 and 1000000, got {args.n}")
+    if not 0 <= args.seed < 2**63:
+        raise ValueError(f"--seed must be between 0 and {2**63 - 1}, got {args.seed}")
+    if args.probes:
+        for p in probes(args.probes, "zh" if args.lang == "both" else args.lang, args.seed)[: args.n]:
+            print(f"{p.prompt} [{p.expected}]  not: {' / '.join(p.alternatives)}")
+    else:
+        print(generate(args.seed, args.n, args.lang), end="")
+
+
 def demo(args) -> None:
     from qkv.apps.demo import run
 
@@ -187,5 +201,5 @@ def serve(args) -> None:
     serve(args.ckpt, host=args.host, port=args.port)
 
 
-COMMANDS = {"train": train, "generate": generate, "info": info, "demo": demo, "lesson": lesson, "trace": trace,
+COMMANDS = {"train": train, "generate": generate, "info": info, "corpus": corpus, "demo": demo, "lesson": lesson, "trace": trace,
             "explain": explain, "attend": attend, "figure": figure, "serve": serve}

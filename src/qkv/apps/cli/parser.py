@@ -137,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate(sub)
     p = sub.add_parser("info", help="describe a checkpoint")
     _ckpt(p, required=True)
+    p = sub.add_parser("corpus", help="print sentences of the built-in corpus, or its held-out probes")
+    p.add_argument("-n", type=int, default=20, help="how many sentences (or probes; default 20)")
+    p.add_argument("--lang", choices=("zh", "en", "both"), default="both", help="(default both: each zh line, then its en)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon")
     _add_lessons(sub)
     _add_seeing(sub)
     return parser

@@ -41,8 +41,9 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
                     whitespace: bool = True) -> Tokenizer:
     """Build a tokenizer of the given kind ("char", "word" or "bpe") from text.
 
-    ``vocab_size`` is ignored for "char", caps the word list for "word" and is
-    the target size (default 512, at least 256) for "bpe". ``segment`` only
+    ``vocab_size`` caps the word list for "word" (the most frequent words are kept) and is the
+    target size (default 512, at least 256) for "bpe"; a "char" tokenizer takes none (its
+    vocabulary is the text's characters). ``segment`` only
     matters for "word": "jieba" cuts Chinese into words, "none" does not, and
     "auto" uses jieba when it is installed and the text contains Chinese.
     ``whitespace=False`` (word only) makes spaces and tabs no tokens.
@@ -55,7 +56,9 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
         raise ValueError(f"unknown segment {segment!r}; choose one of: {', '.join(SEGMENTS)}")
     if not text:
         raise ValueError("cannot build a tokenizer from empty text")
-    if vocab_size is not None and kind != "char":
+    if vocab_size is not None and kind == "char":
+        raise ValueError("vocab_size does not apply to a char tokenizer: its vocabulary is the text's characters")
+    if vocab_size is not None:
         low = 256 if kind == "bpe" else 1
         if int(vocab_size) < low:
             raise ValueError(f"vocab_size for a {kind} tokenizer must be at least {low}, got {vocab_size}")

@@ -1,5 +1,5 @@
 "use strict";
-// qkv explorer: the browser side. One "view" document (qkv.explain.view) holds every number the
+// qkv explorer: the browser side. One "view" document (qkv.analysis.view) holds every number the
 // page shows; the arrays are decoded once into typed arrays, and a change of layer, head or query
 // token only redraws from them. No framework, no network beyond the same-origin JSON API.
 // The page's text in both languages (I18N) is in i18n.js, loaded first.
