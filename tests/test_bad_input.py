@@ -90,11 +90,6 @@ def tmp(tmp_path_factory):
     return d
 
 
-@pytest.fixture(autouse=True)
-def no_debug(monkeypatch):
-    monkeypatch.delenv("QKV_DEBUG", raising=False)
-
-
 def run(argv: list[str]) -> tuple[int, str, str, list[str]]:
     """(exit code, stdout, stderr, warnings) of `qkv ARGV` in this process."""
     out, err = io.StringIO(), io.StringIO()

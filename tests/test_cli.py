@@ -18,23 +18,11 @@ from qkv.core.train import train
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
-TEXT = corpus.generate(n_sentences=200, lang="en")
+from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
 
 
 def sets(pairs) -> list[str]:
     return [a for pair in pairs for a in ("--set", pair)]
-
-
-@pytest.fixture(autouse=True)
-def no_debug(monkeypatch):
-    monkeypatch.delenv("QKV_DEBUG", raising=False)
-
-
-@pytest.fixture(scope="module")
-def text_file(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("text") / "corpus.txt"
-    p.write_text(TEXT, encoding="utf-8")
-    return p
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from qkv.apps.cli import main
-from qkv.core import checkpoint, corpus
+from qkv.core import checkpoint
 from qkv.core.bundled import default_ckpt
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.models.gpt import GPT, lm_loss
@@ -33,7 +33,7 @@ from qkv.core.train import TrainingStopped, make_optimizer, train
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
-TEXT = corpus.generate(n_sentences=200, lang="en")
+from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
 QKV = [sys.executable, "-m", "qkv"]
 FILES = ["config.json", "tokenizer.json", "state.json", "model-0000010.safetensors",
          "optimizer-0000010.safetensors", "log.jsonl"]
@@ -54,18 +54,6 @@ def one_error(capsys, argv) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("qkv: error: ") and "Traceback" not in err + out, err
     return lines[0]
-
-
-@pytest.fixture(autouse=True)
-def no_debug(monkeypatch):
-    monkeypatch.delenv("QKV_DEBUG", raising=False)
-
-
-@pytest.fixture(scope="module")
-def text_file(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("text") / "corpus.txt"
-    p.write_text(TEXT, encoding="utf-8")
-    return p
 
 
 @pytest.fixture(scope="module")

@@ -223,14 +223,17 @@ def _draw_order(rng: random.Random, held: dict) -> dict:
                   place=rng.randrange(len(L.ORDER_PLACES)))
 
 
+def _draw_frame(rng: random.Random, n_people: int, reserved: set) -> tuple[int, int]:
+    """A (person, number of filler clauses) frame that is not reserved for the probes."""
+    while True:
+        frame = (rng.randrange(n_people), rng.randrange(_MAX_FILLERS + 1))
+        if frame not in reserved:
+            return frame
+
+
 def _draw_drug(rng: random.Random, held: dict) -> dict:
     drug = rng.randrange(len(L.DRUGS))
-    while True:
-        frame = (rng.randrange(len(L.PATIENTS)),
-                 rng.randrange(_MAX_FILLERS + 1))
-        if frame not in held["drug"][drug]:
-            break
-    patient, n_fill = frame
+    patient, n_fill = _draw_frame(rng, len(L.PATIENTS), held["drug"][drug])
     return _drug(drug, patient,
                  start=rng.randrange(len(L.DRUG_STARTS)),
                  fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
@@ -239,12 +242,7 @@ def _draw_drug(rng: random.Random, held: dict) -> dict:
 
 def _draw_job(rng: random.Random, held: dict) -> dict:
     job = rng.randrange(len(L.JOBS))
-    while True:
-        frame = (rng.randrange(len(L.WORKERS)),
-                 rng.randrange(_MAX_FILLERS + 1))
-        if frame not in held["job"][job]:
-            break
-    worker, n_fill = frame
+    worker, n_fill = _draw_frame(rng, len(L.WORKERS), held["job"][job])
     fillers = tuple(rng.sample(range(len(L.WORKER_FILLERS)), n_fill))
     return _job(job, worker, fillers)
 
