@@ -1,9 +1,12 @@
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
+from rundir_util import FILES, TINY, snapshot
 
 from qkv.core import corpus
+from qkv.core.train import train
 
 # a small English text of the built-in corpus, for the tests that train
 TEXT = corpus.generate(n_sentences=200, lang="en")
@@ -30,3 +33,22 @@ def text_file(tmp_path_factory) -> Path:
     p = tmp_path_factory.mktemp("text") / "corpus.txt"
     p.write_text(TEXT, encoding="utf-8")
     return p
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory, text_file) -> dict[str, Path]:
+    """Two runs stopped at step 10 of 20: "base", and "other" with another d_model and tokenizer (read-only)."""
+    root = tmp_path_factory.mktemp("runs")
+    train(text_path=text_file, out=root / "base", overrides=TINY, until=10, progress=False)
+    train(text_path=text_file, out=root / "other", overrides=TINY + ["d_model=16"], tokenizer="word",
+          until=10, progress=False)
+    assert sorted(snapshot(root / "base")) == sorted(FILES)
+    return {"base": root / "base", "other": root / "other"}
+
+
+@pytest.fixture
+def base(runs, tmp_path) -> Path:
+    """A copy of runs["base"] to change."""
+    d = tmp_path / "run"
+    shutil.copytree(runs["base"], d)
+    return d
