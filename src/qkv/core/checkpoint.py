@@ -359,6 +359,11 @@ def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
 
 
 def load(path) -> tuple[GPT, Tokenizer]:
-    """(model, tokenizer) from a checkpoint directory, the model in eval mode."""
+    """(model, tokenizer) from a checkpoint directory, the model in eval mode. A pretrained model
+    ("minilm", "hf:NAME", a Hugging Face directory) loads through models.pretrained."""
+    from .models.pretrained import is_pretrained_ref, load_pretrained
+
+    if is_pretrained_ref(path):
+        return load_pretrained(path)
     ckpt = load_checkpoint(path)
     return ckpt.model, ckpt.tokenizer

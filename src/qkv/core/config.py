@@ -16,6 +16,7 @@ POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 NORM_KINDS = ("pre", "post", "none")
 VALUE_KINDS = ("v", "k")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
+ARCHS = ("gpt", "bert")
 
 
 def _check_choice(name: str, value, choices) -> None:
@@ -41,7 +42,7 @@ def _check_float(name: str, value, low: float, high: float, high_open: bool = Fa
 
 @dataclass
 class ModelConfig:
-    """The shape of a decoder-only Transformer (GPT).
+    """The shape of a Transformer: a decoder-only GPT (arch="gpt") or a BERT encoder (arch="bert").
 
     d_head defaults to d_model // n_heads and d_mlp to 4 * d_model. `pos` picks the positional
     encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x)); none: no
@@ -50,7 +51,12 @@ class ModelConfig:
     `embed_scale` multiplies the token embeddings by sqrt(d_model) before positions are added, as
     the 2017 paper does; None means "as the paper" for sinusoidal positions and off otherwise. A
     saved config without the field (written before it existed) loads with it off (from_dict).
+    arch="bert" builds qkv.core.models.encoder.Encoder: the same blocks, plus `n_token_types`
+    segment embeddings and a LayerNorm over the embeddings, and no unembedding (it outputs hidden
+    states); BERT runs it with causal=False and norm="post".
     """
+
+    arch: str = "gpt"
 
     d_vocab: int = 256
     n_ctx: int = 64
@@ -75,8 +81,13 @@ class ModelConfig:
     ln_eps: float = 1e-5
     rope_base: float = 10000.0
     init_std: float = 0.02
+    n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
 
     def __post_init__(self) -> None:
+        _check_choice("arch", self.arch, ARCHS)
+        _check_int("n_token_types", self.n_token_types, 0, 1024)
+        if self.arch == "gpt" and self.n_token_types:
+            raise ValueError(f"n_token_types is for arch='bert' (a GPT has no token types); got {self.n_token_types}")
         _check_int("d_vocab", self.d_vocab, 1, 10_000_000)
         _check_int("n_ctx", self.n_ctx, 1, 1_000_000)
         _check_int("d_model", self.d_model, 1, 65536)

@@ -12,6 +12,8 @@ and hook_pattern (B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): e
 z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B, T, d_model);
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
 (B, T, d_vocab), qkv's own. Tracing takes the explicit path; the logits are the model's.
+An encoder (arch="bert") adds hook_token_type_embed and ln_embed.hook_* before its first block and
+has no logits or probs (docs/trace-format.md: where an encoder differs).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def _ln(cfg, name: str) -> list[str]:
 def trace_names(cfg) -> list[str]:
     """Every name a trace of a model with this config can hold, in the order of the computation."""
     names = ["hook_embed"] + (["hook_pos_embed"] if cfg.pos in ("learned", "sinusoidal") else [])
+    if cfg.arch == "bert":  # x = LN_embed(embed + pos_embed + token_type_embed)
+        names += (["hook_token_type_embed"] if cfg.n_token_types else []) + [f"ln_embed.{hook}" for hook in LN_HOOKS]
     for layer in range(cfg.n_layers):
         p = f"blocks.{layer}."
         ln1, ln2 = _ln(cfg, p + "ln1"), _ln(cfg, p + "ln2")
@@ -45,6 +49,8 @@ def trace_names(cfg) -> list[str]:
             names += [p + "hook_resid_pre", *attn, *ln1, p + "hook_resid_mid", *mlp, *ln2, p + "hook_resid_post"]
         else:  # x = x + Attn(LN1(x)); x = x + MLP(LN2(x))  (norm="none": no LayerNorm hooks)
             names += [p + "hook_resid_pre", *ln1, *attn, p + "hook_resid_mid", *ln2, *mlp, p + "hook_resid_post"]
+    if cfg.arch == "bert":  # an encoder outputs the last block's hidden states: no unembedding
+        return names
     final = _ln(cfg, "ln_final") if cfg.norm == "pre" else []  # post-norm: the last block ends in LN2
     return names + final + ["logits", "probs"]
 
@@ -120,19 +126,23 @@ def name_filter(cfg, names) -> Callable[[str], bool]:
 
 
 @torch.no_grad()
-def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[str], bool] | None = None):
-    """Run the model on ids (B, T) and record the named activations; returns (logits, Trace).
+def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[str], bool] | None = None, **inputs):
+    """Run the model on ids (B, T) and record the named activations; returns (logits, Trace)
+    (an encoder: (hidden states, Trace), with no logits or probs).
 
     `names` (a list of full names, or a predicate on names) keeps only those, so memory stays
     bounded on long inputs. Attention dropout and residual dropout apply only if the model is in
-    training mode, exactly as in a training step.
+    training mode, exactly as in a training step. `inputs` go to the model (an encoder's
+    attention_mask).
     """
     if ids.dim() == 1:
         ids = ids[None]  # (1, T)
     keep = name_filter(model.cfg, names)
     with recording(keep) as recorder:
-        logits = model(ids, explicit=True)
+        logits = model(ids, explicit=True, **inputs)
     acts = recorder.activations
+    if not model.has_lm_head:
+        return logits, Trace(acts, model.cfg, ids, model)
     if keep("logits"):
         acts["logits"] = logits
     if keep("probs"):

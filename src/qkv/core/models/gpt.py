@@ -25,6 +25,8 @@ from ..trace import run_with_trace
 
 
 class GPT(nn.Module):
+    has_lm_head = True  # logits = h W_out + b: a next-token distribution at every position
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg

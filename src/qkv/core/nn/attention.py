@@ -25,7 +25,8 @@ from .tap import active, explicit, tap
 def attention(q, k, v, mask=None, dropout_p: float = 0.0):
     """z = softmax(q k^T / sqrt(d_head)) v, written out. Returns (z, pattern, scores).
 
-    q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: (T_q, T_k) bool, True = may attend.
+    q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: bool, True = may attend,
+    (T_q, T_k) or anything that broadcasts to the scores, e.g. (B, 1, T_q, T_k) with padding.
     Attention dropout zeroes weights and scales the rest by 1/(1-p) without renormalising, so in
     training a row of the pattern no longer sums to exactly 1.
     """
@@ -87,7 +88,8 @@ class MultiHeadAttention(nn.Module):
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" else None
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """key_mask: (B, T_k) bool, False at padding: no query attends to those keys (an encoder's batch)."""
         B, T, _ = x.shape
         offset = cache.length if cache is not None else 0
         q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
@@ -96,7 +98,7 @@ class MultiHeadAttention(nn.Module):
             self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
         if cache is not None:
             k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
-        z = self.attend(q, k, v, offset)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
+        z = self.attend(q, k, v, offset, key_mask)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
         z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
         # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
         tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
@@ -113,23 +115,28 @@ class MultiHeadAttention(nn.Module):
         self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
         return q, k, v
 
-    def attend(self, q, k, v, offset: int) -> torch.Tensor:
+    def attend(self, q, k, v, offset: int, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         """z = softmax(q k^T / sqrt(d_head)) v: written out while a trace records (or explicit()),
-        else torch's fused kernel. q: (B, n_heads, T, d_head); k, v: (B, n_heads, offset + T, d_head)."""
+        else torch's fused kernel. q: (B, n_heads, T, d_head); k, v: (B, n_heads, offset + T, d_head);
+        key_mask: (B, offset + T) bool, False where a key is padding."""
         T, T_k = q.shape[-2], k.shape[-2]
         p = self.dropout_attn if self.training else 0.0
         needs_mask = self.causal and T > 1  # one new query after cached keys sees them all
+        if key_mask is not None:  # padding: (T, T_k) causal & (B, 1, 1, T_k) real keys -> (B, 1, T, T_k)
+            pad = key_mask[:, None, None, :].bool()  # (B, 1, 1, T_k)
+            mask = pad & causal_mask(T, T_k, q.device) if needs_mask else pad
+        else:
+            mask = causal_mask(T, T_k, q.device) if needs_mask else None
         if explicit():
-            z, pattern, scores = attention(q, k, v, causal_mask(T, T_k, q.device) if needs_mask else None, p)
+            z, pattern, scores = attention(q, k, v, mask, p)
             tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
             tap(self.tap_prefix + "hook_attn_scores", scores)
             tap(self.tap_prefix + "hook_pattern", pattern)
             self._tap_heads(("hook_z", z))
             return z
-        if offset == 0:
+        if offset == 0 and key_mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
-        # a chunk after cached tokens: the causal mask is offset, which is_causal cannot express
-        mask = causal_mask(T, T_k, q.device) if needs_mask else None
+        # padding, or a chunk after cached tokens (its causal mask is offset): is_causal cannot express either
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
 
     def _tap_heads(self, *named) -> None:

@@ -59,6 +59,8 @@ class Block(nn.Module):
         self.mlp = MLP(cfg, layer)
         self.tap_prefix = f"blocks.{layer}."
 
+    # forward(x, cache=None, key_mask=None): key_mask (B, T) is False at padding (see MultiHeadAttention)
+
     def tap(self, name: str, x: torch.Tensor) -> torch.Tensor:
         """Record x as blocks.L.<name> while a trace records."""
         return tap(self.tap_prefix + name, x)
@@ -67,9 +69,9 @@ class Block(nn.Module):
 class PreNormBlock(Block):
     """GPT-2's block (and norm="none", where LN is the identity)."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
-        x = x + self.attn(self.ln1(x), cache)
+        x = x + self.attn(self.ln1(x), cache, key_mask)
         self.tap("hook_resid_mid", x)
         x = x + self.mlp(self.ln2(x))
         self.tap("hook_resid_post", x)
@@ -79,9 +81,9 @@ class PreNormBlock(Block):
 class PostNormBlock(Block):
     """The 2017 paper's block: LayerNorm after each residual sum."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
-        x = self.ln1(x + self.attn(x, cache))
+        x = self.ln1(x + self.attn(x, cache, key_mask))
         self.tap("hook_resid_mid", x)
         x = self.ln2(x + self.mlp(x))
         self.tap("hook_resid_post", x)
@@ -91,9 +93,9 @@ class PostNormBlock(Block):
 class PreNormBlockNoResidual(Block):
     """residual=False: x = Attn(LN1(x)); x = MLP(LN2(x)). Nothing is added back."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
-        x = self.attn(self.ln1(x), cache)
+        x = self.attn(self.ln1(x), cache, key_mask)
         self.tap("hook_resid_mid", x)
         x = self.mlp(self.ln2(x))
         self.tap("hook_resid_post", x)
@@ -103,9 +105,9 @@ class PreNormBlockNoResidual(Block):
 class PostNormBlockNoResidual(Block):
     """residual=False with post-norm: x = LN1(Attn(x)); x = LN2(MLP(x))."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
-        x = self.ln1(self.attn(x, cache))
+        x = self.ln1(self.attn(x, cache, key_mask))
         self.tap("hook_resid_mid", x)
         x = self.ln2(self.mlp(x))
         self.tap("hook_resid_post", x)

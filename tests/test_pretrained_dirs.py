@@ -1,0 +1,190 @@
+"""Hugging Face directories (save_pretrained layout) of the GPT-2 and BERT families load as qkv models.
+
+No hub here: the directories are saved from random-weight transformers models, with tokenizers
+trained on a small text, exactly the files a hub download would give.
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from qkv.core.checkpoint import load
+from qkv.core.checks import check
+from qkv.core.models.pretrained import is_pretrained_ref, load_pretrained
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TEXT = "the cat sat on the mat. the dog ate an apple, and 我 吃了 苹果 。\n" * 20
+
+
+def _bpe_tokenizer_json(path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator([TEXT], trainer=trainer)
+    tok.save(str(path / "tokenizer.json"))
+    return tok
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    d = tmp_path_factory.mktemp("gpt2")
+    tok = _bpe_tokenizer_json(d)
+    torch.manual_seed(0)
+    hf = GPT2LMHeadModel(GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=32, n_embd=32, n_layer=2, n_head=4))
+    hf.save_pretrained(d, safe_serialization=True)
+    return d, hf.eval()
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel
+
+    d = tmp_path_factory.mktemp("bert")
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator([TEXT], trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials, show_progress=False))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    tok.save(str(d / "tokenizer.json"))
+    torch.manual_seed(0)
+    hf = BertModel(BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=40), add_pooling_layer=True)
+    hf.save_pretrained(d, safe_serialization=True)
+    return d, hf.eval()
+
+
+def test_gpt2_directory_gives_the_same_logits(gpt2_dir):
+    d, hf = gpt2_dir
+    assert is_pretrained_ref(d)
+    model, tok = load(d)
+    ids = tok.encode("the cat ate an apple 我 吃了")
+    assert len(ids) > 3
+    with torch.no_grad():
+        theirs = hf(torch.tensor([ids])).logits
+        ours, tr = model.run_with_trace(torch.tensor([ids]))
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
+    assert check(tr).passed
+    assert model.source["architecture"] == "gpt2"
+    assert tok.decode(ids) == "the cat ate an apple 我 吃了"
+
+
+def test_bert_directory_gives_the_same_hidden_states(bert_dir):
+    d, hf = bert_dir
+    model, tok = load(d)
+    ids = tok.encode("the dog sat on an apple")
+    assert tok.display(ids[0]) == "[CLS]" and tok.display(ids[-1]) == "[SEP]"
+    with torch.no_grad():
+        theirs = hf(torch.tensor([ids]), output_hidden_states=True).hidden_states
+        _, tr = model.run_with_trace(torch.tensor([ids]))
+    for layer in range(2):
+        torch.testing.assert_close(tr["resid_post", layer], theirs[layer + 1], atol=1e-5, rtol=0)
+    assert check(tr).passed
+
+
+def test_bert_directory_with_vocab_txt_only(bert_dir, tmp_path):
+    from tokenizers import Tokenizer
+
+    d, _ = bert_dir
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(d / name, tmp_path / name)
+    vocab = Tokenizer.from_file(str(d / "tokenizer.json")).get_vocab()  # token -> id
+    (tmp_path / "vocab.txt").write_text("".join(t + "\n" for t in sorted(vocab, key=vocab.get)), encoding="utf-8")
+    _, from_vocab = load_pretrained(tmp_path)
+    _, from_json = load_pretrained(d)
+    assert from_vocab.encode("the cat sat") == from_json.encode("the cat sat")
+
+
+def _copy(d, tmp_path):
+    out = tmp_path / "model"
+    shutil.copytree(d, out)
+    return out
+
+
+def test_unsupported_architecture_is_named(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    config = json.loads((d / "config.json").read_text())
+    config.update(model_type="llama", architectures=["LlamaForCausalLM"])
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"model_type 'llama' \(LlamaForCausalLM\) is not supported; qkv reads GPT-2"):
+        load(d)
+
+
+def test_missing_tensor_is_named(bert_dir, tmp_path):
+    d = _copy(bert_dir[0], tmp_path)
+    tensors = load_file(str(d / "model.safetensors"))
+    del tensors["encoder.layer.1.attention.self.key.weight"]
+    save_file(tensors, str(d / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"tensor encoder\.layer\.1\.attention\.self\.key\.weight is missing"):
+        load(d)
+
+
+def test_mismatched_tensor_is_named(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    tensors = load_file(str(d / "model.safetensors"))
+    key = next(k for k in tensors if k.endswith("h.0.mlp.c_fc.weight"))
+    tensors[key] = tensors[key][:, :10].contiguous()
+    save_file(tensors, str(d / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"tensor for blocks\.0\.mlp\.fc_in\.weight has shape \(10, 32\)"):
+        load(d)
+
+
+def test_unknown_tensor_is_named(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    tensors = load_file(str(d / "model.safetensors"))
+    tensors["transformer.h.0.adapter.weight"] = torch.zeros(2, 2)
+    save_file(tensors, str(d / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"tensor transformer\.h\.0\.adapter\.weight is not part of the architecture"):
+        load(d)
+
+
+def test_directory_without_weights_or_tokenizer(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    (d / "tokenizer.json").unlink()
+    with pytest.raises(ValueError, match="no tokenizer.json, nor vocab.json and merges.txt"):
+        load(d)
+    (d / "model.safetensors").unlink()
+    with pytest.raises(ValueError, match="holds no .safetensors weights"):
+        load(d)
+
+
+def test_bad_config_json(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    (d / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="could not be read as JSON"):
+        load_pretrained(d)
+
+
+def test_hub_name_offline_is_one_line_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="could not fetch 'gpt2' from the Hugging Face hub") as err:
+        load("hf:gpt2")
+    assert "\n" not in str(err.value)
+
+
+def test_missing_path_hints_at_hub_names():
+    with pytest.raises(ValueError, match="does not exist"):
+        load("no/such/run")
+
+
+def test_cli_trace_and_check_on_an_hf_directory(gpt2_dir, tmp_path):
+    import subprocess
+    import sys
+
+    d, _ = gpt2_dir
+    out = subprocess.run([sys.executable, "-m", "qkv", "trace", "the cat", "--ckpt", str(d), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "checks pass" in out.stdout + out.stderr
