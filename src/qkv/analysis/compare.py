@@ -7,6 +7,10 @@ mixes in what the rest of the sentence says, so the two vectors drift apart. The
 "compare") gives cos(x_a, x_b) of the word's residual-stream vector at each stage: the embedding,
 the input of every block, and the output of the last block (lessons.representations.stages).
 With several tokens in the word, its last token is read; with several occurrences, the last one.
+The word is tokenized alone (and, if that is not found, after a space, as byte-level BPE spells a word
+inside a sentence), without the special tokens a tokenizer adds around a text ([CLS] and
+[SEP] for BERT), so "apple" is found in "i ate an apple" as in "I bought Apple shares" (MiniLM's
+WordPiece lower-cases).
 """
 
 from __future__ import annotations
@@ -32,12 +36,29 @@ def _last_occurrence(ids: list[int], word: list[int]) -> int | None:
     return None
 
 
+def _find(tokenizer, word: str, ids: list[int], n_ctx: int) -> int | None:
+    """The position of the last token of `word`'s last occurrence in `ids`. The word is tokenized
+    alone, then with a space before it: a byte-level BPE spells " apple" inside a sentence, not "apple"."""
+    special = getattr(tokenizer, "special", None) or ()
+    word_ids = [i for i in encode_text(tokenizer, word, n_ctx) if i not in special]
+    if not word_ids:
+        raise TextError(f"the word {word!r} gives no tokens but special ones: type a word")
+    found = _last_occurrence(ids, word_ids)
+    if found is None and not word.startswith(" "):
+        try:
+            spaced = [i for i in tokenizer.encode(" " + word) if i not in special]
+        except ValueError:  # a tokenizer that does not know the space
+            return None
+        if spaced and spaced != word_ids:
+            found = _last_occurrence(ids, spaced)
+    return found
+
+
 @torch.no_grad()
 def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     n_ctx = model.cfg.n_ctx
     (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
-    word_ids = encode_text(tokenizer, word, n_ctx)
-    pos = [_last_occurrence(ids, word_ids) for ids in (ids_a, ids_b)]
+    pos = [_find(tokenizer, word, ids, n_ctx) for ids in (ids_a, ids_b)]
     for p, text in zip(pos, (a, b), strict=True):
         if p is None:
             raise TextError(f"the word {word!r} is not in the sentence {text!r}")

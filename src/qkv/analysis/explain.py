@@ -6,10 +6,14 @@
 The model runs once, traced (qkv.trace), in eval mode. With `layer` and `head` the explanation follows
 one head step by step for the query token (default: the last; negative counts from the end):
 s_j = q·k_j / √d_head and A = softmax(s) for every key it can see; z = Σ_j A_j v_j; the residual
-update x_new = x + Σ_h z_h W_O[h] + b_O; then P(next) = softmax(h W_out + b). Without them it
+update x_new = x + Σ_h z_h W_O[h] + b_O; then P(next) = softmax(h W_out + b) — for a model with an
+LM head; an encoder (MiniLM, `has_lm_head` False) outputs one vector per token and has no next-token
+distribution, so its "next" is null. Without them it
 summarises every head (of `layer`, if given; `head` alone picks that head in every layer): the key
 it weighs most and the entropy of its attention row. A text longer than n_ctx is cropped from the
 left (the dropped count is in "cropped", and a note says so); token indices refer to the kept tokens.
+Without a causal mask (an encoder) every query sees every key, those after it included. For a
+tokenizer that adds special tokens ([CLS] … [SEP]), the default query is the last token that is not one.
 
 JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
     format "qkv-explain", version 1, kind "explain"
@@ -19,7 +23,7 @@ JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
     tokens, ids readable token strings (tokenizer.display: a space is "␣", a newline "\\n") and ids
     token       the query position (0-based, in tokens);  query: its display string
     layer, head the ones asked for (null when not given), made non-negative
-    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal}
+    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal, arch, has_lm_head}
     attention   (mode "head") {scale: √d_head, argmax: position of the largest weight, weight_sum,
                 rows: [{pos, token, dot: q·k, scaled: q·k/√d_head, weight: A}] by position,
                 one per key the query can see}
@@ -29,7 +33,7 @@ JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
                 attn_out: |all heads + b_O|, x_plus_attn: |x + attn_out|, resid_mid: |resid_mid|}
     heads       (mode "summary") [{layer, head, top_pos, top_token, top_weight, entropy_bits}],
                 with max_entropy_bits = log2(number of visible keys) beside it
-    next        {position, top: [{rank, id, token, prob}] the `top` most likely next tokens of
+    next        null for a model without LM head (an encoder), else {position, top: [{rank, id, token, prob}] the `top` most likely next tokens of
                 softmax(h W_out + b) at the query position, actual: {id, token, prob, rank} of the
                 token that follows in the text, or null for the last token}
 """
@@ -69,11 +73,12 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
     cropped = max(0, len(all_ids) - cfg.n_ctx)
     ids = all_ids[cropped:]
     T = len(ids)
-    pos = check_index(T - 1 if token is None else token, T, "token", f"the text has {T} tokens")
+    pos = check_index(default_token(tokenizer, ids) if token is None else token, T, "token", f"the text has {T} tokens")
     mode = "head" if layer is not None and head is not None else "summary"
 
     layers = [layer] if mode == "head" else ([layer] if layer is not None else list(range(cfg.n_layers)))
-    wanted = {"probs"} | {f"blocks.{L}.attn.hook_pattern" for L in layers}
+    has_lm = bool(getattr(model, "has_lm_head", True))
+    wanted = ({"probs"} if has_lm else set()) | {f"blocks.{L}.attn.hook_pattern" for L in layers}
     if mode == "head":
         p, a = f"blocks.{layer}.", f"blocks.{layer}.attn."
         wanted |= {a + n for n in ("hook_dots", "hook_attn_scores", "hook_v", "hook_z", "hook_result")}
@@ -91,12 +96,26 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
     data = {"format": FORMAT, "version": VERSION, "kind": "explain", "mode": mode,
             "text": text, "cropped": cropped, "tokens": shown, "ids": [int(i) for i in ids],
             "token": pos, "query": shown[pos], "layer": layer, "head": head,
-            "model": {k: getattr(cfg, k) for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal")}}
+            "model": {**{k: getattr(cfg, k) for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")},
+                      "has_lm_head": has_lm}}
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
     else:
         data["heads"], data["max_entropy_bits"] = _summary(tr, layers, head, pos, n_vis, shown), math.log2(n_vis)
+    data["next"] = _next(tr, tokenizer, all_ids, cropped, pos, top) if has_lm else None  # an encoder predicts no token
+    return data
 
+
+def default_token(tokenizer, ids: list[int]) -> int:
+    """The query shown when none is asked for: the last token, or the last that is not a special
+    token ([CLS], [SEP]) for a tokenizer that adds them."""
+    special = getattr(tokenizer, "special", None) or ()
+    real = [n for n, i in enumerate(ids) if i not in special]
+    return real[-1] if real else len(ids) - 1
+
+
+def _next(tr, tokenizer, all_ids, cropped, pos, top) -> dict:
+    """The `top` most likely next tokens at the query position, and the rank of the one that follows."""
     probs = tr["probs"][0, pos]  # (d_vocab,): softmax(h W_out + b) at the query position
     k = min(top, probs.shape[0])
     values, indices = torch.topk(probs, k)
@@ -107,8 +126,7 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
         nxt = all_ids[pos + cropped + 1]
         actual = {"id": nxt, "token": tokenizer.display(nxt), "prob": probs[nxt].item(),
                   "rank": int((probs > probs[nxt]).sum().item()) + 1}
-    data["next"] = {"position": pos, "top": top_rows, "actual": actual}
-    return data
+    return {"position": pos, "top": top_rows, "actual": actual}
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:

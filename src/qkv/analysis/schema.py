@@ -38,7 +38,7 @@ EXPLAIN = _kind("explain", {
     "tokens": {"type": "array", "items": _str}, "ids": {"type": "array", "items": _int},
     "token": _int, "query": _str, "layer": {"type": ["integer", "null"]}, "head": {"type": ["integer", "null"]},
     "model": {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx"]},
-    "next": {"type": "object", "required": ["position", "top"],
+    "next": {"type": ["object", "null"], "required": ["position", "top"],  # null: a model without LM head (an encoder)
              "properties": {"top": {"type": "array", "items": {"type": "object", "required": ["rank", "id", "token", "prob"]}}}},
 }, {
     "attention": {"type": "object", "required": ["scale", "argmax", "rows"],
@@ -69,17 +69,24 @@ _packed = {"type": "object", "required": ["dtype", "shape", "data"], "additional
                           "layout": {"const": "lower"},
                           "data": {"type": "string", "contentEncoding": "base64"}}}
 _model = {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos",
-                                         "causal", "tokenizer"]}
+                                         "causal", "tokenizer"],
+          "properties": {"has_lm_head": {"type": "boolean"}, "parameters": _int, "weights_bytes": {"type": ["integer", "null"]},
+                         "source": {"type": "object", "required": ["name", "path", "architecture"],
+                                    "properties": {k: {"type": ["string", "null"]} for k in ("name", "path", "architecture", "title")}}}}
 VIEW_ARRAYS = ("dots", "pattern", "v_norm", "v_first", "z_norm", "z_first", "v_2d", "z_2d", "kept_2d",
                "head_out_norm", "x_norm", "attn_out_norm", "x_plus_attn_norm", "resid_mid_norm", "mlp_out_norm",
                "resid_post_norm", "update_cos", "next_ids", "next_probs", "actual_prob", "actual_rank")
+NEXT_ARRAYS = ("next_ids", "next_probs", "actual_prob", "actual_rank")  # absent when model.has_lm_head is false
 
 VIEW = _kind("view", {
     "text": _str, "ids": {"type": "array", "items": _int}, "tokens": {"type": "array", "items": _str},
     "model": _model, "scale": _num, "first": _int,
     "vocab": {"type": "object", "additionalProperties": _str},
-    "arrays": {"type": "object", "required": list(VIEW_ARRAYS), "additionalProperties": _packed},
-})
+    "arrays": {"type": "object", "required": [a for a in VIEW_ARRAYS if a not in NEXT_ARRAYS], "additionalProperties": _packed},
+}, {"special": {"type": "array", "items": _int}, "continues": {"type": "array", "items": _int}})
+# a model with an LM head (has_lm_head absent or true) sends the next-token arrays too
+VIEW["if"] = {"properties": {"model": {"properties": {"has_lm_head": {"const": False}}, "required": ["has_lm_head"]}}}
+VIEW["else"] = {"properties": {"arrays": {"required": list(VIEW_ARRAYS)}}}
 
 _side = {"type": "object", "required": ["tokens", "pos"], "properties": {"tokens": {"type": "array", "items": _str}, "pos": _int}}
 COMPARE = _kind("compare", {

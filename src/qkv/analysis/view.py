@@ -16,9 +16,11 @@ rounded division that a reader repeats exactly (in JavaScript: Math.fround(dot /
 a test checks that this reproduces the model's scores bit for bit).
 
 and per layer and position the norms of the residual update x → x + attn_out (→ resid_mid → + mlp_out),
-then the most likely next tokens at each position. Big arrays are packed (see `pack`): float32 or
+then the most likely next tokens at each position (only for a model with an LM head: an encoder
+outputs one vector per token and no next-token distribution, so its view has no next_* arrays and
+model.has_lm_head is false). Big arrays are packed (see `pack`): float32 or
 int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers;
-under a causal mask, dots and pattern keep only their lower triangles.
+under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -82,12 +85,49 @@ def dumps(doc: dict) -> bytes:
     return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode("utf-8")
 
 
+# what a pretrained model's short name stands for, shown with it
+KNOWN_MODELS = {"minilm": "all-MiniLM-L6-v2 (sentence-transformers)"}
+
+
 def model_info(model, tokenizer, name: str = "") -> dict:
+    """The model's shape, its tokenizer, its size, and where it came from.
+
+    source: {name, path, architecture, title} — for a pretrained model what it was loaded from
+    (model.source), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
+    qkv, path null); weights_bytes: the size of its weight files on disk (safetensors), or null."""
     cfg = model.cfg
     keys = ("n_layers", "n_heads", "d_model", "d_head", "d_mlp", "n_ctx", "d_vocab", "norm", "pos", "causal",
-            "residual", "values")
+            "residual", "values", "arch")
+    source, weights = _source(model, name)
     return {**{k: getattr(cfg, k) for k in keys}, "tokenizer": tokenizer.kind, "name": name,
-            "parameters": model.num_params()}
+            "parameters": model.num_params(), "has_lm_head": bool(getattr(model, "has_lm_head", True)),
+            "source": source, "weights_bytes": _weights_bytes(weights)}
+
+
+def _source(model, name: str) -> tuple[dict, str | None]:
+    """(source, the directory its weights are in)."""
+    src = getattr(model, "source", None)
+    if isinstance(src, dict):
+        out = {k: src.get(k) for k in ("name", "path", "architecture")}
+        weights = out["path"]
+    else:
+        path = str(Path(name).resolve()) if name and name != "bundled" and Path(name).is_dir() else None
+        out = {"name": name or None, "path": path, "architecture": f"qkv {model.cfg.arch}"}
+        if name == "bundled":
+            from qkv.core.bundled import BUNDLED
+
+            path = str(BUNDLED)
+        weights = path
+    out["title"] = KNOWN_MODELS.get(str(out["name"]))
+    return out, weights
+
+
+def _weights_bytes(path) -> int | None:
+    """Bytes of the model's safetensors files in `path` (a qkv checkpoint's optimizer state left out)."""
+    if not path or not Path(path).is_dir():
+        return None
+    files = [f for f in Path(path).glob("*.safetensors") if not f.name.startswith("optimizer")]
+    return sum(f.stat().st_size for f in files) or None
 
 
 def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
@@ -186,6 +226,10 @@ def _wanted(name: str) -> bool:
     return name == "probs" or name.endswith(_HOOKS)
 
 
+def _wanted_no_lm(name: str) -> bool:
+    return name.endswith(_HOOKS)
+
+
 @torch.no_grad()
 def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None) -> dict:
     """The kind-"view" document of `text`, or of token `ids` (then text is their decoding; see the
@@ -201,11 +245,12 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         text = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
     check_size(cfg, T)
+    has_lm = bool(getattr(model, "has_lm_head", True))
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
-        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=_wanted)
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=_wanted if has_lm else _wanted_no_lm)
     finally:
         model.train(was_training)
 
@@ -217,12 +262,6 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     x, attn_out = stack("resid_pre"), stack("attn_out")  # (L, T, d_model)
     k = min(N_COORDS, cfg.d_head)
 
-    probs = tr["probs"][0]  # (T, d_vocab)
-    top_p, top_i = torch.topk(probs, min(TOP_NEXT, cfg.d_vocab), dim=-1)  # (T, K)
-    nxt = torch.tensor(ids[1:], dtype=torch.long, device=probs.device)
-    actual_p = probs[torch.arange(T - 1), nxt]  # (T-1,) the probability of the token that follows
-    actual_rank = (probs[: T - 1] > actual_p[:, None]).sum(-1) + 1
-    shown_ids = sorted(set(top_i.flatten().tolist()) | set(ids))
     arrays = {
         "dots": dots, "pattern": pattern,
         "v_norm": v.norm(dim=-1), "v_first": v[..., :k], "z_norm": z.norm(dim=-1), "z_first": z[..., :k],
@@ -232,13 +271,37 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         "x_plus_attn_norm": (x + attn_out).norm(dim=-1), "resid_mid_norm": stack("resid_mid").norm(dim=-1),
         "mlp_out_norm": stack("mlp_out").norm(dim=-1), "resid_post_norm": stack("resid_post").norm(dim=-1),
         "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
-        "next_ids": top_i, "next_probs": top_p, "actual_prob": actual_p, "actual_rank": actual_rank,
     }
+    shown_ids = set(ids)
+    if has_lm:  # an encoder has no next-token distribution: no next_* arrays
+        nexts = _next_arrays(tr["probs"][0], ids, cfg.d_vocab)
+        shown_ids |= set(nexts["next_ids"].flatten().tolist())
+        arrays.update(nexts)
+    special = getattr(tokenizer, "special", None) or ()
     return {"format": FORMAT, "version": VERSION, "kind": "view", "text": text, "ids": [int(i) for i in ids],
             "tokens": [tokenizer.display(i) for i in ids], "model": model_info(model, tokenizer, name),
+            "special": [n for n, i in enumerate(ids) if i in special],
+            "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
             "scale": math.sqrt(cfg.d_head), "first": k,
-            "vocab": {str(i): tokenizer.display(i) for i in shown_ids},
+            "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
             "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
+
+
+def _continues(tokenizer, i: int) -> bool:
+    """Whether token i continues the word before it (a WordPiece "##" piece)."""
+    test = getattr(tokenizer, "is_continuation", None)
+    return bool(test(i)) if test is not None else False
+
+
+def _next_arrays(probs: torch.Tensor, ids: list[int], d_vocab: int) -> dict:
+    """probs (T, d_vocab) -> the top TOP_NEXT next tokens at each position, and the probability and
+    rank of the token that actually follows."""
+    T = len(ids)
+    top_p, top_i = torch.topk(probs, min(TOP_NEXT, d_vocab), dim=-1)  # (T, K)
+    nxt = torch.tensor(ids[1:], dtype=torch.long, device=probs.device)
+    actual_p = probs[torch.arange(T - 1), nxt]  # (T-1,) the probability of the token that follows
+    actual_rank = (probs[: T - 1] > actual_p[:, None]).sum(-1) + 1
+    return {"next_ids": top_i, "next_probs": top_p, "actual_prob": actual_p, "actual_rank": actual_rank}
 
 
 def unpack_view(doc: dict) -> dict[str, np.ndarray]:

@@ -52,11 +52,19 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None, m
         raise ValueError(f"max_new_tokens must be between 0 and 1000000; got {max_new_tokens}")
 
 
+def check_generates(model) -> None:
+    """A one-line ValueError for a model that has no next-token distribution (an encoder)."""
+    if not model.has_lm_head:
+        raise ValueError("this model is an encoder: it outputs one vector per token, not a next-token "
+                         "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)")
+
+
 @torch.inference_mode()
 def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
                  use_cache: bool = True) -> Iterator[int]:
     """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx)."""
+    check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
     if not prompt_ids:
         raise ValueError("the prompt is empty: give at least one token")

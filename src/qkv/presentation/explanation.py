@@ -10,6 +10,7 @@ The document becomes a list of blocks (titles, paragraphs, tables) that text.ren
 from __future__ import annotations
 
 from qkv.analysis import explain as analysis
+from qkv.core.tokenizers.wordpiece import JOIN  # how a WordPiece piece that continues a word is shown
 
 from .i18n import check_lang, translator
 from .text import render
@@ -53,7 +54,7 @@ def _num(x: float) -> str:
 
 def _blocks(d: dict, lang: str) -> list:
     """The document `d` as text.render blocks in `lang`: title, notes, the steps (one head) or the
-    table of heads (a summary), then the next-token prediction."""
+    table of heads (a summary), then the next-token prediction (or, for an encoder, why there is none)."""
     say = translator(check_lang(lang), "explain")
     n = len(d["tokens"])
     out = [("title", _title(d, say))]
@@ -61,6 +62,10 @@ def _blocks(d: dict, lang: str) -> list:
         out.append(("p", say("crop", n=n + d["cropped"], ctx=d["model"]["n_ctx"], drop=d["cropped"])))
     if any("␣" in token for token in d["tokens"]):
         out.append(("p", say("space")))
+    if any(token.startswith(JOIN) for token in d["tokens"]):
+        out.append(("p", say("join")))
+    if not d["model"].get("causal", True):
+        out.append(("p", say("bidirectional")))
     out += _head_steps(d, say) if d["mode"] == "head" else _heads_table(d, say)
     return out + _next_token(d, say)
 
@@ -113,8 +118,11 @@ def _heads_table(d: dict, say) -> list:
 
 
 def _next_token(d: dict, say) -> list:
-    """The model's top next tokens at the query's position, and the one that actually follows."""
+    """The model's top next tokens at the query's position, and the one that actually follows; for a
+    model without LM head (an encoder), one line that says why there are none."""
     nx = d["next"]
+    if nx is None:
+        return [("p", say("no_next"))]
     step = say("step4") if d["mode"] == "head" else ""
     out = [("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]))),
            ("table", [say("c_rank"), say("c_tok"), say("c_prob")],

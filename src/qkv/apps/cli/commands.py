@@ -57,10 +57,11 @@ def _cropped(what: str, n: int, n_ctx: int, done: str) -> None:
 
 def generate(args) -> None:
     from qkv.core.checkpoint import load
-    from qkv.core.sample import check_sampling, generate_ids
+    from qkv.core.sample import check_generates, check_sampling, generate_ids
 
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
     model, tokenizer = load(args.ckpt)
+    check_generates(model)  # before the prompt is printed
     ids = tokenizer.encode(args.prompt)
     if not ids:
         raise ValueError("the prompt is empty: give at least one character")
@@ -78,7 +79,10 @@ def generate(args) -> None:
 
 def info(args) -> None:
     from qkv.core.checkpoint import load_checkpoint
+    from qkv.core.models.pretrained import is_pretrained_ref
 
+    if is_pretrained_ref(args.ckpt):
+        return _info_pretrained(args.ckpt)
     ckpt = load_checkpoint(args.ckpt)
     cfg = ckpt.model.cfg
     print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} tokenizer "
@@ -88,6 +92,23 @@ def info(args) -> None:
     for key in ("train_loss", "val_loss"):
         if ckpt.state.get(key) is not None:
             print(f"  {key}: {ckpt.state[key]:.4f}")
+
+
+def _info_pretrained(ref) -> None:
+    """`qkv info` for "minilm" or a Hugging Face directory: what it is, where it came from, its size."""
+    from qkv.analysis.view import model_info
+    from qkv.core.checkpoint import load
+
+    model, tokenizer = load(ref)
+    m = model_info(model, tokenizer, str(ref))
+    src = m["source"]
+    size = f", {m['weights_bytes'] / 1e6:.1f} MB of weights" if m["weights_bytes"] else ""
+    kind = "an encoder (no LM head: it cannot generate)" if not m["has_lm_head"] else "a decoder with an LM head"
+    print(f"{ref}: pretrained {src['title'] or src['architecture']}, {kind}, {m['parameters']:,} parameters{size}, "
+          f"{tokenizer.kind} tokenizer with {tokenizer.vocab_size} tokens")
+    print(f"  from {src['path']} (model_type {src['architecture']})")
+    for key, value in model.cfg.to_dict().items():
+        print(f"  {key} = {value}")
 
 
 def corpus(args) -> None:
@@ -114,7 +135,7 @@ def lesson(args) -> None:
     from qkv.apps import lessons
 
     if args.list or not args.name:
-        for name, title in lessons.titles(args.lang).items():
+        for name, title in lessons.titles(args.lang, real=True).items():
             print(f"{name:<12} {title}")
         return
     result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
@@ -201,5 +222,14 @@ def serve(args) -> None:
     serve(args.ckpt, host=args.host, port=args.port)
 
 
+def export(args) -> None:
+    from qkv.core.checkpoint import load
+    from qkv.core.models.export import export_hf
+
+    model, tokenizer = load(args.ckpt)
+    out = export_hf(model, tokenizer, args.hf)
+    print(f"wrote {out}: transformers' AutoModelForCausalLM.from_pretrained and AutoTokenizer.from_pretrained load it")
+
+
 COMMANDS = {"train": train, "generate": generate, "info": info, "corpus": corpus, "demo": demo, "lesson": lesson, "trace": trace,
-            "explain": explain, "attend": attend, "figure": figure, "serve": serve}
+            "explain": explain, "attend": attend, "figure": figure, "serve": serve, "export": export}

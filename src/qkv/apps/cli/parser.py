@@ -130,6 +130,13 @@ def _add_seeing(sub) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
 
 
+def _add_export(sub) -> None:
+    p = sub.add_parser("export", help="write a checkpoint as a Hugging Face directory (GPT-2 model and tokenizer)")
+    _ckpt(p, required=True)
+    p.add_argument("--hf", required=True, metavar="OUT", help="the directory to write (must not exist, or be empty); "
+                                                             "AutoModelForCausalLM and AutoTokenizer load it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="qkv", description="A Transformer you can see through.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,4 +151,5 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon")
     _add_lessons(sub)
     _add_seeing(sub)
+    _add_export(sub)
     return parser

@@ -6,10 +6,11 @@
 
 A lesson is two modules with the same name. qkv.apps.lessons.<name> MEASURES: it declares
 NEEDS_MODEL and defines `measure(model, tokenizer, seed)` (NEEDS_MODEL true: it reads the bundled
-model or --ckpt) or `measure(seed)` (it trains its own small models), returning a plain dict of
-numbers (JSON-able; curves as lists). qkv.presentation.lessons.<name> SAYS and DRAWS those numbers:
-`text(n, lang)`, `headline(n, lang)`, `figures(n, out, lang)`, from the message area
-"lessons.<name>". `run` below is the only code they share.
+model or --ckpt; NEEDS_MODEL "minilm": it reads a pretrained BERT-family encoder, all-MiniLM-L6-v2
+from the `real` extra unless --ckpt names another) or `measure(seed)` (it trains its own small
+models), returning a plain dict of numbers (JSON-able; curves as lists).
+qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `text(n, lang)`, `headline(n, lang)`,
+`figures(n, out, lang)`, from the message area "lessons.<name>". `run` below is the only code they share.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from qkv.presentation.i18n import check_lang, t
 
 from .base import LessonResult, check_folder
 
-# lesson name -> module name (the same under apps.lessons and presentation.lessons), in teaching order
+# lesson name -> module name (the same under apps.lessons and presentation.lessons), in teaching order;
+# `qkv demo` runs these, on the bundled model or on models they train
 LESSONS = {
     "convex": "convex",
     "why-v": "why_v",
@@ -34,12 +36,31 @@ LESSONS = {
     "embedding": "embedding",
     "next-token": "next_token",
 }
+# lessons on a real pretrained encoder (the `real` extra): not in the demo, which must work without it
+REAL_LESSONS = {
+    "real-apple": "real_apple",
+    "real-heads": "real_heads",
+    "real-hull": "real_hull",
+}
+ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
+
+# lessons written for a causal language model (a GPT), and why an encoder cannot run them
+NEEDS_GPT = {
+    "convex": "its sentence, query and cue word are chosen for the bundled word-level GPT, and its residual "
+              "step is a pre-norm block's; real-hull is this lesson on an encoder",
+    "context": "it compares the next words the model predicts, and an encoder has no next-token head; "
+               "real-apple is this lesson on an encoder",
+    "heads": "it reads the query after the comma of the corpus's sense probes, in a causal model; "
+             "real-heads is this lesson on an encoder",
+    "dropout": "it rebuilds the model as a qkv GPT to switch attention dropout on",
+    "next-token": "it turns the last position's vector into next-token probabilities, and an encoder has no such head",
+}
 
 
 def _module_name(name: str) -> str:
-    if name not in LESSONS:
-        raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(LESSONS)}")
-    return LESSONS[name]
+    if name not in ALL_LESSONS:
+        raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(ALL_LESSONS)}")
+    return ALL_LESSONS[name]
 
 
 def lesson_module(name: str):
@@ -56,25 +77,42 @@ def title(name: str, lang: str = "en") -> str:
     return t(f"lessons.{_module_name(name)}.title", check_lang(lang))
 
 
-def titles(lang: str = "en") -> dict[str, str]:
-    return {name: title(name, lang) for name in LESSONS}
+def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
+    """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder too."""
+    return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
+
+
+def load_model(name: str, needs, ckpt=None):
+    """(model in eval mode, tokenizer) for lesson `name`, or a one-line ValueError saying why it cannot read it.
+
+    needs "minilm": a BERT-family encoder, all-MiniLM-L6-v2 unless `ckpt` names another; needs True:
+    the bundled model or `ckpt`, which must be a GPT when the lesson is one of NEEDS_GPT."""
+    from qkv.core.checkpoint import load
+
+    if needs == "minilm":
+        model, tokenizer = load(ckpt if ckpt is not None else "minilm")
+        if getattr(model, "has_lm_head", True) or model.cfg.arch != "bert":
+            raise ValueError(f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
+                             f"{ckpt} is a {model.cfg.arch} language model")
+    else:
+        model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
+        if not getattr(model, "has_lm_head", True) and name in NEEDS_GPT:
+            raise ValueError(f"lesson {name!r} needs a GPT, and {ckpt} is an encoder: {NEEDS_GPT[name]}")
+    return model.eval(), tokenizer
 
 
 def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> LessonResult:
     """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
 
-    `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model); lessons that
-    train their own models ignore it."""
+    `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, or MiniLM for
+    the lessons of REAL_LESSONS); lessons that train their own models ignore it."""
     check_lang(lang)
     if out is not None:
         check_folder(out, "lesson's figures")
     lesson, view = lesson_module(name), view_module(name)
     extra = {}
     if lesson.NEEDS_MODEL:
-        from qkv.core.checkpoint import load
-
-        model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
-        model.eval()
+        model, tokenizer = load_model(name, lesson.NEEDS_MODEL, ckpt)
         numbers = dict(lesson.measure(model, tokenizer, seed))
         if getattr(view, "DRAWS_MODEL", False):  # a figure of the model itself (see that module)
             extra = {"model": model, "tokenizer": tokenizer}
@@ -85,4 +123,5 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
                         numbers, figures, lang)
 
 
-__all__ = ["LESSONS", "LessonResult", "default_ckpt", "lesson_module", "run", "title", "titles", "view_module"]
+__all__ = ["ALL_LESSONS", "LESSONS", "LessonResult", "NEEDS_GPT", "REAL_LESSONS", "default_ckpt", "lesson_module", "load_model",
+           "run", "title", "titles", "view_module"]

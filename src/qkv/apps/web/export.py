@@ -6,6 +6,7 @@ The page is the one `qkv serve` sends, with its stylesheet and scripts written i
 documents it would have fetched (model, view, compare) embedded as JSON, with the layer, head and
 query token to open on. Layer, head, token and
 language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
+The model's source keeps its name but not the directory it was loaded from (a file to share).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | 
         ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
         ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
         ("token", token, T, f"the text has {T} tokens")) if value is not None}
+    for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
+        m["source"] = {**m["source"], "path": None}
     data = {"model": info, "view": doc, "start": start,
             "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
     atomic_write(path, page_html(data).encode("utf-8"))

@@ -9,7 +9,7 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     GET  /api/model        the model's shape, example sentences, a default comparison
     POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
-    POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed}
+    POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder)
     POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
 
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
@@ -57,6 +57,9 @@ EXAMPLES = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "患者 
             "i ate apple ,", "To be, or not to be, that is the question:", "First Citizen:\nBefore we proceed any further"]
 COMPARISONS = [("我 昨天 吃了 苹果", "我 投资了 苹果", "苹果"), ("i ate apple", "i invested in apple", "apple"),
                ("the king is dead", "the king is here", "king")]
+# for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
+PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
+PRETRAINED_COMPARISONS = [("I ate an apple", "I bought Apple shares", "apple")]
 
 
 def asset(name: str) -> str:
@@ -126,15 +129,18 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
 
     def fits(text):
         try:
-            encode_text(tokenizer, text, n_ctx)
-            return True
+            ids = encode_text(tokenizer, text, n_ctx)
         except ValueError:
             return False
-    shown = [t for t in ([first] if first else []) + EXAMPLES if fits(t)]
-    if not shown:  # a model of some other text: offer what it writes itself
+        return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
+    pretrained = getattr(model, "source", None) is not None
+    examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
+    shown = [t for t in ([first] if first else []) + examples if fits(t)]
+    if not shown and getattr(model, "has_lm_head", True):  # a model of some other text: offer what it writes itself
         sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
         shown = [sample] if fits(sample) else []
-    pair = next(({"a": a, "b": b, "word": w} for a, b, w in COMPARISONS if fits(a) and fits(b)), None)
+    pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
+    pair = next(({"a": a, "b": b, "word": w} for a, b, w in pairs if fits(a) and fits(b)), None)
     return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
             "examples": list(dict.fromkeys(shown)), "compare": pair}
 
@@ -218,6 +224,9 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
+        if not getattr(model, "has_lm_head", True):
+            raise TextError("this model is an encoder: it outputs one vector per token, not a next-token "
+                            "distribution, so it cannot generate text")
         prompt, ids = read_text(tokenizer, body.text, n_ctx)
         room = n_ctx - len(ids)
         if room < 1:

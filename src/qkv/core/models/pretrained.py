@@ -195,7 +195,7 @@ def _bert(d: Path, hc: dict) -> Encoder:
         cfg = bert_config(hc)
     except (ValueError, TypeError, KeyError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
-    model = Encoder(cfg)
+    model = Encoder(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
     theirs, used = _read_tensors(d), set()
     take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # noqa: E731  BertFor*: "bert." prefix
     ours = {"embed.weight": take("embeddings.word_embeddings.weight"),

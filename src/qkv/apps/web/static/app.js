@@ -106,11 +106,21 @@ function loadDoc(doc) {
   S.doc = doc; S.A = A;
   S.T = doc.tokens.length; S.L = doc.model.n_layers; S.H = doc.model.n_heads; S.k = doc.first;
   A.scores = scaledScores(A.dots, S.L, S.H, S.T, doc.scale, doc.model.causal);
-  S.layer = clamp(S.layer, 0, S.L - 1); S.head = clamp(S.head, 0, S.H - 1); S.token = S.T - 1;
+  S.layer = clamp(S.layer, 0, S.L - 1); S.head = clamp(S.head, 0, S.H - 1); S.token = defaultToken(doc);
   window.qkv.view = doc;
   $("#text").value = doc.text;
   fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels();
 }
+
+/** The query to open on: the last token, or the last that is not a special one ([CLS], [SEP]). */
+function defaultToken(doc) {
+  const special = new Set(doc.special || []);
+  for (let i = doc.tokens.length - 1; i >= 0; i--) if (!special.has(i)) return i;
+  return doc.tokens.length - 1;
+}
+
+/** Whether the model has an LM head (a GPT) or is an encoder, which predicts no next token. */
+const hasLM = () => { const m = S.info || (S.doc && S.doc.model); return !m || m.has_lm_head !== false; };
 
 // ---------------------------------------------------------------------------------------------
 // The API (same origin, relative URLs)
@@ -168,7 +178,7 @@ async function analyze(text, t0, what = "text") {
 function render(what, t0) {
   if (S.doc) {
     $("#heatmap-title").textContent = t("heatmap_title", { l: S.layer, h: S.head });
-    $("#heatmap-caption").innerHTML = t("heatmap_caption") + (S.doc.model.causal ? t("heatmap_masked") : "");
+    $("#heatmap-caption").innerHTML = t("heatmap_caption") + t(S.doc.model.causal ? "heatmap_masked" : "heatmap_full");
     drawHeatmap(); drawLines();
     markChosen(); renderSteps(); renderHull(); renderResidual(); renderNext();
   }
@@ -189,10 +199,15 @@ function fillSelects() {
   if ($("#head").options.length !== S.H) $("#head").innerHTML = opts(S.H);
 }
 
+/** Token buttons. A WordPiece piece that continues the word before it (shown ⁀piece) is drawn
+ *  joined to that token (class "cont", the one before "joined"); [CLS] and [SEP] are "special". */
 function renderTokenButtons() {
-  $("#tokens").innerHTML = S.doc.tokens.map((tok, i) =>
-    `<button type="button" class="token" data-pos="${i}" title="${esc(t("token_title", { i, id: S.doc.ids[i] }))}">` +
-    `${esc(tok)}</button>`).join("");  // the position is drawn by CSS (::before), outside textContent
+  const cont = new Set(S.doc.continues || []), special = new Set(S.doc.special || []);
+  $("#tokens").innerHTML = S.doc.tokens.map((tok, i) => {
+    const cls = ["token", cont.has(i) ? "cont" : "", cont.has(i + 1) ? "joined" : "", special.has(i) ? "special" : ""];
+    return `<button type="button" class="${cls.filter(Boolean).join(" ")}" data-pos="${i}" ` +
+      `title="${esc(t("token_title", { i, id: S.doc.ids[i] }))}">${esc(tok)}</button>`;
+  }).join("");  // the position is drawn by CSS (::before), outside textContent
 }
 
 /** Selects, token buttons and head thumbnails show the current choice. */
@@ -599,6 +614,8 @@ function renderResidual() {
 // ---------------------------------------------------------------------------------------------
 
 function renderNext() {
+  if (!hasLM() || !S.A.next_probs) return renderNoNext();
+  $(".next-card").classList.remove("encoder");
   const i = S.token, A = S.A, doc = S.doc, K = A.next_probs.length / S.T;
   const actual = i + 1 < S.T ? doc.ids[i + 1] : null;
   const pmax = Math.max(A.next_probs[i * K], 1e-12);
@@ -623,6 +640,14 @@ function renderNext() {
   $("#next").innerHTML = html;
 }
 
+/** An encoder: no next-token distribution, and the page says why instead of showing bars. */
+function renderNoNext() {
+  const m = S.info || S.doc.model;
+  $(".next-card").classList.add("encoder");
+  $("#next-title").textContent = t("next_none_title");
+  $("#next").innerHTML = `<p id="next-none" class="why">${t("next_none", { d: m.d_model })}</p>`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Compare: one word's vector in two sentences, stage by stage
 // ---------------------------------------------------------------------------------------------
@@ -630,8 +655,9 @@ function renderNext() {
 function renderCompare() {
   const box = $("#compare-result"), c = S.compare;
   if (!c) { box.innerHTML = S.mode === "static" ? `<p class="caption">${t("compare_none")}</p>` : ""; return; }
+  const cont = (tk) => tk.startsWith("\u2040");  // ⁀piece: a WordPiece continuation, joined to the token before
   const sent = (name, s) => `<div class="csent"><b>${name}</b> ${s.tokens.map((tk, n) =>
-    `<span class="ctok${n === s.pos ? " hit" : ""}">${esc(tk)}</span>`).join("")}</div>`;
+    `<span class="ctok${n === s.pos ? " hit" : ""}${cont(tk) ? " cont" : ""}">${esc(tk)}</span>`).join("")}</div>`;
   let html = sent("A", c.a) + sent("B", c.b) + '<div class="crows">';
   for (const st of c.stages) {
     const none = st.cosine === null;  // a zero vector: the angle has no value
@@ -738,6 +764,26 @@ function renderModelLine() {
     nctx: m.n_ctx, tok: t("tok_" + m.tokenizer), params: Number(m.parameters).toLocaleString("en-US"),
     norm: t("norm_" + m.norm) }) + (m.name ? ` · ${m.name}` : "");
   $("#hint").textContent = t("hint_" + m.tokenizer);
+  renderSource(m);
+  renderGenAvailable();
+}
+
+/** Which model the page shows, its size and where it came from (model.source of the API). */
+function renderSource(m) {
+  const src = m.source || {};
+  const size = m.weights_bytes ? t("source_size", { mb: (m.weights_bytes / 1e6).toFixed(1) }) : "";
+  $("#model-source").textContent = t("model_source", {
+    title: src.title || src.name || m.name || "?", kind: t(m.has_lm_head === false ? "kind_encoder" : "kind_decoder"),
+    params: Number(m.parameters).toLocaleString("en-US"), size,
+    from: src.path ? t("source_path", { path: src.path }) : src.name === "bundled" ? t("source_bundled") : "" });
+  $("#model-source").title = src.path || "";
+}
+
+/** An encoder cannot generate: the form is disabled and says why. */
+function renderGenAvailable() {
+  const off = !hasLM();
+  $("#gen-none").hidden = !off;
+  if (off) for (const el of document.querySelectorAll("#gen input, #generate")) el.disabled = true;
 }
 
 function setModel(m) {

@@ -1,0 +1,96 @@
+"""Lesson "real-hull", said and drawn: z inside its values' hull on every head of a real encoder, and
+what W_O, the residual and the post-norm LayerNorm do to that (numbers from qkv.apps.lessons.real_hull.measure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..figures import new_figure, save
+from ..i18n import translator
+from ..plot_hull import hull_figure
+from .common import then
+
+AREA = "lessons.real_hull"
+COLUMNS = ("z", "zW", "x_zW", "sum", "mid")
+
+
+def dist(x: float) -> str:
+    """A hull distance as the text shows it."""
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def head_name(layer: int, head: int) -> str:
+    return f"L{layer}H{head}"
+
+
+def _fields(n: dict, lang: str) -> dict:
+    say = translator(lang, AREA)
+    out, k = n["outside"], n["n_total"]
+    f = {"model": n["model_name"] or say("unnamed"), "text": n["text"], "T": len(n["tokens"]), "query": n["query"],
+         "position": n["position"], "n_total": k, "n_layers": n["n_layers"], "n_heads": n["n_heads"],
+         "d_head": n["d_head"], "d_model": n["d_model"], "z_points": n["z_points"], "z_outside": n["z_outside"],
+         "z_inside": n["z_points"] - n["z_outside"], "z_max": dist(n["z_max_distance"]),
+         "norm_x_min": min(n["norm_x"]), "norm_x_max": max(n["norm_x"]), "norm_zW_median": n["norm_zW_median"],
+         "norm_zW_max": n["norm_zW_max"], "ln_gap": f"{n['ln_gap']:.1g}",
+         "mid_min_head": head_name(n["mid_min"]["layer"], n["mid_min"]["head"]), "mid_min_weight": n["mid_min"]["max_weight"],
+         "mid_max_head": head_name(n["mid_max"]["layer"], n["mid_max"]["head"]), "mid_max_weight": n["mid_max"]["max_weight"],
+         "ex_head": head_name(n["example"]["layer"], n["example"]["head"]), "cue": n["cue"],
+         "cue_weight": n["example"]["cue_weight"]}
+    for s in n["stages"]:
+        f.update({f"{s}_outside": out[s], f"{s}_inside": k - out[s], f"{s}_max": dist(n["max_distance"][s]),
+                  f"{s}_min": dist(n["min_distance"][s]), f"{s}_median": dist(n["median_distance"][s])})
+    return f
+
+
+def _steps(n: dict, f: dict, lang: str) -> list[str]:
+    """One paragraph per stage, the wording chosen by whether the stage came out inside or outside."""
+    say = translator(lang, AREA)
+    out, k = n["outside"], n["n_total"]
+    steps = [say("z_all" if n["z_outside"] == 0 else "z_some", **f)]
+    steps.append(say("zW_all" if out["zW"] == 0 else "zW_some", **f))
+    steps.append(say("x_all" if out["x_zW"] == k else "x_some", **f))
+    steps.append(say("sum_all" if out["sum"] == 0 else "sum_some", **f))
+    mid = [say("mid_all" if out["mid"] == k else "mid_some", **f), say("mid_why", **f)]
+    steps.append(then(mid, lang))
+    return steps
+
+
+def text(n: dict, lang: str) -> str:
+    f = _fields(n, lang)
+    return translator(lang, AREA)("text", **f, steps="\n\n".join(_steps(n, f, lang)))
+
+
+def headline(n: dict, lang: str) -> str:
+    return translator(lang, AREA)("headline", **_fields(n, lang))
+
+
+def figures(n: dict, out: Path, lang: str) -> list[Path]:
+    say = translator(lang, AREA)
+    ex = n["example"]
+    head = hull_figure(ex["values"], ex["z"], ex["weights"], out / "real_hull_head.png", labels=n["tokens"], lang=lang,
+                       title=say("head_title", head=head_name(ex["layer"], ex["head"]), query=n["query"]))
+    return [_distances_figure(n, out / "real_hull_distances.png", lang), head.path]
+
+
+def _distances_figure(n: dict, path: Path, lang: str) -> Path:
+    """Every head's L1 distance to the hull at each stage (0: inside), on a symmetric-log axis."""
+    say = translator(lang, AREA)
+    rng = np.random.default_rng(0)  # horizontal jitter only, so the dots of one stage do not hide each other
+    fig = new_figure((8.5, 4.8))
+    ax = fig.subplots()
+    for x, col in enumerate(COLUMNS):
+        d = np.array(n["distances"][col]).reshape(-1)  # (n_layers * n_heads,)
+        ax.scatter(x + rng.uniform(-0.22, 0.22, len(d)), d, s=12, alpha=0.7)
+        inside = int((d == 0).sum())
+        ax.annotate(say("fig_inside", inside=inside, total=len(d)), (x, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize="small")
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_ylim(-1e-4, max(1.0, float(np.max(n["distances"]["x_zW"]))) * 8)
+    ax.set_xticks(range(len(COLUMNS)))
+    ax.set_xticklabels([say(f"fig_{c}") for c in COLUMNS], fontsize="small")
+    ax.set_ylabel(say("fig_y"))
+    ax.set_title(say("fig_title", model=n["model_name"] or say("unnamed"), query=n["query"]), fontsize="medium")
+    ax.grid(alpha=0.3, axis="y")
+    return save(fig, path)
