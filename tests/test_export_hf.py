@@ -276,6 +276,8 @@ def test_cli_export_then_a_second_export_into_it_is_refused(checkpoints, tmp_pat
     (tmp_path / "file").write_text("mine")
     assert "file" in one_error(capsys, ["export", "--ckpt", str(ckpt), "--hf", str(tmp_path / "file")])
     assert (tmp_path / "file").read_text() == "mine"
+    line = one_error(capsys, ["export", "--ckpt", str(ckpt), "--hf", str(tmp_path / "file" / "sub")])
+    assert f"{tmp_path / 'file'} is a file, not a directory" in line and (tmp_path / "file").read_text() == "mine"
 
 
 def test_cli_refuses_an_architecture_gpt2_lacks(text_file, tmp_path, capsys):

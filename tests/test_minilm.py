@@ -177,3 +177,42 @@ def test_figures_draw_a_real_model(minilm, tmp_path):
     # the default map of a WordPiece vocabulary shows words, not [PAD] and [unused0..]
     shown = [tok.display(i) for i in default_ids(tok)]
     assert len(shown) >= 40 and set(shown) <= set(DEFAULT_WORDS)
+
+
+def test_sentence_embedding_of_a_long_text_is_cut_as_sentence_transformers_cuts_it(minilm):
+    from sentence_transformers import SentenceTransformer
+
+    model, tok = minilm
+    long = "the bank by the river raised its rates again , " * 40
+    assert len(tok.encode(long)) > 300 and tok.max_length == 256
+    st = SentenceTransformer(str(minilm_dir()), device="cpu")
+    torch.testing.assert_close(sentence_embedding(model, tok, [long, "hi"]), st.encode([long, "hi"], convert_to_tensor=True),
+                               atol=TOL, rtol=0)
+
+
+def test_check_sees_padding(minilm, batch):
+    model, _ = minilm
+    ids, mask = batch
+    _, tr = model.run_with_trace(ids, attention_mask=mask)
+    report = check(tr)
+    assert report.passed, str(report)
+    padding = [item for item in report.items if item.name == "padding keys get weight 0"]
+    assert len(padding) == 6 and all(item.checked > 0 for item in padding)
+    hull = next(item for item in report.items if "hull" in item.name)
+    assert hull.checked == int(mask.sum()) * 12  # real queries only, every head
+    tr.activations["blocks.3.attn.hook_pattern"] = tr["pattern", 3].clone()
+    b = int((mask.sum(1) < mask.shape[1]).nonzero()[0])  # a padded sentence
+    leaked = tr.activations["blocks.3.attn.hook_pattern"][b, 0, 0]  # (T_k,): one row, still summing to 1
+    leaked[0] -= 1e-3
+    leaked[-1] += 1e-3  # weight leaking onto a padding key
+    assert [item.name for item in check(tr, max_hull_points=50).failed()] == ["padding keys get weight 0"]
+
+
+@pytest.mark.parametrize("text, says", [("   ", "gives no tokens"), ("apple " * 600, "reads at most n_ctx = 512, all at once")])
+@pytest.mark.parametrize("command", ["explain", "trace"])
+def test_an_encoder_text_is_refused_not_cut(command, text, says):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "qkv", command, text, "--ckpt", "minilm"], capture_output=True, text=True)
+    assert r.returncode == 1 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

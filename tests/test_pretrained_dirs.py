@@ -33,6 +33,17 @@ def _bpe_tokenizer_json(path):
     return tok
 
 
+def randomise_norms(hf):
+    """LayerNorm weights and biases away from 1 and 0 (and all biases nonzero), so a swapped or
+    missing mapping of any of them changes the outputs."""
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, p in hf.named_parameters():
+            if p.dim() == 1:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.3 + (1.0 if name.endswith(("ln_1.weight", "ln_2.weight",
+                        "ln_f.weight", "LayerNorm.weight")) else 0.0))
+
+
 @pytest.fixture(scope="module")
 def gpt2_dir(tmp_path_factory):
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -41,6 +52,7 @@ def gpt2_dir(tmp_path_factory):
     tok = _bpe_tokenizer_json(d)
     torch.manual_seed(0)
     hf = GPT2LMHeadModel(GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=32, n_embd=32, n_layer=2, n_head=4))
+    randomise_norms(hf)
     hf.save_pretrained(d, safe_serialization=True)
     return d, hf.eval()
 
@@ -62,6 +74,7 @@ def bert_dir(tmp_path_factory):
     torch.manual_seed(0)
     hf = BertModel(BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                               intermediate_size=64, max_position_embeddings=40), add_pooling_layer=True)
+    randomise_norms(hf)
     hf.save_pretrained(d, safe_serialization=True)
     return d, hf.eval()
 
@@ -92,6 +105,10 @@ def test_bert_directory_gives_the_same_hidden_states(bert_dir):
     for layer in range(2):
         torch.testing.assert_close(tr["resid_post", layer], theirs[layer + 1], atol=1e-5, rtol=0)
     assert check(tr).passed
+    types = torch.tensor([[0] * 3 + [1] * (len(ids) - 3)])  # sentence A, then B
+    with torch.no_grad():
+        theirs = hf(torch.tensor([ids]), token_type_ids=types).last_hidden_state
+        torch.testing.assert_close(model(torch.tensor([ids]), token_type_ids=types), theirs, atol=1e-5, rtol=0)
 
 
 def test_bert_directory_with_vocab_txt_only(bert_dir, tmp_path):
@@ -188,3 +205,40 @@ def test_cli_trace_and_check_on_an_hf_directory(gpt2_dir, tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "checks pass" in out.stdout + out.stderr
+
+
+def test_broken_tokenizer_file_is_named(bert_dir, tmp_path):
+    d = _copy(bert_dir[0], tmp_path)
+    (d / "tokenizer.json").write_text('{"version": "1.0", oops')
+    with pytest.raises(ValueError, match=r"tokenizer\.json is not a valid tokenizer file") as err:
+        load(d)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_lm_head_of_an_untied_gpt2_is_named(tmp_path):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    hf = GPT2LMHeadModel(GPT2Config(vocab_size=300, n_positions=8, n_embd=16, n_layer=1, n_head=2, tie_word_embeddings=False))
+    hf.save_pretrained(tmp_path, safe_serialization=True)
+    _bpe_tokenizer_json(tmp_path)
+    tensors = load_file(str(tmp_path / "model.safetensors"))
+    del tensors["lm_head.weight"]
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"tensor lm_head\.weight is missing"):
+        load(tmp_path)
+
+
+def test_a_run_directory_named_minilm_stays_yours(runs, tmp_path, monkeypatch):
+    shutil.copytree(runs["base"], tmp_path / "minilm")
+    monkeypatch.chdir(tmp_path)
+    assert not is_pretrained_ref("minilm")
+    model, _ = load("minilm")
+    assert model.cfg.arch == "gpt" and model.source is None
+
+
+def test_a_gpt_refuses_another_architecture():
+    from qkv.core.config import ModelConfig
+    from qkv.core.models.gpt import GPT
+
+    with pytest.raises(ValueError, match="a GPT needs arch='gpt'"):
+        GPT(ModelConfig(arch="bert", n_token_types=2))

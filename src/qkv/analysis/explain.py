@@ -68,16 +68,13 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
     if head is not None:
         head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
     all_ids = tokenizer.encode(text)  # UnknownTokenError (a ValueError) names what is missing
-    if not all_ids:
-        raise ValueError("the text gives no tokens: give at least one token to explain")
-    cropped = max(0, len(all_ids) - cfg.n_ctx)
-    ids = all_ids[cropped:]
+    ids, cropped = fit_context(cfg, tokenizer, all_ids)
     T = len(ids)
     pos = check_index(default_token(tokenizer, ids) if token is None else token, T, "token", f"the text has {T} tokens")
     mode = "head" if layer is not None and head is not None else "summary"
 
     layers = [layer] if mode == "head" else ([layer] if layer is not None else list(range(cfg.n_layers)))
-    has_lm = bool(getattr(model, "has_lm_head", True))
+    has_lm = bool(model.has_lm_head)
     wanted = ({"probs"} if has_lm else set()) | {f"blocks.{L}.attn.hook_pattern" for L in layers}
     if mode == "head":
         p, a = f"blocks.{layer}.", f"blocks.{layer}.attn."
@@ -104,6 +101,19 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
         data["heads"], data["max_entropy_bits"] = _summary(tr, layers, head, pos, n_vis, shown), math.log2(n_vis)
     data["next"] = _next(tr, tokenizer, all_ids, cropped, pos, top) if has_lm else None  # an encoder predicts no token
     return data
+
+
+def fit_context(cfg, tokenizer, ids: list[int]) -> tuple[list[int], int]:
+    """(the ids the model reads, how many were dropped on the left). A causal model reads the last
+    n_ctx tokens of a longer text; an encoder sees all tokens at once, framed by [CLS] … [SEP], so a
+    text longer than n_ctx is refused, not cut. Text of no tokens (or only special ones) is refused."""
+    if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:
+        raise ValueError("the text gives no tokens: give at least one token to explain")
+    if len(ids) > cfg.n_ctx and not cfg.causal:
+        raise ValueError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}, all at once "
+                         "(it has no causal mask), so it cannot be given only the last ones")
+    cropped = max(0, len(ids) - cfg.n_ctx)
+    return ids[cropped:], cropped
 
 
 def default_token(tokenizer, ids: list[int]) -> int:

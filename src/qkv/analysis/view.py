@@ -85,9 +85,6 @@ def dumps(doc: dict) -> bytes:
     return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode("utf-8")
 
 
-# what a pretrained model's short name stands for, shown with it
-KNOWN_MODELS = {"minilm": "all-MiniLM-L6-v2 (sentence-transformers)"}
-
 
 def model_info(model, tokenizer, name: str = "") -> dict:
     """The model's shape, its tokenizer, its size, and where it came from.
@@ -100,25 +97,24 @@ def model_info(model, tokenizer, name: str = "") -> dict:
             "residual", "values", "arch")
     source, weights = _source(model, name)
     return {**{k: getattr(cfg, k) for k in keys}, "tokenizer": tokenizer.kind, "name": name,
-            "parameters": model.num_params(), "has_lm_head": bool(getattr(model, "has_lm_head", True)),
+            "parameters": model.num_params(), "has_lm_head": bool(model.has_lm_head),
             "source": source, "weights_bytes": _weights_bytes(weights)}
 
 
 def _source(model, name: str) -> tuple[dict, str | None]:
     """(source, the directory its weights are in)."""
-    src = getattr(model, "source", None)
+    src = model.source
     if isinstance(src, dict):
-        out = {k: src.get(k) for k in ("name", "path", "architecture")}
+        out = {k: src.get(k) for k in ("name", "path", "architecture", "title")}
         weights = out["path"]
     else:
         path = str(Path(name).resolve()) if name and name != "bundled" and Path(name).is_dir() else None
-        out = {"name": name or None, "path": path, "architecture": f"qkv {model.cfg.arch}"}
+        out = {"name": name or None, "path": path, "architecture": f"qkv {model.cfg.arch}", "title": None}
         if name == "bundled":
             from qkv.core.bundled import BUNDLED
 
             path = str(BUNDLED)
         weights = path
-    out["title"] = KNOWN_MODELS.get(str(out["name"]))
     return out, weights
 
 
@@ -140,7 +136,7 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
         ids = tokenizer.encode(text)
     except ValueError as e:  # UnknownTokenError names the characters or words
         raise TextError(str(e)) from None
-    if not ids:
+    if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:  # WordPiece: "   " is [CLS] [SEP]
         raise TextError("the text gives no tokens: type at least one token")
     if len(ids) > n_ctx:
         raise TextError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {n_ctx}")
@@ -245,7 +241,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         text = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
     check_size(cfg, T)
-    has_lm = bool(getattr(model, "has_lm_head", True))
+    has_lm = bool(model.has_lm_head)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()

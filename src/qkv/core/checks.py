@@ -76,20 +76,32 @@ def _rows(trace, layer: int) -> list[CheckItem]:
         hidden = ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)  # above the diagonal
         leak = pattern[..., hidden].abs().max().item() if hidden.any() else 0.0
         items.append(CheckItem("masked weights are 0", layer, leak == 0.0, leak, int(hidden.sum()) * pattern.shape[0] * pattern.shape[1]))
+    pad = _padding(trace)
+    if pad is not None and pad.any():  # (B, T_k): no query may weigh a padding key
+        leak = pattern.transpose(1, 3)[pad].abs().max().item()  # (B, T_k, T_q, n_heads)[pad]
+        items.append(CheckItem("padding keys get weight 0", layer, leak == 0.0, leak, int(pad.sum()) * pattern.shape[1] * pattern.shape[2]))
     return items
+
+
+def _padding(trace) -> torch.Tensor | None:
+    """(B, T) bool, True at padding, for a trace of a padded batch; else None."""
+    mask = getattr(trace, "attention_mask", None)
+    return None if mask is None else ~mask.bool().cpu()
 
 
 def _hull(trace, layer: int, max_points: int) -> CheckItem:
     v, z = trace["v", layer].double(), trace["z", layer].double()  # (B, T, n_heads, d_head)
     B, T, H, _ = v.shape
-    points = [(b, h, i) for b in range(B) for h in range(H) for i in range(T)]
+    pad = _padding(trace)
+    real = [list(range(T)) if pad is None else (~pad[b]).nonzero().flatten().tolist() for b in range(B)]  # real tokens
+    points = [(b, h, i) for b in range(B) for h in range(H) for i in real[b]]  # padding queries belong to no sentence
     if len(points) > max_points:  # an even spread over batch, heads and positions
         step = len(points) / max_points
         points = [points[int(n * step)] for n in range(max_points)]
     worst, failures = 0.0, []
     for b, h, i in points:
-        visible = i + 1 if trace.cfg.causal else T
-        result = convex_weights(z[b, i, h].numpy(), v[b, :visible, h].numpy(), tol=TOL)  # float32 rounding
+        keys = [j for j in real[b] if j <= i] if trace.cfg.causal else real[b]  # the values z may mix
+        result = convex_weights(z[b, i, h].numpy(), v[b, keys, h].numpy(), tol=TOL)  # float32 rounding
         worst = max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))

@@ -58,10 +58,12 @@ def trace_names(cfg) -> list[str]:
 class Trace(Mapping):
     """Named activations of one forward pass (read-only mapping from name to tensor)."""
 
-    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor, model=None):
+    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor, model=None,
+                 attention_mask: torch.Tensor | None = None):
         self.activations = activations
         self.cfg = cfg
         self.ids = ids
+        self.attention_mask = attention_mask  # (B, T), 0 at padding (an encoder's batch), or None
         self.model = model  # the model that ran (checks read its W_O bias and LayerNorms)
         self.training = bool(model is not None and model.training)
 
@@ -142,7 +144,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
         logits = model(ids, explicit=True, **inputs)
     acts = recorder.activations
     if not model.has_lm_head:
-        return logits, Trace(acts, model.cfg, ids, model)
+        return logits, Trace(acts, model.cfg, ids, model, inputs.get("attention_mask"))
     if keep("logits"):
         acts["logits"] = logits
     if keep("probs"):

@@ -148,18 +148,18 @@ def lesson(args) -> None:
 def trace(args) -> None:
     import torch
 
+    from qkv.analysis.explain import fit_context
     from qkv.core.checks import check
     from qkv.core.trace import name_filter
 
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
-    ids = tokenizer.encode(args.text)
-    if not ids:
-        raise ValueError("the text is empty")
-    if len(ids) > model.cfg.n_ctx:
-        _cropped("text", len(ids), model.cfg.n_ctx, "traced")
+    all_ids = tokenizer.encode(args.text)
+    ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
+    if cropped:
+        _cropped("text", len(all_ids), model.cfg.n_ctx, "traced")
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
-    _, tr = model.run_with_trace(torch.tensor([ids[-model.cfg.n_ctx:]]), None if args.check else args.names)
+    _, tr = model.run_with_trace(torch.tensor([ids]), None if args.check else args.names)
     out = tr.to_json(tokenizer)
     if args.check:
         report = check(tr)

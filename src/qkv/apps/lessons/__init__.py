@@ -91,12 +91,12 @@ def load_model(name: str, needs, ckpt=None):
 
     if needs == "minilm":
         model, tokenizer = load(ckpt if ckpt is not None else "minilm")
-        if getattr(model, "has_lm_head", True) or model.cfg.arch != "bert":
+        if model.has_lm_head or model.cfg.arch != "bert":
             raise ValueError(f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
                              f"{ckpt} is a {model.cfg.arch} language model")
     else:
         model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
-        if not getattr(model, "has_lm_head", True) and name in NEEDS_GPT:
+        if not model.has_lm_head and name in NEEDS_GPT:
             raise ValueError(f"lesson {name!r} needs a GPT, and {ckpt} is an encoder: {NEEDS_GPT[name]}")
     return model.eval(), tokenizer
 

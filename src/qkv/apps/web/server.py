@@ -39,7 +39,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from qkv.analysis.compare import compare
 from qkv.analysis.explain import check_index
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
-from qkv.core.sample import generate_ids
+from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
@@ -133,10 +133,10 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         except ValueError:
             return False
         return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
-    pretrained = getattr(model, "source", None) is not None
+    pretrained = model.source is not None
     examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
     shown = [t for t in ([first] if first else []) + examples if fits(t)]
-    if not shown and getattr(model, "has_lm_head", True):  # a model of some other text: offer what it writes itself
+    if not shown and model.has_lm_head:  # a model of some other text: offer what it writes itself
         sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
         shown = [sample] if fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
@@ -224,9 +224,10 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
-        if not getattr(model, "has_lm_head", True):
-            raise TextError("this model is an encoder: it outputs one vector per token, not a next-token "
-                            "distribution, so it cannot generate text")
+        try:
+            check_generates(model)  # an encoder has no next-token distribution
+        except ValueError as e:
+            raise TextError(str(e)) from None
         prompt, ids = read_text(tokenizer, body.text, n_ctx)
         room = n_ctx - len(ids)
         if room < 1:

@@ -27,6 +27,7 @@ from ..trace import run_with_trace
 
 class Encoder(nn.Module):
     has_lm_head = False  # it outputs hidden states: there is no next-token distribution
+    source = None  # where it was loaded from (models.pretrained)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -94,8 +95,13 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
 
 @torch.no_grad()
 def sentence_embedding(model: Encoder, tokenizer, texts: list[str]) -> torch.Tensor:
-    """Unit-length sentence vectors (B, d_model): mean-pooled hidden states, normalised (all-MiniLM-L6-v2)."""
-    ids, mask = pad_batch([tokenizer.encode(t) for t in texts], tokenizer.pad_id)
+    """Unit-length sentence vectors (B, d_model): mean-pooled hidden states, normalised (all-MiniLM-L6-v2).
+
+    A text longer than the tokenizer's max_length (sentence-transformers' max_seq_length, 256 for
+    MiniLM) is cut there as sentence-transformers cuts it: its first pieces, then [SEP]."""
+    limit = getattr(tokenizer, "max_length", None) or model.cfg.n_ctx
+    seqs = [tokenizer.encode(t) for t in texts]
+    ids, mask = pad_batch([s if len(s) <= limit else s[: limit - 1] + s[-1:] for s in seqs], tokenizer.pad_id)
     device = next(model.parameters()).device
     hidden = model(ids.to(device), attention_mask=mask.to(device))
     return F.normalize(mean_pool(hidden, mask.to(device)), dim=-1)

@@ -43,9 +43,12 @@ def export_hf(model, tokenizer, out) -> Path:
     hf_tokenizer = to_hf_tokenizer(tokenizer)
     _check_same_logits(model, hf_model)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"  # hidden, beside out: same file system
-    tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
+    except OSError as e:
+        raise ValueError(f"cannot write {out}: {e.strerror or e}") from None
     try:
         _quietly(hf_model.save_pretrained, tmp)
         if not any(tmp.glob("*.safetensors")):
@@ -80,6 +83,9 @@ def _quietly(f, *args):
 
 
 def _check_target(out: Path) -> None:
+    above = next((p for p in out.absolute().parents if p.exists()), None)  # the nearest folder that exists
+    if above is not None and not above.is_dir():
+        raise ValueError(f"cannot write {out}: {above} is a file, not a directory")
     if out.is_symlink() or out.exists() and not out.is_dir():
         raise ValueError(f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten")
     if out.is_dir() and any(out.iterdir()):

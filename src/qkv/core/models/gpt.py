@@ -26,9 +26,13 @@ from ..trace import run_with_trace
 
 class GPT(nn.Module):
     has_lm_head = True  # logits = h W_out + b: a next-token distribution at every position
+    source = None  # a pretrained model: where it was loaded from (models.pretrained)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
+        if cfg.arch != "gpt":
+            raise ValueError(f"a GPT needs arch='gpt'; got {cfg.arch!r} (qkv trains GPTs; a BERT encoder is loaded "
+                             "from a pretrained directory: --ckpt minilm)")
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
         self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0

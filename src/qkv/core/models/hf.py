@@ -44,7 +44,7 @@ def config_from_hf(hc) -> ModelConfig:
     )
 
 
-def _name_pairs(n_layers: int, tied: bool):
+def gpt2_name_pairs(n_layers: int, tied: bool):
     """(qkv name, GPT-2 name, transposed?) for every weight."""
     pairs = [("embed.weight", "transformer.wte.weight", False), ("pos_embed.W_pos", "transformer.wpe.weight", False)]
     for i in range(n_layers):
@@ -75,7 +75,7 @@ def from_hf(hf_model) -> GPT:
     model = GPT(cfg)
     theirs = hf_model.state_dict()
     ours = {}
-    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, cfg.tie_embeddings):
+    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, cfg.tie_embeddings):
         w = theirs[h_name]
         ours[q_name] = w.T.contiguous() if transpose else w.clone()
     missing, unexpected = model.load_state_dict(ours, strict=False)
@@ -115,7 +115,7 @@ def to_hf(model: GPT):
     if fold:
         ours["ln_final.weight"], ours["ln_final.bias"], ours["unembed.weight"] = _fold_unembed_bias(model)
     theirs = {}
-    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, tied):
+    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied):
         w = ours[q_name]
         theirs[h_name] = w.T.contiguous() if transpose else w.clone()
     if tied:

