@@ -208,7 +208,7 @@ def test_check_sees_padding(minilm, batch):
     assert [item.name for item in check(tr, max_hull_points=50).failed()] == ["padding keys get weight 0"]
 
 
-@pytest.mark.parametrize("text, says", [("   ", "gives no tokens"), ("apple " * 600, "reads at most n_ctx = 512, all at once")])
+@pytest.mark.parametrize("text, says", [("   ", "gives no tokens but special ones"), ("apple " * 600, "reads at most n_ctx = 512, all at once")])
 @pytest.mark.parametrize("command", ["explain", "trace"])
 def test_an_encoder_text_is_refused_not_cut(command, text, says):
     import subprocess

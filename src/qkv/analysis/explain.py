@@ -107,8 +107,10 @@ def fit_context(cfg, tokenizer, ids: list[int]) -> tuple[list[int], int]:
     """(the ids the model reads, how many were dropped on the left). A causal model reads the last
     n_ctx tokens of a longer text; an encoder sees all tokens at once, framed by [CLS] … [SEP], so a
     text longer than n_ctx is refused, not cut. Text of no tokens (or only special ones) is refused."""
+    if not ids:
+        raise ValueError("the text is empty: give at least one token")
     if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:
-        raise ValueError("the text gives no tokens: give at least one token to explain")
+        raise ValueError("the text gives no tokens but special ones: give at least one word")
     if len(ids) > cfg.n_ctx and not cfg.causal:
         raise ValueError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}, all at once "
                          "(it has no causal mask), so it cannot be given only the last ones")
