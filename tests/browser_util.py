@@ -102,5 +102,3 @@ def choose(pg, layer: int, head: int, token: int, between=lambda: None) -> None:
     if state[2] != token:
         act(pg, lambda: pg.click(f"#tokens .token[data-pos='{token}']"))
         between()
-
-

@@ -1,0 +1,72 @@
+"""Pytest fixtures and page readers shared by the browser tests (test_web_browser, test_web_browser_real).
+
+browser_util (server and page driving) stays free of pytest, for benchmarks/explorer_redraw.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from browser_util import ARGS, CHROMIUM
+
+
+def require_chromium() -> None:
+    """Skip the calling test module without Debian's Chromium (and fail under CI=true, which must have it)."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"{CHROMIUM} is missing: CI must install Debian's chromium (scripts/chromium.sh)")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.errors = errors
+    yield pg
+    context.close()
+
+
+NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
+FLOAT32 = 1e-5  # relative: the page computes from the view's float32 arrays, the API by another path
+#                  (explain; for the static export, in another process): they differ in the last bits
+
+
+def near(x: float, value: float) -> bool:
+    """x, read off the page (4 decimals), is `value` up to that rounding and float32's error."""
+    return abs(x - value) <= 5e-5 + FLOAT32 * max(1.0, abs(value))
+
+
+def shown_equal(text: str, value: float) -> bool:
+    """`text` is `value` written as the page writes numbers: 4 decimals, or 3 significant digits below 1e-3."""
+    x = float(text)
+    if "e" in text.lower():
+        return abs(x - value) <= (5e-3 + FLOAT32) * abs(value)
+    return near(x, value)
+
+
+def numbers(text: str) -> list[float]:
+    return [float(m) for m in re.findall(NUMBER, text.replace("−", "-"))]
+
+
+def step_rows(pg) -> dict[int, dict[str, str]]:
+    rows = pg.eval_on_selector_all("#steps tr[data-key]", """rows => rows.map(r => [+r.dataset.key,
+        Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""")
+    return {key: fields for key, fields in rows}
