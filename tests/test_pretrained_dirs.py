@@ -242,3 +242,22 @@ def test_a_gpt_refuses_another_architecture():
 
     with pytest.raises(ValueError, match="a GPT needs arch='gpt'"):
         GPT(ModelConfig(arch="bert", n_token_types=2))
+
+
+def test_hub_name_loads_what_the_hub_gives(gpt2_dir, monkeypatch):
+    """hf:NAME fetches the files (huggingface_hub, stubbed here: no network) and loads them as a directory."""
+    import huggingface_hub
+
+    asked = {}
+
+    def fake_download(name, allow_patterns):
+        asked.update(name=name, patterns=allow_patterns)
+        return str(gpt2_dir[0])
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    model, tok = load("hf:someone/tiny-gpt2")
+    assert asked["name"] == "someone/tiny-gpt2" and "*.safetensors" in asked["patterns"]
+    assert model.source["title"] == "someone/tiny-gpt2" and model.source["architecture"] == "gpt2"
+    ids = tok.encode("the cat")
+    with torch.no_grad():
+        torch.testing.assert_close(model(torch.tensor([ids])), gpt2_dir[1](torch.tensor([ids])).logits, atol=1e-5, rtol=0)
