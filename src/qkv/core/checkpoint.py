@@ -33,6 +33,7 @@ from safetensors.torch import save as st_save
 from .config import ModelConfig, TrainConfig
 from .files import atomic_write, json_bytes, write_json
 from .lock import locked
+from .models import make_model
 from .models.gpt import GPT
 from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run
 from .tokenizers import Tokenizer, load_tokenizer
@@ -348,7 +349,7 @@ def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
     if None not in (state.get("run"), config.get("run")) and state["run"] != config["run"]:
         raise ValueError(f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})")
     tensors, _ = _read_safetensors(d / state["model"], state)
-    model = GPT(model_cfg)
+    model = make_model(model_cfg)
     _check_model_tensors(d / state["model"], tensors, model_tensors(model))
     model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)
     model.eval()

@@ -16,7 +16,7 @@ POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 NORM_KINDS = ("pre", "post", "none")
 VALUE_KINDS = ("v", "k")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
-ARCHS = ("gpt", "bert")
+ARCHS = ("gpt", "bert", "seq2seq")
 
 
 def _check_choice(name: str, value, choices) -> None:
@@ -54,6 +54,9 @@ class ModelConfig:
     arch="bert" builds qkv.core.models.encoder.Encoder: the same blocks, plus `n_token_types`
     segment embeddings and a LayerNorm over the embeddings, and no unembedding (it outputs hidden
     states); BERT runs it with causal=False and norm="post".
+    arch="seq2seq" builds qkv.core.models.seq2seq.Seq2Seq, an encoder-decoder (translation): an
+    encoder of `n_encoder_layers` blocks (None: as many as the decoder) and a decoder of `n_layers`
+    blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
     """
 
     arch: str = "gpt"
@@ -82,6 +85,8 @@ class ModelConfig:
     rope_base: float = 10000.0
     init_std: float = 0.02
     n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
+    n_encoder_layers: int | None = None  # arch="seq2seq": the encoder's blocks (None: n_layers)
+    share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
 
     def __post_init__(self) -> None:
         _check_choice("arch", self.arch, ARCHS)
@@ -93,6 +98,15 @@ class ModelConfig:
         _check_int("d_model", self.d_model, 1, 65536)
         _check_int("n_heads", self.n_heads, 1, 4096)
         _check_int("n_layers", self.n_layers, 1, 1024)
+        if self.arch == "seq2seq":
+            if self.n_encoder_layers is None:
+                self.n_encoder_layers = self.n_layers
+            _check_int("n_encoder_layers", self.n_encoder_layers, 1, 1024)
+            if not self.causal or not self.residual:
+                raise ValueError("an encoder-decoder needs causal=true and residual=true (its decoder is causal, "
+                                 "and it has no block without residual connections)")
+        elif self.n_encoder_layers is not None or self.share_embeddings:
+            raise ValueError(f"n_encoder_layers and share_embeddings are for arch='seq2seq'; got arch={self.arch!r}")
         if self.d_head is None:
             if self.d_model % self.n_heads:
                 raise ValueError(
@@ -112,7 +126,7 @@ class ModelConfig:
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
         if self.embed_scale is None:
             self.embed_scale = self.pos == "sinusoidal"
-        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale"):
+        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale", "share_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
         _check_float("ln_eps", self.ln_eps, 0.0, 1.0)

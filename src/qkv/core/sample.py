@@ -57,6 +57,9 @@ def check_generates(model) -> None:
     if not model.has_lm_head:
         raise ValueError("this model is an encoder: it outputs one vector per token, not a next-token "
                          "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)")
+    if model.cfg.arch == "seq2seq":
+        raise ValueError("this model translates: it writes a target sentence for a source sentence rather than "
+                         "continuing a prompt (use qkv translate)")
 
 
 @torch.inference_mode()

@@ -13,7 +13,9 @@ z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B,
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
 (B, T, d_vocab), qkv's own. Tracing takes the explicit path; the logits are the model's.
 An encoder (arch="bert") adds hook_token_type_embed and ln_embed.hook_* before its first block and
-has no logits or probs (docs/trace-format.md: where an encoder differs).
+has no logits or probs (docs/trace-format.md: where an encoder differs). An encoder-decoder's names
+start with encoder. or decoder.; its decoder blocks add cross_attn.hook_* (the pattern is
+(B, n_heads, T_target, T_source)), hook_cross_attn_out, hook_resid_mid_cross and ln3.
 """
 
 from __future__ import annotations
@@ -34,21 +36,42 @@ def _ln(cfg, name: str) -> list[str]:
     return [] if cfg.norm == "none" else [f"{name}.{hook}" for hook in LN_HOOKS]
 
 
+def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
+    """The names of one block with prefix p, in the order of the computation."""
+    def attn(name: str, rotates: bool) -> list[str]:
+        hooks = [f"{p}{name}.{hook}" for hook in ATTN_HOOKS if rotates or not hook.startswith("hook_rot")]
+        return hooks + [f"{p}hook_{name}_out"]
+
+    ln1, ln2, ln3 = (_ln(cfg, p + n) for n in ("ln1", "ln2", "ln3"))
+    mlp = [p + "mlp.hook_pre", p + "mlp.hook_post", p + "hook_mlp_out"]
+    # (sub-layer names, its LayerNorm, the residual hook after it): x = x + f(LN(x)) or x = LN(x + f(x))
+    subs = [(attn("attn", rope), ln1, p + "hook_resid_mid")]
+    if cross:  # a decoder block: cross-attention between the two, LN2 before it, the MLP's LN is LN3
+        subs += [(attn("cross_attn", False), ln2, p + "hook_resid_mid_cross"), (mlp, ln3, p + "hook_resid_post")]
+    else:
+        subs += [(mlp, ln2, p + "hook_resid_post")]
+    names = [p + "hook_resid_pre"]
+    for hooks, ln, resid in subs:
+        names += (hooks + ln if cfg.norm == "post" else ln + hooks) + [resid]
+    return names
+
+
 def trace_names(cfg) -> list[str]:
     """Every name a trace of a model with this config can hold, in the order of the computation."""
-    names = ["hook_embed"] + (["hook_pos_embed"] if cfg.pos in ("learned", "sinusoidal") else [])
+    rope, additive = cfg.pos == "rope", cfg.pos in ("learned", "sinusoidal")
+    if cfg.arch == "seq2seq":  # encoder., then decoder.; each stack ends in its LayerNorm
+        names = []
+        for scope, n_layers, cross in (("encoder.", cfg.n_encoder_layers, False), ("decoder.", cfg.n_layers, True)):
+            names += [scope + "hook_embed"] + ([scope + "hook_pos_embed"] if additive else [])
+            for layer in range(n_layers):
+                names += _block_names(cfg, f"{scope}blocks.{layer}.", rope, cross)
+            names += _ln(cfg, scope + "ln_final")
+        return names + ["logits", "probs"]
+    names = ["hook_embed"] + (["hook_pos_embed"] if additive else [])
     if cfg.arch == "bert":  # x = LN_embed(embed + pos_embed + token_type_embed)
         names += (["hook_token_type_embed"] if cfg.n_token_types else []) + [f"ln_embed.{hook}" for hook in LN_HOOKS]
     for layer in range(cfg.n_layers):
-        p = f"blocks.{layer}."
-        ln1, ln2 = _ln(cfg, p + "ln1"), _ln(cfg, p + "ln2")
-        attn = [p + "attn." + hook for hook in ATTN_HOOKS if cfg.pos == "rope" or not hook.startswith("hook_rot")]
-        attn.append(p + "hook_attn_out")
-        mlp = [p + "mlp.hook_pre", p + "mlp.hook_post", p + "hook_mlp_out"]
-        if cfg.norm == "post":  # x = LN1(x + Attn(x)); x = LN2(x + MLP(x))
-            names += [p + "hook_resid_pre", *attn, *ln1, p + "hook_resid_mid", *mlp, *ln2, p + "hook_resid_post"]
-        else:  # x = x + Attn(LN1(x)); x = x + MLP(LN2(x))  (norm="none": no LayerNorm hooks)
-            names += [p + "hook_resid_pre", *ln1, *attn, p + "hook_resid_mid", *ln2, *mlp, p + "hook_resid_post"]
+        names += _block_names(cfg, f"blocks.{layer}.", rope)
     if cfg.arch == "bert":  # an encoder outputs the last block's hidden states: no unembedding
         return names
     final = _ln(cfg, "ln_final") if cfg.norm == "pre" else []  # post-norm: the last block ends in LN2
@@ -59,24 +82,35 @@ class Trace(Mapping):
     """Named activations of one forward pass (read-only mapping from name to tensor)."""
 
     def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor, model=None,
-                 attention_mask: torch.Tensor | None = None):
+                 attention_mask: torch.Tensor | None = None, tgt_ids: torch.Tensor | None = None):
         self.activations = activations
         self.cfg = cfg
-        self.ids = ids
-        self.attention_mask = attention_mask  # (B, T), 0 at padding (an encoder's batch), or None
+        self.ids = ids  # an encoder-decoder: the source tokens
+        self.tgt_ids = tgt_ids  # an encoder-decoder: the target tokens fed to the decoder (B, T); else None
+        self.attention_mask = attention_mask  # (B, T), 0 at padding (an encoder's batch, a seq2seq source), or None
         self.model = model  # the model that ran (checks read its W_O bias and LayerNorms)
         self.training = bool(model is not None and model.training)
 
-    def resolve(self, name: str, layer: int | None = None, sub: str | None = None) -> str:
-        """The full name for a short one: ("pattern", 0) -> blocks.0.attn.hook_pattern."""
+    def resolve(self, name: str, layer: int | None = None, sub: str | None = None, stack: str | None = None) -> str:
+        """The full name for a short one: ("pattern", 0) -> blocks.0.attn.hook_pattern.
+
+        An encoder-decoder's names start with its stack, the decoder unless `stack` says "encoder":
+        ("pattern", 0, "cross_attn") -> decoder.blocks.0.cross_attn.hook_pattern."""
         hook = name if name.startswith("hook_") or name in ("logits", "probs") else f"hook_{name}"
+        scope, n_layers = "", self.cfg.n_layers
+        if self.cfg.arch == "seq2seq" and hook not in ("logits", "probs"):
+            stack = stack or "decoder"
+            if stack not in ("encoder", "decoder"):
+                raise KeyError(f"stack must be encoder or decoder; got {stack!r}")
+            scope = stack + "."
+            n_layers = self.cfg.n_encoder_layers if stack == "encoder" else self.cfg.n_layers
         if layer is None:
-            candidates = [f"{sub}.{hook}" if sub else hook]
+            candidates = [scope + (f"{sub}.{hook}" if sub else hook)]
         else:
-            if not -self.cfg.n_layers <= layer < self.cfg.n_layers:
-                raise KeyError(f"layer {layer} out of range: the model has {self.cfg.n_layers} layers")
-            layer %= self.cfg.n_layers
-            prefix = f"blocks.{layer}."
+            if not -n_layers <= layer < n_layers:
+                raise KeyError(f"layer {layer} out of range: the model has {n_layers} layers")
+            layer %= n_layers
+            prefix = f"{scope}blocks.{layer}."
             candidates = [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
         for full in candidates:
             if full in self.activations:
@@ -108,9 +142,13 @@ class Trace(Mapping):
             values = t[0].double()  # the first sequence of the batch
             rounded = [float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else None for x in values.flatten().tolist()]
             acts[name] = {"shape": list(values.shape), "data": rounded}
-        return {"format": "qkv-explain", "version": 1, "kind": "trace", "config": self.cfg.to_dict(), "ids": ids,
-                "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None, "training": self.training,
-                "activations": acts}
+        out = {"format": "qkv-explain", "version": 1, "kind": "trace", "config": self.cfg.to_dict(), "ids": ids,
+               "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None, "training": self.training,
+               "activations": acts}
+        if self.tgt_ids is not None:  # an encoder-decoder: ids and tokens are the source's
+            tgt = self.tgt_ids[0].tolist()
+            out.update(tgt_ids=tgt, tgt_tokens=[tokenizer.display(i) for i in tgt] if tokenizer else None)
+        return out
 
 
 def name_filter(cfg, names) -> Callable[[str], bool]:
@@ -143,10 +181,12 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     with recording(keep) as recorder:
         logits = model(ids, explicit=True, **inputs)
     acts = recorder.activations
+    mask = inputs.get("attention_mask", inputs.get("src_mask"))  # an encoder's padding, or a seq2seq source's
+    trace = Trace(acts, model.cfg, ids, model, mask, inputs.get("tgt_ids"))
     if not model.has_lm_head:
-        return logits, Trace(acts, model.cfg, ids, model, inputs.get("attention_mask"))
+        return logits, trace
     if keep("logits"):
         acts["logits"] = logits
     if keep("probs"):
         acts["probs"] = model.next_token_probs(logits)  # P(next token) = softmax(h W_out + b), in the logits' dtype
-    return logits, Trace(acts, model.cfg, ids, model)
+    return logits, trace

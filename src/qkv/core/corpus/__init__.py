@@ -52,6 +52,13 @@ description around 苹果, or a particular pair of people with a particular
 verb) is reserved: :func:`generate` never writes a sentence from a reserved
 frame, for any seed, and the probes are built only from reserved frames.  So
 a probe's prompt never starts a line of the training text.
+
+Sentence pairs
+--------------
+:func:`pairs` returns the same sentences as :class:`Pair` objects: the
+Chinese and English words with a gold word alignment (which the generator
+knows because it chose the phrases), for the training text or for held-out
+sentences made only from the reserved frames.  See :mod:`.pairs`.
 """
 
 from __future__ import annotations
@@ -61,14 +68,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import lexicon as L
-from .sentences import _DRAW, _caseless, _drug, _job, _order, _reserved, _sense
+from .pairs import Pair, pairs
+from .sentences import END as _END
+from .sentences import _caseless, _drug, _job, _order, _reserved, _sense, draw_sentences
+from .sentences import check_choice as _check_choice
+from .sentences import check_count as _check_count
 
 __all__ = [
     "LANGS",
     "PHENOMENA",
+    "Pair",
     "Probe",
     "default_text",
     "generate",
+    "pairs",
     "probes",
     "sentence_end",
 ]
@@ -79,17 +92,6 @@ PHENOMENA: tuple[str, ...] = ("sense", "order", "association")
 # The number of sentences (per language) in default_text().  With both
 # languages this comes to about 310 KB of UTF-8 (226 000 characters).
 DEFAULT_SENTENCES = 2000
-
-# How often each kind of sentence is drawn in generate().
-_MIX = (
-    ("sense", 30),
-    ("order", 22),
-    ("drug", 18),
-    ("job", 10),
-    ("plain", 20),
-)
-
-_END = {"zh": "。", "en": "."}
 
 
 @dataclass(frozen=True)
@@ -124,18 +126,6 @@ def sentence_end(lang: str) -> str:
     return _END[lang]
 
 
-# ---------------------------------------------------------------------------
-# Argument checks
-# ---------------------------------------------------------------------------
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(
-            f"unknown {name} {value!r}; choose one of: {', '.join(choices)}"
-        )
-
-
 def _line(sentence: dict, lang: str) -> str:
     context, target = sentence[lang]
     return " ".join(context + target + [_END[lang]])
@@ -150,20 +140,11 @@ def generate(seed: int = 0, n_sentences: int = 4000, lang: str = "zh") -> str:
     ``"\\n"``.  The same ``seed`` always gives the same text.
     """
     _check_choice("lang", lang, LANGS)
-    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int):
-        raise ValueError(f"n_sentences must be an int >= 1, got {n_sentences!r}")
-    if n_sentences < 1:
-        raise ValueError(f"n_sentences must be >= 1, got {n_sentences}")
+    _check_count(n_sentences)
 
     langs = ("zh", "en") if lang == "both" else (lang,)
-    kinds = [kind for kind, _ in _MIX]
-    weights = [w for _, w in _MIX]
-    held = _reserved()
-    rng = random.Random(seed)
     lines: list[str] = []
-    for _ in range(n_sentences):
-        kind = rng.choices(kinds, weights)[0]
-        sentence = _DRAW[kind](rng, held)
+    for sentence in draw_sentences(seed, n_sentences):
         for one in langs:
             lines.append(_line(sentence, one))
     return "\n".join(lines) + "\n"

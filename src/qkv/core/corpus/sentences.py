@@ -1,32 +1,110 @@
 """The sentence frames of the built-in corpus: how each kind of sentence is built in Chinese and
 English, which frames are reserved for held-out probes, and how a random sentence is drawn.
 
-A sentence is a dict {"zh": (context words, target words), "en": (...)} plus the choices that
-made it; the full line is context + target + full stop, and probes cut between the two.
+Each builder puts a sentence together from *items*, ``(label, words)``, one list per language.
+Items that carry the same label on the two sides translate each other; label ``None`` marks
+words with no counterpart (的, "and").  :func:`_build` turns the items into a sentence dict::
+
+    {"zh": (context words, target words), "en": (...),
+     "links": ((zh index, en index), ...), "kind": "sense", "tags": (("word", "苹果"), ...)}
+
+The full line is context + target + full stop (the two stops are linked); probes cut between
+context and target.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections import defaultdict
 from functools import lru_cache
 
 from . import lexicon as L
 
+END = {"zh": "。", "en": "."}
+
+# How often each kind of sentence is drawn in generate().
+MIX = (("sense", 30), ("order", 22), ("drug", 18), ("job", 10), ("plain", 20))
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """A one-line ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(
+            f"unknown {name} {value!r}; choose one of: {', '.join(choices)}"
+        )
+
+
+def check_count(n_sentences: object) -> None:
+    """A one-line ValueError unless ``n_sentences`` is an int >= 1."""
+    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int):
+        raise ValueError(f"n_sentences must be an int >= 1, got {n_sentences!r}")
+    if n_sentences < 1:
+        raise ValueError(f"n_sentences must be >= 1, got {n_sentences}")
+
 
 # ---------------------------------------------------------------------------
-# Rendering: a sentence is (context words, target words) in each language.
-# The full line is context + target + full stop.  Probes cut between the
-# context and the target.
+# Items and links
 # ---------------------------------------------------------------------------
 
 
-def _words(*parts: str) -> list[str]:
-    """Split and join entries, dropping empty ones."""
-    out: list[str] = []
-    for part in parts:
-        out.extend(part.split())
-    return out
+def _flatten(items: list) -> tuple[list[str], list]:
+    """The words of a list of items, and each word's label."""
+    words: list[str] = []
+    labels: list = []
+    for label, text in items:
+        for word in text.split():
+            words.append(word)
+            labels.append(label)
+    return words, labels
+
+
+def _build(kind: str, zh: list, en: list, zh_tail: list, en_tail: list,
+           tags: tuple = ()) -> dict:
+    """A sentence dict from context items and target (tail) items in each language."""
+    zh_words, zh_labels = _flatten(zh + zh_tail + [("stop", END["zh"])])
+    en_words, en_labels = _flatten(en + en_tail + [("stop", END["en"])])
+    en_at = defaultdict(list)
+    for j, label in enumerate(en_labels):
+        en_at[label].append(j)
+    links = tuple(sorted((i, j) for i, label in enumerate(zh_labels)
+                         if label is not None for j in en_at[label]))
+    n_zh, n_en = len(_flatten(zh)[0]), len(_flatten(en)[0])
+    return {"zh": (zh_words[:n_zh], zh_words[n_zh:-1]),
+            "en": (en_words[:n_en], en_words[n_en:-1]),
+            "links": links, "kind": kind, "tags": tuple(tags)}
+
+
+def _template(label: str, template: str, values: dict[str, str]) -> list:
+    """Items for a template such as ``"{S} 吃了 一些 {X}"``.
+
+    Each placeholder becomes an item labelled ``label.NAME`` holding its value; the template's
+    own words all carry ``label``, so they form one phrase.
+    """
+    items = []
+    for word in template.split():
+        if word.startswith("{") and word.endswith("}"):
+            name = word[1:-1]
+            items.append((f"{label}.{name}", values[name]))
+        elif "{" in word or "}" in word:
+            raise ValueError(f"placeholder must be a whole word in template {template!r}")
+        else:
+            items.append((label, word))
+    return items
+
+
+def _fillers(table: tuple, fillers: tuple[int, ...], lang: int) -> list:
+    """Filler clauses, each followed by its comma; both get their own label."""
+    comma = ("，", ",")[lang]
+    items = []
+    for k, f in enumerate(fillers):
+        items += [(f"fill{k}", table[f][lang]), (f"fill{k},", comma)]
+    return items
+
+
+# ---------------------------------------------------------------------------
+# The builders
+# ---------------------------------------------------------------------------
 
 
 def _sense(amb: str, food: bool, subj: int, time: int, mod: int,
@@ -45,16 +123,19 @@ def _sense(amb: str, food: bool, subj: int, time: int, mod: int,
     mod_zh, mod_en = L.SENSE_MODIFIERS[mod]
     adv_zh, adv_en_pre, adv_en_post = L.SENSE_ADVERBS[adv]
 
-    zh = _words(subj_zh, time_zh, adv_zh, cue_zh)
+    zh = [("subj", subj_zh), ("time", time_zh), ("adv", adv_zh), ("cue", cue_zh)]
     if mod_zh:
-        zh += _words(mod_zh, "的")
-    zh += [amb, "，"]
+        zh += [("mod", mod_zh), (None, "的")]
+    zh += [("word", amb), (",", "，")]
 
-    en = _words(time_en, subj_en, adv_en_pre, cue_en, word_en, adv_en_post)
+    en = [("time", time_en), ("subj", subj_en), ("adv", adv_en_pre), ("cue", cue_en),
+          ("word", word_en), ("adv", adv_en_post)]
     if mod_en:
-        en += _words(",", mod_en)
-    en += [",", "and"]
-    return {"zh": (zh, _words(tail_zh)), "en": (en, _words(tail_en))}
+        en += [(None, ","), ("mod", mod_en)]
+    en += [(",", ","), (None, "and")]
+    tags = (("word", amb), ("sense", "food" if food else "company"),
+            ("subject", subj_zh), ("time", time_zh), ("modifier", mod_zh))
+    return _build("sense", zh, en, [("tail", tail_zh)], [("tail", tail_en)], tags)
 
 
 def _order(verb: int, a: int, b: int, time: int, place: int) -> dict:
@@ -64,16 +145,17 @@ def _order(verb: int, a: int, b: int, time: int, place: int) -> dict:
     time_zh, time_en = L.ORDER_TIMES[time]
     place_zh, place_en = L.ORDER_PLACES[place]
 
-    zh = _words(time_zh, place_zh)
-    en = _words(time_en, place_en)
-    if zh:
-        zh.append("，")
-        en.append(",")
-    zh += _words(a_zh, verb_zh, b_zh, "，")
-    en += _words(a_en, verb_en, b_en_obj, ",")
-    target_zh = _words(react_zh.format(a=a_zh, b=b_zh))
-    target_en = _words(react_en.format(a=a_en_obj, b=b_en))
-    return {"zh": (zh, target_zh), "en": (en, target_en)}
+    zh = [("time", time_zh), ("place", place_zh)]
+    en = [("time", time_en), ("place", place_en)]
+    if (time_zh + place_zh).strip():
+        zh.append(("setting,", "，"))
+        en.append(("setting,", ","))
+    zh += [("a", a_zh), ("verb", verb_zh), ("b", b_zh), (",", "，")]
+    en += [("a", a_en), ("verb", verb_en), ("b", b_en_obj), (",", ",")]
+    target_zh = _template("react", react_zh, {"a": a_zh, "b": b_zh})
+    target_en = _template("react", react_en, {"a": a_en_obj, "b": b_en})
+    tags = (("verb", verb_zh), ("agent", a_zh), ("patient", b_zh))
+    return _build("order", zh, en, target_zh, target_en, tags)
 
 
 def _drug(drug: int, patient: int, start: int, fillers: tuple[int, ...],
@@ -83,30 +165,31 @@ def _drug(drug: int, patient: int, start: int, fillers: tuple[int, ...],
     start_zh, start_en = L.DRUG_STARTS[start]
     delay_zh, delay_en = L.DRUG_DELAYS[delay]
 
-    zh = _words(who_zh, start_zh, "开始 服用", drug_zh, "，")
-    en = _words(who_en, "started taking", drug_en, start_en, ",")
-    for f in fillers:
-        f_zh, f_en = L.DRUG_FILLERS[f]
-        zh += _words(f_zh, "，")
-        en += _words(f_en, ",")
-    zh += _words(delay_zh, "后 出现了")
-    en += _words("and after", delay_en, "developed")
-    return {"zh": (zh, _words(effect_zh)), "en": (en, _words(effect_en))}
+    zh = [("who", who_zh), ("start", start_zh), ("started", "开始"), ("taking", "服用"),
+          ("drug", drug_zh), (",", "，")]
+    en = [("who", who_en), ("started", "started"), ("taking", "taking"), ("drug", drug_en),
+          ("start", start_en), (",", ",")]
+    zh += _fillers(L.DRUG_FILLERS, fillers, 0)
+    en += _fillers(L.DRUG_FILLERS, fillers, 1)
+    zh += [("delay", delay_zh), ("after", "后"), ("developed", "出现了")]
+    en += [(None, "and"), ("after", "after"), ("delay", delay_en), ("developed", "developed")]
+    tags = (("drug", drug_zh), ("effect", effect_zh))
+    return _build("drug", zh, en, [("effect", effect_zh)], [("effect", effect_en)], tags)
 
 
 def _job(job: int, worker: int, fillers: tuple[int, ...]) -> dict:
     job_zh, job_en, place_zh, place_en = L.JOBS[job]
     name_zh, name_en = L.WORKERS[worker]
 
-    zh = _words(name_zh, "是 一名", job_zh, "，")
-    en = _words(name_en, "is", job_en, ",")
-    for f in fillers:
-        f_zh, f_en = L.WORKER_FILLERS[f]
-        zh += _words(f_zh, "，")
-        en += _words(f_en, ",")
-    zh += _words("平时 工作 的 地方 是")
-    en += _words("and usually works")
-    return {"zh": (zh, _words(place_zh)), "en": (en, _words(place_en))}
+    # 一名 goes with the job, as English "a" is part of job_en ("a doctor").
+    zh = [("name", name_zh), ("is", "是"), ("job", "一名"), ("job", job_zh), (",", "，")]
+    en = [("name", name_en), ("is", "is"), ("job", job_en), (",", ",")]
+    zh += _fillers(L.WORKER_FILLERS, fillers, 0)
+    en += _fillers(L.WORKER_FILLERS, fillers, 1)
+    zh += [("usually", "平时"), ("works", "工作"), (None, "的 地方 是")]
+    en += [(None, "and"), ("usually", "usually"), ("works", "works")]
+    tags = (("job", job_zh), ("place", place_zh))
+    return _build("job", zh, en, [("place", place_zh)], [("place", place_en)], tags)
 
 
 def _plain(category: str, template: int, x: int, y: int, subj: int) -> dict:
@@ -115,9 +198,9 @@ def _plain(category: str, template: int, x: int, y: int, subj: int) -> dict:
     x_zh, x_en = words[x]
     y_zh, y_en = words[y]
     s_zh, s_en = L.PLAIN_SUBJECTS[subj]
-    zh = _words(t_zh.format(S=s_zh, X=x_zh, Y=y_zh))
-    en = _words(t_en.format(S=s_en, X=x_en, Y=y_en))
-    return {"zh": (zh, []), "en": (en, [])}
+    zh = _template("plain", t_zh, {"S": s_zh, "X": x_zh, "Y": y_zh})
+    en = _template("plain", t_en, {"S": s_en, "X": x_en, "Y": y_en})
+    return _build("plain", zh, en, [], [], (("category", category),))
 
 
 # ---------------------------------------------------------------------------
@@ -264,3 +347,14 @@ _DRAW = {
     "job": _draw_job,
     "plain": _draw_plain,
 }
+
+
+def draw_sentences(seed: int, n_sentences: int):
+    """Yield the ``n_sentences`` sentence dicts of the training text for ``seed``, in order."""
+    kinds = [kind for kind, _ in MIX]
+    weights = [w for _, w in MIX]
+    held = _reserved()
+    rng = random.Random(seed)
+    for _ in range(n_sentences):
+        kind = rng.choices(kinds, weights)[0]
+        yield _DRAW[kind](rng, held)

@@ -48,18 +48,7 @@ class GPT(nn.Module):
             self.unembed.weight = self.embed.weight
 
     def reset_parameters(self) -> None:
-        """GPT-2's initialisation: N(0, 0.02) weights, zero biases, and the two projections that
-        write into the residual stream scaled down by sqrt(2 * n_layers)."""
-        std = self.cfg.init_std
-        for name, p in self.named_parameters():
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif p.dim() == 1:  # LayerNorm scale
-                nn.init.ones_(p)
-            elif name.endswith(("W_O.weight", "fc_out.weight")):
-                nn.init.normal_(p, 0.0, std / math.sqrt(2 * self.cfg.n_layers))
-            else:
-                nn.init.normal_(p, 0.0, std)
+        gpt2_init(self, self.cfg.init_std, self.cfg.n_layers)
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         """ids: (B, T) token ids -> logits (B, T, d_vocab).
@@ -120,6 +109,20 @@ class GPT(nn.Module):
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def gpt2_init(model: nn.Module, std: float, n_layers: int) -> None:
+    """GPT-2's initialisation: N(0, std) weights, zero biases, and the projections that write into
+    the residual stream (W_O, fc_out) scaled down by sqrt(2 * n_layers)."""
+    for name, p in model.named_parameters():
+        if name.endswith("bias"):
+            nn.init.zeros_(p)
+        elif p.dim() == 1:  # LayerNorm scale
+            nn.init.ones_(p)
+        elif name.endswith(("W_O.weight", "fc_out.weight")):
+            nn.init.normal_(p, 0.0, std / math.sqrt(2 * n_layers))
+        else:
+            nn.init.normal_(p, 0.0, std)
 
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,10 @@ Multi-head attention runs this once per head on its own projections q = x W_Q, k
 v = x W_V, concatenates the heads' z and maps them back with W_O; the block adds the result to
 the residual stream. `attention` below is the truth; the fused kernel
 (torch's scaled_dot_product_attention) is a faster path that a test proves equal to it.
+
+Cross-attention (an encoder-decoder's decoder) is the same module and the same formula with a
+`source`: q = x W_Q from the decoder's tokens, k = m W_K and v = m W_V from the encoder's output m.
+The queries ask, the source's keys answer, and z mixes the source's values.
 """
 
 from __future__ import annotations
@@ -56,8 +60,21 @@ class KVCache:
         shape = (batch_size, cfg.n_heads, cfg.n_ctx, cfg.d_head)
         self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
+        self.source: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # cross-attention: layer -> the source's k, v
         self.n_ctx = cfg.n_ctx
         self.length = 0
+
+    def source_kv(self, layer: int, compute):
+        """The source's keys and values for a cross-attention layer: computed at the first step, then reused."""
+        if layer not in self.source:
+            self.source[layer] = compute()
+        return self.source[layer]
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep the sequences `index` picks, in that order (beam search: each beam continues some parent)."""
+        self.k = [k.index_select(0, index) for k in self.k]
+        self.v = [v.index_select(0, index) for v in self.v]
+        self.source = {layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.source.items()}
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
         """Store this step's k, v (B, n_heads, T, d_head) and return all keys and values so far."""
@@ -75,35 +92,48 @@ class MultiHeadAttention(nn.Module):
     recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
     """
 
-    def __init__(self, cfg, layer: int = 0):
+    def __init__(self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None,
+                 cross: bool = False):
+        """scope ("", "encoder.", "decoder.") and name ("attn", "cross_attn") name the taps:
+        {scope}blocks.L.{name}.hook_pattern, {scope}blocks.L.hook_{name}_out. cross: k and v come from a source."""
         super().__init__()
         self.layer = layer
-        self.tap_prefix = f"blocks.{layer}.attn."
+        self.tap_prefix = f"{scope}blocks.{layer}.{name}."
+        self.out_name = f"{scope}blocks.{layer}.hook_{name}_out"
         self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
-        self.causal = cfg.causal
+        self.causal = cfg.causal if causal is None else causal
+        self.cross = cross
         self.dropout_attn, self.dropout_resid = cfg.dropout_attn, cfg.dropout_resid
         d_attn = cfg.n_heads * cfg.d_head
         self.n_proj = 3 if cfg.values == "v" else 2  # values="k": no W_V, the keys are mixed
         self.W_QKV = nn.Linear(cfg.d_model, self.n_proj * d_attn, bias=cfg.bias)
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
-        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" else None
+        # positions rotate q and k of one sequence; across two sequences there is no common position
+        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" and not cross else None
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """key_mask: (B, T_k) bool, False at padding: no query attends to those keys (an encoder's batch)."""
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None,
+                source: torch.Tensor | None = None) -> torch.Tensor:
+        """key_mask: (B, T_k) bool, False at padding: no query attends to those keys (an encoder's batch).
+        source: (B, T_src, d_model), for cross-attention: the keys and values come from it."""
         B, T, _ = x.shape
-        offset = cache.length if cache is not None else 0
-        q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
-        if self.rope is not None:
-            q, k = self.rope(q, offset), self.rope(k, offset)
-            self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
-        if cache is not None:
-            k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
+        if self.cross:
+            offset = 0  # no causal mask: every query may read the whole source
+            q = self.project_q(x)  # q = x W_Q: (B, n_heads, T, d_head)
+            k, v = cache.source_kv(self.layer, lambda: self.project_kv(source)) if cache is not None else self.project_kv(source)
+        else:
+            offset = cache.length if cache is not None else 0
+            q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
+            if self.rope is not None:
+                q, k = self.rope(q, offset), self.rope(k, offset)
+                self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
+            if cache is not None:
+                k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
         z = self.attend(q, k, v, offset, key_mask)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
         z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
         # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
         tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
         out = self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
-        tap(f"blocks.{self.layer}.hook_attn_out", out)
+        tap(self.out_name, out)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
 
     def project(self, x: torch.Tensor):
@@ -114,6 +144,26 @@ class MultiHeadAttention(nn.Module):
         v = v[0] if v else k  # values="k": z = A k
         self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
         return q, k, v
+
+    def project_q(self, x: torch.Tensor) -> torch.Tensor:
+        """Cross-attention's q = x W_Q + b_Q, per head: W_QKV's first rows (as nn.MultiheadAttention's in_proj)."""
+        B, T, _ = x.shape
+        d_attn = self.n_heads * self.d_head
+        bias = self.W_QKV.bias[:d_attn] if self.W_QKV.bias is not None else None
+        q = F.linear(x, self.W_QKV.weight[:d_attn], bias).view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)
+        self._tap_heads(("hook_q", q))
+        return q
+
+    def project_kv(self, source: torch.Tensor):
+        """Cross-attention's k = m W_K + b_K, v = m W_V + b_V from the source m, per head."""
+        B, S, _ = source.shape
+        d_attn = self.n_heads * self.d_head
+        bias = self.W_QKV.bias[d_attn:] if self.W_QKV.bias is not None else None
+        kv = F.linear(source, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
+        k, *v = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
+        v = v[0] if v else k  # values="k": z = A k
+        self._tap_heads(("hook_k", k), ("hook_v", v))
+        return k, v
 
     def attend(self, q, k, v, offset: int, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         """z = softmax(q k^T / sqrt(d_head)) v: written out while a trace records (or explicit()),

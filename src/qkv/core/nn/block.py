@@ -8,6 +8,15 @@ token's vector to mean 0 and variance 1 (then a learned scale and shift) so deep
 norm="none" is the pre-norm block with LN the identity. residual=False (an experiment: what the
 connection is for) has its own block classes, so the standard ones read like their formula.
 `make_block` picks the class for a config.
+
+An encoder-decoder's decoder block has a third sub-layer between the two, cross-attention, whose
+keys and values come from the encoder's output (`memory`):
+
+    pre-norm:   x = x + Attn(LN1(x));   x = x + CrossAttn(LN2(x), memory);   x = x + MLP(LN3(x))
+    post-norm:  x = LN1(x + Attn(x));   x = LN2(x + CrossAttn(x, memory));   x = LN3(x + MLP(x))
+
+(torch.nn.TransformerDecoderLayer's norm1, norm2, norm3; TransformerLens's names for T5's blocks.)
+`scope` ("encoder." or "decoder.") starts every tap name of a block in an encoder-decoder.
 """
 
 from __future__ import annotations
@@ -33,9 +42,9 @@ class MLP(nn.Module):
     The output is recorded as blocks.L.hook_mlp_out; residual dropout (training only) applies after that.
     """
 
-    def __init__(self, cfg, layer: int = 0):
+    def __init__(self, cfg, layer: int = 0, scope: str = ""):
         super().__init__()
-        self.tap_prefix = f"blocks.{layer}."
+        self.tap_prefix = f"{scope}blocks.{layer}."
         self.fc_in = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
         self.fc_out = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
         self.act = _ACTIVATIONS[cfg.activation]
@@ -51,13 +60,13 @@ class MLP(nn.Module):
 class Block(nn.Module):
     """What every block holds: ln1, attn, ln2, mlp. Subclasses say how they connect."""
 
-    def __init__(self, cfg, layer: int = 0):
+    def __init__(self, cfg, layer: int = 0, scope: str = "", causal: bool | None = None):
         super().__init__()
-        self.ln1 = make_norm(cfg, f"blocks.{layer}.ln1")
-        self.attn = MultiHeadAttention(cfg, layer)
-        self.ln2 = make_norm(cfg, f"blocks.{layer}.ln2")
-        self.mlp = MLP(cfg, layer)
-        self.tap_prefix = f"blocks.{layer}."
+        self.tap_prefix = p = f"{scope}blocks.{layer}."
+        self.ln1 = make_norm(cfg, p + "ln1")
+        self.attn = MultiHeadAttention(cfg, layer, scope, causal=causal)
+        self.ln2 = make_norm(cfg, p + "ln2")
+        self.mlp = MLP(cfg, layer, scope)
 
     # forward(x, cache=None, key_mask=None): key_mask (B, T) is False at padding (see MultiHeadAttention)
 
@@ -114,9 +123,39 @@ class PostNormBlockNoResidual(Block):
         return x
 
 
-def make_block(cfg, layer: int = 0) -> Block:
-    """The block class for cfg.norm and cfg.residual."""
+class DecoderBlock(Block):
+    """An encoder-decoder's decoder block: causal self-attention, cross-attention, MLP (see the module docstring).
+    ln2 normalises before cross-attention here and ln3 before the MLP."""
+
+    def __init__(self, cfg, layer: int = 0, scope: str = "decoder."):
+        super().__init__(cfg, layer, scope, causal=True)
+        self.cross_attn = MultiHeadAttention(cfg, layer, scope, name="cross_attn", causal=False, cross=True)
+        self.ln3 = make_norm(cfg, self.tap_prefix + "ln3")
+        self.post_norm = cfg.norm == "post"
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None,
+                cache: KVCache | None = None) -> torch.Tensor:
+        """x: (B, T, d_model) target tokens; memory: (B, T_src, d_model); memory_mask: (B, T_src), False at padding."""
+        self.tap("hook_resid_pre", x)
+        if self.post_norm:
+            x = self.ln1(x + self.attn(x, cache))
+            self.tap("hook_resid_mid", x)
+            x = self.ln2(x + self.cross_attn(x, cache, memory_mask, memory))
+            self.tap("hook_resid_mid_cross", x)
+            x = self.ln3(x + self.mlp(x))
+        else:
+            x = x + self.attn(self.ln1(x), cache)
+            self.tap("hook_resid_mid", x)
+            x = x + self.cross_attn(self.ln2(x), cache, memory_mask, memory)
+            self.tap("hook_resid_mid_cross", x)
+            x = x + self.mlp(self.ln3(x))
+        self.tap("hook_resid_post", x)
+        return x
+
+
+def make_block(cfg, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
+    """The block class for cfg.norm and cfg.residual (causal: None follows cfg.causal)."""
     post = cfg.norm == "post"
     if cfg.residual:
-        return (PostNormBlock if post else PreNormBlock)(cfg, layer)
-    return (PostNormBlockNoResidual if post else PreNormBlockNoResidual)(cfg, layer)
+        return (PostNormBlock if post else PreNormBlock)(cfg, layer, scope, causal)
+    return (PostNormBlockNoResidual if post else PreNormBlockNoResidual)(cfg, layer, scope, causal)
