@@ -104,3 +104,34 @@ def test_config_refuses_what_an_encoder_decoder_cannot_be():
     with pytest.raises(ValueError, match="n_encoder_layers"):
         ModelConfig(arch="seq2seq", n_encoder_layers=0)
     assert ModelConfig(arch="seq2seq", n_layers=3).n_encoder_layers == 3
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_check_covers_every_attention_of_an_encoder_decoder(norm):
+    from qkv.core.checks import check
+
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=2, n_encoder_layers=1,
+                      norm=norm, init_std=0.3)
+    model = Seq2Seq(cfg).eval()
+    src, tgt = torch.randint(3, 13, (2, 6)), torch.randint(3, 13, (2, 5))
+    mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2])
+    _, trace = model.run_with_trace(src, tgt, mask)
+    report = check(trace)
+    assert report.passed, str(report)
+    sites = {(i.site, i.name) for i in report.items}
+    assert ("decoder cross-attention", "z lies in the convex hull of the source's values") in sites
+    assert ("decoder cross-attention", "source padding gets weight 0") in sites
+    assert ("encoder", "padding keys get weight 0") in sites
+    assert ("decoder", "masked weights are 0") in sites
+    assert any(s == "decoder" and n.startswith("resid_mid_cross") for s, n in sites)
+    hull = next(i for i in report.items if i.site == "decoder cross-attention" and i.name.startswith("z lies"))
+    assert hull.checked == 2 * 2 * 5  # every (sequence, head, target position)
+    # a z pushed out of the source's hull, and a pattern row that no longer sums to 1, are reported where they are
+    name = "decoder.blocks.1.cross_attn.hook_z"
+    trace.activations[name] = trace.activations[name] + 10.0
+    trace.activations["decoder.blocks.0.cross_attn.hook_pattern"][1, 0, 2] *= 2
+    failed = {(i.site, i.layer, i.name.split(" (")[0]) for i in check(trace).failed()}
+    assert ("decoder cross-attention", 1, "z lies in the convex hull of the source's values") in failed
+    assert ("decoder cross-attention", 0, "rows sum to 1") in failed
+    assert all(site == "decoder cross-attention" for site, _, _ in failed)

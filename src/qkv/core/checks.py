@@ -10,6 +10,10 @@
 In training mode, attention dropout zeroes weights and scales the rest up without renormalising,
 so rows stop summing to 1 and z may leave the hull; residual dropout breaks the residual sums.
 The report shows where, and by how much.
+
+An encoder-decoder is checked stack by stack: the encoder's blocks, then the decoder's, where
+cross-attention adds its own: rows sum to 1, padding of the source gets weight 0, each z lies in
+the hull of the SOURCE's values, and resid_mid_cross = resid_mid + cross_attn_out.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ class CheckItem:
     worst: float  # the largest deviation found
     checked: int  # how many rows / points / positions were checked
     failures: list = field(default_factory=list)  # e.g. (batch, head, query, value) of rows that broke it
+    site: str = ""  # an encoder-decoder's "encoder", "decoder" or "decoder cross-attention"; "" for one stack
 
     def line(self) -> str:
         mark = "ok  " if self.passed else "FAIL"
         extra = f"; {len(self.failures)} failing, e.g. {self.failures[0]}" if self.failures else ""
-        return f"{mark} layer {self.layer} {self.name}: worst deviation {self.worst:.3g} over {self.checked}{extra}"
+        where = f"{self.site} layer {self.layer}" if self.site else f"layer {self.layer}"
+        return f"{mark} {where} {self.name}: worst deviation {self.worst:.3g} over {self.checked}{extra}"
 
 
 @dataclass
@@ -58,28 +64,57 @@ class CheckReport:
     def to_json(self) -> dict:
         return {"format": "qkv-explain", "version": 1, "kind": "check", "training": self.training, "passed": self.passed,
                 "items": [{"name": i.name, "layer": i.layer, "passed": i.passed, "worst": i.worst, "checked": i.checked,
-                           "failures": [list(f) for f in i.failures[:20]]} for i in self.items]}
+                           "failures": [list(f) for f in i.failures[:20]], **({"site": i.site} if i.site else {})}
+                          for i in self.items]}
 
 
-def _rows(trace, layer: int) -> list[CheckItem]:
-    pattern = trace["pattern", layer].double()  # (B, n_heads, T_q, T_k)
+@dataclass(frozen=True)
+class _Site:
+    """One attention sub-layer to check: its names' prefix, whether it is causal, which keys are padding."""
+
+    site: str  # "", "encoder", "decoder", "decoder cross-attention"
+    layer: int
+    prefix: str  # e.g. "decoder.blocks.0."
+    attn: str  # "attn" or "cross_attn"
+    causal: bool
+    pad: torch.Tensor | None  # (B, T_k) True at padding keys, or None
+    pad_queries: bool  # the queries are the same (padded) tokens as the keys
+
+
+def _sites(trace) -> list[_Site]:
+    cfg, pad = trace.cfg, _padding(trace)
+    if cfg.arch != "seq2seq":
+        return [_Site("", L, f"blocks.{L}.", "attn", cfg.causal, pad, True) for L in range(cfg.n_layers)]
+    sites = [_Site("encoder", L, f"encoder.blocks.{L}.", "attn", False, pad, True) for L in range(cfg.n_encoder_layers)]
+    for L in range(cfg.n_layers):  # the target is not padded: its queries and keys are all real
+        sites += [_Site("decoder", L, f"decoder.blocks.{L}.", "attn", True, None, False),
+                  _Site("decoder cross-attention", L, f"decoder.blocks.{L}.", "cross_attn", False, pad, False)]
+    return sites
+
+
+def _item(site: _Site, name: str, *args) -> CheckItem:
+    return CheckItem(name, site.layer, *args, site=site.site)
+
+
+def _rows(trace, site: _Site) -> list[CheckItem]:
+    pattern = trace[f"{site.prefix}{site.attn}.hook_pattern"].double()  # (B, n_heads, T_q, T_k)
     sums = pattern.sum(-1)  # (B, n_heads, T_q)
     off = (sums - 1).abs()
     bad = (off > TOL).nonzero().tolist()
     items = [
-        CheckItem("rows sum to 1", layer, not bad, off.max().item(), sums.numel(),
-                  [(b, h, i, round(sums[b, h, i].item(), 6)) for b, h, i in bad]),
-        CheckItem("weights are non-negative", layer, pattern.min().item() >= 0, max(0.0, -pattern.min().item()), pattern.numel()),
+        _item(site, "rows sum to 1", not bad, off.max().item(), sums.numel(),
+              [(b, h, i, round(sums[b, h, i].item(), 6)) for b, h, i in bad]),
+        _item(site, "weights are non-negative", pattern.min().item() >= 0, max(0.0, -pattern.min().item()), pattern.numel()),
     ]
-    if trace.cfg.causal:
+    if site.causal:
         T_q, T_k = pattern.shape[-2:]
         hidden = ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)  # above the diagonal
         leak = pattern[..., hidden].abs().max().item() if hidden.any() else 0.0
-        items.append(CheckItem("masked weights are 0", layer, leak == 0.0, leak, int(hidden.sum()) * pattern.shape[0] * pattern.shape[1]))
-    pad = _padding(trace)
-    if pad is not None and pad.any():  # (B, T_k): no query may weigh a padding key
-        leak = pattern.transpose(1, 3)[pad].abs().max().item()  # (B, T_k, T_q, n_heads)[pad]
-        items.append(CheckItem("padding keys get weight 0", layer, leak == 0.0, leak, int(pad.sum()) * pattern.shape[1] * pattern.shape[2]))
+        items.append(_item(site, "masked weights are 0", leak == 0.0, leak, int(hidden.sum()) * pattern.shape[0] * pattern.shape[1]))
+    if site.pad is not None and site.pad.any():  # (B, T_k): no query may weigh a padding key
+        leak = pattern.transpose(1, 3)[site.pad].abs().max().item()  # (B, T_k, T_q, n_heads)[pad]
+        what = "padding keys get weight 0" if site.pad_queries else "source padding gets weight 0"
+        items.append(_item(site, what, leak == 0.0, leak, int(site.pad.sum()) * pattern.shape[1] * pattern.shape[2]))
     return items
 
 
@@ -89,55 +124,79 @@ def _padding(trace) -> torch.Tensor | None:
     return None if mask is None else ~mask.bool().cpu()
 
 
-def _hull(trace, layer: int, max_points: int) -> CheckItem:
-    v, z = trace["v", layer].double(), trace["z", layer].double()  # (B, T, n_heads, d_head)
-    B, T, H, _ = v.shape
-    pad = _padding(trace)
-    real = [list(range(T)) if pad is None else (~pad[b]).nonzero().flatten().tolist() for b in range(B)]  # real tokens
-    points = [(b, h, i) for b in range(B) for h in range(H) for i in real[b]]  # padding queries belong to no sentence
+def _hull(trace, site: _Site, max_points: int) -> CheckItem:
+    v = trace[f"{site.prefix}{site.attn}.hook_v"].double()  # (B, T_k, n_heads, d_head): the values (a source's)
+    z = trace[f"{site.prefix}{site.attn}.hook_z"].double()  # (B, T_q, n_heads, d_head)
+    B, T_k, H, _ = v.shape
+    T_q = z.shape[1]
+    real = [list(range(T_k)) if site.pad is None else (~site.pad[b]).nonzero().flatten().tolist() for b in range(B)]  # real keys
+    queries = real if site.pad_queries else [list(range(T_q))] * B  # padding queries belong to no sentence
+    points = [(b, h, i) for b in range(B) for h in range(H) for i in queries[b]]
     if len(points) > max_points:  # an even spread over batch, heads and positions
         step = len(points) / max_points
         points = [points[int(n * step)] for n in range(max_points)]
     worst, failures = 0.0, []
     for b, h, i in points:
-        keys = [j for j in real[b] if j <= i] if trace.cfg.causal else real[b]  # the values z may mix
+        keys = [j for j in real[b] if j <= i] if site.causal else real[b]  # the values z may mix
         result = convex_weights(z[b, i, h].numpy(), v[b, keys, h].numpy(), tol=TOL)  # float32 rounding
         worst = max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))
-    return CheckItem("z lies in the convex hull of the values", layer, not failures, worst, len(points), failures)
+    name = "z lies in the convex hull of the source's values" if site.attn == "cross_attn" else "z lies in the convex hull of the values"
+    return _item(site, name, not failures, worst, len(points), failures)
 
 
-def _close(name: str, layer: int, got: torch.Tensor, want: torch.Tensor) -> CheckItem:
+def _close(site: _Site, name: str, got: torch.Tensor, want: torch.Tensor) -> CheckItem:
     diff = (got.double() - want.double()).abs()
     scale = 1.0 + want.abs().max().item()
     worst = diff.max().item()
     bad = (diff.amax(-1) > TOL * scale).nonzero().tolist()  # (batch, position) pairs
-    return CheckItem(name, layer, not bad, worst, diff.shape[0] * diff.shape[1], [tuple(p) for p in bad])
+    return _item(site, name, not bad, worst, diff.shape[0] * diff.shape[1], [tuple(p) for p in bad])
 
 
-def _stream(trace, layer: int) -> list[CheckItem]:
-    model, items = trace.model, []
-    attn_out = trace["attn_out", layer]
-    if model is not None:
-        W_O = model.blocks[layer].attn.W_O
-        heads = trace["result", layer].sum(2) + (W_O.bias if W_O.bias is not None else 0)  # (B, T, d_model)
-        items.append(_close("heads' results + b_O = attn_out", layer, heads, attn_out))
-    pre, mid, post, mlp_out = (trace[n, layer] for n in ("resid_pre", "resid_mid", "resid_post", "mlp_out"))
-    if not trace.cfg.residual:  # the lesson's model without residual connections: nothing is added
-        pre, mid_in = 0.0, 0.0
-        names = ("resid_mid = attn_out", "resid_post = mlp_out")
+def _block(model, site: _Site):
+    if site.prefix.startswith("encoder."):
+        return model.encoder.blocks[site.layer]
+    if site.prefix.startswith("decoder."):
+        return model.decoder.blocks[site.layer]
+    return model.blocks[site.layer]
+
+
+def _heads(trace, site: _Site) -> list[CheckItem]:
+    """Each head's z_h W_O[h], summed with b_O, is the sub-layer's output."""
+    if trace.model is None:
+        return []
+    W_O = getattr(_block(trace.model, site), site.attn).W_O
+    heads = trace[f"{site.prefix}{site.attn}.hook_result"].sum(2) + (W_O.bias if W_O.bias is not None else 0)  # (B, T, d_model)
+    out = trace[f"{site.prefix}hook_{site.attn}_out"]
+    return [_close(site, f"heads' results + b_O = {site.attn}_out", heads, out)]
+
+
+def _stream(trace, site: _Site) -> list[CheckItem]:
+    """The residual sums of one block: resid_mid = resid_pre + attn_out, ... (post-norm: LN of each sum)."""
+    p, cfg = site.prefix, trace.cfg
+    cross = cfg.arch == "seq2seq" and site.prefix.startswith("decoder.")
+    # (the sum's name, the residual before it, the sub-layer's output, the residual after it, its LayerNorm)
+    steps = [("resid_mid", "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1")]
+    if cross:
+        steps += [("resid_mid_cross", "hook_resid_mid", "hook_cross_attn_out", "hook_resid_mid_cross", "ln2"),
+                  ("resid_post", "hook_resid_mid_cross", "hook_mlp_out", "hook_resid_post", "ln3")]
     else:
-        mid_in = mid
-        names = ("resid_mid = resid_pre + attn_out", "resid_post = resid_mid + mlp_out")
-    if trace.cfg.norm != "post":
-        items.append(_close(names[0], layer, mid, pre + attn_out))
-        items.append(_close(names[1], layer, post, mid_in + mlp_out))
-    elif model is not None:
-        block = model.blocks[layer]
-        with torch.no_grad():
-            items.append(_close(f"{names[0].replace('= ', '= LN1(')})", layer, mid, block.ln1(pre + attn_out)))
-            items.append(_close(f"{names[1].replace('= ', '= LN2(')})", layer, post, block.ln2(mid_in + mlp_out)))
+        steps += [("resid_post", "hook_resid_mid", "hook_mlp_out", "hook_resid_post", "ln2")]
+    items = []
+    for name, before, out, after, ln in steps:
+        o, a = trace[p + out], trace[p + after]
+        summed = f"{before.removeprefix('hook_')} + {out.removeprefix('hook_')}"
+        if cfg.residual:
+            b = trace[p + before]
+        else:  # the lesson's model without residual connections: nothing is added
+            b, summed = 0.0, out.removeprefix("hook_")
+        if cfg.norm != "post":
+            items.append(_close(site, f"{name} = {summed}", a, b + o))
+        elif trace.model is not None:
+            norm = getattr(_block(trace.model, site), ln)
+            with torch.no_grad():
+                items.append(_close(site, f"{name} = {ln.upper()}({summed})", a, norm(b + o)))
     return items
 
 
@@ -154,8 +213,10 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
         raise ValueError(f"the check needs the whole trace; {missing[0]} and {len(missing) - 1} more were not recorded "
                          "(run run_with_trace without names)")
     items: list[CheckItem] = []
-    for layer in range(trace.cfg.n_layers):
-        items += _rows(trace, layer)
-        items.append(_hull(trace, layer, max_hull_points))
-        items += _stream(trace, layer)
+    for site in _sites(trace):
+        items += _rows(trace, site)
+        items.append(_hull(trace, site, max_hull_points))
+        items += _heads(trace, site)
+        if site.attn == "attn":  # a block's residual sums, once per block
+            items += _stream(trace, site)
     return CheckReport(items, trace.training)
