@@ -7,8 +7,9 @@
 A lesson is two modules with the same name. qkv.apps.lessons.<name> MEASURES: it declares
 NEEDS_MODEL and defines `measure(model, tokenizer, seed)` (NEEDS_MODEL true: it reads the bundled
 model or --ckpt; NEEDS_MODEL "minilm": it reads a pretrained BERT-family encoder, all-MiniLM-L6-v2
-from the `real` extra unless --ckpt names another) or `measure(seed)` (it trains its own small
-models), returning a plain dict of numbers (JSON-able; curves as lists).
+from the `real` extra unless --ckpt names another; NEEDS_MODEL "translate": it reads a zh→en
+translation model, the bundled one unless --ckpt names another) or `measure(seed)` (it trains its own
+small models), returning a plain dict of numbers (JSON-able; curves as lists).
 qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `text(n, lang)`, `headline(n, lang)`,
 `figures(n, out, lang)`, from the message area "lessons.<name>". `run` below is the only code they share.
 """
@@ -35,6 +36,7 @@ LESSONS = {
     "residual": "residual",
     "embedding": "embedding",
     "next-token": "next_token",
+    "align": "align",
 }
 # lessons on a real pretrained encoder (the `real` extra): not in the demo, which must work without it
 REAL_LESSONS = {
@@ -82,11 +84,24 @@ def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
     return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
 
 
+def _task(path) -> dict:
+    """The task a checkpoint directory's config.json records ({} when it records none)."""
+    from qkv.core.checkpoint import read_config
+
+    try:
+        task = read_config(Path(path)).get("task")
+    except (ValueError, OSError):
+        return {}
+    return task if isinstance(task, dict) else {}
+
+
 def load_model(name: str, needs, ckpt=None):
     """(model in eval mode, tokenizer) for lesson `name`, or a one-line ValueError saying why it cannot read it.
 
-    needs "minilm": a BERT-family encoder, all-MiniLM-L6-v2 unless `ckpt` names another; needs True:
-    the bundled model or `ckpt`, which must be a GPT when the lesson is one of NEEDS_GPT."""
+    needs "minilm": a BERT-family encoder, all-MiniLM-L6-v2 unless `ckpt` names another; needs
+    "translate": an encoder-decoder (arch=seq2seq), the bundled translation model unless `ckpt` names
+    another; needs True: the bundled model or `ckpt`, a language model (not a translation model), which
+    must be a GPT when the lesson is one of NEEDS_GPT."""
     from qkv.core.checkpoint import load
 
     if needs == "minilm":
@@ -94,8 +109,24 @@ def load_model(name: str, needs, ckpt=None):
         if model.has_lm_head or model.cfg.arch != "bert":
             raise ValueError(f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
                              f"{ckpt} is a {model.cfg.arch} language model")
+    elif needs == "translate":
+        from qkv.core.bundled import default_translate_ckpt
+
+        path = ckpt if ckpt is not None else default_translate_ckpt()
+        model, tokenizer = load(path)
+        if model.cfg.arch != "seq2seq":
+            kind = "a GPT" if model.has_lm_head else "an encoder"
+            raise ValueError(f"lesson {name!r} reads a translation model (arch=seq2seq; by default the bundled one), "
+                             f"and {ckpt} is {kind}")
+        task = _task(path)
+        if task.get("kind") == "translate" and (task.get("source"), task.get("target")) != ("zh", "en"):
+            raise ValueError(f"lesson {name!r} reads a zh→en translation model, and {path} translates "
+                             f"{task.get('source')}→{task.get('target')}")
     else:
         model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
+        if model.cfg.arch == "seq2seq":
+            raise ValueError(f"lesson {name!r} reads a language model (a GPT{'' if name in NEEDS_GPT else ' or an encoder'}), "
+                             f"and {ckpt} is a translation model (encoder-decoder); lesson 'align' reads translation models")
         if not model.has_lm_head and name in NEEDS_GPT:
             raise ValueError(f"lesson {name!r} needs a GPT, and {ckpt} is an encoder: {NEEDS_GPT[name]}")
     return model.eval(), tokenizer
@@ -104,8 +135,9 @@ def load_model(name: str, needs, ckpt=None):
 def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> LessonResult:
     """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
 
-    `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, or MiniLM for
-    the lessons of REAL_LESSONS); lessons that train their own models ignore it."""
+    `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
+    the lessons of REAL_LESSONS, the bundled translation model for align); lessons that train their
+    own models ignore it."""
     check_lang(lang)
     if out is not None:
         check_folder(out, "lesson's figures")
