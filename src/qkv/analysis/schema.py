@@ -1,5 +1,6 @@
 """The JSON that qkv writes (attend, explain, trace, check, and the explorer's view, compare, model,
-generate): one versioned format, as JSON Schema.
+generate; for a translation model explain's "translation" and the explorer's "translation-view"):
+one versioned format, as JSON Schema.
 
 Every document has {"format": "qkv-explain", "version": 1, "kind": ...}; docs/trace-format.md
 describes the fields in prose. `validate(doc)` checks a document (needs the jsonschema package).
@@ -48,6 +49,30 @@ EXPLAIN = _kind("explain", {
     "heads": {"type": "array", "items": {"type": "object", "required": ["layer", "head", "top_pos", "top_weight", "entropy_bits"]}},
 })
 
+_words = {"type": "object", "required": ["tokens", "ids"],
+          "properties": {"tokens": {"type": "array", "items": _str}, "ids": {"type": "array", "items": _int}}}
+_key_row = {"type": "object", "required": ["pos", "token", "dot", "weight"], "properties": {"pos": _int, "token": _str}}
+
+TRANSLATION = _kind("translation", {
+    "lang": {"enum": ["zh", "en"]}, "text": _str, "translation": _str, "translated": {"type": "boolean"},
+    "finished": {"type": "boolean"}, "source": _words,
+    "target": {**_words, "required": ["tokens", "ids", "written", "written_ids"]},
+    "layer": _int, "head": _int, "head_choice": {"enum": ["given", "sharpest"]}, "token": _int, "query": _str,
+    "query_reads": _str,
+    "model": {"type": "object", "required": ["n_layers", "n_encoder_layers", "n_heads", "d_model", "d_head", "n_ctx"],
+              "properties": {"arch": {"const": "seq2seq"}}},
+    "heads": {"type": "array", "items": {"type": "object", "required": ["head", "entropy_bits"]}},
+    "max_entropy_bits": _num,
+    "reads": {"type": "array", "items": {"type": "object", "required": [
+        "pos", "token", "reads", "top_pos", "top_token", "top_weight", "mean_top_pos", "mean_top_token", "mean_top_weight",
+        "rows"], "properties": {"rows": {"type": "array", "items": _key_row}}}},
+    "attention": EXPLAIN["properties"]["attention"],
+    "z": {"type": "object", "required": ["norm", "first", "values", "hull"],
+          "properties": {"hull": {"type": "object", "required": ["inside", "distance"]}}},
+    "residual": EXPLAIN["properties"]["residual"],
+    "next": {"type": "object", "required": ["position", "top", "actual"]},
+})
+
 _activation = {"type": "object", "required": ["shape", "data"],
                "properties": {"shape": {"type": "array", "items": _int}, "data": _vec}}
 
@@ -88,6 +113,20 @@ VIEW = _kind("view", {
 VIEW["if"] = {"properties": {"model": {"properties": {"has_lm_head": {"const": False}}, "required": ["has_lm_head"]}}}
 VIEW["else"] = {"properties": {"arrays": {"required": list(VIEW_ARRAYS)}}}
 
+_part = {"type": "object", "required": ["queries", "keys", "n_layers", "causal", "stream", "arrays"],
+         "properties": {"queries": {"enum": ["source", "target"]}, "keys": {"enum": ["source", "target"]},
+                        "n_layers": _int, "causal": {"type": "boolean"},
+                        "arrays": {"type": "object", "required": [a for a in VIEW_ARRAYS if a not in NEXT_ARRAYS],
+                                   "additionalProperties": _packed}}}
+TRANSLATION_VIEW = _kind("translation-view", {
+    "text": _str, "translation": _str, "translated": {"type": "boolean"}, "finished": {"type": "boolean"},
+    "source": _words, "target": {**_words, "required": ["tokens", "ids", "written", "written_ids"]},
+    "default_token": _int, "model": {**_model, "required": [*_model["required"], "n_encoder_layers"]},
+    "scale": _num, "first": _int, "vocab": {"type": "object", "additionalProperties": _str},
+    "parts": {"type": "object", "required": ["cross", "decoder", "encoder"], "additionalProperties": _part},
+    "arrays": {"type": "object", "required": list(NEXT_ARRAYS), "additionalProperties": _packed},
+})
+
 _side = {"type": "object", "required": ["tokens", "pos"], "properties": {"tokens": {"type": "array", "items": _str}, "pos": _int}}
 COMPARE = _kind("compare", {
     "word": _str, "a": _side, "b": _side,
@@ -102,7 +141,8 @@ MODEL = _kind("model", {
 
 GENERATE = _kind("generate", {"prompt": _str, "text": _str, "added": _str, "ids": {"type": "array", "items": _int}})
 
-SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "trace": TRACE, "check": CHECK, "view": VIEW, "compare": COMPARE,
+SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "translation": TRANSLATION,
+           "translation-view": TRANSLATION_VIEW, "trace": TRACE, "check": CHECK, "view": VIEW, "compare": COMPARE,
            "model": MODEL, "generate": GENERATE}
 
 

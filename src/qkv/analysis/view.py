@@ -87,7 +87,8 @@ def dumps(doc: dict) -> bytes:
 
 
 def model_info(model, tokenizer, name: str = "") -> dict:
-    """The model's shape, its tokenizer, its size, and where it came from.
+    """The model's shape, its tokenizer, its size, and where it came from (a translation model's
+    also n_encoder_layers).
 
     source: {name, path, architecture, title} — for a pretrained model what it was loaded from
     (model.source), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
@@ -96,9 +97,12 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     keys = ("n_layers", "n_heads", "d_model", "d_head", "d_mlp", "n_ctx", "d_vocab", "norm", "pos", "causal",
             "residual", "values", "arch")
     source, weights = _source(model, name)
-    return {**{k: getattr(cfg, k) for k in keys}, "tokenizer": tokenizer.kind, "name": name,
-            "parameters": model.num_params(), "has_lm_head": bool(model.has_lm_head),
-            "source": source, "weights_bytes": _weights_bytes(weights)}
+    out = {**{k: getattr(cfg, k) for k in keys}, "tokenizer": tokenizer.kind, "name": name,
+           "parameters": model.num_params(), "has_lm_head": bool(model.has_lm_head),
+           "source": source, "weights_bytes": _weights_bytes(weights)}
+    if cfg.arch == "seq2seq":  # a translation model: n_layers counts the decoder's blocks
+        out["n_encoder_layers"] = cfg.n_encoder_layers
+    return out
 
 
 def _source(model, name: str) -> tuple[dict, str | None]:

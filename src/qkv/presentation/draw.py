@@ -5,8 +5,11 @@
     figure("hull", "hull.png", text=TEXT, layer=0, head=1, token=3)
     figure("positions", "pe.png");  figure("rope", "rope.png")
     figure("embedding", "emb.png", tokens=["我", "你", "他"]);  figure("loss", "loss.png", log=["runs/a", "runs/b"])
+    figure("alignment", "align.png", ckpt="runs/translate", text="我 投资了 苹果 。", layer=1)   # translation models
 
-`ckpt` defaults to the bundled model. Every figure is PNG or SVG, chosen by the suffix of `out`.
+`ckpt` defaults to the bundled model (for "alignment": the bundled translation model). Every figure is
+PNG or SVG, chosen by the suffix of `out`. On a translation model (arch="seq2seq") "alignment" draws
+its cross-attention (target × source) and "hull" the cross-attention's z among the source values.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 from .figures import check_path
 from .i18n import check_lang, t
 
-KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
-NEEDS_MODEL = ("attention", "head", "hull", "embedding")
+KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
+NEEDS_MODEL = ("attention", "head", "hull", "embedding", "alignment")
 NEEDS_TRACE = ("attention", "head", "hull")
 
 
@@ -37,8 +40,14 @@ def figure(kind: str, out, ckpt=None, text: str | None = None, layer: int | None
         from qkv.core.bundled import default_ckpt
         from qkv.core.checkpoint import load
 
-        model, tokenizer = load(ckpt or default_ckpt())
-    if kind in NEEDS_TRACE:
+        from qkv.core.bundled import default_translate_ckpt
+
+        model, tokenizer = load(ckpt or (default_translate_ckpt() if kind == "alignment" else default_ckpt()))
+    if kind == "alignment" or (kind in NEEDS_TRACE and model.cfg.arch == "seq2seq"):
+        from .draw_translation import translation_figure
+
+        path = translation_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
+    elif kind in NEEDS_TRACE:
         path = _trace_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
     elif kind == "positions":
         from .plot_position import sinusoidal_figure

@@ -4,7 +4,8 @@
 
 The page is the one `qkv serve` sends, with its stylesheet and scripts written inline and the
 documents it would have fetched (model, view, compare) embedded as JSON, with the layer, head and
-query token to open on. Layer, head, token and
+query token to open on (a translation model's page: the cross-attention of a decoder layer, a target
+step). Layer, head, token and
 language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
 The model's source keeps its name but not the directory it was loaded from (a file to share).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from qkv.analysis.compare import compare
 from qkv.analysis.explain import check_index
+from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import view
 from qkv.core.files import atomic_write
 
@@ -55,12 +57,14 @@ def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | 
         raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
-    doc = view(model, tokenizer, text, name)
-    cfg, T = model.cfg, len(doc["ids"])
+    translates = model.cfg.arch == "seq2seq"  # then layer and head are the decoder's, token a target step
+    doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
+    cfg, T = model.cfg, len(doc["target"]["ids"] if translates else doc["ids"])
     start = {key: check_index(value, n, key, unit) for key, value, n, unit in (
         ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
         ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
-        ("token", token, T, f"the text has {T} tokens")) if value is not None}
+        ("token", token, T, f"the translation has {T} target steps" if translates else f"the text has {T} tokens"))
+        if value is not None}
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
         m["source"] = {**m["source"], "path": None}
     data = {"model": info, "view": doc, "start": start,

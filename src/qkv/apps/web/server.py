@@ -12,6 +12,12 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder)
     POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
 
+A translation model (arch="seq2seq") is shown the same way: /api/view takes its source text and
+answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
+"translation" document (qkv.analysis.cross; layer and head a decoder layer's cross-attention head,
+token a target step), /api/model offers corpus sentences in its source language (translate.py);
+generating and comparing are 400s (it translates instead of continuing a text).
+
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
 wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
 text that cannot be shown (qkv.analysis.view.TextError); anything else is a 500, a bug in qkv.
@@ -38,9 +44,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qkv.analysis.compare import compare
 from qkv.analysis.explain import check_index
+from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
+
+from .translate import check_heads, translation_model_doc
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
@@ -125,6 +134,8 @@ def host_name(header: str) -> str:
 
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
     """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
+    if model.cfg.arch == "seq2seq":
+        return translation_model_doc(model, tokenizer, name, first)
     n_ctx = model.cfg.n_ctx
 
     def fits(text):
@@ -152,6 +163,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     lock = LOCK
     n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
+    translates = model.cfg.arch == "seq2seq"
 
     app = FastAPI(title="qkv explorer", version="1", docs_url=None, redoc_url=None)  # the docs pages load a CDN
 
@@ -200,8 +212,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.post("/api/view")
     def post_view(body: ViewIn):
         t0 = time.perf_counter()
+        if translates and body.ids is not None:
+            raise TextError("a translation model reads a source text, not token ids")
         with lock:
-            doc = view(model, tokenizer, body.text, name, ids=body.ids)
+            doc = translation_view(model, tokenizer, body.text, name) if translates else \
+                view(model, tokenizer, body.text, name, ids=body.ids)
         t1 = time.perf_counter()
         content = dumps(doc)
         timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
@@ -209,6 +224,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):
+        if translates:  # the text is its source, token a target step (both checked inside)
+            check_heads(model.cfg, body.layer, body.head)
+            with lock:
+                return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
+                               top=body.top, lang=body.lang).to_json()
         T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
         try:  # explain's own range rule, checked first so that a bug inside explain stays a 500
             for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
@@ -240,6 +260,9 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/compare")
     def post_compare(body: CompareIn):
+        if translates:
+            raise TextError("a translation model is not compared across two sentences here: its page shows the "
+                            "attention from the translation to the source")
         with lock:
             return compare(model, tokenizer, body.a, body.b, body.word)
 

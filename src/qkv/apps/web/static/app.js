@@ -2,6 +2,9 @@
 // qkv explorer: the browser side. One "view" document (qkv.analysis.view) holds every number the
 // page shows; the arrays are decoded once into typed arrays, and a change of layer, head or query
 // token only redraws from them. No framework, no network beyond the same-origin JSON API.
+// A translation model's "translation-view" (qkv.analysis.translation_view) holds three attentions
+// ("parts": cross, decoder, encoder), each with its own queries and keys: the page shows the chosen
+// one the way it shows a GPT's, with T queries (rows) and Tk keys (columns); for a GPT Tk = T.
 // The page's text in both languages (I18N) is in i18n.js, loaded first.
 
 // ---------------------------------------------------------------------------------------------
@@ -32,13 +35,15 @@ const S = {
   doc: null, A: null,              // the current view document and its decoded arrays
   T: 0, L: 0, H: 0, k: 0,
   layer: 0, head: 0, token: 0,
+  tr: false, part: null,           // a translation model, and which of its attentions is shown
+  P: null, Tk: 0, cache: {}, shared: {},  // the attention shown: its labels, decoded arrays per part
   compare: null, added: null, req: 0,
   labelW: 40,                      // widest token label in px (measured once per document)
 };
-window.qkv = { state: { layer: 0, head: 0, token: 0, lang: "en" }, timings: [], view: null, mode: "live" };
+window.qkv = { state: { layer: 0, head: 0, token: 0, lang: "en", part: null }, timings: [], view: null, mode: "live" };
 
 function syncState() {
-  Object.assign(window.qkv.state, { layer: S.layer, head: S.head, token: S.token, lang: S.lang });
+  Object.assign(window.qkv.state, { layer: S.layer, head: S.head, token: S.token, lang: S.lang, part: S.part });
   window.qkv.mode = S.mode;
 }
 
@@ -76,44 +81,106 @@ function expandLower(flat, shape) {
 
 /** The scaled scores s_ij = q_i·k_j / √d_head, −∞ where the causal mask hides key j from query i.
  *  The model divides in float32 by float32(√d_head); one correctly rounded division, repeated here
- *  exactly (a double quotient of two float32 numbers rounds to the same float32). */
-function scaledScores(dots, L, H, T, scale, causal) {
+ *  exactly (a double quotient of two float32 numbers rounds to the same float32).
+ *  T queries and Tk keys (cross-attention: Tk source words; otherwise Tk = T). */
+function scaledScores(dots, L, H, T, scale, causal, Tk = T) {
   const out = new Float32Array(dots.length), s = Math.fround(scale);
   for (let lh = 0; lh < L * H; lh++) {
     for (let i = 0; i < T; i++) {
-      const row = (lh * T + i) * T;
-      for (let j = 0; j < T; j++) out[row + j] = causal && j > i ? -Infinity : dots[row + j] / s;
+      const row = (lh * T + i) * Tk;
+      for (let j = 0; j < Tk; j++) out[row + j] = causal && j > i ? -Infinity : dots[row + j] / s;
     }
   }
   return out;
 }
 
-// [L,H,T,T] / [L,H,T] / [L,T] offsets
-const at4 = (l, h, i, j) => ((l * S.H + h) * S.T + i) * S.T + j;
+// [L,H,T,Tk] / [L,H,T] per query / [L,H,Tk] per key / [L,T] offsets
+const at4 = (l, h, i, j) => ((l * S.H + h) * S.T + i) * S.Tk + j;
 const at3 = (l, h, i) => (l * S.H + h) * S.T + i;
+const atK = (l, h, j) => (l * S.H + h) * S.Tk + j;
 const at2 = (l, i) => l * S.T + i;
 
 /** The keys query i can see in the current head: those whose score is not −∞. */
 function visibleKeys(i) {
   const sc = S.A.scores, base = at4(S.layer, S.head, i, 0), out = [];
-  for (let j = 0; j < S.T; j++) if (sc[base + j] !== -Infinity) out.push(j);
+  for (let j = 0; j < S.Tk; j++) if (sc[base + j] !== -Infinity) out.push(j);
   return out;
 }
 
-function loadDoc(doc) {
-  const A = {};
-  for (const name of Object.keys(doc.arrays)) A[name] = decode(doc.arrays[name]);
-  S.doc = doc; S.A = A;
-  S.T = doc.tokens.length; S.L = doc.model.n_layers; S.H = doc.model.n_heads; S.k = doc.first;
-  A.scores = scaledScores(A.dots, S.L, S.H, S.T, doc.scale, doc.model.causal);
-  S.layer = clamp(S.layer, 0, S.L - 1); S.head = clamp(S.head, 0, S.H - 1); S.token = defaultToken(doc);
-  window.qkv.view = doc;
-  $("#text").value = doc.text;
-  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels();
+/** The attention shown: a GPT's (or an encoder's) own, or the chosen part of a translation model,
+ *  with its query and key labels. `self`: queries and keys are the same positions of one sequence. */
+function partOf(doc) {
+  if (!S.tr) return { arrays: doc.arrays, L: doc.model.n_layers, causal: doc.model.causal, q: doc.tokens, k: doc.tokens,
+    qIds: doc.ids, self: true, queries: "text" };
+  const p = doc.parts[S.part], src = p.queries === "source";
+  return { arrays: p.arrays, L: p.n_layers, causal: p.causal, q: src ? doc.source.tokens : doc.target.written,
+    k: p.keys === "source" ? doc.source.tokens : doc.target.tokens, qIds: src ? doc.source.ids : doc.target.written_ids,
+    self: p.queries === p.keys, queries: p.queries };
 }
 
-/** The query to open on: the last token, or the last that is not a special one ([CLS], [SEP]). */
+/** Make the current part (S.part; a GPT has one) the one shown: decode its arrays once, size S. */
+function usePart() {
+  const doc = S.doc, p = partOf(doc), key = S.tr ? S.part : "";
+  if (!S.cache[key]) {
+    const A = {};
+    for (const name of Object.keys(p.arrays)) A[name] = decode(p.arrays[name]);
+    Object.assign(A, S.shared);
+    A.scores = scaledScores(A.dots, p.L, doc.model.n_heads, p.q.length, doc.scale, p.causal, p.k.length);
+    S.cache[key] = A;
+  }
+  S.P = p; S.A = S.cache[key];
+  S.T = p.q.length; S.Tk = p.k.length; S.L = p.L;
+  S.layer = clamp(S.layer, 0, S.L - 1); S.head = clamp(S.head, 0, S.H - 1); S.token = clamp(S.token, 0, S.T - 1);
+}
+
+function loadDoc(doc) {
+  S.doc = doc; S.tr = doc.kind === "translation-view"; S.cache = {}; S.shared = {};
+  if (S.tr) {
+    for (const name of Object.keys(doc.arrays)) S.shared[name] = decode(doc.arrays[name]);  // the next words
+    if (!S.part || !doc.parts[S.part]) S.part = "cross";
+  } else {
+    S.part = null;
+  }
+  S.H = doc.model.n_heads; S.k = doc.first;
+  usePart();
+  if (S.tr && !S.opened) {  // the first translation shown: the last decoder layer's sharpest head, as qkv explain
+    S.opened = true; S.layer = S.L - 1; S.head = sharpestHead(S.layer);
+  }
+  S.token = defaultToken(doc);
+  window.qkv.view = doc;
+  $("#text").value = doc.text;
+  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation();
+}
+
+/** The head of layer l whose rows have the smallest mean entropy (the one that reads fewest keys). */
+function sharpestHead(l) {
+  let best = 0, least = Infinity;
+  for (let h = 0; h < S.H; h++) {
+    let bits = 0;
+    for (let i = 0; i < S.T; i++) for (let j = 0; j < S.Tk; j++) {
+      const a = S.A.pattern[at4(l, h, i, j)];
+      if (a > 0) bits -= a * Math.log2(a);
+    }
+    if (bits < least) { least = bits; best = h; }
+  }
+  return best;
+}
+
+/** Show another attention of a translation model (cross, decoder, encoder). */
+function choosePart(name, t0) {
+  if (!S.tr || !S.doc.parts[name]) return;
+  const wasSource = S.P.queries === "source";
+  S.part = name;
+  usePart();
+  if ((S.P.queries === "source") !== wasSource) S.token = defaultToken(S.doc);  // other queries: open on the default
+  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels();
+  render("part", t0);
+}
+
+/** The query to open on: the last token, or the last that is not a special one ([CLS], [SEP]);
+ *  a translation's: the last target step that writes a word (the server's rule), or the last source word. */
 function defaultToken(doc) {
+  if (S.tr) return S.P.queries === "source" ? S.T - 1 : clamp(doc.default_token, 0, S.T - 1);
   const special = new Set(doc.special || []);
   for (let i = doc.tokens.length - 1; i >= 0; i--) if (!special.has(i)) return i;
   return doc.tokens.length - 1;
@@ -176,9 +243,14 @@ async function analyze(text, t0, what = "text") {
 // ---------------------------------------------------------------------------------------------
 
 function render(what, t0) {
-  if (S.doc) {
+  if (S.doc && S.tr) {
+    $("#heatmap-title").textContent = t("heatmap_title_tr", { part: t("part_" + S.part), l: S.layer, h: S.head });
+    $("#heatmap-caption").innerHTML = t("heatmap_" + S.part) + (S.P.causal ? t("heatmap_masked") : "");
+  } else if (S.doc) {
     $("#heatmap-title").textContent = t("heatmap_title", { l: S.layer, h: S.head });
     $("#heatmap-caption").innerHTML = t("heatmap_caption") + t(S.doc.model.causal ? "heatmap_masked" : "heatmap_full");
+  }
+  if (S.doc) {
     drawHeatmap(); drawLines();
     markChosen(); renderSteps(); renderHull(); renderResidual(); renderNext();
   }
@@ -197,23 +269,44 @@ function fillSelects() {
   const opts = (n) => Array.from({ length: n }, (_, i) => `<option value="${i}">${i}</option>`).join("");
   if ($("#layer").options.length !== S.L) $("#layer").innerHTML = opts(S.L);
   if ($("#head").options.length !== S.H) $("#head").innerHTML = opts(S.H);
+  $("#part-box").hidden = !S.tr;
+  if (S.tr) $("#part").innerHTML = ["cross", "decoder", "encoder"].map((p) =>
+    `<option value="${p}">${esc(t("part_" + p))}</option>`).join("");
+}
+
+/** A translation model: the source and its translation, above the query tokens. */
+function renderTranslation() {
+  const el = $("#translation");
+  el.hidden = !S.tr;
+  if (!S.tr) return;
+  const d = S.doc;
+  el.innerHTML = t(d.translated ? "translation_line" : "translation_given", { text: `<b id="translation-text">${esc(d.translation)}</b>` }) +
+    (d.finished ? "" : " " + t("translation_cut"));
 }
 
 /** Token buttons. A WordPiece piece that continues the word before it (shown ⁀piece) is drawn
  *  joined to that token (class "cont", the one before "joined"); [CLS] and [SEP] are "special". */
 function renderTokenButtons() {
   const cont = new Set(S.doc.continues || []), special = new Set(S.doc.special || []);
-  $("#tokens").innerHTML = S.doc.tokens.map((tok, i) => {
+  $("#tokens").innerHTML = S.P.q.map((tok, i) => {
     const cls = ["token", cont.has(i) ? "cont" : "", cont.has(i + 1) ? "joined" : "", special.has(i) ? "special" : ""];
     return `<button type="button" class="${cls.filter(Boolean).join(" ")}" data-pos="${i}" ` +
-      `title="${esc(t("token_title", { i, id: S.doc.ids[i] }))}">${esc(tok)}</button>`;
+      `title="${esc(tokenTitle(i))}">${esc(tok)}</button>`;
   }).join("");  // the position is drawn by CSS (::before), outside textContent
+}
+
+/** A token button's tooltip: its position and id; a translation's target step: what it reads and writes. */
+function tokenTitle(i) {
+  if (S.tr && S.P.queries === "target")
+    return t("step_title", { i, r: S.doc.target.tokens[i], w: S.doc.target.written[i] });
+  return t("token_title", { i, id: S.P.qIds[i] });
 }
 
 /** Selects, token buttons and head thumbnails show the current choice. */
 function markChosen() {
   $("#layer").value = String(S.layer);
   $("#head").value = String(S.head);
+  if (S.tr) $("#part").value = S.part;
   for (const b of document.querySelectorAll("#tokens .token.chosen")) b.classList.remove("chosen");
   const b = document.querySelector(`#tokens .token[data-pos="${S.token}"]`);
   if (b) b.classList.add("chosen");
@@ -237,9 +330,9 @@ const RAMP = (() => {
 })();
 const MASKED = [226, 228, 233];
 
-/** Paint one head's T×T pattern into `img` (ImageData T×T), one pixel per cell. */
+/** Paint one head's T×Tk pattern into `img` (ImageData Tk wide, T high), one pixel per cell. */
 function paintPattern(img, l, h) {
-  const P = S.A.pattern, sc = S.A.scores, px = img.data, base = at4(l, h, 0, 0), n = S.T * S.T;
+  const P = S.A.pattern, sc = S.A.scores, px = img.data, base = at4(l, h, 0, 0), n = S.T * S.Tk;
   for (let c = 0; c < n; c++) {
     const o = c * 4;
     if (sc[base + c] === -Infinity) {
@@ -269,7 +362,7 @@ const FONT = '"Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Source Han 
 function measureLabels() {
   const ctx = document.createElement("canvas").getContext("2d");
   ctx.font = `12px ${FONT}`;
-  S.labelW = Math.min(80, Math.max(12, ...S.doc.tokens.map((tk) => ctx.measureText(tk).width)));
+  S.labelW = Math.min(80, Math.max(12, ...S.P.q.concat(S.P.k).map((tk) => ctx.measureText(tk).width)));
 }
 
 /** `s` cut to fit `w` px with an ellipsis. */
@@ -284,7 +377,7 @@ function fit(ctx, s, w) {
 // ---------------------------------------------------------------------------------------------
 
 function drawThumbs() {
-  const box = $("#heads"), T = S.T;
+  const box = $("#heads"), T = S.T, Tk = S.Tk;
   let canvases = box.querySelectorAll("canvas");
   if (canvases.length !== S.L * S.H) {  // a new model shape: build the grid (otherwise reuse it)
     box.style.gridTemplateColumns = `auto repeat(${S.H}, 1fr)`;
@@ -298,9 +391,10 @@ function drawThumbs() {
     canvases = box.querySelectorAll("canvas");
     titleThumbs();
   }
-  const img = new ImageData(T, T);
+  const img = new ImageData(Tk, T);
   for (const cv of canvases) {
-    if (cv.width !== T) { cv.width = T; cv.height = T; }
+    if (cv.width !== Tk || cv.height !== T) { cv.width = Tk; cv.height = T; }
+    if (S.tr) cv.style.aspectRatio = `${Tk} / ${T}`;
     paintPattern(img, +cv.dataset.layer, +cv.dataset.head);
     cv.getContext("2d").putImageData(img, 0, 0);
   }
@@ -318,42 +412,47 @@ function titleThumbs() {
 const heat = { x0: 0, y0: 0, cell: 1, off: document.createElement("canvas"), img: null };
 
 function drawHeatmap() {
-  const T = S.T, cv = $("#heatmap"), avail = Math.min(560, $("#heatmap-wrap").clientWidth || 420);
+  const T = S.T, Tk = S.Tk, cv = $("#heatmap"), avail = Math.min(560, $("#heatmap-wrap").clientWidth || 420);
   const lw = S.labelW + 8;
-  const cell = clamp(Math.floor((avail - lw - 4) / T), 2, 46);
+  const cell = clamp(Math.floor((avail - lw - 4) / Tk), 2, 46);
   const fs = clamp(Math.floor(cell * 0.8), 7, 12);
   const rotate = S.labelW > cell - 2;  // key labels vertical when they do not fit a column
   const top = rotate ? lw : fs + 8;
   heat.x0 = lw; heat.y0 = top; heat.cell = cell;
-  const ctx = sizeCanvas(cv, lw + cell * T + 4, top + cell * T + 4);
+  const ctx = sizeCanvas(cv, lw + cell * Tk + 4, top + cell * T + 4);
 
-  // the cells: paint T×T pixels, then scale up without smoothing
-  if (!heat.img || heat.img.width !== T) { heat.img = new ImageData(T, T); heat.off.width = T; heat.off.height = T; }
+  // the cells: paint T×Tk pixels, then scale up without smoothing
+  if (!heat.img || heat.img.width !== Tk || heat.img.height !== T) {
+    heat.img = new ImageData(Tk, T); heat.off.width = Tk; heat.off.height = T;
+  }
   paintPattern(heat.img, S.layer, S.head);
   heat.off.getContext("2d").putImageData(heat.img, 0, 0);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(heat.off, lw, top, cell * T, cell * T);
+  ctx.drawImage(heat.off, lw, top, cell * Tk, cell * T);
 
   // the weights themselves, when the cells are big enough to hold them
   const P = S.A.pattern, sc = S.A.scores, base = at4(S.layer, S.head, 0, 0);
   if (cell >= 30) {
     ctx.font = `${Math.min(11, cell / 3.2)}px ${FONT}`; ctx.textAlign = "center"; ctx.textBaseline = "middle";
-    for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
-      if (sc[base + i * T + j] === -Infinity) continue;
-      const a = P[base + i * T + j];
+    for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) {
+      if (sc[base + i * Tk + j] === -Infinity) continue;
+      const a = P[base + i * Tk + j];
       ctx.fillStyle = a > 0.45 ? "#fff" : "#334";
       ctx.fillText(a.toFixed(2), lw + (j + 0.5) * cell, top + (i + 0.5) * cell);
     }
   }
 
-  // labels: every `step`-th token when the cells are small
+  // labels: every `step`-th token when the cells are small; rows are the queries, columns the keys
   ctx.font = `${fs}px ${FONT}`; ctx.fillStyle = "#445";
   const step = Math.max(1, Math.ceil((fs + 1) / cell));
-  for (let i = 0; i < T; i += step) {
-    const tok = fit(ctx, S.doc.tokens[i], S.labelW);
-    ctx.textAlign = "right"; ctx.textBaseline = "middle";
-    ctx.fillStyle = i === S.token ? "#c2410c" : "#445";
-    ctx.fillText(tok, lw - 5, top + (i + 0.5) * cell);
+  for (let i = 0; i < Math.max(T, Tk); i += step) {
+    if (i < T) {
+      ctx.textAlign = "right"; ctx.textBaseline = "middle";
+      ctx.fillStyle = i === S.token ? "#c2410c" : "#445";
+      ctx.fillText(fit(ctx, S.P.q[i], S.labelW), lw - 5, top + (i + 0.5) * cell);
+    }
+    if (i >= Tk) continue;
+    const tok = fit(ctx, S.P.k[i], S.labelW);
     ctx.fillStyle = "#445";
     if (rotate) {
       ctx.save(); ctx.translate(lw + (i + 0.5) * cell, top - 5); ctx.rotate(-Math.PI / 2);
@@ -365,13 +464,13 @@ function drawHeatmap() {
   }
   // the chosen query's row
   ctx.strokeStyle = "#ea580c"; ctx.lineWidth = 2;
-  ctx.strokeRect(lw - 1, top + S.token * cell - 1, cell * T + 2, cell + 2);
+  ctx.strokeRect(lw - 1, top + S.token * cell - 1, cell * Tk + 2, cell + 2);
 }
 
 function heatCell(e) {
   const r = $("#heatmap").getBoundingClientRect();
   const j = Math.floor((e.clientX - r.left - heat.x0) / heat.cell), i = Math.floor((e.clientY - r.top - heat.y0) / heat.cell);
-  return (i >= 0 && i < S.T && j >= 0 && j < S.T) ? { i, j } : null;
+  return (i >= 0 && i < S.T && j >= 0 && j < S.Tk) ? { i, j } : null;
 }
 
 function showTip(e, html) {
@@ -385,8 +484,8 @@ function showTip(e, html) {
 function onHeatHover(e) {
   const c = heatCell(e);
   if (!c || !S.doc) return showTip(e, null);
-  const o = at4(S.layer, S.head, c.i, c.j), tk = S.doc.tokens;
-  const vars = { i: c.i, j: c.j, q: esc(tk[c.i]), k: esc(tk[c.j]), a: fmt(S.A.pattern[o]) };
+  const o = at4(S.layer, S.head, c.i, c.j);
+  const vars = { i: c.i, j: c.j, q: esc(S.P.q[c.i]), k: esc(S.P.k[c.j]), a: fmt(S.A.pattern[o]) };
   showTip(e, t(S.A.scores[o] === -Infinity ? "tip_masked" : "tip_cell", vars));
 }
 
@@ -397,12 +496,12 @@ function onHeatHover(e) {
 const lines = { top: 8, rowH: 20, xl: 0 };
 
 function drawLines() {
-  const T = S.T, W = clamp($("#lines-wrap").clientWidth || 400, 240, 560);
-  const rowH = clamp(Math.floor(440 / T), 12, 26), top = 8;
+  const T = S.T, Tk = S.Tk, W = clamp($("#lines-wrap").clientWidth || 400, 240, 560);
+  const rowH = clamp(Math.floor(440 / Math.max(T, Tk)), 12, 26), top = 8;
   const fs = clamp(rowH - 4, 9, 13), lw = S.labelW * fs / 12 + 10;
   const xl = lw, xr = W - lw - 34;  // room for the weights on the right
   Object.assign(lines, { top, rowH, xl });
-  const ctx = sizeCanvas($("#lines"), W, top * 2 + rowH * T);
+  const ctx = sizeCanvas($("#lines"), W, top * 2 + rowH * Math.max(T, Tk));
   const y = (i) => top + (i + 0.5) * rowH;
   const P = S.A.pattern, base = at4(S.layer, S.head, 0, 0);
 
@@ -410,8 +509,8 @@ function drawLines() {
   const buckets = Array.from({ length: 8 }, () => new Path2D());
   for (let i = 0; i < T; i++) {
     if (i === S.token) continue;
-    for (let j = 0; j < T; j++) {
-      const a = P[base + i * T + j];
+    for (let j = 0; j < Tk; j++) {
+      const a = P[base + i * Tk + j];
       if (a < 0.02) continue;
       const p = buckets[Math.min(7, Math.floor(a * 8))];
       p.moveTo(xl, y(i)); p.lineTo(xr, y(j));
@@ -423,8 +522,8 @@ function drawLines() {
   // the chosen query, strongly
   const i = S.token;
   ctx.strokeStyle = "#1d4ed8";
-  for (let j = 0; j < T; j++) {
-    const a = P[base + i * T + j];
+  for (let j = 0; j < Tk; j++) {
+    const a = P[base + i * Tk + j];
     if (a < 0.002) continue;
     ctx.globalAlpha = 0.15 + 0.85 * Math.sqrt(a); ctx.lineWidth = 0.6 + 6 * a;
     ctx.beginPath(); ctx.moveTo(xl, y(i)); ctx.lineTo(xr, y(j)); ctx.stroke();
@@ -434,17 +533,19 @@ function drawLines() {
   // token labels, and the chosen query's weights beside the keys
   ctx.font = `${fs}px ${FONT}`; ctx.textBaseline = "middle";
   const vis = new Set(visibleKeys(i));
-  for (let r = 0; r < T; r++) {
-    const tok = fit(ctx, S.doc.tokens[r], S.labelW * fs / 12);
-    ctx.textAlign = "right"; ctx.fillStyle = r === i ? "#c2410c" : "#334155";
-    ctx.font = `${r === i ? "bold " : ""}${fs}px ${FONT}`;
-    ctx.fillText(tok, xl - 5, y(r));
-    ctx.font = `${fs}px ${FONT}`;
+  for (let r = 0; r < Math.max(T, Tk); r++) {
+    if (r < T) {  // the query, on the left
+      ctx.textAlign = "right"; ctx.fillStyle = r === i ? "#c2410c" : "#334155";
+      ctx.font = `${r === i ? "bold " : ""}${fs}px ${FONT}`;
+      ctx.fillText(fit(ctx, S.P.q[r], S.labelW * fs / 12), xl - 5, y(r));
+      ctx.font = `${fs}px ${FONT}`;
+    }
+    if (r >= Tk) continue;  // the key, on the right
     ctx.textAlign = "left"; ctx.fillStyle = vis.has(r) ? "#334155" : "#b6bcc8";
-    ctx.fillText(tok, xr + 5, y(r));
+    ctx.fillText(fit(ctx, S.P.k[r], S.labelW * fs / 12), xr + 5, y(r));
     if (vis.has(r)) {
       ctx.fillStyle = "#1d4ed8"; ctx.textAlign = "right";
-      ctx.fillText(P[base + i * T + r].toFixed(2), W - 2, y(r));
+      ctx.fillText(P[base + i * Tk + r].toFixed(2), W - 2, y(r));
     }
   }
 }
@@ -469,17 +570,17 @@ function renderSteps() {
   const e = s.map((x) => Math.exp(x - m));
   const sum = e.reduce((x, y) => x + y, 0);
   const a = vis.map((j) => A.pattern[o4 + j]);
-  const vn = vis.map((j) => A.v_norm[at3(l, h, j)]);
+  const vn = vis.map((j) => A.v_norm[atK(l, h, j)]);
   let top = 0;
   a.forEach((x, n) => { if (x > a[top]) top = n; });
   const zsum = new Float64Array(k);  // Σ_j a_j v_first_j, shown in the table's last row
 
   let rows = "";
   vis.forEach((j, n) => {
-    const vf = at3(l, h, j) * k, av = [];
+    const vf = atK(l, h, j) * k, av = [];
     for (let c = 0; c < k; c++) { const x = a[n] * A.v_first[vf + c]; av.push(fmt(x)); zsum[c] += x; }
-    rows += `<tr data-key="${j}"${j === i ? ' class="self"' : ""}${n === top ? ' data-top="1"' : ""}>` +
-      `<td data-field="pos">${j}</td><td data-field="token">${esc(doc.tokens[j])}</td>` +
+    rows += `<tr data-key="${j}"${j === i && S.P.self ? ' class="self"' : ""}${n === top ? ' data-top="1"' : ""}>` +
+      `<td data-field="pos">${j}</td><td data-field="token">${esc(S.P.k[j])}</td>` +
       `<td data-field="dot">${fmt(A.dots[o4 + j])}</td><td data-field="scaled">${fmt(s[n])}</td>` +
       `<td data-field="shifted">${fmt(s[n] - m)}</td><td data-field="exp">${fmt(e[n])}</td>` +
       `<td data-field="weight" style="--w:${(a[n] * 100).toFixed(1)}%">${fmt(a[n])}</td>` +
@@ -492,19 +593,21 @@ function renderSteps() {
   const zfirst = Array.from(A.z_first.subarray(zo * k, zo * k + k), fmt).join(", ");
   const jt = vis[top];
 
-  const st = { dh: doc.model.d_head, scale: fmt(doc.scale), tok: esc(doc.tokens[jt]), dot: fmt(A.dots[o4 + jt]),
+  const st = { dh: doc.model.d_head, scale: fmt(doc.scale), tok: esc(S.P.k[jt]), dot: fmt(A.dots[o4 + jt]),
     s: fmt(s[top]), m: fmt(m), e: fmt(e[top]), sum: fmt(sum), a: fmt(a[top]), n: vis.length, total: fmt(total),
     k, bound: fmt(bound), more: k < doc.model.d_head ? ", …" : "",
     zfirst: `<span id="z-first" class="num">${zfirst}</span>`,
     znorm: `<span id="z-norm" class="num">${fmt(A.z_norm[zo])}</span>` };
   const th = (key, tt) => `<th${tt ? ` title="${esc(t(tt))}"` : ""}>${t(key, { k })}</th>`;
-  const masked = vis.length < T || doc.model.causal;
+  const masked = vis.length < S.Tk || S.P.causal;
+  const maskNote = S.tr && S.part === "cross" ? "mask_cross" : masked ? "mask_causal" : "mask_none";
 
-  $("#steps-title").textContent = t("steps_title", { i, tok: doc.tokens[i], l, h });
+  $("#steps-title").textContent = S.tr ? t("steps_title_tr", { i, tok: S.P.q[i], part: t("part_" + S.part), l, h })
+    : t("steps_title", { i, tok: doc.tokens[i], l, h });
   $("#steps").innerHTML =
     `<ol class="deriv"><li>${t("step1", st)}</li><li>${t("step2", st)}</li><li>${t("step3", st)}</li>` +
     `<li>${t("step4", st)}</li><li>${t("step5", st)}</li></ol>` +
-    `<p class="caption">${t(masked ? "mask_causal" : "mask_none", { i, T })}</p>` +
+    `<p class="caption">${t(maskNote, { i, T: S.Tk })}</p>` +
     `<div class="table-wrap"><table class="steps-table"><thead><tr><th>j</th>${th("th_token")}` +
     `${th("th_dot", "tt_dot")}${th("th_scaled", "tt_scaled")}${th("th_shifted")}${th("th_exp")}` +
     `${th("th_weight", "tt_weight")}${th("th_vnorm")}${th("th_contrib", "tt_contrib")}${th("th_av")}</tr></thead>` +
@@ -538,9 +641,9 @@ function convexHull(pts) {
 }
 
 function renderHull() {
-  const { layer: l, head: h, token: i } = S, A = S.A, doc = S.doc;
+  const { layer: l, head: h, token: i } = S, A = S.A;
   const vis = visibleKeys(i), o4 = at4(l, h, i, 0);
-  const pts = vis.map((j) => [A.v_2d[at3(l, h, j) * 2], A.v_2d[at3(l, h, j) * 2 + 1]]);
+  const pts = vis.map((j) => [A.v_2d[atK(l, h, j) * 2], A.v_2d[atK(l, h, j) * 2 + 1]]);
   const zo = at3(l, h, i) * 2, z = [A.z_2d[zo], A.z_2d[zo + 1]];
   const W = 420, Hh = 320, pad = 34;
   // one scale for both axes, so the geometry is not distorted; y grows upwards
@@ -563,17 +666,18 @@ function renderHull() {
   const heavy = new Set(vis.slice().sort((u, v) => A.pattern[o4 + v] - A.pattern[o4 + u]).slice(0, 12));
   pts.forEach((p, n) => {
     const j = vis[n], a = A.pattern[o4 + j], r = (2.5 + 14 * Math.sqrt(a)).toFixed(1);
-    const label = vis.length <= 16 || heavy.has(j) || j === i;
-    svg += `<g class="pt${j === i ? " self" : ""}"><title>${esc(t("hull_point", { j, tok: doc.tokens[j], a: fmt(a) }))}</title>` +
+    const self = j === i && S.P.self, label = vis.length <= 16 || heavy.has(j) || self;
+    svg += `<g class="pt${self ? " self" : ""}"><title>${esc(t("hull_point", { j, tok: S.P.k[j], a: fmt(a) }))}</title>` +
       `<circle cx="${X(p[0])}" cy="${Y(p[1])}" r="${r}" fill-opacity="${(0.25 + 0.6 * Math.sqrt(a)).toFixed(2)}"/>` +
-      (label ? `<text x="${(+X(p[0]) + +r + 3).toFixed(1)}" y="${(+Y(p[1]) + 4).toFixed(1)}">${esc(doc.tokens[j])}</text>` : "") + "</g>";
+      (label ? `<text x="${(+X(p[0]) + +r + 3).toFixed(1)}" y="${(+Y(p[1]) + 4).toFixed(1)}">${esc(S.P.k[j])}</text>` : "") + "</g>";
   });
   const zx = +X(z[0]), zy = +Y(z[1]);
   svg += `<g class="z"><title>${esc(t("hull_z"))}</title><path d="M${zx - 6},${zy - 6}L${zx + 6},${zy + 6}M${zx - 6},${zy + 6}L${zx + 6},${zy - 6}"/>` +
     `<text x="${zx + 8}" y="${zy - 7}">z</text></g></svg>`;
   $("#hull").innerHTML = svg;
   const kept = A.kept_2d[l * S.H + h];
-  $("#hull-caption").innerHTML = t("hull_caption", { kept: (100 * kept).toFixed(1) });
+  $("#hull-caption").innerHTML = (S.tr && S.part === "cross" ? t("hull_cross") + " " : "") +
+    t("hull_caption", { kept: (100 * kept).toFixed(1) });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,6 +691,14 @@ const RESID_ROWS = [
   ["resid_post", "resid_post", "resid_post_norm"],
 ];
 
+/** The message that describes a residual row: a translation model's decoder reads another stream
+ *  before cross-attention (resid_mid) and hands another to its MLP (resid_mid_cross). */
+function residDesc(field, post) {
+  if (S.tr && S.part === "cross" && (field === "x" || field === "resid_mid")) return `r_${field}_cross`;
+  if (S.tr && S.part === "decoder" && field === "resid_mid") return "r_resid_mid_dec";
+  return field === "resid_mid" && post ? "r_resid_mid_post" : "r_" + field;
+}
+
 function renderResidual() {
   const { layer: l, head: h, token: i } = S, A = S.A, model = S.doc.model;
   const value = (arr) => (arr === "head_out_norm" ? A[arr][at3(l, h, i)] : A[arr][at2(l, i)]);
@@ -595,7 +707,7 @@ function renderResidual() {
   const post = model.norm === "post";
   let html = '<div class="rrows">';
   RESID_ROWS.forEach(([field, label], n) => {
-    const desc = t(field === "resid_mid" && post ? "r_resid_mid_post" : "r_" + field, { h });
+    const desc = t(residDesc(field, post), { h });
     html += `<div class="rrow" data-row="${field}"><span class="rlabel">${label}</span><span class="rdesc">${desc}</span>` +
       `<span class="rval" data-field="${field}" data-value="${vals[n]}"><span class="rbar" style="width:${(100 * vals[n] / max).toFixed(1)}%"></span>` +
       `<span class="num">${fmt(vals[n])}</span></span></div>`;
@@ -604,8 +716,8 @@ function renderResidual() {
   const hint = t(Math.abs(cos) < 0.2 ? "cos_orth" : cos > 0 ? "cos_along" : "cos_against");
   const rule = model.residual === false ? "res_off" : post ? "res_post" : model.norm === "none" ? "res_none" : "res_pre";
   html += `</div><p class="cos">${t("cos_line", { cos: `<span id="update-cos" class="num">${fmt(cos)}</span>`, hint })}</p>` +
-    `<p class="caption">${t(rule)}</p>`;
-  $("#residual-title").textContent = t("residual_title", { tok: S.doc.tokens[i], l });
+    `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule)}</p>`;
+  $("#residual-title").textContent = t("residual_title", { tok: S.P.q[i], l });
   $("#residual").innerHTML = html;
 }
 
@@ -615,9 +727,10 @@ function renderResidual() {
 
 function renderNext() {
   if (!hasLM() || !S.A.next_probs) return renderNoNext();
+  if (S.tr && S.P.queries === "source") return renderNoNext("next_source");
   $(".next-card").classList.remove("encoder");
   const i = S.token, A = S.A, doc = S.doc, K = A.next_probs.length / S.T;
-  const actual = i + 1 < S.T ? doc.ids[i + 1] : null;
+  const actual = S.tr ? doc.target.written_ids[i] : i + 1 < S.T ? doc.ids[i + 1] : null;
   const pmax = Math.max(A.next_probs[i * K], 1e-12);
   let html = `<p class="caption">${t("next_caption")}</p><div class="bars">`;
   for (let r = 0; r < K; r++) {
@@ -630,22 +743,23 @@ function renderNext() {
   }
   html += "</div>";
   if (actual !== null) {
-    html += `<p id="next-actual" class="actual-line">${t("next_actual", { tok: esc(doc.tokens[i + 1]),
+    html += `<p id="next-actual" class="actual-line">${t(S.tr ? "next_actual_tr" : "next_actual", { tok: esc(S.tr ? doc.target.written[i] : doc.tokens[i + 1]),
       p: `<span class="num" data-field="actual_prob">${fmt(A.actual_prob[i])}</span>`,
       r: `<span class="num" data-field="actual_rank">${A.actual_rank[i]}</span>` })}</p>`;
   } else {
     html += `<p id="next-actual" class="actual-line">${t("next_last")}</p>`;
   }
-  $("#next-title").textContent = t("next_title", { tok: doc.tokens[i], i });
+  $("#next-title").textContent = S.tr ? t("next_title_tr", { tok: doc.target.tokens[i], i }) : t("next_title", { tok: doc.tokens[i], i });
   $("#next").innerHTML = html;
 }
 
-/** An encoder: no next-token distribution, and the page says why instead of showing bars. */
-function renderNoNext() {
+/** An encoder (or a translation model's encoder part): no next-token distribution, and the page says
+ *  why instead of showing bars. */
+function renderNoNext(why = "next_none") {
   const m = S.info || S.doc.model;
   $(".next-card").classList.add("encoder");
   $("#next-title").textContent = t("next_none_title");
-  $("#next").innerHTML = `<p id="next-none" class="why">${t("next_none", { d: m.d_model })}</p>`;
+  $("#next").innerHTML = `<p id="next-none" class="why">${t(why, { d: m.d_model })}</p>`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -751,19 +865,21 @@ function applyLang() {
   renderModelLine();
   renderAdded();
   if (S.doc) {
-    for (const b of document.querySelectorAll("#tokens .token"))
-      b.title = t("token_title", { i: b.dataset.pos, id: S.doc.ids[+b.dataset.pos] });
+    for (const b of document.querySelectorAll("#tokens .token")) b.title = tokenTitle(+b.dataset.pos);
     titleThumbs();
+    if (S.tr) { fillSelects(); renderTranslation(); }
   }
 }
 
 function renderModelLine() {
   const m = S.info || (S.doc && S.doc.model);
   if (!m) return;
-  $("#model-line").textContent = t("model_line", { L: m.n_layers, H: m.n_heads, dm: m.d_model, dh: m.d_head,
-    nctx: m.n_ctx, tok: t("tok_" + m.tokenizer), params: Number(m.parameters).toLocaleString("en-US"),
-    norm: t("norm_" + m.norm) }) + (m.name ? ` · ${m.name}` : "");
-  $("#hint").textContent = t("hint_" + m.tokenizer);
+  const seq2seq = m.arch === "seq2seq";
+  $("#model-line").textContent = t(seq2seq ? "model_line_tr" : "model_line", { L: m.n_layers, H: m.n_heads, dm: m.d_model,
+    dh: m.d_head, nctx: m.n_ctx, tok: t("tok_" + m.tokenizer), params: Number(m.parameters).toLocaleString("en-US"),
+    norm: t("norm_" + m.norm), Le: m.n_encoder_layers }) + (m.name ? ` · ${m.name}` : "");
+  $("#hint").textContent = t(seq2seq ? "hint_translate" : "hint_" + m.tokenizer);
+  $("#compare").hidden = seq2seq;  // a translation model is shown across its two sentences instead
   renderSource(m);
   renderGenAvailable();
 }
@@ -773,16 +889,18 @@ function renderSource(m) {
   const src = m.source || {};
   const size = m.weights_bytes ? t("source_size", { mb: (m.weights_bytes / 1e6).toFixed(1) }) : "";
   $("#model-source").textContent = t("model_source", {
-    title: src.title || src.name || m.name || "?", kind: t(m.has_lm_head === false ? "kind_encoder" : "kind_decoder"),
+    title: src.title || src.name || m.name || "?",
+    kind: t(m.arch === "seq2seq" ? "kind_seq2seq" : m.has_lm_head === false ? "kind_encoder" : "kind_decoder"),
     params: Number(m.parameters).toLocaleString("en-US"), size,
     from: src.path ? t("source_path", { path: src.path }) : src.name === "bundled" ? t("source_bundled") : "" });
   $("#model-source").title = src.path || "";
 }
 
-/** An encoder cannot generate: the form is disabled and says why. */
+/** An encoder cannot generate, a translation model translates instead: the form is disabled and says why. */
 function renderGenAvailable() {
-  const off = !hasLM();
+  const m = S.info || (S.doc && S.doc.model), translates = !!m && m.arch === "seq2seq", off = !hasLM() || translates;
   $("#gen-none").hidden = !off;
+  if (translates) { $("#gen-none").dataset.i18n = "gen_translate"; $("#gen-none").innerHTML = t("gen_translate"); }
   if (off) for (const el of document.querySelectorAll("#gen input, #generate")) el.disabled = true;
 }
 
@@ -831,6 +949,7 @@ function bind() {
   });
   $("#layer").addEventListener("change", (e) => { const t0 = performance.now(); chooseHead(+e.target.value, S.head, "layer", t0); });
   $("#head").addEventListener("change", (e) => { const t0 = performance.now(); chooseHead(S.layer, +e.target.value, "head", t0); });
+  $("#part").addEventListener("change", (e) => choosePart(e.target.value, performance.now()));
   $("#heads").addEventListener("click", (e) => {
     const c = e.target.closest("canvas");
     if (!c) return;
@@ -881,8 +1000,9 @@ async function init() {
     for (const b of document.querySelectorAll("#examples .example, #gen input")) b.disabled = true;
     $("#static-note").hidden = false;
     S.compare = data.compare || null;
-    if (data.view) loadDoc(data.view);
     const start = data.start || {};  // qkv explain --html --layer L --head H --token T opens there
+    if (data.view && typeof start.part === "string") S.part = start.part;  // a translation model's attention
+    if (data.view) loadDoc(data.view);
     if (S.doc) {
       if (Number.isInteger(start.layer)) S.layer = clamp(start.layer, 0, S.L - 1);
       if (Number.isInteger(start.head)) S.head = clamp(start.head, 0, S.H - 1);

@@ -1,0 +1,110 @@
+"""Everything the web page needs to show a translation model on one source sentence: kind
+"translation-view" of the qkv-explain format.
+
+    doc = translation_view(model, tokenizer, "我 投资了 苹果 。")        # a JSON-ready dict
+
+The source is translated greedily and the teacher-forced pass traced once (qkv.analysis.cross.read);
+the page then switches attention, layer, head and query without asking again. The model has three
+kinds of attention, each a "part" with the arrays of a GPT's view (qkv.analysis.view), for queries
+i and keys j of its own:
+
+    "cross"    decoder layer L's cross-attention: queries = the target steps, keys = the source words
+    "decoder"  decoder layer L's causal self-attention: queries = the target steps, keys = what they read
+    "encoder"  encoder layer L's self-attention: queries and keys = the source words (no mask)
+
+    dots[L,h,i,j] = q_i·k_j,  pattern[L,h,i,j] = A  (L, H, T_query, T_key; the decoder's sent as
+    lower triangles), v_* (L, H, T_key, …) the keys' values, z_* and head_out_norm (L, H, T_query, …),
+    and the residual update of the stream the attention reads, per layer and query (L, T_query):
+    x -> x + attn_out -> resid_mid, then the block's MLP (mlp_out) and output (resid_post); for
+    "cross" x is the decoder's resid_mid and the stream after it resid_mid_cross.
+
+Target step i reads target token i (<s> w1 … wn) and writes word i (w1 … wn </s>): the top-level
+arrays next_ids, next_probs (T_target, TOP_NEXT) are its most likely words, actual_prob and
+actual_rank (T_target,) the probability and rank of the word the translation writes there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from qkv.core.translation import decode_target
+
+from . import cross
+from .explain import FORMAT, N_COORDS, VERSION
+from .view import MAX_CELLS, TOP_NEXT, TextError, _values_2d, model_info, pack
+
+PARTS = ("cross", "decoder", "encoder")
+# part -> (stack, attention, the residual hook it reads, the one it writes, its output hook)
+_SITES = {"cross": ("decoder", "cross_attn", "hook_resid_mid", "hook_resid_mid_cross", "hook_cross_attn_out"),
+          "decoder": ("decoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
+          "encoder": ("encoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out")}
+_ATTN = ("hook_dots", "hook_pattern", "hook_v", "hook_z", "hook_result")
+_BLOCK = ("hook_resid_pre", "hook_resid_mid", "hook_resid_mid_cross", "hook_attn_out", "hook_cross_attn_out",
+          "hook_mlp_out", "hook_resid_post")
+
+
+def _wanted(name: str) -> bool:
+    return name == "probs" or name.endswith(_BLOCK) or name.rsplit(".", 1)[-1] in _ATTN
+
+
+def check_size(cfg, n_src: int, n_tgt: int) -> None:
+    """Refuse a view whose attention matrices would not fit a page (about MAX_CELLS in all)."""
+    cells = cfg.n_heads * (cfg.n_encoder_layers * n_src**2 + cfg.n_layers * (n_tgt**2 + n_tgt * n_src))
+    if cells > MAX_CELLS:
+        raise TextError(f"{n_src} source and {n_tgt} target tokens make {cells:,} attention weights, more than a page "
+                        f"can show ({MAX_CELLS:,}): use a shorter sentence")
+
+
+def _part(tr, cfg, name: str, k: int) -> dict:
+    stack, attn, x_hook, mid_hook, out_hook = _SITES[name]
+    n_layers = cfg.n_encoder_layers if stack == "encoder" else cfg.n_layers
+    Ls = range(n_layers)
+    get = lambda hook: torch.stack([tr[f"{stack}.blocks.{L}.{hook}"][0] for L in Ls])  # noqa: E731 (every layer)
+    dots, pattern = get(f"{attn}.hook_dots"), get(f"{attn}.hook_pattern")  # (L, H, T_query, T_key)
+    v = get(f"{attn}.hook_v").transpose(1, 2)  # (L, T_key, H, d_head) -> (L, H, T_key, d_head)
+    z = get(f"{attn}.hook_z").transpose(1, 2)  # (L, H, T_query, d_head)
+    v_2d, z_2d, kept = _values_2d(v, z)
+    x, attn_out = get(x_hook), get(out_hook)  # (L, T_query, d_model)
+    arrays = {
+        "dots": dots, "pattern": pattern,
+        "v_norm": v.norm(dim=-1), "v_first": v[..., :k], "z_norm": z.norm(dim=-1), "z_first": z[..., :k],
+        "v_2d": v_2d, "z_2d": z_2d, "kept_2d": kept,
+        "head_out_norm": get(f"{attn}.hook_result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
+        "x_norm": x.norm(dim=-1), "attn_out_norm": attn_out.norm(dim=-1),
+        "x_plus_attn_norm": (x + attn_out).norm(dim=-1), "resid_mid_norm": get(mid_hook).norm(dim=-1),
+        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1), "resid_post_norm": get("hook_resid_post").norm(dim=-1),
+        "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
+    }
+    causal = name == "decoder"
+    return {"queries": "source" if stack == "encoder" else "target", "keys": "target" if causal else "source",
+            "n_layers": n_layers, "causal": causal, "stream": [x_hook[5:], mid_hook[5:]],
+            "arrays": {key: pack(value, lower=causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
+
+
+@torch.no_grad()
+def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
+    """The kind-"translation-view" document of source `text` (see the module docstring)."""
+    cfg = model.cfg
+    r = cross.read(model, tokenizer, text)
+    check_size(cfg, len(r.src), len(r.tgt_in))
+    tr = cross.trace(model, r, _wanted)
+    k = min(N_COORDS, cfg.d_head)
+    probs = tr["probs"][0]  # (T_target, d_vocab)
+    top_p, top_i = torch.topk(probs, min(TOP_NEXT, cfg.d_vocab), dim=-1)  # (T_target, K)
+    written = torch.tensor(r.written, device=probs.device)
+    actual_p = probs[torch.arange(len(r.written)), written]  # (T_target,) the word the translation writes
+    actual_rank = (probs > actual_p[:, None]).sum(-1) + 1
+    shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(top_i.flatten().tolist())
+    display = lambda ids: [tokenizer.display(i) for i in ids]  # noqa: E731
+    return {"format": FORMAT, "version": VERSION, "kind": "translation-view", "text": r.text,
+            "translation": decode_target(tokenizer, r.tgt_in), "translated": r.translated, "finished": r.finished,
+            "source": {"ids": r.src, "tokens": display(r.src)},
+            "target": {"ids": r.tgt_in, "tokens": display(r.tgt_in), "written_ids": r.written, "written": display(r.written)},
+            "default_token": cross.default_step(tokenizer, r.written),
+            "model": model_info(model, tokenizer, name), "scale": math.sqrt(cfg.d_head), "first": k,
+            "vocab": {str(i): tokenizer.display(i) for i in sorted(shown)},
+            "parts": {p: _part(tr, cfg, p, k) for p in PARTS},
+            "arrays": {key: pack(value) for key, value in (("next_ids", top_i), ("next_probs", top_p),
+                                                          ("actual_prob", actual_p), ("actual_rank", actual_rank))}}

@@ -1,0 +1,83 @@
+"""The explorer's "model" document for a translation model (arch="seq2seq"): its shape, and source
+sentences from qkv's corpus it can read, so that the page opens on one.
+
+The sentences are in the model's source language: the one its checkpoint's config.json records
+(task.source, written by `qkv train --task translate`), else the one whose sentences it translates
+into the other language (a greedy translation of a Chinese sentence holding no Chinese: the source
+is Chinese). Held-out sentences come first (the model never trained on them), one of each kind:
+苹果 as a fruit and as a company, 小米, who did what to whom, a drug, a job, a plain sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from qkv.analysis.explain import check_index
+from qkv.analysis.view import TextError, model_info
+from qkv.core.translation import translate
+
+# (kind, tags the pair must have) in the order offered
+WANTED = [("sense", {("word", "苹果"), ("sense", "food")}), ("sense", {("word", "苹果"), ("sense", "company")}),
+          ("sense", {("word", "小米")}), ("order", set()), ("drug", set()), ("job", set()), ("plain", set())]
+_CJK = re.compile("[\u3400-\u9fff]")
+
+
+def source_lang(model, tokenizer, name: str = "") -> str:
+    """"zh" or "en": the language the model translates from (see the module docstring)."""
+    config = Path(name) / "config.json" if name and name != "bundled" else None
+    if config is not None and config.is_file():
+        try:
+            task = json.loads(config.read_text(encoding="utf-8")).get("task") or {}
+        except (OSError, ValueError):
+            task = {}
+        if task.get("source") in ("zh", "en"):
+            return task["source"]
+    probe = next((p for p in _pairs() if _fits(tokenizer, model.cfg.n_ctx, p.zh)), None)
+    if probe is None:
+        return "zh"
+    try:
+        out = translate(model, tokenizer, probe.text("zh"))
+    except ValueError:
+        return "zh"
+    return "en" if _CJK.search(out) else "zh"
+
+
+def _pairs():
+    from qkv.core.corpus import pairs
+
+    return pairs("heldout") + pairs("train", n_sentences=2000)
+
+
+def _fits(tokenizer, n_ctx: int, words) -> bool:
+    return len(words) < n_ctx and all(w in tokenizer.ids for w in words)
+
+
+def examples(model, tokenizer, lang: str) -> list[str]:
+    """Up to one source sentence of each WANTED kind that the model can read."""
+    out, candidates = [], [p for p in _pairs() if _fits(tokenizer, model.cfg.n_ctx, p.side(lang))]
+    for kind, tags in WANTED:
+        hit = next((p for p in candidates if p.kind == kind and tags <= set(p.tags) and p.text(lang) not in out), None)
+        if hit is not None:
+            out.append(hit.text(lang))
+    return out or [p.text(lang) for p in candidates[:3]]
+
+
+def translation_model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
+    """The "model" document of a translation model: `first` (if given) leads its examples; no comparison."""
+    lang = source_lang(model, tokenizer, name)
+    shown = ([first] if first else []) + examples(model, tokenizer, lang)
+    return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
+            "examples": list(dict.fromkeys(shown)), "compare": None, "source_lang": lang}
+
+
+def check_heads(cfg, layer: int | None, head: int | None) -> None:
+    """A TextError (a 400 answer) for a decoder layer or a head out of range."""
+    try:
+        for value, n, what, unit in ((layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers"),
+                                     (head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")):
+            if value is not None:
+                check_index(value, n, what, unit)
+    except ValueError as e:
+        raise TextError(str(e)) from None
