@@ -56,7 +56,8 @@ def make_optimizer(model: GPT, tc: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2), fused=True)
 
 
-def _step_seed(seed: int, step: int) -> int:
+def step_seed(seed: int, step: int) -> int:
+    """The seed of the generators of one step: a resumed run draws what an uninterrupted one draws."""
     return (seed * 1_000_003 + step) % (2**63)
 
 
@@ -89,7 +90,9 @@ def _text_source(text: str | None, text_path) -> tuple[str, dict]:
 
 
 @dataclass
-class _Setup:
+class Setup:
+    """One run, before its loop: the model, tokenizer and settings, where it starts, and its data."""
+
     model: GPT
     tokenizer: Tokenizer
     tc: TrainConfig
@@ -98,31 +101,34 @@ class _Setup:
     optimizer_state: dict | None = None
     log_lines: list[str] | None = None  # the log a resume keeps
     optimizer_file: Path | None = None
-    train_ids: torch.Tensor | None = None  # set by _with_data
-    val_ids: torch.Tensor | None = None
-    tokens: int = 0
+    data: object = None  # set by _with_data: what draws the batches and evaluates (LMData, PairData)
+    extra: dict | None = None  # what config.json records besides the model and training settings
     last: int = 0  # the step to stop after
 
 
-def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, overrides) -> _Setup:
+def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, overrides) -> Setup:
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
+    if model_over.get("arch", "gpt") != "gpt":
+        raise ValueError(f"qkv train without --task trains a GPT (arch=gpt); got arch={model_over['arch']} "
+                         f"(a translation model: --task translate)")
     tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(tokenizer, text, vocab_size)
     if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
         raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
     model_over.setdefault("d_vocab", tok.vocab_size)
     mc, tc = ModelConfig(**model_over), TrainConfig(**train_over)
     torch.manual_seed(tc.seed)
-    return _Setup(GPT(mc), tok, tc, 0, source, log_lines=[])
+    return Setup(GPT(mc), tok, tc, 0, source, log_lines=[])
 
 
-def _resumed(out: Path, source: dict, overrides) -> _Setup:
+def resume_setup(out: Path, source: dict, overrides, what: str = "text") -> Setup:
+    """The run saved in `out`, checked: its training state, the data (`source`'s sha256), the settings."""
     ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
     if ckpt.train_config is None or ckpt.optimizer_state is None:
         raise ValueError(f"{out} holds no training state to resume from")
     if recorded_source(ckpt.config, out)["sha256"] != source["sha256"]:
-        raise ValueError(f"the text differs from the one {out} was trained on; resume with the same text")
+        raise ValueError(f"the {what} differs from the one {out} was trained on; resume with the same {what}")
     model_over, train_over = apply_overrides({}, ckpt.train_config.to_dict(), list(overrides))
     if model_over:
         raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
@@ -131,7 +137,7 @@ def _resumed(out: Path, source: dict, overrides) -> _Setup:
         raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
                          f"add --set steps=N with N > {start} to train further")
     log = read_log(out / (ckpt.state.get("log") or "log.jsonl"), start, ckpt.state)
-    return _Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state, log,
+    return Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state, log,
                   out / ckpt.state["optimizer"])
 
 
@@ -139,7 +145,12 @@ def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_cli
     """One step of gradient descent on the next-token loss; returns the loss (before the step).
 
     A non-finite loss is returned without touching the weights."""
-    loss = lm_loss(model(x), y)
+    return optimize(model, optimizer, lm_loss(model(x), y), grad_clip)
+
+
+def optimize(model, optimizer, loss: torch.Tensor, grad_clip: float) -> float:
+    """One step of gradient descent on a computed loss (of any model); returns it, and leaves the
+    weights alone when it is not finite."""
     value = loss.item()
     if math.isfinite(value):
         optimizer.zero_grad(set_to_none=True)
@@ -150,7 +161,7 @@ def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_cli
     return value
 
 
-def _refuse_on_resume(out: Path, **given) -> None:
+def refuse_on_resume(out: Path, **given) -> None:
     flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value not in (None, False)]
     if flags:
         raise ValueError(f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
@@ -183,9 +194,10 @@ def train(
     found = rundir.inspect(out)
     lock.check_free(out)
     if resume:
-        _refuse_on_resume(out, force=force, preset=preset, tokenizer=tokenizer, vocab_size=vocab_size)
+        refuse_on_resume(out, force=force, preset=preset, tokenizer=tokenizer, vocab_size=vocab_size)
         if found != "checkpoint":
             checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
+        refuse_other_task(out, "lm")
         if text is None and text_path is None:  # the same text as before
             recorded = recorded_source(checkpoint.read_config(out), out)
             if recorded["kind"] == "file":
@@ -193,24 +205,39 @@ def train(
             elif recorded["kind"] == "string":
                 raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
     else:
-        _refuse_to_replace(found, out, force)
+        refuse_to_replace(found, out, force)
     text, source = _text_source(text, text_path)
     run = None if resume else _with_data(_fresh(text, source, tokenizer or "char", vocab_size, preset or "tiny",
                                                 overrides), text, until)
     with lock.locked(out):
         if resume:
-            run = _with_data(_resumed(out, source, overrides), text, until)
+            run = _with_data(resume_setup(out, source, overrides), text, until)
         else:
-            _refuse_to_replace(rundir.inspect(out), out, force)  # another run may have saved there meanwhile
-        return _loop(out, run, resume, progress)
+            refuse_to_replace(rundir.inspect(out), out, force)  # another run may have saved there meanwhile
+        return run_loop(out, run, resume, progress)
 
 
-def _refuse_to_replace(found: str, out: Path, force: bool) -> None:
+def task_of(config: dict) -> str:
+    """The task a checkpoint was trained for: "translate" (an encoder-decoder) or "lm" (a GPT)."""
+    task = config.get("task")
+    return task.get("kind", "lm") if isinstance(task, dict) else "lm"
+
+
+def refuse_other_task(out: Path, task: str) -> None:
+    """A one-line error when the checkpoint in `out` was trained for another task than `task`."""
+    found = task_of(checkpoint.read_config(out))
+    if found != task:
+        how = "--task translate" if found == "translate" else "qkv train without --task translate"
+        what = "a translation model" if found == "translate" else "a language model (GPT)"
+        raise ValueError(f"{out} holds {what}; resume it with {how}")
+
+
+def refuse_to_replace(found: str, out: Path, force: bool) -> None:
     if found == "checkpoint" and not force:
         raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
 
 
-def _with_data(run: _Setup, text: str, until: int | None) -> _Setup:
+def _with_data(run: Setup, text: str, until: int | None) -> Setup:
     """The run with its token ids split into train/val, and the step to stop after."""
     if until is not None and not (run.start < until <= run.tc.steps):
         raise ValueError(f"--until must be between {run.start + 1} and {run.tc.steps}; got {until}")
@@ -219,46 +246,65 @@ def _with_data(run: _Setup, text: str, until: int | None) -> _Setup:
     except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
         raise ValueError(f"the vocabulary is too small for the text ({run.tokenizer.vocab_size} tokens kept; {e}): "
                          "give a larger vocab_size, or none to keep every word") from None
-    run.train_ids, run.val_ids = split_ids(ids, run.tc.val_fraction, run.model.cfg.n_ctx)
-    run.tokens, run.last = len(ids), until or run.tc.steps
+    train_ids, val_ids = split_ids(ids, run.tc.val_fraction, run.model.cfg.n_ctx)
+    run.data = LMData(train_ids, val_ids, run.tc, run.model.cfg.n_ctx)
+    run.extra, run.last = {"data": {**run.source, "tokens": len(ids)}}, until or run.tc.steps
     return run
 
 
-def _loop(out: Path, run: _Setup, resume: bool, progress: bool) -> TrainResult:
-    """The training loop, in a directory whose lock the caller holds."""
-    model, tc, start, last = run.model, run.tc, run.start, run.last
+class LMData:
+    """The batches of next-token prediction: windows of n_ctx + 1 tokens from the text's ids."""
+
+    def __init__(self, train_ids: torch.Tensor, val_ids: torch.Tensor | None, tc: TrainConfig, n_ctx: int):
+        self.train_ids, self.val_ids, self.tc, self.n_ctx = train_ids, val_ids, tc, n_ctx
+
+    def tokens(self, step: int) -> int:
+        """The tokens the batch of `step` scores (for the tokens/s figure)."""
+        return self.tc.batch_size * self.n_ctx
+
+    def step(self, model, optimizer, step: int) -> float:
+        """Train on the batch of `step` (drawn by a generator seeded by (seed, step)); the loss."""
+        g = torch.Generator().manual_seed(step_seed(self.tc.seed, step))
+        x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g)
+        torch.manual_seed(step_seed(self.tc.seed + 1, step))  # dropout masks
+        return train_step(model, optimizer, x, y, self.tc.grad_clip)
+
+    def evaluate(self, model) -> tuple[float, float | None]:
+        """(train loss, val loss), each over the same eval_steps batches every time."""
+        train_loss = evaluate(model, self.train_ids, self.tc)
+        return train_loss, evaluate(model, self.val_ids, self.tc) if self.val_ids is not None else None
+
+
+def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult:
+    """The training loop, in a directory whose lock the caller holds; run.data draws and evaluates."""
+    model, tc, start, last, data = run.model, run.tc, run.start, run.last, run.data
     optimizer = make_optimizer(model, tc)
     if run.optimizer_state is not None:
         load_optimizer(optimizer, run.optimizer_state, run.optimizer_file, start)
     try:
-        writer = checkpoint.Writer(out, model.cfg, tc, run.tokenizer, {"data": {**run.source, "tokens": run.tokens}},
-                                   resume=resume, log_lines=run.log_lines)
+        writer = checkpoint.Writer(out, model.cfg, tc, run.tokenizer, run.extra, resume=resume, log_lines=run.log_lines)
     except OSError as e:
         raise OSError(f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged") from None
-    tokens_per_step = tc.batch_size * model.cfg.n_ctx
     bar = _progress(progress, tc.steps, start)
     model.train()
-    t0, train_loss, val_loss = time.perf_counter(), None, None
+    t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
     done = saved = start  # steps finished; steps in the checkpoint
     try:
         for step in range(start, last):
             lr = lr_at(step, tc)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            x, y = get_batch(run.train_ids, tc.batch_size, model.cfg.n_ctx, torch.Generator().manual_seed(_step_seed(tc.seed, step)))
-            torch.manual_seed(_step_seed(tc.seed + 1, step))  # dropout masks
-            loss = train_step(model, optimizer, x, y, tc.grad_clip)
+            loss = data.step(model, optimizer, step)
             if not math.isfinite(loss):
                 raise TrainingStopped(f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr")
-            done = step + 1
-            tok_s = (done - start) * tokens_per_step / max(time.perf_counter() - t0, 1e-9)
+            done, tokens = step + 1, tokens + data.tokens(step)
+            tok_s = tokens / max(time.perf_counter() - t0, 1e-9)
             writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
             if bar:
                 bar.update(1)
                 bar.set_postfix_str(f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
             if done % tc.eval_interval == 0 or done == last:
-                train_loss = evaluate(model, run.train_ids, tc)
-                val_loss = evaluate(model, run.val_ids, tc) if run.val_ids is not None else None
+                train_loss, val_loss = data.evaluate(model)
                 writer.write_log(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}))
                 writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss})
                 saved = done
@@ -276,7 +322,7 @@ def _loop(out: Path, run: _Setup, resume: bool, progress: bool) -> TrainResult:
         if bar:
             bar.close()
     seconds = time.perf_counter() - t0
-    return TrainResult(out, last, train_loss, val_loss, (last - start) * tokens_per_step / max(seconds, 1e-9), seconds)
+    return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
 
 
 def _progress(enabled: bool, total: int, initial: int):

@@ -27,12 +27,42 @@ def _write_or_print(text: str, path) -> None:
         print(text)
 
 
-def train(args) -> None:
-    from qkv.core.train import train
+def _task(args) -> str:
+    """--task, or on --resume without it the task the checkpoint in --out was trained for."""
+    if args.task or not args.resume:
+        return args.task or "lm"
+    from qkv.core.checkpoint import read_config
+    from qkv.core.train import task_of
 
-    result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
-                   preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
-                   until=args.until, progress=not args.quiet)
+    try:
+        return task_of(read_config(Path(args.out)))
+    except (ValueError, OSError):  # no checkpoint there: train() says why
+        return "lm"
+
+
+def _refuse_flags(args, names: list[str], why: str) -> None:
+    given = [f"--{n.replace('_', '-')}" for n in names if getattr(args, n) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} {why}")
+
+
+def train(args) -> None:
+    task = _task(args)
+    if task == "translate":
+        from qkv.core.train_translate import train_translation
+
+        _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "for a GPT; --task translate reads sentence pairs "
+                      "(the built-in corpus, or --pairs FILE.tsv) and makes its word list from them")
+        result = train_translation(args.pairs, out=args.out, direction=args.direction, n_sentences=args.n_sentences,
+                                   preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
+                                   until=args.until, progress=not args.quiet)
+    else:
+        from qkv.core.train import train
+
+        _refuse_flags(args, ["pairs", "direction", "n_sentences"], "for --task translate")
+        result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
+                       preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
+                       until=args.until, progress=not args.quiet)
     val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
     print(f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
           f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
@@ -77,6 +107,27 @@ def generate(args) -> None:
     sys.stdout.write("\n")
 
 
+def translate(args) -> None:
+    from qkv.core.bundled import default_translate_ckpt
+    from qkv.core.checkpoint import load
+    from qkv.core.translation import translate
+
+    if args.max_len is not None and args.max_len < 1:
+        raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
+    model, tokenizer = load(args.ckpt or default_translate_ckpt())
+    if model.cfg.arch != "seq2seq":
+        raise ValueError(f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
+                         "encoder-decoder, e.g. one trained by qkv train --task translate")
+    if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
+        for n, line in enumerate(sys.stdin, 1):
+            try:
+                print(translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else "", flush=True)
+            except ValueError as e:
+                raise ValueError(f"line {n}: {e}") from None
+    else:
+        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
+
+
 def info(args) -> None:
     from qkv.core.checkpoint import load_checkpoint
     from qkv.core.models.pretrained import is_pretrained_ref
@@ -85,13 +136,36 @@ def info(args) -> None:
         return _info_pretrained(args.ckpt)
     ckpt = load_checkpoint(args.ckpt)
     cfg = ckpt.model.cfg
-    print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} tokenizer "
-          f"with {ckpt.tokenizer.vocab_size} tokens")
+    if cfg.arch == "seq2seq":
+        _info_translation(args.ckpt, ckpt)
+    else:
+        print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} "
+              f"tokenizer with {ckpt.tokenizer.vocab_size} tokens")
     for key, value in cfg.to_dict().items():
         print(f"  {key} = {value}")
     for key in ("train_loss", "val_loss"):
         if ckpt.state.get(key) is not None:
             print(f"  {key}: {ckpt.state[key]:.4f}")
+
+
+def _info_translation(ref, ckpt) -> None:
+    """The header of `qkv info` for an encoder-decoder: what it translates, its two stacks, its data."""
+    from qkv.core.train_translate import direction_of
+
+    cfg, (source, target) = ckpt.model.cfg, direction_of(ckpt.config) or ("source", "target")
+    shared = "one embedding table for both languages" if cfg.share_embeddings else "separate source and target embeddings"
+    print(f"{ref}: translation model {source} -> {target} (encoder-decoder), step {ckpt.state['step']}, "
+          f"{ckpt.model.num_params():,} parameters")
+    print(f"  encoder: {cfg.n_encoder_layers} blocks of self-attention over the whole source; decoder: {cfg.n_layers} "
+          f"blocks of causal self-attention, then cross-attention to the encoder's output; {cfg.n_heads} heads each")
+    print(f"  {ckpt.tokenizer.kind} tokenizer with {ckpt.tokenizer.vocab_size} tokens (<pad> <s> </s> and the words "
+          f"of both languages), {shared}")
+    data = ckpt.config.get("data")
+    if isinstance(data, dict) and data.get("pairs") is not None:
+        where = "the built-in corpus" if data.get("kind") == "builtin" else data.get("path")
+        held = " (held-out frames)" if data.get("kind") == "builtin" else ""
+        left = f" ({data['val_left_out']} more left out: they have words no training pair has)" if data.get("val_left_out") else ""
+        print(f"  trained on {data['pairs']:,} pairs from {where}; {data.get('val_pairs', 0):,} validation pairs{held}{left}")
 
 
 def _info_pretrained(ref) -> None:
@@ -112,17 +186,52 @@ def _info_pretrained(ref) -> None:
 
 
 def corpus(args) -> None:
-    from qkv.core.corpus import generate, probes
+    from qkv.core.corpus import generate, pairs, probes
 
     if not 1 <= args.n <= 1_000_000:
         raise ValueError(f"-n must be between 1 and 1000000, got {args.n}")
     if not 0 <= args.seed < 2**63:
         raise ValueError(f"--seed must be between 0 and {2**63 - 1}, got {args.seed}")
+    if args.probes and (args.pairs or args.heldout):
+        raise ValueError("--probes prints the probes of a phenomenon; it does not go with --pairs or --heldout")
+    if args.pairs and args.lang:
+        raise ValueError("--pairs prints both languages and their alignment; --lang does not apply")
+    lang = args.lang or "both"
     if args.probes:
-        for p in probes(args.probes, "zh" if args.lang == "both" else args.lang, args.seed)[: args.n]:
+        for p in probes(args.probes, "zh" if lang == "both" else lang, args.seed)[: args.n]:
             print(f"{p.prompt} [{p.expected}]  not: {' / '.join(p.alternatives)}")
+    elif args.pairs or args.heldout:
+        chosen = pairs("heldout", args.seed) if args.heldout else pairs("train", args.seed, args.n)
+        for n, p in enumerate(chosen[: args.n], 1):
+            if args.pairs:
+                print(f"{n}. [{p.kind}] {p.text('zh')}\n   {p.text('en')}\n   {_alignment(p)}")
+            else:
+                print("\n".join(p.text(one) for one in (("zh", "en") if lang == "both" else (lang,))))
     else:
-        print(generate(args.seed, args.n, args.lang), end="")
+        print(generate(args.seed, args.n, lang), end="")
+
+
+def _alignment(pair) -> str:
+    """The gold alignment in one line: each group of linked words as zh→en (a phrase links all its words),
+    words without a counterpart as 的→∅ or ∅→and."""
+    group = {("zh", i): ("zh", i) for i in range(len(pair.zh))} | {("en", j): ("en", j) for j in range(len(pair.en))}
+
+    def root(x):
+        while group[x] != x:
+            x = group[x]
+        return x
+
+    for z, e in pair.links:  # union the two ends of every link
+        group[root(("en", e))] = root(("zh", z))
+    members: dict = {}
+    for word in group:
+        members.setdefault(root(word), []).append(word)
+    parts = []
+    for words in sorted(members.values(), key=lambda ws: min((side != "zh", i) for side, i in ws)):  # zh order, then ∅→en
+        zh = " ".join(pair.zh[i] for side, i in sorted(words) if side == "zh") or "∅"
+        en = " ".join(pair.en[i] for side, i in sorted(words) if side == "en") or "∅"
+        parts.append(f"{zh}→{en}")
+    return "  ".join(parts)
 
 
 def demo(args) -> None:
@@ -231,5 +340,5 @@ def export(args) -> None:
     print(f"wrote {out}: transformers' AutoModelForCausalLM.from_pretrained and AutoTokenizer.from_pretrained load it")
 
 
-COMMANDS = {"train": train, "generate": generate, "info": info, "corpus": corpus, "demo": demo, "lesson": lesson, "trace": trace,
+COMMANDS = {"train": train, "generate": generate, "translate": translate, "info": info, "corpus": corpus, "demo": demo, "lesson": lesson, "trace": trace,
             "explain": explain, "attend": attend, "figure": figure, "serve": serve, "export": export}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 LANGS = ("zh", "en")
-FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss")
+FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
 ATTEND_FORMATS = ("text", "markdown", "latex", "json")
 SEED_MAX = 2**63 - 1
 
@@ -38,11 +38,19 @@ def _ckpt(p, required: bool = False) -> None:
 
 
 def _add_train(sub) -> None:
-    p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus)")
+    p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus), or a translation model")
+    p.add_argument("--task", choices=("lm", "translate"), help="lm: a GPT that continues text (the default); translate: "
+                                                              "an encoder-decoder that translates sentence pairs")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
     p.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="default char (a new run only, like --vocab-size and --preset)")
     p.add_argument("--vocab-size", type=int, help="vocabulary size for bpe (default 512) or word (default: all words)")
-    p.add_argument("--preset", help="tiny | baby | small (default tiny)")
+    p.add_argument("--direction", metavar="SRC-TGT", help="--task translate: zh-en (default) or en-zh; with --pairs, "
+                                                          "the languages of its two columns")
+    p.add_argument("--pairs", metavar="FILE.tsv", help="--task translate: UTF-8 pairs, one per line, source TAB target, "
+                                                       "words separated by spaces (default: the built-in corpus)")
+    p.add_argument("--n-sentences", type=int, metavar="N", help="--task translate: training pairs drawn from the "
+                                                                "built-in corpus (default 20000)")
+    p.add_argument("--preset", help="tiny | baby | small (default tiny); translate for --task translate (its default)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
     p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
@@ -62,6 +70,17 @@ def _add_generate(sub) -> None:
     p.add_argument("--top-p", type=float)
     p.add_argument("--seed", type=seed, help="make the sampling reproducible (0 to 2**63 - 1)")
     p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
+
+
+def _add_translate(sub) -> None:
+    p = sub.add_parser("translate", help="translate a sentence with a translation model (encoder-decoder)",
+                       description="Words are separated by spaces as in the corpus (我 投资了 苹果 ，); text without "
+                                   "spaces is split into known words when it can be. '-' reads one sentence per line "
+                                   "from stdin and prints one translation per line.")
+    p.add_argument("text", nargs="+", metavar="TEXT", help="the sentence (several arguments are joined by spaces), or -")
+    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled translation model, zh -> en)")
+    p.add_argument("--beam", type=int, default=1, metavar="K", help="beam search with K hypotheses (default 1: greedy)")
+    p.add_argument("--max-len", type=int, metavar="N", help="at most N target tokens (default: the model's n_ctx)")
 
 
 def _add_lessons(sub) -> None:
@@ -142,13 +161,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)
     _add_generate(sub)
+    _add_translate(sub)
     p = sub.add_parser("info", help="describe a checkpoint")
     _ckpt(p, required=True)
-    p = sub.add_parser("corpus", help="print sentences of the built-in corpus, or its held-out probes")
-    p.add_argument("-n", type=int, default=20, help="how many sentences (or probes; default 20)")
-    p.add_argument("--lang", choices=("zh", "en", "both"), default="both", help="(default both: each zh line, then its en)")
+    p = sub.add_parser("corpus", help="print sentences of the built-in corpus, its sentence pairs, or its held-out probes")
+    p.add_argument("-n", type=int, default=20, help="how many sentences (or pairs, or probes; default 20)")
+    p.add_argument("--lang", choices=("zh", "en", "both"), help="(default both: each zh line, then its en)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon")
+    p.add_argument("--pairs", action="store_true", help="print sentence pairs with their gold word alignment (苹果→apple)")
+    p.add_argument("--heldout", action="store_true", help="the held-out sentences (frames never in the training text)")
     _add_lessons(sub)
     _add_seeing(sub)
     _add_export(sub)
