@@ -265,3 +265,13 @@ def test_every_numeric_flag_is_checked(capsys, tmp_path, line, flag, kind):
     assert rc != 0 and "Traceback" not in out + err and not caught
     assert len(err.strip().splitlines()) == 1 and err.startswith("qkv: error: "), err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_sentence_in_the_wrong_language_or_with_a_special_token_is_refused(capsys):
+    """The word list holds both languages, so an English sentence would otherwise be 'translated' into nonsense."""
+    assert "no Chinese characters" in run_error(capsys, ["translate", "I ate apple ."])
+    assert "special token <s>" in run_error(capsys, ["translate", "我 <s> 苹果"])
+    line = run_error(capsys, ["translate", "我 打 苹果 xyz"])
+    assert "'打'" in line and "'xyz'" in line  # the unknown words are named, and only those
+    out, _ = run_ok(capsys, ["translate", "我昨天吃了苹果，味道很甜。"])  # typed without spaces: cut into known words
+    assert out.strip() == "yesterday i ate apple , and it tasted sweet ."

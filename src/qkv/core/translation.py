@@ -16,6 +16,7 @@ import torch
 
 from .search import BOS, EOS, beam_search, greedy
 from .tokenizers import UnknownTokenError, WordTokenizer
+from .tokenizers.words import _CJK_RE
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD = 0
@@ -60,6 +61,9 @@ def encode_source(tok: WordTokenizer, text: str) -> list[int]:
     re-spaced into known words (我投资了苹果， -> 我 投资了 苹果 ，) before a one-line error names what is unknown."""
     if not text.strip():
         raise ValueError("the sentence to translate is empty")
+    special = [w for w in text.split() if w in SPECIALS]
+    if special:
+        raise ValueError(f"the sentence contains the special token {special[0]} (<pad>, <s> and </s> are the model's own)")
     tries = [text, text.lower()]
     for t in list(tries):
         spaced = tok.respace(t)
@@ -70,10 +74,8 @@ def encode_source(tok: WordTokenizer, text: str) -> list[int]:
             ids = tok.encode(t.strip())
         except UnknownTokenError:
             continue
-        if any(i < len(SPECIALS) for i in ids):
-            raise ValueError("the sentence contains a special token (<pad>, <s>, </s>)")
         return [i for i in ids if not tok.tokens[i].isspace()]
-    unknown = [w for w in dict.fromkeys(text.lower().split()) if w not in tok.ids]
+    unknown = [w for w in dict.fromkeys(tok.split(text.lower())) if w not in tok.ids and not w.isspace()]
     hint = f": {', '.join(repr(w) for w in unknown[:10])}" if unknown else ""
     raise ValueError(f"the sentence has words this model never saw{hint} (it knows {tok.vocab_size - len(SPECIALS)} words)")
 
@@ -131,8 +133,23 @@ def decode_target(tok: WordTokenizer, ids) -> str:
     return " ".join(tok.tokens[i] for i in ids if i >= len(SPECIALS))
 
 
-def translate(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int | None = None) -> str:
-    """The model's translation of `text`: greedy (beam=1) or the best of a beam search."""
+def check_source_language(text: str, source: str | None) -> None:
+    """A one-line error when `text` is plainly not in the model's source language (zh or en; other codes pass):
+    the word list holds both sides, so without this a zh→en model would "translate" English into nonsense."""
+    has_han = bool(_CJK_RE.search(text))
+    if not text.strip():
+        raise ValueError("the sentence to translate is empty")
+    if source == "zh" and not has_han:
+        raise ValueError("this model translates from Chinese, and the sentence has no Chinese characters")
+    if source == "en" and has_han:
+        raise ValueError("this model translates from English, and the sentence contains Chinese characters")
+
+
+def translate(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int | None = None,
+              source: str | None = None) -> str:
+    """The model's translation of `text`: greedy (beam=1) or the best of a beam search.
+    `source` ("zh", "en"; None: unchecked) is the model's source language."""
+    check_source_language(text, source)
     src = torch.tensor([encode_source(tok, text)])  # (1, S)
     if src.shape[1] > model.cfg.n_ctx:
         raise ValueError(f"the sentence has {src.shape[1]} words; this model reads at most {model.cfg.n_ctx}")

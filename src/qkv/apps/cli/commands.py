@@ -109,23 +109,26 @@ def generate(args) -> None:
 
 def translate(args) -> None:
     from qkv.core.bundled import default_translate_ckpt
-    from qkv.core.checkpoint import load
+    from qkv.core.checkpoint import load, read_config
+    from qkv.core.train_translate import direction_of
     from qkv.core.translation import translate
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
-    model, tokenizer = load(args.ckpt or default_translate_ckpt())
+    ckpt = args.ckpt or default_translate_ckpt()
+    model, tokenizer = load(ckpt)
     if model.cfg.arch != "seq2seq":
         raise ValueError(f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
                          "encoder-decoder, e.g. one trained by qkv train --task translate")
+    source = (direction_of(read_config(Path(ckpt))) or (None,))[0]
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         for n, line in enumerate(sys.stdin, 1):
             try:
-                print(translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else "", flush=True)
+                print(translate(model, tokenizer, line, args.beam, args.max_len, source) if line.strip() else "", flush=True)
             except ValueError as e:
                 raise ValueError(f"line {n}: {e}") from None
     else:
-        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
+        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len, source))
 
 
 def info(args) -> None:
