@@ -99,7 +99,7 @@ def test_translate_max_len_cuts_the_translation(capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["translate", "我 吃了 榴莲 和 xyz"], "never saw: '榴莲', 'xyz'"),
+    (["translate", "我 吃了 榴莲 和 火龙果"], "never saw: '榴莲', '火龙果'"),
     (["translate", "  "], "empty"),
     (["translate", " ".join(["我"] * 41)], "at most 40"),
     (["translate", "我", "--beam", "0"], "beam size must be between 1 and 64"),
@@ -271,7 +271,33 @@ def test_a_sentence_in_the_wrong_language_or_with_a_special_token_is_refused(cap
     """The word list holds both languages, so an English sentence would otherwise be 'translated' into nonsense."""
     assert "no Chinese characters" in run_error(capsys, ["translate", "I ate apple ."])
     assert "special token <s>" in run_error(capsys, ["translate", "我 <s> 苹果"])
-    line = run_error(capsys, ["translate", "我 打 苹果 xyz"])
-    assert "'打'" in line and "'xyz'" in line  # the unknown words are named, and only those
+    line = run_error(capsys, ["translate", "我 打 苹果 榴莲"])
+    assert "'打'" in line and "'榴莲'" in line and "苹果" not in line  # the unknown words are named, and only those
     out, _ = run_ok(capsys, ["translate", "我昨天吃了苹果，味道很甜。"])  # typed without spaces: cut into known words
     assert out.strip() == "yesterday i ate apple , and it tasted sweet ."
+
+
+def test_trace_and_check_on_the_bundled_translation_model(capsys, tmp_path):
+    """qkv trace traces the source and its greedy translation teacher-forced; --check covers cross-attention."""
+    out = tmp_path / "t.json"
+    _, err = run_ok(capsys, ["trace", "--ckpt", str(default_translate_ckpt()), "我 昨天 吃了 苹果 ， 味道 很 甜 。",
+                             "--check", "--out", str(out)])
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["check"]["passed"] and "FAIL" not in err
+    sites = {i.get("site") for i in doc["check"]["items"]}
+    assert sites == {"encoder", "decoder", "decoder cross-attention"}
+    assert doc["tokens"] == "我 昨天 吃了 苹果 ， 味道 很 甜 。".split()
+    assert doc["tgt_tokens"] == ["<s>"] + "yesterday i ate apple , and it tasted sweet .".split()
+    pattern = doc["activations"]["decoder.blocks.1.cross_attn.hook_pattern"]
+    assert pattern["shape"] == [4, 11, 9]  # (n_heads, T_target, T_source)
+    name = "decoder.blocks.0.cross_attn.hook_pattern"
+    run_ok(capsys, ["trace", "--ckpt", str(default_translate_ckpt()), "我 吃了 苹果 。", "--names", name, "--out", str(out)])
+    assert list(json.loads(out.read_text(encoding="utf-8"))["activations"]) == [name]
+
+
+def test_explain_refuses_a_sentence_in_the_wrong_language(capsys):
+    ckpt = str(default_translate_ckpt())
+    assert "Latin letters: 'apple'" in run_error(capsys, ["translate", "我 吃了 apple 。"])
+    assert "no Chinese characters" in run_error(capsys, ["explain", "--ckpt", ckpt, "i ate apple ."])
+    assert "no Chinese characters" in run_error(capsys, ["figure", "alignment", "--ckpt", ckpt, "--text", "i ate apple .",
+                                                         "--out", "/tmp/never-written.png"])

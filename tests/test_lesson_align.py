@@ -197,6 +197,12 @@ def test_verdicts_follow_the_numbers(result):
     swap = {**n["swap"], "cue": 0, "tail": 48, "neither": 0, "faithful": 48}
     text = said({**n, "swap": swap}, "en")[0]
     assert "the tail decides, not the verb" in text and "comes out as written in 48 of 48" in text
+    assert "the verb that decides" not in text.lower()  # no sentence about a deciding verb when the tail decided
+    # neither clue decides and the tail is rarely kept, but not rewritten either: no claim that it was rewritten
+    swap = {**n["swap"], "cue": 20, "tail": 20, "neither": 8, "faithful": 2, "verb_tail": 0}
+    text = said({**n, "swap": swap}, "en")[0]
+    assert "neither clue decides alone" in text and "the rest are neither" in text
+    assert "writes a tail of the verb's sense instead" not in text and "the verb that decides" not in text.lower()
 
 
 def test_models_are_refused_in_one_line(translate_ckpt, tmp_path):

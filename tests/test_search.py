@@ -50,12 +50,26 @@ def test_batched_greedy_equals_one_source_at_a_time_with_padding():
     assert batch[1].ids == greedy(model, torch.tensor([b]), max_len=8)[0].ids
 
 
-def test_beam_of_one_is_greedy():
-    model = _model(4)
+@pytest.mark.parametrize("seed", range(6))
+def test_beam_of_one_without_length_penalty_is_greedy(seed):
+    """Without a length penalty a score only falls as a prefix grows, so once greedy's </s> is finished the one
+    live prefix (the runner-up) cannot overtake it. (With a penalty, a longer runner-up may: not greedy.)"""
+    model = _model(seed)
     src = torch.randint(3, 7, (1, 4))
     g = greedy(model, src, max_len=8)[0]
-    b = beam_search(model, src, 1, 8)[0]
-    assert b.ids == g.ids and b.logprob == pytest.approx(g.logprob, abs=1e-9)
+    b = beam_search(model, src, 1, 8, length_penalty=0.0)[0]
+    if g.ids[-1] == EOS:
+        assert b.ids == g.ids and b.logprob == pytest.approx(g.logprob, abs=1e-9)
+    else:  # greedy was cut at max_len: the beam prefers a hypothesis that finished, if its runner-ups found one
+        assert b.ids[-1] == EOS or (b.ids == g.ids and b.logprob == pytest.approx(g.logprob, abs=1e-9))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_hypothesis_cut_at_max_len_never_outranks_a_finished_one(seed):
+    model = _model(seed)
+    src = torch.randint(3, 7, (1, 4))
+    ends = [h.ids[-1] == EOS for h in beam_search(model, src, 3, 8)]
+    assert ends == sorted(ends, reverse=True)  # every finished hypothesis first
 
 
 @torch.no_grad()
@@ -69,22 +83,26 @@ def _logprob(model, src, ids):
 @pytest.mark.parametrize("seed", [0, 5])
 def test_a_wide_beam_finds_the_most_likely_sentence(seed):
     """With no length penalty and a beam as wide as the search space, the best hypothesis is the most likely of
-    all target sentences of up to 3 tokens (found here by enumerating them all)."""
+    all finished target sentences of up to 3 tokens (found here by enumerating them all), and the sentences cut
+    at max_len come after every finished one."""
     model = _model(seed, d_vocab=5)
     src = torch.tensor([[3, 4, 3]])
     words = [0, 1, 3, 4]  # every token but </s>
     candidates = [list(w) + [EOS] for n in range(3) for w in itertools.product(words, repeat=n)]
-    candidates += [list(w) for w in itertools.product(words + [EOS], repeat=3) if EOS not in w[:2]]  # cut at max_len
     best = max(candidates, key=lambda ids: _logprob(model, src, ids))
-    found = beam_search(model, src, beam=64, max_len=3, length_penalty=0.0)[0]
-    assert found.ids == best
-    assert found.logprob == pytest.approx(_logprob(model, src, best), abs=1e-5)
+    cut = [list(w) for w in itertools.product(words, repeat=3)]  # no </s> within max_len
+    found = beam_search(model, src, beam=64, max_len=3, length_penalty=0.0)
+    assert found[0].ids == best
+    assert found[0].logprob == pytest.approx(_logprob(model, src, best), abs=1e-5)
+    ends = [h.ids[-1] == EOS for h in found]
+    assert ends == sorted(ends, reverse=True) and all(h.ids in candidates + cut for h in found)
 
 
 def test_bad_requests_are_one_line_errors():
     model = _model()
-    with pytest.raises(ValueError, match="beam size"):
-        beam_search(model, torch.tensor([[3]]), 0)
+    for beam in (0, 2.5, True):
+        with pytest.raises(ValueError, match="beam size"):
+            beam_search(model, torch.tensor([[3]]), beam)
     with pytest.raises(ValueError, match="max_len"):
         greedy(model, torch.tensor([[3]]), max_len=11)
     gpt = __import__("qkv.core.models.gpt", fromlist=["GPT"]).GPT(ModelConfig(d_vocab=7, n_ctx=8, d_model=8, n_heads=2, n_layers=1))

@@ -51,7 +51,7 @@ import torch
 
 from qkv.core.geometry import convex_weights
 from qkv.core.search import BOS, EOS, greedy
-from qkv.core.translation import SPECIALS, decode_target, encode_source, is_translation_tokenizer
+from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
 from .explain import FORMAT, N_COORDS, VERSION, check_index
 from .view import TextError
@@ -80,10 +80,11 @@ def check_translation_model(model, tokenizer) -> None:
         raise ValueError("this model's tokenizer has no <pad> <s> </s>: it is not a translation tokenizer")
 
 
-def _words(tokenizer, text, what: str) -> list[int]:
+def _words(tokenizer, text, what: str, lang: str | None = None) -> list[int]:
     if not isinstance(text, str):
         raise TextError(f"the {what} must be a string, not {type(text).__name__}")
     try:
+        check_language(text, lang, what)  # a zh→en model is not shown reading English
         return encode_source(tokenizer, text)
     except ValueError as e:  # unknown words, empty text: one line that names them
         raise TextError(str(e).replace("the sentence to translate", f"the {what}", 1)) from None
@@ -94,7 +95,8 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
     """Encode the source, translate it greedily (or take `target`), and line up what each step reads and writes."""
     check_translation_model(model, tokenizer)
     n_ctx = model.cfg.n_ctx
-    src = _words(tokenizer, text, "source")
+    langs = getattr(model, "languages", None) or (None, None)
+    src = _words(tokenizer, text, "source", langs[0])
     if len(src) > n_ctx:
         raise TextError(f"the source has {len(src)} words; this model reads at most n_ctx = {n_ctx}")
     if target is None:
@@ -108,7 +110,7 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
         words = ids[:-1] if finished else ids[: n_ctx - 1]
         written = ids[: len(words) + 1]
     else:
-        words = _words(tokenizer, target, "target")
+        words = _words(tokenizer, target, "target", langs[1])
         if len(words) + 1 > n_ctx:
             raise TextError(f"the target has {len(words)} words; with <s> this model reads at most n_ctx = {n_ctx}")
         written, finished = [*words, EOS], True

@@ -353,6 +353,9 @@ def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
     _check_model_tensors(d / state["model"], tensors, model_tensors(model))
     model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)
     model.eval()
+    task = config.get("task")
+    if model_cfg.arch == "seq2seq" and isinstance(task, dict) and task.get("kind") == "translate":
+        model.languages = (str(task.get("source")), str(task.get("target")))  # a translation model's direction
     optimizer_state = None
     if with_optimizer and state.get("optimizer"):
         optimizer_state = _optimizer_state(d / state["optimizer"], state)

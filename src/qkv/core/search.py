@@ -9,6 +9,7 @@ test proves the two give the same tokens and the same scores.
 Beam search keeps the k most likely prefixes (by the sum of their tokens' log-probabilities);
 a prefix that ends in </s> is finished, scored log P / length^length_penalty, and the search
 stops when the best finished score cannot be beaten by any live prefix or max_len is reached.
+Prefixes cut off at max_len without </s> are returned only when fewer than k finished.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ class Hypothesis:
 def _check(model, max_len: int, beam: int = 1) -> None:
     if model.cfg.arch != "seq2seq":
         raise ValueError("this model is not an encoder-decoder: only a translation model (arch=seq2seq) translates")
-    if not 1 <= max_len <= model.cfg.n_ctx:
-        raise ValueError(f"max_len must be between 1 and n_ctx ({model.cfg.n_ctx}); got {max_len}")
-    if not 1 <= beam <= 64:
-        raise ValueError(f"the beam size must be between 1 and 64; got {beam}")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= model.cfg.n_ctx:
+        raise ValueError(f"max_len must be between 1 and n_ctx ({model.cfg.n_ctx}), an integer; got {max_len!r}")
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= 64:
+        raise ValueError(f"the beam size must be between 1 and 64, an integer; got {beam!r}")
 
 
 class _Steps:
@@ -100,6 +101,7 @@ def beam_search(model, src_ids: torch.Tensor, beam: int = 4, max_len: int | None
     prefixes = torch.full((1, 1), BOS, dtype=torch.long, device=src_ids.device)  # the live prefixes, with <s>
     scores = torch.zeros(1, dtype=torch.float64)  # log P of each live prefix
     finished: list[Hypothesis] = []
+    cut: list[Hypothesis] = []  # prefixes that reached max_len without </s>: a last resort
     norm = lambda logprob, n: logprob / n**length_penalty
     for t in range(max_len):
         logp = steps.next(prefixes).cpu()  # (live, d_vocab)
@@ -108,9 +110,9 @@ def beam_search(model, src_ids: torch.Tensor, beam: int = 4, max_len: int | None
         keep_rows, keep_tokens, keep_scores = [], [], []
         for value, flat in zip(top.values.tolist(), top.indices.tolist()):
             row, token = divmod(flat, logp.shape[1])
-            if token == EOS or t == max_len - 1:  # ends here (or must: the target is as long as it may be)
+            if token == EOS or t == max_len - 1:  # ends here (or is cut: the target is as long as it may be)
                 ids = prefixes[row, 1:].tolist() + [token]
-                finished.append(Hypothesis(ids, value, norm(value, len(ids))))
+                (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids))))
             elif len(keep_rows) < beam:
                 keep_rows.append(row), keep_tokens.append(token), keep_scores.append(value)
         finished.sort(key=lambda h: -h.score)
@@ -125,7 +127,8 @@ def beam_search(model, src_ids: torch.Tensor, beam: int = 4, max_len: int | None
         if len(finished) >= beam and length_penalty > 0 and _cannot_overtake(finished[beam - 1].score, keep_scores,
                                                                              max_len, length_penalty):
             break
-    return finished[:beam]
+    cut.sort(key=lambda h: -h.score)
+    return (finished + cut)[:beam]
 
 
 def _cannot_overtake(worst_kept: float, live: list[float], max_len: int, alpha: float) -> bool:

@@ -8,6 +8,7 @@ w1 .. wn </s>: at each position, the next target word.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ import torch
 from .search import BOS, EOS, beam_search, greedy
 from .tokenizers import UnknownTokenError, WordTokenizer
 from .tokenizers.words import _CJK_RE
+
+_LATIN_RE = re.compile(r"[A-Za-z]+")
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD = 0
@@ -133,23 +136,27 @@ def decode_target(tok: WordTokenizer, ids) -> str:
     return " ".join(tok.tokens[i] for i in ids if i >= len(SPECIALS))
 
 
-def check_source_language(text: str, source: str | None) -> None:
-    """A one-line error when `text` is plainly not in the model's source language (zh or en; other codes pass):
-    the word list holds both sides, so without this a zh→en model would "translate" English into nonsense."""
-    has_han = bool(_CJK_RE.search(text))
+def check_language(text: str, lang: str | None, role: str = "source") -> None:
+    """A one-line error when `text` is plainly not in `lang` (zh or en; other codes and None pass), the
+    model's source (or target) language: the word list holds both sides, so without this a zh→en model
+    would "translate" English words into nonsense. Chinese: no word of Latin letters; English: no Chinese."""
     if not text.strip():
         raise ValueError("the sentence to translate is empty")
-    if source == "zh" and not has_han:
-        raise ValueError("this model translates from Chinese, and the sentence has no Chinese characters")
-    if source == "en" and has_han:
-        raise ValueError("this model translates from English, and the sentence contains Chinese characters")
+    if lang == "zh":
+        latin = _LATIN_RE.findall(" ".join(w for w in text.split() if w not in SPECIALS))  # encode_source names those
+        if not _CJK_RE.search(text):
+            raise ValueError(f"this model's {role} language is Chinese, and the sentence has no Chinese characters")
+        if latin:
+            raise ValueError(f"this model's {role} language is Chinese, and the sentence has words in Latin letters: "
+                             f"{', '.join(repr(w) for w in dict.fromkeys(latin))}")
+    if lang == "en" and _CJK_RE.search(text):
+        raise ValueError(f"this model's {role} language is English, and the sentence contains Chinese characters")
 
 
-def translate(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int | None = None,
-              source: str | None = None) -> str:
-    """The model's translation of `text`: greedy (beam=1) or the best of a beam search.
-    `source` ("zh", "en"; None: unchecked) is the model's source language."""
-    check_source_language(text, source)
+def translate(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int | None = None) -> str:
+    """The model's translation of `text`: greedy (beam=1) or the best of a beam search. A text plainly not in
+    the model's source language (model.languages, recorded by its checkpoint) is refused in one line."""
+    check_language(text, (getattr(model, "languages", None) or (None,))[0])
     src = torch.tensor([encode_source(tok, text)])  # (1, S)
     if src.shape[1] > model.cfg.n_ctx:
         raise ValueError(f"the sentence has {src.shape[1]} words; this model reads at most {model.cfg.n_ctx}")

@@ -109,26 +109,23 @@ def generate(args) -> None:
 
 def translate(args) -> None:
     from qkv.core.bundled import default_translate_ckpt
-    from qkv.core.checkpoint import load, read_config
-    from qkv.core.train_translate import direction_of
+    from qkv.core.checkpoint import load
     from qkv.core.translation import translate
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
-    ckpt = args.ckpt or default_translate_ckpt()
-    model, tokenizer = load(ckpt)
+    model, tokenizer = load(args.ckpt or default_translate_ckpt())
     if model.cfg.arch != "seq2seq":
         raise ValueError(f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
                          "encoder-decoder, e.g. one trained by qkv train --task translate")
-    source = (direction_of(read_config(Path(ckpt))) or (None,))[0]
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         for n, line in enumerate(sys.stdin, 1):
             try:
-                print(translate(model, tokenizer, line, args.beam, args.max_len, source) if line.strip() else "", flush=True)
+                print(translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else "", flush=True)
             except ValueError as e:
                 raise ValueError(f"line {n}: {e}") from None
     else:
-        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len, source))
+        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
 
 
 def info(args) -> None:
@@ -261,17 +258,27 @@ def trace(args) -> None:
     import torch
 
     from qkv.analysis.explain import fit_context
-    from qkv.core.checks import check
     from qkv.core.trace import name_filter
 
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
+    if model.cfg.arch == "seq2seq":  # the source and its greedy translation, traced teacher-forced
+        from qkv.analysis import cross
+
+        tr = cross.trace(model, cross.read(model, tokenizer, args.text), None if args.check else args.names)
+        return _trace_out(tr, tokenizer, args, keep)
     all_ids = tokenizer.encode(args.text)
     ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
     if cropped:
         _cropped("text", len(all_ids), model.cfg.n_ctx, "traced")
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
     _, tr = model.run_with_trace(torch.tensor([ids]), None if args.check else args.names)
+    _trace_out(tr, tokenizer, args, keep)
+
+
+def _trace_out(tr, tokenizer, args, keep) -> None:
+    from qkv.core.checks import check
+
     out = tr.to_json(tokenizer)
     if args.check:
         report = check(tr)

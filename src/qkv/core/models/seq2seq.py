@@ -65,6 +65,7 @@ class DecoderStack(nn.Module):
 class Seq2Seq(nn.Module):
     has_lm_head = True  # the decoder predicts the next target token
     source = None
+    languages: tuple[str, str] | None = None  # (source, target), e.g. ("zh", "en"): what its checkpoint records
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

@@ -86,10 +86,13 @@ def _split_verdict(n: dict, f: dict, lang: str) -> str:
     say = translator(lang, AREA)
     sw = n["swap"]
     key = "swap_cue" if sw["cue"] > sw["n"] / 2 else "swap_tail" if sw["tail"] > sw["n"] / 2 else "swap_mixed"
-    parts = [say(key, **f), say("tail_faithful" if sw["faithful"] >= sw["n"] / 2 else "tail_unfaithful", **f)]
-    parts.append(say("rows", **f))
+    tail = ("tail_faithful" if sw["faithful"] >= sw["n"] / 2 else
+            "tail_unfaithful" if sw["verb_tail"] > sw["faithful"] else "tail_mixed")
+    parts = [say(key, **f), say(tail, **f), say("rows", **f)]
     p = [n["parts"][s] for s in ("food", "company")]
-    if all(r["cue"] < min(r["word"], r["tail"]) for r in p):
+    if key != "swap_cue":  # the sentences below speak of "the verb that decides"
+        pass
+    elif all(r["cue"] < min(r["word"], r["tail"]) for r in p):
         parts.append(say("rows_cue_least", **f))
     elif all(r["cue"] > max(r["word"], r["tail"]) for r in p):
         parts.append(say("rows_cue_most", **f))

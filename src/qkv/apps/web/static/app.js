@@ -702,11 +702,13 @@ function residDesc(field, post) {
 function renderResidual() {
   const { layer: l, head: h, token: i } = S, A = S.A, model = S.doc.model;
   const value = (arr) => (arr === "head_out_norm" ? A[arr][at3(l, h, i)] : A[arr][at2(l, i)]);
-  const vals = RESID_ROWS.map((r) => value(r[2]));
+  // a decoder block puts cross-attention between its self-attention's resid_mid and its MLP: those rows would not add up
+  const rows = S.tr && S.part === "decoder" ? RESID_ROWS.slice(0, 5) : RESID_ROWS;
+  const vals = rows.map((r) => value(r[2]));
   const max = Math.max(...vals, 1e-12);
   const post = model.norm === "post";
   let html = '<div class="rrows">';
-  RESID_ROWS.forEach(([field, label], n) => {
+  rows.forEach(([field, label], n) => {
     const desc = t(residDesc(field, post), { h });
     html += `<div class="rrow" data-row="${field}"><span class="rlabel">${label}</span><span class="rdesc">${desc}</span>` +
       `<span class="rval" data-field="${field}" data-value="${vals[n]}"><span class="rbar" style="width:${(100 * vals[n] / max).toFixed(1)}%"></span>` +
@@ -716,7 +718,8 @@ function renderResidual() {
   const hint = t(Math.abs(cos) < 0.2 ? "cos_orth" : cos > 0 ? "cos_along" : "cos_against");
   const rule = model.residual === false ? "res_off" : post ? "res_post" : model.norm === "none" ? "res_none" : "res_pre";
   html += `</div><p class="cos">${t("cos_line", { cos: `<span id="update-cos" class="num">${fmt(cos)}</span>`, hint })}</p>` +
-    `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule)}</p>`;
+    `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule)}` +
+    `${S.tr && S.part === "decoder" ? " " + t("res_dec") : ""}</p>`;
   $("#residual-title").textContent = t("residual_title", { tok: S.P.q[i], l });
   $("#residual").innerHTML = html;
 }

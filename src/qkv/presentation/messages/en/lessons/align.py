@@ -54,6 +54,8 @@ MESSAGES = {
                        "decoder writes a tail of the verb's sense instead, as in “{swap_zh}” → “{swap_en}”. Past the "
                        "ambiguous word it follows its own English more than the Chinese it reads; a translation model "
                        "is also a language model of the target.",
+    "tail_mixed": "The tail comes out as written in only {swap_faithful} of {swap_n}, and as a tail of the verb's sense "
+                  "in {swap_verb_tail}; the rest are neither, as in “{swap_zh}” → “{swap_en}”.",
     "rows": "Teacher-forced on the reference, the rows that write {millet} put, averaged over all heads, {food_word_w:.3f} "
             "of their weight on {split_word} itself, {food_cue_w:.3f} on the cue verb and {food_tail_w:.3f} on the tail; for "
             "{xiaomi} it is {company_word_w:.3f}, {company_cue_w:.3f} and {company_tail_w:.3f}. The head that looks hardest "

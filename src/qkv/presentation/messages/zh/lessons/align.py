@@ -48,6 +48,8 @@ MESSAGES = {
     "tail_unfaithful": "后半句本身只在 {swap_faithful}/{swap_n} 个句子里按原文译出：有 {swap_verb_tail} 个句子里，解码器改写了"
                        "一个符合动词词义的后半句，例如「{swap_zh}」被译成「{swap_en}」。写过多义词之后，它更相信自己已经写出的"
                        "英文，而不是它读到的中文；翻译模型同时也是目标语言的语言模型。",
+    "tail_mixed": "后半句只在 {swap_faithful}/{swap_n} 个句子里按原文译出，换成动词词义的后半句的有 {swap_verb_tail} 个；"
+                  "其余两者都不是，例如「{swap_zh}」被译成「{swap_en}」。",
     "rows": "用参考译文做 teacher forcing 时，写出 {millet} 的那些行（对所有头取平均）把 {food_word_w:.3f} 的权重放在 "
             "{split_word} 本身，{food_cue_w:.3f} 放在动词上，{food_tail_w:.3f} 放在后半句；写出 {xiaomi} 时分别是 "
             "{company_word_w:.3f}、{company_cue_w:.3f} 和 {company_tail_w:.3f}。最关注动词的那个头给动词 "
