@@ -37,7 +37,8 @@ def test_cache_changes_no_token_and_no_score(seed):
     assert [h.ids for h in greedy(model, src, max_len=8)] == [h.ids for h in greedy(model, src, max_len=8, use_cache=False)]
     cached, plain = beam_search(model, src[:1], 3, 8), beam_search(model, src[:1], 3, 8, use_cache=False)
     assert [h.ids for h in cached] == [h.ids for h in plain]
-    assert [h.logprob for h in cached] == pytest.approx([h.logprob for h in plain], abs=1e-6)
+    # float32 logits of 8 steps summed: the cached and uncached passes round differently (1.6e-6 seen with SSE4.2)
+    assert [h.logprob for h in cached] == pytest.approx([h.logprob for h in plain], abs=1e-5)
 
 
 def test_batched_greedy_equals_one_source_at_a_time_with_padding():
