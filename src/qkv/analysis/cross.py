@@ -53,7 +53,7 @@ from qkv.core.geometry import convex_weights
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
-from .explain import FORMAT, N_COORDS, VERSION, check_index
+from .explain import FORMAT, VERSION, check_index, step_detail
 from .view import TextError
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
@@ -219,32 +219,16 @@ def _reads(tr, L, H, src, written, tgt) -> list[dict]:
 def _step(tr, cfg, L, H, pos, src, top) -> dict:
     """Steps 1–3 for target step `pos` and cross-attention head H: the weights over the source words,
     the mix of their values (and z against their hull), the update of the decoder's stream."""
-    dots = tr[cross_name(L, "hook_dots")][0, H, pos]  # (T_source,) raw q·k
-    scaled = tr[cross_name(L, "hook_attn_scores")][0, H, pos]  # q·k / √d_head
-    weight = tr[cross_name(L, "hook_pattern")][0, H, pos]  # A
-    rows = [{"pos": j, "token": src[j], "dot": d, "scaled": s, "weight": w}
-            for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))]
+    b = f"decoder.blocks.{L}."
     v = tr[cross_name(L, "hook_v")][0, :, H]  # (T_source, d_head): the source words' values
     z = tr[cross_name(L, "hook_z")][0, pos, H]  # (d_head,)
-    v_norm = v.norm(dim=-1)
-    contrib = weight * v_norm  # A_j |v_j|
-    share = contrib / contrib.sum().clamp_min(1e-30)
-    order = torch.argsort(contrib, descending=True)[:top].tolist()
-    vn, cl, sh, wl = v_norm.tolist(), contrib.tolist(), share.tolist(), weight.tolist()
-    values = [{"pos": j, "token": src[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
-              for j in order]
+    detail = step_detail(cfg, src, top, dots=tr[cross_name(L, "hook_dots")][0, H, pos],
+                         scaled=tr[cross_name(L, "hook_attn_scores")][0, H, pos], weight=tr[cross_name(L, "hook_pattern")][0, H, pos],
+                         v=v, z=z, head_out=tr[cross_name(L, "hook_result")][0, pos, H], x=tr[b + "hook_resid_mid"][0, pos],
+                         attn_out=tr[b + "hook_cross_attn_out"][0, pos], resid_mid=tr[b + "hook_resid_mid_cross"][0, pos])
     hull = convex_weights(z.double().cpu().numpy(), v.double().cpu().numpy(), tol=HULL_TOL)  # z is float32
-    b = f"decoder.blocks.{L}."
-    x, attn_out = tr[b + "hook_resid_mid"][0, pos], tr[b + "hook_cross_attn_out"][0, pos]
-    residual = {"norm": cfg.norm, "x": x.norm().item(), "head_out": tr[cross_name(L, "hook_result")][0, pos, H].norm().item(),
-                "attn_out": attn_out.norm().item(), "x_plus_attn": (x + attn_out).norm().item(),
-                "resid_mid": tr[b + "hook_resid_mid_cross"][0, pos].norm().item()}
-    return {"attention": {"scale": math.sqrt(cfg.d_head), "argmax": int(weight.argmax().item()),
-                          "weight_sum": weight.sum().item(), "rows": rows},
-            "z": {"norm": z.norm().item(), "first": z[:N_COORDS].tolist(), "d_head": cfg.d_head,
-                  "check": (z - weight @ v).abs().max().item(), "values": values,
-                  "hull": {"inside": bool(hull.inside), "distance": float(hull.distance)}},
-            "residual": residual}
+    detail["z"]["hull"] = {"inside": bool(hull.inside), "distance": float(hull.distance)}
+    return detail
 
 
 def _next(tr, tokenizer, written, pos, top) -> dict:

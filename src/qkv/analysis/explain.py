@@ -142,24 +142,28 @@ def _next(tr, tokenizer, all_ids, cropped, pos, top) -> dict:
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
-    dots = tr["dots", L][0, H, pos, :n_vis]  # (n_vis,) raw q·k
-    scaled = tr["attn_scores", L][0, H, pos, :n_vis]  # q·k / √d_head
-    weight = tr["pattern", L][0, H, pos, :n_vis]  # A
-    rows = [{"pos": j, "token": shown[j], "dot": d, "scaled": s, "weight": w}
+    return step_detail(cfg, shown, top, dots=tr["dots", L][0, H, pos, :n_vis], scaled=tr["attn_scores", L][0, H, pos, :n_vis],
+                       weight=tr["pattern", L][0, H, pos, :n_vis], v=tr["v", L][0, :n_vis, H], z=tr["z", L][0, pos, H],
+                       head_out=tr["result", L][0, pos, H], x=tr["resid_pre", L][0, pos], attn_out=tr["attn_out", L][0, pos],
+                       resid_mid=tr["resid_mid", L][0, pos])
+
+
+def step_detail(cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, attn_out, resid_mid) -> dict:
+    """One query of one head, step by step (kind explain's attention, z and residual): dots, scaled, weight (n_keys,)
+    are q·k, q·k/√d_head and A over the keys named by `tokens`; v (n_keys, d_head) their values, z (d_head,) the mix;
+    head_out, x, attn_out, resid_mid (d_model,) the residual update this head takes part in."""
+    rows = [{"pos": j, "token": tokens[j], "dot": d, "scaled": s, "weight": w}
             for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))]
-    v = tr["v", L][0, :n_vis, H]  # (n_vis, d_head)
-    z = tr["z", L][0, pos, H]  # (d_head,)
     v_norm = v.norm(dim=-1)
     contrib = weight * v_norm  # A_j |v_j|
     share = contrib / contrib.sum().clamp_min(1e-30)
     order = torch.argsort(contrib, descending=True)[:top].tolist()
     vn, cl, sh, wl = v_norm.tolist(), contrib.tolist(), share.tolist(), weight.tolist()
-    values = [{"pos": j, "token": shown[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
+    values = [{"pos": j, "token": tokens[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
               for j in order]
-    x, attn_out = tr["resid_pre", L][0, pos], tr["attn_out", L][0, pos]
-    residual = {"norm": cfg.norm, "x": x.norm().item(), "head_out": tr["result", L][0, pos, H].norm().item(),
+    residual = {"norm": cfg.norm, "x": x.norm().item(), "head_out": head_out.norm().item(),
                 "attn_out": attn_out.norm().item(), "x_plus_attn": (x + attn_out).norm().item(),
-                "resid_mid": tr["resid_mid", L][0, pos].norm().item()}
+                "resid_mid": resid_mid.norm().item()}
     return {"attention": {"scale": math.sqrt(cfg.d_head), "argmax": int(weight.argmax().item()),
                           "weight_sum": weight.sum().item(), "rows": rows},
             "z": {"norm": z.norm().item(), "first": z[:N_COORDS].tolist(), "d_head": cfg.d_head,
