@@ -10,11 +10,11 @@ state is left out: the bundled model is for reading and explaining, not for resu
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+from bundle import bundle  # scripts/bundle.py
 
 from qkv.core.corpus import default_text
 from qkv.core.tokenizers import train_tokenizer
@@ -29,15 +29,7 @@ def main() -> None:
     tokenizer = train_tokenizer("word", text, segment="none")
     with tempfile.TemporaryDirectory() as tmp:
         result = train(text, out=tmp, tokenizer=tokenizer, preset="baby", overrides=SETTINGS, force=True)
-        state = json.loads((Path(tmp) / "state.json").read_text(encoding="utf-8"))
-        state.pop("optimizer", None)
-        if OUT.exists():
-            shutil.rmtree(OUT)
-        OUT.mkdir(parents=True)
-        for name in ("config.json", "tokenizer.json", "log.jsonl", state["model"]):
-            shutil.copy(Path(tmp) / name, OUT / name)
-        (OUT / "state.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    size = sum(p.stat().st_size for p in OUT.iterdir()) / 2**20
+        size = bundle(Path(tmp), OUT)
     print(f"bundled model: val loss {result.val_loss:.4f}, {size:.1f} MiB in {OUT}", file=sys.stderr)
 
 

@@ -13,11 +13,11 @@ scripts/bleu_translate.py measures it.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+from bundle import bundle  # scripts/bundle.py
 
 import torch
 
@@ -33,15 +33,7 @@ def main() -> None:
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         result = train_translation(out=tmp, direction="zh-en", preset="translate", overrides=SETTINGS, force=True)
-        state = json.loads((Path(tmp) / "state.json").read_text(encoding="utf-8"))
-        state.pop("optimizer", None)
-        if OUT.exists():
-            shutil.rmtree(OUT)
-        OUT.mkdir(parents=True)
-        for name in ("config.json", "tokenizer.json", "log.jsonl", state["model"]):
-            shutil.copy(Path(tmp) / name, OUT / name)
-        (OUT / "state.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    size = sum(p.stat().st_size for p in OUT.iterdir()) / 2**20
+        size = bundle(Path(tmp), OUT)
     print(f"bundled translation model: train loss {result.train_loss:.4f}, val loss {result.val_loss:.4f}, "
           f"{result.seconds:.0f} s of training, {size:.1f} MiB in {OUT}", file=sys.stderr)
 

@@ -19,6 +19,7 @@ from qkv.core.train import train
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
 from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
+from cli_util import run_error, run_ok  # noqa: E402
 
 
 def sets(pairs) -> list[str]:
@@ -31,26 +32,6 @@ def ckpt(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ckpt") / "run"
     train(TEXT, out=out, overrides=TINY + ["lr=1e-2", "warmup_steps=5"], progress=False)
     return out
-
-
-def run_ok(capsys, argv) -> tuple[str, str]:
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert "Traceback" not in err
-    return out, err
-
-
-def run_error(capsys, argv) -> str:
-    """Run a command that must fail; return its one error line."""
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc != 0
-    assert "Traceback" not in err and "Traceback" not in out
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("qkv: error: "), lines[0]
-    return lines[0]
 
 
 # ---------------------------------------------------------------------------- train

@@ -13,6 +13,7 @@ from qkv.apps.cli import main
 from qkv.core import checkpoint
 from qkv.core.bundled import BUNDLED_TRANSLATE, default_translate_ckpt
 from qkv.core.corpus import pairs
+from cli_util import run_error, run_ok
 
 TINY = ["n_layers=1", "n_encoder_layers=1", "d_model=32", "n_heads=2", "d_mlp=64", "steps=10", "batch_size=8",
         "eval_interval=5", "eval_steps=2"]
@@ -20,26 +21,6 @@ TINY = ["n_layers=1", "n_encoder_layers=1", "d_model=32", "n_heads=2", "d_mlp=64
 
 def sets(settings) -> list[str]:
     return [a for s in settings for a in ("--set", s)]
-
-
-def run_ok(capsys, argv) -> tuple[str, str]:
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert "Traceback" not in err
-    return out, err
-
-
-def run_error(capsys, argv) -> str:
-    """Run a command that must fail; return its one error line."""
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc != 0
-    assert "Traceback" not in err and "Traceback" not in out
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("qkv: error: "), lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

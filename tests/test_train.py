@@ -13,6 +13,7 @@ from qkv.core.config import TrainConfig
 from qkv.core.train import TrainingStopped, lr_at, train
 
 from qkv.core import train as train_mod  # the module (qkv.train is the function)
+from cli_util import eval_lines, log_lines, step_losses
 
 TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
         "eval_interval=10", "eval_steps=2"]
@@ -20,18 +21,6 @@ TEXT = corpus.generate(n_sentences=200, lang="en")
 TEXT_ZH = corpus.generate(n_sentences=200)
 
 
-
-
-def log_lines(out) -> list[dict]:
-    return [json.loads(line) for line in (out / "log.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
-def step_losses(out) -> list[tuple[int, float]]:
-    return [(d["step"], d["loss"]) for d in log_lines(out) if "loss" in d]
-
-
-def eval_lines(out) -> list[dict]:
-    return [d for d in log_lines(out) if "val_loss" in d]
 
 
 def weights(out) -> dict[str, torch.Tensor]:

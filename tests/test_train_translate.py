@@ -3,7 +3,6 @@ checkpoints that load as a Seq2Seq, an exact resume, a clean stop on NaN, both d
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -16,6 +15,7 @@ from qkv.core.models.seq2seq import Seq2Seq, seq2seq_loss
 from qkv.core.train import TrainingStopped, train
 from qkv.core.train_translate import direction_of, train_translation
 from qkv.core.translation import collate, make_examples
+from cli_util import eval_lines, log_lines, step_losses
 
 # a tiny encoder-decoder and few steps: each run takes well under a second
 TINY = ["n_layers=1", "n_encoder_layers=1", "d_model=32", "n_heads=2", "d_mlp=64", "steps=20", "batch_size=8",
@@ -29,18 +29,6 @@ def run(out, **kw):
         kw.setdefault("n_sentences", None if kw.get("pairs_path") else N)
         kw.setdefault("overrides", TINY)
     return train_translation(out=out, progress=False, **kw)
-
-
-def log_lines(out) -> list[dict]:
-    return [json.loads(line) for line in (out / "log.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
-def step_losses(out) -> list[tuple[int, float]]:
-    return [(d["step"], d["loss"]) for d in log_lines(out) if "loss" in d]
-
-
-def eval_lines(out) -> list[dict]:
-    return [d for d in log_lines(out) if "val_loss" in d]
 
 
 def assert_same_weights(a, b) -> None:
