@@ -15,7 +15,8 @@ from qkv import load
 from qkv.analysis.schema import validate
 from qkv.analysis.view import unpack_view, view
 from qkv.core.bundled import default_ckpt
-from qkv.apps.web.export import SCRIPTS, STYLE_LINK, _inline_json, page_html
+from qkv.apps.web.export import _inline_json, page_html
+from qkv.apps.web.server import SCRIPTS
 
 SENTENCE = "我 投资了 苹果 ，"
 
@@ -69,7 +70,7 @@ def test_html_export_embeds_every_document(tmp_path):
     r = qkv_cli("explain", SENTENCE, "--html", str(out))
     assert r.returncode == 0, r.stderr
     html = out.read_text(encoding="utf-8")
-    assert STYLE_LINK not in html and "assets/" not in html  # the stylesheet and both scripts written inline
+    assert "assets/" not in html  # every stylesheet and script written inline
     assert html.count("<script>") == len(SCRIPTS)
     data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     for kind in ("model", "view", "compare"):

@@ -21,10 +21,8 @@ from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import view
 from qkv.core.files import atomic_write
 
-from .server import asset, model_doc
+from .server import SCRIPTS, STYLES, asset, model_doc
 
-STYLE_LINK = '<link rel="stylesheet" href="assets/app.css">'
-SCRIPTS = ("i18n.js", "app.js")  # in this order in index.html, each as <script src="assets/NAME"></script>
 
 
 def _inline_json(obj) -> str:
@@ -37,10 +35,12 @@ def page_html(data: dict) -> str:
     """index.html with the stylesheet and the scripts inline and `data` in <script id="qkv-data">."""
     html = asset("index.html")
     tags = [f'<script src="assets/{name}"></script>' for name in SCRIPTS]
-    if STYLE_LINK not in html or not all(tag in html for tag in tags):
+    links = [f'<link rel="stylesheet" href="assets/{name}">' for name in STYLES]
+    if not all(tag in html for tag in tags + links):
         raise RuntimeError("static/index.html lost its asset lines: the export cannot inline them")
-    style = asset("app.css").replace("</style", "<\\/style")
-    html = html.replace(STYLE_LINK, f"<style>\n{style}\n</style>")
+    for name, link in zip(STYLES, links, strict=True):
+        style = asset(name).replace("</style", "<\\/style")
+        html = html.replace(link, f"<style>\n{style}\n</style>")
     payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>\n'
     for n, (name, tag) in enumerate(zip(SCRIPTS, tags, strict=True)):
         script = asset(name).replace("</script", "<\\/script")

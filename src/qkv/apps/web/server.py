@@ -5,7 +5,7 @@
 
 Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
     GET  /                 the page (static/index.html)
-    GET  /assets/NAME      app.js, i18n.js or app.css, nothing else
+    GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
     GET  /api/model        the model's shape, example sentences, a default comparison
     POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
@@ -49,14 +49,17 @@ from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_te
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
+from . import routes_heads, routes_transform, routes_words
 from .translate import check_heads, translation_model_doc
 
 MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
 IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "i18n.js": "text/javascript; charset=utf-8",
-          "app.css": "text/css; charset=utf-8"}
+PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
+SCRIPTS = ("i18n.js", "app.js", *(f"{n}.js" for n in PANELS))  # in this order in index.html
+STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
+ASSETS = {**{name: "text/javascript; charset=utf-8" for name in SCRIPTS}, **{name: "text/css; charset=utf-8" for name in STYLES}}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -266,6 +269,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         with lock:
             return compare(model, tokenizer, body.a, body.b, body.word)
 
+    for routes in (routes_heads, routes_words, routes_transform):  # the panels' own endpoints
+        routes.add_routes(app, model, tokenizer, lock)
     return app
 
 

@@ -40,6 +40,13 @@ const S = {
   compare: null, added: null, req: 0,
   labelW: 40,                      // widest token label in px (measured once per document)
 };
+// Panels in their own files (playground.js, origin.js, ...), loaded after this one, push an object here:
+//   { name, init() once at start (bind events), onDoc(doc) when a new view arrives,
+//     render(what) after every redraw of the main panels, lang() after a language switch }
+// They share this file's globals (S, t, fmt, esc, num, api, showError, decode, at4, ...): classic
+// scripts share one global scope.
+const PANELS = [];
+const eachPanel = (hook, ...args) => { for (const p of PANELS) if (p[hook]) p[hook](...args); };
 window.qkv = { state: { layer: 0, head: 0, token: 0, lang: "en", part: null }, timings: [], view: null, mode: "live" };
 
 function syncState() {
@@ -150,6 +157,7 @@ function loadDoc(doc) {
   window.qkv.view = doc;
   $("#text").value = doc.text;
   fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation();
+  eachPanel("onDoc", doc);
 }
 
 /** The head of layer l whose rows have the smallest mean entropy (the one that reads fewest keys). */
@@ -255,6 +263,7 @@ function render(what, t0) {
     markChosen(); renderSteps(); renderHull(); renderResidual(); renderNext();
   }
   if (what === "lang" || what === "init") renderCompare();
+  eachPanel("render", what);
   syncState();
   const ms = performance.now() - t0;
   // ms: the synchronous redraw; paint_ms: until the frame that shows it has been painted (layout
@@ -872,6 +881,7 @@ function applyLang() {
     titleThumbs();
     if (S.tr) { fillSelects(); renderTranslation(); }
   }
+  eachPanel("lang");
 }
 
 function renderModelLine() {
@@ -994,6 +1004,7 @@ async function init() {
   const t0 = performance.now();
   S.lang = initialLang();
   bind();
+  eachPanel("init");
   const embedded = document.getElementById("qkv-data");
   if (embedded) {
     S.mode = "static";
@@ -1035,4 +1046,5 @@ async function init() {
   }
 }
 
-init();
+// after every script of the page has run (the panels are loaded after this file)
+document.addEventListener("DOMContentLoaded", init);

@@ -1,0 +1,2 @@
+"use strict";
+// ablate panel (see PANELS in app.js)

@@ -1,0 +1,2 @@
+"use strict";
+// origin panel (see PANELS in app.js)

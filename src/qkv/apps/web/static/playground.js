@@ -1,0 +1,2 @@
+"use strict";
+// playground panel (see PANELS in app.js)

@@ -1,0 +1,2 @@
+"use strict";
+// side panel (see PANELS in app.js)

@@ -1,0 +1,2 @@
+"use strict";
+// transform panel (see PANELS in app.js)

@@ -1,0 +1,2 @@
+"use strict";
+// vocab panel (see PANELS in app.js)
