@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
 import sys
 import tempfile
@@ -46,15 +48,19 @@ def small_checkpoint(folder: Path) -> Path:
     return folder / "small"
 
 
-def view_request_ms(url: str, text: str, rounds: int) -> list[float]:
+def view_request_ms(url: str, text: str, rounds: int) -> tuple[list[float], list[float]]:
+    """The request's time from Python, and the server's own time computing the view (its Server-Timing)."""
     body = json.dumps({"text": text}).encode()
-    out = []
+    out, server = [], []
     for _ in range(rounds):
         t = time.perf_counter()
         req = urllib.request.Request(url + "api/view", body, {"content-type": "application/json"})
-        urllib.request.urlopen(req, timeout=60).read()
+        with urllib.request.urlopen(req, timeout=60) as res:
+            res.read()
+            timing = res.headers.get("Server-Timing", "")
         out.append((time.perf_counter() - t) * 1000)
-    return out
+        server += [float(m) for m in re.findall(r"view;dur=([0-9.]+)", timing)]
+    return out, server
 
 
 def measure(browser, rounds: int) -> None:
@@ -71,7 +77,7 @@ def measure(browser, rounds: int) -> None:
                 settle(pg)
                 choose(pg, layer=(r + 1) % 6, head=(r + 2) % 6, token=63 - r, between=lambda: settle(pg))
             timings = pg.evaluate("qkv.timings")
-            python_ms = view_request_ms(url, SENTENCES[0], rounds)
+            python_ms, server_ms = view_request_ms(url, SENTENCES[0], rounds)
         finally:
             context.close()
             stop(proc)
@@ -88,6 +94,11 @@ def measure(browser, rounds: int) -> None:
                   f"{sum(p < TARGET_MS for p in painted):>13}/{len(painted)}")
     print(f"{'  /api/view from Python':<26}{statistics.median(python_ms):>14.1f}{'':>15}{max(python_ms):>12.1f}"
           "   (the sentence's request alone: server + transfer)")
+    if server_ms:
+        print(f"{'  of which view()':<26}{statistics.median(server_ms):>14.1f}{'':>15}{max(server_ms):>12.1f}"
+              "   (the server computing the view document)")
+    print(f"load average while measuring (other processes share the CPUs): {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs")
 
 
 def screenshot(browser, path: Path) -> None:

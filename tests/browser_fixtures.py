@@ -70,3 +70,10 @@ def step_rows(pg) -> dict[int, dict[str, str]]:
     rows = pg.eval_on_selector_all("#steps tr[data-key]", """rows => rows.map(r => [+r.dataset.key,
         Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""")
     return {key: fields for key, fields in rows}
+
+
+def bring_into_view(pg, selector: str) -> None:
+    """Scroll a card into view and let the page render it: off-screen cards are not laid out
+    (content-visibility: auto), so their innerText reads '' until they come near the viewport."""
+    pg.eval_on_selector(selector, "el => el.scrollIntoView({block: 'start'})")
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")

@@ -217,3 +217,14 @@ def test_inputs_too_big_to_derive_are_refused_at_once(q, K, V, says, monkeypatch
     monkeypatch.setattr(attend_module, "convex_weights", no_lp)
     with pytest.raises(ValueError, match=re.escape(says)):
         attend(q, K, V)
+
+
+@pytest.mark.parametrize("q, shown", [([-1.0, 0.0], "+"), ([1.0, 0.0], "-")])
+def test_the_shift_by_the_maximum_is_written_with_one_sign(q, shown):
+    """s − max s with a negative maximum reads e^(s + |m|), never e^(s - -m), in text and in LaTeX."""
+    d = attend(q, [[1.0, 0.0], [2.0, 0.0]], [[0.0, 0.0], [1.0, 1.0]])
+    m = d.max_score
+    assert (m < 0) == (shown == "+")
+    text, tex = d.to_text(), d.to_latex()
+    assert f"e^(s {shown} " in text and "- -" not in text and "- −" not in text
+    assert f"e^{{s {shown} " in tex and "- -" not in tex

@@ -266,7 +266,7 @@ def test_cli_trace_figures(tmp_path, ckpt, monkeypatch):
 def test_cli_bad_inputs_are_one_line_errors(tmp_path, ckpt):
     out = str(tmp_path / "x.png")
     cases = [
-        (("head", "--text", "qqqzzz", "--out", out), "qqqzzz"),  # the bundled model's vocabulary lacks it
+        (("head", "--text", " ".join(["苹果"] * 65), "--out", out), "65 tokens"),  # the bundled model: n_ctx 64
         (("head", "--ckpt", str(ckpt), "--text", "abc", "--layer", "2", "--out", out), r"layer 2 is out of range: valid are 0\.\.1"),
         (("hull", "--ckpt", str(ckpt), "--text", "abc", "--head", "5", "--out", out), r"head 5 is out of range: valid are 0\.\.1"),
         (("hull", "--ckpt", str(ckpt), "--text", "abc", "--token", "3", "--out", out), r"token 3 is out of range: valid are 0\.\.2"),

@@ -19,6 +19,8 @@ its training, traces and checks) ← qkv.analysis (plain data about a computatio
 the names most users need.
 """
 
+from qkv.analysis.ablate import ablate, heads_off
+from qkv.analysis.origin import origin
 from qkv.core.checkpoint import load, save
 from qkv.core.checks import CheckReport, check
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig
@@ -46,4 +48,5 @@ __all__ = [
     "from_hf", "to_hf", "Encoder", "sentence_embedding", "load_pretrained", "export_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
     "Trace", "trace_names", "check", "CheckReport", "attend", "Derivation", "explain", "Explanation",
+    "origin", "ablate", "heads_off",
 ]

@@ -11,6 +11,24 @@ The word is tokenized alone (and, if that is not found, after a space, as byte-l
 inside a sentence), without the special tokens a tokenizer adds around a text ([CLS] and
 [SEP] for BERT), so "apple" is found in "i ate an apple" as in "I bought Apple shares" (MiniLM's
 WordPiece lower-cases).
+
+Position is a confound, and the document controls for it. A word at position 6 in one sentence and
+at position 4 in the other carries two different position vectors from "L0 in" on, and every
+vector of a stage shares one large direction, so the raw cosine mixes "same word, same sense" with
+"same position" and "any two vectors of this stage". Each stage therefore has two numbers:
+
+    cosine      cos(x_a, x_b), the raw cosine of the two vectors as the model holds them
+    cosine_pos  cos(x_a - mu_s(p_a), x_b - mu_s(p_b)): from each vector the mean vector of its stage
+                at its own position over many reference sentences (qkv.analysis.position_mean) is
+                subtracted first, so what every sentence has at that position (the position vector,
+                the shared direction) cancels, and what is left is what this word in this sentence adds
+
+"same_position" says whether p_a == p_b (then the position vectors are equal, and only the shared
+direction differs between the two numbers), and "control" how the means were made (null, with
+"why", when no reference sentence could be read: cosine_pos is then null). On the bundled model
+the raw cosine of 苹果 at positions 6 and 4 rose layer by layer while cosine_pos fell, as the
+two senses came apart (the numbers are in the issue's report; tests/test_compare_position.py
+checks the property that the control guarantees).
 """
 
 from __future__ import annotations
@@ -18,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .position_mean import MIN_REF, REFERENCE, position_means
 from .representations import stages, vectors_at
 from .explain import FORMAT, VERSION
 from .view import TextError, encode_text, read_text
@@ -70,7 +89,19 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     finally:
         model.train(was_training)
     side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}  # noqa: E731
+    means = position_means(model, tokenizer, max(pos) + 1)
+    mu = {name: (means.at(name, pos[0]), means.at(name, pos[1])) for _, name in stages(model.cfg)}
+    controlled = all(m is not None for pair in mu.values() for m in pair)
+    out = []
+    for label, name in stages(model.cfg):
+        x, y = vec_a[name][0], vec_b[name][0]
+        centred = _cosine(x - mu[name][0], y - mu[name][1]) if controlled else None
+        out.append({"label": label, "name": name, "cosine": _cosine(x, y), "cosine_pos": centred})
+    control = {"method": "position mean", "reference": REFERENCE, "sentences": means.sentences,
+               "counts": [int(means.counts[p]) if p < len(means.counts) else 0 for p in pos], "min": MIN_REF}
+    if not controlled:
+        control["why"] = (f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
+                          "this tokenizer reads: no position-controlled cosine")
     return {"format": FORMAT, "version": VERSION, "kind": "compare", "word": word,
-            "a": side(ids_a, pos[0]), "b": side(ids_b, pos[1]),
-            "stages": [{"label": label, "name": name, "cosine": _cosine(vec_a[name][0], vec_b[name][0])}
-                       for label, name in stages(model.cfg)]}
+            "a": side(ids_a, pos[0]), "b": side(ids_b, pos[1]), "same_position": pos[0] == pos[1],
+            "control": control, "stages": out}

@@ -21,6 +21,20 @@ outputs one vector per token and no next-token distribution, so its view has no 
 model.has_lm_head is false). Big arrays are packed (see `pack`): float32 or
 int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers;
 under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
+
+doc["unknown"] names what a word tokenizer read below the level of its words (a word tokenizer with
+a fallback reads any text; see qkv.core.tokenizers.unknown): one entry per run of the text that no
+word of the vocabulary covers, in text order,
+
+    {"text": "好", "pieces": ["好"], "how": "chars", "nearest": ["看好", "好吃"]}
+
+text: the run as typed, ASCII capitals folded (the document's own "text" is the whole text as the
+model reads it, for such a tokenizer its decoded ids: "我 吃了 苹果 ， 味道 很 好"); pieces: what it
+was read as, words and characters (a character read as UTF-8 bytes is listed whole; in a word of a
+spaced script, such as "apples" -> ["apple", "s"], the whole word is the run); how: "chars" (single-character tokens) or "bytes" (at
+least one character read as byte tokens); nearest: up to 5 known words, least edit distance first,
+among those sharing a character with the run. [] when every piece is a word, and always for char
+and BPE tokenizers. For a view of token ids, the runs are those of the ids' decoded text.
 """
 
 from __future__ import annotations
@@ -32,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from qkv.core.tokenizers.unknown import unknown_pieces
 
 from .explain import FORMAT, N_COORDS, VERSION
 
@@ -150,9 +166,14 @@ def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
 def read_text(tokenizer, text, n_ctx: int) -> tuple[str, list[int]]:
     """(text, ids) as encode_text, except that when a word tokenizer does not know all the words
     but can cut them into words it knows (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果),
-    the text is read, and returned, cut that way."""
+    the text is read, and returned, cut that way. When it cannot, the tokenizer's error names only
+    the runs no known word covers, each with its nearest known words ("1 word is not in the
+    tokenizer's vocabulary: '好' (nearest known words: 看好, 好吃)"). A word tokenizer with a fallback
+    reads any text: the text comes back as it reads it, decoded from its ids (我投资了苹果， -> 我 投资了
+    苹果 ，; I ate -> i ate), and what it reads below its words is in the view's "unknown" list."""
     try:
-        return text, encode_text(tokenizer, text, n_ctx)
+        ids = encode_text(tokenizer, text, n_ctx)
+        return (tokenizer.decode(ids) if getattr(tokenizer, "fallback", False) else text), ids
     except TextError:
         spaced = tokenizer.respace(text) if isinstance(text, str) and hasattr(tokenizer, "respace") else None
         if spaced is None:
@@ -239,10 +260,11 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     if (text is None) == (ids is None):
         raise TextError("give either a text or token ids")
     if ids is None:
+        typed = text
         text, ids = read_text(tokenizer, text, cfg.n_ctx)
     else:
         ids = check_ids(ids, cfg)
-        text = tokenizer.decode(ids)
+        text = typed = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
     check_size(cfg, T)
     has_lm = bool(model.has_lm_head)
@@ -284,6 +306,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
             "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
             "scale": math.sqrt(cfg.d_head), "first": k,
             "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
+            "unknown": unknown_pieces(tokenizer, typed),
             "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
 
 

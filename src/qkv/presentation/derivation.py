@@ -67,6 +67,7 @@ class Derivation(analysis.Steps):
             dots.append(("math", f"q·k{j + 1} = {terms} = {fmt(self.dots[j])}", rf"q\cdot k_{{{j + 1}}} = {x} = {latex(self.dots[j])}"))
         r = math.sqrt(self.d_k)
         m = self.max_score
+        sign, mm = ("+", -m) if m < 0 else ("-", m)  # e^(s + 4.97), never e^(s - -4.97)
         a_sum = float(self.weights.sum())
         mix = [("math", f"a{j + 1}·v{j + 1} = {_factor(self.weights[j])}·{_vec(self.V[j])} = {_vec(self.contributions[j])}",
                 rf"a_{{{j + 1}}} v_{{{j + 1}}} = {_factor(self.weights[j], True)}\cdot {_vec_tex(self.V[j])} = "
@@ -85,8 +86,8 @@ class Derivation(analysis.Steps):
             (say("exp"), [("math", f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
                          rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}"),
                         ("prose", say("stable", m=fmt(m))),
-                        ("math", f"e^(s - {fmt(m)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
-                         rf"e^{{s - {latex(m)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}")]),
+                        ("math", f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
+                         rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}")]),
             (say("norm"), [("math", f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
                           rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}")]),
             (say("mix"), mix),

@@ -296,11 +296,11 @@ def explain(args) -> None:
         from qkv.apps.web.export import export_html
 
         path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"),
-                           layer=args.layer, head=args.head, token=args.token)
+                           layer=args.layer, head=args.head, token=args.token, lang=args.lang)
         print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
         return
     ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,
-                 top=args.top, lang=args.lang)
+                 top=args.top, lang=args.lang or "en")
     if args.format == "json":
         print(json.dumps(ex.to_json(), ensure_ascii=False, indent=2))
     else:

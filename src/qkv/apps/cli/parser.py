@@ -115,7 +115,8 @@ def _add_seeing(sub) -> None:
     p.add_argument("--token", type=int, help="query token index (default: the last; negative counts from the end)")
     p.add_argument("--top", type=int, default=5, metavar="N", help="rows in the ranked tables (default 5)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    _lang(p)
+    p.add_argument("--lang", choices=LANGS, help="language of the explanation (default en); with --html, the language "
+                                                 "the page opens in (default: the reader's browser's)")
     p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
                                                   "(opens from disk, offline; on --layer/--head/--token if given)")
 

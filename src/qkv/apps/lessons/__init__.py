@@ -35,6 +35,7 @@ LESSONS = {
     "dropout": "dropout",
     "residual": "residual",
     "embedding": "embedding",
+    "transform": "transform",
     "next-token": "next_token",
     "align": "align",
 }

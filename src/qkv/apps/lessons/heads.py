@@ -33,7 +33,8 @@ def cue_words() -> list[str]:
 
 def prompts(tokenizer, lang: str = "zh") -> list[tuple[list[int], int]]:
     """(ids, cue position) for every sense probe whose words are all in the vocabulary; the text ends
-    after the comma and its space, so the last position is the one that guesses the next word."""
+    with the comma (and, for a tokenizer that makes spaces tokens, the space after it), so the last
+    position is the one that guesses the next word."""
     from qkv.core.corpus import probes
 
     cues = set(cue_words())

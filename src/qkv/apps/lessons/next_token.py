@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
-TEXT = "我 投资了 苹果 ， "  # ends after the comma's space: the next token is the first word of the tail
+TEXT = "我 投资了 苹果 ， "  # the next token is the first word of the tail (where spaces are tokens, the
+# trailing space is the last token, so that the space after the comma is not what is predicted)
 TEMPERATURES = (0.5, 1.0, 2.0)
 TOP = 5
 

@@ -49,9 +49,12 @@ def page_html(data: dict) -> str:
 
 
 def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | None = None,
-                head: int | None = None, token: int | None = None) -> Path:
+                head: int | None = None, token: int | None = None, lang: str | None = None) -> Path:
     """Write the page for `text` to `path` (atomically) and return the path. The page opens on
-    `layer`, `head` and query `token` when given (negative ones count from the end)."""
+    `layer`, `head` and query `token` when given (negative ones count from the end), in `lang`
+    ("zh" or "en"; None: the reader's browser language; ?lang= in the address wins)."""
+    if lang not in (None, "zh", "en"):
+        raise ValueError(f"lang must be zh or en, got {lang!r}")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
@@ -67,7 +70,7 @@ def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | 
         if value is not None}
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
         m["source"] = {**m["source"], "path": None}
-    data = {"model": info, "view": doc, "start": start,
+    data = {"model": info, "view": doc, "start": start, "lang": lang,
             "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
     atomic_write(path, page_html(data).encode("utf-8"))
     return path

@@ -1,7 +1,50 @@
-"""The explorer's endpoints for the transform panels (added to the app by server.create_app)."""
+"""The explorer's endpoints for the transform panels (added to the app by server.create_app).
+
+    POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, W_O (and of a random
+                          model of the same shape), and the word cloud before and after x W_Q, x W_K, x W_V
+"""
 
 from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from qkv.analysis.transform import MATRICES, check_head, head_spectra, random_twin
+from qkv.analysis.transform_cloud import word_cloud
+from qkv.analysis.view import TextError
+
+
+class TransformIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)  # as server.Strict: no "1" for 1
+    layer: int
+    head: int
+
+
+def transform_doc(model, tokenizer, twin, layer: int, head: int) -> dict:
+    """The document of POST /api/transform (kind "transform"): plain numbers for the page."""
+    try:
+        check_head(model.cfg, layer, head)
+        trained = head_spectra(model, layer, head)
+    except ValueError as e:
+        raise TextError(str(e)) from None
+    random = head_spectra(twin, layer, head)
+    try:
+        cloud, why = word_cloud(model, tokenizer, layer, head), None
+    except ValueError as e:  # a vocabulary without the cloud's words: the spectra still stand
+        cloud, why = None, str(e)
+    return {"format": "qkv-explain", "version": 1, "kind": "transform", "layer": layer, "head": head,
+            "d_model": model.cfg.d_model, "d_head": model.cfg.d_head, "matrices": list(MATRICES),
+            "trained": trained, "random": random, "cloud": cloud, "cloud_error": why}
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
     """Add this module's routes to `app` (FastAPI); `lock` serialises forward passes."""
+    twins = []  # the random model of the same shape, made on the first request
+
+    @app.post("/api/transform")
+    def post_transform(body: TransformIn):
+        if model.cfg.arch == "seq2seq":
+            raise TextError("the transform panel reads a GPT's or an encoder's self-attention; this is a translation model")
+        with lock:
+            if not twins:
+                twins.append(random_twin(model, 0))
+            return transform_doc(model, tokenizer, twins[0], body.layer, body.head)

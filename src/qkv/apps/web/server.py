@@ -1,4 +1,4 @@
-"""The explorer's web server: the page, its two assets, and a JSON API over qkv.analysis.
+"""The explorer's web server: the page, its assets, and a JSON API over qkv.analysis.
 
     app = create_app(model, tokenizer, name="bundled")      # an ASGI app (FastAPI)
     serve(ckpt=None, host="127.0.0.1", port=8000)           # what `qkv serve` runs (uvicorn)
@@ -6,11 +6,21 @@
 Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
     GET  /                 the page (static/index.html)
     GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
-    GET  /api/model        the model's shape, example sentences, a default comparison
+    GET  /api/model        the model's shape (and whether spaces, or any whitespace, are tokens), example
+                           sentences, a default comparison
     POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
-    POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder)
+    POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
+                           it stops at n_ctx tokens (what a page can show) and says so: "stopped"
     POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
+  the panels' own (routes_heads, routes_words, routes_transform):
+    GET  /api/heads        each head's label from the heads lesson (qkv.apps.lessons.heads)
+    POST /api/origin       {text|ids, layer, head, token} -> x, x·W_Q = q, x·W_K = k, x·W_V = v (qkv.analysis.origin)
+    POST /api/ablate       {text|ids, heads, token?, top} -> next-token probabilities and later patterns
+                           with those heads switched off (qkv.analysis.ablate)
+    POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.side)
+    GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
+    POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
 
 A translation model (arch="seq2seq") is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
@@ -29,6 +39,7 @@ IDLE_TIMEOUT seconds is closed (IdleGuard), so idle or half-sent ones cannot use
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from importlib import resources
@@ -63,11 +74,13 @@ ASSETS = {**{name: "text/javascript; charset=utf-8" for name in SCRIPTS}, **{nam
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+WHITESPACE = re.compile(r"(?:\u2423|\\[nrt]|\s)+")  # a token shown as only whitespace: ␣, \n, \t, \r
 
 # sentences to offer, kept when the model's tokenizer knows every piece of them
 EXAMPLES = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "患者 服用 华法林 后 出现了 黑便 。", "i invested in apple ,",
             "i ate apple ,", "To be, or not to be, that is the question:", "First Citizen:\nBefore we proceed any further"]
-COMPARISONS = [("我 昨天 吃了 苹果", "我 投资了 苹果", "苹果"), ("i ate apple", "i invested in apple", "apple"),
+# the word at the same position in both sentences, so that position does not weigh in the cosine
+COMPARISONS = [("我 昨天 吃了 苹果", "我 上周 投资了 苹果", "苹果"), ("i ate apple", "i joined apple", "apple"),
                ("the king is dead", "the king is here", "king")]
 # for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
 PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
@@ -155,8 +168,17 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         shown = [sample] if fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
     pair = next(({"a": a, "b": b, "word": w} for a, b, w in pairs if fits(a) and fits(b)), None)
-    return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
+    return {"format": "qkv-explain", "version": 1, "kind": "model",
+            "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
             "examples": list(dict.fromkeys(shown)), "compare": pair}
+
+
+def space_tokens(tokenizer, d_vocab: int) -> dict:
+    """{"space_tokens": a space is a token (shown ␣), "whitespace_tokens": some token is only
+    whitespace (␣, a line break \\n, a tab)}: the page's hint and its ␣ toggle depend on them."""
+    shown = [tokenizer.display(i) for i in range(min(d_vocab, getattr(tokenizer, "vocab_size", d_vocab)))]
+    return {"space_tokens": any(s and set(s) == {"\u2423"} for s in shown),
+            "whitespace_tokens": any(s and WHITESPACE.fullmatch(s) for s in shown)}
 
 
 def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
@@ -252,14 +274,15 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         except ValueError as e:
             raise TextError(str(e)) from None
         prompt, ids = read_text(tokenizer, body.text, n_ctx)
-        room = n_ctx - len(ids)
+        room = n_ctx - len(ids)  # the page shows at most n_ctx tokens: generation stops there, and says so
         if room < 1:
             raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
         with lock:
             new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
                                     body.top_p, body.seed))
-        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt,
-                "text": tokenizer.decode(ids + new), "added": tokenizer.decode(new, prev=ids[-1]), "ids": ids + new}
+        stopped = {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
+        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt, "text": tokenizer.decode(ids + new),
+                "added": tokenizer.decode(new, prev=ids[-1]), "ids": ids + new, "stopped": stopped}
 
     @app.post("/api/compare")
     def post_compare(body: CompareIn):
@@ -269,6 +292,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         with lock:
             return compare(model, tokenizer, body.a, body.b, body.word)
 
+    app.state.model_dir = info["model"]["source"].get("path")  # where the vocabulary's counts are read from
+    if name == "bundled":
+        from qkv.core.bundled import BUNDLED
+
+        app.state.model_dir = BUNDLED
     for routes in (routes_heads, routes_words, routes_transform):  # the panels' own endpoints
         routes.add_routes(app, model, tokenizer, lock)
     return app

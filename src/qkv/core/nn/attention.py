@@ -90,6 +90,10 @@ class MultiHeadAttention(nn.Module):
     W_QKV holds W_Q, W_K and W_V side by side so one matrix product computes q, k and v for all
     heads (the layout of GPT-2's c_attn); `head_weights()` shows them per head. The output is
     recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
+
+    Switching heads off (ablation): `head_mask`, when set, multiplies each head's z before W_O,
+    z_h <- head_mask[h] * z_h, so a 0 removes head h's output z_h W_O[h] (b_O stays). The head's
+    q, k, pattern are still computed; hook_z records z after the mask. None (the default) skips it.
     """
 
     def __init__(self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None,
@@ -110,6 +114,9 @@ class MultiHeadAttention(nn.Module):
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         # positions rotate q and k of one sequence; across two sequences there is no common position
         self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" and not cross else None
+        # (n_heads,) multipliers of each head's z, or None (the default: nothing is multiplied). A plain
+        # attribute, not a parameter or buffer: it is not saved, and qkv.analysis.ablate sets it for a while.
+        self.head_mask: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None,
                 source: torch.Tensor | None = None) -> torch.Tensor:
@@ -129,6 +136,9 @@ class MultiHeadAttention(nn.Module):
             if cache is not None:
                 k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
         z = self.attend(q, k, v, offset, key_mask)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
+        if self.head_mask is not None:  # ablation: z_h times head_mask[h] (0 switches head h off) before W_O
+            z = z * self.head_mask.view(1, -1, 1, 1)
+        self._tap_heads(("hook_z", z))
         z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
         # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
         tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
@@ -182,8 +192,7 @@ class MultiHeadAttention(nn.Module):
             tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
             tap(self.tap_prefix + "hook_attn_scores", scores)
             tap(self.tap_prefix + "hook_pattern", pattern)
-            self._tap_heads(("hook_z", z))
-            return z
+            return z  # recorded as hook_z by forward, after the head mask
         if offset == 0 and key_mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
         # padding, or a chunk after cached tokens (its causal mask is offset): is_causal cannot express either

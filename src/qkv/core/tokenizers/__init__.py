@@ -21,6 +21,14 @@ for text written the way qkv's corpus is: words and punctuation marks separated 
 lines separated by bare line breaks (``"i ate apple .\n我 吃了 苹果 。"``), no space at either end.
 Any other text comes back in that form (``"Hi,  you"`` -> ``"Hi , you"``; with jieba, a run of
 Chinese comes back cut into words: ``"我爱北京"`` -> ``"我 爱 北京"``).
+
+``WordTokenizer`` with ``fallback=True`` (the bundled model's: ``train_tokenizer("word", text,
+whitespace=False, fallback=True, fold_case=True)``) accepts any text: a piece that is not a word is
+cut into known words longest first, then single characters of the training text, then UTF-8 byte
+tokens (``<0xE5>``); ``fold_case=True`` reads ASCII capitals as lowercase. Such text comes back in
+corpus form too (``"I ate 苹果很好"`` -> ``"i ate 苹果 很 好"``, if 很 is a word and 好 only a
+character). Its file is format version 2 (fields ``fold_case``, ``fallback``, ``chars``); files of
+version 1 load as before.
 """
 
 from __future__ import annotations
@@ -31,14 +39,14 @@ from pathlib import Path
 
 from .base import FORMAT_VERSION, Tokenizer, UnknownTokenError, _readable
 from .bpe import MAX_BPE_VOCAB, BPETokenizer
-from .words import _CJK_RE, CharTokenizer, WordTokenizer
+from .words import _CJK_RE, WORD_FORMAT_VERSION, CharTokenizer, WordTokenizer
 
 KINDS = ("char", "word", "bpe")
 SEGMENTS = ("auto", "jieba", "none")
 
 
 def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment: str = "auto",
-                    whitespace: bool = True) -> Tokenizer:
+                    whitespace: bool = True, fallback: bool = False, fold_case: bool = False) -> Tokenizer:
     """Build a tokenizer of the given kind ("char", "word" or "bpe") from text.
 
     ``vocab_size`` caps the word list for "word" (the most frequent words are kept) and is the
@@ -46,12 +54,17 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
     vocabulary is the text's characters). ``segment`` only
     matters for "word": "jieba" cuts Chinese into words, "none" does not, and
     "auto" uses jieba when it is installed and the text contains Chinese.
-    ``whitespace=False`` (word only) makes spaces and tabs no tokens.
+    ``whitespace=False`` (word only) makes spaces and tabs no tokens. ``fallback=True`` (word only)
+    adds the text's characters and 256 byte tokens under the words, so any text can be encoded;
+    ``fold_case=True`` (word only) reads ASCII capitals as lowercase (see WordTokenizer).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if whitespace is not True and (kind != "word" or whitespace is not False):
         raise ValueError(f"whitespace must be true or false, and false only for a word tokenizer; got {whitespace!r} for {kind}")
+    for name, value in (("fallback", fallback), ("fold_case", fold_case)):
+        if value is not False and (kind != "word" or value is not True):
+            raise ValueError(f"{name} must be true or false, and true only for a word tokenizer; got {value!r} for {kind}")
     if segment not in SEGMENTS:
         raise ValueError(f"unknown segment {segment!r}; choose one of: {', '.join(SEGMENTS)}")
     if not text:
@@ -72,7 +85,7 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
         use_jieba = bool(_CJK_RE.search(text)) and importlib.util.find_spec("jieba") is not None
     else:
         use_jieba = segment == "jieba"
-    return WordTokenizer.train(text, vocab_size, use_jieba, whitespace)
+    return WordTokenizer.train(text, vocab_size, use_jieba, whitespace, fallback, fold_case)
 
 
 def _string_list(d: dict, key: str) -> list[str]:
@@ -91,8 +104,10 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
     kind, version = d.get("kind"), d.get("version")
     if kind not in KINDS:
         raise ValueError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
-    if version != FORMAT_VERSION:
-        raise ValueError(f"unsupported tokenizer format version {version!r} (expected {FORMAT_VERSION})")
+    versions = (FORMAT_VERSION, WORD_FORMAT_VERSION) if kind == "word" else (FORMAT_VERSION,)
+    if version not in versions or isinstance(version, bool):
+        raise ValueError(f"unsupported tokenizer format version {version!r} (expected "
+                         f"{' or '.join(map(str, versions))} for a {kind} tokenizer)")
     if kind == "char":
         chars = _string_list(d, "chars")
         if any(len(c) != 1 for c in chars):
@@ -105,7 +120,18 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
         whitespace = d.get("whitespace", True)  # files older than the option have no key: whitespace tokens
         if not isinstance(whitespace, bool):
             raise ValueError(f"field 'whitespace' must be true or false, got {whitespace!r}")
-        return WordTokenizer(_string_list(d, "words"), use_jieba=segment == "jieba", whitespace=whitespace)
+        words = _string_list(d, "words")
+        if version == FORMAT_VERSION:
+            return WordTokenizer(words, use_jieba=segment == "jieba", whitespace=whitespace)
+        fold_case, fallback = d.get("fold_case"), d.get("fallback")
+        if not isinstance(fold_case, bool):
+            raise ValueError(f"field 'fold_case' must be true or false, got {fold_case!r}")
+        if fallback not in ("bytes", "none"):
+            raise ValueError(f"field 'fallback' must be 'bytes' or 'none', got {fallback!r}")
+        chars = d.get("chars")
+        chars = [] if chars == [] else _string_list(d, "chars")
+        return WordTokenizer(words, use_jieba=segment == "jieba", whitespace=whitespace, chars=chars,
+                             fallback=fallback == "bytes", fold_case=fold_case)
     spec = d.get("hf_tokenizer")
     model = spec.get("model") if isinstance(spec, dict) else None
     pre = spec.get("pre_tokenizer") if isinstance(spec, dict) else None

@@ -15,6 +15,10 @@ How each kind is expressed:
   line break (so the line breaks of a whitespace run come together, one token, as in qkv), the
   pre-tokenizer then drops the spaces left; the decoder puts one space between two tokens unless
   one of them is whitespace (qkv's ``separator``).
+* ``word`` with ``fold_case``: a normalizer first turns each ASCII capital into its lowercase letter.
+* ``word`` with a fallback (characters and UTF-8 bytes under the words): refused. Its longest-known-
+  word-first cut with byte tokens after it is no `tokenizers` model (WordPiece cuts longest first
+  but has no byte fallback; BPE has a byte fallback but merges by rank, not by length).
 * ``word`` with jieba: refused. jieba cuts Chinese with a dictionary of its own and a best path
   through it; no `tokenizers` model computes that, so the result could not be exact.
 
@@ -51,10 +55,16 @@ def to_hf_tokenizer(tok: Tokenizer):
             raise ValueError("this word tokenizer cuts Chinese with jieba, which Hugging Face tokenizers cannot "
                              "express (no tokenizers model segments with jieba's dictionary); retrain with "
                              "segment='none' or a bpe or char tokenizer to export")
+        if tok.fallback:
+            raise ValueError("this word tokenizer reads unknown text as known words, characters and UTF-8 bytes "
+                             "(fallback), which no Hugging Face tokenizers model computes exactly (longest known "
+                             "word first, then byte tokens); retrain without the fallback, or with a bpe tokenizer, "
+                             "to export")
+        fold = _fold_case() if tok.fold_case else []
         if tok.whitespace:
-            return _word_level(tok.tokens, _words(), [], _glue())
+            return _word_level(tok.tokens, _words(), fold, _glue())
         _check_spaceless(tok.tokens)
-        return _word_level(tok.tokens, _spaceless_words(), _drop_spaces(), _spaced(tok.tokens))
+        return _word_level(tok.tokens, _spaceless_words(), [*fold, *_drop_spaces()], _spaced(tok.tokens))
     raise ValueError(f"a {getattr(tok, 'kind', type(tok).__name__) or type(tok).__name__} tokenizer cannot be "
                      "written as a Hugging Face tokenizer (char, word and bpe can)")
 
@@ -112,6 +122,14 @@ def _drop_spaces() -> list:
 
     spaces, breaks = _python_class("s", without=LINE_BREAKS), _class(LINE_BREAKS)
     return [normalizers.Replace(Regex(f"[{spaces}]+(?=[{breaks}])"), "")]
+
+
+def _fold_case() -> list:
+    """A normalizer per ASCII capital, to its lowercase letter (qkv's fold_case; `Lowercase` would
+    also lower every other script)."""
+    from tokenizers import normalizers
+
+    return [normalizers.Replace(c, c.lower()) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 
 
 def _check_spaceless(tokens: list[str]) -> None:

@@ -40,7 +40,7 @@ def text(n: dict, lang: str) -> str:
     rising = all(n[f"T{a:g}_entropy_bits"] < n[f"T{b:g}_entropy_bits"] for a, b in zip(temps, temps[1:]))
     verdict = then([say("rising" if rising else "not_rising"),
                     say("same", greedy=n["greedy"]) if _same_greedy(n) else say("changed")], lang)
-    return say("text", **n, prompt=n["text"].strip(), k=len(n["top"]), rows=rows, temps=lines, verdict=verdict)
+    return say("text", **n, prompt=n["text"].strip(), last=n["tokens"][-1], k=len(n["top"]), rows=rows, temps=lines, verdict=verdict)
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:

@@ -1,2 +1,251 @@
 "use strict";
-// ablate panel (see PANELS in app.js)
+// ablate panel (see PANELS in app.js): switch heads off and see what changes.
+// A grid of the model's heads, each labelled as the lesson "heads" measured it (api/heads: the kind of
+// key it gives the most weight, and that mean weight). The heads switched off go to api/ablate
+// (qkv.analysis.ablate: z_h = 0 before W_O), which answers the next-token probabilities at every
+// position and the patterns of the layers from the first ablated one on, before and after. The page
+// shows them at its own query token, layer and head. Requests wait ABLATE_WAIT ms after the last click;
+// only the newest answer is drawn; answers are kept per (ids, heads). The static export says "run qkv serve".
+
+Object.assign(I18N.en, {
+  ablate_title: "Switch heads off",
+  ablate_caption: "Click heads to switch them off: their z is set to 0 before W_O, so layer L's attention output loses " +
+    "z_h W_O[h] and every later layer reads a different residual stream. Beside each head: where the lesson " +
+    "<code>heads</code> found it looks most, and its mean weight there ({n} sentences, uniform baseline {base}).",
+  ablate_caption_nolabels: "Click heads to switch them off: their z is set to 0 before W_O, so layer L's attention output " +
+    "loses z_h W_O[h] and every later layer reads a different residual stream. (No lesson labels: {why})",
+  ablate_clear: "Switch all on",
+  ablate_head: "L{l} H{h}",
+  ablate_label_title: "lesson “heads”: {label} gets {mass} of this head's weight on average ({ratio}× uniform)",
+  ablate_none: "No head is off: the model is unchanged.",
+  ablate_loading: "Computing…",
+  ablate_next: "Next token after “{tok}” (position {i}), before → after",
+  ablate_moved: "Probability moved (½ Σ |P_after − P_before|): {moved}",
+  ablate_th_tok: "token", ablate_th_before: "before", ablate_th_after: "after", ablate_th_delta: "change",
+  ablate_layers: "Largest change of each later head's pattern, max |A_after − A_before| (click to show that head)",
+  ablate_row: "Layer {l}, head {h}: where query {i} “{tok}” looks, before → after",
+  ablate_row_early: "Layer {l} comes before the first head switched off (layer {first}): its pattern cannot change.",
+  ablate_row_same: "Layer {l} is the first layer switched off: its own patterns are computed before any z is dropped, so they stay the same; later layers change.",
+  ablate_changes: "The pattern entries that changed most",
+  ablate_change: "layer {l} head {h}: query {i} → key {j}",
+  ablate_static: "Switching heads off runs the model again: run <code>qkv serve</code> to try it.",
+  ablate_no_lm: "Switching heads off is shown on the next-token probabilities: this model predicts none.",
+  ablate_tr: "Switching heads off is shown for a GPT's next-token probabilities, not for a translation model.",
+});
+Object.assign(I18N.zh, {
+  ablate_title: "关掉注意力头",
+  ablate_caption: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是第 L 层的注意力输出少了 z_h W_O[h]，" +
+    "之后每一层读到的残差流都不同了。每个头旁边写着课程 <code>heads</code> 测得它最常看哪里，以及在那里的平均权重" +
+    "（{n} 个句子，均匀基线 {base}）。",
+  ablate_caption_nolabels: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是第 L 层的注意力输出少了 z_h W_O[h]，" +
+    "之后每一层读到的残差流都不同了。（没有课程标签：{why}）",
+  ablate_clear: "全部打开",
+  ablate_head: "L{l} H{h}",
+  ablate_label_title: "课程 “heads”：这个头平均把 {mass} 的权重给了{label}（均匀基线的 {ratio} 倍）",
+  ablate_none: "没有关掉任何头：模型没有变化。",
+  ablate_loading: "计算中……",
+  ablate_next: "「{tok}」（位置 {i}）之后的下一个词元：关掉之前 → 之后",
+  ablate_moved: "移动的概率（½ Σ |P_之后 − P_之前|）：{moved}",
+  ablate_th_tok: "词元", ablate_th_before: "之前", ablate_th_after: "之后", ablate_th_delta: "变化",
+  ablate_layers: "之后各层每个头的注意力模式的最大变化 max |A_之后 − A_之前|（点击显示那个头）",
+  ablate_row: "第 {l} 层第 {h} 个头：查询 {i}「{tok}」看向哪里，之前 → 之后",
+  ablate_row_early: "第 {l} 层在第一个被关掉的头（第 {first} 层）之前：它的注意力模式不会变。",
+  ablate_row_same: "第 {l} 层就是被关掉的第一层：它自己的注意力模式在丢掉 z 之前就算好了，所以不变；之后的层才会变。",
+  ablate_changes: "变化最大的注意力权重",
+  ablate_change: "第 {l} 层第 {h} 个头：查询 {i} → 键 {j}",
+  ablate_static: "关掉注意力头要重新运行模型：运行 <code>qkv serve</code> 才能试。",
+  ablate_no_lm: "关掉注意力头的效果显示在下一个词元的概率上：这个模型不预测下一个词元。",
+  ablate_tr: "关掉注意力头只对 GPT 的下一个词元概率展示，不用于翻译模型。",
+});
+
+const ABLATE_WAIT = 150;
+const AB = { seen: null, labels: null, asked: false, off: new Set(), cache: new Map(), req: 0, timer: 0, key: "", doc: null,
+  A0: null, A1: null, grid: "" };
+
+const abHeads = () => [...AB.off].map((s) => s.split("/").map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+const abKey = () => `${abHeads().map((p) => p.join("/")).join(",")}|${S.doc.ids.join(",")}`;
+
+function abCaption() {
+  const L = AB.labels;
+  if (L && L.labels) return t("ablate_caption", { n: L.n_sentences, base: fmt(L.baseline) });
+  return t("ablate_caption_nolabels", { why: esc(L ? L.why : "…") });
+}
+
+/** The grid of heads (layers down, heads across), each a toggle with the lesson's label. */
+function abGrid() {
+  const L = AB.labels && AB.labels.labels, names = AB.labels && AB.labels.names && AB.labels.names[S.lang];
+  let html = "";
+  for (let l = 0; l < S.L; l++) {
+    html += `<div class="ab-row" style="grid-template-columns:repeat(${S.H}, minmax(0, 1fr))">`;
+    for (let h = 0; h < S.H; h++) {
+      const on = AB.off.has(`${l}/${h}`), lab = L && L[l] && L[l][h];
+      const text = lab ? `${esc(names[lab.category].short)} ${fmt(lab.mass)}` : "";
+      const title = lab ? esc(t("ablate_label_title", { label: names[lab.category].label, mass: fmt(lab.mass),
+        ratio: (lab.mass / AB.labels.baseline).toFixed(1) })) : "";
+      html += `<button type="button" class="ab-head${on ? " off" : ""}" data-layer="${l}" data-head="${h}" aria-pressed="${on}"` +
+        `${title ? ` title="${title}"` : ""}><span class="ab-name">${t("ablate_head", { l, h })}</span>` +
+        `<span class="ab-label" data-field="label">${text}</span></button>`;
+    }
+    html += `</div>`;
+  }
+  return html;
+}
+
+function abSkeleton() {
+  const el = $("#ablate");
+  el.innerHTML = `<h2>${t("ablate_title")}</h2><p class="caption" id="ablate-caption">${abCaption()}</p>` +
+    `<div class="ab-grid" id="ablate-grid">${abGrid()}</div>` +
+    `<p><button type="button" id="ablate-clear">${t("ablate_clear")}</button></p><div id="ablate-result"></div>`;
+  AB.grid = `${S.L}x${S.H}/${S.lang}`;
+}
+
+function abNote(key) {
+  const el = $("#ablate");
+  el.innerHTML = `<h2>${t("ablate_title")}</h2><p class="note">${t(key)}</p>`;
+  el.dataset.state = "note"; AB.grid = "";
+}
+
+/** Bars for one probability (before or after), scaled to pmax. */
+const abBar = (p, pmax, field) => `<span class="ab-bar"><span class="fill" style="width:${(100 * p / pmax).toFixed(1)}%"></span></span>` +
+  `<span class="num" data-field="${field}">${fmt(p)}</span>`;
+
+function abResult() {
+  const box = $("#ablate-result"), d = AB.doc;
+  if (!box) return;
+  if (!AB.off.size) { box.innerHTML = `<p class="caption">${t("ablate_none")}</p>`; return; }
+  if (!d || AB.key !== abKey()) return;  // the answer is on its way
+  const i = S.token, T = d.ids.length, H = S.H, nx = d.next.find((n) => n.pos === i) || d.next[d.next.length - 1];
+  const pmax = Math.max(1e-12, ...nx.rows.map((r) => Math.max(r.before, r.after)));
+  let html = `<h3>${esc(t("ablate_next", { tok: nx.token, i: nx.pos }))}</h3><div class="table-wrap"><table class="ab-next">` +
+    `<thead><tr><th>${t("ablate_th_tok")}</th><th>${t("ablate_th_before")}</th><th>${t("ablate_th_after")}</th><th>${t("ablate_th_delta")}</th></tr></thead><tbody>`;
+  for (const r of nx.rows) {
+    html += `<tr data-id="${r.id}"><td class="tok">${esc(r.token)}</td><td>${abBar(r.before, pmax, "before")}</td>` +
+      `<td>${abBar(r.after, pmax, "after")}</td><td class="num${r.after > r.before ? " up" : r.after < r.before ? " down" : ""}" data-field="delta">${fmt(r.after - r.before)}</td></tr>`;
+  }
+  html += `</tbody></table></div><p class="caption">${t("ablate_moved", { moved: `<span class="num" data-field="moved">${fmt(nx.moved)}</span>` })}</p>`;
+  // later layers: the largest change of each head's pattern
+  if (d.first < S.L) {
+    html += `<h3>${t("ablate_layers")}</h3><table class="ab-max"><tbody>`;
+    for (let l = d.first; l < S.L; l++) {
+      html += `<tr><th>L${l}</th>`;
+      for (let h = 0; h < H; h++) {
+        const c = d.max_change[l][h], chosen = l === S.layer && h === S.head;
+        html += `<td class="num${chosen ? " chosen" : ""}" data-layer="${l}" data-head="${h}" style="--c:${Math.min(1, c).toFixed(3)}">${fmt(c)}</td>`;
+      }
+      html += `</tr>`;
+    }
+    html += `</tbody></table>`;
+  }
+  // the page's layer and head: the chosen query's row, before and after
+  const l = S.layer, h = S.head;
+  if (l < d.first) {
+    html += `<p class="caption" id="ablate-row-note">${t("ablate_row_early", { l, first: d.first })}</p>`;
+  } else {
+    if (l === d.first) html += `<p class="caption" id="ablate-row-note">${t("ablate_row_same", { l })}</p>`;
+    html += `<h3>${esc(t("ablate_row", { l, h, i, tok: d.tokens[i] }))}</h3><div class="table-wrap"><table class="ab-row-table">` +
+      `<thead><tr><th>j</th><th>${t("ablate_th_tok")}</th><th>${t("ablate_th_before")}</th><th>${t("ablate_th_after")}</th><th>${t("ablate_th_delta")}</th></tr></thead><tbody>`;
+    const base = (((l - d.first) * H + h) * T + i) * T;
+    for (let j = 0; j < T; j++) {
+      const a0 = AB.A0[base + j], a1 = AB.A1[base + j];
+      if (S.doc.model.causal && j > i) break;
+      html += `<tr data-key="${j}"><td>${j}</td><td class="tok">${esc(d.tokens[j])}</td><td>${abBar(a0, 1, "before")}</td>` +
+        `<td>${abBar(a1, 1, "after")}</td><td class="num" data-field="delta">${fmt(a1 - a0)}</td></tr>`;
+    }
+    html += `</tbody></table></div>`;
+  }
+  if (d.changes.length) {
+    html += `<h3>${t("ablate_changes")}</h3><ul class="ab-changes">` + d.changes.map((c) =>
+      `<li>${t("ablate_change", { l: c.layer, h: c.head, i: c.query, j: c.key })}: <span class="num">${fmt(c.before)}</span> → ` +
+      `<span class="num">${fmt(c.after)}</span></li>`).join("") + `</ul>`;
+  }
+  box.innerHTML = html;
+}
+
+async function abFetch(key, body) {
+  const req = ++AB.req;
+  busy(true);
+  try {
+    const d = await api("api/ablate", body);
+    AB.cache.set(key, d);
+    if (AB.cache.size > 32) AB.cache.delete(AB.cache.keys().next().value);
+    if (req === AB.req) abShow(key, d);
+  } catch (e) {
+    if (req === AB.req) { $("#ablate").dataset.state = "error"; showError(e.message); }
+  } finally {
+    busy(false);
+  }
+}
+
+function abShow(key, d) {
+  AB.key = key; AB.doc = d;
+  AB.A0 = decode(d.patterns.before); AB.A1 = decode(d.patterns.after);
+  const el = $("#ablate");
+  el.dataset.state = "ready"; el.dataset.heads = key.split("|")[0];
+  abResult();
+}
+
+/** The heads switched off changed (or the text): show the cached answer, or ask after a moment. */
+function abUpdate() {
+  clearTimeout(AB.timer);
+  const el = $("#ablate");
+  if (!AB.off.size) { AB.req++; AB.key = ""; AB.doc = null; el.dataset.state = "ready"; el.dataset.heads = ""; abResult(); return; }
+  const key = abKey(), d = AB.cache.get(key);
+  if (d) { AB.req++; abShow(key, d); return; }
+  el.dataset.state = "loading";
+  const box = $("#ablate-result");
+  if (box && !box.querySelector("table")) box.innerHTML = `<p class="caption">${t("ablate_loading")}</p>`;
+  const body = { ids: S.doc.ids, heads: abHeads() };
+  AB.timer = setTimeout(() => abFetch(key, body), ABLATE_WAIT);
+}
+
+async function abLabels() {
+  if (AB.asked) return;
+  AB.asked = true;
+  try {
+    AB.labels = await api("api/heads");
+  } catch (e) {
+    AB.labels = { labels: null, why: e.message };
+  }
+  if ($("#ablate-grid")) { $("#ablate-grid").innerHTML = abGrid(); $("#ablate-caption").innerHTML = abCaption(); }
+}
+
+function abRender(what) {
+  if (!S.doc) return;
+  if (S.mode === "static") { abNote("ablate_static"); return; }
+  if (S.tr || !hasLM()) { abNote(S.tr ? "ablate_tr" : "ablate_no_lm"); return; }
+  if (AB.grid !== `${S.L}x${S.H}/${S.lang}`) { abSkeleton(); AB.seen = S.doc; abUpdate(); return; }
+  if (AB.seen !== S.doc) { AB.seen = S.doc; abUpdate(); return; }  // a new text: ask again
+  abResult();  // token, layer, head: only the result part depends on them
+}
+
+PANELS.push({
+  name: "ablate",
+  init() {
+    $("#ablate").addEventListener("click", (e) => {
+      const b = e.target.closest("button.ab-head");
+      if (b) {
+        const id = `${b.dataset.layer}/${b.dataset.head}`;
+        if (AB.off.has(id)) AB.off.delete(id); else AB.off.add(id);
+        b.classList.toggle("off", AB.off.has(id));
+        b.setAttribute("aria-pressed", String(AB.off.has(id)));
+        abUpdate();
+        return;
+      }
+      if (e.target.closest("#ablate-clear")) {
+        AB.off.clear();
+        for (const x of document.querySelectorAll("#ablate button.ab-head")) { x.classList.remove("off"); x.setAttribute("aria-pressed", "false"); }
+        abUpdate();
+        return;
+      }
+      const c = e.target.closest("td[data-layer]");
+      if (c) chooseHead(+c.dataset.layer, +c.dataset.head, +c.dataset.layer !== S.layer ? "layer" : "head", performance.now());
+    });
+  },
+  onDoc(doc) {
+    if (S.mode === "live" && doc.kind === "view" && hasLM()) abLabels();
+    if (AB.off.size && [...AB.off].some((s) => +s.split("/")[0] >= S.L || +s.split("/")[1] >= S.H)) AB.off.clear();
+    AB.grid = AB.grid && AB.grid === `${S.L}x${S.H}/${S.lang}` ? AB.grid : "";
+  },
+  render(what) { abRender(what); },
+  lang() { AB.grid = ""; },
+});

@@ -37,7 +37,7 @@ const S = {
   layer: 0, head: 0, token: 0,
   tr: false, part: null,           // a translation model, and which of its attentions is shown
   P: null, Tk: 0, cache: {}, shared: {},  // the attention shown: its labels, decoded arrays per part
-  compare: null, added: null, req: 0,
+  compare: null, added: null, stopped: null, req: 0,
   labelW: 40,                      // widest token label in px (measured once per document)
 };
 // Panels in their own files (playground.js, origin.js, ...), loaded after this one, push an object here:
@@ -155,8 +155,10 @@ function loadDoc(doc) {
   }
   S.token = defaultToken(doc);
   window.qkv.view = doc;
+  markStale(null);
   $("#text").value = doc.text;
-  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation();
+  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation(); renderUnknown();
+  renderSpaceBox();
   eachPanel("onDoc", doc);
 }
 
@@ -219,6 +221,44 @@ function showError(msg) {
   const el = $("#error");
   el.textContent = msg || "";
   el.hidden = !msg;
+  if (msg) reveal(el);
+}
+
+/** Show `msg` in an error line inside `card` (an element or a selector; "" clears it), where the
+ *  learner is looking: the line is made on first use, under the card's title, and scrolled into
+ *  view when it is off-screen. For any card's own errors (generate, compare, a panel). */
+function showErrorIn(card, msg) {
+  const box = typeof card === "string" ? $(card) : card;
+  if (!box) return null;
+  let el = box.querySelector(":scope > .card-error");
+  if (!el) {
+    if (!msg) return null;
+    el = document.createElement("p");
+    el.className = "error card-error";
+    el.setAttribute("role", "alert");
+    const title = box.querySelector(":scope > h2");
+    if (title) title.after(el); else box.prepend(el);
+  }
+  el.textContent = msg || "";
+  el.hidden = !msg;
+  if (msg) reveal(el);
+  return el;
+}
+
+/** Scroll `el` into view when any part of it is outside the window (no scroll when it is in view). */
+function reveal(el) {
+  const r = el.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight || r.left < 0 || r.right > window.innerWidth)
+    el.scrollIntoView({ block: "nearest", inline: "nearest" });
+}
+
+/** A failed analysis leaves the last results on the page: they are dimmed and a line names the
+ *  text they belong to (text: that text), until a new view arrives (text: null). */
+function markStale(text) {
+  document.body.dataset.stale = text === null ? "0" : "1";
+  const el = $("#stale");
+  el.hidden = text === null;
+  if (text !== null) el.textContent = t("stale_note", { text });
 }
 
 /** Count requests in flight; body[data-busy] is "1" while any is. */
@@ -239,7 +279,9 @@ async function analyze(text, t0, what = "text") {
     loadDoc(doc);
     render(what, t0);
   } catch (e) {
-    if (req === S.req) showError(e.message);
+    if (req !== S.req) return;
+    showError(e.message);
+    if (S.doc) markStale(S.doc.text);  // what is below is not this text's
   } finally {
     busy(false);
   }
@@ -298,10 +340,46 @@ function renderTranslation() {
 function renderTokenButtons() {
   const cont = new Set(S.doc.continues || []), special = new Set(S.doc.special || []);
   $("#tokens").innerHTML = S.P.q.map((tok, i) => {
-    const cls = ["token", cont.has(i) ? "cont" : "", cont.has(i + 1) ? "joined" : "", special.has(i) ? "special" : ""];
+    const cls = ["token", cont.has(i) ? "cont" : "", cont.has(i + 1) ? "joined" : "", special.has(i) ? "special" : "",
+      isSpace(tok) ? "space" : ""];
     return `<button type="button" class="${cls.filter(Boolean).join(" ")}" data-pos="${i}" ` +
       `title="${esc(tokenTitle(i))}">${esc(tok)}</button>`;
   }).join("");  // the position is drawn by CSS (::before), outside textContent
+}
+
+/** Whether a token, as shown, is only whitespace: ␣ for spaces, \n, \t, \r. */
+const isSpace = (tok) => /^(?:\u2423|\\[nrt]|\s)+$/.test(tok);
+
+/** The positions the token row and the heatmap show among `labels`: all of them, or, with the ␣
+ *  toggle on, those that are not whitespace (all again when nothing else is left). */
+function shownIdx(labels) {
+  const all = labels.map((_, n) => n);
+  if (!S.hideSpace) return all;
+  const kept = all.filter((n) => !isSpace(labels[n]));
+  return kept.length ? kept : all;
+}
+
+/** The ␣ toggle: offered only when the model has whitespace tokens (model.whitespace_tokens; for a
+ *  document without that field, when this text holds one). */
+function renderSpaceBox() {
+  const m = S.info || (S.doc && S.doc.model) || {};
+  const has = !S.tr && (m.whitespace_tokens ?? (S.doc ? S.doc.tokens.some(isSpace) : false));
+  $("#space-box").hidden = !has;
+  if (!has) S.hideSpace = false;
+  $("#hide-space").checked = !!S.hideSpace;
+  document.body.dataset.hideSpace = S.hideSpace ? "1" : "0";
+}
+
+/** The note under the text box for pieces the model never learned as words (doc.unknown, from a
+ *  word tokenizer with a fallback: read as characters or bytes), with the nearest known words. */
+function renderUnknown() {
+  const el = $("#unknown"), list = (S.doc && !S.tr && S.doc.unknown) || [];
+  el.hidden = !list.length;
+  const sep = S.lang === "zh" ? "、" : ", ";
+  el.innerHTML = list.map((u) => t((u.nearest || []).length ? "unknown_line" : "unknown_far", {
+    text: `<b>${esc(u.text)}</b>`, pieces: u.pieces.map((p) => `<span class="piece">${esc(p)}</span>`).join(" · "),
+    how: t(u.how === "bytes" ? "unknown_bytes" : "unknown_chars"),
+    nearest: (u.nearest || []).map(esc).join(sep) })).join("<br>");
 }
 
 /** A token button's tooltip: its position and id; a translation's target step: what it reads and writes. */
@@ -420,66 +498,98 @@ function titleThumbs() {
 
 const heat = { x0: 0, y0: 0, cell: 1, off: document.createElement("canvas"), img: null };
 
+// The widths of the canvases' boxes, kept up to date by a ResizeObserver: reading clientWidth while
+// redrawing would force a layout of the whole page in the middle of a redraw (a second one per frame).
+const WRAP_W = {};
+function wrapWidth(sel) {
+  if (WRAP_W[sel] === undefined) WRAP_W[sel] = $(sel).clientWidth;
+  return WRAP_W[sel];
+}
+
 function drawHeatmap() {
-  const T = S.T, Tk = S.Tk, cv = $("#heatmap"), avail = Math.min(560, $("#heatmap-wrap").clientWidth || 420);
+  const T = S.T, Tk = S.Tk, cv = $("#heatmap"), avail = Math.min(560, wrapWidth("#heatmap-wrap") || 420);
+  // the rows (queries) and columns (keys) shown: all, or those that are not whitespace (␣ toggle)
+  const rows = shownIdx(S.P.q), cols = shownIdx(S.P.k), nR = rows.length, nC = cols.length;
   const lw = S.labelW + 8;
-  const cell = clamp(Math.floor((avail - lw - 4) / Tk), 2, 46);
+  const cell = clamp(Math.floor((avail - lw - 4) / nC), 2, 46);
   const fs = clamp(Math.floor(cell * 0.8), 7, 12);
   const rotate = S.labelW > cell - 2;  // key labels vertical when they do not fit a column
   const top = rotate ? lw : fs + 8;
-  heat.x0 = lw; heat.y0 = top; heat.cell = cell;
-  const ctx = sizeCanvas(cv, lw + cell * Tk + 4, top + cell * T + 4);
+  Object.assign(heat, { x0: lw, y0: top, cell, rows, cols });
+  const ctx = sizeCanvas(cv, lw + cell * nC + 4, top + cell * nR + 4);
 
-  // the cells: paint T×Tk pixels, then scale up without smoothing
-  if (!heat.img || heat.img.width !== Tk || heat.img.height !== T) {
-    heat.img = new ImageData(Tk, T); heat.off.width = Tk; heat.off.height = T;
+  // the cells: paint nR×nC pixels, then scale up without smoothing
+  if (!heat.img || heat.img.width !== nC || heat.img.height !== nR) {
+    heat.img = new ImageData(nC, nR); heat.off.width = nC; heat.off.height = nR;
   }
-  paintPattern(heat.img, S.layer, S.head);
+  if (nR === T && nC === Tk) paintPattern(heat.img, S.layer, S.head);
+  else paintCells(heat.img, S.layer, S.head, rows, cols);
   heat.off.getContext("2d").putImageData(heat.img, 0, 0);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(heat.off, lw, top, cell * Tk, cell * T);
+  ctx.drawImage(heat.off, lw, top, cell * nC, cell * nR);
 
   // the weights themselves, when the cells are big enough to hold them
   const P = S.A.pattern, sc = S.A.scores, base = at4(S.layer, S.head, 0, 0);
   if (cell >= 30) {
     ctx.font = `${Math.min(11, cell / 3.2)}px ${FONT}`; ctx.textAlign = "center"; ctx.textBaseline = "middle";
-    for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) {
-      if (sc[base + i * Tk + j] === -Infinity) continue;
-      const a = P[base + i * Tk + j];
-      ctx.fillStyle = a > 0.45 ? "#fff" : "#334";
-      ctx.fillText(a.toFixed(2), lw + (j + 0.5) * cell, top + (i + 0.5) * cell);
+    for (let r = 0; r < nR; r++) for (let c = 0; c < nC; c++) {
+      const o = base + rows[r] * Tk + cols[c];
+      if (sc[o] === -Infinity) continue;
+      ctx.fillStyle = P[o] > 0.45 ? "#fff" : "#334";
+      ctx.fillText(P[o].toFixed(2), lw + (c + 0.5) * cell, top + (r + 0.5) * cell);
     }
   }
 
   // labels: every `step`-th token when the cells are small; rows are the queries, columns the keys
   ctx.font = `${fs}px ${FONT}`; ctx.fillStyle = "#445";
   const step = Math.max(1, Math.ceil((fs + 1) / cell));
-  for (let i = 0; i < Math.max(T, Tk); i += step) {
-    if (i < T) {
+  for (let n = 0; n < Math.max(nR, nC); n += step) {
+    if (n < nR) {
       ctx.textAlign = "right"; ctx.textBaseline = "middle";
-      ctx.fillStyle = i === S.token ? "#c2410c" : "#445";
-      ctx.fillText(fit(ctx, S.P.q[i], S.labelW), lw - 5, top + (i + 0.5) * cell);
+      ctx.fillStyle = rows[n] === S.token ? "#c2410c" : "#445";
+      ctx.fillText(fit(ctx, S.P.q[rows[n]], S.labelW), lw - 5, top + (n + 0.5) * cell);
     }
-    if (i >= Tk) continue;
-    const tok = fit(ctx, S.P.k[i], S.labelW);
+    if (n >= nC) continue;
+    const tok = fit(ctx, S.P.k[cols[n]], S.labelW);
     ctx.fillStyle = "#445";
     if (rotate) {
-      ctx.save(); ctx.translate(lw + (i + 0.5) * cell, top - 5); ctx.rotate(-Math.PI / 2);
+      ctx.save(); ctx.translate(lw + (n + 0.5) * cell, top - 5); ctx.rotate(-Math.PI / 2);
       ctx.textAlign = "left"; ctx.fillText(tok, 0, 0); ctx.restore();
     } else {
       ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-      ctx.fillText(tok, lw + (i + 0.5) * cell, top - 4);
+      ctx.fillText(tok, lw + (n + 0.5) * cell, top - 4);
     }
   }
-  // the chosen query's row
-  ctx.strokeStyle = "#ea580c"; ctx.lineWidth = 2;
-  ctx.strokeRect(lw - 1, top + S.token * cell - 1, cell * Tk + 2, cell + 2);
+  // the chosen query's row (not drawn when the chosen query is a hidden whitespace token)
+  const r = rows.indexOf(S.token);
+  if (r >= 0) {
+    ctx.strokeStyle = "#ea580c"; ctx.lineWidth = 2;
+    ctx.strokeRect(lw - 1, top + r * cell - 1, cell * nC + 2, cell + 2);
+  }
 }
 
+/** Paint the cells of query rows `rows` and key columns `cols` (the ␣ toggle hides the others). */
+function paintCells(img, l, h, rows, cols) {
+  const P = S.A.pattern, sc = S.A.scores, px = img.data, base = at4(l, h, 0, 0);
+  let o = 0;
+  for (const i of rows) for (const j of cols) {
+    const c = base + i * S.Tk + j;
+    if (sc[c] === -Infinity) {
+      px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2];
+    } else {
+      const r = Math.round(clamp(P[c], 0, 1) * 255) * 3;
+      px[o] = RAMP[r]; px[o + 1] = RAMP[r + 1]; px[o + 2] = RAMP[r + 2];
+    }
+    px[o + 3] = 255;
+    o += 4;
+  }
+}
+
+/** The (query i, key j) under the pointer, as positions in the text, or null. */
 function heatCell(e) {
-  const r = $("#heatmap").getBoundingClientRect();
-  const j = Math.floor((e.clientX - r.left - heat.x0) / heat.cell), i = Math.floor((e.clientY - r.top - heat.y0) / heat.cell);
-  return (i >= 0 && i < S.T && j >= 0 && j < S.Tk) ? { i, j } : null;
+  const r = $("#heatmap").getBoundingClientRect(), rows = heat.rows || [], cols = heat.cols || [];
+  const c = Math.floor((e.clientX - r.left - heat.x0) / heat.cell), n = Math.floor((e.clientY - r.top - heat.y0) / heat.cell);
+  return (n >= 0 && n < rows.length && c >= 0 && c < cols.length) ? { i: rows[n], j: cols[c] } : null;
 }
 
 function showTip(e, html) {
@@ -491,6 +601,7 @@ function showTip(e, html) {
 }
 
 function onHeatHover(e) {
+  if (e.pointerType && e.pointerType !== "mouse") return showTip(e, null);  // a finger has no hover
   const c = heatCell(e);
   if (!c || !S.doc) return showTip(e, null);
   const o = at4(S.layer, S.head, c.i, c.j);
@@ -505,7 +616,7 @@ function onHeatHover(e) {
 const lines = { top: 8, rowH: 20, xl: 0 };
 
 function drawLines() {
-  const T = S.T, Tk = S.Tk, W = clamp($("#lines-wrap").clientWidth || 400, 240, 560);
+  const T = S.T, Tk = S.Tk, W = clamp(wrapWidth("#lines-wrap") || 400, 240, 560);
   const rowH = clamp(Math.floor(440 / Math.max(T, Tk)), 12, 26), top = 8;
   const fs = clamp(rowH - 4, 9, 13), lw = S.labelW * fs / 12 + 10;
   const xl = lw, xr = W - lw - 34;  // room for the weights on the right
@@ -603,11 +714,11 @@ function renderSteps() {
   const jt = vis[top];
 
   const st = { dh: doc.model.d_head, scale: fmt(doc.scale), tok: esc(S.P.k[jt]), dot: fmt(A.dots[o4 + jt]),
-    s: fmt(s[top]), m: fmt(m), e: fmt(e[top]), sum: fmt(sum), a: fmt(a[top]), n: vis.length, total: fmt(total),
+    s: fmt(s[top]), m: fmt(m), e: fmt(e[top]), shift: shiftText(s[top], m), sum: fmt(sum), a: fmt(a[top]), n: vis.length, total: fmt(total),
     k, bound: fmt(bound), more: k < doc.model.d_head ? ", …" : "",
     zfirst: `<span id="z-first" class="num">${zfirst}</span>`,
     znorm: `<span id="z-norm" class="num">${fmt(A.z_norm[zo])}</span>` };
-  const th = (key, tt) => `<th${tt ? ` title="${esc(t(tt))}"` : ""}>${t(key, { k })}</th>`;
+  const th = (key, tt, col) => `<th${tt ? ` title="${esc(t(tt))}"` : ""}${col ? ` data-col="${col}"` : ""}>${t(key, { k })}</th>`;
   const masked = vis.length < S.Tk || S.P.causal;
   const maskNote = S.tr && S.part === "cross" ? "mask_cross" : masked ? "mask_causal" : "mask_none";
 
@@ -618,11 +729,16 @@ function renderSteps() {
     `<li>${t("step4", st)}</li><li>${t("step5", st)}</li></ol>` +
     `<p class="caption">${t(maskNote, { i, T: S.Tk })}</p>` +
     `<div class="table-wrap"><table class="steps-table"><thead><tr><th>j</th>${th("th_token")}` +
-    `${th("th_dot", "tt_dot")}${th("th_scaled", "tt_scaled")}${th("th_shifted")}${th("th_exp")}` +
-    `${th("th_weight", "tt_weight")}${th("th_vnorm")}${th("th_contrib", "tt_contrib")}${th("th_av")}</tr></thead>` +
-    `<tbody>${rows}</tbody><tfoot><tr><td>Σ</td><td></td><td></td><td></td><td></td><td>${fmt(sum)}</td>` +
-    `<td>${fmt(total)}</td><td></td><td>${fmt(bound)}</td><td>${Array.from(zsum, fmt).join(", ")}</td></tr></tfoot>` +
+    `${th("th_dot", "tt_dot", "dot")}${th("th_scaled", "tt_scaled")}${th("th_shifted", "", "shifted")}${th("th_exp")}` +
+    `${th("th_weight", "tt_weight", "weight")}${th("th_vnorm", "", "v_norm")}${th("th_contrib", "tt_contrib")}${th("th_av", "", "av")}</tr></thead>` +
+    `<tbody>${rows}</tbody><tfoot><tr><td>Σ</td><td></td><td data-col="dot"></td><td></td><td data-col="shifted"></td><td>${fmt(sum)}</td>` +
+    `<td>${fmt(total)}</td><td data-col="v_norm"></td><td>${fmt(bound)}</td><td data-col="av">${Array.from(zsum, fmt).join(", ")}</td></tr></tfoot>` +
     `</table></div>`;
+}
+
+/** s − m as the page writes it: "s − m", or "s + |m|" when m < 0 (never "− −4.97"). */
+function shiftText(x, m) {
+  return m < 0 ? `${fmt(x)} + ${fmt(-m)}` : `${fmt(x)} − ${fmt(m)}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -784,16 +900,25 @@ function renderCompare() {
   const cont = (tk) => tk.startsWith("\u2040");  // ⁀piece: a WordPiece continuation, joined to the token before
   const sent = (name, s) => `<div class="csent"><b>${name}</b> ${s.tokens.map((tk, n) =>
     `<span class="ctok${n === s.pos ? " hit" : ""}${cont(tk) ? " cont" : ""}">${esc(tk)}</span>`).join("")}</div>`;
-  let html = sent("A", c.a) + sent("B", c.b) + '<div class="crows">';
+  const where = { w: esc(c.word), pa: c.a.pos, pb: c.b.pos };  // the word's position in each: a confound when they differ
+  let html = sent("A", c.a) + sent("B", c.b) + (c.same_position === false ? `<p id="compare-pos" class="note cpos-differ">${t("compare_pos_differ", where)}</p>`
+    : `<p id="compare-pos" class="cpos">${t("compare_pos_same", where)}</p>`);
+  const control = c.stages.some((st) => st.cosine_pos != null);  // the position-controlled cosine (null: no reference)
+  html += `<div class="crows${control ? " two" : ""}"><div class="crow chead"><span></span><span>${t("compare_raw")}</span>` +
+    (control ? `<span>${t("compare_centred")}</span>` : "") + "</div>";
+  const cell = (x, attr) => {
+    const none = x === null || x === undefined;  // a zero vector: the angle has no value
+    const w = none ? "0" : (100 * Math.min(1, Math.abs(x))).toFixed(1);
+    return `<span class="cval" ${attr}><span class="cbar${x < 0 ? " neg" : ""}" style="width:${w}%"></span><span class="num">${none ? "—" : fmt(x)}</span></span>`;
+  };
   for (const st of c.stages) {
-    const none = st.cosine === null;  // a zero vector: the angle has no value
-    const w = none ? "0" : (100 * Math.min(1, Math.abs(st.cosine))).toFixed(1);
-    html += `<div class="crow"><span class="clabel">${esc(st.label)}</span>` +
-      `<span class="cval" data-stage="${esc(st.label)}" data-cosine="${st.cosine}">` +
-      `<span class="cbar${st.cosine < 0 ? " neg" : ""}" style="width:${w}%"></span><span class="num">${none ? "—" : fmt(st.cosine)}</span></span></div>`;
+    html += `<div class="crow"><span class="clabel">${esc(st.label)}</span>` + cell(st.cosine, `data-stage="${esc(st.label)}" data-cosine="${st.cosine}"`) +
+      (control ? cell(st.cosine_pos, `data-stage-pos="${esc(st.label)}" data-cosine-pos="${st.cosine_pos}"`) : "") + "</div>";
   }
   const pos = S.info && ["learned", "sinusoidal"].includes(S.info.pos);  // is a position vector added at "L0 in"?
-  html += `</div><p class="caption">${t(pos ? "compare_caption" : "compare_caption_nopos", { w: esc(c.word) })}</p>`;
+  const ctl = c.control || {};
+  html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: ctl.reference === "qkv corpus" ? t("compare_corpus") : esc(ctl.reference || "") })}` +
+    (control ? "" : " " + t("compare_nocontrol", { why: esc(ctl.why || "") })) + "</p>";
   box.innerHTML = html;
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);
 }
@@ -803,10 +928,10 @@ async function runCompare() {
   busy(true);
   try {
     S.compare = await api("api/compare", body);
-    showError("");
+    showErrorIn("#compare", "");
     renderCompare();
   } catch (e) {
-    showError(e.message);
+    showErrorIn("#compare", e.message);  // inside the compare card, scrolled into view
   } finally {
     busy(false);
   }
@@ -837,16 +962,17 @@ async function runGenerate() {
       top_p: readNumber("#top-p", "top-p", true, false),
       seed: readNumber("#seed", t("seed"), true, true),
     };
-  } catch (e) { showError(e.message); return; }
+  } catch (e) { showErrorIn("#gen", e.message); return; }
+  showErrorIn("#gen", "");
   busy(true);
   try {
     const res = await api("api/generate", body);
-    S.added = res.added;
+    S.added = res.added; S.stopped = res.stopped || null;
     renderAdded();
     $("#text").value = res.text;
     await analyze({ ids: res.ids }, t0);  // the generated tokens themselves: re-tokenizing the text may differ
   } catch (e) {
-    showError(e.message);
+    showErrorIn("#gen", e.message);
   } finally {
     busy(false);
   }
@@ -856,15 +982,21 @@ function renderAdded() {
   const el = $("#gen-added");
   el.hidden = S.added === null;
   if (S.added !== null) el.textContent = t("gen_added", { text: S.added });
+  const stop = $("#gen-stopped"), st = S.stopped;  // fewer tokens than asked: the text reached n_ctx
+  stop.hidden = !st;
+  if (st) stop.textContent = t("gen_stopped", { made: st.made, asked: st.asked, n: st.n_ctx });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Language and the static parts of the page
 // ---------------------------------------------------------------------------------------------
 
-function initialLang() {
+/** ?lang= in the address, else the language a static export was written in (qkv explain --html
+ *  --lang), else the browser's. */
+function initialLang(data) {
   const q = new URLSearchParams(location.search).get("lang");
   if (q === "zh" || q === "en") return q;
+  if (data && (data.lang === "zh" || data.lang === "en")) return data.lang;
   return (navigator.language || "").toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
@@ -880,6 +1012,8 @@ function applyLang() {
     for (const b of document.querySelectorAll("#tokens .token")) b.title = tokenTitle(+b.dataset.pos);
     titleThumbs();
     if (S.tr) { fillSelects(); renderTranslation(); }
+    renderUnknown();
+    if (document.body.dataset.stale === "1") markStale(S.doc.text);
   }
   eachPanel("lang");
 }
@@ -891,7 +1025,8 @@ function renderModelLine() {
   $("#model-line").textContent = t(seq2seq ? "model_line_tr" : "model_line", { L: m.n_layers, H: m.n_heads, dm: m.d_model,
     dh: m.d_head, nctx: m.n_ctx, tok: t("tok_" + m.tokenizer), params: Number(m.parameters).toLocaleString("en-US"),
     norm: t("norm_" + m.norm), Le: m.n_encoder_layers }) + (m.name ? ` · ${m.name}` : "");
-  $("#hint").textContent = t(seq2seq ? "hint_translate" : "hint_" + m.tokenizer);
+  const nospace = m.tokenizer === "word" && m.space_tokens === false;  // spaces only separate the words
+  $("#hint").textContent = t(seq2seq ? "hint_translate" : nospace ? "hint_word_nospace" : "hint_" + m.tokenizer);
   $("#compare").hidden = seq2seq;  // a translation model is shown across its two sentences instead
   renderSource(m);
   renderGenAvailable();
@@ -972,11 +1107,25 @@ function bind() {
   document.addEventListener("keydown", (e) => {  // ← / → move the query token (outside text fields)
     if (!S.doc || e.altKey || e.ctrlKey || e.metaKey || e.target.closest("input, textarea, select")) return;
     const step = e.key === "ArrowLeft" ? -1 : e.key === "ArrowRight" ? 1 : 0;
-    if (step && S.token + step >= 0 && S.token + step < S.T) { e.preventDefault(); chooseToken(S.token + step); }
+    if (!step) return;
+    const shown = shownIdx(S.P.q), next = step < 0 ? shown.filter((n) => n < S.token).pop() : shown.find((n) => n > S.token);
+    if (next !== undefined) { e.preventDefault(); chooseToken(next); }  // hidden whitespace tokens are skipped
   });
   const hm = $("#heatmap");
-  hm.addEventListener("mousemove", onHeatHover);
-  hm.addEventListener("mouseleave", (e) => showTip(e, null));
+  // the tooltip follows a mouse only: a tap sends mouse events too, and its tooltip would stay over the page
+  hm.addEventListener("pointermove", onHeatHover);
+  hm.addEventListener("pointerleave", (e) => showTip(e, null));
+  for (const ev of ["touchstart", "scroll"]) window.addEventListener(ev, () => { $("#tip").hidden = true; }, { passive: true, capture: true });
+  $("#hide-space").addEventListener("change", (e) => {
+    const t0 = performance.now();
+    S.hideSpace = e.target.checked;
+    document.body.dataset.hideSpace = S.hideSpace ? "1" : "0";
+    if (S.hideSpace && S.doc && isSpace(S.P.q[S.token])) {  // move the query off a hidden token
+      const kept = shownIdx(S.P.q);
+      S.token = kept.filter((n) => n < S.token).pop() ?? kept[0];
+    }
+    if (S.doc) render("space", t0);
+  });
   hm.addEventListener("click", (e) => { const c = heatCell(e); if (c) chooseToken(c.i); });
   $("#lines").addEventListener("click", onLinesClick);
   $("#lang").addEventListener("click", () => {
@@ -988,12 +1137,24 @@ function bind() {
   });
   $("#generate").addEventListener("click", runGenerate);
   $("#compare-run").addEventListener("click", runCompare);
-  let pending = false;  // redraw the canvases when the window changes size (not a user event: no timing)
-  window.addEventListener("resize", () => {
+  let pending = false;  // redraw the canvases when their boxes change size (not a user event: no timing)
+  const redraw = () => {
     if (pending || !S.doc) return;
     pending = true;
     requestAnimationFrame(() => { pending = false; drawHeatmap(); drawLines(); });
-  });
+  };
+  window.addEventListener("resize", () => { for (const k of Object.keys(WRAP_W)) delete WRAP_W[k]; redraw(); });
+  if (window.ResizeObserver) {
+    const ro = new ResizeObserver((entries) => {
+      let changed = false;
+      for (const e of entries) {
+        const sel = "#" + e.target.id, w = Math.round(e.contentRect.width);
+        if (WRAP_W[sel] !== w) { WRAP_W[sel] = w; changed = true; }
+      }
+      if (changed) redraw();
+    });
+    for (const sel of ["#heatmap-wrap", "#lines-wrap"]) ro.observe($(sel));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1002,13 +1163,13 @@ function bind() {
 
 async function init() {
   const t0 = performance.now();
-  S.lang = initialLang();
+  const embedded = document.getElementById("qkv-data");
+  const data = embedded ? JSON.parse(embedded.textContent) : null;
+  S.lang = initialLang(data);
   bind();
   eachPanel("init");
-  const embedded = document.getElementById("qkv-data");
   if (embedded) {
     S.mode = "static";
-    const data = JSON.parse(embedded.textContent);
     setModel(data.model || (data.view && data.view.model));
     for (const id of ["#text", "#analyze", "#generate", "#compare-run", "#compare-a", "#compare-b", "#compare-word"]) $(id).disabled = true;
     for (const b of document.querySelectorAll("#examples .example, #gen input")) b.disabled = true;

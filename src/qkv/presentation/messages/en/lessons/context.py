@@ -34,7 +34,7 @@ MESSAGES = {
             "  trained,   “{company} ，” {nc}\n"
             "  untrained, “{fruit} ，”   {unf}\n"
             "  untrained, “{company} ，” {unc}\n"
-            "(spread evenly, each of the {d_vocab} words would get {uniform_probability:.4f}). On all {n_continuation_probes} held-out\n"
+            "(spread evenly, each of the {d_vocab} tokens would get {uniform_probability:.4f}). On all {n_continuation_probes} held-out\n"
             "sense probes the trained model gives the right continuation a higher probability than the\n"
             "other sense's in {continuation_accuracy:.1%} of the cases, the untrained one in {untrained_continuation_accuracy:.1%}.\n"
             "\n"

@@ -21,13 +21,13 @@ MESSAGES = {
     "learned": "The split is learned, not prescribed.",
     "text": "Multi-head attention gives every head its own q, k and v, so each head can learn to look somewhere else. "
             "Rather than one example, this lesson averages over {n_sentences} held-out word-sense sentences "
-            "(such as “{example}”, where the verb that decides the sense is “{example_cue}”). The query is the position after "
-            "the comma: it has to guess the next word, and that word depends on whether the verb was about eating or "
+            "(such as “{example}”, where the verb that decides the sense is “{example_cue}”). The query is the last position of "
+            "the prompt, which ends with the comma: it has to guess the next word, and that word depends on whether the verb was about eating or "
             "about investing.\n\n"
             "A head that spread its weight evenly over the tokens it can see would give each category "
             "{baseline:.3f} on average. The head with the most weight in each category:\n{lines}\n\n{verdict}",
     "head": "head",
     "layer": "layer",
     "colorbar": "mean attention weight",
-    "fig_title": "Where the query after the comma looks (uniform baseline {baseline:.3f})",
+    "fig_title": "Where the query at the comma looks (uniform baseline {baseline:.3f})",
 }

@@ -15,7 +15,7 @@ MESSAGES = {
     "changed": "The greedy pick changed with T, which should not happen.",
     "text": "After the last layer, the hidden vector h at the final position is multiplied by W_out and the bias b is added: "
             "one score (logit) per token of the vocabulary, which softmax turns into probabilities. After "
-            "“{prompt}” (the last token is the space), the {k} most likely next tokens:\n"
+            "“{prompt}” (its last token is “{last}”), the {k} most likely next tokens:\n"
             "  rank  token  probability\n{rows}\n"
             "Together they hold {top_sum:.4f}; the entropy of the whole distribution is {entropy_bits:.3f} bits "
             "({max_entropy_bits:.2f} bits would mean an even spread over every token).\n\n"

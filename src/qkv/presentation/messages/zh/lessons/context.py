@@ -32,7 +32,7 @@ MESSAGES = {
             "  训练后，“{company} ，” {nc}\n"
             "  未训练，“{fruit} ，”   {unf}\n"
             "  未训练，“{company} ，” {unc}\n"
-            "（完全均匀时，{d_vocab} 个词每个得到 {uniform_probability:.4f}）。在全部 {n_continuation_probes} 个留出的词义探针上，训练后\n"
+            "（完全均匀时，{d_vocab} 个词元每个得到 {uniform_probability:.4f}）。在全部 {n_continuation_probes} 个留出的词义探针上，训练后\n"
             "的模型有 {continuation_accuracy:.1%} 给正确后文的概率高于另一词义的后文，未训练的模型是 {untrained_continuation_accuracy:.1%}。\n"
             "\n"
             "光有公式，并不能让 z 变得有用。未训练的模型同样会混入上下文（最后的余弦是\n"

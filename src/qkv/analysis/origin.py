@@ -1,0 +1,123 @@
+"""Where q, k and v come from: one head's projections of the vectors attention reads, every number shown.
+
+    x_j  = LN1(resid_pre_j)  (pre-norm; post-norm and norm="none": x_j = resid_pre_j, attention reads it as it is)
+    q_i  = x_i W_Q[h] + b_Q[h]        the chosen token's query       (d_model) x (d_model, d_head) -> (d_head)
+    k_j  = x_j W_K[h] + b_K[h]        every key j the query can see
+    v_j  = x_j W_V[h] + b_V[h]        (values="k": v_j = k_j)
+    q_i . k_j = sum_c q_i[c] k_j[c]   the products q_i[c] k_j[c] one coordinate at a time, then their sum
+
+With RoPE, q and k are rotated after the projection (by the angle of their positions) and the dot
+product is taken between the rotated vectors: `q_rot`, `k_rot` are given too and `product` uses them.
+
+    doc = origin(model, tokenizer, "我 投资了 苹果 ，", layer=0, head=1, token=3)
+
+The projections are computed here in float64 from the traced x and the model's weights (the
+formula, not the model's own matrix product), so a test can hold them against the trace's
+hook_q, hook_k, hook_v and hook_dots. Plain JSON-ready data out (kind "origin").
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .explain import FORMAT, VERSION, check_index
+from .view import TextError, check_ids, read_text
+
+
+def attention_input_name(cfg, layer: int) -> str:
+    """The trace name of the vectors attention reads in `layer`: LN1's output in a pre-norm block,
+    the residual stream itself in a post-norm block (LN comes after) or without LayerNorm."""
+    return f"blocks.{layer}.ln1.hook_out" if cfg.norm == "pre" else f"blocks.{layer}.hook_resid_pre"
+
+
+def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
+    """(text, ids) from a text or from token ids (one of the two), checked as the view checks them."""
+    if (text is None) == (ids is None):
+        raise TextError("give either a text or token ids")
+    if ids is None:
+        return read_text(tokenizer, text, model.cfg.n_ctx)
+    ids = check_ids(ids, model.cfg)
+    return tokenizer.decode(ids), ids
+
+
+def check_heads_index(cfg, layer, head) -> tuple[int, int]:
+    """layer and head checked (negative counts from the end); a TextError names the range."""
+    try:
+        return (check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers"),
+                check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"))
+    except ValueError as e:
+        raise TextError(str(e)) from None
+
+
+def _rows(t: torch.Tensor) -> list:
+    return t.tolist()
+
+
+@torch.no_grad()
+def origin(model, tokenizer, text: str | None = None, layer: int = 0, head: int = 0, token: int = -1,
+           ids: list[int] | None = None) -> dict:
+    """The kind-"origin" document: x, W_Q/W_K/W_V's products and biases, q, every visible k and v,
+    and the coordinate-wise products q_i[c] k_j[c] with their sums, for one layer, head and query token."""
+    cfg = model.cfg
+    if cfg.arch == "seq2seq":
+        raise TextError("the origin of q, k and v is shown for a GPT or an encoder, not a translation model")
+    layer, head = check_heads_index(cfg, layer, head)
+    text, ids = read_ids(model, tokenizer, text, ids)
+    T = len(ids)
+    try:
+        i = check_index(token, T, "token", f"the text has {T} tokens")
+    except ValueError as e:
+        raise TextError(str(e)) from None
+    x_name = attention_input_name(cfg, layer)
+    attn = model.blocks[layer].attn
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=[x_name])
+    finally:
+        model.train(was_training)
+    x = tr[x_name][0].double()  # (T, d_model)
+
+    W = {name: w[head].double() for name, w in attn.head_weights().items() if name != "W_O"}  # (d_model, d_head)
+    d_attn = cfg.n_heads * cfg.d_head
+    bias = attn.W_QKV.bias
+    b = {}
+    for n, name in enumerate(("b_Q", "b_K", "b_V")[: attn.n_proj]):
+        b[name] = (bias[n * d_attn:(n + 1) * d_attn].view(cfg.n_heads, cfg.d_head)[head].double() if bias is not None
+                   else torch.zeros(cfg.d_head, dtype=torch.float64, device=x.device))
+    b.setdefault("b_V", b["b_K"])  # values="k": v = k
+
+    xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
+    q, k, v = xW["Q"] + b["b_Q"], xW["K"] + b["b_K"], xW["V"] + b["b_V"]  # (T, d_head)
+    rope = attn.rope is not None
+    q_dot, k_dot = q, k
+    if rope:  # the rotation takes (B, n_heads, T, d_head) and positions 0..T-1
+        q_dot = attn.rope(q[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)
+        k_dot = attn.rope(k[None, None], 0)[0, 0]
+    causal = cfg.causal
+    visible = list(range(i + 1)) if causal else list(range(T))
+    product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
+    dots = product.sum(-1)  # (n_visible,)
+    scale = math.sqrt(cfg.d_head)
+    tokens = [tokenizer.display(t) for t in ids]
+
+    keys = []
+    for n, j in enumerate(visible):
+        key = {"pos": j, "token": tokens[j], "x": _rows(x[j]), "xW_K": _rows(xW["K"][j]), "k": _rows(k[j]),
+               "xW_V": _rows(xW["V"][j]), "v": _rows(v[j]), "product": _rows(product[n]),
+               "dot": float(dots[n]), "scaled": float(dots[n]) / scale}
+        if rope:
+            key["k_rot"] = _rows(k_dot[j])
+        keys.append(key)
+    query = {"pos": i, "token": tokens[i], "x": _rows(x[i]), "xW_Q": _rows(xW["Q"][i]), "q": _rows(q[i])}
+    if rope:
+        query["q_rot"] = _rows(q_dot[i])
+    return {"format": FORMAT, "version": VERSION, "kind": "origin", "text": text, "ids": [int(t) for t in ids],
+            "tokens": tokens, "layer": layer, "head": head, "token": i, "x_name": x_name, "norm": cfg.norm,
+            "rope": rope, "values": cfg.values, "causal": causal, "d_model": cfg.d_model, "d_head": cfg.d_head,
+            "scale": scale, "bias": bool(bias is not None),
+            "b_Q": _rows(b["b_Q"]), "b_K": _rows(b["b_K"]), "b_V": _rows(b["b_V"]),
+            "query": query, "keys": keys}

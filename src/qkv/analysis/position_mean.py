@@ -1,0 +1,141 @@
+"""What every sentence has at a position: the mean residual-stream vector at each position and stage.
+
+    means = position_means(model, tokenizer, n_pos=8)   # means.at("blocks.2.hook_resid_pre", 5)
+
+The vector of a token at position p mixes three things: its word, the rest of its sentence, and
+its position (a learned or sinusoidal position vector is added at "L0 in"; with any position
+scheme, the early positions of a causal model see fewer keys). Two occurrences of a word at
+different positions therefore differ even when they mean the same thing, and the large direction
+that every vector of a stage shares makes any two vectors look alike. The mean over many sentences
+of the vector at (stage, p) holds exactly what all sentences share at that position, whatever
+their words:
+
+    mu_s(p) = (1/N_p) * sum over reference sentences n of x_s[n, p]
+
+Subtracting mu_s(p) from a vector read at position p removes it (qkv.analysis.compare uses this
+for its position-controlled cosine). At "L0 in" with learned positions x = W_E[t] + W_pos[p], so
+the mean is (mean of W_E at p) + W_pos[p] and the position row cancels exactly.
+
+The reference sentences are lines of qkv's built-in corpus (corpus.default_text, the bundled
+model's training text), read from their first token as a compared sentence is. A causal model reads
+each from a line start on through the following lines until n_pos tokens (what comes later cannot
+change an earlier position, so every sequence is cut to n_pos); a model that attends both ways
+reads each line alone, and a position counts the lines long enough to have it. Lines the
+tokenizer cannot encode are skipped; a position with fewer than MIN_REF sentences gets no mean.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from qkv.core import corpus
+
+from .representations import stages
+
+REF_SENTENCES = 1024  # at most this many reference sentences (the mean's noise moves a cosine by ~0.004 at 1024)
+MIN_REF = 64  # a position seen by fewer reference sentences gets no mean
+FLOP_BUDGET = 1.5e10  # fewer sentences for a large model: about 2 * parameters (less W_E) * tokens in all
+BATCH = 128
+REFERENCE = "qkv corpus"  # what the page names as the reference text
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> PositionMeans (with its key)
+
+
+@dataclass(frozen=True)
+class PositionMeans:
+    means: dict[str, np.ndarray]  # stage activation name -> (n_pos, d_model) float64; NaN rows where unseen
+    counts: np.ndarray  # (n_pos,) how many reference sentences reach each position
+    sentences: int  # reference sentences read
+    key: tuple = ()
+
+    def at(self, name: str, pos: int) -> np.ndarray | None:
+        """mu at (stage name, position), or None when too few reference sentences reach it."""
+        if pos >= len(self.counts) or self.counts[pos] < MIN_REF:
+            return None
+        return self.means[name][pos]
+
+
+@lru_cache(maxsize=1)
+def reference_lines() -> tuple[str, ...]:
+    return tuple(line for line in corpus.default_text().splitlines() if line.strip())
+
+
+def _encode(tokenizer, text: str) -> list[int] | None:
+    try:
+        return list(tokenizer.encode(text))
+    except ValueError:  # a word the tokenizer does not know: this line cannot be a reference
+        return None
+
+
+def _sequences(tokenizer, n: int, n_pos: int, causal: bool, n_ctx: int) -> list[list[int]]:
+    """n reference id lists, from line starts spread evenly over the corpus."""
+    lines = reference_lines()
+    out = []
+    for k in range(min(n, len(lines))):
+        start = k * len(lines) // n
+        if not causal:
+            ids = _encode(tokenizer, lines[start])
+            if ids and len(ids) <= n_ctx:  # whole: every token of the line changes every position
+                out.append(ids)
+            continue
+        ids, i = [], start
+        while len(ids) < n_pos and i < len(lines):
+            more = _encode(tokenizer, lines[i] + "\n")
+            if more is None:
+                break
+            ids += more
+            i += 1
+        if len(ids) >= n_pos:
+            out.append(ids[:n_pos])
+    return out
+
+
+def _key(model, tokenizer) -> tuple:
+    # a parameter changed in place (training, a test's edit) bumps its _version: the means are redone
+    return (id(tokenizer), tuple(p._version for p in model.parameters()))
+
+
+@torch.no_grad()
+def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
+    """The mean vector at positions 0..n_pos-1 of every stage (representations.stages), over the
+    reference sentences (see the module docstring). Cached per model until its weights change."""
+    n_pos = min(model.cfg.n_ctx, -(-n_pos // 8) * 8)  # whole multiples of 8: fewer recomputations
+    key = _key(model, tokenizer)
+    cached = _CACHE.get(model)
+    if cached is not None and cached.key == key and len(cached.counts) >= n_pos:
+        return cached
+    causal = bool(model.cfg.causal)
+    table = getattr(getattr(model, "embed", None), "weight", None)  # a row of W_E is looked up, not multiplied
+    weights = max(1, model.num_params() - (table.numel() if table is not None else 0))
+    n = max(MIN_REF, min(REF_SENTENCES, int(FLOP_BUDGET / (2 * weights * n_pos))))
+    seqs = _sequences(tokenizer, n, n_pos, causal, model.cfg.n_ctx)
+    names = [name for _, name in stages(model.cfg)]
+    sums = {name: np.zeros((n_pos, model.cfg.d_model)) for name in names}
+    counts = np.zeros(n_pos, dtype=np.int64)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        by_length: dict[int, list[list[int]]] = {}
+        for ids in seqs:  # equal lengths in one batch: no padding, which a model attending both ways would read
+            by_length.setdefault(len(ids), []).append(ids)
+        for T, group in by_length.items():
+            for s in range(0, len(group), BATCH):
+                batch = torch.tensor(group[s:s + BATCH], device=device)  # (B, T)
+                _, trace = model.run_with_trace(batch, names=names)
+                m = min(T, n_pos)
+                for name in names:
+                    sums[name][:m] += trace[name][:, :m].double().sum(0).cpu().numpy()  # (B, m, d_model) -> (m, d_model)
+                counts[:m] += len(batch)
+    finally:
+        model.train(was_training)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = {name: sums[name] / counts[:, None] for name in names}
+    out = PositionMeans(means, counts, len(seqs), key)
+    _CACHE[model] = out
+    return out

@@ -1,0 +1,116 @@
+"""Lesson "transform", said and drawn: the singular values of W_Q, W_K, W_V, W_O (trained vs random),
+and a cloud of word vectors before and after x W_Q (numbers from qkv.apps.lessons.transform.measure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..figures import new_figure, save
+from ..i18n import translator
+from .common import commas, then
+
+MATRICES = ("W_Q", "W_K", "W_V", "W_O")
+COLORS = {"fruit": "#d62728", "company": "#1f77b4", "energy": "#2ca02c", "ambiguous": "#333333"}
+AREA = "lessons.transform"
+
+
+def _fields(n: dict, lang: str) -> dict:
+    say = translator(lang, AREA)
+    q = n["detail"]["W_Q"]
+    sv = q["singular_values"]
+    words = {g: commas([w for w, lab in zip(n["words"], n["labels"]) if lab == g], lang) for g in (*n["groups"], "ambiguous")}
+    ratios = {p: commas([f"{r:.2f}" for r in n["after_ratio"][p]], lang) for p in ("q", "k", "v")}
+    shares = {p: commas([f"{s:.0%}" for s in n["kept_share"][p]], lang) for p in ("q", "k", "v")}
+    return {**n, "q_s1": sv[0], "q_sr": sv[-1], "r": len(sv), "q_cond": q["condition"], "q_erank": q["effective_rank"],
+            "q_top4": q["energy_top"]["4"], "q_cos": q["rotation_cos"], "rq_cond": n["detail_random"]["W_Q"]["condition"],
+            "fruit_words": words.get("fruit", ""), "company_words": words.get("company", ""),
+            "energy_words": words.get("energy", ""), "ambiguous_words": words["ambiguous"],
+            "ratios_q": ratios["q"], "ratios_k": ratios["k"], "ratios_v": ratios["v"],
+            "shares_q": shares["q"], "shares_k": shares["k"], "shares_v": shares["v"],
+            "hq": n["heads_separating_more"]["q"], "hk": n["heads_separating_more"]["k"], "hv": n["heads_separating_more"]["v"],
+            "t_min": min(s["trained"]["condition_min"] for s in n["summary"].values()),
+            "t_max": max(s["trained"]["condition_max"] for s in n["summary"].values()),
+            "r_min": min(s["random"]["condition_min"] for s in n["summary"].values()),
+            "r_max": max(s["random"]["condition_max"] for s in n["summary"].values()),
+            "input_how": say("input_pre" if n.get("norm") == "pre" else "input_plain"),
+            "n_group_words": sum(lab != "ambiguous" for lab in n["labels"]),
+            "verdict": say("holds" if n["uneven_claim_holds"] else "fails")}
+
+
+def headline(n: dict, lang: str) -> str:
+    return translator(lang, AREA)("headline", **_fields(n, lang))
+
+
+def _table(n: dict, lang: str) -> str:
+    say = translator(lang, AREA)
+    return "\n".join(say("row", matrix=name, **{f"t_{k}": v for k, v in n["summary"][name]["trained"].items()},
+                         **{f"r_{k}": v for k, v in n["summary"][name]["random"].items()}) for name in MATRICES)
+
+
+def _nearest(n: dict, lang: str) -> str:
+    say = translator(lang, AREA)
+    parts = [say("nearest_word", word=w, before=say("group_" + n["nearest_before"][w]), after=say("group_" + n["nearest_q"][w]))
+             for w in n["nearest_before"]]
+    return say("nearest", head=n["head"], words=commas(parts, lang)) if parts else ""
+
+
+def text(n: dict, lang: str) -> str:
+    say = translator(lang, AREA)
+    f = _fields(n, lang)
+    cloud = [say("cloud_after", **f)]
+    half = n["n_heads"] / 2
+    cloud.append(say("q_sorts" if f["hq"] > half else "q_not_sorts", **f))
+    cloud.append(say("kv_counts", **f))
+    if f["hk"] > half and f["hv"] > half:
+        cloud.append(say("kv_sort"))
+    near = _nearest(n, lang)
+    stretch = then([say("stretch_verdict", **f)] + ([say("stretch_means", **f)] if n["uneven_claim_holds"] else []), lang)
+    parts = [say("intro", **f), say("stretch", **f) + "\n" + _table(n, lang) + "\n" + stretch,
+             say("cloud_before", **f), then(cloud, lang), say("kept", **f) + (("\n\n" + near) if near else ""),
+             say("twin", **f), say("caveat", **f)]
+    return "\n\n".join(parts)
+
+
+def _spectra_figure(n: dict, out: Path, lang: str) -> Path:
+    say = translator(lang, AREA)
+    fig = new_figure((11, 3.4))
+    axes = fig.subplots(1, len(MATRICES), sharey=True)
+    for ax, name in zip(axes, MATRICES):
+        for key, label, style in (("detail", say("trained"), "-o"), ("detail_random", say("random"), "--s")):
+            s = np.array(n[key][name]["singular_values"])
+            ax.plot(np.arange(1, len(s) + 1), s, style, markersize=3, label=label)
+        ax.set_yscale("log")
+        ax.set_title(say("fig_matrix", matrix=name, cond=n["detail"][name]["condition"]), fontsize="medium")
+        ax.set_xlabel(say("fig_index"))
+    axes[0].set_ylabel(say("fig_sigma"))
+    axes[0].legend(fontsize="small")
+    fig.suptitle(say("fig_spectra", layer=n["layer"], head=n["head"]))
+    return save(fig, out / "transform_spectra.png")
+
+
+def _cloud_figure(n: dict, out: Path, lang: str) -> Path:
+    say = translator(lang, AREA)
+    fig = new_figure((10, 4.6))
+    axes = fig.subplots(1, 2)
+    labels = np.array(n["labels"])
+    for ax, key, title in ((axes[0], "cloud_before", say("fig_before", ratio=n["before_ratio"])),
+                           (axes[1], "cloud_q", say("fig_after", head=n["head"], ratio=n["after_ratio"]["q"][n["head"]]))):
+        P = np.array(n[key])
+        for g in (*n["groups"], "ambiguous"):
+            sel = labels == g
+            if sel.any():
+                ax.scatter(P[sel, 0], P[sel, 1], s=28, c=COLORS.get(g, "#777777"), marker="x" if g == "ambiguous" else "o",
+                           label=say("group_" + g))
+        for (x, y), w in zip(P, n["words"]):
+            ax.annotate(w, (x, y), fontsize="x-small", xytext=(3, 3), textcoords="offset points")
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlabel(say("fig_pc1"))
+        ax.set_ylabel(say("fig_pc2"))
+    axes[0].legend(fontsize="small")
+    return save(fig, out / "transform_cloud.png")
+
+
+def figures(n: dict, out: Path, lang: str) -> list[Path]:
+    return [_spectra_figure(n, out, lang), _cloud_figure(n, out, lang)]

@@ -1,0 +1,137 @@
+"""Where q, k and v come from (qkv.analysis.origin): its x, q, k, v and dot products, computed from the
+weights by the formula, equal the trace's own hook_q/hook_k/hook_v/hook_dots (float32's tolerance),
+for the bundled model and for tiny models of every block kind (pre/post/no norm, RoPE, values="k",
+an encoder); and /api/origin answers the same document, with one-line errors for bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from qkv.analysis.origin import attention_input_name, origin
+from qkv.analysis.view import TextError
+from qkv.core.bundled import default_ckpt
+from qkv.core.checkpoint import load
+from qkv.core.config import ModelConfig
+from qkv.core.models import make_model
+
+SENTENCE = "我 投资了 苹果 ，"
+RTOL, ATOL = 1e-5, 1e-5  # float32's rounding: the trace computes in float32, origin in float64
+
+
+class Names:
+    """A stand-in tokenizer for tiny random models: token i is shown as t<i>."""
+
+    def display(self, i):
+        return f"t{i}"
+
+    def decode(self, ids, prev=None):
+        return " ".join(f"t{i}" for i in ids)
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return load(default_ckpt())
+
+
+def close(a, b) -> bool:
+    return torch.allclose(torch.as_tensor(a, dtype=torch.float64), b.double(), rtol=RTOL, atol=ATOL)
+
+
+def check_against_trace(model, doc) -> None:
+    """Every vector and number of `doc` against the trace of the same ids (another computation)."""
+    L, h, i = doc["layer"], doc["head"], doc["token"]
+    _, tr = model.run_with_trace(torch.tensor([doc["ids"]]))
+    a = f"blocks.{L}.attn."
+    x, q, k, v, dots = (tr[attention_input_name(model.cfg, L)][0], tr[a + "hook_q"][0, :, h], tr[a + "hook_k"][0, :, h],
+                        tr[a + "hook_v"][0, :, h], tr[a + "hook_dots"][0, h])
+    rope = a + "hook_rot_q" in tr
+    assert doc["rope"] == rope
+    qd, kd = (tr[a + "hook_rot_q"][0, :, h], tr[a + "hook_rot_k"][0, :, h]) if rope else (q, k)
+    assert close(doc["query"]["x"], x[i]) and close(doc["query"]["q"], q[i])
+    assert close(torch.tensor(doc["query"]["xW_Q"]) + torch.tensor(doc["b_Q"]), q[i])
+    if rope:
+        assert close(doc["query"]["q_rot"], qd[i])
+    T = len(doc["ids"])
+    expected = list(range(i + 1)) if model.cfg.causal else list(range(T))
+    assert [key["pos"] for key in doc["keys"]] == expected
+    for key in doc["keys"]:
+        j = key["pos"]
+        assert close(key["x"], x[j]) and close(key["k"], k[j]) and close(key["v"], v[j]), j
+        assert close(key["product"], qd[i] * kd[j]), j  # coordinate by coordinate
+        assert abs(key["dot"] - float(dots[i, j])) <= ATOL + RTOL * abs(float(dots[i, j])), (j, key["dot"], float(dots[i, j]))
+        assert abs(key["scaled"] - key["dot"] / doc["scale"]) <= 1e-12 * max(1.0, abs(key["dot"]))
+        if rope:
+            assert close(key["k_rot"], kd[j])
+
+
+@pytest.mark.parametrize("layer,head,token", [(0, 0, -1), (1, 2, 2), (-1, -1, 0), (2, 3, 4)])
+def test_bundled_origin_equals_the_trace(bundled, layer, head, token):
+    model, tok = bundled  # indices taken modulo the model's size: the bundled model may be retrained
+    T = len(tok.encode(SENTENCE))
+    doc = origin(model, tok, SENTENCE, layer=layer % model.cfg.n_layers, head=head % model.cfg.n_heads,
+                 token=min(token, T - 1) if token >= 0 else token)
+    assert doc["kind"] == "origin" and doc["x_name"].endswith("ln1.hook_out")  # the bundled model is pre-norm
+    check_against_trace(model, doc)
+
+
+def test_ids_and_text_give_the_same_document(bundled):
+    model, tok = bundled
+    a = origin(model, tok, SENTENCE, layer=0, head=1, token=-1)
+    b = origin(model, tok, None, layer=0, head=1, token=-1, ids=a["ids"])
+    assert a["keys"] == b["keys"] and a["query"] == b["query"]
+
+
+@pytest.mark.parametrize("kw", [dict(norm="pre"), dict(norm="post"), dict(norm="none"), dict(pos="rope"),
+                                dict(pos="rope", norm="post"), dict(values="k"), dict(bias=False),
+                                dict(arch="bert", causal=False, norm="post")])
+def test_tiny_models_every_kind(kw):
+    torch.manual_seed(0)
+    cfg = ModelConfig(**{"d_vocab": 31, "n_ctx": 12, "d_model": 16, "n_heads": 2, "d_head": 8, "n_layers": 2,
+                         "init_std": 0.3, **kw})
+    model = make_model(cfg).eval()
+    ids = torch.randint(0, cfg.d_vocab, (9,)).tolist()
+    for layer, head, token in ((0, 0, 8), (1, 1, 3)):
+        doc = origin(model, Names(), None, layer=layer, head=head, token=token, ids=ids)
+        assert doc["norm"] == cfg.norm and doc["values"] == cfg.values
+        expected_x = f"blocks.{layer}.ln1.hook_out" if cfg.norm == "pre" else f"blocks.{layer}.hook_resid_pre"
+        assert doc["x_name"] == expected_x
+        if cfg.values == "k":
+            assert all(key["v"] == key["k"] for key in doc["keys"])
+        check_against_trace(model, doc)
+
+
+def test_bad_input_is_a_text_error(bundled):
+    model, tok = bundled
+    for kw in (dict(layer=model.cfg.n_layers), dict(head=-model.cfg.n_heads - 1), dict(token=99), dict(layer=True)):
+        args = {"layer": 0, "head": 0, "token": 0, **kw}
+        with pytest.raises(TextError):
+            origin(model, tok, SENTENCE, **args)
+    with pytest.raises(TextError):
+        origin(model, tok, "", layer=0, head=0, token=0)
+    with pytest.raises(TextError):
+        origin(model, tok, SENTENCE, layer=0, head=0, token=0, ids=[1, 2])
+    with pytest.raises(TextError):
+        origin(model, tok, None, layer=0, head=0, token=0, ids=[model.cfg.d_vocab])
+
+
+def test_api_origin(bundled):
+    from qkv.apps.web.server import create_app
+
+    model, tok = bundled
+    c = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")
+    body = {"text": SENTENCE, "layer": 1, "head": 0, "token": 2}
+    r = c.post("/api/origin", json=body)
+    assert r.status_code == 200
+    assert r.json() == origin(model, tok, SENTENCE, layer=1, head=0, token=2)
+    ids = r.json()["ids"]
+    r2 = c.post("/api/origin", json={"ids": ids, "layer": 1, "head": 0, "token": 2})
+    assert r2.status_code == 200 and r2.json()["keys"] == r.json()["keys"]
+    for bad, status in (({**body, "layer": 99}, 400), ({**body, "token": len(ids)}, 400), ({**body, "layer": "1"}, 422),
+                        ({**body, "ids": ids}, 422), ({**body, "extra": 1}, 422), ({"text": SENTENCE, "layer": 0}, 422),
+                        ({**body, "text": "x" * 5000}, 422), ({**body, "text": ""}, 400)):
+        r = c.post("/api/origin", json=bad)
+        assert r.status_code == status, (bad, r.json())
+        err = r.json()["error"]
+        assert err and "\n" not in err and "Traceback" not in err
