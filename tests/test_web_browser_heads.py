@@ -15,7 +15,7 @@ import sys
 
 import pytest
 import torch
-from browser_fixtures import browser, page, require_chromium, shown_equal  # noqa: F401
+from browser_fixtures import browser, bring_into_view, page, require_chromium, shown_equal  # noqa: F401
 from browser_util import act, choose, free_port, load_page, start_server, stop
 
 from qkv.core.bundled import default_ckpt
@@ -65,6 +65,7 @@ def test_origin_view_equals_the_trace(page, server, bundled):
     cfg = model.cfg
     load_page(page, server + "?lang=en")
     analyze(page, SENTENCE)
+    bring_into_view(page, "#ablate")  # the panel sleeps while off-screen
     ids = page.evaluate("qkv.view.ids")
     T = len(ids)
     _, tr = model.run_with_trace(torch.tensor([ids]))
@@ -127,6 +128,7 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     cfg = model.cfg
     load_page(page, server + "?lang=en")
     analyze(page, SENTENCE)
+    bring_into_view(page, "#ablate")  # the panel sleeps while off-screen
     ids = page.evaluate("qkv.view.ids")
     T = len(ids)
     # each head's label is the lesson's: the category it gives the most weight, and that weight
@@ -151,6 +153,7 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     for token in (T - 1, 1):  # another query token: the same answer, read at another position
         if page.evaluate("qkv.state.token") != token:
             act(page, lambda: page.click(f"#tokens .token[data-pos='{token}']"))
+            bring_into_view(page, "#ablate")  # the click scrolled to the tokens: wake the panel again
         rows = next_rows(page)
         assert rows
         top_before = set(torch.topk(before[token], 10).indices.tolist())
@@ -189,10 +192,14 @@ def test_static_export_says_run_qkv_serve(browser, tmp_path):
         load_page(pg, out.as_uri() + "?lang=en")
         assert pg.evaluate("qkv.mode") == "static"
         for panel in ("origin", "ablate"):
+            bring_into_view(pg, f"#{panel}")
             assert pg.get_attribute(f"#{panel}", "data-state") == "note"
             assert "qkv serve" in pg.inner_text(f"#{panel}")
         act(pg, lambda: pg.click("#lang"))
-        assert "qkv serve" in pg.inner_text("#origin") and "关掉" in pg.inner_text("#ablate")
+        bring_into_view(pg, "#origin")
+        assert "qkv serve" in pg.inner_text("#origin")
+        bring_into_view(pg, "#ablate")
+        assert "关掉" in pg.inner_text("#ablate")
         assert errors == []
     finally:
         context.close()

@@ -123,8 +123,8 @@ def test_side_of_other_lengths_and_errors_stay_in_the_card(page, server, bundled
 def test_the_vocabulary_browser_lists_filters_and_adds(page, server, bundled):
     model, tok = bundled
     load_page(page, server + "?lang=en")
+    bring_into_view(page, "#vocab")  # the panel sleeps while off-screen
     page.wait_for_function("() => +document.querySelector('#vocab-list').dataset.ready > 0", timeout=30_000)
-    bring_into_view(page, "#vocab")
     from qkv.analysis.vocab import training_text
 
     text, _ = training_text(default_ckpt())

@@ -220,6 +220,7 @@ function abRender(what) {
 
 PANELS.push({
   name: "ablate",
+  lazy: true,  // asleep while off-screen (app.js: eachPanel)
   init() {
     $("#ablate").addEventListener("click", (e) => {
       const b = e.target.closest("button.ab-head");

@@ -42,11 +42,47 @@ const S = {
 };
 // Panels in their own files (playground.js, origin.js, ...), loaded after this one, push an object here:
 //   { name, init() once at start (bind events), onDoc(doc) when a new view arrives,
-//     render(what) after every redraw of the main panels, lang() after a language switch }
+//     render(what) after every redraw of the main panels, lang() after a language switch,
+//     lazy: true for a panel that asks the server or draws a lot }
 // They share this file's globals (S, t, fmt, esc, num, api, showError, decode, at4, ...): classic
 // scripts share one global scope.
+// A lazy panel sleeps while its card (id = its name) is more than half a screen away: what it was
+// told meanwhile is replayed once when the card comes near (onDoc with the newest document, lang,
+// then one render), so a change of text, layer or head costs only the cards a learner can see.
 const PANELS = [];
-const eachPanel = (hook, ...args) => { for (const p of PANELS) if (p[hook]) p[hook](...args); };
+const LAZY_MARGIN = "50% 0px";
+
+function eachPanel(hook, ...args) {
+  for (const p of PANELS) {
+    if (!p[hook]) continue;
+    if (p.lazy && !p.awake && hook !== "init") { defer(p, hook, args[0]); continue; }
+    p[hook](...args);
+  }
+}
+
+function defer(p, hook, what) {
+  const due = p.due || (p.due = { onDoc: false, lang: false, render: null });
+  if (hook === "render") due.render = due.render === "init" || due.render === "text" ? due.render : what;
+  else due[hook] = true;
+}
+
+function watchLazyPanels() {
+  const lazy = PANELS.filter((p) => p.lazy && document.getElementById(p.name));
+  if (typeof IntersectionObserver !== "function") { for (const p of PANELS) p.awake = true; return; }
+  const seen = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const p = lazy.find((q) => q.name === e.target.id);
+      p.awake = e.isIntersecting;
+      const due = p.awake && p.due;
+      if (!due) continue;
+      p.due = null;
+      if (due.onDoc && p.onDoc && S.doc) p.onDoc(S.doc);
+      if (due.lang && p.lang) p.lang();
+      if (due.render !== null && p.render) p.render(due.render);
+    }
+  }, { rootMargin: LAZY_MARGIN });
+  for (const p of lazy) seen.observe(document.getElementById(p.name));
+}
 window.qkv = { state: { layer: 0, head: 0, token: 0, lang: "en", part: null }, timings: [], view: null, mode: "live" };
 
 function syncState() {
@@ -1168,6 +1204,7 @@ async function init() {
   S.lang = initialLang(data);
   bind();
   eachPanel("init");
+  watchLazyPanels();
   if (embedded) {
     S.mode = "static";
     setModel(data.model || (data.view && data.view.model));

@@ -163,6 +163,7 @@ function originRender(what) {
 
 PANELS.push({
   name: "origin",
+  lazy: true,  // asleep while off-screen (app.js: eachPanel)
   init() {
     $("#origin").addEventListener("click", (e) => {
       const row = e.target.closest("tr[data-key]");

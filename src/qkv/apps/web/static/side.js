@@ -235,6 +235,7 @@ function sideOff(key) {
 
 PANELS.push({
   name: "side",
+  lazy: true,  // asleep while off-screen (app.js: eachPanel)
   init() { sideBuild(); },
   onDoc(doc) {
     const tr = doc.kind === "translation-view";

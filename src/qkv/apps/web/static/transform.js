@@ -339,6 +339,7 @@ function tfBind() {
 
 PANELS.push({
   name: "transform",
+  lazy: true,  // asleep while off-screen (app.js: eachPanel)
   init() { tfBuild(); tfBind(); tfSetSliders({}); tfLang(); },
   render(what) {  // cheap unless the layer or head changed (tfLoad compares them first)
     if (S.mode !== "static" && !S.tr) tfLoad(); else if (what === "init" || what === "text") tfRenderDoc();

@@ -127,6 +127,7 @@ function vocabAppend(word) {
 
 PANELS.push({
   name: "vocab",
+  lazy: true,  // asleep while off-screen (app.js: eachPanel)
   init() { vocabBuild(); },
   onDoc() {
     if (S.mode === "live" && !VOCAB.doc && !VOCAB.req) vocabFetch(0);
