@@ -44,9 +44,10 @@ def test_the_means_are_the_mean_of_the_reference_vectors_read_one_by_one(monkeyp
     monkeypatch.setattr(position_mean, "REF_SENTENCES", 80)
     monkeypatch.setattr(position_mean, "reference_lines", lambda: tuple(text.splitlines()))
     means = position_mean.position_means(model, tok, 8)
-    seqs = position_mean._sequences(tok, means.sentences, 8, True, model.cfg.n_ctx)
+    seqs = position_mean._sequences(tok, position_mean.depths(model, 8), True, model.cfg.n_ctx)
     assert means.sentences == len(seqs) == 80 and all(len(s) == 8 for s in seqs)
-    assert [s[0] for s in seqs] == [tok.encode(line)[0] for line in [text.splitlines()[k * 200 // 80] for k in range(80)]]
+    starts = sorted(s[0] for s in seqs)  # the 80 line starts spread evenly over the text, in some order
+    assert starts == sorted(tok.encode(line)[0] for line in [text.splitlines()[k * 200 // 80] for k in range(80)])
     for p in (0, 3, 7):
         one = [vectors_at(model, [s], [p]) for s in seqs]
         for _, name in stages(model.cfg):
@@ -130,3 +131,19 @@ def test_no_reference_no_control():
     assert all(s["cosine_pos"] is None for s in doc["stages"])
     assert all(s["cosine"] is not None for s in doc["stages"])
     assert "reference" in doc["control"]["why"] and doc["control"]["sentences"] == 0
+
+
+def test_the_means_do_not_depend_on_what_was_asked_before(bundled):
+    """A deeper request reads deeper positions from fewer sentences, by a fixed rule: the means (and
+    so a compare) at shallow positions are the same before and after it."""
+    model, tok = bundled
+    position_mean._CACHE.pop(model, None)
+    first = compare(model, tok, EAT, INVEST, "苹果")
+    shallow = position_mean.position_means(model, tok, 8)
+    deep = position_mean.position_means(model, tok, 40)  # recomputed for 40 positions
+    assert len(deep.counts) == 40 and deep.counts[39] < deep.counts[0]  # deeper: fewer sentences
+    np.testing.assert_array_equal(deep.counts[:8], shallow.counts)
+    again = compare(model, tok, EAT, INVEST, "苹果")
+    assert again["control"]["counts"] == first["control"]["counts"]
+    for a, b in zip(first["stages"], again["stages"], strict=True):
+        assert b["cosine_pos"] == pytest.approx(a["cosine_pos"], abs=1e-6)

@@ -64,3 +64,35 @@ def test_broken_documents_fail(model_and_tokenizer):
             validate(broken)
     with pytest.raises(ValueError, match="not a qkv-explain document"):
         validate({"kind": "mystery"})
+
+
+def test_the_panels_documents_validate():
+    """The explorer's panel documents (origin, ablate, side, vocab, transform, and the view's `unknown`)
+    on the bundled model, through the server as the page reads them."""
+    from fastapi.testclient import TestClient
+
+    from qkv.apps.web.server import create_app
+    from qkv.core.bundled import default_ckpt
+    from qkv.core.checkpoint import load
+
+    model, tok = load(default_ckpt())
+    client = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")
+    text = "我吃了苹果，味道很好"
+    answers = {
+        "view": client.post("/api/view", json={"text": text}),
+        "origin": client.post("/api/origin", json={"text": text, "layer": 1, "head": 2, "token": 3}),
+        "ablate": client.post("/api/ablate", json={"text": text, "heads": [[0, 1], [2, 3]]}),
+        "side": client.post("/api/side", json={"a": "我打了你", "b": "你打了我"}),
+        "vocab": client.post("/api/vocab", json={"query": "苹"}),
+        "transform": client.post("/api/transform", json={"layer": 0, "head": 1}),
+        "compare": client.post("/api/compare", json={"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"}),
+    }
+    for kind, res in answers.items():
+        assert res.status_code == 200, (kind, res.text)
+        doc = res.json()
+        assert doc["kind"] == kind
+        validate(doc)
+    assert [u["text"] for u in answers["view"].json()["unknown"]]  # 好 is no word of the corpus
+    bad = dict(answers["origin"].json(), keys=[{"pos": 0}])  # a key without its vectors
+    with pytest.raises(jsonschema.ValidationError):
+        validate(bad)

@@ -19,7 +19,8 @@ import torch.nn.functional as F
 import qkv
 from qkv.analysis.transform import (attention_module, head_biases, head_matrices, head_spectra, random_twin,
                                     rotation_part, spectrum, svd)
-from qkv.analysis.transform_cloud import GROUPS, input_name, kept_share, pca2, separation, word_cloud, word_inputs
+from qkv.analysis.origin import attention_input_name as input_name
+from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
 from qkv.apps import lessons
 from qkv.core.bundled import default_ckpt
 

@@ -52,6 +52,8 @@ def heads_off(model, heads):
     """Within this block the given (layer, head) pairs of `model` (a GPT or an encoder) are switched
     off: their z is multiplied by 0 before W_O. Each attention's head_mask is restored afterwards.
     The masks live on the model, so callers that share it must hold their lock around the block."""
+    if getattr(model.cfg, "arch", "gpt") == "seq2seq":
+        raise TextError("switching heads off is for a GPT or an encoder; a translation model's heads are not covered")
     pairs = check_heads(model.cfg, heads)
     attns = [block.attn for block in model.blocks]
     saved = [a.head_mask for a in attns]

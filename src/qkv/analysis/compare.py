@@ -3,7 +3,7 @@
     doc = compare(model, tokenizer, "我 昨天 吃了 苹果", "我 投资了 苹果", "苹果")
 
 The word's input embedding is the same row of W_E in both sentences; every attention layer then
-mixes in what the rest of the sentence says, so the two vectors drift apart. The document (kind
+mixes in what the rest of the sentence says, so the two vectors can drift apart. The document (kind
 "compare") gives cos(x_a, x_b) of the word's residual-stream vector at each stage: the embedding,
 the input of every block, and the output of the last block (lessons.representations.stages).
 With several tokens in the word, its last token is read; with several occurrences, the last one.
@@ -25,10 +25,9 @@ vector of a stage shares one large direction, so the raw cosine mixes "same word
 
 "same_position" says whether p_a == p_b (then the position vectors are equal, and only the shared
 direction differs between the two numbers), and "control" how the means were made (null, with
-"why", when no reference sentence could be read: cosine_pos is then null). On the bundled model
-the raw cosine of 苹果 at positions 6 and 4 rose layer by layer while cosine_pos fell, as the
-two senses came apart (the numbers are in the issue's report; tests/test_compare_position.py
-checks the property that the control guarantees).
+"why", when no reference sentence could be read: cosine_pos is then null).
+tests/test_compare_position.py checks what the control guarantees: at "L0 in" the position row
+cancels exactly, and the numbers do not depend on what was compared before.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 The vector of a token at position p mixes three things: its word, the rest of its sentence, and
 its position (a learned or sinusoidal position vector is added at "L0 in"; with any position
 scheme, the early positions of a causal model see fewer keys). Two occurrences of a word at
-different positions therefore differ even when they mean the same thing, and the large direction
-that every vector of a stage shares makes any two vectors look alike. The mean over many sentences
+different positions therefore differ even when they mean the same thing, and every vector of a
+stage also carries a large direction that all of them share. The mean over many sentences
 of the vector at (stage, p) holds exactly what all sentences share at that position, whatever
 their words:
 
@@ -17,11 +17,17 @@ for its position-controlled cosine). At "L0 in" with learned positions x = W_E[t
 the mean is (mean of W_E at p) + W_pos[p] and the position row cancels exactly.
 
 The reference sentences are lines of qkv's built-in corpus (corpus.default_text, the bundled
-model's training text), read from their first token as a compared sentence is. A causal model reads
-each from a line start on through the following lines until n_pos tokens (what comes later cannot
-change an earlier position, so every sequence is cut to n_pos); a model that attends both ways
-reads each line alone, and a position counts the lines long enough to have it. Lines the
-tokenizer cannot encode are skipped; a position with fewer than MIN_REF sentences gets no mean.
+model's training text), read from their first token as a compared sentence is. Up to REF_SENTENCES
+line starts are spread evenly over the corpus and taken in bit-reversed order, so that the first n
+of them are spread evenly too. A causal model reads each from its line start on through the
+following lines (what comes later cannot change an earlier position). Deeper positions cost more,
+so they are averaged over fewer sentences, but by a fixed rule: positions up to e (e = 8, 16, ...)
+use the first n_e = FLOP_BUDGET / (2 · weights · e) sentences (at least MIN_REF, at most
+REF_SENTENCES). The sentences and counts behind a position therefore never depend on which
+positions were asked for before (a compare gives the same numbers whatever came earlier). A model
+that attends both ways reads each line alone (n from n_ctx), and a position counts the lines long
+enough to have it. Lines the tokenizer cannot encode are skipped; a position with fewer than
+MIN_REF sentences gets no mean.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from qkv.core import corpus
 
 from .representations import stages
 
-REF_SENTENCES = 1024  # at most this many reference sentences (the mean's noise moves a cosine by ~0.004 at 1024)
+REF_SENTENCES = 1024  # at most this many reference sentences
 MIN_REF = 64  # a position seen by fewer reference sentences gets no mean
 FLOP_BUDGET = 1.5e10  # fewer sentences for a large model: about 2 * parameters (less W_E) * tokens in all
 BATCH = 128
@@ -72,27 +78,48 @@ def _encode(tokenizer, text: str) -> list[int] | None:
         return None
 
 
-def _sequences(tokenizer, n: int, n_pos: int, causal: bool, n_ctx: int) -> list[list[int]]:
-    """n reference id lists, from line starts spread evenly over the corpus."""
+def _order(n: int) -> list[int]:
+    """0..n-1 in bit-reversed order: every prefix of it is spread evenly over 0..n-1."""
+    bits = max(1, (n - 1).bit_length())
+    return sorted(range(n), key=lambda k: int(format(k, f"0{bits}b")[::-1], 2))
+
+
+def _sequences(tokenizer, depths: list[int], causal: bool, n_ctx: int) -> list[list[int]]:
+    """One reference id list per entry of `depths` (the k-th taken from the k-th line start of
+    _order): a causal model's cut to depths[k] tokens (dropped when the corpus ends first), a
+    bidirectional model's one whole line."""
     lines = reference_lines()
+    n_max = min(REF_SENTENCES, len(lines))
     out = []
-    for k in range(min(n, len(lines))):
-        start = k * len(lines) // n
+    for rank, depth in zip(_order(n_max), depths):
+        start = rank * len(lines) // n_max
         if not causal:
             ids = _encode(tokenizer, lines[start])
             if ids and len(ids) <= n_ctx:  # whole: every token of the line changes every position
                 out.append(ids)
             continue
         ids, i = [], start
-        while len(ids) < n_pos and i < len(lines):
+        while len(ids) < depth and i < len(lines):
             more = _encode(tokenizer, lines[i] + "\n")
             if more is None:
                 break
             ids += more
             i += 1
-        if len(ids) >= n_pos:
-            out.append(ids[:n_pos])
+        if len(ids) >= depth:
+            out.append(ids[:depth])
     return out
+
+
+def depths(model, n_pos: int) -> list[int]:
+    """How deep each reference sentence is read, by the fixed rule of the module docstring: the k-th
+    sentence to the deepest bucket end e <= n_pos whose n_e exceeds k (a bidirectional model: n from n_ctx)."""
+    table = getattr(getattr(model, "embed", None), "weight", None)  # a row of W_E is looked up, not multiplied
+    weights = max(1, model.num_params() - (table.numel() if table is not None else 0))
+    n_of = lambda e: max(MIN_REF, min(REF_SENTENCES, int(FLOP_BUDGET / (2 * weights * e))))  # noqa: E731
+    if not model.cfg.causal:
+        return [model.cfg.n_ctx] * n_of(model.cfg.n_ctx)
+    ends = sorted({min(e, n_pos) for e in range(8, n_pos + 8, 8)})  # n_pos may be n_ctx, not a multiple of 8
+    return [max(e for e in ends if k < n_of(e)) for k in range(n_of(ends[0]))]
 
 
 def _key(model, tokenizer) -> tuple:
@@ -110,10 +137,7 @@ def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
     if cached is not None and cached.key == key and len(cached.counts) >= n_pos:
         return cached
     causal = bool(model.cfg.causal)
-    table = getattr(getattr(model, "embed", None), "weight", None)  # a row of W_E is looked up, not multiplied
-    weights = max(1, model.num_params() - (table.numel() if table is not None else 0))
-    n = max(MIN_REF, min(REF_SENTENCES, int(FLOP_BUDGET / (2 * weights * n_pos))))
-    seqs = _sequences(tokenizer, n, n_pos, causal, model.cfg.n_ctx)
+    seqs = _sequences(tokenizer, depths(model, n_pos), causal, model.cfg.n_ctx)
     names = [name for _, name in stages(model.cfg)]
     sums = {name: np.zeros((n_pos, model.cfg.d_model)) for name in names}
     counts = np.zeros(n_pos, dtype=np.int64)

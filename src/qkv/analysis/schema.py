@@ -1,6 +1,6 @@
 """The JSON that qkv writes (attend, explain, trace, check, and the explorer's view, compare, model,
-generate; for a translation model explain's "translation" and the explorer's "translation-view"):
-one versioned format, as JSON Schema.
+generate, origin, ablate, side, vocab, transform; for a translation model explain's "translation" and
+the explorer's "translation-view"): one versioned format, as JSON Schema.
 
 Every document has {"format": "qkv-explain", "version": 1, "kind": ...}; docs/trace-format.md
 describes the fields in prose. `validate(doc)` checks a document (needs the jsonschema package).
@@ -108,7 +108,12 @@ VIEW = _kind("view", {
     "model": _model, "scale": _num, "first": _int,
     "vocab": {"type": "object", "additionalProperties": _str},
     "arrays": {"type": "object", "required": [a for a in VIEW_ARRAYS if a not in NEXT_ARRAYS], "additionalProperties": _packed},
-}, {"special": {"type": "array", "items": _int}, "continues": {"type": "array", "items": _int}})
+}, {"special": {"type": "array", "items": _int}, "continues": {"type": "array", "items": _int},
+    # pieces of the text that are no word of the vocabulary (a fallback tokenizer reads them as characters or bytes)
+    "unknown": {"type": "array", "items": {"type": "object", "required": ["text", "pieces", "how", "nearest"],
+                                            "properties": {"text": _str, "pieces": {"type": "array", "items": _str},
+                                                           "how": {"enum": ["chars", "bytes", "none"]},
+                                                           "nearest": {"type": "array", "items": _str}}}}})
 # a model with an LM head (has_lm_head absent or true) sends the next-token arrays too
 VIEW["if"] = {"properties": {"model": {"properties": {"has_lm_head": {"const": False}}, "required": ["has_lm_head"]}}}
 VIEW["else"] = {"properties": {"arrays": {"required": list(VIEW_ARRAYS)}}}
@@ -131,8 +136,8 @@ _side = {"type": "object", "required": ["tokens", "pos"], "properties": {"tokens
 COMPARE = _kind("compare", {
     "word": _str, "a": _side, "b": _side,
     "stages": {"type": "array", "items": {"type": "object", "required": ["label", "name", "cosine"],
-                                          "properties": {"label": _str, "name": _str, "cosine": _num}}},
-})
+                                          "properties": {"label": _str, "name": _str, "cosine": _num, "cosine_pos": _num}}},
+}, {"same_position": {"type": "boolean"}, "control": {"type": "object"}})
 
 MODEL = _kind("model", {
     "model": _model, "examples": {"type": "array", "items": _str},
@@ -141,9 +146,43 @@ MODEL = _kind("model", {
 
 GENERATE = _kind("generate", {"prompt": _str, "text": _str, "added": _str, "ids": {"type": "array", "items": _int}})
 
+_ints = {"type": "array", "items": _int}
+_strs = {"type": "array", "items": _str}
+_text_ids = {"text": _str, "ids": _ints, "tokens": _strs}
+
+ORIGIN = _kind("origin", {
+    **_text_ids, "layer": _int, "head": _int, "token": _int, "x_name": _str, "norm": _str, "rope": {"type": "boolean"},
+    "scale": _num, "b_Q": _vec, "b_K": _vec, "b_V": _vec,
+    "query": {"type": "object", "required": ["pos", "token", "x", "xW_Q", "q"]},
+    "keys": {"type": "array", "items": {"type": "object", "required": ["pos", "token", "x", "k", "v", "product", "dot"],
+                                        "properties": {"product": _vec, "dot": _num, "k": _vec, "v": _vec}}},
+})
+
+ABLATE = _kind("ablate", {
+    **_text_ids, "heads": {"type": "array", "items": {"type": "array", "items": _int, "minItems": 2, "maxItems": 2}},
+    "first": _int, "max_change": _mat,
+    "next": {"type": "array", "items": {"type": "object", "required": ["pos", "rows", "moved"]}},
+    "changes": {"type": "array", "items": {"type": "object", "required": ["layer", "head", "query", "key", "before", "after"]}},
+    "patterns": {"type": "object", "required": ["first", "before", "after"]},
+})
+
+SIDE = _kind("side", {"a": {"type": "object"}, "b": {"type": "object"}, "same_length": {"type": "boolean"},
+                      "same_tokens": {"type": "boolean"}, "next": {"type": "array"}})
+
+VOCAB = _kind("vocab", {
+    "size": _int, "tokenizer": _str, "counted": {"type": "boolean"}, "matches": _int, "offset": _int,
+    "tokens": {"type": "array", "items": {"type": "object", "required": ["id", "token", "kind"]}},
+})
+
+TRANSFORM = _kind("transform", {
+    "layer": _int, "head": _int, "d_model": _int, "d_head": _int, "matrices": _strs,
+    "trained": {"type": "object"}, "random": {"type": "object"}, "cloud": {"type": ["object", "null"]},
+})
+
 SCHEMAS = {"attend": ATTEND, "explain": EXPLAIN, "translation": TRANSLATION,
            "translation-view": TRANSLATION_VIEW, "trace": TRACE, "check": CHECK, "view": VIEW, "compare": COMPARE,
-           "model": MODEL, "generate": GENERATE}
+           "model": MODEL, "generate": GENERATE, "origin": ORIGIN, "ablate": ABLATE, "side": SIDE, "vocab": VOCAB,
+           "transform": TRANSFORM}
 
 
 def validate(doc: dict) -> None:

@@ -26,6 +26,7 @@ import torch
 
 from qkv.core.trace import run_with_trace
 
+from .origin import attention_input_name
 from .transform import attention_module, check_head, head_biases, head_matrices
 
 # unambiguous members of each group, as the built-in corpus uses them; 苹果, 小米 and 黑莓 are both a
@@ -50,11 +51,6 @@ def _one_token(tokenizer, word: str) -> tuple[list[int], int] | None:
     return (ids, own[0]) if len(own) == 1 else None
 
 
-def input_name(cfg, layer: int) -> str:
-    """The trace name of the vector block `layer`'s attention reads."""
-    return f"blocks.{layer}.ln1.hook_out" if cfg.norm == "pre" else f"blocks.{layer}.hook_resid_pre"
-
-
 @torch.no_grad()
 def word_inputs(model, tokenizer, words, layer: int) -> tuple[list[str], torch.Tensor, torch.Tensor]:
     """(the words kept, x (n, d_model) float64, the trace's q, k, v (3, n, n_heads, d_head)) for each word
@@ -68,7 +64,7 @@ def word_inputs(model, tokenizer, words, layer: int) -> tuple[list[str], torch.T
     by_len: dict[int, list] = {}
     for w, (ids, pos) in found:
         by_len.setdefault(len(ids), []).append((w, ids, pos))
-    name = input_name(model.cfg, layer)
+    name = attention_input_name(model.cfg, layer)
     hooks = [f"blocks.{layer}.attn.hook_{p}" for p in PROJECTIONS]
     qkv_rows = []
     for group in by_len.values():  # texts of one length make one batch
@@ -152,7 +148,7 @@ def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=A
     mats, biases = head_matrices(model, layer, head), head_biases(model, layer, head)
     Xn = X.numpy()
     lab = np.array(labels)
-    out = {"layer": layer, "head": head, "input": input_name(model.cfg, layer), "words": words, "labels": labels,
+    out = {"layer": layer, "head": head, "input": attention_input_name(model.cfg, layer), "words": words, "labels": labels,
            "groups": present, "d_model": model.cfg.d_model, "d_head": model.cfg.d_head}
     before = pca2(Xn)
     out["before"] = {"points": before["coords"].tolist(), "explained": before["explained"],

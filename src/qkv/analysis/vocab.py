@@ -99,11 +99,13 @@ def _typed(tokenizer, i: int, kind: str) -> str | None:
 def counts(tokenizer, text: str) -> list[int]:
     """How often each token id occurs in tokenizer.encode(text) (cached per tokenizer and text)."""
     key = (id(tokenizer), _sha256(text))
-    if key not in _COUNTS:
+    found = _COUNTS.get(key)  # one read: another request may be refilling the cache meanwhile
+    if found is None:
         seen = Counter(tokenizer.encode(text))
+        found = [seen.get(i, 0) for i in range(tokenizer.vocab_size)]
         _COUNTS.clear()  # one tokenizer per server: keep one entry
-        _COUNTS[key] = [seen.get(i, 0) for i in range(tokenizer.vocab_size)]
-    return _COUNTS[key]
+        _COUNTS[key] = found
+    return found
 
 
 def vocab(tokenizer, text: str | None = None, where: str = "", query: str = "", match: str = "prefix",

@@ -99,7 +99,8 @@ def add_routes(app, model, tokenizer, lock) -> None:
 
     @app.post("/api/ablate")
     def post_ablate(body: AblateIn):
-        if len(body.heads) > model.cfg.n_layers * model.cfg.n_heads:
-            raise TextError(f"{len(body.heads)} heads given; the model has {model.cfg.n_layers * model.cfg.n_heads}")
+        if len(body.heads) > model.cfg.n_layers * model.cfg.n_heads:  # the list, before its duplicates are dropped
+            raise TextError(f"{len(body.heads)} pairs given; the model has {model.cfg.n_layers * model.cfg.n_heads} "
+                            "heads: list each head once")
         with lock:
             return ablate(model, tokenizer, body.text, heads=body.heads, token=body.token, ids=body.ids, top=body.top)

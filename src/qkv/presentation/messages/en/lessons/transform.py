@@ -35,8 +35,8 @@ MESSAGES = {
            "{r_condition_mean:.1f} ({r_condition_min:.1f}–{r_condition_max:.1f}); effective rank {t_effective_rank_mean:.1f} "
            "vs {r_effective_rank_mean:.1f}; top-4 energy {t_top4_mean:.0%} vs {r_top4_mean:.0%}; "
            "cos(W, R) {t_rotation_cos_mean:.3f} vs {r_rotation_cos_mean:.3f}",
-    "stretch_verdict": "A random matrix of this shape stretches every direction by about the same amount: it is close to "
-                       "a rotation times a number. The claim that training made the stretch uneven, i.e. that in every "
+    "stretch_verdict": "A random matrix of this shape stretches its strongest direction only "
+                       "{r_min:.1f} to {r_max:.1f} times as much as its weakest, far more evenly than the trained ones. The claim that training made the stretch uneven, i.e. that in every "
                        "place (layer, head and matrix) the trained matrix has a larger condition number than the untrained "
                        "one in the same place: it is larger in {more_uneven} of {n_places} places, so the claim {verdict}.",
     "stretch_means": "Some directions are stretched much more than others, so a head favours some directions of the "
