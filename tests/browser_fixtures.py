@@ -77,3 +77,6 @@ def bring_into_view(pg, selector: str) -> None:
     (content-visibility: auto), so their innerText reads '' until they come near the viewport."""
     pg.eval_on_selector(selector, "el => el.scrollIntoView({block: 'start'})")
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # a lazy panel (app.js: PANELS) wakes when its IntersectionObserver reports: wait for that too
+    pg.wait_for_function("""id => { const p = (typeof PANELS === 'undefined' ? [] : PANELS).find(q => q.name === id);
+                                    return !p || !p.lazy || p.awake; }""", arg=selector.lstrip("#"), polling=50)

@@ -48,7 +48,9 @@ def test_model_endpoint_lists_examples_the_model_can_read(client, bundled):
     validate(doc)
     assert doc["model"]["n_layers"] == bundled[0].cfg.n_layers and doc["model"]["tokenizer"] == "word"
     assert SENTENCE in doc["examples"]
-    assert doc["compare"] == {"a": "我 昨天 吃了 苹果", "b": "我 投资了 苹果", "word": "苹果"}
+    assert doc["compare"] == {"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"}
+    pair = compare(*bundled, doc["compare"]["a"], doc["compare"]["b"], "苹果")
+    assert pair["same_position"]  # the default pair puts the word at one position in both sentences
     for text in doc["examples"]:
         assert client.post("/api/view", json={"text": text}).status_code == 200
 

@@ -56,6 +56,7 @@ def analyze(pg, text):
 
 
 def wait_origin(pg, layer, head, token):
+    bring_into_view(pg, "#origin")  # the panel sleeps while off-screen
     pg.wait_for_selector(f"#origin[data-state=ready][data-layer='{layer}'][data-head='{head}'][data-token='{token}']",
                          timeout=30_000)
 
@@ -166,6 +167,7 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     # the later layers' patterns: the chosen head's row of the last layer, before and after
     L, h, token = cfg.n_layers - 1, 0, T - 1
     choose(page, L, h, token)
+    bring_into_view(page, "#ablate")  # choosing scrolled to the selects: wake the panel again
     _, tr0 = model.run_with_trace(x)
     _, tr1 = w_o_zeroed(model, chosen).run_with_trace(x)
     rows = page.eval_on_selector_all("#ablate .ab-row-table tr[data-key]", """rs => rs.map(r => [+r.dataset.key,
