@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_util import ARGS, CHROMIUM
+from browser_util import ARGS, CHROMIUM, free_port, start_server, stop
 
 
 def require_chromium() -> None:
@@ -28,6 +28,14 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """`qkv serve` of the bundled model on a free port, for one test module; its base URL."""
+    proc, url = start_server("--port", str(free_port()))
+    yield url
+    stop(proc)
 
 
 @pytest.fixture()

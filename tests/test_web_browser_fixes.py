@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 import torch
-from browser_fixtures import browser, numbers, page, require_chromium  # noqa: F401
+from browser_fixtures import browser, numbers, page, require_chromium, server  # noqa: F401
 from browser_util import act, api, free_port, load_page, settle, start_server, stop
 
 import qkv
@@ -25,13 +25,6 @@ from qkv.analysis.view import unpack_view
 SENTENCE = "我 投资了 苹果 ，"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 require_chromium()
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc, url = start_server("--port", str(free_port()))
-    yield url
-    stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -332,3 +325,34 @@ def test_pieces_the_model_never_learned_are_named_under_the_text_box(page, serve
     page.unroute("**/api/view")
     analyse(page, SENTENCE)
     assert page.is_hidden("#unknown") and no_script_errors(page)
+
+
+@pytest.mark.parametrize("typed", ["我吃了苹果，味道很好", "I ate an apple", "我打你"])
+def test_what_a_learner_types_is_read_as_the_python_api_reads_it(page, server, typed):
+    """Typed as a learner types it (no spaces, capitals, words the corpus lacks): the page shows the
+    tokens the tokenizer gives, names the pieces that are no word with the API's nearest words, and
+    shows no error; the next-token row at the last token is the model's."""
+    from qkv.analysis.view import read_text
+    from qkv.core.bundled import default_ckpt
+    from qkv.core.tokenizers.unknown import unknown_pieces
+
+    model, tok = qkv.load(default_ckpt())
+    _, ids = read_text(tok, typed, model.cfg.n_ctx)
+    load_page(page, server + "?lang=en")
+    analyse(page, typed)
+    assert page.is_hidden("#error")
+    shown = page.eval_on_selector_all("#tokens .token", "bs => bs.map(b => b.textContent)")
+    assert shown == [tok.display(i) for i in ids]
+    assert page.evaluate("qkv.view.ids") == ids
+    expected = unknown_pieces(tok, typed)
+    if expected:  # 好, 打, an: each named with the nearest known words
+        note = page.inner_text("#unknown")
+        for piece in expected:
+            assert piece["text"] in note and all(w in note for w in piece["nearest"])
+    else:
+        assert page.is_hidden("#unknown")
+    with torch.no_grad():
+        probs = torch.softmax(model(torch.tensor([ids]))[0, -1], -1)
+    top = int(probs.argmax())
+    first = page.query_selector("#next [data-id]")
+    assert first is not None and int(first.get_attribute("data-id")) == top

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 import torch
-from browser_fixtures import browser, bring_into_view, page, require_chromium, shown_equal  # noqa: F401
-from browser_util import act, choose, free_port, load_page, start_server, stop
+from browser_fixtures import bring_into_view, browser, page, require_chromium, server, shown_equal  # noqa: F401
+from browser_util import act, choose, load_page
 
 from qkv.core.bundled import default_ckpt
 from qkv.presentation.i18n import translator
@@ -24,13 +24,6 @@ from qkv.core.checkpoint import load
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc, url = start_server("--port", str(free_port()))
-    yield url
-    stop(proc)
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import sys
 
 import numpy as np
 import pytest
-from browser_fixtures import browser, near, page, require_chromium  # noqa: F401
-from browser_util import free_port, load_page, start_server, stop
+from browser_fixtures import browser, near, page, require_chromium, server  # noqa: F401
+from browser_util import load_page
 
 from qkv.analysis.attend import attend
 from qkv.analysis.numbers import fmt as attend_fmt
@@ -26,13 +26,6 @@ from qkv.analysis.numbers import parse_number
 require_chromium()
 
 EXACT = 1e-12  # relative: the page and numpy both compute in double precision (they may differ in the last bits)
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc, url = start_server("--port", str(free_port()))
-    yield url
-    stop(proc)
 
 
 # ---------------------------------------------------------------------------

@@ -11,21 +11,14 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import browser, bring_into_view, near, numbers, page, require_chromium  # noqa: F401
-from browser_util import act, api, free_port, load_page, start_server, stop
+from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium, server  # noqa: F401
+from browser_util import act, api, load_page
 
 from qkv.analysis.view import read_text
 from qkv.core.bundled import default_ckpt
 from qkv.core.checkpoint import load
 
 require_chromium()
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc, url = start_server("--port", str(free_port()))
-    yield url
-    stop(proc)
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import browser, bring_into_view, near, numbers, page, require_chromium  # noqa: F401
-from browser_util import act, free_port, load_page, start_server, stop
+from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium, server  # noqa: F401
+from browser_util import act, load_page
 
 import qkv
 from qkv.analysis.transform import head_matrices, random_twin
@@ -22,13 +22,6 @@ from qkv.core.bundled import default_ckpt
 
 require_chromium()
 ROUNDING = 6e-4  # the page writes 4 decimals; a product of three such matrices is good to a few 1e-4
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc, url = start_server("--port", str(free_port()))
-    yield url
-    stop(proc)
 
 
 @pytest.fixture(scope="module")

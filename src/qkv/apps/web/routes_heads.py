@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.origin import origin
@@ -23,15 +23,12 @@ from qkv.analysis.view import TextError
 from qkv.apps.lessons import heads as heads_lesson
 from qkv.presentation.i18n import LANGS, translator
 
-MAX_CHARS = 4000  # the server's limit on a text (server.MAX_CHARS; not imported: server imports this module)
+from .requests import MAX_CHARS, Strict
+
 MAX_IDS = 4096
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)  # as server.Strict: no "1" for 1, no true for 1
-
-
-class _TextOrIds(_Strict):
+class _TextOrIds(Strict):
     text: str | None = Field(None, max_length=MAX_CHARS)
     ids: list[int] | None = Field(None, max_length=MAX_IDS)  # the page sends the ids it shows: no re-tokenizing
 

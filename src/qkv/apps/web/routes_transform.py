@@ -6,15 +6,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from qkv.analysis.transform import MATRICES, check_head, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
 from qkv.analysis.view import TextError
 
+from .requests import Strict
 
-class TransformIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)  # as server.Strict: no "1" for 1
+
+class TransformIn(Strict):
     layer: int
     head: int
 

@@ -14,20 +14,17 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from qkv.analysis.side import MAX_TOP, side_by_side
 from qkv.analysis.view import TextError
 from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
 
-MAX_CHARS = 4000  # as server.MAX_CHARS (this module is imported by the server: it cannot import it back)
+from .requests import MAX_CHARS, Strict
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
 
-
-class VocabIn(_Strict):
+class VocabIn(Strict):
     query: str = Field("", max_length=200)
     match: Literal["prefix", "substring"] = "prefix"
     kind: Literal[KINDS] | None = None  # type: ignore[valid-type]
@@ -35,7 +32,7 @@ class VocabIn(_Strict):
     offset: int = Field(0, ge=0)
 
 
-class SideIn(_Strict):
+class SideIn(Strict):
     a: str = Field(max_length=MAX_CHARS)
     b: str = Field(max_length=MAX_CHARS)
     top: int = Field(10, ge=1, le=MAX_TOP)

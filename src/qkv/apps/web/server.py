@@ -49,7 +49,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -61,14 +61,14 @@ from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 from . import routes_heads, routes_transform, routes_words
+from .requests import MAX_CHARS, Strict
 from .translate import check_heads, translation_model_doc
 
-MAX_CHARS = 4000  # longer texts are refused before tokenizing (n_ctx is far smaller anyway)
 MAX_NEW = 256
 IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
 PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
-SCRIPTS = ("i18n.js", "app.js", *(f"{n}.js" for n in PANELS))  # in this order in index.html
+SCRIPTS = ("i18n.js", "app.js", "exact.js", *(f"{n}.js" for n in PANELS))  # in this order in index.html
 STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
 ASSETS = {**{name: "text/javascript; charset=utf-8" for name in SCRIPTS}, **{name: "text/css; charset=utf-8" for name in STYLES}}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -89,10 +89,6 @@ PRETRAINED_COMPARISONS = [("I ate an apple", "I bought Apple shares", "apple")]
 
 def asset(name: str) -> str:
     return (resources.files("qkv.apps.web") / "static" / name).read_text(encoding="utf-8")
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)  # no "1" for 1, no true for 1
 
 
 class TextIn(Strict):
