@@ -25,8 +25,7 @@ from pathlib import Path
 from bundle import bundle  # scripts/bundle.py
 
 from qkv.core.corpus import default_text
-from qkv.core.tokenizers import train_tokenizer
-from qkv.core.tokenizers.spelling import Spelled
+from qkv.core.bundled import learner_tokenizer
 from qkv.core.train import train
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "qkv" / "assets" / "model"
@@ -38,9 +37,9 @@ def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
     start = time.perf_counter()
     text = default_text()
-    tokenizer = train_tokenizer("word", text, segment="none", whitespace=False, fallback=True, fold_case=True)
+    tokenizer = learner_tokenizer(text, spell_seed=SPELL_SEED)  # spells a few words while training
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(text, out=tmp, tokenizer=Spelled(tokenizer, seed=SPELL_SEED), preset="baby",
+        result = train(text, out=tmp, tokenizer=tokenizer, preset="baby",
                        overrides=SETTINGS, force=True)
         new, old = out.with_name(out.name + ".new"), out.with_name(out.name + ".old")
         shutil.rmtree(new, ignore_errors=True)

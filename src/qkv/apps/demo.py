@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from qkv.core.bundled import default_ckpt
+from qkv.core.bundled import default_ckpt, learner_tokenizer
 from qkv.core.checkpoint import load
 from qkv.core.corpus import default_text
 from qkv.core.sample import generate
-from qkv.core.tokenizers import train_tokenizer
 from qkv.core.train import train
 
 from . import lessons
@@ -26,9 +25,9 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
         print(f"Using the bundled model ({ckpt}).", flush=True)
     else:
         ckpt = out
-        print("Training a small GPT on the built-in corpus (Chinese and English, word tokens)...", flush=True)
+        print("Training a small GPT on the built-in corpus (Chinese and English, word tokens, as the bundled model)...", flush=True)
         text = default_text()
-        result = train(text, out=ckpt, tokenizer=train_tokenizer("word", text, segment="none"), preset="baby",
+        result = train(text, out=ckpt, tokenizer=learner_tokenizer(text), preset="baby",
                        overrides=["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0"], force=True)
         print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, "
               f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}")

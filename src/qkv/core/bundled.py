@@ -10,6 +10,18 @@ BUNDLED = ASSETS / "model"
 BUNDLED_TRANSLATE = ASSETS / "translate"
 
 
+def learner_tokenizer(text: str, spell_seed: int = 0):
+    """The bundled GPT's tokenizer recipe for `text`: its words, no whitespace tokens, ASCII capitals
+    read as lower case, and a character and UTF-8 byte fallback, so that whatever a learner types is
+    read; wrapped in `Spelled` so that training spells a seeded few words as characters (and
+    characters as bytes) and those tokens are learned too. scripts/train_bundled.py and `qkv demo` use it."""
+    from .tokenizers import train_tokenizer
+    from .tokenizers.spelling import Spelled
+
+    return Spelled(train_tokenizer("word", text, segment="none", whitespace=False, fallback=True, fold_case=True),
+                   seed=spell_seed)
+
+
 def default_ckpt() -> Path:
     """The bundled model's checkpoint directory; a one-line ValueError when it is missing."""
     if not (BUNDLED / "state.json").exists():
