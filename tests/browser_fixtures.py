@@ -38,16 +38,22 @@ def server():
     stop(proc)
 
 
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def open_page(browser, **context_args):
+    """A page in a new browser context, collecting its script errors in `page.errors`."""
+    context = browser.new_context(**context_args)
     pg = context.new_page()
     errors = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     pg.errors = errors
+    return pg
+
+
+@pytest.fixture()
+def page(browser):
+    pg = open_page(browser, viewport={"width": 1280, "height": 900})
     yield pg
-    context.close()
+    pg.context.close()
 
 
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 import torch
-from browser_fixtures import browser, numbers, page, require_chromium, server  # noqa: F401
+from browser_fixtures import browser, numbers, open_page, page, require_chromium, server  # noqa: F401
 from browser_util import act, api, free_port, load_page, settle, start_server, stop
 
 import qkv
@@ -42,14 +42,9 @@ def char_server(tmp_path_factory):
 
 @pytest.fixture()
 def phone(browser):
-    context = browser.new_context(**PHONE)
-    pg = context.new_page()
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.errors = errors
+    pg = open_page(browser, **PHONE)
     yield pg
-    context.close()
+    pg.context.close()
 
 
 def in_view(pg, selector: str) -> bool:
