@@ -1,3 +1,4 @@
+import os
 import shutil
 from pathlib import Path
 
@@ -14,11 +15,17 @@ TEXT = corpus.generate(n_sentences=200, lang="en")
 
 @pytest.fixture(scope="session", autouse=True)
 def single_thread():
-    """Tiny models run fastest on one thread, and do not stall when the CPU cores are busy."""
-    before = torch.get_num_threads()
+    """Tiny models run fastest on one thread, and do not stall when the CPU cores are busy. The
+    commands the tests run (in this process or in new ones) keep to one thread too (QKV_THREADS)."""
+    before, env = torch.get_num_threads(), os.environ.get("QKV_THREADS")
     torch.set_num_threads(1)
+    os.environ["QKV_THREADS"] = "1"
     yield
     torch.set_num_threads(before)
+    if env is None:
+        os.environ.pop("QKV_THREADS", None)
+    else:
+        os.environ["QKV_THREADS"] = env
 
 
 @pytest.fixture(autouse=True)

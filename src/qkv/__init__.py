@@ -31,7 +31,7 @@ from qkv.core.models.hf import from_hf, to_hf
 from qkv.core.models.pretrained import load_pretrained
 from qkv.core.models.seq2seq import Seq2Seq
 from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
-from qkv.core.sample import generate, generate_ids
+from qkv.core.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.search import beam_search, greedy
 from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
 from qkv.core.trace import Trace, trace_names
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GPT", "ModelConfig", "TrainConfig", "PRESETS", "KVCache", "MultiHeadAttention", "attention", "lm_loss",
     "Seq2Seq", "translate", "greedy", "beam_search",
-    "from_hf", "to_hf", "Encoder", "sentence_embedding", "load_pretrained", "export_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids",
+    "from_hf", "to_hf", "Encoder", "sentence_embedding", "load_pretrained", "export_hf", "train", "TrainingStopped", "load", "save", "generate", "generate_ids", "generate_batch", "generate_texts",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "train_tokenizer", "load_tokenizer",
     "Trace", "trace_names", "check", "CheckReport", "attend", "Derivation", "explain", "Explanation",
     "origin", "ablate", "heads_off",

@@ -105,17 +105,28 @@ def read_config(d: Path) -> dict:
 # ---------------------------------------------------------------------------- writing
 
 
+def to_cpu(t: torch.Tensor) -> torch.Tensor:
+    """A tensor as a checkpoint stores it: detached, on the CPU, contiguous. A CPU tensor that is
+    already contiguous is returned as it is (no copy); a CUDA or MPS tensor is copied to the CPU,
+    so a checkpoint never depends on the device it was trained on."""
+    if t.is_meta:
+        raise ValueError("the model's weights are on the meta device (shapes without values): there is nothing to "
+                         "save; load or initialise the weights first")
+    return t.detach().to("cpu").contiguous()
+
+
 def model_tensors(model: GPT) -> dict[str, torch.Tensor]:
-    """The weights to store: a tied unembedding is the embedding, so it is stored once."""
-    tensors = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    """The weights to store, on the CPU: a tied unembedding is the embedding, so it is stored once."""
+    tensors = {k: to_cpu(v) for k, v in model.state_dict().items()}
     if model.cfg.tie_embeddings:
         tensors.pop("unembed.weight")
     return tensors
 
 
 def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
+    """AdamW's moments and step counts, on the CPU (loading moves them to the parameters' device)."""
     sd = optimizer.state_dict()
-    tensors = {f"state.{i}.{key}": t.contiguous() for i, s in sd["state"].items() for key, t in s.items()}
+    tensors = {f"state.{i}.{key}": to_cpu(t) for i, s in sd["state"].items() for key, t in s.items()}
     return tensors, {"param_groups": json.dumps(sd["param_groups"])}
 
 
@@ -242,8 +253,10 @@ def _sha256(data: bytes) -> str:
 def save(out, model: GPT, tokenizer: Tokenizer, step: int = 0) -> None:
     """Save a model and its tokenizer as a checkpoint directory (no training state).
 
-    `out` must be missing, empty or a qkv checkpoint (which is replaced, crash-safely)."""
+    `out` must be missing, empty or a qkv checkpoint (which is replaced, crash-safely). The weights
+    may be on any device and in any float type; they are written from the CPU, as they are."""
     inspect(out)
+    model_tensors(model)  # a model that cannot be saved (on the meta device) is refused before anything is written
     with locked(out):
         writer = Writer(out, model.cfg, None, tokenizer)
         try:
@@ -314,8 +327,12 @@ def _optimizer_state(path: Path, state: dict) -> dict:
     return {"state": opt_state, "param_groups": groups}
 
 
-def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
-    """Load a checkpoint directory; anything missing or inconsistent raises ValueError (one line)."""
+def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoint:
+    """Load a checkpoint directory; anything missing or inconsistent raises ValueError (one line).
+
+    The weights are read onto the CPU as float32 (whatever device and float type saved them), then
+    moved to `device` (a torch.device or a --device name such as "cuda"; None: stay on the CPU).
+    The optimizer state stays on the CPU: optimizer.load_state_dict moves it to the parameters."""
     d = Path(path)
     if d.is_file():
         raise ValueError(f"{d} is a file, not a checkpoint directory")
@@ -351,8 +368,12 @@ def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
     tensors, _ = _read_safetensors(d / state["model"], state)
     model = make_model(model_cfg)
     _check_model_tensors(d / state["model"], tensors, model_tensors(model))
-    model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)
+    model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)  # copies into float32 parameters
     model.eval()
+    if device is not None:
+        from .device import to_device
+
+        to_device(model, device)
     task = config.get("task")
     if model_cfg.arch == "seq2seq" and isinstance(task, dict) and task.get("kind") == "translate":
         model.languages = (str(task.get("source")), str(task.get("target")))  # a translation model's direction
@@ -362,12 +383,15 @@ def load_checkpoint(path, with_optimizer: bool = False) -> Checkpoint:
     return Checkpoint(model, tokenizer, config, state, train_cfg, optimizer_state)
 
 
-def load(path) -> tuple[GPT, Tokenizer]:
-    """(model, tokenizer) from a checkpoint directory, the model in eval mode. A pretrained model
+def load(path, device=None) -> tuple[GPT, Tokenizer]:
+    """(model, tokenizer) from a checkpoint directory, the model in eval mode, on the CPU or on
+    `device` (a torch.device or a --device name: "auto", "cuda", ...). A pretrained model
     ("minilm", "hf:NAME", a Hugging Face directory) loads through models.pretrained."""
+    from .device import to_device
     from .models.pretrained import is_pretrained_ref, load_pretrained
 
     if is_pretrained_ref(path):
-        return load_pretrained(path)
-    ckpt = load_checkpoint(path)
+        model, tokenizer = load_pretrained(path)
+        return (to_device(model, device) if device is not None else model), tokenizer
+    ckpt = load_checkpoint(path, device=device)
     return ckpt.model, ckpt.tokenizer

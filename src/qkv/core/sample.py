@@ -8,7 +8,7 @@ last n_ctx tokens (exactly what a model without a cache would do).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 
@@ -24,9 +24,15 @@ def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = Non
     probabilities add up to at least p. The rest get probability 0 before sampling.
     """
     check_sampling(temperature, top_k, top_p, 0)
+    return _pick(logits, temperature, top_k, top_p, generator)
+
+
+def _pick(logits, temperature, top_k, top_p, generator) -> int:
+    """pick() without checking the settings again (generation checks them once)."""
     if temperature == 0:
         return int(logits.argmax())
-    probs = GPT.next_token_probs(logits.double(), temperature)  # softmax(logits / temperature)
+    wide = logits.float() if logits.device.type == "mps" else logits.double()  # MPS has no float64
+    probs = GPT.next_token_probs(wide, temperature)  # softmax(logits / temperature)
     if top_k is not None and top_k < probs.numel():
         kth = torch.topk(probs, top_k).values[-1]
         probs = probs.masked_fill(probs < kth, 0.0)
@@ -66,30 +72,168 @@ def check_generates(model) -> None:
 def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
                  use_cache: bool = True) -> Iterator[int]:
-    """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx)."""
+    """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx).
+
+    Works wherever the model's weights are: inputs, the cache and the seeded generator are made
+    on that device."""
     check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
     if not prompt_ids:
         raise ValueError("the prompt is empty: give at least one token")
     n_ctx = model.cfg.n_ctx
-    generator = torch.Generator().manual_seed(seed) if seed is not None else None
+    device = model_device(model)
+    generator = torch.Generator(device).manual_seed(seed) if seed is not None else None
     context = list(prompt_ids)[-n_ctx:]
     # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
     cache = model.new_cache() if use_cache and model.cfg.causal else None
-    logits = model(torch.tensor([context]), cache)[0, -1]  # (d_vocab,)
+    logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
     decoder = Decoder(model) if cache is not None and not model.training else None
     for i in range(max_new_tokens):
-        token = pick(logits, temperature, top_k, top_p, generator)
+        token = _pick(logits, temperature, top_k, top_p, generator)
         yield token
         if i == max_new_tokens - 1:
             return
         context.append(token)
         if cache is not None and cache.length < n_ctx:
-            logits = decoder.step(token, cache) if decoder else model(torch.tensor([[token]]), cache)[0, -1]
+            logits = decoder.step(token, cache) if decoder else model(torch.tensor([[token]], device=device), cache)[0, -1]
         else:  # no cache, or the window is full: run the last n_ctx tokens again
             if cache is not None:
                 cache.length = 0
-            logits = model(torch.tensor([context[-n_ctx:]]), cache)[0, -1]
+            logits = model(torch.tensor([context[-n_ctx:]], device=device), cache)[0, -1]
+
+
+def model_device(model) -> torch.device:
+    """Where the model's weights are (generation makes its tensors there)."""
+    return next(model.parameters()).device
+
+
+@torch.inference_mode()
+def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, temperature: float = 1.0,
+                   top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
+                   stop_ids=None, should_stop: Callable[[int, list[int]], bool] | None = None,
+                   return_logits: bool = False) -> list:
+    """New token ids for several prompts at once: one list per prompt, in order.
+
+    Each row continues its prompt exactly as generate_ids would continue it alone (greedy: the
+    same tokens), but one forward per step serves all rows. A row stops after max_new_tokens, at
+    a token in stop_ids (which ends its list), or when should_stop(row, its new ids) says so;
+    finished rows are no longer extended, so the lists have their own lengths.
+
+    stop_ids: ids that end every row ({0} or [0, 7]), or one collection (or None) per prompt.
+    Sampling with a seed is reproducible: row i draws from its own generator seeded seed + i, so it
+    samples what generate_ids(prompts[i], seed=seed + i) samples, whatever the other rows do.
+    return_logits: give (ids, logits (n_new, d_vocab)) per row instead of the ids alone.
+
+    How: each prompt is run alone through GPT.forward (the prefill), and its keys and values are
+    copied into one shared cache, right-aligned: the shorter prompts are padded on the left, and
+    a row's attention never reads its padding slots (a key mask) while its positions count from its
+    own first token. From then on Decoder.step_batch adds one token per row per step. When the
+    cache's n_ctx slots are used up, every row is run again from its last n_ctx tokens, the window
+    generate_ids slides (so a row that outgrows n_ctx costs one full forward per step, as alone).
+    """
+    check_generates(model)
+    check_sampling(temperature, top_k, top_p, max_new_tokens)
+    if not prompts:
+        return []
+    for i, prompt in enumerate(prompts):
+        if not prompt:
+            raise ValueError(f"prompt {i} is empty: give at least one token")
+    stops = _stop_sets(stop_ids, len(prompts))
+    device, n_ctx = model_device(model), model.cfg.n_ctx
+    generators = [torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))]
+    seqs = [list(prompt) for prompt in prompts]  # each row's tokens so far: prompt, then new tokens
+    new: list[list[int]] = [[] for _ in prompts]
+    scores: list[list[torch.Tensor]] = [[] for _ in prompts]
+    # a non-causal model's earlier keys change with every new token, and dropout in training mode
+    # is not what Decoder computes: then every step runs the windows again
+    incremental = model.cfg.causal and not model.training
+    decoder = Decoder(model) if incremental else None
+    rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
+    logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
+    while rows:
+        if temperature == 0:
+            tokens = logits.argmax(-1).tolist()
+        else:
+            tokens = [_pick(logits[j], temperature, top_k, top_p, generators[i]) for j, i in enumerate(rows)]
+        keep = []
+        for j, (i, token) in enumerate(zip(rows, tokens)):
+            new[i].append(token)
+            seqs[i].append(token)
+            if return_logits:
+                scores[i].append(logits[j])
+            done = len(new[i]) == max_new_tokens or token in stops[i] or (should_stop is not None and should_stop(i, new[i]))
+            if not done:
+                keep.append(j)
+        if len(keep) < len(rows):  # finished rows leave the batch and the cache
+            rows = [rows[j] for j in keep]
+            if not rows:
+                break
+            index = torch.tensor(keep, device=device)
+            cache.reorder(index)
+            pad = pad[index]
+        if not incremental or cache.length == n_ctx:
+            logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device)
+            continue
+        t = cache.length
+        key_mask = None
+        if bool(pad.any()):  # slot s holds a real token of row b when s >= pad[b]
+            key_mask = torch.arange(t + 1, device=device) >= pad[:, None]  # (B, t + 1)
+        last = torch.tensor([seqs[i][-1] for i in rows], device=device)
+        logits = decoder.step_batch(last, cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
+    if return_logits:
+        return [(ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device)) for ids, s in zip(new, scores)]
+    return new
+
+
+def _stop_sets(stop_ids, n: int) -> list[set[int]]:
+    """One set of stop ids per row, from None, one collection for all rows, or one per row."""
+    if stop_ids is None:
+        return [set() for _ in range(n)]
+    if isinstance(stop_ids, int):
+        return [{stop_ids} for _ in range(n)]
+    items = list(stop_ids)
+    if all(isinstance(x, int) for x in items):
+        return [set(items) for _ in range(n)]
+    if len(items) != n:
+        raise ValueError(f"stop_ids must be one collection of ids, or one per prompt ({n}); got {len(items)} entries")
+    return [set() if x is None else {x} if isinstance(x, int) else set(x) for x in items]
+
+
+def _prefill(model, windows: list[list[int]], device):
+    """Run each window alone and gather the rows' keys and values into one cache, right-aligned.
+
+    Returns (logits (B, d_vocab) of each window's last token, the cache (B rows, length = the
+    longest window), pad (B,): how many slots each row leaves empty on the left)."""
+    P = max(len(w) for w in windows)
+    cache = model.new_cache(len(windows))
+    logits = []
+    for b, window in enumerate(windows):
+        one = model.new_cache()
+        logits.append(model(torch.tensor([window], device=device), one)[0, -1])  # (d_vocab,)
+        start = P - len(window)
+        for layer in range(len(cache.k)):  # row b's slots start .. P-1 hold its tokens 0 .. len-1
+            cache.k[layer][b, :, start:P] = one.k[layer][0, :, : len(window)]
+            cache.v[layer][b, :, start:P] = one.v[layer][0, :, : len(window)]
+    cache.length = P
+    pad = torch.tensor([P - len(w) for w in windows], device=device)
+    return torch.stack(logits), cache, pad
+
+
+def generate_texts(model: GPT, tokenizer, prompts: list[str], max_new_tokens: int = 100, stop=None,
+                   **kwargs) -> list[str]:
+    """Continuations of several prompts at once (generate_batch), as text.
+
+    stop: a string that ends every continuation, or one string (or None) per prompt; a row stops
+    being extended as soon as its text contains its stop string, and the text is cut before it."""
+    stops = [stop] * len(prompts) if stop is None or isinstance(stop, str) else list(stop)
+    if len(stops) != len(prompts):
+        raise ValueError(f"stop must be one string, or one per prompt ({len(prompts)}); got {len(stops)}")
+    ids = [tokenizer.encode(p) for p in prompts]
+    text = lambda i, new: tokenizer.decode(new, prev=ids[i][-1] if ids[i] else None)
+    should_stop = lambda i, new: bool(stops[i]) and stops[i] in text(i, new)
+    out = generate_batch(model, ids, max_new_tokens, should_stop=should_stop, **kwargs)
+    texts = [text(i, new) for i, new in enumerate(out)]
+    return [t.split(s, 1)[0] if s else t for t, s in zip(texts, stops)]
 
 
 def generate(model: GPT, tokenizer, prompt: str, max_new_tokens: int = 100, **kwargs) -> str:

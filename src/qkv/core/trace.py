@@ -12,6 +12,8 @@ and hook_pattern (B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): e
 z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B, T, d_model);
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
 (B, T, d_vocab), qkv's own. Tracing takes the explicit path; the logits are the model's.
+A model on a GPU runs there (the token ids are moved to it); what a trace returns (the logits and
+every activation) is on the CPU, where the analysis code reads it.
 An encoder (arch="bert") adds hook_token_type_embed and ln_embed.hook_* before its first block and
 has no logits or probs (docs/trace-format.md: where an encoder differs). An encoder-decoder's names
 start with encoder. or decoder.; its decoder blocks add cross_attn.hook_* (the pattern is
@@ -25,6 +27,7 @@ from typing import Callable, Iterable
 
 import torch
 
+from .device import model_device
 from .nn.tap import recording
 
 LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
@@ -173,20 +176,26 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     `names` (a list of full names, or a predicate on names) keeps only those, so memory stays
     bounded on long inputs. Attention dropout and residual dropout apply only if the model is in
     training mode, exactly as in a training step. `inputs` go to the model (an encoder's
-    attention_mask).
+    attention_mask). The model runs on its own device (ids and inputs are moved there); the
+    logits and the trace come back on the CPU (on a CPU model: the very tensors, no copies).
     """
     if ids.dim() == 1:
         ids = ids[None]  # (1, T)
     keep = name_filter(model.cfg, names)
+    device = model_device(model)
+    inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     with recording(keep) as recorder:
-        logits = model(ids, explicit=True, **inputs)
-    acts = recorder.activations
-    mask = inputs.get("attention_mask", inputs.get("src_mask"))  # an encoder's padding, or a seq2seq source's
-    trace = Trace(acts, model.cfg, ids, model, mask, inputs.get("tgt_ids"))
+        logits = model(ids.to(device), explicit=True, **inputs)
+    acts = recorder.activations  # on the CPU (tap.Recorder)
+    cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
+    trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
     if not model.has_lm_head:
-        return logits, trace
+        return logits.to("cpu"), trace
+    probs = model.next_token_probs(logits) if keep("probs") else None  # P(next token) = softmax(h W_out + b), in the logits' dtype
+    logits = logits.to("cpu")
     if keep("logits"):
         acts["logits"] = logits
-    if keep("probs"):
-        acts["probs"] = model.next_token_probs(logits)  # P(next token) = softmax(h W_out + b), in the logits' dtype
+    if probs is not None:
+        acts["probs"] = probs.to("cpu")
     return logits, trace

@@ -8,18 +8,32 @@ from __future__ import annotations
 import os
 import sys
 
+from qkv.core import threads
+from qkv.core.distributed import PeerLost
+
 from .commands import COMMANDS
 from .parser import build_parser
 
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
+# the commands that compute enough for the thread count to matter (qkv.core.threads picks it)
+COMPUTING = {"train", "generate", "translate", "demo", "lesson", "trace", "explain", "figure", "serve"}
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv  # what `qkv train --nproc N` passes on to its processes
+    # with several training processes, rank 0 speaks for all: the others say only what is theirs alone
+    rank = os.environ.get("RANK", "0")
+    peer = rank != "0"
     try:
-        COMMANDS[args.command](args)
+        if args.command in COMPUTING:
+            threads.configure(getattr(args, "threads", None))
+        code = COMMANDS[args.command](args)  # an exit status (qkv train --nproc), or None, or a result
+        return code if isinstance(code, int) else 0
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        if not peer:
+            print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `qkv generate ... | head`
         sys.stderr.close()
@@ -28,14 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("QKV_DEBUG"):
             raise
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"qkv: error: {message}", file=sys.stderr)
+        if not peer or isinstance(e, PeerLost):
+            print(f"qkv: error{f' (rank {rank})' if peer else ''}: {message}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as e:  # a bug in qkv: still one line, the traceback on request
         if os.environ.get("QKV_DEBUG"):
             raise
         print(f"qkv: internal error: {type(e).__name__}: {e} (set QKV_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_ERROR
-    return 0
 
 
 __all__ = ["build_parser", "main"]

@@ -46,13 +46,34 @@ def _refuse_flags(args, names: list[str], why: str) -> None:
         raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} {why}")
 
 
-def train(args) -> None:
+def _without_nproc(argv: list[str]) -> list[str]:
+    """The command line minus --nproc N (each process it starts is one of the N)."""
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--nproc":
+            skip = True
+        elif not a.startswith("--nproc="):
+            kept.append(a)
+    return kept
+
+
+def train(args) -> int | None:
+    from qkv.core import distributed
+
+    if args.nproc is not None and args.nproc != 1:
+        if distributed.current().size > 1:
+            raise ValueError("--nproc starts the training processes itself; under torchrun, leave it out")
+        return distributed.launch(args.nproc, _without_nproc(args.argv))
     task = _task(args)
     if task == "translate":
         from qkv.core.train_translate import train_translation
 
         _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "for a GPT; --task translate reads sentence pairs "
                       "(the built-in corpus, or --pairs FILE.tsv) and makes its word list from them")
+        if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
+            raise ValueError("--task translate trains on the CPU in float32 (--device and --precision are for a GPT)")
         result = train_translation(args.pairs, out=args.out, direction=args.direction, n_sentences=args.n_sentences,
                                    preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
                                    until=args.until, progress=not args.quiet)
@@ -62,7 +83,9 @@ def train(args) -> None:
         _refuse_flags(args, ["pairs", "direction", "n_sentences"], "for --task translate")
         result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
                        preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
-                       until=args.until, progress=not args.quiet)
+                       until=args.until, progress=not args.quiet, device=args.device, precision=args.precision)
+    if not distributed.current().main:
+        return None
     val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
     print(f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
           f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
@@ -89,8 +112,12 @@ def generate(args) -> None:
     from qkv.core.checkpoint import load
     from qkv.core.sample import check_generates, check_sampling, generate_ids
 
+    from qkv.core.device import resolve
+
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
+    device = resolve(args.device)
     model, tokenizer = load(args.ckpt)
+    model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
     ids = tokenizer.encode(args.prompt)
     if not ids:
@@ -288,9 +315,19 @@ def _trace_out(tr, tokenizer, args, keep) -> None:
     _write_or_print(json.dumps(out, ensure_ascii=False), args.out)
 
 
+def _cpu_only(args) -> None:
+    """explain and serve compute on the CPU: qkv.analysis reads weights and activations there."""
+    from qkv.core.device import resolve
+
+    if resolve(args.device).type != "cpu":
+        raise ValueError(f"qkv {args.command} computes on the CPU, where its explanations read every weight and "
+                         f"activation; --device {args.device} is for qkv train and qkv generate")
+
+
 def explain(args) -> None:
     from qkv.presentation.explanation import explain
 
+    _cpu_only(args)
     model, tokenizer = _load(args.ckpt)
     if args.html:
         from qkv.apps.web.export import export_html
@@ -338,6 +375,7 @@ def figure(args) -> Path:
 def serve(args) -> None:
     from qkv.apps.web.server import serve
 
+    _cpu_only(args)
     serve(args.ckpt, host=args.host, port=args.port)
 
 

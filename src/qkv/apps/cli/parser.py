@@ -32,6 +32,20 @@ def _lang(p) -> None:
     p.add_argument("--lang", choices=LANGS, default="en", help="language of the explanation (default en)")
 
 
+def _device(p, reads: bool = False) -> None:
+    if reads:  # explain and serve read every number on the CPU (qkv.analysis works there)
+        p.add_argument("--device", default="cpu", metavar="cpu",
+                       help="cpu (the default and the only choice: the explanations read every number on the CPU)")
+        return
+    p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|mps",
+                   help="where the model runs (default auto: CUDA, then MPS, then the CPU; cuda:N picks a GPU)")
+
+
+def _threads(p) -> None:
+    p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: one per core that no other "
+                                                            "program keeps busy; also QKV_THREADS, OMP_NUM_THREADS)")
+
+
 def _ckpt(p, required: bool = False) -> None:
     p.add_argument("--ckpt", required=required, metavar="DIR",
                    help="checkpoint directory" + ("" if required else " (default: the bundled model)"))
@@ -58,6 +72,14 @@ def _add_train(sub) -> None:
     p.add_argument("--force", action="store_true", help="replace a qkv checkpoint already in --out (kept until the new one's first)")
     p.add_argument("--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--nproc", type=int, metavar="N", help="train on N processes of this machine (data-parallel, as "
+                                                          "torchrun --standalone --nproc-per-node N -m qkv train ...); "
+                                                          "batch_size is the global batch, split among them")
+    _device(p)
+    p.add_argument("--precision", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
+                   help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing), "
+                        "float32 elsewhere; the weights stay float32")
+    _threads(p)
 
 
 def _add_generate(sub) -> None:
@@ -70,6 +92,8 @@ def _add_generate(sub) -> None:
     p.add_argument("--top-p", type=float)
     p.add_argument("--seed", type=seed, help="make the sampling reproducible (0 to 2**63 - 1)")
     p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
+    _device(p)
+    _threads(p)
 
 
 def _add_translate(sub) -> None:
@@ -119,6 +143,8 @@ def _add_seeing(sub) -> None:
                                                  "the page opens in (default: the reader's browser's)")
     p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
                                                   "(opens from disk, offline; on --layer/--head/--token if given)")
+    _device(p, reads=True)
+    _threads(p)
 
     p = sub.add_parser("attend", help="derive one query's attention step by step, with exact numbers",
                        description="Entries are separated by ',' and rows by ';'; sqrt(), ln(), log(), exp(), "
@@ -148,6 +174,8 @@ def _add_seeing(sub) -> None:
     _ckpt(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this computer only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    _device(p, reads=True)
+    _threads(p)
 
 
 def _add_export(sub) -> None:

@@ -5,6 +5,10 @@
 that cost extra work such as each head's separate output) under `name`, if `keep(name)` says so.
 Names follow TransformerLens: blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ...
 
+Recorded tensors are kept on the CPU: a model on a GPU records its activations as CPU copies, so
+the analysis code (which works on the CPU) reads them as it reads a CPU model's. On the CPU this
+costs nothing: `.to("cpu")` of a CPU tensor is that tensor.
+
 `explicit()` tells attention and LayerNorm to take their written-out formulas instead of the
 fused kernels: always while a trace records, and inside `written_out()` (GPT.forward(explicit=True)).
 """
@@ -28,7 +32,7 @@ class Recorder:
     def record(self, name: str, value) -> None:
         if self.keep(name):
             tensor = value() if callable(value) else value
-            self.activations[name] = tensor.detach()
+            self.activations[name] = tensor.detach().to("cpu")  # the same tensor on the CPU; a copy from a GPU
 
 
 def tap(name: str, value):

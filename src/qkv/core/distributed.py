@@ -1,0 +1,203 @@
+"""Data-parallel training: several processes, one model each, gradients averaged after every step.
+
+torchrun (or `qkv train --nproc N`, which starts the processes the same way) gives each process
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT. Every process builds the same model from
+the same seed, draws the same global batch of B windows for step s (a generator seeded by
+(seed, s)) and keeps its own B/N rows. DistributedDataParallel then averages the gradients:
+
+    g = 1/N Σ_r ∇ mean(loss over rank r's B/N rows) = ∇ mean(loss over all B rows)
+
+so one step is the same step whatever N is, and the loss curve is the same function of the step.
+Only rank 0 writes the checkpoint, the log and the progress bar.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from . import threads
+
+TIMEOUT_S = float(os.environ.get("QKV_DDP_TIMEOUT", 120))  # how long a collective waits for a peer
+
+
+class PeerLost(RuntimeError):
+    """Another training process stopped or stopped answering."""
+
+
+@dataclass(frozen=True)
+class World:
+    """Where this process stands: its rank among `size` processes (size 1: no other process)."""
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+
+    @property
+    def main(self) -> bool:
+        """Whether this process writes (the checkpoint, the log, the progress bar)."""
+        return self.rank == 0
+
+    def shard(self, batch: torch.Tensor) -> torch.Tensor:
+        """This rank's rows of a global batch: rows [rank·B/N, (rank+1)·B/N)."""
+        if self.size == 1:
+            return batch
+        per = batch.shape[0] // self.size
+        return batch[self.rank * per:(self.rank + 1) * per]  # (B/N, ...)
+
+    def mean(self, value: torch.Tensor) -> float:
+        """The mean of a scalar over all ranks (each rank's own loss → the global batch's loss)."""
+        if self.size == 1:
+            return value.item()
+        total = value.detach().float().reshape(1).cpu()
+        _collective(dist.all_reduce, total)
+        return total.item() / self.size
+
+    def total(self, value: float) -> float:
+        """The sum of a float over all ranks."""
+        if self.size == 1:
+            return value
+        t = torch.tensor([value], dtype=torch.float64)
+        _collective(dist.all_reduce, t)
+        return t.item()
+
+    def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The model DDP trains (gradients averaged over ranks in backward); the model itself at size 1."""
+        if self.size == 1:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        device = next(model.parameters()).device
+        ids = [device.index] if device.type == "cuda" else None
+        with warnings.catch_warnings():  # torch 2.13 renames the switch; the old name still does this
+            warnings.simplefilter("ignore", FutureWarning)
+            # the buffers (position tables, masks) are the same on every rank and never change:
+            # nothing to broadcast before each forward
+            return DistributedDataParallel(model, device_ids=ids, broadcast_buffers=False)
+
+    def check_batch(self, batch_size: int) -> None:
+        if batch_size % self.size:
+            raise ValueError(f"batch_size={batch_size} does not divide among {self.size} processes; "
+                             f"the global batch is split evenly (choose a multiple of {self.size})")
+
+
+def current() -> World:
+    """The world torchrun's environment describes (size 1 without torchrun)."""
+    size = int(os.environ.get("WORLD_SIZE", 1))
+    return World(int(os.environ.get("RANK", 0)), size, int(os.environ.get("LOCAL_RANK", 0)))
+
+
+def join(device: torch.device | None = None) -> World:
+    """Join the process group torchrun's environment describes (once); gloo on CPU, NCCL on CUDA."""
+    world = current()
+    if world.size > 1 and not dist.is_initialized():
+        backend = "nccl" if device is not None and device.type == "cuda" else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(world.local_rank)
+        try:
+            dist.init_process_group(backend, timeout=timedelta(seconds=TIMEOUT_S))
+        except (RuntimeError, ValueError) as e:  # DistStoreError and friends are RuntimeErrors
+            raise PeerLost(f"could not join the {world.size} training processes at "
+                           f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} within "
+                           f"{TIMEOUT_S:.0f} s ({_first_line(e)})") from None
+    return world
+
+
+def leave() -> None:
+    """Leave the process group; after a lost peer this may fail too, and the first error is the one to say."""
+    if dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except (RuntimeError, ValueError):
+            pass
+
+
+def barrier(world: World) -> None:
+    if world.size > 1:
+        _collective(dist.barrier)
+
+
+def _collective(fn, *args) -> None:
+    try:
+        fn(*args)
+    except (RuntimeError, ValueError) as e:
+        raise PeerLost(lost(e)) from None
+
+
+def from_peers(e: RuntimeError) -> bool:
+    """Whether an error came from the communication between ranks (gloo, NCCL), not from the model."""
+    return isinstance(e, dist.DistError) or any(word in str(e) for word in ("gloo", "NCCL", "Connection reset"))
+
+
+def lost(e: Exception) -> str:
+    """What to say when a collective failed: a peer is gone (gloo's or NCCL's words in brackets)."""
+    return f"another training process stopped or stopped answering ({_first_line(e)}); this one stops too"
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else type(e).__name__
+
+
+# ---------------------------------------------------------------------------- the launcher
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(nproc: int, argv: list[str]) -> int:
+    """Run `python -m qkv <argv>` in nproc processes on this machine, as `torchrun --standalone
+    --nproc-per-node=nproc -m qkv <argv>` would (the same environment); the first failure stops the
+    rest. Returns the exit status: 0, the failed rank's status, or 130 after Ctrl-C."""
+    if not 2 <= nproc <= 256:
+        raise ValueError(f"--nproc must be between 2 and 256; got {nproc}")
+    base = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(nproc),
+            "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": "0"}
+    base.setdefault("OMP_NUM_THREADS", str(threads.per_process(nproc)))  # the cores, shared out
+    procs = [subprocess.Popen([sys.executable, "-m", "qkv", *argv],
+                              env={**base, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
+    try:
+        return _wait(procs)
+    except KeyboardInterrupt:  # the terminal sent SIGINT to every process: let them save and stop
+        _stop(procs, grace=30)
+        return 130
+
+
+def _wait(procs: list[subprocess.Popen]) -> int:
+    """Wait for every process; when one fails, the others get a few seconds to notice (and say why),
+    then SIGTERM: a peer waiting for the failed one would otherwise wait for the whole timeout."""
+    while True:
+        codes = [p.poll() for p in procs]
+        failed = [c for c in codes if c not in (None, 0)]
+        if failed:
+            _stop(procs, grace=5)
+            return failed[0] if failed[0] > 0 else 1  # killed by a signal: still a plain failure
+        if all(c == 0 for c in codes):
+            return 0
+        time.sleep(0.1)
+
+
+def _stop(procs: list[subprocess.Popen], grace: float) -> None:
+    deadline = time.monotonic() + grace
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
