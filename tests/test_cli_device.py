@@ -54,8 +54,9 @@ def test_an_unknown_device_names_the_choices(capsys, base):
     assert "choose one of auto, cpu, cuda, mps" in run_error(capsys, ["generate", "--ckpt", str(base), "--device", "tpu"])
 
 
-def test_generation_on_the_cpu_device_is_generation(capsys, base):
+def test_generation_on_the_cpu_device_is_generation(capsys, base, monkeypatch):
     argv = ["generate", "--ckpt", str(base), "--prompt", "the", "--max-new-tokens", "12", "--seed", "3"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # auto is the CPU, even on a GPU machine
     plain, _ = run_ok(capsys, argv)
     on_cpu, _ = run_ok(capsys, argv + ["--device", "cpu", "--threads", "1"])
     assert plain == on_cpu and len(plain) > len("the\n")

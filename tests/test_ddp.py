@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,7 +24,7 @@ from qkv.core.distributed import World, free_port
 
 # 24 steps of 8 windows of a tiny model; no dropout, so one process and two compute the same function
 SETTINGS = ["--set", "steps=24", "--set", "batch_size=8", "--set", "eval_interval=12", "--set", "eval_steps=3",
-            "--set", "dropout=0", "--set", "d_model=32", "--set", "n_ctx=32", "--quiet"]
+            "--set", "dropout=0", "--set", "d_model=32", "--set", "n_ctx=32", "--quiet", "--device", "cpu"]
 TOL = 1e-5
 WAIT_S = 300  # a guard against a hang, not a speed limit
 
@@ -190,30 +191,48 @@ def _start_long_run(text_file, out, **popen):
     return proc
 
 
-def _ranks(out) -> list[int]:
-    found = subprocess.run(["pgrep", "-f", "--", f"-m qkv train .*{out}"], capture_output=True, text=True)
-    return [int(pid) for pid in found.stdout.split()]
+def _ranks(launcher: int) -> list[int]:
+    """The training processes `qkv train --nproc` started (its children, from /proc)."""
+    children = Path(f"/proc/{launcher}/task/{launcher}/children")
+    return [int(pid) for pid in children.read_text().split()] if children.exists() else []
+
+
+def _gone(pids: list[int]) -> bool:
+    return not any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
 def test_ctrl_c_stops_every_process_and_rank_0_keeps_what_was_trained(text_file, tmp_path):
     out = tmp_path / "stopped"
     proc = _start_long_run(text_file, out, start_new_session=True,
                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ranks = _ranks(proc.pid)
+    assert len(ranks) == 2
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: every process of the group
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 130
     assert err.strip() == "interrupted"
     steps = [line["step"] for line in map(json.loads, (out / "log.jsonl").read_text().splitlines())]
     assert load(out)[0] is not None and json.loads((out / "state.json").read_text())["step"] == steps[-1] >= 5
-    assert _ranks(out) == []
+    assert _gone(ranks)
 
 
 def test_a_killed_process_stops_the_run_with_one_line(text_file, tmp_path):
     out = tmp_path / "killed"
     proc = _start_long_run(text_file, out)
-    os.kill(max(_ranks(out)), signal.SIGKILL)  # the rank started last
+    ranks = _ranks(proc.pid)
+    assert len(ranks) == 2
+    os.kill(ranks[-1], signal.SIGKILL)  # one of the two, without a word
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "another training process stopped or stopped answering" in lines[0], err
-    assert _ranks(out) == []
+    assert _gone(ranks)
+
+
+def test_a_refusal_of_rank_0_is_one_line_and_an_abbreviated_nproc_works(one, text_file):
+    before = (one / "state.json").read_text()
+    run = qkv("train", "--npro", "2", "--text", str(text_file), "--out", str(one), *SETTINGS, check=False)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        f"qkv: error: {one} already holds a checkpoint; use --resume to continue it or --force to replace it"]
+    assert (one / "state.json").read_text() == before

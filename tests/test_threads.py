@@ -1,4 +1,4 @@
-"""qkv.core.threads: who decides the thread count, and the OpenMP defaults set before torch loads."""
+"""qkv.core.threads: who decides the thread count, and that importing qkv leaves the user's OpenMP settings alone."""
 
 import os
 import subprocess
@@ -67,7 +67,12 @@ def test_configure_applies_and_returns(keep_threads, monkeypatch):
     monkeypatch.setenv("QKV_THREADS", "3")
     assert threads.configure() == 3 and torch.get_num_threads() == 3
     monkeypatch.delenv("QKV_THREADS")
-    assert threads.configure() == threads.policy_threads() == torch.get_num_threads()
+    monkeypatch.setattr(threads, "policy_threads", lambda: other)  # the load, measured twice, could differ
+    monkeypatch.setattr(threads, "_by_policy", False)
+    assert threads.configure() == other == torch.get_num_threads()
+    assert threads.governor() is not None  # the policy chose: a long run follows the load
+    threads.configure(1)
+    assert threads.governor() is None  # the user chose: nothing changes it
 
 
 def test_import_leaves_the_users_settings_alone():

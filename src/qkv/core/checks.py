@@ -167,9 +167,16 @@ def _heads(trace, site: _Site) -> list[CheckItem]:
     if trace.model is None:
         return []
     W_O = getattr(_block(trace.model, site), site.attn).W_O
-    heads = trace[f"{site.prefix}{site.attn}.hook_result"].sum(2) + (W_O.bias if W_O.bias is not None else 0)  # (B, T, d_model)
-    out = trace[f"{site.prefix}hook_{site.attn}_out"]
+    out = trace[f"{site.prefix}hook_{site.attn}_out"]  # on the CPU, as every recorded activation
+    b_O = W_O.bias.detach().to(out.device) if W_O.bias is not None else 0
+    heads = trace[f"{site.prefix}{site.attn}.hook_result"].sum(2) + b_O  # (B, T, d_model)
     return [_close(site, f"heads' results + b_O = {site.attn}_out", heads, out)]
+
+
+def _apply(module, x: torch.Tensor) -> torch.Tensor:
+    """module(x) on the module's device (a model on a GPU), the result where x is (the trace's CPU)."""
+    p = next(module.parameters(), None)
+    return module(x.to(p.device)).to(x.device) if p is not None else module(x)
 
 
 def _stream(trace, site: _Site) -> list[CheckItem]:
@@ -196,7 +203,7 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
         elif trace.model is not None:
             norm = getattr(_block(trace.model, site), ln)
             with torch.no_grad():
-                items.append(_close(site, f"{name} = {ln.upper()}({summed})", a, norm(b + o)))
+                items.append(_close(site, f"{name} = {ln.upper()}({summed})", a, _apply(norm, b + o)))
     return items
 
 

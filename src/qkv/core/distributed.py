@@ -14,6 +14,7 @@ Only rank 0 writes the checkpoint, the log and the progress bar.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +28,18 @@ import torch.distributed as dist
 
 from . import threads
 
-TIMEOUT_S = float(os.environ.get("QKV_DDP_TIMEOUT", 120))  # how long a collective waits for a peer
+TIMEOUT_S = 120.0  # how long a collective waits for a peer, unless QKV_DDP_TIMEOUT says otherwise
+
+
+def timeout_s() -> float:
+    text = os.environ.get("QKV_DDP_TIMEOUT", "").strip()
+    try:
+        value = float(text) if text else TIMEOUT_S
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise ValueError(f"QKV_DDP_TIMEOUT must be a number of seconds > 0; got {text!r}")
+    return value
 
 
 class PeerLost(RuntimeError):
@@ -97,19 +109,34 @@ def current() -> World:
 
 
 def join(device: torch.device | None = None) -> World:
-    """Join the process group torchrun's environment describes (once); gloo on CPU, NCCL on CUDA."""
+    """Join the process group torchrun's environment describes (once): gloo on the CPU; on CUDA, NCCL
+    for the gradients and gloo for the few CPU numbers (losses) the ranks share."""
     world = current()
     if world.size > 1 and not dist.is_initialized():
-        backend = "nccl" if device is not None and device.type == "cuda" else "gloo"
-        if backend == "nccl":
-            torch.cuda.set_device(world.local_rank)
+        timeout = timeout_s()
+        cuda = device is not None and device.type == "cuda"
+        if cuda:
+            torch.cuda.set_device(device)
         try:
-            dist.init_process_group(backend, timeout=timedelta(seconds=TIMEOUT_S))
+            dist.init_process_group("cpu:gloo,cuda:nccl" if cuda else "gloo", timeout=timedelta(seconds=timeout))
         except (RuntimeError, ValueError) as e:  # DistStoreError and friends are RuntimeErrors
             raise PeerLost(f"could not join the {world.size} training processes at "
-                           f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} within "
-                           f"{TIMEOUT_S:.0f} s ({_first_line(e)})") from None
+                           f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} "
+                           f"(waited up to {timeout:.0f} s: {_first_line(e)})") from None
     return world
+
+
+def gpu_for(world: World, device: torch.device) -> torch.device:
+    """The GPU of this rank: cuda:LOCAL_RANK (one GPU per process on each machine)."""
+    if world.size == 1 or device.type != "cuda":
+        return device
+    if device.index is not None:
+        raise ValueError(f"with several processes each takes the GPU of its local rank; use --device cuda, "
+                         f"not {device}")
+    if world.local_rank >= torch.cuda.device_count():
+        raise ValueError(f"process {world.local_rank} of this machine has no GPU of its own "
+                         f"({torch.cuda.device_count()} GPU(s)); start at most that many processes per machine")
+    return torch.device("cuda", world.local_rank)
 
 
 def leave() -> None:
@@ -161,18 +188,45 @@ def launch(nproc: int, argv: list[str]) -> int:
     """Run `python -m qkv <argv>` in nproc processes on this machine, as `torchrun --standalone
     --nproc-per-node=nproc -m qkv <argv>` would (the same environment); the first failure stops the
     rest. Returns the exit status: 0, the failed rank's status, or 130 after Ctrl-C."""
-    if not 2 <= nproc <= 256:
-        raise ValueError(f"--nproc must be between 2 and 256; got {nproc}")
+    if not 1 <= nproc <= 256:
+        raise ValueError(f"--nproc must be between 1 and 256; got {nproc}")
     base = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(nproc),
             "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": "0"}
     base.setdefault("OMP_NUM_THREADS", str(threads.per_process(nproc)))  # the cores, shared out
-    procs = [subprocess.Popen([sys.executable, "-m", "qkv", *argv],
-                              env={**base, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
+    base["QKV_LAUNCHED"] = "1"  # one machine, the same inputs: rank 0 alone reports an error in them
+    procs = [subprocess.Popen([sys.executable, "-m", "qkv", *argv], env={**base, "RANK": str(r), "LOCAL_RANK": str(r)},
+                              preexec_fn=_die_with_parent) for r in range(nproc)]
+    before = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _wait(procs)
-    except KeyboardInterrupt:  # the terminal sent SIGINT to every process: let them save and stop
+    except KeyboardInterrupt:  # Ctrl-C reached every process: each stops, rank 0 saves first
         _stop(procs, grace=30)
         return 130
+    except _Terminated:  # `kill`, a scheduler: passed on as a Ctrl-C, so rank 0 still saves
+        for p in procs:
+            p.send_signal(signal.SIGINT)
+        _stop(procs, grace=30)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _terminated(signum, frame):
+    raise _Terminated
+
+
+def _die_with_parent() -> None:
+    """In each child (Linux): SIGTERM when the launcher dies, however it dies; no orphans keep training."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _wait(procs: list[subprocess.Popen]) -> int:

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 import torch
 
+from .device import model_device
 from .models.gpt import GPT
 from .nn.decode import Decoder
 
@@ -100,11 +101,6 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
             if cache is not None:
                 cache.length = 0
             logits = model(torch.tensor([context[-n_ctx:]], device=device), cache)[0, -1]
-
-
-def model_device(model) -> torch.device:
-    """Where the model's weights are (generation makes its tensors there)."""
-    return next(model.parameters()).device
 
 
 @torch.inference_mode()

@@ -2,7 +2,10 @@
 periodic evaluation, atomic checkpoints and an exact resume.
 
 Every step draws its batch and its dropout masks from generators seeded by (seed, step), so a
-run that is stopped and resumed sees exactly the numbers an uninterrupted run sees.
+run that is stopped and resumed sees exactly the numbers an uninterrupted run sees: the same
+batches always, and the same sums bit for bit at a fixed thread count (--threads or QKV_THREADS;
+otherwise `qkv train` follows the machine's load, and a sum over 1 or 2 threads can differ in
+its last bit).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from . import checkpoint, device as devices, distributed, lock, rundir, threads
 from .resume import load_optimizer, read_log, recorded_source
 from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
 from .data import get_batch, read_text, split_ids
-from .device import Precision
+from .device import Precision, model_device
 from .distributed import World
 from .models.gpt import GPT, lm_loss
 from .tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
@@ -57,17 +60,13 @@ def make_optimizer(model: GPT, tc: TrainConfig) -> torch.optim.AdamW:
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    fused = devices.fused_adamw(device_of(model))
+    fused = devices.fused_adamw(model_device(model))
     return torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2), fused=fused)
 
 
 def step_seed(seed: int, step: int) -> int:
     """The seed of the generators of one step: a resumed run draws what an uninterrupted one draws."""
     return (seed * 1_000_003 + step) % (2**63)
-
-
-def device_of(model: torch.nn.Module) -> torch.device:
-    return next(model.parameters()).device
 
 
 FLOAT32 = Precision("cpu", "float32")
@@ -77,17 +76,18 @@ FLOAT32 = Precision("cpu", "float32")
 def evaluate(model: GPT, ids: torch.Tensor, tc: TrainConfig, world: World = World(),
              precision: Precision = FLOAT32) -> float:
     """Mean loss over eval_steps batches, always the same batches (a generator seeded by `seed`).
-    With several processes, each scores every N-th batch and the sums are added up."""
+    With several processes, each scores its rows of every batch (as in training), and a batch's loss
+    is the mean of the ranks' losses."""
     was_training = model.training
     model.eval()
-    g, device, total = torch.Generator().manual_seed(tc.seed), device_of(model), 0.0
-    for i in range(tc.eval_steps):
-        x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g)  # every rank draws every batch: the same stream
-        if i % world.size == world.rank:
-            with precision.autocast():
-                total += lm_loss(model(x.to(device)), y.to(device)).item()
+    g, device, total = torch.Generator().manual_seed(tc.seed), model_device(model), 0.0
+    for _ in range(tc.eval_steps):
+        x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g)  # each (B, n_ctx)
+        x, y = world.shard(x).to(device), world.shard(y).to(device)  # each (B/N, n_ctx)
+        with precision.autocast():
+            total += lm_loss(model(x), y).item()
     model.train(was_training)
-    return world.total(total) / tc.eval_steps
+    return world.total(total) / (world.size * tc.eval_steps)
 
 
 def _text_source(text: str | None, text_path) -> tuple[str, dict]:
@@ -221,13 +221,10 @@ def train(
     (qkv.core.distributed), and only rank 0 writes to `out`.
     """
     world = distributed.current()
-    dev = devices.resolve(device)
-    if world.size > 1 and dev.type == "cuda" and dev.index is None:
-        dev = torch.device("cuda", world.local_rank)  # one GPU per process
+    dev = distributed.gpu_for(world, devices.resolve(device))
     Precision(dev, precision)  # a bad precision is an error before anything starts
     joined_here = world.size > 1 and not torch.distributed.is_initialized()
-    try:
-        world = distributed.join(dev)
+    try:  # the ranks meet in run_loop, once each has checked what it was given
         return _train(world, text, text_path, Path(out), tokenizer, vocab_size, preset, overrides, resume, force,
                       until, progress, (dev, precision))
     finally:
@@ -323,7 +320,7 @@ class LMData:
         the loss of the whole batch."""
         g = torch.Generator().manual_seed(step_seed(self.tc.seed, step))
         x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g)  # each (B, n_ctx)
-        device = device_of(model)
+        device = model_device(model)
         x, y = self.world.shard(x).to(device), self.world.shard(y).to(device)  # each (B/N, n_ctx)
         torch.manual_seed((step_seed(self.tc.seed + 1, step) + self.world.rank) % 2**63)  # dropout masks, per rank
         return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
@@ -341,6 +338,7 @@ def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult
     world = getattr(data, "world", World())
     if world.size > 1 and not isinstance(data, LMData):
         raise ValueError("only a GPT (qkv train without --task translate) trains on several processes")
+    distributed.join(run.device)
     distributed.barrier(world)  # every rank has read what it needs from `out` before rank 0 writes there
     devices.prepare(run.device)
     model.to(run.device)

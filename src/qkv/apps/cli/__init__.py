@@ -23,9 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.argv = argv  # what `qkv train --nproc N` passes on to its processes
-    # with several training processes, rank 0 speaks for all: the others say only what is theirs alone
+    # one of several training processes other than rank 0: it prefixes what it says with its rank, and
+    # under `qkv train --nproc` (one machine, the same inputs) leaves errors in the inputs to rank 0
     rank = os.environ.get("RANK", "0")
-    peer = rank != "0"
+    peer = args.command == "train" and os.environ.get("WORLD_SIZE", "1") != "1" and rank != "0"
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("QKV_DEBUG"):
             raise
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if not peer or isinstance(e, PeerLost):
+        if not (peer and isinstance(e, ValueError) and os.environ.get("QKV_LAUNCHED")):
             print(f"qkv: error{f' (rank {rank})' if peer else ''}: {message}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as e:  # a bug in qkv: still one line, the traceback on request

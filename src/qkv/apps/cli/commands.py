@@ -47,14 +47,16 @@ def _refuse_flags(args, names: list[str], why: str) -> None:
 
 
 def _without_nproc(argv: list[str]) -> list[str]:
-    """The command line minus --nproc N (each process it starts is one of the N)."""
+    """The command line minus --nproc N (each process it starts is one of the N), however argparse
+    let it be written: --nproc N, --nproc=N, or a prefix such as --npro N."""
     kept, skip = [], False
     for a in argv:
+        name = a.partition("=")[0]
         if skip:
             skip = False
-        elif a == "--nproc":
-            skip = True
-        elif not a.startswith("--nproc="):
+        elif len(name) > 3 and "--nproc".startswith(name):
+            skip = "=" not in a
+        else:
             kept.append(a)
     return kept
 

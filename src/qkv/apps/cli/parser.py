@@ -64,7 +64,7 @@ def _add_train(sub) -> None:
                                                        "words separated by spaces (default: the built-in corpus)")
     p.add_argument("--n-sentences", type=int, metavar="N", help="--task translate: training pairs drawn from the "
                                                                 "built-in corpus (default 20000)")
-    p.add_argument("--preset", help="tiny | baby | small (default tiny); translate for --task translate (its default)")
+    p.add_argument("--preset", help="tiny | baby | fast | small (default tiny); translate for --task translate (its default)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
     p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
