@@ -118,3 +118,15 @@ def test_edge_cases_and_errors():
         generate_batch(model, PROMPTS, 3, stop_ids=[[1], [2]])
     with pytest.raises(ValueError, match="temperature"):
         generate_batch(model, PROMPTS, 3, temperature=-1)
+
+
+def test_the_command_draws_several_samples_as_one_batch_each_as_its_own_seed_would(capsys, base):
+    from cli_util import run_ok
+
+    argv = ["generate", "--ckpt", str(base), "--prompt", "the", "--max-new-tokens", "10", "--temperature", "1"]
+    out, _ = run_ok(capsys, argv + ["--samples", "3", "--seed", "5"])
+    headers = [line for line in out.splitlines() if line.startswith("--- sample")]
+    assert headers == [f"--- sample {i} of 3 ---" for i in (1, 2, 3)]
+    samples = [part.split("\n", 1)[1] for part in out.split("--- sample ")[1:]]
+    alone = [run_ok(capsys, argv + ["--seed", str(5 + i)])[0] for i in range(3)]
+    assert samples == alone and len(set(alone)) > 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from qkv.core.bundled import default_ckpt, learner_tokenizer
 from qkv.core.checkpoint import load
 from qkv.core.corpus import default_text
-from qkv.core.sample import generate
+from qkv.core.sample import generate_texts
 from qkv.core.train import train
 
 from . import lessons
@@ -33,8 +33,10 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
               f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}")
     model, tokenizer = load(ckpt)
     print("\nSamples (temperature 0.5): the same word 苹果 continues differently after 吃了 and 投资了")
-    for prompt in ("我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"):
-        print(f"  {prompt}{generate(model, tokenizer, prompt, 12, temperature=0.5, seed=0).split(chr(10))[0]}")
+    prompts = ["我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"]
+    # one batch: the four rows decode together, each stopping at the end of its line
+    for prompt, sample in zip(prompts, generate_texts(model, tokenizer, prompts, 12, stop="\n", temperature=0.5, seed=0)):
+        print(f"  {prompt}{sample}")
     print(f"\nRunning every lesson ({lang}); figures and the report go to {report_dir}", flush=True)
     results, seconds = [], {}
     for name in lessons.LESSONS:

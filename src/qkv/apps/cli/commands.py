@@ -112,11 +112,12 @@ def _cropped(what: str, n: int, n_ctx: int, done: str) -> None:
 
 def generate(args) -> None:
     from qkv.core.checkpoint import load
+    from qkv.core.device import resolve
     from qkv.core.sample import check_generates, check_sampling, generate_ids
 
-    from qkv.core.device import resolve
-
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
+    if not 1 <= args.samples <= 1024:
+        raise ValueError(f"--samples must be between 1 and 1024; got {args.samples}")
     device = resolve(args.device)
     model, tokenizer = load(args.ckpt)
     model.to(device)  # its KV cache is made there too
@@ -130,6 +131,14 @@ def generate(args) -> None:
     elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it
         print(f"note: {len(ids)} prompt + {args.max_new_tokens} new tokens pass n_ctx = {n_ctx}: from new token "
               f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only", file=sys.stderr)
+    if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
+        from qkv.core.sample import generate_texts
+
+        texts = generate_texts(model, tokenizer, [args.prompt] * args.samples, args.max_new_tokens,
+                               temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+        for i, text in enumerate(texts):
+            print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
+        return
     sys.stdout.write(args.prompt)
     stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
                                    args.seed, use_cache=not args.no_cache), prev=ids[-1])

@@ -92,6 +92,8 @@ def _add_generate(sub) -> None:
     p.add_argument("--top-p", type=float)
     p.add_argument("--seed", type=seed, help="make the sampling reproducible (0 to 2**63 - 1)")
     p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
+    p.add_argument("--samples", type=int, default=1, metavar="N", help="N continuations at once, as one batch "
+                                                                       "(sample i is seeded seed + i; printed when all are done)")
     _device(p)
     _threads(p)
 
