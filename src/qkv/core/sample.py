@@ -88,7 +88,7 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
     # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
     cache = model.new_cache() if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
-    decoder = Decoder(model) if cache is not None and not model.training else None
+    decoder = Decoder.of(model) if cache is not None and not model.training else None
     for i in range(max_new_tokens):
         token = _pick(logits, temperature, top_k, top_p, generator)
         yield token
@@ -143,7 +143,7 @@ def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, te
     # a non-causal model's earlier keys change with every new token, and dropout in training mode
     # is not what Decoder computes: then every step runs the windows again
     incremental = model.cfg.causal and not model.training
-    decoder = Decoder(model) if incremental else None
+    decoder = Decoder.of(model) if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
     while rows:

@@ -11,9 +11,9 @@ no dropout).
 Two things make a step cheap:
 - the weight matrices are kept transposed, (d_in, d_out) in memory order, so that x W is one
   `addmm` over a contiguous matrix; a matrix-vector product in that layout runs about twice as
-  fast as F.linear's (d_out, d_in) one at `baby`'s sizes on an x86 CPU with MKL. These are copies,
-  made when the Decoder is made (once per generate call), so they cost the weights' size in memory
-  while generating and follow any change made to the model before that;
+  fast as F.linear's (d_out, d_in) one at `baby`'s sizes on an x86 CPU with MKL. These are copies:
+  `Decoder.of(model)` keeps them with the model (the weights' size in memory) and makes them again
+  when a weight has changed since (an optimizer step, a load, a move to another device);
 - nothing goes through nn.Module calls, hooks or the tap machinery.
 
 Batched steps (step_batch) take each row's own position and a mask of the cache slots it may
@@ -85,6 +85,16 @@ class Decoder:
             act=b.mlp.act) for b in model.blocks]
         self.ln_final = _norm(model.ln_final)
         self.W_U, self.b_U = _t(model.unembed.weight), bias(model.unembed)  # W_U: (d_model, d_vocab)
+
+    @classmethod
+    def of(cls, model) -> "Decoder":
+        """The model's Decoder, made again only when a weight changed: every in-place change bumps a
+        tensor's version, and a move or a new tensor changes its storage."""
+        key = tuple((p.data_ptr(), p._version) for p in model.parameters())
+        kept = model.__dict__.get("_decoder")  # a plain attribute, not a submodule: not in the state dict
+        if kept is None or kept[0] != key:
+            kept = model.__dict__["_decoder"] = (key, cls(model))
+        return kept[1]
 
     @staticmethod
     def _attention(L, x: torch.Tensor, cache, t: int, positions, key_mask) -> torch.Tensor:
