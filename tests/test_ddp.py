@@ -236,3 +236,13 @@ def test_a_refusal_of_rank_0_is_one_line_and_an_abbreviated_nproc_works(one, tex
     assert run.stderr.strip().splitlines() == [
         f"qkv: error: {one} already holds a checkpoint; use --resume to continue it or --force to replace it"]
     assert (one / "state.json").read_text() == before
+
+
+def test_a_translation_model_is_refused_on_several_processes_before_anything_is_written(tmp_path):
+    out = tmp_path / "mt"
+    run = qkv("train", "--task", "translate", "--nproc", "2", "--out", str(out), "--n-sentences", "200",
+              "--set", "steps=2", "--quiet", check=False)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        "qkv: error: only a GPT (qkv train without --task translate) trains on several processes"]
+    assert not (out / "state.json").exists()

@@ -335,7 +335,7 @@ class LMData:
 def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult:
     """The training loop, in a directory whose lock the caller holds; run.data draws and evaluates."""
     model, tc, start, last, data = run.model, run.tc, run.start, run.last, run.data
-    world = getattr(data, "world", World())
+    world = data.world if isinstance(data, LMData) else distributed.current()
     if world.size > 1 and not isinstance(data, LMData):
         raise ValueError("only a GPT (qkv train without --task translate) trains on several processes")
     distributed.join(run.device)
