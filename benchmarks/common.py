@@ -20,8 +20,9 @@ def quiet_transformers() -> None:
     transformers.logging.set_verbosity_error()
 
 
-def gpt2_shaped(preset: str, d_vocab: int, n_ctx: int | None = None, init_std: float = 0.02,
-                activation: str = "gelu_tanh") -> qkv.ModelConfig:
+def gpt2_shaped(
+    preset: str, d_vocab: int, n_ctx: int | None = None, init_std: float = 0.02, activation: str = "gelu_tanh"
+) -> qkv.ModelConfig:
     """The preset's sizes with GPT-2's choices (tied embeddings, no unembedding bias, by default
     GPT-2's tanh GELU), so the Hugging Face model has exactly the same parameters and function."""
     sizes = dict(qkv.PRESETS[preset].model)
@@ -29,8 +30,9 @@ def gpt2_shaped(preset: str, d_vocab: int, n_ctx: int | None = None, init_std: f
         sizes.pop(k, None)
     if n_ctx is not None:
         sizes["n_ctx"] = n_ctx
-    return qkv.ModelConfig(d_vocab=d_vocab, tie_embeddings=True, unembed_bias=False, activation=activation,
-                           init_std=init_std, **sizes)
+    return qkv.ModelConfig(
+        d_vocab=d_vocab, tie_embeddings=True, unembed_bias=False, activation=activation, init_std=init_std, **sizes
+    )
 
 
 def model_pair(cfg: qkv.ModelConfig, seed: int = 0):

@@ -36,8 +36,10 @@ from common import machine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from browser_util import ARGS, CHROMIUM, act, choose, free_port, load_page, settle, start_server, stop  # noqa: E402
 
-SENTENCES = ["To be, or not to be, that is the question: Whether 'tis nobler i",
-             "Now is the winter of our discontent made glorious summer by this"]
+SENTENCES = [
+    "To be, or not to be, that is the question: Whether 'tis nobler i",
+    "Now is the winter of our discontent made glorious summer by this",
+]
 TARGET_MS = 100
 
 
@@ -87,22 +89,32 @@ def measure(browser, rounds: int) -> None:
     for t in timings:
         by_kind.setdefault(t["what"], []).append(t)
     print(f"small preset (6 layers x 6 heads, d_head 64), 64 tokens, {rounds} rounds; target < {TARGET_MS} ms")
-    print(f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}{'painted < target':>18}"
-          f"{'all cards median':>18}")
+    print(
+        f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}{'painted < target':>18}"
+        f"{'all cards median':>18}"
+    )
     for kind in ("text", "layer", "head", "token"):
         rows = by_kind.get(kind, [])
         if rows:
             script, painted = [t["ms"] for t in rows], [t["paint_ms"] for t in rows]
-            print(f"{kind:<26}{statistics.median(script):>14.1f}{statistics.median(painted):>15.1f}{max(painted):>12.1f}"
-                  f"{sum(p < TARGET_MS for p in painted):>13}/{len(painted)}"
-                  f"{statistics.median(t.get('done_ms') or t['paint_ms'] for t in rows):>18.1f}")
-    print(f"{'  /api/view from Python':<26}{statistics.median(python_ms):>14.1f}{'':>15}{max(python_ms):>12.1f}"
-          "   (the sentence's request alone: server + transfer)")
+            print(
+                f"{kind:<26}{statistics.median(script):>14.1f}{statistics.median(painted):>15.1f}{max(painted):>12.1f}"
+                f"{sum(p < TARGET_MS for p in painted):>13}/{len(painted)}"
+                f"{statistics.median(t.get('done_ms') or t['paint_ms'] for t in rows):>18.1f}"
+            )
+    print(
+        f"{'  /api/view from Python':<26}{statistics.median(python_ms):>14.1f}{'':>15}{max(python_ms):>12.1f}"
+        "   (the sentence's request alone: server + transfer)"
+    )
     if server_ms:
-        print(f"{'  of which view()':<26}{statistics.median(server_ms):>14.1f}{'':>15}{max(server_ms):>12.1f}"
-              "   (the server computing the view document)")
-    print(f"load average while measuring (other processes share the CPUs): {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} CPUs")
+        print(
+            f"{'  of which view()':<26}{statistics.median(server_ms):>14.1f}{'':>15}{max(server_ms):>12.1f}"
+            "   (the server computing the view document)"
+        )
+    print(
+        f"load average while measuring (other processes share the CPUs): {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} CPUs"
+    )
 
 
 def screenshot(browser, path: Path) -> None:

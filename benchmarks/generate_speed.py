@@ -64,8 +64,14 @@ def measure(preset: str, new_tokens: int, rounds: int) -> dict:
 
     @torch.inference_mode()
     def run_hf():
-        out = theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=new_tokens,
-                              min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)
+        out = theirs.generate(
+            prompt,
+            attention_mask=torch.ones_like(prompt),
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=0,
+        )
         return out[0, PROMPT_LEN:].tolist()
 
     same = run_qkv() == run_hf() == run_qkv(cache=False)
@@ -93,8 +99,14 @@ def measure_batch(preset: str, batch: int, new_tokens: int, rounds: int) -> dict
 
     @torch.inference_mode()
     def run_hf():
-        out = theirs.generate(padded, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                              do_sample=False, pad_token_id=0)
+        out = theirs.generate(
+            padded,
+            attention_mask=mask,
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=0,
+        )
         return out[:, P:].tolist()
 
     same = run_qkv() == run_hf()
@@ -113,24 +125,33 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     print(f"generation speed, batch 1, {args.new_tokens} new tokens, greedy, {machine()}")
-    print(f"{'preset':<8}{'qkv tok/s':>11}{'HF tok/s':>10}{'qkv/HF':>8}{'no cache':>10}{'read bound':>12}"
-          f"{'bound/HF':>10}  same tokens")
+    print(
+        f"{'preset':<8}{'qkv tok/s':>11}{'HF tok/s':>10}{'qkv/HF':>8}{'no cache':>10}{'read bound':>12}"
+        f"{'bound/HF':>10}  same tokens"
+    )
     results = {}
     for preset in args.presets:
         r = measure(preset, args.new_tokens, args.rounds)
         results[preset] = r
-        print(f"{preset:<8}{r['qkv']:>11,.0f}{r['hf']:>10,.0f}{r['qkv'] / r['hf']:>7.2f}x{r['qkv_nocache']:>10,.0f}"
-              f"{r['read_bound']:>12,.0f}{r['read_bound'] / r['hf']:>9.2f}x  {'yes' if r['same_tokens'] else 'NO'}",
-              flush=True)
+        print(
+            f"{preset:<8}{r['qkv']:>11,.0f}{r['hf']:>10,.0f}{r['qkv'] / r['hf']:>7.2f}x{r['qkv_nocache']:>10,.0f}"
+            f"{r['read_bound']:>12,.0f}{r['read_bound'] / r['hf']:>9.2f}x  {'yes' if r['same_tokens'] else 'NO'}",
+            flush=True,
+        )
     if args.batch:
-        print(f"\nbatched: {args.batch} prompts of 8..{6 + 2 * args.batch} tokens, left padding, "
-              f"{args.new_tokens} new tokens each, greedy; tok/s counts every row's new tokens")
+        print(
+            f"\nbatched: {args.batch} prompts of 8..{6 + 2 * args.batch} tokens, left padding, "
+            f"{args.new_tokens} new tokens each, greedy; tok/s counts every row's new tokens"
+        )
         print(f"{'preset':<8}{'qkv tok/s':>11}{'HF tok/s':>10}{'qkv/HF':>8}  same tokens")
         for preset in args.presets:
             r = measure_batch(preset, args.batch, args.new_tokens, max(1, args.rounds // 2))
             results[f"{preset}_batch{args.batch}"] = r
-            print(f"{preset:<8}{r['qkv']:>11,.0f}{r['hf']:>10,.0f}{r['qkv'] / r['hf']:>7.2f}x  "
-                  f"{'yes' if r['same_tokens'] else 'NO'}", flush=True)
+            print(
+                f"{preset:<8}{r['qkv']:>11,.0f}{r['hf']:>10,.0f}{r['qkv'] / r['hf']:>7.2f}x  "
+                f"{'yes' if r['same_tokens'] else 'NO'}",
+                flush=True,
+            )
     if args.json:
         print(json.dumps(results))
 

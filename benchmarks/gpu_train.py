@@ -37,9 +37,21 @@ from qkv.core.device import Precision, fused_adamw, prepare, resolve
 # dense (no sparsity) bf16 tensor-core peaks in TFLOP/s, from the vendors' data sheets; the first
 # name that occurs in torch.cuda.get_device_name() wins, so the more specific names come first
 PEAK_TFLOPS = [
-    ("H100 PCIe", 756.0), ("H100 NVL", 835.0), ("H200", 989.0), ("H100", 989.0), ("GH200", 989.0),
-    ("A100", 312.0), ("L40S", 362.0), ("L40", 181.0), ("L4", 121.0), ("A10G", 70.0), ("A10", 125.0),
-    ("RTX 4090", 165.0), ("RTX 3090", 71.0), ("V100", 125.0), ("T4", 65.0),  # V100, T4: fp16 (no bf16)
+    ("H100 PCIe", 756.0),
+    ("H100 NVL", 835.0),
+    ("H200", 989.0),
+    ("H100", 989.0),
+    ("GH200", 989.0),
+    ("A100", 312.0),
+    ("L40S", 362.0),
+    ("L40", 181.0),
+    ("L4", 121.0),
+    ("A10G", 70.0),
+    ("A10", 125.0),
+    ("RTX 4090", 165.0),
+    ("RTX 3090", 71.0),
+    ("V100", 125.0),
+    ("T4", 65.0),  # V100, T4: fp16 (no bf16)
 ]
 
 SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
@@ -60,7 +72,9 @@ def config(shape: str, smoke: bool) -> tuple[qkv.ModelConfig, int]:
     if sizes is None:
         return gpt2_shaped(shape, d_vocab), batch
     cfg = gpt2_shaped("small", d_vocab)
-    return qkv.ModelConfig(**{**cfg.to_dict(), **sizes, "d_mlp": 4 * sizes["d_model"], "d_head": sizes["d_model"] // sizes["n_heads"]}), batch
+    return qkv.ModelConfig(
+        **{**cfg.to_dict(), **sizes, "d_mlp": 4 * sizes["d_model"], "d_head": sizes["d_model"] // sizes["n_heads"]}
+    ), batch
 
 
 def peak_tflops(device: torch.device, override: float | None) -> float | None:
@@ -109,7 +123,9 @@ def step_fn(model, hf: bool, batch: int, cfg, device, precision_name: str, seed:
 def same_function(ours, theirs, cfg, device) -> float:
     """The largest logit difference of the two models on one batch, in float32: they are one function."""
     ours.eval(), theirs.eval()
-    x = torch.randint(cfg.d_vocab, (2, cfg.n_ctx), device=device, generator=torch.Generator(device=device).manual_seed(0))
+    x = torch.randint(
+        cfg.d_vocab, (2, cfg.n_ctx), device=device, generator=torch.Generator(device=device).manual_seed(0)
+    )
     return (ours(x) - theirs(x).logits).abs().max().item()
 
 
@@ -142,10 +158,20 @@ def measure(shape: str, args, device: torch.device) -> dict:
     flops = flops_per_token(ours, cfg)
     peak = peak_tflops(device, args.peak_tflops)
     mfu = {name: (v * flops / (peak * 1e12) if peak else None) for name, v in tok_s.items()}
-    return {"shape": shape, "n_params": ours.num_params(), "batch": batch, "n_ctx": cfg.n_ctx,
-            "precision": precision.name, "hf_attention": attn_impl, "max_logit_diff_fp32": diff,
-            "flops_per_token": flops, "peak_tflops": peak, "tokens_per_s": tok_s, "mfu": mfu,
-            "seconds": {k: sorted(v) for k, v in times.items()}}
+    return {
+        "shape": shape,
+        "n_params": ours.num_params(),
+        "batch": batch,
+        "n_ctx": cfg.n_ctx,
+        "precision": precision.name,
+        "hf_attention": attn_impl,
+        "max_logit_diff_fp32": diff,
+        "flops_per_token": flops,
+        "peak_tflops": peak,
+        "tokens_per_s": tok_s,
+        "mfu": mfu,
+        "seconds": {k: sorted(v) for k, v in times.items()},
+    }
 
 
 def main() -> None:
@@ -157,7 +183,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps per model first")
     ap.add_argument("--precision", default="auto", help="auto (CUDA: bf16, else fp16), bfloat16, float16 or float32")
-    ap.add_argument("--peak-tflops", type=float, help="the device's peak dense bf16 TFLOP/s, for MFU (default: by name)")
+    ap.add_argument(
+        "--peak-tflops", type=float, help="the device's peak dense bf16 TFLOP/s, for MFU (default: by name)"
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, 2 steps x 2 rounds, bf16 autocast")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -169,17 +197,21 @@ def main() -> None:
     torch.manual_seed(0)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     print(f"training speed on {name}{' (smoke: tiny shapes)' if args.smoke else ''}, {machine()}")
-    print(f"{'shape':<7}{'params':>9}{'batch x T':>11}{'prec':>6}{'qkv tok/s':>12}{'HF tok/s':>12}{'qkv/HF':>8}"
-          f"{'qkv MFU':>9}{'HF MFU':>8}  logits |diff| fp32")
+    print(
+        f"{'shape':<7}{'params':>9}{'batch x T':>11}{'prec':>6}{'qkv tok/s':>12}{'HF tok/s':>12}{'qkv/HF':>8}"
+        f"{'qkv MFU':>9}{'HF MFU':>8}  logits |diff| fp32"
+    )
     results = []
     for shape in args.shapes:
         r = measure(shape, args, device)
         results.append(r)
         q, h = r["tokens_per_s"]["qkv"], r["tokens_per_s"]["hf"]
         pct = lambda m: f"{100 * m:.1f}%" if m is not None else "n/a"  # noqa: E731
-        print(f"{shape:<7}{r['n_params'] / 1e6:>8.2f}M{r['batch']:>5} x {r['n_ctx']:<4}{SHORT[r['precision']]:>6}"
-              f"{q:>12,.0f}{h:>12,.0f}{q / h:>7.2f}x{pct(r['mfu']['qkv']):>9}{pct(r['mfu']['hf']):>8}  {r['max_logit_diff_fp32']:.1e}",
-              flush=True)
+        print(
+            f"{shape:<7}{r['n_params'] / 1e6:>8.2f}M{r['batch']:>5} x {r['n_ctx']:<4}{SHORT[r['precision']]:>6}"
+            f"{q:>12,.0f}{h:>12,.0f}{q / h:>7.2f}x{pct(r['mfu']['qkv']):>9}{pct(r['mfu']['hf']):>8}  {r['max_logit_diff_fp32']:.1e}",
+            flush=True,
+        )
     if args.json:
         print(json.dumps(results))
 

@@ -22,8 +22,10 @@ import torch
 from common import interleaved, machine, median, quiet_transformers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-TEXT = ("The bank raised its rates, so I walked along the river bank and ate an apple while thinking about "
-        "Apple shares, attention heads, and why every token looks at every other token in an encoder.")
+TEXT = (
+    "The bank raised its rates, so I walked along the river bank and ate an apple while thinking about "
+    "Apple shares, attention heads, and why every token looks at every other token in an encoder."
+)
 T = 64
 
 
@@ -44,8 +46,11 @@ def main() -> None:
     ids = torch.tensor([tok.encode(TEXT * 3)[: T - 1] + [tok.encode("")[-1]]])  # (1, 64): [CLS] ... [SEP]
     assert ids.shape == (1, T)
     with torch.inference_mode():
-        runs = {"BertModel": lambda: bert(input_ids=ids), "qkv forward": lambda: model(ids),
-                "qkv run_with_trace": lambda: model.run_with_trace(ids)}
+        runs = {
+            "BertModel": lambda: bert(input_ids=ids),
+            "qkv forward": lambda: model(ids),
+            "qkv run_with_trace": lambda: model.run_with_trace(ids),
+        }
         for f in runs.values():
             f()  # warm up
         times = interleaved(runs, args.rounds)
@@ -57,17 +62,24 @@ def main() -> None:
         explain(model, tok, "I ate an apple", layer=2, head=5).to_text()
         e.append(time.perf_counter() - t)
     t = time.perf_counter()
-    cli = subprocess.run([sys.executable, "-m", "qkv", "explain", "I ate an apple", "--ckpt", "minilm", "--layer", "2",
-                          "--head", "5"], capture_output=True, text=True)
+    cli = subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", "I ate an apple", "--ckpt", "minilm", "--layer", "2", "--head", "5"],
+        capture_output=True,
+        text=True,
+    )
     cli_s = time.perf_counter() - t
     print(f"all-MiniLM-L6-v2, {T} tokens, batch 1, float32, {machine()}")
     print(f"{'':<22}{'ms':>9}{'vs BertModel':>14}")
     for k, v in ms.items():
         print(f"{k:<22}{v:>9.2f}{v / ms['BertModel']:>13.2f}x")
     print(f"max |qkv - BertModel| over the last hidden states: {diff:.2e}")
-    print(f"load_pretrained('minilm'): {load_s * 1e3:.0f} ms; explain (layer 2, head 5), model loaded: {median(e) * 1e3:.0f} ms")
-    print(f"`qkv explain \"I ate an apple\" --ckpt minilm --layer 2 --head 5` in a fresh process: {cli_s:.2f} s "
-          f"(exit {cli.returncode}; target < 3 s)")
+    print(
+        f"load_pretrained('minilm'): {load_s * 1e3:.0f} ms; explain (layer 2, head 5), model loaded: {median(e) * 1e3:.0f} ms"
+    )
+    print(
+        f'`qkv explain "I ate an apple" --ckpt minilm --layer 2 --head 5` in a fresh process: {cli_s:.2f} s '
+        f"(exit {cli.returncode}; target < 3 s)"
+    )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from browser_util import ARGS, CHROMIUM, free_port, load_page, start_server, stop  # noqa: E402
 
 TARGET_FPS = 30
-RAF_COUNTER = ("() => { window.pgRaf = 0; const tick = () => { window.pgRaf++; requestAnimationFrame(tick); };"
-               " requestAnimationFrame(tick); }")
+RAF_COUNTER = (
+    "() => { window.pgRaf = 0; const tick = () => { window.pgRaf++; requestAnimationFrame(tick); };"
+    " requestAnimationFrame(tick); }"
+)
 # pointer moves sent from inside the page every 2 ms (the browser holds timers to ≥ 4 ms: ~250 a second),
 # around the same circle, to the same svg, with the id of the mouse pointer pressed by Playwright
 FAST_MOVES = """([x0, y0, ms, id]) => new Promise((done) => {
@@ -83,7 +85,9 @@ def one_drag(pg, moves: int, fast_ms: int) -> dict:
     pg.mouse.move(x0, y0)
     pg.mouse.down()
     if not pg.evaluate("() => !!PG.drag"):
-        raise RuntimeError("the mouse did not take k1: " + pg.evaluate(f"document.elementFromPoint({x0}, {y0}).outerHTML"))
+        raise RuntimeError(
+            "the mouse did not take k1: " + pg.evaluate(f"document.elementFromPoint({x0}, {y0}).outerHTML")
+        )
     start = pg.evaluate("() => [performance.now(), window.pgRaf]")
     if fast_ms:
         pointer = pg.evaluate("() => PG.drag && PG.drag.id")
@@ -100,8 +104,12 @@ def one_drag(pg, moves: int, fast_ms: int) -> dict:
     span_s = (end[0] - start[0]) / 1000
     if not during:
         raise RuntimeError("the drag did not redraw the playground: was k1 under the mouse?")
-    return {"redraws_per_s": len(during) / span_s, "browser_per_s": (end[1] - start[1]) / span_s,
-            "moves_per_s": moves / span_s, "ms": during}
+    return {
+        "redraws_per_s": len(during) / span_s,
+        "browser_per_s": (end[1] - start[1]) / span_s,
+        "moves_per_s": moves / span_s,
+        "ms": during,
+    }
 
 
 def measure(browser, url: str, moves: int, fast_ms: int, rounds: int) -> dict[int, float]:
@@ -113,23 +121,32 @@ def measure(browser, url: str, moves: int, fast_ms: int, rounds: int) -> dict[in
         pg.wait_for_function("() => document.body.dataset.busy !== '1'")
         pg.evaluate(RAF_COUNTER)
         pg.evaluate(STILL)
-        idle = pg.evaluate("() => new Promise((done) => { const n = window.pgRaf, t = performance.now();"
-                           " setTimeout(() => done((window.pgRaf - n) / (performance.now() - t) * 1000), 2000); })")
+        idle = pg.evaluate(
+            "() => new Promise((done) => { const n = window.pgRaf, t = performance.now();"
+            " setTimeout(() => done((window.pgRaf - n) / (performance.now() - t) * 1000), 2000); })"
+        )
         print(f"browser idle (nothing redrawn): {idle:.1f} frames/s")
         print(f"playground drag, {rounds} rounds each; target ≥ {TARGET_FPS} redraws/s")
-        print(f"{'keys':<6}{'pointer moves':<34}{'redraws/s':>10}{'browser/s':>11}{'moves/s':>9}"
-              f"{'script ms median':>18}{'max':>7}")
+        print(
+            f"{'keys':<6}{'pointer moves':<34}{'redraws/s':>10}{'browser/s':>11}{'moves/s':>9}"
+            f"{'script ms median':>18}{'max':>7}"
+        )
         figures = {}
         for keys in (3, 6):
             while pg.eval_on_selector_all("#pg-kplane .pg-key", "ks => ks.length") < keys:
                 pg.click("#playground .pg-add")
                 wait_idle(pg)
-            for how, fast in ((f"{moves} from Playwright (real mouse)", 0), (f"sent in the page for {fast_ms} ms", fast_ms)):
+            for how, fast in (
+                (f"{moves} from Playwright (real mouse)", 0),
+                (f"sent in the page for {fast_ms} ms", fast_ms),
+            ):
                 runs = [one_drag(pg, moves, fast) for _ in range(rounds)]
                 fps = statistics.median(r["redraws_per_s"] for r in runs)
                 ms = [m for r in runs for m in r["ms"]]
-                print(f"{keys:<6}{how:<34}{fps:>10.1f}{statistics.median(r['browser_per_s'] for r in runs):>11.1f}"
-                      f"{statistics.median(r['moves_per_s'] for r in runs):>9.0f}{statistics.median(ms):>18.2f}{max(ms):>7.2f}")
+                print(
+                    f"{keys:<6}{how:<34}{fps:>10.1f}{statistics.median(r['browser_per_s'] for r in runs):>11.1f}"
+                    f"{statistics.median(r['moves_per_s'] for r in runs):>9.0f}{statistics.median(ms):>18.2f}{max(ms):>7.2f}"
+                )
                 if fast:
                     figures[keys] = fps
         return figures
@@ -153,7 +170,9 @@ def screenshot(browser, url: str, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--moves", type=int, default=300, help="real mouse moves a round (default 300)")
-    ap.add_argument("--fast-ms", type=int, default=3000, help="milliseconds of in-page pointer moves a round (default 3000)")
+    ap.add_argument(
+        "--fast-ms", type=int, default=3000, help="milliseconds of in-page pointer moves a round (default 3000)"
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--screenshot", type=Path, metavar="PNG")
     args = ap.parse_args()
@@ -168,8 +187,11 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             try:
                 figures = measure(browser, url, args.moves, args.fast_ms, args.rounds)
-                print("playground drag: " + ", ".join(f"{fps:.0f} frames/s with {keys} keys" for keys, fps in figures.items())
-                      + f" (target ≥ {TARGET_FPS})")
+                print(
+                    "playground drag: "
+                    + ", ".join(f"{fps:.0f} frames/s with {keys} keys" for keys, fps in figures.items())
+                    + f" (target ≥ {TARGET_FPS})"
+                )
                 if args.screenshot:
                     screenshot(browser, url, args.screenshot)
             finally:

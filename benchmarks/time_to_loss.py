@@ -66,7 +66,7 @@ class Probe:
         model.eval()
         total = 0.0
         for i in range(0, len(self.x), 64):  # 64 windows at a time: the logits of a large vocabulary fit
-            x, y = self.x[i:i + 64], self.y[i:i + 64]
+            x, y = self.x[i : i + 64], self.y[i : i + 64]
             total += lm_loss(model(x), y).item() * len(x)
         model.train()
         return total / len(self.x)
@@ -132,8 +132,10 @@ def main() -> None:
     _, val_ids = split_ids(ids, TrainConfig().val_fraction, PROBE_CTX)
     probe = Probe(val_ids, args.windows)
     target = None if args.budget else args.target
-    print(f"{args.text}: {len(ids):,} chars, {tok.vocab_size} tokens; probe {len(probe.x)} val windows of "
-          f"{PROBE_CTX}; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(
+        f"{args.text}: {len(ids):,} chars, {tok.vocab_size} tokens; probe {len(probe.x)} val windows of "
+        f"{PROBE_CTX}; torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     results = {name: [] for name in RECIPES}
     for r in range(args.rounds):
         for name, preset in RECIPES.items():
@@ -144,12 +146,18 @@ def main() -> None:
             results[name].append(curve)
             if args.budget:
                 points = "  ".join(f"{w:.0f}s:{v:.3f}" for _, w, v in curve[1:])
-                print(f"round {r + 1} {name:16s} steps {curve[-1][0]:5d} in {curve[-1][1]:6.1f} s, "
-                      f"val {curve[-1][2]:.4f} | {points}", flush=True)
+                print(
+                    f"round {r + 1} {name:16s} steps {curve[-1][0]:5d} in {curve[-1][1]:6.1f} s, "
+                    f"val {curve[-1][2]:.4f} | {points}",
+                    flush=True,
+                )
             else:
                 step, wall, reached = first_reach(curve, args.target)
-                what = (f"step {step:5d} at {wall:6.1f} s" if reached else
-                        f"not reached in its {step} steps, {wall:.1f} s (best {min(v for *_, v in curve):.4f})")
+                what = (
+                    f"step {step:5d} at {wall:6.1f} s"
+                    if reached
+                    else f"not reached in its {step} steps, {wall:.1f} s (best {min(v for *_, v in curve):.4f})"
+                )
                 print(f"round {r + 1} {name:16s} val <= {args.target}: {what}", flush=True)
     if args.budget:
         return
@@ -166,8 +174,11 @@ def main() -> None:
         base, fast = "nanoGPT (baby)", "qkv fast"
         # a run that never reached the target counts with its whole time: a lower bound of its time to the target
         bound = "?" if missed[fast] and missed[base] else ">=" if missed[fast] else "<=" if missed[base] else ""
-        print(f"ratio fast/nanoGPT: {bound}{times[fast] / times[base]:.2f}x (probe time excluded; each recipe's "
-              "own evaluations included)")
+        print(
+            f"ratio fast/nanoGPT: {bound}{times[fast] / times[base]:.2f}x (probe time excluded; each recipe's "
+            "own evaluations included)"
+        )
+
 
 if __name__ == "__main__":
     main()

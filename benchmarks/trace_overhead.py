@@ -75,15 +75,23 @@ def main() -> None:
         times = interleaved({"forward": lambda: model(x), "trace": lambda: model.run_with_trace(x)}, args.rounds)
         _, trace = model.run_with_trace(x)
     fwd, tr = median(times["forward"]), median(times["trace"])
-    mem = {w: float(subprocess.run([sys.executable, __file__, "--one", w], capture_output=True, text=True,
-                                   check=True).stdout.split()[-1]) for w in ("forward", "trace")}
+    mem = {
+        w: float(
+            subprocess.run(
+                [sys.executable, __file__, "--one", w], capture_output=True, text=True, check=True
+            ).stdout.split()[-1]
+        )
+        for w in ("forward", "trace")
+    }
     stored = sum(t.numel() * t.element_size() for t in trace.values()) / 2**20
     print(f"run_with_trace vs forward, small preset shape, {T} tokens, batch 1, {machine()}")
     print(f"{'':<16}{'ms':>9}{'peak MiB':>10}")
     print(f"{'forward':<16}{fwd * 1e3:>9.1f}{mem['forward']:>10,.0f}")
     print(f"{'run_with_trace':<16}{tr * 1e3:>9.1f}{mem['trace']:>10,.0f}")
-    print(f"ratio trace/forward: {tr / fwd:.2f}x time (target <= 2x); the trace holds {len(trace)} "
-          f"activations, {stored:.0f} MiB")
+    print(
+        f"ratio trace/forward: {tr / fwd:.2f}x time (target <= 2x); the trace holds {len(trace)} "
+        f"activations, {stored:.0f} MiB"
+    )
     t = explain_time(args.rounds)
     if t is not None:
         print(f"explain on a 64-token sentence (baby shape), model loaded: {t * 1e3:.0f} ms (target < 300 ms)")

@@ -78,9 +78,20 @@ def train_only(preset: str, which: str, steps: int) -> None:
         quiet_transformers()
         from transformers import GPT2Config, GPT2LMHeadModel
 
-        model = GPT2LMHeadModel(GPT2Config(vocab_size=cfg.d_vocab, n_positions=cfg.n_ctx, n_embd=cfg.d_model,
-                                           n_layer=cfg.n_layers, n_head=cfg.n_heads, resid_pdrop=0, embd_pdrop=0,
-                                           attn_pdrop=0, bos_token_id=None, eos_token_id=None))
+        model = GPT2LMHeadModel(
+            GPT2Config(
+                vocab_size=cfg.d_vocab,
+                n_positions=cfg.n_ctx,
+                n_embd=cfg.d_model,
+                n_layer=cfg.n_layers,
+                n_head=cfg.n_heads,
+                resid_pdrop=0,
+                embd_pdrop=0,
+                attn_pdrop=0,
+                bos_token_id=None,
+                eos_token_id=None,
+            )
+        )
     step = step_fn(model, which == "hf", text_ids(D_VOCAB), BATCH[preset], cfg.n_ctx, 1)
     for _ in range(steps):
         step()
@@ -105,9 +116,11 @@ def main() -> None:
     for preset in [] if args.memory_only else args.presets:
         r = measure(preset, args.steps, args.rounds)
         results[preset] = r
-        rows = [("GPT-2's tanh GELU, both", r["qkv gelu_tanh"], r["hf gelu_tanh"]),
-                ("exact GELU (qkv's default), both", r["qkv gelu"], r["hf gelu"]),
-                ("defaults: qkv exact, HF GPT-2 tanh", r["qkv gelu"], r["hf gelu_tanh"])]
+        rows = [
+            ("GPT-2's tanh GELU, both", r["qkv gelu_tanh"], r["hf gelu_tanh"]),
+            ("exact GELU (qkv's default), both", r["qkv gelu"], r["hf gelu"]),
+            ("defaults: qkv exact, HF GPT-2 tanh", r["qkv gelu"], r["hf gelu_tanh"]),
+        ]
         for label, q, h in rows:
             print(f"{preset:<8}{label:<34}{q:>11,.0f}{h:>10,.0f}{q / h:>7.2f}x", flush=True)
     if args.memory or args.memory_only:

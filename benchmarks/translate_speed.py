@@ -22,8 +22,10 @@ from qkv.core.config import ModelConfig
 from qkv.core.models.seq2seq import Seq2Seq
 from qkv.core.models.torch_transformer import torch_name
 
-SHAPES = {"bundled": dict(d_model=128, n_heads=4, n_layers=2, n_encoder_layers=2),
-          "wide": dict(d_model=256, n_heads=8, n_layers=4, n_encoder_layers=4)}
+SHAPES = {
+    "bundled": dict(d_model=128, n_heads=4, n_layers=2, n_encoder_layers=2),
+    "wide": dict(d_model=256, n_heads=8, n_layers=4, n_encoder_layers=4),
+}
 SRC_LEN, NEW = 20, 40
 
 
@@ -31,8 +33,16 @@ def _pair(shape: dict):
     torch.manual_seed(0)
     cfg = ModelConfig(arch="seq2seq", d_vocab=800, n_ctx=64, init_std=0.3, activation="relu", **shape)
     ours = Seq2Seq(cfg).eval()
-    theirs = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_layers, cfg.d_mlp, dropout=0.0,
-                            batch_first=True, norm_first=cfg.norm == "pre").eval()
+    theirs = nn.Transformer(
+        cfg.d_model,
+        cfg.n_heads,
+        cfg.n_encoder_layers,
+        cfg.n_layers,
+        cfg.d_mlp,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=cfg.norm == "pre",
+    ).eval()
     sd = ours.state_dict()
     theirs.load_state_dict({name: sd[torch_name(name)] for name in theirs.state_dict()})
     return ours, theirs
@@ -73,11 +83,20 @@ def main() -> None:
         ours, theirs = _pair(shape)
         src = torch.randint(3, 800, (1, SRC_LEN), generator=torch.Generator().manual_seed(1))
         same = qkv_greedy(ours, src, True) == torch_greedy(ours, theirs, src) == qkv_greedy(ours, src, False)
-        times = interleaved({"qkv": lambda: qkv_greedy(ours, src, True), "torch": lambda: torch_greedy(ours, theirs, src),
-                             "nocache": lambda: qkv_greedy(ours, src, False)}, args.rounds)
+        times = interleaved(
+            {
+                "qkv": lambda: qkv_greedy(ours, src, True),
+                "torch": lambda: torch_greedy(ours, theirs, src),
+                "nocache": lambda: qkv_greedy(ours, src, False),
+            },
+            args.rounds,
+        )
         r = {k: NEW / median(t) for k, t in times.items()}
-        print(f"{name:<9}{r['qkv']:>10,.0f}{r['torch']:>12,.0f}{r['qkv'] / r['torch']:>9.2f}x{r['nocache']:>13,.0f}  "
-              f"{'yes' if same else 'NO'}", flush=True)
+        print(
+            f"{name:<9}{r['qkv']:>10,.0f}{r['torch']:>12,.0f}{r['qkv'] / r['torch']:>9.2f}x{r['nocache']:>13,.0f}  "
+            f"{'yes' if same else 'NO'}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

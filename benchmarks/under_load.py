@@ -47,6 +47,7 @@ BASE = {
 
 # ---------------------------------------------------------------- the worker (one measurement)
 
+
 def worker(args) -> None:
     if args.qkv_first:
         import qkv  # noqa: F401  (its environment defaults, before torch)
@@ -59,8 +60,15 @@ def worker(args) -> None:
 
     if args.worker == "train":
         text = {"text_path": str(SHAKESPEARE)} if SHAKESPEARE.exists() else {}
-        r = qkv.train(**text, out=args.out, tokenizer="char", preset="tiny", overrides=[f"steps={args.steps}"],
-                      progress=False, force=True)
+        r = qkv.train(
+            **text,
+            out=args.out,
+            tokenizer="char",
+            preset="tiny",
+            overrides=[f"steps={args.steps}"],
+            progress=False,
+            force=True,
+        )
         tok_s = r.tokens_per_s
     else:
         from qkv.core.sample import generate_ids
@@ -73,6 +81,7 @@ def worker(args) -> None:
 
 
 # ---------------------------------------------------------------- the driver
+
 
 @contextlib.contextmanager
 def cpu_lock(path="/tmp/cpu.lock"):
@@ -101,8 +110,18 @@ def run_worker(task: str, setting: dict, out: str, args) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in THREAD_ENV}
     env.update(setting["env"])
     env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, __file__, "--worker", task, "--out", out, "--steps", str(args.steps),
-           "--tokens", str(args.tokens)] + (["--qkv-first"] if setting["qkv_first"] else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        task,
+        "--out",
+        out,
+        "--steps",
+        str(args.steps),
+        "--tokens",
+        str(args.tokens),
+    ] + (["--qkv-first"] if setting["qkv_first"] else [])
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"worker failed ({task}, {setting}):\n{done.stderr[-2000:]}")
@@ -146,18 +165,24 @@ def main() -> None:
                 if r == 0 and "generate" in tasks:  # the model that generates
                     run_worker("train", settings["default"], gen_ckpt, args)
                 for n in loads:
-                    order = names[r % len(names):] + names[:r % len(names)]  # a different one first each round
+                    order = names[r % len(names) :] + names[: r % len(names)]  # a different one first each round
                     with competitors(n):
                         for s in order:
                             for t in tasks:
                                 res = run_worker(t, settings[s], train_out if t == "train" else gen_ckpt, args)
                                 speeds[t, s, n].append(res["tok_s"])
                                 threads[s, n] = res["threads"]
-                                print(f"round {r + 1} load {n} {s:>10} {t:>8}: {res['tok_s']:9,.0f} tok/s "
-                                      f"({res['threads']} threads)", file=sys.stderr, flush=True)
+                                print(
+                                    f"round {r + 1} load {n} {s:>10} {t:>8}: {res['tok_s']:9,.0f} tok/s "
+                                    f"({res['threads']} threads)",
+                                    file=sys.stderr,
+                                    flush=True,
+                                )
 
-    print(f"\n{os.cpu_count()} CPUs; train: tiny preset, char tokens, {args.steps} steps; generate: {args.tokens} "
-          f"tokens; median of {args.rounds} rounds (tokens/s)")
+    print(
+        f"\n{os.cpu_count()} CPUs; train: tiny preset, char tokens, {args.steps} steps; generate: {args.tokens} "
+        f"tokens; median of {args.rounds} rounds (tokens/s)"
+    )
     head = "".join(f"{f'{n} busy':>10}" for n in loads)
     slow = "".join(f"{f'x{n}':>8}" for n in loads if n)
     print(f"{'task':<9}{'setting':<12}{'threads':>8}{head}{slow}  idle vs default")
@@ -171,8 +196,10 @@ def main() -> None:
                 vs = f"{med[0] / statistics.median(speeds[t, 'default', 0]):.3f}"
             used = "/".join(str(threads[s, n]) for n in loads)
             print(f"{t:<9}{s:<12}{used:>8}{cells}{ratios}  {vs}")
-    print("x1, x2: slowdown with 1 or 2 competing processes (idle speed / loaded speed); "
-          "idle vs default: idle speed / torch default's idle speed")
+    print(
+        "x1, x2: slowdown with 1 or 2 competing processes (idle speed / loaded speed); "
+        "idle vs default: idle speed / torch default's idle speed"
+    )
 
 
 if __name__ == "__main__":

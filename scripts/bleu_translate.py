@@ -25,7 +25,9 @@ from qkv.core.translation import Example, collate, decode_target, encode_words
 
 def translations(model, tok, sources: list[tuple[str, ...]], beam: int) -> list[str]:
     if beam > 1:
-        return [decode_target(tok, beam_search(model, torch.tensor([encode_words(tok, s)]), beam)[0].ids) for s in sources]
+        return [
+            decode_target(tok, beam_search(model, torch.tensor([encode_words(tok, s)]), beam)[0].ids) for s in sources
+        ]
     out = []
     for i in range(0, len(sources), 64):  # greedy decodes a padded batch at once
         src, src_mask, _, _ = collate([Example(tuple(encode_words(tok, s)), (1,), (2,)) for s in sources[i : i + 64]])
@@ -48,8 +50,10 @@ def main() -> None:
         hyps = translations(ckpt.model, ckpt.tokenizer, sources, beam)
         bleu = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True)
         exact = sum(h == r for h, r in zip(hyps, refs))
-        print(f"{source}->{target} held-out ({len(held)} pairs), {'greedy' if beam == 1 else f'beam {beam}'}: "
-              f"BLEU {bleu.score:.2f}, {exact}/{len(held)} exactly right")
+        print(
+            f"{source}->{target} held-out ({len(held)} pairs), {'greedy' if beam == 1 else f'beam {beam}'}: "
+            f"BLEU {bleu.score:.2f}, {exact}/{len(held)} exactly right"
+        )
 
 
 if __name__ == "__main__":

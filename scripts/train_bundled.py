@@ -39,8 +39,7 @@ def main() -> None:
     text = default_text()
     tokenizer = learner_tokenizer(text, spell_seed=SPELL_SEED)  # spells a few words while training
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(text, out=tmp, tokenizer=tokenizer, preset="baby",
-                       overrides=SETTINGS, force=True)
+        result = train(text, out=tmp, tokenizer=tokenizer, preset="baby", overrides=SETTINGS, force=True)
         new, old = out.with_name(out.name + ".new"), out.with_name(out.name + ".old")
         shutil.rmtree(new, ignore_errors=True)
         size = bundle(Path(tmp), new)
@@ -49,9 +48,12 @@ def main() -> None:
         out.rename(old)
     new.rename(out)
     shutil.rmtree(old, ignore_errors=True)
-    print(f"bundled model: {tokenizer.n_words} words + {tokenizer.n_chars} characters + 256 bytes = "
-          f"{tokenizer.vocab_size} tokens; val loss {result.val_loss:.4f}; {size:.1f} MiB in {out}; "
-          f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
+    print(
+        f"bundled model: {tokenizer.n_words} words + {tokenizer.n_chars} characters + 256 bytes = "
+        f"{tokenizer.vocab_size} tokens; val loss {result.val_loss:.4f}; {size:.1f} MiB in {out}; "
+        f"{time.perf_counter() - start:.0f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         result = train_translation(out=tmp, direction="zh-en", preset="translate", overrides=SETTINGS, force=True)
         size = bundle(Path(tmp), OUT)
-    print(f"bundled translation model: train loss {result.train_loss:.4f}, val loss {result.val_loss:.4f}, "
-          f"{result.seconds:.0f} s of training, {size:.1f} MiB in {OUT}", file=sys.stderr)
+    print(
+        f"bundled translation model: train loss {result.train_loss:.4f}, val loss {result.val_loss:.4f}, "
+        f"{result.seconds:.0f} s of training, {size:.1f} MiB in {OUT}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

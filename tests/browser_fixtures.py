@@ -81,8 +81,11 @@ def numbers(text: str) -> list[float]:
 
 
 def step_rows(pg) -> dict[int, dict[str, str]]:
-    rows = pg.eval_on_selector_all("#steps tr[data-key]", """rows => rows.map(r => [+r.dataset.key,
-        Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""")
+    rows = pg.eval_on_selector_all(
+        "#steps tr[data-key]",
+        """rows => rows.map(r => [+r.dataset.key,
+        Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""",
+    )
     return {key: fields for key, fields in rows}
 
 
@@ -92,5 +95,9 @@ def bring_into_view(pg, selector: str) -> None:
     pg.eval_on_selector(selector, "el => el.scrollIntoView({block: 'start'})")
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     # a lazy panel (app.js: PANELS) wakes when its IntersectionObserver reports: wait for that too
-    pg.wait_for_function("""id => { const p = (typeof PANELS === 'undefined' ? [] : PANELS).find(q => q.name === id);
-                                    return !p || !p.lazy || p.awake; }""", arg=selector.lstrip("#"), polling=50)
+    pg.wait_for_function(
+        """id => { const p = (typeof PANELS === 'undefined' ? [] : PANELS).find(q => q.name === id);
+                                    return !p || !p.lazy || p.awake; }""",
+        arg=selector.lstrip("#"),
+        polling=50,
+    )

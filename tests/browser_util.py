@@ -16,8 +16,14 @@ import time
 import urllib.request
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -34,8 +40,9 @@ def start_server(*args: str, threads: int | None = 1):
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     log = tempfile.TemporaryFile("w+")  # uvicorn's log: a file, so a full pipe can never block the server
-    proc = subprocess.Popen([sys.executable, "-m", "qkv", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=log, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qkv", "serve", *args], stdout=subprocess.PIPE, stderr=log, text=True, env=env
+    )
     line = proc.stdout.readline()  # "qkv explorer: http://127.0.0.1:PORT/  (model: ...)"
     match = re.search(r"http://[^ ]+/", line)
     if not match:
@@ -80,7 +87,9 @@ def act(pg, action, timeout=30_000):
 
 def settle(pg, idle_ms: int = 150) -> None:
     """Wait until the last redraw has been painted, then a moment more (as a person would)."""
-    pg.wait_for_function("() => { const t = qkv.timings; return t.length && t[t.length - 1].paint_ms !== null; }", polling=50)
+    pg.wait_for_function(
+        "() => { const t = qkv.timings; return t.length && t[t.length - 1].paint_ms !== null; }", polling=50
+    )
     pg.wait_for_timeout(idle_ms)
 
 

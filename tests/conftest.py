@@ -47,8 +47,14 @@ def runs(tmp_path_factory, text_file) -> dict[str, Path]:
     """Two runs stopped at step 10 of 20: "base", and "other" with another d_model and tokenizer (read-only)."""
     root = tmp_path_factory.mktemp("runs")
     train(text_path=text_file, out=root / "base", overrides=TINY, until=10, progress=False)
-    train(text_path=text_file, out=root / "other", overrides=TINY + ["d_model=16"], tokenizer="word",
-          until=10, progress=False)
+    train(
+        text_path=text_file,
+        out=root / "other",
+        overrides=TINY + ["d_model=16"],
+        tokenizer="word",
+        until=10,
+        progress=False,
+    )
     assert sorted(snapshot(root / "base")) == sorted(FILES)
     return {"base": root / "base", "other": root / "other"}
 

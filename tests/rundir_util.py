@@ -7,11 +7,25 @@ from pathlib import Path
 
 from qkv.apps.cli import main
 
-TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4",
-        "eval_interval=10", "eval_steps=2"]
+TINY = [
+    "n_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "n_ctx=16",
+    "steps=20",
+    "batch_size=4",
+    "eval_interval=10",
+    "eval_steps=2",
+]
 QKV = [sys.executable, "-m", "qkv"]
-FILES = ["config.json", "tokenizer.json", "state.json", "model-0000010.safetensors",
-         "optimizer-0000010.safetensors", "log.jsonl"]
+FILES = [
+    "config.json",
+    "tokenizer.json",
+    "state.json",
+    "model-0000010.safetensors",
+    "optimizer-0000010.safetensors",
+    "log.jsonl",
+]
 
 
 def sets(pairs) -> list[str]:

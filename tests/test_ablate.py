@@ -38,7 +38,7 @@ def w_o_zeroed(model, heads):
     d = model.cfg.d_head
     with torch.no_grad():
         for L, h in heads:
-            other.blocks[L].attn.W_O.weight[:, h * d:(h + 1) * d] = 0.0
+            other.blocks[L].attn.W_O.weight[:, h * d : (h + 1) * d] = 0.0
     return other
 
 
@@ -115,7 +115,7 @@ def test_only_later_layers_change(bundled):
         doc = ablate(model, tok, None, heads=[(L, h)], ids=ids)
         assert all(not any(row) for row in doc["max_change"][: L + 1])  # its own layer's patterns too
         assert doc["first"] == L
-        later = doc["max_change"][L + 1:]
+        later = doc["max_change"][L + 1 :]
         for n, row in enumerate(later):  # the document's numbers are the traces' differences
             diff = (after["pattern", L + 1 + n][0].double() - before["pattern", L + 1 + n][0].double()).abs()
             assert np.allclose(row, diff.amax(dim=(-1, -2)).numpy(), rtol=RTOL, atol=ATOL)
@@ -140,7 +140,7 @@ def test_fused_and_cached_paths_see_the_mask(bundled):
     with torch.no_grad(), heads_off(model, heads):
         fused, explicit = model(ids), model(ids, explicit=True)
         cache = model.new_cache()
-        step = torch.cat([model(ids[:, t:t + 1], cache) for t in range(ids.shape[1])], dim=1)  # one token at a time
+        step = torch.cat([model(ids[:, t : t + 1], cache) for t in range(ids.shape[1])], dim=1)  # one token at a time
         want = ref(ids)
     for got in (fused, explicit, step):
         assert torch.allclose(got, want, rtol=RTOL, atol=1e-4)
@@ -172,8 +172,11 @@ def test_bad_input(bundled):
             ablate(model, tok, SENTENCE, heads=heads)
     with pytest.raises(TextError):
         ablate(model, tok, SENTENCE, heads=[], token=99)
-    encoder = make_model(ModelConfig(arch="bert", causal=False, norm="post", d_vocab=20, n_ctx=8, d_model=8,
-                                     n_heads=2, d_head=4, n_layers=1))
+    encoder = make_model(
+        ModelConfig(
+            arch="bert", causal=False, norm="post", d_vocab=20, n_ctx=8, d_model=8, n_heads=2, d_head=4, n_layers=1
+        )
+    )
     with pytest.raises(TextError):
         ablate(encoder, None, None, heads=[], ids=[1, 2])
 
@@ -188,10 +191,15 @@ def test_api_ablate(bundled):
     assert r.status_code == 200
     assert r.json() == ablate(model, tok, SENTENCE, heads=heads)
     assert all(b.attn.head_mask is None for b in model.blocks)
-    for bad, status in (({"text": SENTENCE, "heads": [[99, 0]]}, 400), ({"text": SENTENCE, "heads": [[0, 0, 0]]}, 422),
-                        ({"text": SENTENCE, "heads": [["0", 0]]}, 422), ({"text": SENTENCE}, 422),
-                        ({"text": SENTENCE, "heads": [], "token": 99}, 400), ({"heads": []}, 422),
-                        ({"text": SENTENCE, "heads": [], "top": 0}, 422)):
+    for bad, status in (
+        ({"text": SENTENCE, "heads": [[99, 0]]}, 400),
+        ({"text": SENTENCE, "heads": [[0, 0, 0]]}, 422),
+        ({"text": SENTENCE, "heads": [["0", 0]]}, 422),
+        ({"text": SENTENCE}, 422),
+        ({"text": SENTENCE, "heads": [], "token": 99}, 400),
+        ({"heads": []}, 422),
+        ({"text": SENTENCE, "heads": [], "top": 0}, 422),
+    ):
         r = c.post("/api/ablate", json=bad)
         assert r.status_code == status, (bad, r.json())
         assert r.json()["error"] and "\n" not in r.json()["error"]

@@ -35,17 +35,35 @@ def test_seed_numbers():
 
 def test_inputs_in_any_form_agree():
     q, K, V = [math.sqrt(2), 0], [[math.log(2), 0], [0, 1], [0, -1]], [[0, 0], [4, 0], [0, 4]]
-    for args in [(q, K, V), (np.array(q), np.array(K), np.array(V)),
-                 (torch.tensor(q), torch.tensor(K), torch.tensor(V)), (["sqrt(2)", "0"], K, V)]:
+    for args in [
+        (q, K, V),
+        (np.array(q), np.array(K), np.array(V)),
+        (torch.tensor(q), torch.tensor(K), torch.tensor(V)),
+        (["sqrt(2)", "0"], K, V),
+    ]:
         np.testing.assert_allclose(attend(*args).z, [1, 1], atol=1e-12)
 
 
-@pytest.mark.parametrize("lang, words", [("en", ["Match", "convex hull", "W_O", "residual", "dropout"]),
-                                         ("zh", ["匹配", "凸包", "W_O", "残差", "dropout", "归一化"])])
+@pytest.mark.parametrize(
+    "lang, words",
+    [
+        ("en", ["Match", "convex hull", "W_O", "residual", "dropout"]),
+        ("zh", ["匹配", "凸包", "W_O", "残差", "dropout", "归一化"]),
+    ],
+)
 def test_seed_text(lang, words):
     text = attend(**SEED).to_text(lang)
-    for shown in ["q = (√2, 0)", "k1 = (ln 2, 0)", "s = (ln 2, 0, 0)", "e^s = (2, 1, 1)", "(1, 1/2, 1/2)",
-                  "a = (1/2, 1/4, 1/4)", "z = (1, 1)", "w = (1/2, 1/4, 1/4)", "√2·ln 2"]:
+    for shown in [
+        "q = (√2, 0)",
+        "k1 = (ln 2, 0)",
+        "s = (ln 2, 0, 0)",
+        "e^s = (2, 1, 1)",
+        "(1, 1/2, 1/2)",
+        "a = (1/2, 1/4, 1/4)",
+        "z = (1, 1)",
+        "w = (1/2, 1/4, 1/4)",
+        "√2·ln 2",
+    ]:
         assert shown in text, shown
     for word in words:
         assert word in text, word
@@ -75,8 +93,21 @@ def _cli(argv):
 
 def test_cli_json_seed(tmp_path):
     figure = tmp_path / "hull.png"
-    out, err = _cli(["attend", "--q", "sqrt(2),0", "--k", "ln(2),0; 0,1; 0,-1", "--v", "0,0; 4,0; 0,4",
-                     "--format", "json", "--figure", str(figure)])
+    out, err = _cli(
+        [
+            "attend",
+            "--q",
+            "sqrt(2),0",
+            "--k",
+            "ln(2),0; 0,1; 0,-1",
+            "--v",
+            "0,0; 4,0; 0,4",
+            "--format",
+            "json",
+            "--figure",
+            str(figure),
+        ]
+    )
     data = json.loads(out)
     assert (data["format"], data["version"], data["kind"]) == ("qkv-explain", 1, "attend")
     assert data["scores"] == pytest.approx([math.log(2), 0, 0], abs=1e-12)
@@ -106,18 +137,21 @@ def test_cli_bad_input_is_one_line_valueerror():
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("q, K, V, says", [
-    ("1,2", "1,0; 0,1; 1", "1;2;3", "row 3"),                # ragged keys
-    ("1,2", "1,0,0; 0,1,0", "1;2", "columns"),               # K columns != len(q)
-    ("1,2", "1,0; 0,1", "1;2;3", "one value per key"),       # V rows != K rows
-    ("1,2", "", "1", "empty"),                               # empty K
-    ("1,2", [], [[1.0]], "empty"),
-    ("1,x", "1,0", "1", "q"),                                # unparsable
-    ("__import__('os')", "1", "1", "not allowed"),
-    ("1,2; 3,4", "1,0", "1", "one vector"),
-    ([1.0, 2.0], [[1.0, 0.0], [0.0]], [[1.0], [2.0]], "different lengths"),
-    ([1.0, float("nan")], [[1.0, 0.0]], [[1.0]], "finite"),
-])
+@pytest.mark.parametrize(
+    "q, K, V, says",
+    [
+        ("1,2", "1,0; 0,1; 1", "1;2;3", "row 3"),  # ragged keys
+        ("1,2", "1,0,0; 0,1,0", "1;2", "columns"),  # K columns != len(q)
+        ("1,2", "1,0; 0,1", "1;2;3", "one value per key"),  # V rows != K rows
+        ("1,2", "", "1", "empty"),  # empty K
+        ("1,2", [], [[1.0]], "empty"),
+        ("1,x", "1,0", "1", "q"),  # unparsable
+        ("__import__('os')", "1", "1", "not allowed"),
+        ("1,2; 3,4", "1,0", "1", "one vector"),
+        ([1.0, 2.0], [[1.0, 0.0], [0.0]], [[1.0], [2.0]], "different lengths"),
+        ([1.0, float("nan")], [[1.0, 0.0]], [[1.0]], "finite"),
+    ],
+)
 def test_bad_inputs(q, K, V, says):
     with pytest.raises(ValueError, match=says) as info:
         attend(q, K, V)
@@ -176,12 +210,15 @@ def test_outside_verdict_is_rendered():
     assert broken.to_json()["hull"]["inside"] is False
 
 
-@pytest.mark.parametrize("q, K, V, d_k, says", [
-    ("1e200", "1e200; -1e200", "1;2", None, "q·k1: the term 1e+200·1e+200 overflows"),
-    ("1,1", "1,1; 1e308,1e308", "1;2", None, "q·k2: the sum overflows"),
-    ("1e300", "1;1", "1;2", "1e-300", "s1 = 1e+300 / √1e-300 overflows"),
-    ("1e154", "1e154; -1e154", "1;2", None, "s2 − max s = -1e+308 − 1e+308 overflows"),
-])
+@pytest.mark.parametrize(
+    "q, K, V, d_k, says",
+    [
+        ("1e200", "1e200; -1e200", "1;2", None, "q·k1: the term 1e+200·1e+200 overflows"),
+        ("1,1", "1,1; 1e308,1e308", "1;2", None, "q·k2: the sum overflows"),
+        ("1e300", "1;1", "1;2", "1e-300", "s1 = 1e+300 / √1e-300 overflows"),
+        ("1e154", "1e154; -1e154", "1;2", None, "s2 − max s = -1e+308 − 1e+308 overflows"),
+    ],
+)
 def test_an_overflow_is_one_line_naming_the_step_and_no_warning(q, K, V, d_k, says):
     import warnings
 
@@ -201,11 +238,19 @@ def test_exps_may_overflow_without_a_warning():
     assert np.isinf(der.exps[0]) and der.weights[0] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("q, K, V, says", [
-    ([1.0] * 1001, [[1.0] * 1001], [[1.0]], "q has 1,001 entries; attend takes at most 1,000 per vector"),
-    ([1.0], [[1.0]], [[1.0] * 20_000], "each value has 20,000 entries; attend takes at most 1,000 per vector"),
-    ([1.0] * 100, [[1.0] * 100] * 60, [[1.0] * 100] * 60, "q, K and V hold 12,100 numbers; attend derives at most 10,000"),
-])
+@pytest.mark.parametrize(
+    "q, K, V, says",
+    [
+        ([1.0] * 1001, [[1.0] * 1001], [[1.0]], "q has 1,001 entries; attend takes at most 1,000 per vector"),
+        ([1.0], [[1.0]], [[1.0] * 20_000], "each value has 20,000 entries; attend takes at most 1,000 per vector"),
+        (
+            [1.0] * 100,
+            [[1.0] * 100] * 60,
+            [[1.0] * 100] * 60,
+            "q, K and V hold 12,100 numbers; attend derives at most 10,000",
+        ),
+    ],
+)
 def test_inputs_too_big_to_derive_are_refused_at_once(q, K, V, says, monkeypatch):
     """The hull check's LP matrix grows with the square of the value size (10,000 entries took 5 GB):
     the refusal comes before any computation (the LP is never reached)."""

@@ -28,8 +28,12 @@ def test_worked_example_by_hand():
     v = torch.tensor([[[[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]]], dtype=torch.float64)
     z, pattern, scores = attention(q, k, v)
     assert scores.shape == (1, 1, 1, 3)
-    torch.testing.assert_close(scores[0, 0, 0], torch.tensor([math.log(2), 0.0, 0.0], dtype=torch.float64), atol=1e-6, rtol=0)
-    torch.testing.assert_close(pattern[0, 0, 0], torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        scores[0, 0, 0], torch.tensor([math.log(2), 0.0, 0.0], dtype=torch.float64), atol=1e-6, rtol=0
+    )
+    torch.testing.assert_close(
+        pattern[0, 0, 0], torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64), atol=1e-6, rtol=0
+    )
     torch.testing.assert_close(z[0, 0, 0], torch.tensor([1.0, 1.0], dtype=torch.float64), atol=1e-6, rtol=0)
 
 
@@ -43,8 +47,11 @@ def test_causal_mask_shape_and_offset():
 
 def _qkv(B=2, H=3, Tq=5, Tk=5, D=8, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(B, H, Tq, D, generator=g), torch.randn(B, H, Tk, D, generator=g),
-            torch.randn(B, H, Tk, D, generator=g))
+    return (
+        torch.randn(B, H, Tq, D, generator=g),
+        torch.randn(B, H, Tk, D, generator=g),
+        torch.randn(B, H, Tk, D, generator=g),
+    )
 
 
 def test_matches_sdpa_without_mask():
@@ -126,9 +133,9 @@ def test_head_weights_reconstruct_the_fused_projection():
     mask = causal_mask(6, 6)
     out = mha.W_O.bias.clone()
     for h in range(3):
-        q = x @ hw["W_Q"][h] + b[h * 5:(h + 1) * 5]
-        k = x @ hw["W_K"][h] + b[d_attn + h * 5:d_attn + (h + 1) * 5]
-        v = x @ hw["W_V"][h] + b[2 * d_attn + h * 5:2 * d_attn + (h + 1) * 5]
+        q = x @ hw["W_Q"][h] + b[h * 5 : (h + 1) * 5]
+        k = x @ hw["W_K"][h] + b[d_attn + h * 5 : d_attn + (h + 1) * 5]
+        v = x @ hw["W_V"][h] + b[2 * d_attn + h * 5 : 2 * d_attn + (h + 1) * 5]
         z, _, _ = attention(q, k, v, mask)
         out = out + z @ hw["W_O"][h]
     with torch.no_grad():

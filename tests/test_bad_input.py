@@ -22,8 +22,19 @@ SENTENCE = "我 投资了 苹果 ，"
 BUNDLED = str(default_ckpt())
 VALUES = {"zero": "0", "negative": "-1", "huge": "1" + "0" * 30, "nan": "nan", "inf": "inf", "text": "abc"}
 FLOAT_VALUES = {**VALUES, "huge": "1e400"}  # a float that huge is inf; 1e30 is tried as "big"
-TINY = [f"--set={kv}" for kv in ("n_layers=1", "d_model=16", "n_heads=2", "n_ctx=8", "steps=2", "batch_size=2",
-                                  "eval_interval=1", "eval_steps=1")]
+TINY = [
+    f"--set={kv}"
+    for kv in (
+        "n_layers=1",
+        "d_model=16",
+        "n_heads=2",
+        "n_ctx=8",
+        "steps=2",
+        "batch_size=2",
+        "eval_interval=1",
+        "eval_steps=1",
+    )
+]
 GENERATE = ["generate", "--ckpt", BUNDLED, "--prompt", SENTENCE, "--max-new-tokens", "2"]
 TRAIN = ["train", "--text", "{tmp}/text.txt", "--out", "{tmp}/run", "--quiet", *TINY]
 FIGURE = ["figure", "hull", "--text", SENTENCE, "--out", "{tmp}/hull.png"]
@@ -54,12 +65,23 @@ FLAGS = [
     (TRAIN + ["--tokenizer", "word"], "--vocab-size", VALUES, {"huge"}),  # at most: every word
     (TRAIN + ["--tokenizer", "bpe"], "--vocab-size", VALUES, set()),
     (TRAIN, "--vocab-size", VALUES, set()),  # a char tokenizer takes none: every value is refused, not ignored
-    *[(TRAIN, "--set", {kind: f"{key}={v}" for kind, v in {**VALUES, "huge float": "1e400"}.items()}, valid)
-      for key, valid in (("steps", set()), ("lr", set()), ("batch_size", set()), ("n_ctx", set()),
-                         ("dropout", {"zero"}), ("seed", {"zero"}))],
+    *[
+        (TRAIN, "--set", {kind: f"{key}={v}" for kind, v in {**VALUES, "huge float": "1e400"}.items()}, valid)
+        for key, valid in (
+            ("steps", set()),
+            ("lr", set()),
+            ("batch_size", set()),
+            ("n_ctx", set()),
+            ("dropout", {"zero"}),
+            ("seed", {"zero"}),
+        )
+    ],
 ]
-CASES = [pytest.param(line, flag, kind, value, kind in valid, id=f"{line[0]} {flag} {value[:12]}")
-         for line, flag, values, valid in FLAGS for kind, value in values.items()]
+CASES = [
+    pytest.param(line, flag, kind, value, kind in valid, id=f"{line[0]} {flag} {value[:12]}")
+    for line, flag, values, valid in FLAGS
+    for kind, value in values.items()
+]
 
 # other bad input, one per subcommand, with what the line must name
 OTHERS = [
@@ -71,8 +93,10 @@ OTHERS = [
     (["trace", "苹果", "--names", "hook_nope"], "hook_nope"),
     (["trace", "苹果", "--check", "--names", "hook_nope"], "hook_nope"),
     ([*TRAIN, "--tokenizer", "word", "--vocab-size", "2"], "the vocabulary is too small for the text (2 tokens kept"),
-    (["figure", "loss", "--log", "{tmp}/binary", "--out", "{tmp}/loss.png"], "binary/log.jsonl is not a training log: "
-                                                                           "not UTF-8 text (byte 0)"),
+    (
+        ["figure", "loss", "--log", "{tmp}/binary", "--out", "{tmp}/loss.png"],
+        "binary/log.jsonl is not a training log: not UTF-8 text (byte 0)",
+    ),
     (["figure", "loss", "--log", "{tmp}/binary/log.jsonl", "--out", "{tmp}/loss.png"], "not UTF-8"),
     (["attend", "--q", "1e200", "--k", "1e200; -1e200", "--v", "1; 2"], "q·k1: the term 1e+200·1e+200 overflows"),
     (["attend", "--q", "1", "--k", "1; 1", "--v", "1e308; -1e308", "--figure", "{tmp}/a.png"], "cannot draw values"),
@@ -93,7 +117,11 @@ def tmp(tmp_path_factory):
 def run(argv: list[str]) -> tuple[int, str, str, list[str]]:
     """(exit code, stdout, stderr, warnings) of `qkv ARGV` in this process."""
     out, err = io.StringIO(), io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         warnings.simplefilter("always")
         try:
             code = main(argv)

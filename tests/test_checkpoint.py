@@ -23,8 +23,14 @@ REAL_REPLACE = os.replace
 # ---------------------------------------------------------------------------- round trips
 
 
-@pytest.mark.parametrize("kw", [{}, {"pos": "rope", "bias": False, "unembed_bias": False},
-                                {"norm": "post", "pos": "sinusoidal", "activation": "relu"}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"pos": "rope", "bias": False, "unembed_bias": False},
+        {"norm": "post", "pos": "sinusoidal", "activation": "relu"},
+    ],
+)
 def test_roundtrip_gives_identical_logits(tmp_path, kw):
     model, tok = tiny_model(**kw)
     with torch.no_grad():  # make every parameter non-default (biases start at 0, LN scales at 1)
@@ -39,8 +45,12 @@ def test_roundtrip_gives_identical_logits(tmp_path, kw):
     assert tok2.encode(TEXT) == tok.encode(TEXT)
     c = load_checkpoint(tmp_path)
     assert c.state["step"] == 7 and c.train_config is None and c.optimizer_state is None
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "model-0000007.safetensors",
-                                                            "state.json", "tokenizer.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "config.json",
+        "model-0000007.safetensors",
+        "state.json",
+        "tokenizer.json",
+    ]
 
 
 def test_tied_embeddings_stored_once_and_still_tied(tmp_path):
@@ -84,7 +94,9 @@ def test_newer_save_deletes_older_weight_files(tmp_path):
         trained_step(model, opt)
         save_weights(tmp_path, model, step, opt)
     assert sorted(p.name for p in tmp_path.glob("*.safetensors")) == [
-        "model-0000030.safetensors", "optimizer-0000030.safetensors"]
+        "model-0000030.safetensors",
+        "optimizer-0000030.safetensors",
+    ]
     assert torch.equal(logits(load(tmp_path)[0]), logits(model))  # same bytes, same ops, same process
 
 
@@ -143,8 +155,9 @@ def _base_checkpoint(d, with_optimizer: bool):
 
 def _switch(names: list[str]) -> int:
     """Which rename makes a save's checkpoint the one that loads: the first of state.json after the weights."""
-    return next(i for i, name in enumerate(names) if name == "state.json" and
-                any(n.startswith("model-") for n in names[:i]))
+    return next(
+        i for i, name in enumerate(names) if name == "state.json" and any(n.startswith("model-") for n in names[:i])
+    )
 
 
 def _killed_copies(monkeypatch, template, where, do_save):
@@ -209,7 +222,10 @@ def test_kill_at_every_rename_leaves_the_old_or_the_new_checkpoint(tmp_path, mon
         # and the next complete save cleans up whatever the kill left behind
         do_save(d)
         assert load_checkpoint(d).state["step"] == 20
-        leftovers = sorted(p.name for p in d.iterdir() if ".tmp-" in p.name or ".next." in p.name or
-                           (p.suffix == ".safetensors" and "-0000010" in p.name))
+        leftovers = sorted(
+            p.name
+            for p in d.iterdir()
+            if ".tmp-" in p.name or ".next." in p.name or (p.suffix == ".safetensors" and "-0000010" in p.name)
+        )
         assert leftovers == [], k
         assert ".qkv.lock" not in [p.name for p in d.iterdir()]

@@ -35,8 +35,10 @@ def test_directory_missing(tmp_path):
         load(tmp_path / "nope")
 
 
-@pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "state.json", "model-0000005.safetensors",
-                                  "optimizer-0000005.safetensors"])
+@pytest.mark.parametrize(
+    "name",
+    ["config.json", "tokenizer.json", "state.json", "model-0000005.safetensors", "optimizer-0000005.safetensors"],
+)
 def test_missing_file_is_named(ckpt_dir, name):
     (ckpt_dir / name).unlink()
     with pytest.raises(ValueError, match=name.replace(".", r"\.")) as info:
@@ -159,10 +161,19 @@ def test_checkpoint_of_an_older_qkv_loads_and_is_replaced(ckpt_dir):
     assert load_checkpoint(ckpt_dir, with_optimizer=True).state["step"] == 5
     model, _ = tiny_model(d_model=8, n_heads=1)
     save(ckpt_dir, model, TOK, step=5)  # another shape, the same step: the new weights take another name
-    assert sorted(p.name for p in ckpt_dir.iterdir()) == ["config.json", "model-0000003.safetensors", "model-0000004.safetensors",
-                                                           "model-0000005-1.safetensors", "state.json", "tokenizer.json"]
+    assert sorted(p.name for p in ckpt_dir.iterdir()) == [
+        "config.json",
+        "model-0000003.safetensors",
+        "model-0000004.safetensors",
+        "model-0000005-1.safetensors",
+        "state.json",
+        "tokenizer.json",
+    ]
     assert load(ckpt_dir)[0].cfg == model.cfg
     save(ckpt_dir, model, TOK, step=5)
     assert weight_file(ckpt_dir) == "model-0000005.safetensors"
-    assert sorted(p.name for p in ckpt_dir.glob("*.safetensors")) == ["model-0000003.safetensors", "model-0000004.safetensors",
-                                                                      "model-0000005.safetensors"]
+    assert sorted(p.name for p in ckpt_dir.glob("*.safetensors")) == [
+        "model-0000003.safetensors",
+        "model-0000004.safetensors",
+        "model-0000005.safetensors",
+    ]

@@ -29,8 +29,12 @@ def test_every_invariant_holds_in_eval_mode(pos, norm):
     report = check(trace)
     assert report.passed, str(report)
     names = {i.name for i in report.items}
-    assert {"rows sum to 1", "masked weights are 0", "z lies in the convex hull of the values",
-            "heads' results + b_O = attn_out"} <= names
+    assert {
+        "rows sum to 1",
+        "masked weights are 0",
+        "z lies in the convex hull of the values",
+        "heads' results + b_O = attn_out",
+    } <= names
     hull = by_name(report, "z lies")
     assert hull.checked == 2 * 2 * 9  # every (sequence, head, position)
     assert not report.training and "evaluation mode" in str(report)

@@ -16,8 +16,16 @@ from qkv.apps.cli import main
 from qkv.core.sample import generate
 from qkv.core.train import train
 
-TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
-        "eval_interval=10", "eval_steps=2"]
+TINY = [
+    "n_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "n_ctx=16",
+    "steps=30",
+    "batch_size=4",
+    "eval_interval=10",
+    "eval_steps=2",
+]
 from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
 from cli_util import run_error, run_ok  # noqa: E402
 
@@ -53,9 +61,12 @@ def test_train_creates_a_checkpoint_and_prints_a_summary(capsys, tmp_path, text_
 
 
 def test_train_progress_bar_goes_to_stderr(capsys, tmp_path, text_file):
-    out, err = run_ok(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "r"),
-                               *sets(TINY + ["steps=3"])])
-    assert out.strip().splitlines() == [out.strip()] and out.startswith("trained to step 3 ")  # stdout: the summary only
+    out, err = run_ok(
+        capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "r"), *sets(TINY + ["steps=3"])]
+    )
+    assert out.strip().splitlines() == [out.strip()] and out.startswith(
+        "trained to step 3 "
+    )  # stdout: the summary only
     assert "step 3: train loss " in err  # the evaluation, printed above the bar
     assert "3/3" in err  # the bar itself is on stderr
 
@@ -63,8 +74,9 @@ def test_train_progress_bar_goes_to_stderr(capsys, tmp_path, text_file):
 def test_train_until_then_resume(capsys, tmp_path, text_file):
     a, b = tmp_path / "a", tmp_path / "b"
     run_ok(capsys, ["train", "--text", str(text_file), "--out", str(a), "--quiet", *sets(TINY)])
-    out, _ = run_ok(capsys, ["train", "--text", str(text_file), "--out", str(b), "--quiet", "--until", "10",
-                             *sets(TINY)])
+    out, _ = run_ok(
+        capsys, ["train", "--text", str(text_file), "--out", str(b), "--quiet", "--until", "10", *sets(TINY)]
+    )
     assert out.startswith("trained to step 10 ")
     out, _ = run_ok(capsys, ["train", "--out", str(b), "--resume", "--quiet"])  # the text is found again
     assert out.startswith("trained to step 30 ")
@@ -77,8 +89,9 @@ def test_train_until_then_resume(capsys, tmp_path, text_file):
     assert "already trained to step 30" in line
     line = run_error(capsys, ["train", "--text", str(text_file), "--out", str(b), "--quiet", *sets(TINY)])
     assert "already holds a checkpoint" in line and "--force" in line
-    out, _ = run_ok(capsys, ["train", "--text", str(text_file), "--out", str(b), "--quiet", "--force",
-                             *sets(TINY + ["steps=5"])])
+    out, _ = run_ok(
+        capsys, ["train", "--text", str(text_file), "--out", str(b), "--quiet", "--force", *sets(TINY + ["steps=5"])]
+    )
     assert out.startswith("trained to step 5 ")
 
 
@@ -86,11 +99,12 @@ def test_train_until_then_resume(capsys, tmp_path, text_file):
 
 
 def test_generate_streams_prompt_and_continuation(capsys, ckpt):
-    out, err = run_ok(capsys, ["generate", "--ckpt", str(ckpt), "--prompt", "the ", "--max-new-tokens", "13",
-                               "--seed", "1"])
+    out, err = run_ok(
+        capsys, ["generate", "--ckpt", str(ckpt), "--prompt", "the ", "--max-new-tokens", "13", "--seed", "1"]
+    )
     assert err == ""  # 4 + 13 tokens: the 13th is picked from 16 = n_ctx, no more
     assert out.startswith("the ") and out.endswith("\n")
-    continuation = out[len("the "):-1]
+    continuation = out[len("the ") : -1]
     assert len(continuation) == 13  # a char tokenizer: one character per token
     model, tok = checkpoint.load(ckpt)
     # the same process, threads and code path (the KV cache): bit for bit
@@ -98,10 +112,13 @@ def test_generate_streams_prompt_and_continuation(capsys, ckpt):
 
 
 def test_generate_says_when_it_passes_n_ctx(capsys, ckpt):
-    out, err = run_ok(capsys, ["generate", "--ckpt", str(ckpt), "--prompt", "the ", "--max-new-tokens", "14",
-                               "--seed", "1"])
-    assert err.splitlines() == ["note: 4 prompt + 14 new tokens pass n_ctx = 16: from new token 14 on, "
-                                "each is picked from the last 16 tokens only"]
+    out, err = run_ok(
+        capsys, ["generate", "--ckpt", str(ckpt), "--prompt", "the ", "--max-new-tokens", "14", "--seed", "1"]
+    )
+    assert err.splitlines() == [
+        "note: 4 prompt + 14 new tokens pass n_ctx = 16: from new token 14 on, "
+        "each is picked from the last 16 tokens only"
+    ]
     assert len(out) == len("the ") + 14 + 1
 
 
@@ -114,10 +131,14 @@ def test_generate_streams_words_with_their_spaces(capsys, tmp_path):
 
     tok = train_tokenizer("word", corpus.generate(0, 200, "en"), whitespace=False)
     torch.manual_seed(0)
-    checkpoint.save(tmp_path / "w", GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=32, d_model=32, n_heads=2, n_layers=1)), tok)
+    checkpoint.save(
+        tmp_path / "w", GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=32, d_model=32, n_heads=2, n_layers=1)), tok
+    )
     model, tok = checkpoint.load(tmp_path / "w")
-    out, _ = run_ok(capsys, ["generate", "--ckpt", str(tmp_path / "w"), "--prompt", "i ate", "--max-new-tokens", "12",
-                             "--seed", "3"])
+    out, _ = run_ok(
+        capsys,
+        ["generate", "--ckpt", str(tmp_path / "w"), "--prompt", "i ate", "--max-new-tokens", "12", "--seed", "3"],
+    )
     new = generate(model, tok, "i ate", 12, temperature=0.8, seed=3)
     assert new.startswith(" ") and out == tok.decode(tok.encode("i ate")) + new + "\n"
     assert out.count("  ") == 0  # one space between words, never two
@@ -135,7 +156,7 @@ def test_generate_seed_is_reproducible(capsys, ckpt):
     assert a != c
     assert len(e) == len(a) == len(d) and e != a  # top-k and top-p change what is drawn
     model, tok = checkpoint.load(ckpt)
-    assert e[len("i "):-1] == generate(model, tok, "i ", 30, temperature=1.0, top_k=3, top_p=0.9, seed=5)
+    assert e[len("i ") : -1] == generate(model, tok, "i ", 30, temperature=1.0, top_k=3, top_p=0.9, seed=5)
 
 
 def test_generate_no_cache_picks_the_same_tokens(capsys, ckpt):
@@ -152,7 +173,7 @@ def test_generate_no_cache_picks_the_same_tokens(capsys, ckpt):
     ids, n_ctx = tok.encode(cached[:-1]), model.cfg.n_ctx
     with torch.no_grad():
         for t in range(len(tok.encode(prompt)), len(ids)):  # the logits that picked ids[t], as --no-cache computes them
-            logits = model(torch.tensor([ids[max(0, t - n_ctx):t]]))[0, -1]
+            logits = model(torch.tensor([ids[max(0, t - n_ctx) : t]]))[0, -1]
             best, second = logits.topk(2).values.tolist()
             assert logits.argmax() == ids[t] and best - second > 1e-3, (t, best, second)
     uncached, _ = run_ok(capsys, argv + ["--no-cache"])
@@ -196,13 +217,16 @@ def test_info_prints_step_and_parameters(capsys, ckpt):
 # ---------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("content, match", [
-    (None, "does not exist"),
-    (b"", "empty"),
-    (b" \n\n ", "empty"),
-    (b"caf\xe9 au lait\n" * 10, "not UTF-8 \\(byte 3"),
-    (b"short text", "n_ctx \\+ 1 = 17"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (None, "does not exist"),
+        (b"", "empty"),
+        (b" \n\n ", "empty"),
+        (b"caf\xe9 au lait\n" * 10, "not UTF-8 \\(byte 3"),
+        (b"short text", "n_ctx \\+ 1 = 17"),
+    ],
+)
 def test_train_bad_text_file(capsys, tmp_path, content, match):
     import re
 
@@ -214,25 +238,29 @@ def test_train_bad_text_file(capsys, tmp_path, content, match):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("args, match", [
-    (sets(["n_layer=2"]), "unknown setting \\(did you mean n_layers\\?\\)"),
-    (sets(["n_layers=abc"]), "n_layers=abc: expected an integer"),
-    (sets(["n_layers=0"]), "n_layers must be between 1 and"),
-    (sets(["dropout=1.5"]), "dropout_embed must be in"),
-    (sets(["lr=-1"]), "lr must be in"),
-    (sets(["d_model=33"]), "not divisible by n_heads"),
-    (sets(["tie_embeddings=maybe"]), "expected true or false"),
-    (sets(["n_layers"]), "key=value"),
-    (["--preset", "huge"], "unknown preset 'huge'"),
-    (["--until", "31"], "--until must be between 1 and 30; got 31"),
-    (["--until", "0"], "--until must be between 1 and 30; got 0"),
-    (["--tokenizer", "bpe", "--vocab-size", "100"], "at least 256"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (sets(["n_layer=2"]), "unknown setting \\(did you mean n_layers\\?\\)"),
+        (sets(["n_layers=abc"]), "n_layers=abc: expected an integer"),
+        (sets(["n_layers=0"]), "n_layers must be between 1 and"),
+        (sets(["dropout=1.5"]), "dropout_embed must be in"),
+        (sets(["lr=-1"]), "lr must be in"),
+        (sets(["d_model=33"]), "not divisible by n_heads"),
+        (sets(["tie_embeddings=maybe"]), "expected true or false"),
+        (sets(["n_layers"]), "key=value"),
+        (["--preset", "huge"], "unknown preset 'huge'"),
+        (["--until", "31"], "--until must be between 1 and 30; got 31"),
+        (["--until", "0"], "--until must be between 1 and 30; got 0"),
+        (["--tokenizer", "bpe", "--vocab-size", "100"], "at least 256"),
+    ],
+)
 def test_train_bad_settings(capsys, tmp_path, text_file, args, match):
     import re
 
-    line = run_error(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "run"), "--quiet",
-                              *sets(TINY), *args])
+    line = run_error(
+        capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "run"), "--quiet", *sets(TINY), *args]
+    )
     assert re.search(match, line), line
     assert not (tmp_path / "run").exists()
 
@@ -284,15 +312,18 @@ def test_checkpoint_with_corrupt_weights(capsys, tmp_path, ckpt):
     assert "not a valid safetensors file" in line
 
 
-@pytest.mark.parametrize("args, match", [
-    (["--temperature", "-1"], "temperature"),
-    (["--temperature", "nan"], "temperature"),
-    (["--top-k", "0"], "top_k"),
-    (["--top-p", "0"], "top_p"),
-    (["--top-p", "1.5"], "top_p"),
-    (["--max-new-tokens", "-5"], "max_new_tokens"),
-    (["--prompt", ""], "prompt is empty"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--temperature", "-1"], "temperature"),
+        (["--temperature", "nan"], "temperature"),
+        (["--top-k", "0"], "top_k"),
+        (["--top-p", "0"], "top_p"),
+        (["--top-p", "1.5"], "top_p"),
+        (["--max-new-tokens", "-5"], "max_new_tokens"),
+        (["--prompt", ""], "prompt is empty"),
+    ],
+)
 def test_generate_bad_settings(capsys, ckpt, args, match):
     line = run_error(capsys, ["generate", "--ckpt", str(ckpt), *args])
     assert match in line
@@ -302,25 +333,35 @@ def test_a_real_process_prints_no_traceback(tmp_path):
     exe = Path(sys.executable).with_name("qkv")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "qkv"]
     env = {k: v for k, v in os.environ.items() if k != "QKV_DEBUG"}
-    proc = subprocess.run(cmd + ["train", "--text", "/nonexistent", "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        cmd + ["train", "--text", "/nonexistent", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == ["qkv: error: text file /nonexistent does not exist"]
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["train", "--until", "abc"], "--until: invalid int value: 'abc'"),
-    (["train", "--tokenizer", "xyz"], "--tokenizer: invalid choice: 'xyz'"),
-    (["generate"], "required: --ckpt"),
-    (["generate", "--ckpt", "x", "--top-k", "1.5"], "--top-k: invalid int value"),
-    (["generate", "--ckpt", "x", "--seed", str(2**64)],  # torch said "Overflow when unpacking long long"
-     "--seed: must be between 0 and 9223372036854775807 (2**63 - 1); got 18446744073709551616"),
-    (["generate", "--ckpt", "x", "--seed=-1"], "--seed: must be between 0 and"),
-    (["frob"], "invalid choice: 'frob'"),
-    ([], "required: command"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["train", "--until", "abc"], "--until: invalid int value: 'abc'"),
+        (["train", "--tokenizer", "xyz"], "--tokenizer: invalid choice: 'xyz'"),
+        (["generate"], "required: --ckpt"),
+        (["generate", "--ckpt", "x", "--top-k", "1.5"], "--top-k: invalid int value"),
+        (
+            ["generate", "--ckpt", "x", "--seed", str(2**64)],  # torch said "Overflow when unpacking long long"
+            "--seed: must be between 0 and 9223372036854775807 (2**63 - 1); got 18446744073709551616",
+        ),
+        (["generate", "--ckpt", "x", "--seed=-1"], "--seed: must be between 0 and"),
+        (["frob"], "invalid choice: 'frob'"),
+        ([], "required: command"),
+    ],
+)
 def test_usage_errors_are_one_line_too(capsys, argv, match):
     with pytest.raises(SystemExit) as info:
         main(argv)

@@ -9,8 +9,21 @@ from cli_util import run_error, run_ok, step_losses
 
 from qkv.core.checkpoint import load
 
-TINY = ["--set", "steps=6", "--set", "eval_interval=6", "--set", "eval_steps=2", "--set", "d_model=16",
-        "--set", "n_ctx=16", "--set", "batch_size=4", "--quiet"]
+TINY = [
+    "--set",
+    "steps=6",
+    "--set",
+    "eval_interval=6",
+    "--set",
+    "eval_steps=2",
+    "--set",
+    "d_model=16",
+    "--set",
+    "n_ctx=16",
+    "--set",
+    "batch_size=4",
+    "--quiet",
+]
 
 
 @pytest.fixture
@@ -20,8 +33,21 @@ def cuda_missing(monkeypatch):
 
 def test_training_under_bf16_autocast_on_the_cpu_keeps_float32_weights_and_follows_float32(capsys, text_file, tmp_path):
     run_ok(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "f32"), "--device", "cpu", *TINY])
-    run_ok(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "bf16"), "--device", "cpu",
-                    "--precision", "bfloat16", *TINY])
+    run_ok(
+        capsys,
+        [
+            "train",
+            "--text",
+            str(text_file),
+            "--out",
+            str(tmp_path / "bf16"),
+            "--device",
+            "cpu",
+            "--precision",
+            "bfloat16",
+            *TINY,
+        ],
+    )
     model = load(tmp_path / "bf16")[0]
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     f32, bf16 = step_losses(tmp_path / "f32"), step_losses(tmp_path / "bf16")
@@ -29,8 +55,9 @@ def test_training_under_bf16_autocast_on_the_cpu_keeps_float32_weights_and_follo
     assert max(abs(a - b) for (_, a), (_, b) in zip(f32, bf16)) < 0.05  # ... to bf16's precision
 
 
-@pytest.mark.parametrize("command", [["train", "--set", "steps=2"], ["generate", "--ckpt", "RUN"],
-                                     ["explain", "hello", "--ckpt", "RUN"]])
+@pytest.mark.parametrize(
+    "command", [["train", "--set", "steps=2"], ["generate", "--ckpt", "RUN"], ["explain", "hello", "--ckpt", "RUN"]]
+)
 def test_a_device_this_machine_lacks_is_one_line(capsys, base, cuda_missing, command):
     argv = [str(base) if a == "RUN" else a for a in command] + ["--device", "cuda"]
     if command[0] == "train":
@@ -51,7 +78,9 @@ def test_the_explanations_say_they_compute_on_the_cpu(capsys, base, monkeypatch,
 
 
 def test_an_unknown_device_names_the_choices(capsys, base):
-    assert "choose one of auto, cpu, cuda, mps" in run_error(capsys, ["generate", "--ckpt", str(base), "--device", "tpu"])
+    assert "choose one of auto, cpu, cuda, mps" in run_error(
+        capsys, ["generate", "--ckpt", str(base), "--device", "tpu"]
+    )
 
 
 def test_generation_on_the_cpu_device_is_generation(capsys, base, monkeypatch):

@@ -55,13 +55,19 @@ def test_trace_names_and_out_file(capsys, ckpt, tmp_path):
     ok(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--names", "blocks.0.attn.hook_z", "probs", "--out", str(path)])
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert set(doc["activations"]) == {"blocks.0.attn.hook_z", "probs"}
-    assert "unknown activation" in one_line_error(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--names", "hook_nope"])
+    assert "unknown activation" in one_line_error(
+        capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--names", "hook_nope"]
+    )
     # with --check the whole trace is recorded first, but the names are checked all the same
-    assert "hook_nope" in one_line_error(capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--check", "--names", "hook_nope"])
+    assert "hook_nope" in one_line_error(
+        capsys, ["trace", "--ckpt", str(ckpt), "苹果", "--check", "--names", "hook_nope"]
+    )
 
 
 def test_attend_json_and_errors(capsys):
-    out, _ = ok(capsys, ["attend", "--q", "sqrt(2),0", "--k", "ln(2),0; 0,1; 0,-1", "--v", "0,0; 4,0; 0,4", "--format", "json"])
+    out, _ = ok(
+        capsys, ["attend", "--q", "sqrt(2),0", "--k", "ln(2),0; 0,1; 0,-1", "--v", "0,0; 4,0; 0,4", "--format", "json"]
+    )
     doc = json.loads(out)
     validate(doc)
     assert doc["display"]["weights"] == ["1/2", "1/4", "1/4"] and doc["z"] == pytest.approx([1, 1])
@@ -80,11 +86,31 @@ def test_explain_and_its_errors(capsys, ckpt):
 
 def test_figure_and_its_errors(capsys, ckpt, tmp_path):
     path = tmp_path / "head.svg"
-    ok(capsys, ["figure", "head", "--ckpt", str(ckpt), "--text", "我 吃了 苹果", "--layer", "0", "--head", "1", "--out", str(path), "--lang", "zh"])
+    ok(
+        capsys,
+        [
+            "figure",
+            "head",
+            "--ckpt",
+            str(ckpt),
+            "--text",
+            "我 吃了 苹果",
+            "--layer",
+            "0",
+            "--head",
+            "1",
+            "--out",
+            str(path),
+            "--lang",
+            "zh",
+        ],
+    )
     assert "<svg" in path.read_text(encoding="utf-8")
     one_line_error(capsys, ["figure", "head", "--ckpt", str(ckpt), "--text", "苹果", "--out", str(tmp_path / "x.gif")])
     # no --ckpt: the bundled model, which reads any text but at most n_ctx = 64 tokens
-    assert "65 tokens" in one_line_error(capsys, ["figure", "hull", "--text", " ".join(["苹果"] * 65), "--out", str(tmp_path / "x.png")])
+    assert "65 tokens" in one_line_error(
+        capsys, ["figure", "hull", "--text", " ".join(["苹果"] * 65), "--out", str(tmp_path / "x.png")]
+    )
 
 
 def test_trace_check_with_names_checks_everything_then_filters(capsys, ckpt):
@@ -105,6 +131,8 @@ def test_check_refuses_a_partial_trace(ckpt):
 def test_trace_of_a_text_longer_than_n_ctx_says_what_it_kept(capsys, ckpt):
     text = "我 投资了 苹果 ， 股价 上涨了 。我 吃了 苹果"  # a char tokenizer: 26 tokens, n_ctx = 24
     out, err = ok(capsys, ["trace", "--ckpt", str(ckpt), text])
-    assert len(text) == 26 and err.splitlines() == ["warning: the text has 26 tokens; only the last 24 (n_ctx) are traced"]
+    assert len(text) == 26 and err.splitlines() == [
+        "warning: the text has 26 tokens; only the last 24 (n_ctx) are traced"
+    ]
     doc = json.loads(out)
     assert "".join(doc["tokens"]).replace("␣", " ") == text[-24:]

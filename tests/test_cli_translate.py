@@ -15,8 +15,17 @@ from qkv.core.bundled import BUNDLED_TRANSLATE, default_translate_ckpt
 from qkv.core.corpus import pairs
 from cli_util import run_error, run_ok
 
-TINY = ["n_layers=1", "n_encoder_layers=1", "d_model=32", "n_heads=2", "d_mlp=64", "steps=10", "batch_size=8",
-        "eval_interval=5", "eval_steps=2"]
+TINY = [
+    "n_layers=1",
+    "n_encoder_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "d_mlp=64",
+    "steps=10",
+    "batch_size=8",
+    "eval_interval=5",
+    "eval_steps=2",
+]
 
 
 def sets(settings) -> list[str]:
@@ -27,7 +36,9 @@ def sets(settings) -> list[str]:
 def tiny(tmp_path_factory):
     """A tiny translation checkpoint trained through the CLI (read-only)."""
     out = tmp_path_factory.mktemp("tr") / "run"
-    assert main(["train", "--task", "translate", "--n-sentences", "200", "--out", str(out), "--quiet", *sets(TINY)]) == 0
+    assert (
+        main(["train", "--task", "translate", "--n-sentences", "200", "--out", str(out), "--quiet", *sets(TINY)]) == 0
+    )
     return out
 
 
@@ -47,7 +58,10 @@ TRAINED = ("我们 前天 洗了 苹果 ， 味道 很 甜 。", "the day before
 def test_the_examples_are_what_they_claim():
     """HELD_OUT really is held out (never in the bundled model's training pairs), TRAINED really was trained on."""
     config = checkpoint.read_config(default_translate_ckpt())
-    train = {(p.text("zh"), p.text("en")) for p in pairs("train", config["data"]["corpus_seed"], config["data"]["n_sentences"])}
+    train = {
+        (p.text("zh"), p.text("en"))
+        for p in pairs("train", config["data"]["corpus_seed"], config["data"]["n_sentences"])
+    }
     held = {(p.text("zh"), p.text("en")) for p in pairs("heldout")}
     for pair in HELD_OUT.items():
         assert pair in held and pair not in train
@@ -79,15 +93,18 @@ def test_translate_max_len_cuts_the_translation(capsys):
     assert run_ok(capsys, ["translate", zh, "--max-len", "3"])[0] == " ".join(en.split()[:3]) + "\n"
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["translate", "我 吃了 榴莲 和 火龙果"], "never saw: '榴莲', '火龙果'"),
-    (["translate", "  "], "empty"),
-    (["translate", " ".join(["我"] * 41)], "at most 40"),
-    (["translate", "我", "--beam", "0"], "beam size must be between 1 and 64"),
-    (["translate", "我", "--max-len", "0"], "--max-len must be at least 1"),
-    (["translate", "我", "--max-len", "41"], "max_len must be between 1 and n_ctx"),
-    (["translate", "我", "--ckpt", "/nonexistent/dir"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["translate", "我 吃了 榴莲 和 火龙果"], "never saw: '榴莲', '火龙果'"),
+        (["translate", "  "], "empty"),
+        (["translate", " ".join(["我"] * 41)], "at most 40"),
+        (["translate", "我", "--beam", "0"], "beam size must be between 1 and 64"),
+        (["translate", "我", "--max-len", "0"], "--max-len must be at least 1"),
+        (["translate", "我", "--max-len", "41"], "max_len must be between 1 and n_ctx"),
+        (["translate", "我", "--ckpt", "/nonexistent/dir"], "does not exist"),
+    ],
+)
 def test_translate_bad_input(capsys, argv, match):
     assert match in run_error(capsys, argv)
 
@@ -148,45 +165,75 @@ def test_train_translate_writes_a_checkpoint_info_reads(capsys, tiny):
 
 def test_train_resume_finds_the_task_by_itself(capsys, tmp_path):
     out = str(tmp_path / "run")
-    run_ok(capsys, ["train", "--task", "translate", "--n-sentences", "200", "--out", out, "--quiet", "--until", "5",
-                    *sets(TINY)])
+    run_ok(
+        capsys,
+        ["train", "--task", "translate", "--n-sentences", "200", "--out", out, "--quiet", "--until", "5", *sets(TINY)],
+    )
     printed, _ = run_ok(capsys, ["train", "--resume", "--out", out, "--quiet"])  # no --task: config.json says
     assert printed.startswith("trained to step 10")
-    assert "cannot be resumed as en-zh" in run_error(capsys, ["train", "--resume", "--out", out, "--direction", "en-zh",
-                                                              "--set", "steps=20"])
+    assert "cannot be resumed as en-zh" in run_error(
+        capsys, ["train", "--resume", "--out", out, "--direction", "en-zh", "--set", "steps=20"]
+    )
 
 
 def test_train_translate_on_a_tsv_file(capsys, tmp_path):
     path = tmp_path / "p.tsv"
-    path.write_text("".join(f"{p.text('en')}\t{p.text('zh')}\n" for p in pairs("train", n_sentences=50)), encoding="utf-8")
+    path.write_text(
+        "".join(f"{p.text('en')}\t{p.text('zh')}\n" for p in pairs("train", n_sentences=50)), encoding="utf-8"
+    )
     out = tmp_path / "run"
-    run_ok(capsys, ["train", "--task", "translate", "--pairs", str(path), "--direction", "en-zh", "--out", str(out),
-                    "--quiet", *sets(TINY)])
+    run_ok(
+        capsys,
+        [
+            "train",
+            "--task",
+            "translate",
+            "--pairs",
+            str(path),
+            "--direction",
+            "en-zh",
+            "--out",
+            str(out),
+            "--quiet",
+            *sets(TINY),
+        ],
+    )
     assert checkpoint.read_config(out)["task"] == {"kind": "translate", "source": "en", "target": "zh"}
 
 
-@pytest.mark.parametrize("content, match", [
-    ("我 吃了 苹果\n", "line 1: expected 'source<TAB>target'"),
-    ("我\t\n", "line 1: expected 'source<TAB>target', both non-empty"),
-    (b"\xe6\x88\x91\ta\n\xff\tb\n", "is not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("我 吃了 苹果\n", "line 1: expected 'source<TAB>target'"),
+        ("我\t\n", "line 1: expected 'source<TAB>target', both non-empty"),
+        (b"\xe6\x88\x91\ta\n\xff\tb\n", "is not UTF-8"),
+    ],
+)
 def test_train_translate_bad_tsv_files(capsys, tmp_path, content, match):
     path = tmp_path / "bad.tsv"
     path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
-    assert match in run_error(capsys, ["train", "--task", "translate", "--pairs", str(path), "--out", str(tmp_path / "o")])
+    assert match in run_error(
+        capsys, ["train", "--task", "translate", "--pairs", str(path), "--out", str(tmp_path / "o")]
+    )
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--task", "translate", "--text", "x.txt"], "--text is for a GPT"),
-    (["--task", "translate", "--tokenizer", "word", "--vocab-size", "9"], "--tokenizer, --vocab-size are for a GPT"),
-    (["--pairs", "x.tsv"], "--pairs is for --task translate"),
-    (["--direction", "en-zh"], "--direction is for --task translate"),
-    (["--n-sentences", "9"], "--n-sentences is for --task translate"),
-    (["--task", "translate", "--direction", "de-en"], "the built-in corpus translates zh-en or en-zh"),
-    (["--task", "translate", "--pairs", "/nonexistent.tsv"], "does not exist"),
-    (["--task", "translate", "--n-sentences", "0"], "n_sentences"),
-    (["--preset", "translate"], "--task translate"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--task", "translate", "--text", "x.txt"], "--text is for a GPT"),
+        (
+            ["--task", "translate", "--tokenizer", "word", "--vocab-size", "9"],
+            "--tokenizer, --vocab-size are for a GPT",
+        ),
+        (["--pairs", "x.tsv"], "--pairs is for --task translate"),
+        (["--direction", "en-zh"], "--direction is for --task translate"),
+        (["--n-sentences", "9"], "--n-sentences is for --task translate"),
+        (["--task", "translate", "--direction", "de-en"], "the built-in corpus translates zh-en or en-zh"),
+        (["--task", "translate", "--pairs", "/nonexistent.tsv"], "does not exist"),
+        (["--task", "translate", "--n-sentences", "0"], "n_sentences"),
+        (["--preset", "translate"], "--task translate"),
+    ],
+)
 def test_train_bad_combinations(capsys, tmp_path, argv, match):
     assert match in run_error(capsys, ["train", "--out", str(tmp_path / "o"), "--quiet", *argv])
     assert not (tmp_path / "o").exists()
@@ -214,10 +261,13 @@ def test_corpus_heldout_lines(capsys):
     assert out.splitlines() == [p.text("en") for p in pairs("heldout")[:2]]
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--pairs", "--lang", "zh"], "--lang does not apply"),
-    (["--pairs", "--probes", "sense"], "does not go with --pairs"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--pairs", "--lang", "zh"], "--lang does not apply"),
+        (["--pairs", "--probes", "sense"], "does not go with --pairs"),
+    ],
+)
 def test_corpus_bad_combinations(capsys, argv, match):
     assert match in run_error(capsys, ["corpus", *argv])
 
@@ -227,11 +277,14 @@ def test_corpus_bad_combinations(capsys, argv, match):
 NUMBERS = {"zero": "0", "negative": "-1", "huge": "1" + "0" * 30, "nan": "nan", "inf": "inf", "text": "abc"}
 
 
-@pytest.mark.parametrize("line, flag", [
-    (["translate", "我 吃了 苹果 。"], "--beam"),
-    (["translate", "我 吃了 苹果 。"], "--max-len"),
-    (["train", "--task", "translate", "--quiet"], "--n-sentences"),
-])
+@pytest.mark.parametrize(
+    "line, flag",
+    [
+        (["translate", "我 吃了 苹果 。"], "--beam"),
+        (["translate", "我 吃了 苹果 。"], "--max-len"),
+        (["train", "--task", "translate", "--quiet"], "--n-sentences"),
+    ],
+)
 @pytest.mark.parametrize("kind", NUMBERS)
 def test_every_numeric_flag_is_checked(capsys, tmp_path, line, flag, kind):
     """Each of these values is refused in one line (before any training), with no traceback and no warning."""
@@ -261,8 +314,18 @@ def test_a_sentence_in_the_wrong_language_or_with_a_special_token_is_refused(cap
 def test_trace_and_check_on_the_bundled_translation_model(capsys, tmp_path):
     """qkv trace traces the source and its greedy translation teacher-forced; --check covers cross-attention."""
     out = tmp_path / "t.json"
-    _, err = run_ok(capsys, ["trace", "--ckpt", str(default_translate_ckpt()), "我 昨天 吃了 苹果 ， 味道 很 甜 。",
-                             "--check", "--out", str(out)])
+    _, err = run_ok(
+        capsys,
+        [
+            "trace",
+            "--ckpt",
+            str(default_translate_ckpt()),
+            "我 昨天 吃了 苹果 ， 味道 很 甜 。",
+            "--check",
+            "--out",
+            str(out),
+        ],
+    )
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["check"]["passed"] and "FAIL" not in err
     sites = {i.get("site") for i in doc["check"]["items"]}
@@ -272,7 +335,10 @@ def test_trace_and_check_on_the_bundled_translation_model(capsys, tmp_path):
     pattern = doc["activations"]["decoder.blocks.1.cross_attn.hook_pattern"]
     assert pattern["shape"] == [4, 11, 9]  # (n_heads, T_target, T_source)
     name = "decoder.blocks.0.cross_attn.hook_pattern"
-    run_ok(capsys, ["trace", "--ckpt", str(default_translate_ckpt()), "我 吃了 苹果 。", "--names", name, "--out", str(out)])
+    run_ok(
+        capsys,
+        ["trace", "--ckpt", str(default_translate_ckpt()), "我 吃了 苹果 。", "--names", name, "--out", str(out)],
+    )
     assert list(json.loads(out.read_text(encoding="utf-8"))["activations"]) == [name]
 
 
@@ -280,5 +346,6 @@ def test_explain_refuses_a_sentence_in_the_wrong_language(capsys):
     ckpt = str(default_translate_ckpt())
     assert "Latin letters: 'apple'" in run_error(capsys, ["translate", "我 吃了 apple 。"])
     assert "no Chinese characters" in run_error(capsys, ["explain", "--ckpt", ckpt, "i ate apple ."])
-    assert "no Chinese characters" in run_error(capsys, ["figure", "alignment", "--ckpt", ckpt, "--text", "i ate apple .",
-                                                         "--out", "/tmp/never-written.png"])
+    assert "no Chinese characters" in run_error(
+        capsys, ["figure", "alignment", "--ckpt", ckpt, "--text", "i ate apple .", "--out", "/tmp/never-written.png"]
+    )

@@ -112,8 +112,19 @@ def test_dropout_shorthand_sets_all_three():
 
 
 def test_to_dict_from_dict_roundtrip():
-    cfg = ModelConfig(d_vocab=77, n_ctx=19, d_model=24, n_heads=3, n_layers=2, pos="rope", norm="post",
-                      causal=False, activation="relu", tie_embeddings=True, dropout_attn=0.25)
+    cfg = ModelConfig(
+        d_vocab=77,
+        n_ctx=19,
+        d_model=24,
+        n_heads=3,
+        n_layers=2,
+        pos="rope",
+        norm="post",
+        causal=False,
+        activation="relu",
+        tie_embeddings=True,
+        dropout_attn=0.25,
+    )
     d = cfg.to_dict()
     assert d["d_head"] == 8 and d["pos"] == "rope"
     back = ModelConfig.from_dict(json.loads(json.dumps(d)))

@@ -19,11 +19,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 @pytest.fixture(scope="module")
 def texts():
     """Generated texts for two seeds in both languages."""
-    return {
-        (seed, lang): generate(seed=seed, n_sentences=N, lang=lang)
-        for seed in (0, 1)
-        for lang in ("zh", "en")
-    }
+    return {(seed, lang): generate(seed=seed, n_sentences=N, lang=lang) for seed in (0, 1) for lang in ("zh", "en")}
 
 
 def _lines(text: str) -> list[str]:
@@ -53,8 +49,7 @@ def test_line_count_and_trailing_newline():
 def test_default_text_size():
     text = default_text()
     assert 150_000 <= len(text.encode("utf-8")) <= 400_000
-    assert text == generate(seed=0, n_sentences=corpus.DEFAULT_SENTENCES,
-                            lang="both")
+    assert text == generate(seed=0, n_sentences=corpus.DEFAULT_SENTENCES, lang="both")
 
 
 def test_line_endings(texts):
@@ -93,14 +88,13 @@ def test_required_words_present(texts):
 
 def _has_phrase(words: list[str], phrase: str) -> bool:
     p = phrase.split()
-    return any(words[i:i + len(p)] == p for i in range(len(words) - len(p) + 1))
+    return any(words[i : i + len(p)] == p for i in range(len(words) - len(p) + 1))
 
 
 def test_sense_continuation_follows_the_cue(texts):
     company_cues = [zh for zh, _ in L.COMPANY_CUES]
     company_tails = {zh for zh, _ in L.COMPANY_TAILS}
-    all_food_tails = {zh for info in L.AMBIGUOUS.values()
-                      for zh, _ in info["food_tails"]}
+    all_food_tails = {zh for info in L.AMBIGUOUS.values() for zh, _ in info["food_tails"]}
     assert not company_tails & all_food_tails
     assert "吃了" in [zh for zh, _ in L.AMBIGUOUS["苹果"]["food_cues"]]
     assert "投资了" in company_cues
@@ -112,7 +106,7 @@ def test_sense_continuation_follows_the_cue(texts):
             for i, word in enumerate(words[:-1]):
                 if word not in L.AMBIGUOUS or words[i + 1] != "，":
                     continue
-                before, tail = words[:i], " ".join(words[i + 2:-1])
+                before, tail = words[:i], " ".join(words[i + 2 : -1])
                 food_cues = [zh for zh, _ in L.AMBIGUOUS[word]["food_cues"]]
                 food = any(_has_phrase(before, c) for c in food_cues)
                 company = any(_has_phrase(before, c) for c in company_cues)
@@ -211,8 +205,7 @@ def test_sense_probes_pair_one_food_and_one_company_reading():
     words_seen = {p.prompt.split()[-2] for p in items}
     assert words_seen == set(L.AMBIGUOUS)
     # 小米 is "millet" or "xiaomi" in English, so it is not an English probe.
-    en_words = {p.prompt.split()[-3] for p in probes("sense", "en")
-                if "which" not in p.prompt}
+    en_words = {p.prompt.split()[-3] for p in probes("sense", "en") if "which" not in p.prompt}
     assert "xiaomi" not in en_words and "millet" not in en_words
 
 
@@ -227,13 +220,16 @@ def test_probe_seed_changes_details_not_frames():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call", [
-    lambda: generate(lang="fr"),
-    lambda: generate(n_sentences=0),
-    lambda: generate(n_sentences=-3),
-    lambda: probes("grammar"),
-    lambda: probes("sense", lang="both"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: generate(lang="fr"),
+        lambda: generate(n_sentences=0),
+        lambda: generate(n_sentences=-3),
+        lambda: probes("grammar"),
+        lambda: probes("sense", lang="both"),
+    ],
+)
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError) as info:
         call()

@@ -48,10 +48,8 @@ PROBE_PINS = [
     ("sense", "en", 3, 96, "c00f0e94cccb71ccdb3c32f891913994e732c1cc936388952225cffb0eaa9858"),
     ("order", "zh", 0, 64, "c028972cb36edcfd8d81631607a476fca58e814154ca852413af93f2b635f0dc"),
     ("order", "en", 0, 32, "5bac987e1298232a18044779c11695d54512e071cd392081942f327a4593b8af"),
-    ("association", "zh", 3, 54,
-     "63724edd0e48bd47607ca41ecef836f090260691ea5fc3451d37fe5e656ee0ad"),
-    ("association", "en", 0, 54,
-     "efc366f7ece606ff6cbcbb5d89716b9856826efe7f7f7486d44fe959ddb8632a"),
+    ("association", "zh", 3, 54, "63724edd0e48bd47607ca41ecef836f090260691ea5fc3451d37fe5e656ee0ad"),
+    ("association", "en", 0, 54, "efc366f7ece606ff6cbcbb5d89716b9856826efe7f7f7486d44fe959ddb8632a"),
 ]
 
 
@@ -68,8 +66,7 @@ def test_default_text_is_pinned():
 def test_probes_are_pinned(phenomenon, lang, seed, count, digest):
     items = probes(phenomenon, lang, seed)
     assert len(items) == count
-    text = "\n".join(repr((p.prompt, p.expected, p.phenomenon, p.alternatives, p.group, p.lang))
-                     for p in items)
+    text = "\n".join(repr((p.prompt, p.expected, p.phenomenon, p.alternatives, p.group, p.lang)) for p in items)
     assert _sha(text) == digest
 
 
@@ -118,29 +115,25 @@ def test_heldout_covers_every_reserved_frame(heldout):
         for a, b in people
         for x, y in ((a, b), (b, a))
     }
-    want_drug = {(L.DRUGS[d][0], L.PATIENTS[p][0].split()[0], n)
-                 for d, frames in held["drug_list"].items() for p, n in frames}
-    want_job = {(L.JOBS[j][0], L.WORKERS[w][0], n)
-                for j, frames in held["job_list"].items() for w, n in frames}
+    want_drug = {
+        (L.DRUGS[d][0], L.PATIENTS[p][0].split()[0], n) for d, frames in held["drug_list"].items() for p, n in frames
+    }
+    want_job = {(L.JOBS[j][0], L.WORKERS[w][0], n) for j, frames in held["job_list"].items() for w, n in frames}
 
     by_kind = {kind: [p for p in heldout if p.kind == kind] for kind in KINDS}
     tags = {kind: [dict(p.tags) for p in by_kind[kind]] for kind in KINDS}
-    got_sense = {(t["word"], t["sense"], t["subject"], t["time"], t["modifier"])
-                 for t in tags["sense"]}
+    got_sense = {(t["word"], t["sense"], t["subject"], t["time"], t["modifier"]) for t in tags["sense"]}
     got_order = {(t["verb"], t["agent"], t["patient"]) for t in tags["order"]}
     # The number of filler clauses is the number of commas less one.
-    got_drug = {(t["drug"], p.zh[0], p.zh.count("，") - 1)
-                for t, p in zip(tags["drug"], by_kind["drug"])}
-    got_job = {(t["job"], p.zh[0], p.zh.count("，") - 1)
-               for t, p in zip(tags["job"], by_kind["job"])}
+    got_drug = {(t["drug"], p.zh[0], p.zh.count("，") - 1) for t, p in zip(tags["drug"], by_kind["drug"])}
+    got_job = {(t["job"], p.zh[0], p.zh.count("，") - 1) for t, p in zip(tags["job"], by_kind["job"])}
 
     assert got_sense == want_sense and len(by_kind["sense"]) == len(want_sense)
     assert got_order == want_order and len(by_kind["order"]) == len(want_order)
     assert got_drug == want_drug and len(by_kind["drug"]) == len(want_drug)
     assert got_job == want_job and len(by_kind["job"]) == len(want_job)
     # 小米 shows up in English as both millet and xiaomi.
-    xiaomi = {p.en[i] for p in by_kind["sense"] for i in range(len(p.en))
-              if p.en[i] in ("millet", "xiaomi")}
+    xiaomi = {p.en[i] for p in by_kind["sense"] for i in range(len(p.en)) if p.en[i] in ("millet", "xiaomi")}
     assert xiaomi == {"millet", "xiaomi"}
 
 
@@ -239,8 +232,7 @@ def test_placeholder_words_in_plain_sentences_link_to_their_english(train):
 def test_hand_checked_sense_pair(train):
     pair = train[9]
     assert pair.text("zh") == "爸爸 又 投资了 网上 很 火 的 小米 ， 新 手机 上市了 。"
-    assert pair.text("en") == ("dad invested in xiaomi again , which is popular online , "
-                               "and its new phone came out .")
+    assert pair.text("en") == ("dad invested in xiaomi again , which is popular online , and its new phone came out .")
     mod = [(i, j) for i in (3, 4, 5) for j in (6, 7, 8, 9)]  # 网上 很 火 / which is popular online
     tail = [(i, j) for i in (9, 10, 11) for j in (12, 13, 14, 15, 16)]
     want = [(0, 0), (1, 4), (2, 1), (2, 2), *mod, (7, 3), (8, 10), *tail, (12, 17)]
@@ -252,12 +244,28 @@ def test_hand_checked_sense_pair(train):
 def test_hand_checked_order_pair(train):
     pair = train[111]
     assert pair.text("zh") == "今天 早上 在 家里 ， 他 帮了 老师 ， 老师 谢谢 他 。"
-    assert pair.text("en") == ("this morning at home , he helped the teacher , "
-                               "the teacher thanked him .")
-    want = [(0, 0), (0, 1), (1, 0), (1, 1),  # 今天 早上 / this morning
-            (2, 2), (2, 3), (3, 2), (3, 3),  # 在 家里 / at home
-            (4, 4), (5, 5), (6, 6), (7, 7), (7, 8), (8, 9),
-            (9, 10), (9, 11), (10, 12), (11, 13), (12, 14)]
+    assert pair.text("en") == ("this morning at home , he helped the teacher , the teacher thanked him .")
+    want = [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),  # 今天 早上 / this morning
+        (2, 2),
+        (2, 3),
+        (3, 2),
+        (3, 3),  # 在 家里 / at home
+        (4, 4),
+        (5, 5),
+        (6, 6),
+        (7, 7),
+        (7, 8),
+        (8, 9),
+        (9, 10),
+        (9, 11),
+        (10, 12),
+        (11, 13),
+        (12, 14),
+    ]
     assert pair.links == tuple(want)
     assert dict(pair.tags) == {"verb": "帮了", "agent": "他", "patient": "老师"}
     assert pair.aligned("en", 8) == {7}
@@ -269,14 +277,17 @@ def test_hand_checked_order_pair(train):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call", [
-    lambda: pairs("test"),
-    lambda: pairs("train", n_sentences=0),
-    lambda: pairs("heldout", n_sentences="many"),
-    lambda: pairs("train", n_sentences=3)[0].side("fr"),
-    lambda: pairs("train", n_sentences=3)[0].aligned("zh", 99),
-    lambda: pairs("train", n_sentences=3)[0].aligned("en", -1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: pairs("test"),
+        lambda: pairs("train", n_sentences=0),
+        lambda: pairs("heldout", n_sentences="many"),
+        lambda: pairs("train", n_sentences=3)[0].side("fr"),
+        lambda: pairs("train", n_sentences=3)[0].aligned("zh", 99),
+        lambda: pairs("train", n_sentences=3)[0].aligned("en", -1),
+    ],
+)
 def test_bad_input_is_a_one_line_value_error(call):
     with pytest.raises(ValueError) as err:
         call()

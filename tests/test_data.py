@@ -29,8 +29,9 @@ def test_directory(tmp_path):
         read_text(tmp_path)
 
 
-@pytest.mark.parametrize("data", [b"", b"   ", b"\n\n\t \r\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf \n",
-                                  "\u3000\u00a0\n".encode("utf-8")])
+@pytest.mark.parametrize(
+    "data", [b"", b"   ", b"\n\n\t \r\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf \n", "\u3000\u00a0\n".encode("utf-8")]
+)
 def test_empty_or_whitespace_file(tmp_path, data):
     p = tmp_path / "empty.txt"
     p.write_bytes(data)

@@ -23,15 +23,37 @@ from qkv.core.checkpoint import load
 from qkv.core.distributed import World, free_port
 
 # 24 steps of 8 windows of a tiny model; no dropout, so one process and two compute the same function
-SETTINGS = ["--set", "steps=24", "--set", "batch_size=8", "--set", "eval_interval=12", "--set", "eval_steps=3",
-            "--set", "dropout=0", "--set", "d_model=32", "--set", "n_ctx=32", "--quiet", "--device", "cpu"]
+SETTINGS = [
+    "--set",
+    "steps=24",
+    "--set",
+    "batch_size=8",
+    "--set",
+    "eval_interval=12",
+    "--set",
+    "eval_steps=3",
+    "--set",
+    "dropout=0",
+    "--set",
+    "d_model=32",
+    "--set",
+    "n_ctx=32",
+    "--quiet",
+    "--device",
+    "cpu",
+]
 TOL = 1e-5
 WAIT_S = 300  # a guard against a hang, not a speed limit
 
 
 def qkv(*argv, env=None, check=True) -> subprocess.CompletedProcess:
-    run = subprocess.run([sys.executable, "-m", "qkv", *argv], capture_output=True, text=True, timeout=WAIT_S,
-                         env={**os.environ, **(env or {})})
+    run = subprocess.run(
+        [sys.executable, "-m", "qkv", *argv],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        env={**os.environ, **(env or {})},
+    )
     if check:
         assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr, run.stderr
@@ -78,22 +100,60 @@ def test_a_resume_under_another_number_of_processes_continues_the_same_batches(o
 
 def test_a_global_batch_that_does_not_divide_is_refused_in_one_line(text_file, tmp_path):
     out = tmp_path / "odd"
-    run = qkv("train", "--nproc", "2", "--text", str(text_file), "--out", str(out), *SETTINGS,
-              "--set", "batch_size=7", check=False)
+    run = qkv(
+        "train",
+        "--nproc",
+        "2",
+        "--text",
+        str(text_file),
+        "--out",
+        str(out),
+        *SETTINGS,
+        "--set",
+        "batch_size=7",
+        check=False,
+    )
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        "qkv: error: batch_size=7 does not divide among 2 processes; the global batch is split evenly (choose a multiple of 2)"]
+        "qkv: error: batch_size=7 does not divide among 2 processes; the global batch is split evenly (choose a multiple of 2)"
+    ]
     assert not out.exists()
 
 
 def test_two_machines_meet_through_torchrun_rendezvous(one, text_file, tmp_path):
     """Two "nodes" of one process each, as on two machines, meeting at a c10d rendezvous on 127.0.0.1."""
     out, port = tmp_path / "nodes", free_port()
-    nodes = [subprocess.Popen(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
-         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "qkv-test",
-         "-m", "qkv", "train", "--text", str(text_file), "--out", str(out), *SETTINGS],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes",
+                "2",
+                "--nproc-per-node",
+                "1",
+                "--rdzv-backend",
+                "c10d",
+                "--rdzv-endpoint",
+                f"127.0.0.1:{port}",
+                "--rdzv-id",
+                "qkv-test",
+                "-m",
+                "qkv",
+                "train",
+                "--text",
+                str(text_file),
+                "--out",
+                str(out),
+                *SETTINGS,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     try:
         results = [node.communicate(timeout=WAIT_S) for node in nodes]
     finally:
@@ -121,10 +181,22 @@ PEER = textwrap.dedent("""
 
 def test_a_lost_peer_stops_the_others_with_one_line_not_a_hang():
     port = free_port()
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "WORLD_SIZE": "2",
-           "QKV_DDP_TIMEOUT": "30"}
-    procs = [subprocess.Popen([sys.executable, "-c", PEER], env={**env, "RANK": str(r), "LOCAL_RANK": str(r)},
-                              stderr=subprocess.PIPE, text=True) for r in range(2)]
+    env = {
+        **os.environ,
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "WORLD_SIZE": "2",
+        "QKV_DDP_TIMEOUT": "30",
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PEER],
+            env={**env, "RANK": str(r), "LOCAL_RANK": str(r)},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(2)
+    ]
     try:
         errors = [p.communicate(timeout=WAIT_S)[1] for p in procs]
     finally:
@@ -181,9 +253,29 @@ def test_a_training_step_feeds_each_rank_only_its_rows():
 
 def _start_long_run(text_file, out, **popen):
     """`qkv train --nproc 2` on a run long enough to be stopped midway; returns once it is training."""
-    proc = subprocess.Popen([sys.executable, "-m", "qkv", "train", "--nproc", "2", "--text", str(text_file),
-                             "--out", str(out), *SETTINGS, "--set", "steps=100000", "--set", "eval_interval=100000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qkv",
+            "train",
+            "--nproc",
+            "2",
+            "--text",
+            str(text_file),
+            "--out",
+            str(out),
+            *SETTINGS,
+            "--set",
+            "steps=100000",
+            "--set",
+            "eval_interval=100000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
     log, deadline = out / "log.jsonl", time.monotonic() + WAIT_S
     while not (log.exists() and log.read_text().count("\n") >= 5):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -203,8 +295,9 @@ def _gone(pids: list[int]) -> bool:
 
 def test_ctrl_c_stops_every_process_and_rank_0_keeps_what_was_trained(text_file, tmp_path):
     out = tmp_path / "stopped"
-    proc = _start_long_run(text_file, out, start_new_session=True,
-                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = _start_long_run(
+        text_file, out, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
     ranks = _ranks(proc.pid)
     assert len(ranks) == 2
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: every process of the group
@@ -234,15 +327,30 @@ def test_a_refusal_of_rank_0_is_one_line_and_an_abbreviated_nproc_works(one, tex
     run = qkv("train", "--npro", "2", "--text", str(text_file), "--out", str(one), *SETTINGS, check=False)
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        f"qkv: error: {one} already holds a checkpoint; use --resume to continue it or --force to replace it"]
+        f"qkv: error: {one} already holds a checkpoint; use --resume to continue it or --force to replace it"
+    ]
     assert (one / "state.json").read_text() == before
 
 
 def test_a_translation_model_is_refused_on_several_processes_before_anything_is_written(tmp_path):
     out = tmp_path / "mt"
-    run = qkv("train", "--task", "translate", "--nproc", "2", "--out", str(out), "--n-sentences", "200",
-              "--set", "steps=2", "--quiet", check=False)
+    run = qkv(
+        "train",
+        "--task",
+        "translate",
+        "--nproc",
+        "2",
+        "--out",
+        str(out),
+        "--n-sentences",
+        "200",
+        "--set",
+        "steps=2",
+        "--quiet",
+        check=False,
+    )
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        "qkv: error: only a GPT (qkv train without --task translate) trains on several processes"]
+        "qkv: error: only a GPT (qkv train without --task translate) trains on several processes"
+    ]
     assert not (out / "state.json").exists()

@@ -10,11 +10,24 @@ from qkv.core.nn.decode import decode_step
 
 
 @pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope", "none"])
-@pytest.mark.parametrize("norm,activation,bias", [("pre", "gelu", True), ("post", "relu", True), ("pre", "gelu_tanh", False)])
+@pytest.mark.parametrize(
+    "norm,activation,bias", [("pre", "gelu", True), ("post", "relu", True), ("pre", "gelu_tanh", False)]
+)
 def test_decode_step_equals_forward(pos, norm, activation, bias):
     torch.manual_seed(0)
-    cfg = ModelConfig(d_vocab=31, n_ctx=20, d_model=24, n_heads=3, n_layers=2, pos=pos, norm=norm,
-                      activation=activation, bias=bias, unembed_bias=bias, init_std=0.3)
+    cfg = ModelConfig(
+        d_vocab=31,
+        n_ctx=20,
+        d_model=24,
+        n_heads=3,
+        n_layers=2,
+        pos=pos,
+        norm=norm,
+        activation=activation,
+        bias=bias,
+        unembed_bias=bias,
+        init_std=0.3,
+    )
     model = GPT(cfg).eval()
     ids = torch.randint(0, 31, (1, 20), generator=torch.Generator().manual_seed(1))
     full = model(ids)[0]  # (T, d_vocab)

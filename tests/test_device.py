@@ -273,4 +273,3 @@ def test_a_bf16_model_traces_with_ids_of_any_dtype():
     logits, tr = run_with_trace(model, sample_ids(model).int())
     assert logits.dtype == torch.bfloat16 and tr["pattern", 0].dtype == torch.bfloat16
     torch.testing.assert_close(tr["pattern", 0].float().sum(-1), torch.ones(2, 2, model.cfg.n_ctx), rtol=0, atol=2e-2)
-

@@ -95,7 +95,9 @@ def test_view_of_minilm_sends_the_full_matrix_and_no_next_tokens(minilm):
     assert (np.triu(A["pattern"], 1) > 0).any()  # keys after the query carry weight
     m = doc["model"]
     assert m["has_lm_head"] is False and m["parameters"] == model.num_params()
-    assert m["source"]["name"] == "minilm" and "MiniLM" in m["source"]["title"] and m["source"]["architecture"] == "bert"
+    assert (
+        m["source"]["name"] == "minilm" and "MiniLM" in m["source"]["title"] and m["source"]["architecture"] == "bert"
+    )
     assert m["weights_bytes"] > 80e6  # model.safetensors, 87 MB
 
 
@@ -166,7 +168,14 @@ def test_html_export_of_minilm(minilm, tmp_path):
 def test_cli_explain_on_minilm(capsys, minilm):
     out = run_ok(capsys, ["explain", APPLE_A, "--ckpt", "minilm", "--layer", "2", "--head", "5"])
     rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
-    assert [r[:2] for r in rows[:6]] == [["0", "[CLS]"], ["1", "i"], ["2", "ate"], ["3", "an"], ["4", "apple"], ["5", "[SEP]"]]
+    assert [r[:2] for r in rows[:6]] == [
+        ["0", "[CLS]"],
+        ["1", "i"],
+        ["2", "ate"],
+        ["3", "an"],
+        ["4", "apple"],
+        ["5", "[SEP]"],
+    ]
     assert "P(next token)" not in out and "No next-token prediction" in out
 
 
@@ -198,8 +207,9 @@ def gpt2_dir(tmp_path_factory):
     bpe.train_from_iterator([SENTENCES] * 20, vocab_size=320, min_frequency=1, show_progress=False)
     bpe.save(str(d / "tokenizer.json"))
     torch.manual_seed(0)
-    cfg = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=64, vocab_size=bpe.get_vocab_size(),
-                                  bos_token_id=0, eos_token_id=0)
+    cfg = transformers.GPT2Config(
+        n_layer=2, n_embd=32, n_head=2, n_positions=64, vocab_size=bpe.get_vocab_size(), bos_token_id=0, eos_token_id=0
+    )
     hf = transformers.GPT2LMHeadModel(cfg).eval()
     hf.save_pretrained(d, safe_serialization=True)
     return d, hf

@@ -51,8 +51,9 @@ def test_head_table_is_the_trace(pos, token):
     # a dot product's rounding error scales with |q| |k_j|, not with the (possibly cancelled) result
     scale = (q[0, t, 1].norm() * k[0, : t + 1, 1].norm(dim=-1).max()).item()
     torch.testing.assert_close(torch.tensor([r["scaled"] for r in rows]), expected, rtol=1e-5, atol=1e-6 * scale)
-    torch.testing.assert_close(torch.tensor([r["dot"] for r in rows]), expected * math.sqrt(model.cfg.d_head), rtol=1e-5,
-                               atol=1e-6 * scale)
+    torch.testing.assert_close(
+        torch.tensor([r["dot"] for r in rows]), expected * math.sqrt(model.cfg.d_head), rtol=1e-5, atol=1e-6 * scale
+    )
     argmax = int(weights.argmax())
     assert d["attention"]["argmax"] == argmax
     marked = [line for line in ex.to_text().splitlines() if "◀ largest" in line]
@@ -77,7 +78,9 @@ def test_z_and_residual_numbers(char):
     assert r["head_out"] == pytest.approx((z @ W_O).norm().item(), rel=1e-4)
     x, out = tr["resid_pre", 0][0, 10], tr["attn_out", 0][0, 10]
     assert r["x"] == pytest.approx(x.norm().item(), rel=1e-5)
-    assert r["x_plus_attn"] == pytest.approx(r["resid_mid"], rel=1e-5) == pytest.approx((x + out).norm().item(), rel=1e-5)
+    assert (
+        r["x_plus_attn"] == pytest.approx(r["resid_mid"], rel=1e-5) == pytest.approx((x + out).norm().item(), rel=1e-5)
+    )
 
 
 def test_post_norm_shows_the_layernorm():
@@ -151,8 +154,23 @@ def test_json_roundtrip_and_fields(char):
         d = explain(model, tok, TEXT, **kw).to_json()
         again = json.loads(json.dumps(d, ensure_ascii=False))
         assert again == d
-        assert {"format", "version", "kind", "lang", "mode", "text", "cropped", "tokens", "ids", "token", "query",
-                "layer", "head", "model", "next"} <= set(d)
+        assert {
+            "format",
+            "version",
+            "kind",
+            "lang",
+            "mode",
+            "text",
+            "cropped",
+            "tokens",
+            "ids",
+            "token",
+            "query",
+            "layer",
+            "head",
+            "model",
+            "next",
+        } <= set(d)
         assert (d["format"], d["version"], d["kind"]) == ("qkv-explain", 1, "explain")
         assert d["tokens"] == [tok.display(i) for i in tok.encode(TEXT)] and d["ids"] == tok.encode(TEXT)
         assert ({"attention", "z", "residual"} <= set(d)) == bool(kw) and ("heads" in d) != bool(kw)
@@ -180,16 +198,19 @@ def test_non_causal_model_sees_every_token():
     assert len(d["attention"]["rows"]) == len(TEXT)
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"text": ""}, "empty"),
-    ({"text": "the cat ate a zebra"}, "not in the tokenizer's vocabulary"),
-    ({"layer": 2}, "0..1"),
-    ({"layer": -3}, "0..1"),
-    ({"layer": 0, "head": 5}, "0..1"),
-    ({"token": 200}, f"0..{len(TEXT) - 1}"),
-    ({"top": 0}, "at least 1"),
-    ({"lang": "fr"}, "zh, en"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "the cat ate a zebra"}, "not in the tokenizer's vocabulary"),
+        ({"layer": 2}, "0..1"),
+        ({"layer": -3}, "0..1"),
+        ({"layer": 0, "head": 5}, "0..1"),
+        ({"token": 200}, f"0..{len(TEXT) - 1}"),
+        ({"top": 0}, "at least 1"),
+        ({"lang": "fr"}, "zh, en"),
+    ],
+)
 def test_bad_input_is_one_line(char, kw, words):
     model, tok = char
     with pytest.raises(ValueError) as err:
@@ -202,8 +223,26 @@ def test_bad_input_is_one_line(char, kw, words):
 def test_cli_glue(char, tmp_path, capsys, fmt):
     model, tok = char
     save(tmp_path / "ckpt", model, tok)
-    args = build_parser().parse_args(["explain", "--ckpt", str(tmp_path / "ckpt"), TEXT, "--layer", "1", "--head", "0",
-                              "--token", "-2", "--top", "3", "--format", fmt, "--lang", "zh"])
+    args = build_parser().parse_args(
+        [
+            "explain",
+            "--ckpt",
+            str(tmp_path / "ckpt"),
+            TEXT,
+            "--layer",
+            "1",
+            "--head",
+            "0",
+            "--token",
+            "-2",
+            "--top",
+            "3",
+            "--format",
+            fmt,
+            "--lang",
+            "zh",
+        ]
+    )
     commands.explain(args)
     out = capsys.readouterr().out
     if fmt == "json":

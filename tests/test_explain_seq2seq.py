@@ -49,8 +49,9 @@ def tiny_translator(root) -> "Path":  # noqa: F821
     chosen = tiny_pairs()
     tok = tr.build_tokenizer([p.zh for p in chosen] + [p.en for p in chosen])
     torch.manual_seed(0)
-    model = Seq2Seq(ModelConfig(arch="seq2seq", d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2,
-                                d_mlp=64))
+    model = Seq2Seq(
+        ModelConfig(arch="seq2seq", d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2, d_mlp=64)
+    )
     src, mask, tgt_in, tgt_out = tr.collate(tr.make_examples(tok, [(p.zh, p.en) for p in chosen], 16))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(STEPS):
@@ -116,8 +117,12 @@ def test_each_target_words_row_is_the_trace(translator, layer, head, token):
         assert r["mean_top_pos"] == int(mean.argmax()) and r["mean_top_weight"] == pytest.approx(mean.max().item())
     t = doc["token"]
     rows = doc["attention"]["rows"]
-    torch.testing.assert_close(torch.tensor([x["scaled"] for x in rows]), dots[t] / math.sqrt(model.cfg.d_head),
-                               rtol=1e-5, atol=1e-6 * (q[t].norm() * k.norm(dim=-1).max()).item())
+    torch.testing.assert_close(
+        torch.tensor([x["scaled"] for x in rows]),
+        dots[t] / math.sqrt(model.cfg.d_head),
+        rtol=1e-5,
+        atol=1e-6 * (q[t].norm() * k.norm(dim=-1).max()).item(),
+    )
     v = cross(tr, L, "hook_v")[:, H]  # the source words' values
     assert doc["z"]["check"] < 1e-5 and doc["z"]["hull"]["inside"] is True
     assert doc["z"]["norm"] == pytest.approx((A[t] @ v).norm().item(), rel=1e-5)
@@ -172,8 +177,10 @@ def test_the_bundled_translation_model_if_there_is_one():
 # ---------------------------------------------------------------------------- shown
 
 
-@pytest.mark.parametrize("lang, words", [("en", ("Translation model", "Step 1", "reads most", "◀")),
-                                         ("zh", ("翻译模型", "第一步", "最关注", "原文词"))])
+@pytest.mark.parametrize(
+    "lang, words",
+    [("en", ("Translation model", "Step 1", "reads most", "◀")), ("zh", ("翻译模型", "第一步", "最关注", "原文词"))],
+)
 def test_text_and_markdown_in_both_languages(translator, lang, words):
     model, tok = translator
     ex = explain(model, tok, SOURCE, layer=1, head=0, token=0, lang=lang)
@@ -219,16 +226,42 @@ def run_error(capsys, argv) -> str:
 def test_cli_explain_text_and_json(ckpt, capsys):
     out = run_ok(capsys, ["explain", "--ckpt", str(ckpt), SOURCE, "--lang", "zh"])
     assert "翻译模型" in out and "grandpa ate some banana ." in out
-    doc = json.loads(run_ok(capsys, ["explain", "--ckpt", str(ckpt), SOURCE, "--format", "json", "--layer", "0",
-                                     "--head", "1", "--token", "1", "--top", "3"]))
+    doc = json.loads(
+        run_ok(
+            capsys,
+            [
+                "explain",
+                "--ckpt",
+                str(ckpt),
+                SOURCE,
+                "--format",
+                "json",
+                "--layer",
+                "0",
+                "--head",
+                "1",
+                "--token",
+                "1",
+                "--top",
+                "3",
+            ],
+        )
+    )
     validate(doc)
     assert (doc["kind"], doc["layer"], doc["head"], doc["token"], doc["query"]) == ("translation", 0, 1, 1, "ate")
     assert len(doc["next"]["top"]) == 3
 
 
-@pytest.mark.parametrize("args, words", [
-    (["榴莲 。"], "'榴莲'"), ([SOURCE, "--token", "9"], "0..5"), ([SOURCE, "--layer", "2"], "the decoder has 2 layers"),
-    ([SOURCE, "--head", "-3"], "2 heads"), (["   "], "empty")])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["榴莲 。"], "'榴莲'"),
+        ([SOURCE, "--token", "9"], "0..5"),
+        ([SOURCE, "--layer", "2"], "the decoder has 2 layers"),
+        ([SOURCE, "--head", "-3"], "2 heads"),
+        (["   "], "empty"),
+    ],
+)
 def test_cli_bad_input_is_one_line(ckpt, capsys, args, words):
     assert words in run_error(capsys, ["explain", "--ckpt", str(ckpt), *args])
 
@@ -242,9 +275,11 @@ def test_translation_view_holds_the_three_attentions(translator):
     validate(doc)
     tr = traced(model, tok, doc)
     assert doc["model"]["n_encoder_layers"] == 2 and doc["target"]["written"][-1] == "</s>"
-    for part, name, shape in (("cross", "decoder.blocks.{L}.cross_attn.hook_pattern", (6, 5)),
-                              ("decoder", "decoder.blocks.{L}.attn.hook_pattern", (6, 6)),
-                              ("encoder", "encoder.blocks.{L}.attn.hook_pattern", (5, 5))):
+    for part, name, shape in (
+        ("cross", "decoder.blocks.{L}.cross_attn.hook_pattern", (6, 5)),
+        ("decoder", "decoder.blocks.{L}.attn.hook_pattern", (6, 6)),
+        ("encoder", "encoder.blocks.{L}.attn.hook_pattern", (5, 5)),
+    ):
         A = unpack(doc["parts"][part]["arrays"]["pattern"])  # (L, H, T_query, T_key)
         assert A.shape[2:] == shape
         expected = np.stack([tr[name.format(L=L)][0].numpy() for L in range(2)])
@@ -282,11 +317,14 @@ def test_api_on_a_translation_model(client):
     assert r.status_code == 200 and validate(r.json()) is None and r.json()["kind"] == "translation-view"
     r = client.post("/api/explain", json={"text": SOURCE, "layer": 1, "head": 0, "token": 2, "lang": "zh"})
     assert r.status_code == 200 and r.json()["kind"] == "translation" and r.json()["query"] == "some"
-    for path, body, words in (("/api/explain", {"text": SOURCE, "token": 7}, "0..5"),
-                              ("/api/explain", {"text": SOURCE, "layer": 5}, "decoder has 2 layers"),
-                              ("/api/view", {"text": "榴莲"}, "榴莲"), ("/api/view", {"ids": [3, 4]}, "source text"),
-                              ("/api/generate", {"text": SOURCE}, "translates"),
-                              ("/api/compare", {"a": SOURCE, "b": SOURCE, "word": "香蕉"}, "translation model")):
+    for path, body, words in (
+        ("/api/explain", {"text": SOURCE, "token": 7}, "0..5"),
+        ("/api/explain", {"text": SOURCE, "layer": 5}, "decoder has 2 layers"),
+        ("/api/view", {"text": "榴莲"}, "榴莲"),
+        ("/api/view", {"ids": [3, 4]}, "source text"),
+        ("/api/generate", {"text": SOURCE}, "translates"),
+        ("/api/compare", {"a": SOURCE, "b": SOURCE, "word": "香蕉"}, "translation model"),
+    ):
         r = client.post(path, json=body)
         assert r.status_code == 400 and words in r.json()["error"], (path, r.text)
 

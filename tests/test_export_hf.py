@@ -33,12 +33,22 @@ transformers.logging.set_verbosity_error()
 ODD = "odd\t\tspaces\u3000and\u00a0nbsp  \r\n\n \x0b e\u0301 ²½ Ⅻ ‿_x 🙂 a-b's\u2028end\n"
 TEXT = corpus.generate(n_sentences=80, lang="both") + ODD
 ZH, EN = TEXT.splitlines()[:2]
-TEXTS = [ZH, EN, ODD, ZH + "\n" + EN, ODD + ZH,
-         ZH.replace(" ", "\t \u3000\r\n \x0b"),  # whitespace runs no training text holds
-         ZH.replace(" ", ""),                      # Chinese without spaces
-         "  " + EN + "  "]
-KINDS = {"char": dict(kind="char"), "word": dict(kind="word", segment="none"),
-         "word-nows": dict(kind="word", segment="none", whitespace=False), "bpe": dict(kind="bpe", vocab_size=400)}
+TEXTS = [
+    ZH,
+    EN,
+    ODD,
+    ZH + "\n" + EN,
+    ODD + ZH,
+    ZH.replace(" ", "\t \u3000\r\n \x0b"),  # whitespace runs no training text holds
+    ZH.replace(" ", ""),  # Chinese without spaces
+    "  " + EN + "  ",
+]
+KINDS = {
+    "char": dict(kind="char"),
+    "word": dict(kind="word", segment="none"),
+    "word-nows": dict(kind="word", segment="none", whitespace=False),
+    "bpe": dict(kind="bpe", vocab_size=400),
+}
 ENCODABLE = {"char": len(TEXTS), "bpe": len(TEXTS), "word": 5, "word-nows": 6}
 EXPORTABLE = ["n_ctx=32"]  # with qkv's default unembedding bias, which the export folds into ln_f and lm_head
 
@@ -138,8 +148,11 @@ def test_word_classes_are_pythons_for_every_assigned_character():
     r"""Python's \w and \s, not Oniguruma's: every assigned code point (and a sample of the others), once
     between word characters and once between spaces, is cut as qkv cuts it."""
     hf = to_hf_tokenizer(WordTokenizer(["a"]))
-    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF
-             and (unicodedata.category(chr(c)) not in ("Cn", "Co") or c % 101 == 0)]
+    chars = [
+        chr(c)
+        for c in range(0x110000)
+        if not 0xD800 <= c <= 0xDFFF and (unicodedata.category(chr(c)) not in ("Cn", "Co") or c % 101 == 0)
+    ]
     for sep in ("a", " "):
         text = sep.join(chars)
         assert [p for p, _ in hf.pre_tokenizer.pre_tokenize_str(text)] == _WORD_RE.findall(text)
@@ -148,8 +161,9 @@ def test_word_classes_are_pythons_for_every_assigned_character():
 WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
 WORDS = ["a", "bc", "我", "苹果", "!", "。", "²", "e", "\u0301", "_x", "🙂"]
 BREAKS = ["".join(p) for n in (1, 2, 3) for p in itertools.product("\r\n", repeat=n)]
-pieces = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(WHITESPACE), st.sampled_from([" ", "\n", "\r\n"])),
-                  max_size=20)
+pieces = st.lists(
+    st.one_of(st.sampled_from(WORDS), st.sampled_from(WHITESPACE), st.sampled_from([" ", "\n", "\r\n"])), max_size=20
+)
 
 
 @pytest.mark.parametrize("whitespace", [True, False])
@@ -204,9 +218,12 @@ def test_what_cannot_be_expressed_is_refused(monkeypatch):
 def test_export_refuses_what_gpt2_cannot_compute(tmp_path):
     tok = train_tokenizer("char", TEXT)
     base = dict(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1, unembed_bias=False)
-    for extra, named in [(dict(embed_scale=True), "embed_scale"), (dict(pos="rope"), "pos=rope"),
-                         (dict(norm="post"), "norm=pre"),
-                         (dict(d_vocab=tok.vocab_size - 1), "tokens")]:
+    for extra, named in [
+        (dict(embed_scale=True), "embed_scale"),
+        (dict(pos="rope"), "pos=rope"),
+        (dict(norm="post"), "norm=pre"),
+        (dict(d_vocab=tok.vocab_size - 1), "tokens"),
+    ]:
         model = noisy(GPT(ModelConfig(**{**base, **extra})))
         with pytest.raises(ValueError, match=named) as err:
             export_hf(model, tok, tmp_path / "hf")
@@ -227,8 +244,9 @@ def test_an_export_that_would_compute_otherwise_is_refused(tmp_path, monkeypatch
 
     monkeypatch.setattr(export, "to_hf", off)
     tok = train_tokenizer("char", TEXT)
-    model = noisy(GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1,
-                                  unembed_bias=False)))
+    model = noisy(
+        GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1, unembed_bias=False))
+    )
     with pytest.raises(ValueError, match="does not compute what the qkv model does"):
         export_hf(model, tok, tmp_path / "hf")
     assert list(tmp_path.iterdir()) == []
@@ -243,8 +261,9 @@ def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(export, "_quietly", broken)
     tok = train_tokenizer("char", TEXT)
-    model = noisy(GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1,
-                                  unembed_bias=False)))
+    model = noisy(
+        GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1, unembed_bias=False))
+    )
     (tmp_path / "empty").mkdir()
     for out in (tmp_path / "new", tmp_path / "empty"):
         with pytest.raises(OSError, match="No space"):

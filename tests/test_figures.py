@@ -18,9 +18,16 @@ from qkv.core.models.gpt import GPT
 from qkv.core.tokenizers import CharTokenizer
 
 TEXT = "我投资了苹果。苹果很好吃，我喜欢苹果。abc abd"
-TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=20", "batch_size=4", "eval_interval=10", "eval_steps=2"]
-
-
+TINY = [
+    "n_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "n_ctx=16",
+    "steps=20",
+    "batch_size=4",
+    "eval_interval=10",
+    "eval_steps=2",
+]
 
 
 def assert_written(path):
@@ -92,9 +99,12 @@ def test_every_array_function_writes_png_and_svg(tmp_path, suffix, ckpt, run):
 
 
 def test_a_suffix_other_than_png_or_svg_is_a_one_line_error(tmp_path):
-    calls = [lambda p: plot_attention.head_heatmap(causal_patterns((3, 3)), list("abc"), p, 0, 0),
-             lambda p: plot_attention.attention_grid(causal_patterns((1, 1, 3, 3)), list("abc"), p),
-             plot_position.sinusoidal_figure, plot_position.rope_figure]
+    calls = [
+        lambda p: plot_attention.head_heatmap(causal_patterns((3, 3)), list("abc"), p, 0, 0),
+        lambda p: plot_attention.attention_grid(causal_patterns((1, 1, 3, 3)), list("abc"), p),
+        plot_position.sinusoidal_figure,
+        plot_position.rope_figure,
+    ]
     for call in calls:
         with pytest.raises(ValueError, match=r"\.png or \.svg") as err:
             call(tmp_path / "figure.pdf")
@@ -107,9 +117,13 @@ def test_chinese_labels_render_with_the_cjk_font(tmp_path, monkeypatch):
     family = fonts.setup_matplotlib()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        plot_attention.head_heatmap(causal_patterns((3, 3)), ["我", "投资了", "苹果"], tmp_path / "zh.png", 0, 1, lang="zh")
+        plot_attention.head_heatmap(
+            causal_patterns((3, 3)), ["我", "投资了", "苹果"], tmp_path / "zh.png", 0, 1, lang="zh"
+        )
     assert not [w for w in caught if "missing" in str(w.message).lower()], [str(w.message) for w in caught]
-    texts = [t for t in seen[0].findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontname")) if t.get_text()]
+    texts = [
+        t for t in seen[0].findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontname")) if t.get_text()
+    ]
     words = "".join(t.get_text() for t in texts)
     for expected in ("我", "投资了", "苹果", "第 0 层第 1 个头", "查询", "键"):
         assert expected in words
@@ -218,7 +232,9 @@ def test_loss_curves_read_the_log_and_name_a_missing_one(tmp_path, run):
     steps, evals = plot_training.read_log(run)
     assert [s for s, _ in steps] == list(range(1, 21))
     assert [e[0] for e in evals] == [10, 20] and all(e[2] is not None for e in evals)
-    assert_written(plot_training.loss_curves([run, run / "log.jsonl"], tmp_path / "two.png", labels=["a", "b"], lang="zh"))
+    assert_written(
+        plot_training.loss_curves([run, run / "log.jsonl"], tmp_path / "two.png", labels=["a", "b"], lang="zh")
+    )
     with pytest.raises(ValueError, match="nowhere.log.jsonl is missing"):
         plot_training.loss_curves([tmp_path / "nowhere"], tmp_path / "l.png")
     (tmp_path / "empty").mkdir()
@@ -245,15 +261,49 @@ def test_cli_positions_rope_loss(tmp_path, run, capsys):
 def test_cli_trace_figures(tmp_path, ckpt, monkeypatch):
     from qkv.presentation import plot_hull
 
-    grid = run_figure(parse("attention", "--ckpt", str(ckpt), "--text", "我投资了苹果", "--out", str(tmp_path / "a.png")))
-    one_layer = run_figure(parse("attention", "--ckpt", str(ckpt), "--text", "abc", "--layer", "1", "--out", str(tmp_path / "a1.svg")))
-    head = run_figure(parse("head", "--ckpt", str(ckpt), "--text", "我投资了苹果", "--layer", "1", "--head", "1",
-                            "--lang", "zh", "--out", str(tmp_path / "h.png")))
+    grid = run_figure(
+        parse("attention", "--ckpt", str(ckpt), "--text", "我投资了苹果", "--out", str(tmp_path / "a.png"))
+    )
+    one_layer = run_figure(
+        parse("attention", "--ckpt", str(ckpt), "--text", "abc", "--layer", "1", "--out", str(tmp_path / "a1.svg"))
+    )
+    head = run_figure(
+        parse(
+            "head",
+            "--ckpt",
+            str(ckpt),
+            "--text",
+            "我投资了苹果",
+            "--layer",
+            "1",
+            "--head",
+            "1",
+            "--lang",
+            "zh",
+            "--out",
+            str(tmp_path / "h.png"),
+        )
+    )
     got = {}
     real = plot_hull.hull_figure
     monkeypatch.setattr(plot_hull, "hull_figure", lambda *a, **kw: got.update(args=a, kw=kw) or real(*a, **kw))
-    hull = run_figure(parse("hull", "--ckpt", str(ckpt), "--text", "我投资了苹果", "--layer", "1", "--head", "0",
-                            "--token", "3", "--out", str(tmp_path / "hull.png")))
+    hull = run_figure(
+        parse(
+            "hull",
+            "--ckpt",
+            str(ckpt),
+            "--text",
+            "我投资了苹果",
+            "--layer",
+            "1",
+            "--head",
+            "0",
+            "--token",
+            "3",
+            "--out",
+            str(tmp_path / "hull.png"),
+        )
+    )
     for path in (grid, one_layer, head, hull):
         assert_written(path)
     values, z, weights = got["args"][:3]
@@ -267,9 +317,18 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path, ckpt):
     out = str(tmp_path / "x.png")
     cases = [
         (("head", "--text", " ".join(["苹果"] * 65), "--out", out), "65 tokens"),  # the bundled model: n_ctx 64
-        (("head", "--ckpt", str(ckpt), "--text", "abc", "--layer", "2", "--out", out), r"layer 2 is out of range: valid are 0\.\.1"),
-        (("hull", "--ckpt", str(ckpt), "--text", "abc", "--head", "5", "--out", out), r"head 5 is out of range: valid are 0\.\.1"),
-        (("hull", "--ckpt", str(ckpt), "--text", "abc", "--token", "3", "--out", out), r"token 3 is out of range: valid are 0\.\.2"),
+        (
+            ("head", "--ckpt", str(ckpt), "--text", "abc", "--layer", "2", "--out", out),
+            r"layer 2 is out of range: valid are 0\.\.1",
+        ),
+        (
+            ("hull", "--ckpt", str(ckpt), "--text", "abc", "--head", "5", "--out", out),
+            r"head 5 is out of range: valid are 0\.\.1",
+        ),
+        (
+            ("hull", "--ckpt", str(ckpt), "--text", "abc", "--token", "3", "--out", out),
+            r"token 3 is out of range: valid are 0\.\.2",
+        ),
         (("attention", "--ckpt", str(ckpt), "--text", "", "--out", out), "text is empty"),
         (("attention", "--ckpt", str(ckpt), "--text", "a" * 17, "--out", out), "17 tokens"),
         (("attention", "--ckpt", str(ckpt), "--text", "abc", "--out", str(tmp_path / "x.jpg")), r"\.png or \.svg"),

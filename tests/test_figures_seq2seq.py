@@ -73,7 +73,9 @@ def test_no_gold_alignment_for_a_sentence_not_in_the_corpus(ckpt, tmp_path, monk
     figure("alignment", tmp_path / "odd.png", ckpt=ckpt, text="香蕉 爷爷 吃了 。", head=0)
     fig = seen[0]
     words = " ".join(" ".join(labels(fig)).split())  # the caption is wrapped to the figure's width
-    assert gold_boxes(fig.axes[0]) == [] and "No gold alignment: the source is not one of the corpus's sentences." in words
+    assert (
+        gold_boxes(fig.axes[0]) == [] and "No gold alignment: the source is not one of the corpus's sentences." in words
+    )
     assert ticks(fig.axes[0], "x") == ["香蕉", "爷爷", "吃了", "。"]
 
 
@@ -91,21 +93,58 @@ def test_the_figure_speaks_the_chosen_language(ckpt, tmp_path, monkeypatch, lang
 
 
 def test_cli_alignment_and_hull(ckpt, tmp_path, capsys):
-    assert main(["figure", "alignment", "--ckpt", str(ckpt), "--text", SOURCE, "--layer", "1", "--head", "0",
-                 "--out", str(tmp_path / "a.png")]) == 0
-    assert main(["figure", "hull", "--ckpt", str(ckpt), "--text", SOURCE, "--head", "1", "--token", "0",
-                 "--out", str(tmp_path / "h.svg")]) == 0
+    assert (
+        main(
+            [
+                "figure",
+                "alignment",
+                "--ckpt",
+                str(ckpt),
+                "--text",
+                SOURCE,
+                "--layer",
+                "1",
+                "--head",
+                "0",
+                "--out",
+                str(tmp_path / "a.png"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "figure",
+                "hull",
+                "--ckpt",
+                str(ckpt),
+                "--text",
+                SOURCE,
+                "--head",
+                "1",
+                "--token",
+                "0",
+                "--out",
+                str(tmp_path / "h.svg"),
+            ]
+        )
+        == 0
+    )
     assert_written(tmp_path / "a.png")
     assert b"grandpa" in (tmp_path / "h.svg").read_bytes()  # its title names the target step
 
 
-@pytest.mark.parametrize("args, words", [
-    (["alignment", "--ckpt", "BUNDLED", "--text", "我 投资了 苹果"], "needs a translation model"),
-    (["attention", "--ckpt", "TINY", "--text", SOURCE], "qkv figure alignment"),
-    (["alignment", "--ckpt", "TINY", "--text", "榴莲"], "'榴莲'"),
-    (["alignment", "--ckpt", "TINY", "--text", SOURCE, "--layer", "3"], "the decoder has 2 layers"),
-    (["alignment", "--ckpt", "TINY", "--text", SOURCE, "--head", "2"], "2 heads"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["alignment", "--ckpt", "BUNDLED", "--text", "我 投资了 苹果"], "needs a translation model"),
+        (["attention", "--ckpt", "TINY", "--text", SOURCE], "qkv figure alignment"),
+        (["alignment", "--ckpt", "TINY", "--text", "榴莲"], "'榴莲'"),
+        (["alignment", "--ckpt", "TINY", "--text", SOURCE, "--layer", "3"], "the decoder has 2 layers"),
+        (["alignment", "--ckpt", "TINY", "--text", SOURCE, "--head", "2"], "2 heads"),
+    ],
+)
 def test_cli_bad_input_is_one_line(ckpt, tmp_path, capsys, args, words):
     from qkv.core.bundled import default_ckpt
 

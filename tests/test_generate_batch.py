@@ -147,5 +147,6 @@ def test_the_decoders_copies_follow_every_change_of_the_weights():
     assert after[0] != before[0]
     assert after == list(generate_ids(model, [1, 2], 6, temperature=0, use_cache=False))
     model.load_state_dict(GPT(model.cfg).state_dict())
-    assert list(generate_ids(model, [1, 2], 6, temperature=0)) == list(generate_ids(model, [1, 2], 6, temperature=0,
-                                                                                     use_cache=False))
+    assert list(generate_ids(model, [1, 2], 6, temperature=0)) == list(
+        generate_ids(model, [1, 2], 6, temperature=0, use_cache=False)
+    )

@@ -15,20 +15,23 @@ from qkv.presentation.plot_hull import hull_figure
 # ---------------------------------------------------------------------------------------------- numbers
 
 
-@pytest.mark.parametrize("x, text, tex", [
-    (math.sqrt(2), "√2", r"\sqrt{2}"),
-    (math.log(2), "ln 2", r"\ln 2"),
-    (3 / 7, "3/7", r"\frac{3}{7}"),
-    (-5.0, "-5", "-5"),
-    (2 * math.sqrt(3) / 3, "2√3/3", r"\frac{2\sqrt{3}}{3}"),
-    (math.pi, "π", r"\pi"),
-    (-math.sqrt(2) / 2, "-√2/2", r"-\frac{\sqrt{2}}{2}"),
-    (1.5 * math.log(3), "(3 ln 3)/2", r"\frac{3\,\ln 3}{2}"),
-    (math.sqrt(2) * math.log(2), "√2·ln 2", r"\sqrt{2}\,\ln 2"),
-    (math.e, "e", "e"),
-    (0.5, "1/2", r"\frac{1}{2}"),
-    (-0.0, "0", "0"),
-])
+@pytest.mark.parametrize(
+    "x, text, tex",
+    [
+        (math.sqrt(2), "√2", r"\sqrt{2}"),
+        (math.log(2), "ln 2", r"\ln 2"),
+        (3 / 7, "3/7", r"\frac{3}{7}"),
+        (-5.0, "-5", "-5"),
+        (2 * math.sqrt(3) / 3, "2√3/3", r"\frac{2\sqrt{3}}{3}"),
+        (math.pi, "π", r"\pi"),
+        (-math.sqrt(2) / 2, "-√2/2", r"-\frac{\sqrt{2}}{2}"),
+        (1.5 * math.log(3), "(3 ln 3)/2", r"\frac{3\,\ln 3}{2}"),
+        (math.sqrt(2) * math.log(2), "√2·ln 2", r"\sqrt{2}\,\ln 2"),
+        (math.e, "e", "e"),
+        (0.5, "1/2", r"\frac{1}{2}"),
+        (-0.0, "0", "0"),
+    ],
+)
 def test_closed_forms(x, text, tex):
     assert closed_form(x) == text
     assert fmt(x) == text
@@ -47,20 +50,55 @@ def test_fmt_falls_back_to_six_digits():
     assert fmt(1e-13) == "1e-13" and fmt(0.0) == "0"  # a number that is not 0 never shows as 0
 
 
-@pytest.mark.parametrize("text, value", [
-    ("1/2", 0.5), ("sqrt(2)", math.sqrt(2)), ("ln(2)", math.log(2)), ("log(2)", math.log(2)), ("log(8, 2)", 3.0),
-    ("exp(1)", math.e), ("2^-3", 0.125), ("2**3", 8.0), ("-(1+2)*3", -9.0), ("pi/2", math.pi / 2), ("e", math.e),
-    (" 3 ", 3.0), ("\u22121", -1.0),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("1/2", 0.5),
+        ("sqrt(2)", math.sqrt(2)),
+        ("ln(2)", math.log(2)),
+        ("log(2)", math.log(2)),
+        ("log(8, 2)", 3.0),
+        ("exp(1)", math.e),
+        ("2^-3", 0.125),
+        ("2**3", 8.0),
+        ("-(1+2)*3", -9.0),
+        ("pi/2", math.pi / 2),
+        ("e", math.e),
+        (" 3 ", 3.0),
+        ("\u22121", -1.0),
+    ],
+)
 def test_parse_number(text, value):
     assert parse_number(text) == pytest.approx(value, rel=1e-15)
 
 
-@pytest.mark.parametrize("text", [
-    "__import__('os')", "().__class__", "os.system", "lambda: 1", "[i for i in (1, 2)]", "{1: 2}", "abs(-1)",
-    "x", "True", "1j", "'1'", "1 if 1 else 2", "sqrt(x=2)", "sqrt()", "1/0", "ln(-1)", "(-8)**0.5", "2**10**10",
-    "", "1,2", "1 < 2", "f(1)(2)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os')",
+        "().__class__",
+        "os.system",
+        "lambda: 1",
+        "[i for i in (1, 2)]",
+        "{1: 2}",
+        "abs(-1)",
+        "x",
+        "True",
+        "1j",
+        "'1'",
+        "1 if 1 else 2",
+        "sqrt(x=2)",
+        "sqrt()",
+        "1/0",
+        "ln(-1)",
+        "(-8)**0.5",
+        "2**10**10",
+        "",
+        "1,2",
+        "1 < 2",
+        "f(1)(2)",
+    ],
+)
 def test_parse_number_refuses(text):
     with pytest.raises(ValueError) as info:
         parse_number(text)
@@ -71,8 +109,13 @@ def test_parse_vector_and_matrix():
     assert parse_vector("sqrt(2),0") == [math.sqrt(2), 0.0]
     assert parse_vector("log(8, 2), 1") == [3.0, 1.0]  # commas inside brackets belong to the call
     assert parse_matrix("ln(2),0; 0,1; 0,-1") == [[math.log(2), 0.0], [0.0, 1.0], [0.0, -1.0]]
-    for bad, says in [("1,2; 3", "row 2"), ("1,,2", "empty entry"), ("1,2;;3,4", "row 2"), ("", "empty"),
-                      ("1,2; 3,y", "row 2")]:
+    for bad, says in [
+        ("1,2; 3", "row 2"),
+        ("1,,2", "empty entry"),
+        ("1,2;;3,4", "row 2"),
+        ("", "empty"),
+        ("1,2; 3,y", "row 2"),
+    ]:
         with pytest.raises(ValueError, match=says) as info:
             parse_matrix(bad)
         assert "\n" not in str(info.value)
@@ -152,6 +195,7 @@ def test_hull_polygon_of_huge_points():
     assert {tuple(p) for p in hull_polygon(P)} == {tuple(p) for p in P[:3]}
     # the same picture, scaled down, gives the same vertices: the hull does not depend on the units
     assert {tuple(p / 1e299) for p in hull_polygon(P)} == {tuple(p) for p in hull_polygon(P / 1e299)}
+
 
 # ---------------------------------------------------------------------------------------------- figure
 

@@ -11,19 +11,42 @@ from qkv.core.sample import generate_ids  # noqa: E402
 transformers.logging.set_verbosity_error()
 
 CONFIGS = {
-    "gelu_new-tied": dict(n_embd=48, n_head=3, n_layer=2, n_positions=37, vocab_size=101,
-                          activation_function="gelu_new", tie_word_embeddings=True),
-    "relu-untied-n_inner": dict(n_embd=64, n_head=4, n_layer=3, n_inner=100, n_positions=40, vocab_size=89,
-                                activation_function="relu", tie_word_embeddings=False),
-    "gelu-untied": dict(n_embd=32, n_head=2, n_layer=2, n_positions=30, vocab_size=50,
-                        activation_function="gelu", tie_word_embeddings=False),
+    "gelu_new-tied": dict(
+        n_embd=48,
+        n_head=3,
+        n_layer=2,
+        n_positions=37,
+        vocab_size=101,
+        activation_function="gelu_new",
+        tie_word_embeddings=True,
+    ),
+    "relu-untied-n_inner": dict(
+        n_embd=64,
+        n_head=4,
+        n_layer=3,
+        n_inner=100,
+        n_positions=40,
+        vocab_size=89,
+        activation_function="relu",
+        tie_word_embeddings=False,
+    ),
+    "gelu-untied": dict(
+        n_embd=32,
+        n_head=2,
+        n_layer=2,
+        n_positions=30,
+        vocab_size=50,
+        activation_function="gelu",
+        tie_word_embeddings=False,
+    ),
 }
 
 
 def random_hf(seed: int = 0, std: float = 0.5, **kw):
     """A GPT2LMHeadModel whose every parameter (biases and LayerNorm too) is normal noise."""
-    hc = transformers.GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-                                 bos_token_id=None, eos_token_id=None, pad_token_id=None, **kw)
+    hc = transformers.GPT2Config(
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None, eos_token_id=None, pad_token_id=None, **kw
+    )
     model = transformers.GPT2LMHeadModel(hc)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -47,7 +70,12 @@ def test_config_is_translated(pair):
     hf, ours = pair
     hc, cfg = hf.config, ours.cfg
     assert (cfg.d_vocab, cfg.n_ctx, cfg.d_model, cfg.n_heads, cfg.n_layers) == (
-        hc.vocab_size, hc.n_positions, hc.n_embd, hc.n_head, hc.n_layer)
+        hc.vocab_size,
+        hc.n_positions,
+        hc.n_embd,
+        hc.n_head,
+        hc.n_layer,
+    )
     assert cfg.d_mlp == (hc.n_inner or 4 * hc.n_embd)
     assert cfg.tie_embeddings == hc.tie_word_embeddings
     assert (ours.unembed.weight is ours.embed.weight) == hc.tie_word_embeddings
@@ -78,9 +106,15 @@ def test_greedy_generation_matches_hf(pair):
     prompt = [7, 3, 11, 2, 9]
     ours_ids = list(generate_ids(ours, prompt, 20, temperature=0))
     with torch.no_grad():
-        out = hf.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-                          max_new_tokens=20, min_new_tokens=20, do_sample=False, pad_token_id=0)
-    theirs = out[0, len(prompt):].tolist()
+        out = hf.generate(
+            torch.tensor([prompt]),
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+            max_new_tokens=20,
+            min_new_tokens=20,
+            do_sample=False,
+            pad_token_id=0,
+        )
+    theirs = out[0, len(prompt) :].tolist()
     assert len(theirs) == 20
     assert ours_ids == theirs
     assert ours_ids == list(generate_ids(ours, prompt, 20, temperature=0, use_cache=False))
@@ -108,21 +142,38 @@ def test_round_trip_to_hf(pair):
 def test_native_model_round_trip():
     """A model built in qkv (not loaded) exports to HF with the same logits."""
     torch.manual_seed(0)
-    cfg = ModelConfig(d_vocab=40, n_ctx=20, d_model=24, n_heads=3, n_layers=2, unembed_bias=False,
-                      activation="gelu_tanh", init_std=0.3)
+    cfg = ModelConfig(
+        d_vocab=40,
+        n_ctx=20,
+        d_model=24,
+        n_heads=3,
+        n_layers=2,
+        unembed_bias=False,
+        activation="gelu_tanh",
+        init_std=0.3,
+    )
     ours = GPT(cfg).eval()
     ids = torch.randint(0, 40, (2, 20))
     with torch.no_grad():
         torch.testing.assert_close(hf_logits(to_hf(ours), ids), ours(ids), atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("kw", [dict(pos="rope"), dict(pos="sinusoidal"), dict(norm="post"), dict(causal=False),
-                                dict(bias=False), dict(d_head=4), dict(embed_scale=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(pos="rope"),
+        dict(pos="sinusoidal"),
+        dict(norm="post"),
+        dict(causal=False),
+        dict(bias=False),
+        dict(d_head=4),
+        dict(embed_scale=True),
+    ],
+)
 def test_to_hf_rejects_other_architectures(kw):
     model = GPT(ModelConfig(d_vocab=30, n_ctx=8, d_model=16, n_heads=2, n_layers=1, unembed_bias=False, **kw))
     with pytest.raises(ValueError, match="GPT-2"):
         to_hf(model)
-
 
 
 def test_unsupported_activation_is_rejected():

@@ -39,7 +39,9 @@ def test_both_languages_have_the_same_areas_keys_and_fields():
 
 def test_lookup_fills_fields_and_names_what_is_missing():
     assert t("attend.title", "en", dk="2") == "Attention for one query, step by step (d_k = 2)"
-    assert "d_k = 2" in t("attend.title", "zh", dk="2") and t("attend.title", "zh", dk="2") != t("attend.title", "en", dk="2")
+    assert "d_k = 2" in t("attend.title", "zh", dk="2") and t("attend.title", "zh", dk="2") != t(
+        "attend.title", "en", dk="2"
+    )
     assert t("attend.exp", "en") == i18n.catalogue("en", "attend")["exp"]  # no fields: the text as it is, braces kept
     with pytest.raises(KeyError, match="attend.nothing"):
         t("attend.nothing", "en")
@@ -76,19 +78,33 @@ def used_keys(source: str) -> list[tuple[str, set[str] | None, int]]:
     t("area.name", lang, ...) and say("name", ...) after say = translator(lang, "area"), with t and
     translator imported from the catalogue (qkv.presentation.i18n)."""
     tree = ast.parse(source)
-    imported = {a.asname or a.name: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and (node.module or "").split(".")[-1] == "i18n" for a in node.names}
+    imported = {
+        a.asname or a.name: a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "i18n"
+        for a in node.names
+    }
 
     def area(call) -> str | None:  # translator(lang, "area") -> "area"
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and imported.get(call.func.id) == "translator"
-                and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and imported.get(call.func.id) == "translator"
+            and len(call.args) == 2
+            and isinstance(call.args[1], ast.Constant)
+        ):
             return call.args[1].value
         return None
 
     found = set()
     for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)))]:
-        says = {target.id: area(node.value) for node in ast.walk(scope) if isinstance(node, ast.Assign) and area(node.value)
-                for target in node.targets if isinstance(target, ast.Name)}
+        says = {
+            target.id: area(node.value)
+            for node in ast.walk(scope)
+            if isinstance(node, ast.Assign) and area(node.value)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
         for call in (n for n in ast.walk(scope) if isinstance(n, ast.Call) and n.args):
             func = call.func
             if isinstance(func, ast.Name) and imported.get(func.id) == "t":
@@ -117,7 +133,9 @@ def missing(source: str) -> list[str]:
                 problems.append(f"line {line}: no message {key!r} in {lang}")
                 continue
             if given and set(given) != fields(text):  # a call without fields gets the text as it is
-                problems.append(f"line {line}: {key} is given {sorted(given)} but takes {sorted(fields(text))} in {lang}")
+                problems.append(
+                    f"line {line}: {key} is given {sorted(given)} but takes {sorted(fields(text))} in {lang}"
+                )
     return problems
 
 
@@ -127,8 +145,15 @@ def test_every_key_the_source_uses_exists_with_its_fields():
     problems = [f"{path.relative_to(SRC)}, {p}" for path in files for p in missing(path.read_text(encoding="utf-8"))]
     assert problems == []
     keys = {key for found in uses.values() for key, _, _ in found}
-    for area in ("explain", "attend", "figures.attention", "figures.position", "figures.embedding", "figures.training",
-                 "figures.hull"):  # the scan sees every area these modules use
+    for area in (
+        "explain",
+        "attend",
+        "figures.attention",
+        "figures.position",
+        "figures.embedding",
+        "figures.training",
+        "figures.hull",
+    ):  # the scan sees every area these modules use
         assert any(k.startswith(area + ".") for k in keys), area
     assert "figures.position.fast" in keys and "figures.position.slow" in keys  # both branches of an if-else
 
@@ -142,10 +167,18 @@ def draw(lang):
     t("title_head", lang); t("figures.hull.z", lang); t("attend.stable", lang, **{"m": 1})
 """
     assert [key for key, _, _ in used_keys(source)] == [
-        "figures.attention.head", "figures.attention.layer", "figures.attention.nothing",
-        "attend.stable", "figures.hull.z", "title_head"]
+        "figures.attention.head",
+        "figures.attention.layer",
+        "figures.attention.nothing",
+        "attend.stable",
+        "figures.hull.z",
+        "title_head",
+    ]
     assert missing(source) == [
         "line 5: figures.attention.layer is given ['level'] but takes ['layer'] in en",
         "line 5: figures.attention.layer is given ['level'] but takes ['layer'] in zh",
-        "line 5: no message 'figures.attention.nothing' in en", "line 5: no message 'figures.attention.nothing' in zh",
-        "line 6: no message 'title_head' in en", "line 6: no message 'title_head' in zh"]
+        "line 5: no message 'figures.attention.nothing' in en",
+        "line 5: no message 'figures.attention.nothing' in zh",
+        "line 6: no message 'title_head' in en",
+        "line 6: no message 'title_head' in zh",
+    ]

@@ -70,10 +70,14 @@ def test_imports_only_go_down():
             if target not in MODULES:
                 wrong.append(f"{MODULES[module]}:{line} imports {target}, which does not exist")
             elif target == "qkv" and module not in ("qkv", "qkv.__main__"):
-                wrong.append(f"{MODULES[module]}:{line} imports the top-level package qkv (import from its layer instead)")
+                wrong.append(
+                    f"{MODULES[module]}:{line} imports the top-level package qkv (import from its layer instead)"
+                )
             elif layer(target) > layer(module):
-                wrong.append(f"{MODULES[module]}:{line} ({LAYERS[layer(module)]}) imports {target} "
-                             f"({LAYERS[layer(target)] if layer(target) < FACADE else 'the facade'})")
+                wrong.append(
+                    f"{MODULES[module]}:{line} ({LAYERS[layer(module)]}) imports {target} "
+                    f"({LAYERS[layer(target)] if layer(target) < FACADE else 'the facade'})"
+                )
     assert not wrong, "\n".join(wrong)
 
 
@@ -86,7 +90,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()
@@ -111,7 +115,8 @@ def test_the_checks_can_fail():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert layer("qkv.core.trace") < layer("qkv.analysis.view") < layer("qkv.presentation.draw") < layer("qkv.apps.cli")
     assert ("qkv.core.nn.tap", 3) not in imports("qkv.core.trace") and any(
-        t == "qkv.core.nn.tap" for t, _ in imports("qkv.core.trace"))
+        t == "qkv.core.nn.tap" for t, _ in imports("qkv.core.trace")
+    )
 
 
 @pytest.mark.parametrize("name", LAYERS)

@@ -75,14 +75,20 @@ def test_text_headline_and_figures(result):
         assert f"L{L}H{H} {n['best_acc']:.3f}" in head and f"{n['untrained_best_acc']:.3f}" in head
         assert f"{n['bleu_greedy']:.1f}" in head and f"{n['bleu_beam']:.1f}" in head
         assert f"{n['split_en']['food']} {n['senses']['小米']['food']['word']}/24" in head
-    assert f"layer {L}, head {H}: {n['best_acc']:.3f}" in result.text and f"第 {L} 层第 {H} 个头：{n['best_acc']:.3f}" in zh
+    assert (
+        f"layer {L}, head {H}: {n['best_acc']:.3f}" in result.text
+        and f"第 {L} 层第 {H} 个头：{n['best_acc']:.3f}" in zh
+    )
 
 
 def test_what_the_text_claims(result):
     n = result.numbers
     # trained alignment far above the untrained model's and above chance; the text says so
     assert n["best_acc"] >= n["untrained_best_acc"] + MARGIN and n["best_acc"] > 2 * n["chance"]
-    assert t("lessons.align.far_above", "en", best_acc=n["best_acc"], untrained_best_acc=n["untrained_best_acc"]) in result.text
+    assert (
+        t("lessons.align.far_above", "en", best_acc=n["best_acc"], untrained_best_acc=n["untrained_best_acc"])
+        in result.text
+    )
     assert n["untrained_best_acc"] < n["chance"] + 0.1  # an untrained head is about as good as a random pick
     # the translations are good, and beam search does not lose to greedy on its sentences
     assert n["bleu_greedy"] > BLEU_FLOOR and n["bleu_beam"] >= n["bleu_greedy_some"] - 1.0
@@ -102,7 +108,11 @@ def test_what_the_text_claims(result):
     assert n["comma_ahead"] > n["comma_missed"] / 2 and "already reading what it will write next" in result.text
     # the swapped 小米 sentences: the verb decides the word, and the decoder rewrites the tail to fit it
     sw = n["swap"]
-    assert sw["n"] == 48 and sw["cue"] + sw["tail"] + sw["neither"] == sw["n"] and sw["faithful"] + sw["verb_tail"] <= sw["n"]
+    assert (
+        sw["n"] == 48
+        and sw["cue"] + sw["tail"] + sw["neither"] == sw["n"]
+        and sw["faithful"] + sw["verb_tail"] <= sw["n"]
+    )
     assert sw["cue"] > sw["n"] / 2 and "the verb decides" in result.text
     assert sw["faithful"] < sw["n"] / 2 < sw["verb_tail"] and "comes out as written in only" in result.text
     for s in align.SENSES:
@@ -126,7 +136,9 @@ def test_alignment_recomputed_sentence_by_sentence(result, model):
         src = torch.tensor([[tok.ids[w] for w in p.zh]])
         tgt = torch.tensor([[1] + [tok.ids[w] for w in p.en]])  # <s> + the gold English
         _, trace = m.run_with_trace(src, tgt)
-        A = torch.stack([trace[f"decoder.blocks.{k}.cross_attn.hook_pattern"][0] for k in range(m.cfg.n_layers)]).double()
+        A = torch.stack(
+            [trace[f"decoder.blocks.{k}.cross_attn.hook_pattern"][0] for k in range(m.cfg.n_layers)]
+        ).double()
         for j in range(len(p.en)):
             gold = {z for z, e in p.links if e == j}
             if not gold:
@@ -144,7 +156,10 @@ def test_alignment_recomputed_sentence_by_sentence(result, model):
     assert chance / words == pytest.approx(n["chance"], abs=1e-12)
     acc = np.array(n["acc_heads"])
     assert acc.shape == (m.cfg.n_layers, m.cfg.n_heads) and acc.max() == n["best_acc"] and acc[L, H] == acc.max()
-    assert np.array(n["untrained_heads"]).shape == acc.shape and max(map(max, n["untrained_heads"])) == n["untrained_best_acc"]
+    assert (
+        np.array(n["untrained_heads"]).shape == acc.shape
+        and max(map(max, n["untrained_heads"])) == n["untrained_best_acc"]
+    )
 
 
 def test_untrained_model_is_seeded_and_leaves_the_global_rng(model):

@@ -85,7 +85,10 @@ def test_figures_and_text(result):
     assert "苹果" in result.text
     # the numbers the text quotes are the measured ones
     assert f"{n['cosine'][n['min_cosine_stage']]:.4f}, at {n['min_cosine_stage']}" in result.text
-    assert f"{n['continuation_accuracy']:.1%} of the cases, the untrained one in {n['untrained_continuation_accuracy']:.1%}" in result.text
+    assert (
+        f"{n['continuation_accuracy']:.1%} of the cases, the untrained one in {n['untrained_continuation_accuracy']:.1%}"
+        in result.text
+    )
     result.to_json()  # serialisable
 
 

@@ -56,7 +56,9 @@ def said(name, numbers, lang):
 
 def _common(name, en, zh, n_figures):
     assert en.title == lessons.title(name, "en") != zh.title == lessons.title(name, "zh")
-    assert (en.text, en.headline) == said(name, en.numbers, "en") and (zh.text, zh.headline) == said(name, zh.numbers, "zh")
+    assert (en.text, en.headline) == said(name, en.numbers, "en") and (zh.text, zh.headline) == said(
+        name, zh.numbers, "zh"
+    )
     assert en.lang == "en" and zh.lang == "zh"
     assert CHINESE.search(zh.text) and CHINESE.search(zh.headline) and "的" in zh.text
     assert not re.search(r"\b(the|and|of)\b", zh.text), "the Chinese text should not be English prose"
@@ -67,6 +69,7 @@ def _common(name, en, zh, n_figures):
 
 
 # ----------------------------------------------------------------------------------------- convex
+
 
 @torch.no_grad()
 def test_convex(results, bundled):
@@ -104,11 +107,15 @@ def test_convex(results, bundled):
     assert n["residual_l2_distance"] > 0 and not n["resid_mid_inside"] and n["resid_mid_distance"] > 0
     # the head was chosen as the one that looks hardest at the cue verb
     assert n["cue"] == "投资了"
-    best = max(trace["pattern", l][0, h, pos, n["tokens"].index(n["cue"])].item()
-               for l in range(model.cfg.n_layers) for h in range(model.cfg.n_heads))
+    best = max(
+        trace["pattern", l][0, h, pos, n["tokens"].index(n["cue"])].item()
+        for l in range(model.cfg.n_layers)
+        for h in range(model.cfg.n_heads)
+    )
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
 
     from qkv.presentation.lessons.convex import dist
+
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
     assert f"layer {L} head {H}" in en.headline and f"第 {L} 层第 {H} 个头" in zh.headline
@@ -116,6 +123,7 @@ def test_convex(results, bundled):
 
 
 # ------------------------------------------------------------------------------------------ heads
+
 
 def test_heads(results, bundled):
     from qkv.apps.lessons import heads
@@ -156,6 +164,7 @@ def test_heads(results, bundled):
 
 # ---------------------------------------------------------------------------------------- dropout
 
+
 def test_dropout(results):
     en, zh = results("dropout")
     _common("dropout", en, zh, 1)
@@ -167,8 +176,11 @@ def test_dropout(results):
     assert n["eval_rows_checked"] == n["train_rows_checked"] > 0
     # seeded: the Chinese run (same seed) measured exactly the same
     assert {k: v for k, v in zh.numbers.items()} == n
-    assert (f"{n['train_rows_failed']}/{n['train_rows_checked']}" in en.headline
-            and f"{n['train_hull_worst']:.3f}" in en.headline and f"{n['train_hull_failed']}/{n['train_hull_checked']}" in zh.headline)
+    assert (
+        f"{n['train_rows_failed']}/{n['train_rows_checked']}" in en.headline
+        and f"{n['train_hull_worst']:.3f}" in en.headline
+        and f"{n['train_hull_failed']}/{n['train_hull_checked']}" in zh.headline
+    )
 
 
 def test_dropout_breaks_a_fresh_copy(bundled):
@@ -185,6 +197,7 @@ def test_dropout_breaks_a_fresh_copy(bundled):
 
 
 # -------------------------------------------------------------------------------------- embedding
+
 
 def test_embedding(results, bundled):
     en, zh = results("embedding")
@@ -218,6 +231,7 @@ def test_embedding(results, bundled):
 
 # ------------------------------------------------------------------------------------- next-token
 
+
 @torch.no_grad()
 def test_next_token(results, bundled):
     from qkv.apps.lessons.next_token import entropy_bits
@@ -248,6 +262,7 @@ def test_next_token(results, bundled):
 
 # ---------------------------------------------------------------------------------------- verdicts
 
+
 def test_verdicts_follow_the_numbers(results):
     """A lesson's sentences are chosen by what it measured: change the numbers and the sentence changes."""
     n = dict(results("next-token")[0].numbers)
@@ -266,4 +281,7 @@ def test_verdicts_follow_the_numbers(results):
     cue_weak = t("lessons.heads.cue_weak", "en", cue=h["best_cue_mass"], previous=h["best_previous_mass"])
     assert (cue_weak in results("heads")[0].text) == (h["best_cue_mass"] < h["best_previous_mass"] / 2)
     text = said("heads", {**h, "best_cue_mass": h["best_previous_mass"], "distinct_heads": 2}, "zh")[0]
-    assert "决定词义的动词最多只得到" not in text and t("lessons.heads.split_some", "zh", categories=4, distinct_heads=2) in text
+    assert (
+        "决定词义的动词最多只得到" not in text
+        and t("lessons.heads.split_some", "zh", categories=4, distinct_heads=2) in text
+    )

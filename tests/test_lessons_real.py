@@ -57,12 +57,15 @@ def _common(name, n, tmp_path, n_figures):
 
 # ------------------------------------------------------------------------------------ real-apple
 
+
 def test_real_apple_frames_are_balanced_and_held_out(minilm):
     _, tok = minilm
     texts, labels = real_apple.frames()
     assert len(set(texts)) == len(texts) and len(real_apple.FRUIT) >= 40 and len(real_apple.COMPANY) >= 40
     word, ids, positions = real_apple.word_positions(tok, texts)
-    assert tok.pieces("Apple") == ["[CLS]", "apple", "[SEP]"] and tok.pieces("apple")[1] == "apple"  # one token, both senses
+    assert (
+        tok.pieces("Apple") == ["[CLS]", "apple", "[SEP]"] and tok.pieces("apple")[1] == "apple"
+    )  # one token, both senses
     folds = real_apple.position_folds(positions, labels, real_apple.K_FOLDS, 0)
     assert sorted(i for f in folds for i in f) == list(range(len(texts)))  # every frame tested exactly once
     for f in folds:  # each fold: as many fruit as company frames, at the same positions
@@ -157,6 +160,7 @@ def test_random_and_shuffled_weights(minilm):
 
 # ------------------------------------------------------------------------------------ real-heads
 
+
 def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
     n = measured("real-heads")
     model, tok = minilm
@@ -190,8 +194,14 @@ def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
         _, trace = model.run_with_trace(torch.tensor([x]), names=lambda name: name.endswith("hook_pattern"))
         T = len(x)
         for i in range(2, T - 2):
-            keys = {"cls": [0], "sep": [T - 1], "previous": [i - 1], "next": [i + 1], "self": [i],
-                    "same": [j for j in range(1, T - 1) if abs(j - i) > 1 and x[j] == x[i]]}
+            keys = {
+                "cls": [0],
+                "sep": [T - 1],
+                "previous": [i - 1],
+                "next": [i + 1],
+                "self": [i],
+                "same": [j for j in range(1, T - 1) if abs(j - i) > 1 and x[j] == x[i]],
+            }
             for c, js in keys.items():
                 if js:
                     count[c] += 1
@@ -202,6 +212,7 @@ def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
 
 
 # ------------------------------------------------------------------------------------- real-hull
+
 
 def test_real_hull_numbers_and_claims(measured, minilm, tmp_path):
     from qkv.apps.lessons.convex import nearest_l2
@@ -247,6 +258,7 @@ def test_real_hull_numbers_and_claims(measured, minilm, tmp_path):
 
 
 # ----------------------------------------------------------------------------------- running them
+
 
 def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp_path):
     import qkv.core.checkpoint as checkpoint

@@ -65,7 +65,9 @@ def test_why_v_measures_both_models(why_v):
             for ph in ("sense", "association", "order"):
                 assert 0.0 <= n[f"{ph}_acc_{key}"] <= 1.0
         assert n[f"params_k{width}"] < n[f"params_v{width}"]  # no W_V
-        assert f"{n[f'val_loss_v{width}']:.3f}" in result.headline and f"{n[f'val_loss_k{width}']:.3f}" in result.headline
+        assert (
+            f"{n[f'val_loss_v{width}']:.3f}" in result.headline and f"{n[f'val_loss_k{width}']:.3f}" in result.headline
+        )
         assert len(n[f"losses_v{width}"]) == n["steps"]  # the curve the figure draws
 
 
@@ -77,8 +79,13 @@ def test_why_v_separate_values_help(why_v):
     # the conclusion follows the numbers: swap the two models of every pair and "better" turns into "worse"
     swapped = {**n}
     for w in (16, 2):
-        swapped.update({f"val_gap{w}": -n[f"val_gap{w}"], f"mean_acc_v{w}": n[f"mean_acc_k{w}"],
-                        f"mean_acc_k{w}": n[f"mean_acc_v{w}"]})
+        swapped.update(
+            {
+                f"val_gap{w}": -n[f"val_gap{w}"],
+                f"mean_acc_v{w}": n[f"mean_acc_k{w}"],
+                f"mean_acc_k{w}": n[f"mean_acc_v{w}"],
+            }
+        )
     better, worse = t("lessons.why_v.better", "en"), t("lessons.why_v.worse", "en")
     assert why_v.text.count(better) >= 1  # measured: gaps 0.028 and 0.057 nats, probes 75% vs 60%, 66% vs 54%
     assert why_v.text.count(better) == lessons.view_module("why-v").text(swapped, "en").count(worse)

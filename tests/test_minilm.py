@@ -17,8 +17,13 @@ from qkv.core.trace import trace_names
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing below may reach the network
 
-SENTENCES = ["I ate an apple", "I bought Apple shares yesterday, and the embeddings were unbelievable.",
-             "hi", "The cat sat on the mat because it was warm.", "Transformers attend to every token at once."]
+SENTENCES = [
+    "I ate an apple",
+    "I bought Apple shares yesterday, and the embeddings were unbelievable.",
+    "hi",
+    "The cat sat on the mat because it was warm.",
+    "Transformers attend to every token at once.",
+]
 TOL = 1e-5
 
 
@@ -39,7 +44,14 @@ def test_config_is_minilm(minilm):
     model, tok = minilm
     cfg = model.cfg
     assert (cfg.arch, cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_head, cfg.d_mlp) == ("bert", 6, 12, 384, 32, 1536)
-    assert (cfg.causal, cfg.norm, cfg.pos, cfg.activation, cfg.ln_eps, cfg.n_token_types) == (False, "post", "learned", "gelu", 1e-12, 2)
+    assert (cfg.causal, cfg.norm, cfg.pos, cfg.activation, cfg.ln_eps, cfg.n_token_types) == (
+        False,
+        "post",
+        "learned",
+        "gelu",
+        1e-12,
+        2,
+    )
     assert tok.vocab_size == cfg.d_vocab == 30522
     assert not model.training and model.has_lm_head is False
 
@@ -54,7 +66,9 @@ def test_hidden_states_and_patterns_equal_bert(minilm, reference, batch):
     real = mask.bool()  # (B, T): compare at real tokens
     torch.testing.assert_close(tr["ln_embed.hook_out"][real], theirs.hidden_states[0][real], atol=TOL, rtol=0)
     for layer in range(6):
-        torch.testing.assert_close(tr["resid_post", layer][real], theirs.hidden_states[layer + 1][real], atol=TOL, rtol=0)
+        torch.testing.assert_close(
+            tr["resid_post", layer][real], theirs.hidden_states[layer + 1][real], atol=TOL, rtol=0
+        )
         ours_A, their_A = tr["pattern", layer], theirs.attentions[layer]  # (B, n_heads, T, T)
         for b in range(len(SENTENCES)):
             n = int(mask[b].sum())
@@ -136,8 +150,16 @@ def test_too_long_text_is_an_error_not_a_cut(minilm):
 
 
 def test_random_encoder_from_the_same_config_runs():
-    cfg = bert_config({"vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
-                       "intermediate_size": 32, "max_position_embeddings": 8})
+    cfg = bert_config(
+        {
+            "vocab_size": 50,
+            "hidden_size": 16,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "intermediate_size": 32,
+            "max_position_embeddings": 8,
+        }
+    )
     model = Encoder(cfg).eval()
     ids, mask = pad_batch([[1, 2, 3], [4, 5]])
     _, tr = model.run_with_trace(ids, attention_mask=mask)
@@ -170,8 +192,23 @@ def test_figures_draw_a_real_model(minilm, tmp_path):
     model, tok = minilm
     for kind in ("attention", "hull", "embedding"):
         out = tmp_path / f"{kind}.svg"
-        r = subprocess.run([sys.executable, "-m", "qkv", "figure", kind, "--ckpt", "minilm", "--text", "I ate an apple",
-                            "--out", str(out)], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "qkv",
+                "figure",
+                kind,
+                "--ckpt",
+                "minilm",
+                "--text",
+                "I ate an apple",
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
         assert out.stat().st_size > 1000
     # the default map of a WordPiece vocabulary shows words, not [PAD] and [unused0..]
@@ -186,8 +223,9 @@ def test_sentence_embedding_of_a_long_text_is_cut_as_sentence_transformers_cuts_
     long = "the bank by the river raised its rates again , " * 40
     assert len(tok.encode(long)) > 300 and tok.max_length == 256
     st = SentenceTransformer(str(minilm_dir()), device="cpu")
-    torch.testing.assert_close(sentence_embedding(model, tok, [long, "hi"]), st.encode([long, "hi"], convert_to_tensor=True),
-                               atol=TOL, rtol=0)
+    torch.testing.assert_close(
+        sentence_embedding(model, tok, [long, "hi"]), st.encode([long, "hi"], convert_to_tensor=True), atol=TOL, rtol=0
+    )
 
 
 def test_check_sees_padding(minilm, batch):
@@ -208,7 +246,10 @@ def test_check_sees_padding(minilm, batch):
     assert [item.name for item in check(tr, max_hull_points=50).failed()] == ["padding keys get weight 0"]
 
 
-@pytest.mark.parametrize("text, says", [("   ", "gives no tokens but special ones"), ("apple " * 600, "reads at most n_ctx = 512, all at once")])
+@pytest.mark.parametrize(
+    "text, says",
+    [("   ", "gives no tokens but special ones"), ("apple " * 600, "reads at most n_ctx = 512, all at once")],
+)
 @pytest.mark.parametrize("command", ["explain", "trace"])
 def test_an_encoder_text_is_refused_not_cut(command, text, says):
     import subprocess

@@ -51,18 +51,18 @@ def test_kv_cache_matches_full_forward(pos):
         cache = model.new_cache(batch_size=2)
         steps = [model(ids[:, :5], cache)]
         for t in range(5, 20):
-            steps.append(model(ids[:, t:t + 1], cache))
+            steps.append(model(ids[:, t : t + 1], cache))
         assert cache.length == 20
         torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
 
         # chunks of 3 (the last one shorter)
         cache = model.new_cache(batch_size=2)
-        chunks = [model(ids[:, s:s + 3], cache) for s in range(0, 20, 3)]
+        chunks = [model(ids[:, s : s + 3], cache) for s in range(0, 20, 3)]
         torch.testing.assert_close(torch.cat(chunks, dim=1), full, atol=1e-5, rtol=0)
 
         # and the written-out attention agrees on the cached path too
         cache = model.new_cache(batch_size=2)
-        chunks = [model(ids[:, s:s + 3], cache, explicit=True) for s in range(0, 20, 3)]
+        chunks = [model(ids[:, s : s + 3], cache, explicit=True) for s in range(0, 20, 3)]
         torch.testing.assert_close(torch.cat(chunks, dim=1), full, atol=1e-5, rtol=0)
 
 
@@ -133,8 +133,15 @@ def test_no_position_bidirectional_model_is_permutation_equivariant():
     torch.testing.assert_close(out_perm, out[:, perm], atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("kw", [dict(pos="none", causal=True), dict(pos="learned", causal=False),
-                                dict(pos="rope", causal=False), dict(pos="sinusoidal", causal=False)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(pos="none", causal=True),
+        dict(pos="learned", causal=False),
+        dict(pos="rope", causal=False),
+        dict(pos="sinusoidal", causal=False),
+    ],
+)
 def test_order_matters_with_positions_or_causal_mask(kw):
     model = make(seed=6, init_std=0.3, **kw)
     ids = torch.randint(0, 61, (2, 12), generator=torch.Generator().manual_seed(0))
@@ -269,7 +276,7 @@ def test_init_follows_gpt2():
     assert torch.equal(model.blocks[0].ln1.weight, torch.ones(64))  # set to exactly 1, no arithmetic
     assert model.embed.weight.std().item() == pytest.approx(0.02, rel=0.1)
     # the residual-writing projections are scaled down by sqrt(2 * n_layers)
-    assert model.blocks[0].mlp.fc_out.weight.std().item() == pytest.approx(0.02 / 6 ** 0.5, rel=0.1)
+    assert model.blocks[0].mlp.fc_out.weight.std().item() == pytest.approx(0.02 / 6**0.5, rel=0.1)
 
 
 def test_eval_is_deterministic_and_train_dropout_is_not():

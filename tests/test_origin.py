@@ -44,8 +44,13 @@ def check_against_trace(model, doc) -> None:
     L, h, i = doc["layer"], doc["head"], doc["token"]
     _, tr = model.run_with_trace(torch.tensor([doc["ids"]]))
     a = f"blocks.{L}.attn."
-    x, q, k, v, dots = (tr[attention_input_name(model.cfg, L)][0], tr[a + "hook_q"][0, :, h], tr[a + "hook_k"][0, :, h],
-                        tr[a + "hook_v"][0, :, h], tr[a + "hook_dots"][0, h])
+    x, q, k, v, dots = (
+        tr[attention_input_name(model.cfg, L)][0],
+        tr[a + "hook_q"][0, :, h],
+        tr[a + "hook_k"][0, :, h],
+        tr[a + "hook_v"][0, :, h],
+        tr[a + "hook_dots"][0, h],
+    )
     rope = a + "hook_rot_q" in tr
     assert doc["rope"] == rope
     qd, kd = (tr[a + "hook_rot_q"][0, :, h], tr[a + "hook_rot_k"][0, :, h]) if rope else (q, k)
@@ -60,7 +65,11 @@ def check_against_trace(model, doc) -> None:
         j = key["pos"]
         assert close(key["x"], x[j]) and close(key["k"], k[j]) and close(key["v"], v[j]), j
         assert close(key["product"], qd[i] * kd[j]), j  # coordinate by coordinate
-        assert abs(key["dot"] - float(dots[i, j])) <= ATOL + RTOL * abs(float(dots[i, j])), (j, key["dot"], float(dots[i, j]))
+        assert abs(key["dot"] - float(dots[i, j])) <= ATOL + RTOL * abs(float(dots[i, j])), (
+            j,
+            key["dot"],
+            float(dots[i, j]),
+        )
         assert abs(key["scaled"] - key["dot"] / doc["scale"]) <= 1e-12 * max(1.0, abs(key["dot"]))
         if rope:
             assert close(key["k_rot"], kd[j])
@@ -70,8 +79,14 @@ def check_against_trace(model, doc) -> None:
 def test_bundled_origin_equals_the_trace(bundled, layer, head, token):
     model, tok = bundled  # indices taken modulo the model's size: the bundled model may be retrained
     T = len(tok.encode(SENTENCE))
-    doc = origin(model, tok, SENTENCE, layer=layer % model.cfg.n_layers, head=head % model.cfg.n_heads,
-                 token=min(token, T - 1) if token >= 0 else token)
+    doc = origin(
+        model,
+        tok,
+        SENTENCE,
+        layer=layer % model.cfg.n_layers,
+        head=head % model.cfg.n_heads,
+        token=min(token, T - 1) if token >= 0 else token,
+    )
     assert doc["kind"] == "origin" and doc["x_name"].endswith("ln1.hook_out")  # the bundled model is pre-norm
     check_against_trace(model, doc)
 
@@ -83,13 +98,24 @@ def test_ids_and_text_give_the_same_document(bundled):
     assert a["keys"] == b["keys"] and a["query"] == b["query"]
 
 
-@pytest.mark.parametrize("kw", [dict(norm="pre"), dict(norm="post"), dict(norm="none"), dict(pos="rope"),
-                                dict(pos="rope", norm="post"), dict(values="k"), dict(bias=False),
-                                dict(arch="bert", causal=False, norm="post")])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(norm="pre"),
+        dict(norm="post"),
+        dict(norm="none"),
+        dict(pos="rope"),
+        dict(pos="rope", norm="post"),
+        dict(values="k"),
+        dict(bias=False),
+        dict(arch="bert", causal=False, norm="post"),
+    ],
+)
 def test_tiny_models_every_kind(kw):
     torch.manual_seed(0)
-    cfg = ModelConfig(**{"d_vocab": 31, "n_ctx": 12, "d_model": 16, "n_heads": 2, "d_head": 8, "n_layers": 2,
-                         "init_std": 0.3, **kw})
+    cfg = ModelConfig(
+        **{"d_vocab": 31, "n_ctx": 12, "d_model": 16, "n_heads": 2, "d_head": 8, "n_layers": 2, "init_std": 0.3, **kw}
+    )
     model = make_model(cfg).eval()
     ids = torch.randint(0, cfg.d_vocab, (9,)).tolist()
     for layer, head, token in ((0, 0, 8), (1, 1, 3)):
@@ -128,9 +154,16 @@ def test_api_origin(bundled):
     ids = r.json()["ids"]
     r2 = c.post("/api/origin", json={"ids": ids, "layer": 1, "head": 0, "token": 2})
     assert r2.status_code == 200 and r2.json()["keys"] == r.json()["keys"]
-    for bad, status in (({**body, "layer": 99}, 400), ({**body, "token": len(ids)}, 400), ({**body, "layer": "1"}, 422),
-                        ({**body, "ids": ids}, 422), ({**body, "extra": 1}, 422), ({"text": SENTENCE, "layer": 0}, 422),
-                        ({**body, "text": "x" * 5000}, 422), ({**body, "text": ""}, 400)):
+    for bad, status in (
+        ({**body, "layer": 99}, 400),
+        ({**body, "token": len(ids)}, 400),
+        ({**body, "layer": "1"}, 422),
+        ({**body, "ids": ids}, 422),
+        ({**body, "extra": 1}, 422),
+        ({"text": SENTENCE, "layer": 0}, 422),
+        ({**body, "text": "x" * 5000}, 422),
+        ({**body, "text": ""}, 400),
+    ):
         r = c.post("/api/origin", json=bad)
         assert r.status_code == status, (bad, r.json())
         err = r.json()["error"]

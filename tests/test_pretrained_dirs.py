@@ -27,7 +27,9 @@ def _bpe_tokenizer_json(path):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
     tok.train_from_iterator([TEXT], trainer=trainer)
     tok.save(str(path / "tokenizer.json"))
     return tok
@@ -40,8 +42,10 @@ def randomise_norms(hf):
     with torch.no_grad():
         for name, p in hf.named_parameters():
             if p.dim() == 1:
-                p.copy_(torch.randn(p.shape, generator=g) * 0.3 + (1.0 if name.endswith(("ln_1.weight", "ln_2.weight",
-                        "ln_f.weight", "LayerNorm.weight")) else 0.0))
+                p.copy_(
+                    torch.randn(p.shape, generator=g) * 0.3
+                    + (1.0 if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight", "LayerNorm.weight")) else 0.0)
+                )
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +71,26 @@ def bert_dir(tmp_path_factory):
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator([TEXT], trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials, show_progress=False))
+    tok.train_from_iterator(
+        [TEXT], trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials, show_progress=False)
+    )
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
     tok.save(str(d / "tokenizer.json"))
     torch.manual_seed(0)
-    hf = BertModel(BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                              intermediate_size=64, max_position_embeddings=40), add_pooling_layer=True)
+    hf = BertModel(
+        BertConfig(
+            vocab_size=tok.get_vocab_size(),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=40,
+        ),
+        add_pooling_layer=True,
+    )
     randomise_norms(hf)
     hf.save_pretrained(d, safe_serialization=True)
     return d, hf.eval()
@@ -201,8 +218,9 @@ def test_cli_trace_and_check_on_an_hf_directory(gpt2_dir, tmp_path):
     import sys
 
     d, _ = gpt2_dir
-    out = subprocess.run([sys.executable, "-m", "qkv", "trace", "the cat", "--ckpt", str(d), "--check"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "qkv", "trace", "the cat", "--ckpt", str(d), "--check"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert "checks pass" in out.stdout + out.stderr
 
@@ -218,7 +236,9 @@ def test_broken_tokenizer_file_is_named(bert_dir, tmp_path):
 def test_missing_lm_head_of_an_untied_gpt2_is_named(tmp_path):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    hf = GPT2LMHeadModel(GPT2Config(vocab_size=300, n_positions=8, n_embd=16, n_layer=1, n_head=2, tie_word_embeddings=False))
+    hf = GPT2LMHeadModel(
+        GPT2Config(vocab_size=300, n_positions=8, n_embd=16, n_layer=1, n_head=2, tie_word_embeddings=False)
+    )
     hf.save_pretrained(tmp_path, safe_serialization=True)
     _bpe_tokenizer_json(tmp_path)
     tensors = load_file(str(tmp_path / "model.safetensors"))
@@ -260,4 +280,6 @@ def test_hub_name_loads_what_the_hub_gives(gpt2_dir, monkeypatch):
     assert model.source["title"] == "someone/tiny-gpt2" and model.source["architecture"] == "gpt2"
     ids = tok.encode("the cat")
     with torch.no_grad():
-        torch.testing.assert_close(model(torch.tensor([ids])), gpt2_dir[1](torch.tensor([ids])).logits, atol=1e-5, rtol=0)
+        torch.testing.assert_close(
+            model(torch.tensor([ids])), gpt2_dir[1](torch.tensor([ids])).logits, atol=1e-5, rtol=0
+        )

@@ -42,8 +42,13 @@ def test_fast_preset_overrides_like_any_preset():
 def test_a_short_fast_run_lowers_the_loss(tmp_path):
     # the preset's model and optimizer settings; fewer, smaller steps so that the test is quick
     out = tmp_path / "run"
-    result = train(TEXT, out=out, preset="fast", progress=False,
-                   overrides=["steps=40", "batch_size=8", "warmup_steps=5", "eval_interval=40", "eval_steps=2"])
+    result = train(
+        TEXT,
+        out=out,
+        preset="fast",
+        progress=False,
+        overrides=["steps=40", "batch_size=8", "warmup_steps=5", "eval_interval=40", "eval_steps=2"],
+    )
     vocab = checkpoint.load(out)[1].vocab_size
     losses = [loss for _, loss in step_losses(out)]
     assert abs(losses[0] - math.log(vocab)) < 0.3  # untrained: nearly uniform

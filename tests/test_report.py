@@ -17,8 +17,10 @@ from qkv.presentation.i18n import t
 def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):
     fig = tmp_path / "a.png"
     fig.write_bytes(b"\x89PNG fake")
-    results = [LessonResult("convex", "凸组合 <b>", "z = (1, 1)", "inside: 1/1", {"distance": 0.0}, [fig], "zh"),
-               LessonResult("order", "Order", "text", "accuracy 0.98", {"acc": 0.98}, [], "en")]
+    results = [
+        LessonResult("convex", "凸组合 <b>", "z = (1, 1)", "inside: 1/1", {"distance": 0.0}, [fig], "zh"),
+        LessonResult("order", "Order", "text", "accuracy 0.98", {"acc": 0.98}, [], "en"),
+    ]
     index = write_report(results, tmp_path, "zh", model="bundled", seconds={"convex": 1.5})
     page = index.read_text(encoding="utf-8")
     assert '<section id="convex">' in page and '<section id="order">' in page

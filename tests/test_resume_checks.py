@@ -49,7 +49,11 @@ def test_every_file_missing_empty_truncated_garbage_or_from_another_run(capsys, 
     damage(base, name, how, runs["other"])
     before = snapshot(base)
     argv = ["train", "--out", str(base), "--resume", "--quiet"]
-    if name == "log.jsonl" and how in ("missing", "empty", "truncated"):  # a log cut short: the resumed log goes on from it
+    if name == "log.jsonl" and how in (
+        "missing",
+        "empty",
+        "truncated",
+    ):  # a log cut short: the resumed log goes on from it
         assert main(argv) == 0, capsys.readouterr().err
         steps = [json.loads(line)["step"] for line in (base / "log.jsonl").read_text().splitlines()]
         assert steps[-1] == 20 and steps == sorted(steps)
@@ -59,15 +63,18 @@ def test_every_file_missing_empty_truncated_garbage_or_from_another_run(capsys, 
     assert snapshot(base) == before  # a refused resume writes nothing
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda c: c.pop("data"), "field 'data'"),
-    (lambda c: c["data"].pop("path"), "field 'data'"),
-    (lambda c: c["data"].update(kind="url"), "field 'data'"),
-    (lambda c: c.pop("model"), "field 'model' is missing"),
-    (lambda c: c["model"].update(d_model="32"), "d_model must be an integer"),
-    (lambda c: c.update(tokenizer="bpe"), "tokenizer.json holds a char tokenizer"),
-    (lambda c: c.update(run="another"), "state.json comes from another run"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda c: c.pop("data"), "field 'data'"),
+        (lambda c: c["data"].pop("path"), "field 'data'"),
+        (lambda c: c["data"].update(kind="url"), "field 'data'"),
+        (lambda c: c.pop("model"), "field 'model' is missing"),
+        (lambda c: c["model"].update(d_model="32"), "d_model must be an integer"),
+        (lambda c: c.update(tokenizer="bpe"), "tokenizer.json holds a char tokenizer"),
+        (lambda c: c.update(run="another"), "state.json comes from another run"),
+    ],
+)
 def test_config_with_a_missing_or_wrong_field(capsys, base, edit, match):
     config = json.loads((base / "config.json").read_text())
     edit(config)
@@ -76,9 +83,20 @@ def test_config_with_a_missing_or_wrong_field(capsys, base, edit, match):
     assert match in line, line
 
 
-@pytest.mark.parametrize("field, value", [("step", "10"), ("step", -1), ("step", True), ("model", "../model.bin"),
-                                          ("model", None), ("optimizer", 5), ("config", "mine.json"),
-                                          ("train_loss", "low"), ("format", "other")])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("step", "10"),
+        ("step", -1),
+        ("step", True),
+        ("model", "../model.bin"),
+        ("model", None),
+        ("optimizer", 5),
+        ("config", "mine.json"),
+        ("train_loss", "low"),
+        ("format", "other"),
+    ],
+)
 def test_state_with_a_wrong_field(capsys, base, field, value):
     state = json.loads((base / "state.json").read_text())
     state[field] = value
@@ -120,8 +138,9 @@ def test_resume_with_a_foreign_optimizer_fails_fast(runs, base, forged):
     else:
         shutil.copy(runs["other"] / "optimizer-0000010.safetensors", base)
     log = (base / "log.jsonl").read_bytes()
-    proc = subprocess.run(QKV + ["train", "--out", str(base), "--resume", "--quiet"], capture_output=True, text=True,
-                          timeout=60)  # before the check: a hang of more than 60 s, or a crash (exit 134, 139)
+    proc = subprocess.run(
+        QKV + ["train", "--out", str(base), "--resume", "--quiet"], capture_output=True, text=True, timeout=60
+    )  # before the check: a hang of more than 60 s, or a crash (exit 134, 139)
     assert proc.returncode == 1, proc.stderr
     lines_ = proc.stderr.strip().splitlines()
     assert len(lines_) == 1 and "optimizer-0000010.safetensors" in lines_[0], proc.stderr
@@ -140,8 +159,10 @@ def _opt_state(step: int = 1):
         lm_loss(model(x), x).backward()
         opt.step()
     sd = opt.state_dict()
-    saved = {"state": {i: {k: t.clone() for k, t in s.items()} for i, s in sd["state"].items()},
-             "param_groups": json.loads(json.dumps(sd["param_groups"]))}  # the file holds them as JSON
+    saved = {
+        "state": {i: {k: t.clone() for k, t in s.items()} for i, s in sd["state"].items()},
+        "param_groups": json.loads(json.dumps(sd["param_groups"])),
+    }  # the file holds them as JSON
     return model, saved
 
 
@@ -153,24 +174,27 @@ def _group(n, key, value):
     return lambda saved: saved["param_groups"][n].update({key: value})
 
 
-@pytest.mark.parametrize("edit, match", [
-    (_tensor(0, "exp_avg", lambda t: t[:3]), r"state\.0\.exp_avg is torch.float32 \(3, 16\)"),
-    (_tensor(2, "exp_avg_sq", lambda t: t.double()), r"state\.2\.exp_avg_sq is torch.float64"),
-    (_tensor(1, "step", lambda t: t + 4), r"state\.1\.step counts 5 steps, the checkpoint is at step 1"),
-    (_tensor(1, "step", lambda t: t.reshape(1)), r"state\.1\.step is torch.float32 \(1,\)"),
-    (lambda saved: saved["state"][0].pop("exp_avg_sq"), r"state\.0 holds \['exp_avg', 'step'\]"),
-    (lambda saved: saved["state"][0].update(momentum=torch.zeros(1)), r"state\.0 holds"),
-    (lambda saved: saved["state"].update({99: saved["state"][0]}), r"state\.99 is for parameter 99"),
-    (_tensor(0, "exp_avg", lambda t: t.fill_(float("nan"))), r"state\.0\.exp_avg holds"),
-    (_tensor(0, "exp_avg_sq", lambda t: -t - 1), r"state\.0\.exp_avg_sq holds negative"),
-    (lambda saved: saved.update(param_groups=saved["param_groups"][:1]), "param_groups do not match the model's 2"),
-    (lambda saved: saved["param_groups"][0]["params"].pop(), r"param_groups\[0\] holds other parameters"),
-    (_group(1, "fused", False), r"param_groups\[1\]\.fused = False"),
-    (_group(0, "betas", [0.9, 1.5]), r"param_groups\[0\]\.betas"),
-    (_group(0, "lr", float("nan")), r"param_groups\[0\]\.lr"),
-    (_group(0, "momentum", 0.9), r"param_groups\[0\]\.momentum"),
-    (lambda saved: saved["state"].pop(3), r"the state of parameter 3 is missing \(1 of"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (_tensor(0, "exp_avg", lambda t: t[:3]), r"state\.0\.exp_avg is torch.float32 \(3, 16\)"),
+        (_tensor(2, "exp_avg_sq", lambda t: t.double()), r"state\.2\.exp_avg_sq is torch.float64"),
+        (_tensor(1, "step", lambda t: t + 4), r"state\.1\.step counts 5 steps, the checkpoint is at step 1"),
+        (_tensor(1, "step", lambda t: t.reshape(1)), r"state\.1\.step is torch.float32 \(1,\)"),
+        (lambda saved: saved["state"][0].pop("exp_avg_sq"), r"state\.0 holds \['exp_avg', 'step'\]"),
+        (lambda saved: saved["state"][0].update(momentum=torch.zeros(1)), r"state\.0 holds"),
+        (lambda saved: saved["state"].update({99: saved["state"][0]}), r"state\.99 is for parameter 99"),
+        (_tensor(0, "exp_avg", lambda t: t.fill_(float("nan"))), r"state\.0\.exp_avg holds"),
+        (_tensor(0, "exp_avg_sq", lambda t: -t - 1), r"state\.0\.exp_avg_sq holds negative"),
+        (lambda saved: saved.update(param_groups=saved["param_groups"][:1]), "param_groups do not match the model's 2"),
+        (lambda saved: saved["param_groups"][0]["params"].pop(), r"param_groups\[0\] holds other parameters"),
+        (_group(1, "fused", False), r"param_groups\[1\]\.fused = False"),
+        (_group(0, "betas", [0.9, 1.5]), r"param_groups\[0\]\.betas"),
+        (_group(0, "lr", float("nan")), r"param_groups\[0\]\.lr"),
+        (_group(0, "momentum", 0.9), r"param_groups\[0\]\.momentum"),
+        (lambda saved: saved["state"].pop(3), r"the state of parameter 3 is missing \(1 of"),
+    ],
+)
 def test_each_optimizer_mismatch_is_named(edit, match):
     model, saved = _opt_state()
     fresh = make_optimizer(model, TrainConfig())

@@ -57,9 +57,14 @@ def test_a_folder_that_is_not_qkvs_is_never_written(capsys, tmp_path, text_file,
 
 
 def test_force_replaces_a_qkv_checkpoint_and_nothing_else(capsys, base, text_file):
-    mine = {"model.safetensors": st_save({"w": torch.zeros(2)}, {"format": "pt"}),  # a Hugging Face file
-            "model-0000099.safetensors": st_save({"w": torch.zeros(2)}),  # qkv's name, not qkv's file
-            "optimizer-0000020.safetensors": b"y", "model-best.safetensors": b"x", "notes.txt": b"n", ".hidden": b"h"}
+    mine = {
+        "model.safetensors": st_save({"w": torch.zeros(2)}, {"format": "pt"}),  # a Hugging Face file
+        "model-0000099.safetensors": st_save({"w": torch.zeros(2)}),  # qkv's name, not qkv's file
+        "optimizer-0000020.safetensors": b"y",
+        "model-best.safetensors": b"x",
+        "notes.txt": b"n",
+        ".hidden": b"h",
+    }
     for name, data in mine.items():
         (base / name).write_bytes(data)
     before = snapshot(base)
@@ -71,8 +76,14 @@ def test_force_replaces_a_qkv_checkpoint_and_nothing_else(capsys, base, text_fil
     assert main(["train", "--text", str(text_file), "--out", str(base), "--quiet", "--force", *sets(TINY)]) == 0
     after = snapshot(base)
     assert {k: after[k] for k in mine} == mine  # every file of the user's, byte for byte
-    assert sorted(set(after) - set(mine)) == ["config.json", "log.jsonl", "model-0000020.safetensors",
-                                              "optimizer-0000020-1.safetensors", "state.json", "tokenizer.json"]
+    assert sorted(set(after) - set(mine)) == [
+        "config.json",
+        "log.jsonl",
+        "model-0000020.safetensors",
+        "optimizer-0000020-1.safetensors",
+        "state.json",
+        "tokenizer.json",
+    ]
     assert checkpoint.load_checkpoint(base, with_optimizer=True).state["step"] == 20
     assert [json.loads(line)["step"] for line in after["log.jsonl"].decode().splitlines()][:2] == [1, 2]
 
@@ -81,8 +92,10 @@ def test_weight_files_of_other_runs_are_left_alone(base, runs, text_file):
     """A qkv weight file copied in from another run (qkv's name and marker, another run id) and one from
     a version of qkv before run ids are someone else's: resuming and saving leaves them in place."""
     other = json.loads((runs["other"] / "state.json").read_text())["model"]
-    copied = {"model-0000005.safetensors": (runs["other"] / other).read_bytes(),
-              "model-0001500.safetensors": (default_ckpt() / "model-0001500.safetensors").read_bytes()}
+    copied = {
+        "model-0000005.safetensors": (runs["other"] / other).read_bytes(),
+        "model-0001500.safetensors": (default_ckpt() / "model-0001500.safetensors").read_bytes(),
+    }
     for name, data in copied.items():
         (base / name).write_bytes(data)
     train(text_path=text_file, out=base, resume=True, overrides=["steps=30"], progress=False)
@@ -106,9 +119,13 @@ def test_force_keeps_the_old_checkpoint_until_the_new_runs_first(base, monkeypat
         return real(logits, targets) * (float("nan") if calls["n"] > 3 else 1.0)
 
     monkeypatch.setattr(train_mod, "lm_loss", stop_after_3)
-    expected = (TrainingStopped, r"still holds the previous one \(step 10\)") if stop == "nan" else (KeyboardInterrupt, None)
+    expected = (
+        (TrainingStopped, r"still holds the previous one \(step 10\)") if stop == "nan" else (KeyboardInterrupt, None)
+    )
     with pytest.raises(expected[0], match=expected[1]):
-        train(TEXT, out=base, overrides=TINY + ["d_model=64", "n_layers=2"], tokenizer="word", force=True, progress=False)
+        train(
+            TEXT, out=base, overrides=TINY + ["d_model=64", "n_layers=2"], tokenizer="word", force=True, progress=False
+        )
     assert snapshot(base) == before  # the old checkpoint, its log included; the staged files are gone
     monkeypatch.undo()
     assert train(out=base, resume=True, progress=False).step == 20  # and it still resumes
@@ -124,8 +141,11 @@ def wait_for(condition, seconds: float = 60) -> None:
 def start_run(out: Path, text_file: Path, *extra) -> subprocess.Popen:
     """A run that goes on until it is killed (no checkpoint for 100000 steps)."""
     args = sets(TINY + ["steps=100000", "eval_interval=100000"])
-    return subprocess.Popen(QKV + ["train", "--text", str(text_file), "--out", str(out), "--quiet", *args, *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        QKV + ["train", "--text", str(text_file), "--out", str(out), "--quiet", *args, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_kill_9_during_a_forced_run_leaves_the_old_checkpoint(base, text_file):
@@ -141,9 +161,17 @@ def test_kill_9_during_a_forced_run_leaves_the_old_checkpoint(base, text_file):
     assert {k: now[k] for k in before} == before
     assert set(now) - set(before) <= {"config.next.json", "tokenizer.next.json", "log.next.jsonl", LOCK_NAME}
     assert checkpoint.load_checkpoint(base).state["step"] == 10
-    train(text_path=text_file, out=base, overrides=TINY + ["steps=5"], force=True, progress=False)  # the lock died with it
-    assert sorted(snapshot(base)) == ["config.json", "log.jsonl", "model-0000005.safetensors",
-                                      "optimizer-0000005.safetensors", "state.json", "tokenizer.json"]
+    train(
+        text_path=text_file, out=base, overrides=TINY + ["steps=5"], force=True, progress=False
+    )  # the lock died with it
+    assert sorted(snapshot(base)) == [
+        "config.json",
+        "log.jsonl",
+        "model-0000005.safetensors",
+        "optimizer-0000005.safetensors",
+        "state.json",
+        "tokenizer.json",
+    ]
 
 
 def test_a_run_that_saved_nothing_can_be_started_again(tmp_path, monkeypatch):
@@ -176,6 +204,7 @@ def test_a_second_run_on_a_locked_directory_fails_at_once(capsys, tmp_path, text
     try:
         wait_for(lambda: lines(out / "log.jsonl") >= 1 or proc.poll() is not None)
         assert proc.poll() is None, proc.stderr.read()
+
         def no_tokenizer(*args, **kwargs):
             raise AssertionError("a tokenizer was trained before the lock was checked")
 
@@ -212,7 +241,16 @@ def test_disk_full_says_which_checkpoint_was_kept(capsys, monkeypatch, base, tex
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(checkpoint.Writer, "save", save)
     out = base if force else base.parent / "fresh"
-    argv = ["train", "--text", str(text_file), "--out", str(out), "--quiet", *sets(TINY), *(["--force"] if force else [])]
+    argv = [
+        "train",
+        "--text",
+        str(text_file),
+        "--out",
+        str(out),
+        "--quiet",
+        *sets(TINY),
+        *(["--force"] if force else []),
+    ]
     line = one_error(capsys, argv)
     assert "No space left on device" in line
     if force:
@@ -235,12 +273,28 @@ def test_resume_refuses_the_settings_of_a_new_run(capsys, base, flag):
 
 def test_train_without_those_flags_keeps_its_defaults(capsys, tmp_path, text_file):
     out = tmp_path / "run"
-    assert main(["train", "--text", str(text_file), "--out", str(out), "--quiet",
-                 *sets(["steps=2", "batch_size=2", "eval_steps=1"])]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--text",
+                str(text_file),
+                "--out",
+                str(out),
+                "--quiet",
+                *sets(["steps=2", "batch_size=2", "eval_steps=1"]),
+            ]
+        )
+        == 0
+    )
     config = json.loads((out / "config.json").read_text())
     assert config["tokenizer"] == "char"  # --tokenizer char
-    assert {k: config["model"][k] for k in ("n_ctx", "d_model", "n_heads", "n_layers")} == \
-        {"n_ctx": 64, "d_model": 64, "n_heads": 4, "n_layers": 2}  # --preset tiny
+    assert {k: config["model"][k] for k in ("n_ctx", "d_model", "n_heads", "n_layers")} == {
+        "n_ctx": 64,
+        "d_model": 64,
+        "n_heads": 4,
+        "n_layers": 2,
+    }  # --preset tiny
 
 
 def test_info_on_a_file_says_it_is_not_a_directory(capsys, base):

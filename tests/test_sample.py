@@ -15,8 +15,6 @@ from qkv.core.tokenizers import CharTokenizer
 V = 12
 
 
-
-
 @pytest.fixture(scope="module")
 def model() -> GPT:
     torch.manual_seed(0)
@@ -116,16 +114,19 @@ def test_sampling_follows_the_models_probabilities():
         assert (got - want).abs().max() < 0.03, (temperature, got, want)  # about 4 standard errors
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(temperature=-1.0), "temperature"),
-    (dict(temperature=float("nan")), "temperature"),
-    (dict(temperature=1000.0), "temperature"),
-    (dict(top_k=0), "top_k"),
-    (dict(top_k=-3), "top_k"),
-    (dict(top_p=0.0), "top_p"),
-    (dict(top_p=1.5), "top_p"),
-    (dict(top_p=float("nan")), "top_p"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=float("nan")), "temperature"),
+        (dict(temperature=1000.0), "temperature"),
+        (dict(top_k=0), "top_k"),
+        (dict(top_k=-3), "top_k"),
+        (dict(top_p=0.0), "top_p"),
+        (dict(top_p=1.5), "top_p"),
+        (dict(top_p=float("nan")), "top_p"),
+    ],
+)
 def test_invalid_sampling_settings(model, kwargs, match):
     with pytest.raises(ValueError, match=match):
         list(generate_ids(model, [1, 2], 3, **kwargs))

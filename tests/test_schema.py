@@ -85,7 +85,9 @@ def test_the_panels_documents_validate():
         "side": client.post("/api/side", json={"a": "我打了你", "b": "你打了我"}),
         "vocab": client.post("/api/vocab", json={"query": "苹"}),
         "transform": client.post("/api/transform", json={"layer": 0, "head": 1}),
-        "compare": client.post("/api/compare", json={"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"}),
+        "compare": client.post(
+            "/api/compare", json={"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"}
+        ),
     }
     for kind, res in answers.items():
         assert res.status_code == 200, (kind, res.text)

@@ -12,8 +12,9 @@ from qkv.core.search import EOS, beam_search, greedy
 
 def _model(seed=0, d_vocab=7, pos="learned", norm="pre"):
     torch.manual_seed(seed)
-    cfg = ModelConfig(arch="seq2seq", d_vocab=d_vocab, n_ctx=10, d_model=16, n_heads=2, n_layers=2, pos=pos, norm=norm,
-                      init_std=0.5)  # large weights: peaked, varied distributions
+    cfg = ModelConfig(
+        arch="seq2seq", d_vocab=d_vocab, n_ctx=10, d_model=16, n_heads=2, n_layers=2, pos=pos, norm=norm, init_std=0.5
+    )  # large weights: peaked, varied distributions
     return Seq2Seq(cfg).eval()
 
 
@@ -34,7 +35,9 @@ def test_cached_steps_equal_the_teacher_forced_pass(pos, norm):
 def test_cache_changes_no_token_and_no_score(seed):
     model = _model(seed)
     src = torch.randint(3, 7, (3, 4))
-    assert [h.ids for h in greedy(model, src, max_len=8)] == [h.ids for h in greedy(model, src, max_len=8, use_cache=False)]
+    assert [h.ids for h in greedy(model, src, max_len=8)] == [
+        h.ids for h in greedy(model, src, max_len=8, use_cache=False)
+    ]
     cached, plain = beam_search(model, src[:1], 3, 8), beam_search(model, src[:1], 3, 8, use_cache=False)
     assert [h.ids for h in cached] == [h.ids for h in plain]
     # float32 logits of 8 steps summed: the cached and uncached passes round differently (1.6e-6 seen with SSE4.2)
@@ -106,6 +109,8 @@ def test_bad_requests_are_one_line_errors():
             beam_search(model, torch.tensor([[3]]), beam)
     with pytest.raises(ValueError, match="max_len"):
         greedy(model, torch.tensor([[3]]), max_len=11)
-    gpt = __import__("qkv.core.models.gpt", fromlist=["GPT"]).GPT(ModelConfig(d_vocab=7, n_ctx=8, d_model=8, n_heads=2, n_layers=1))
+    gpt = __import__("qkv.core.models.gpt", fromlist=["GPT"]).GPT(
+        ModelConfig(d_vocab=7, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    )
     with pytest.raises(ValueError, match="encoder-decoder"):
         greedy(gpt, torch.tensor([[3]]))

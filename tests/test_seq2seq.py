@@ -1,6 +1,5 @@
 """The encoder-decoder: parity with torch.nn.Transformer, its trace names, and the KV cache."""
 
-
 import pytest
 import torch
 from torch import nn
@@ -15,15 +14,26 @@ pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor")
 
 def _pair(norm_first: bool, activation: str, d_model=24, n_heads=3, enc=2, dec=3, d_mlp=40, seed=0):
     torch.manual_seed(seed)
-    ref = nn.Transformer(d_model, n_heads, enc, dec, d_mlp, dropout=0.0, activation=activation, batch_first=True,
-                         norm_first=norm_first).eval()
+    ref = nn.Transformer(
+        d_model, n_heads, enc, dec, d_mlp, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     with torch.no_grad():  # LayerNorms away from (1, 0), so a swapped or skipped norm shows
         for name, p in ref.named_parameters():
             if "norm" in name:
                 p.add_(0.3 * torch.randn_like(p))
-    cfg = ModelConfig(arch="seq2seq", d_vocab=11, n_ctx=16, d_model=d_model, n_heads=n_heads, n_layers=dec,
-                      n_encoder_layers=enc, d_mlp=d_mlp, norm="pre" if norm_first else "post", activation=activation,
-                      pos="none")
+    cfg = ModelConfig(
+        arch="seq2seq",
+        d_vocab=11,
+        n_ctx=16,
+        d_model=d_model,
+        n_heads=n_heads,
+        n_layers=dec,
+        n_encoder_layers=enc,
+        d_mlp=d_mlp,
+        norm="pre" if norm_first else "post",
+        activation=activation,
+        pos="none",
+    )
     ours = Seq2Seq(cfg).eval()
     load_torch_transformer(ours, ref)
     return ref, ours
@@ -42,6 +52,7 @@ def test_matches_torch_transformer(norm_first, activation, explicit):
     want = ref(src, tgt, tgt_mask=causal, src_key_padding_mask=~real, memory_key_padding_mask=~real, tgt_is_causal=True)
     with torch.no_grad():
         from qkv.core.nn.tap import written_out
+
         with written_out(explicit):
             memory = ours.encoder(src, real)
             got = ours.decoder(tgt, memory, real)
@@ -57,7 +68,9 @@ def test_every_torch_parameter_has_a_home_and_a_mismatch_is_named():
     assert names <= set(ours.state_dict())
     assert torch_name("decoder.layers.2.multihead_attn.in_proj_weight") == "decoder.blocks.2.cross_attn.W_QKV.weight"
     wrong = nn.Transformer(24, 3, 2, 2, 40, batch_first=True)  # one decoder layer fewer is fine; more is not
-    cfg = ModelConfig(arch="seq2seq", d_vocab=11, n_ctx=16, d_model=24, n_heads=3, n_layers=1, n_encoder_layers=2, d_mlp=40)
+    cfg = ModelConfig(
+        arch="seq2seq", d_vocab=11, n_ctx=16, d_model=24, n_heads=3, n_layers=1, n_encoder_layers=2, d_mlp=40
+    )
     with pytest.raises(ValueError, match="no counterpart"):
         load_torch_transformer(Seq2Seq(cfg), wrong)
 
@@ -65,8 +78,9 @@ def test_every_torch_parameter_has_a_home_and_a_mismatch_is_named():
 @pytest.mark.parametrize("norm", ["pre", "post"])
 @pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope"])
 def test_trace_names_are_what_the_model_records(norm, pos):
-    cfg = ModelConfig(arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=2, n_encoder_layers=1,
-                      norm=norm, pos=pos)
+    cfg = ModelConfig(
+        arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=2, n_encoder_layers=1, norm=norm, pos=pos
+    )
     model = Seq2Seq(cfg).eval()
     src, tgt = torch.randint(0, 13, (2, 6)), torch.randint(0, 13, (2, 4))
     logits, trace = model.run_with_trace(src, tgt, torch.ones(2, 6))
@@ -88,8 +102,16 @@ def test_padding_changes_nothing_for_the_real_tokens():
 
 
 def test_shared_and_tied_embeddings():
-    cfg = ModelConfig(arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=1, share_embeddings=True,
-                      tie_embeddings=True)
+    cfg = ModelConfig(
+        arch="seq2seq",
+        d_vocab=13,
+        n_ctx=12,
+        d_model=16,
+        n_heads=2,
+        n_layers=1,
+        share_embeddings=True,
+        tie_embeddings=True,
+    )
     model = Seq2Seq(cfg)
     assert model.src_embed is None and model.unembed.weight is model.embed.weight
     separate = Seq2Seq(ModelConfig(arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=1))
@@ -111,8 +133,17 @@ def test_check_covers_every_attention_of_an_encoder_decoder(norm):
     from qkv.core.checks import check
 
     torch.manual_seed(0)
-    cfg = ModelConfig(arch="seq2seq", d_vocab=13, n_ctx=12, d_model=16, n_heads=2, n_layers=2, n_encoder_layers=1,
-                      norm=norm, init_std=0.3)
+    cfg = ModelConfig(
+        arch="seq2seq",
+        d_vocab=13,
+        n_ctx=12,
+        d_model=16,
+        n_heads=2,
+        n_layers=2,
+        n_encoder_layers=1,
+        norm=norm,
+        init_std=0.3,
+    )
     model = Seq2Seq(cfg).eval()
     src, tgt = torch.randint(3, 13, (2, 6)), torch.randint(3, 13, (2, 5))
     mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2])

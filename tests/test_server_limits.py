@@ -22,7 +22,7 @@ HELD = 200  # connections held open at once (each one a file descriptor in the s
 @pytest.fixture(scope="module")
 def server():
     proc, url = start_server("--port", "0")
-    host, port = url[len("http://"):].rstrip("/").rsplit(":", 1)
+    host, port = url[len("http://") :].rstrip("/").rsplit(":", 1)
     yield proc, url, (host, int(port))
     stop(proc)
 
@@ -70,9 +70,12 @@ def test_the_address_is_printed_once_the_port_accepts(monkeypatch):
 def test_idle_and_half_sent_connections_are_closed_and_others_still_served(server):
     proc, url, address = server
     fds = len(os.listdir(f"/proc/{proc.pid}/fd")) if os.path.isdir(f"/proc/{proc.pid}/fd") else None
-    partial = [b"", b"GET /api/model HTTP/1.1\r\nHost: 127.0.0.1\r\n",  # nothing; half a header
-               b'POST /api/view HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
-               b'Content-Length: 100\r\n\r\n{"text": ']  # the headers, and a body that never ends
+    partial = [
+        b"",
+        b"GET /api/model HTTP/1.1\r\nHost: 127.0.0.1\r\n",  # nothing; half a header
+        b"POST /api/view HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 100\r\n\r\n{"text": ',
+    ]  # the headers, and a body that never ends
     held = []
     opened = time.monotonic()
     for n in range(HELD):

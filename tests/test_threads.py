@@ -16,8 +16,9 @@ def run_python(code: str, **env) -> str:
     """stdout of a fresh Python (no thread settings inherited, the env given added)."""
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "QKV_THREADS")}
     base["PYTHONPATH"] = SRC + os.pathsep + base.get("PYTHONPATH", "")
-    done = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 

@@ -12,7 +12,9 @@ from qkv.core.tokenizers.nearest import edit_distance, nearest_words
 from qkv.core.tokenizers.spelling import Spelled
 from qkv.core.tokenizers.unknown import unknown_pieces
 
-TEXT = "我 吃了 苹果 ， 味道 很 甜 。\n我 投资了 苹果 ， 股价 上涨了 。\ni ate apple , it tasted sweet .\n好吃 的 梨 。\n"
+TEXT = (
+    "我 吃了 苹果 ， 味道 很 甜 。\n我 投资了 苹果 ， 股价 上涨了 。\ni ate apple , it tasted sweet .\n好吃 的 梨 。\n"
+)
 
 
 def learner(text: str = TEXT) -> WordTokenizer:
@@ -95,10 +97,17 @@ def test_saved_as_format_2_and_format_1_still_loads(tmp_path):
     assert not tokenizer_from_dict(old).fallback
 
 
-@pytest.mark.parametrize("change, match", [
-    ({"fallback": "maybe"}, "fallback"), ({"fold_case": "yes"}, "fold_case"), ({"chars": ["ab"]}, "chars"),
-    ({"fallback": "none"}, "chars"), ({"version": 3}, "version"), ({"chars": ["我"]}, "chars"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"fallback": "maybe"}, "fallback"),
+        ({"fold_case": "yes"}, "fold_case"),
+        ({"chars": ["ab"]}, "chars"),
+        ({"fallback": "none"}, "chars"),
+        ({"version": 3}, "version"),
+        ({"chars": ["我"]}, "chars"),
+    ],
+)
 def test_bad_format_2_fields_are_refused(change, match):
     d = {**learner().to_dict(), **change}
     with pytest.raises(ValueError, match=match):
@@ -202,8 +211,11 @@ def test_the_view_document_lists_what_is_unknown():
     assert view(model, tok, "我 投资了 苹果 ，")["unknown"] == []
     assert [u["text"] for u in view(model, tok, "我吃了苹果，味道很好")["unknown"]] == ["好"]
     with pytest.raises(TextError, match=r"^1 word is not in the tokenizer's vocabulary: '好' \(nearest known words: "):
-        view(GPT(ModelConfig(d_vocab=plain().vocab_size, n_ctx=32, d_model=16, n_heads=2, n_layers=1)), plain(),
-             "我吃了苹果，味道很好")
+        view(
+            GPT(ModelConfig(d_vocab=plain().vocab_size, n_ctx=32, d_model=16, n_heads=2, n_layers=1)),
+            plain(),
+            "我吃了苹果，味道很好",
+        )
 
 
 def test_hugging_face_export_folds_case_and_refuses_the_fallback():

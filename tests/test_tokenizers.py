@@ -300,8 +300,9 @@ def test_bpe_dict_with_broken_library_json():
 _word = st.one_of(st.text(alphabet="abcxyzé_1你好中文苹果", min_size=1), st.sampled_from(list(",.!?，。🎉")))
 _line = st.lists(_word, max_size=6).map(" ".join)
 # Text written as qkv's corpus writes it: single spaces between words, bare line breaks between lines.
-corpus_like = st.builds(lambda lines, nl: nl.join(lines), st.lists(_line, min_size=1, max_size=5),
-                        st.sampled_from(["\n", "\r\n"])).filter(lambda s: s.strip())
+corpus_like = st.builds(
+    lambda lines, nl: nl.join(lines), st.lists(_line, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n"])
+).filter(lambda s: s.strip())
 
 
 def words_only(s: str) -> WordTokenizer:
@@ -353,7 +354,9 @@ def test_words_only_drops_what_the_whitespace_tokens_held():
 
     text = generate(n_sentences=100)
     full, words = train_tokenizer("word", text, segment="none"), words_only(text)
-    assert [words.tokens[i] for i in words.encode(text)] == [full.tokens[i] for i in full.encode(text) if full.tokens[i] != " "]
+    assert [words.tokens[i] for i in words.encode(text)] == [
+        full.tokens[i] for i in full.encode(text) if full.tokens[i] != " "
+    ]
     assert words.vocab_size == full.vocab_size - 1
     assert words.decode(words.encode(text)) == text
 
@@ -369,7 +372,9 @@ def test_words_only_is_saved_and_old_files_keep_whitespace(tmp_path):
     assert tokenizer_from_dict(old).whitespace and " " in tokenizer_from_dict(old).split("a b")
 
 
-@pytest.mark.parametrize("size, match", [(255, "at least 256"), (10**30, "at most 10,000,000"), (10_000_001, "at most")])
+@pytest.mark.parametrize(
+    "size, match", [(255, "at least 256"), (10**30, "at most 10,000,000"), (10_000_001, "at most")]
+)
 def test_bpe_vocab_size_out_of_range(size, match):
     with pytest.raises(ValueError, match=match):
         train_tokenizer("bpe", "a b", vocab_size=size)

@@ -84,8 +84,11 @@ def test_layer_norm_hooks_follow_transformer_lens(norm):
     and shift, hook_out = the LayerNorm's output (TransformerLens 4's meanings)."""
     model = model_for(norm=norm)
     _, trace = model.run_with_trace(IDS)
-    lns = [(f"blocks.{L}.{sub}", getattr(model.blocks[L], sub), x)
-           for L in range(2) for sub, x in _layer_norm_inputs(trace, norm, L).items()]
+    lns = [
+        (f"blocks.{L}.{sub}", getattr(model.blocks[L], sub), x)
+        for L in range(2)
+        for sub, x in _layer_norm_inputs(trace, norm, L).items()
+    ]
     if norm == "pre":
         lns.append(("ln_final", model.ln_final, trace["resid_post", 1]))
     for name, ln, x in lns:
@@ -100,8 +103,12 @@ def test_layer_norm_hooks_follow_transformer_lens(norm):
         assert torch.equal(trace["out", 0, "ln1"], trace["resid_mid", 0])
         assert torch.equal(trace["out", 0, "ln2"], trace["resid_post", 0])
     else:
-        torch.testing.assert_close(trace["out", None, "ln_final"] @ model.unembed.weight.T + model.unembed.bias,
-                                   trace["logits"], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(
+            trace["out", None, "ln_final"] @ model.unembed.weight.T + model.unembed.bias,
+            trace["logits"],
+            atol=1e-5,
+            rtol=1e-5,
+        )
 
 
 def test_no_layer_norm_no_layer_norm_hooks():

@@ -15,12 +15,18 @@ from qkv.core.train import TrainingStopped, lr_at, train
 from qkv.core import train as train_mod  # the module (qkv.train is the function)
 from cli_util import eval_lines, log_lines, step_losses
 
-TINY = ["n_layers=1", "d_model=32", "n_heads=2", "n_ctx=16", "steps=30", "batch_size=4",
-        "eval_interval=10", "eval_steps=2"]
+TINY = [
+    "n_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "n_ctx=16",
+    "steps=30",
+    "batch_size=4",
+    "eval_interval=10",
+    "eval_steps=2",
+]
 TEXT = corpus.generate(n_sentences=200, lang="en")
 TEXT_ZH = corpus.generate(n_sentences=200)
-
-
 
 
 def weights(out) -> dict[str, torch.Tensor]:
@@ -49,8 +55,11 @@ def test_training_lowers_the_loss(tmp_path):
     assert result.val_loss is not None and result.train_loss is not None
     assert result.val_loss < math.log(vocab) - 0.6
     assert result.train_loss < math.log(vocab) - 0.6
-    assert eval_lines(out)[-1] == {"step": 60, "train_loss": round(result.train_loss, 6),
-                                   "val_loss": round(result.val_loss, 6)}
+    assert eval_lines(out)[-1] == {
+        "step": 60,
+        "train_loss": round(result.train_loss, 6),
+        "val_loss": round(result.val_loss, 6),
+    }
     state = json.loads((out / "state.json").read_text())
     assert state["step"] == 60
     assert (out / state["model"]).is_file() and (out / state["optimizer"]).is_file()
@@ -217,18 +226,23 @@ def test_existing_checkpoint_needs_force_or_resume(tmp_path):
     result = train(TEXT, out=out, overrides=TINY + ["steps=12", "eval_interval=5"], force=True, progress=False)
     assert result.step == 12
     assert checkpoint.load_checkpoint(out).state["step"] == 12
-    assert sorted(p.name for p in out.glob("*.safetensors")) == ["model-0000012.safetensors",
-                                                                  "optimizer-0000012.safetensors"]
+    assert sorted(p.name for p in out.glob("*.safetensors")) == [
+        "model-0000012.safetensors",
+        "optimizer-0000012.safetensors",
+    ]
     assert [s for s, _ in step_losses(out)] == list(range(1, 13))  # the old log is gone
 
 
-@pytest.mark.parametrize("bad, match", [
-    (["n_layer=2"], "unknown setting.*n_layers"),
-    (["n_layers=abc"], "expected an integer"),
-    (["n_layers=0"], "n_layers"),
-    (["dropout=1.5"], "dropout"),
-    (["lr"], "key=value"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (["n_layer=2"], "unknown setting.*n_layers"),
+        (["n_layers=abc"], "expected an integer"),
+        (["n_layers=0"], "n_layers"),
+        (["dropout=1.5"], "dropout"),
+        (["lr"], "key=value"),
+    ],
+)
 def test_bad_overrides(tmp_path, bad, match):
     with pytest.raises(ValueError, match=match):
         train(TEXT, out=tmp_path / "run", overrides=TINY + bad, progress=False)
@@ -255,8 +269,14 @@ def test_word_and_bpe_tokenizers_train(tmp_path, kind, vocab_size):
     from qkv.core.sample import generate
 
     out = tmp_path / kind
-    result = train(TEXT, out=out, tokenizer=kind, vocab_size=vocab_size,
-                   overrides=TINY + ["lr=1e-2", "warmup_steps=5"], progress=False)
+    result = train(
+        TEXT,
+        out=out,
+        tokenizer=kind,
+        vocab_size=vocab_size,
+        overrides=TINY + ["lr=1e-2", "warmup_steps=5"],
+        progress=False,
+    )
     model, tok = checkpoint.load(out)
     assert tok.kind == kind
     assert model.cfg.d_vocab == tok.vocab_size

@@ -18,8 +18,17 @@ from qkv.core.translation import collate, make_examples
 from cli_util import eval_lines, log_lines, step_losses
 
 # a tiny encoder-decoder and few steps: each run takes well under a second
-TINY = ["n_layers=1", "n_encoder_layers=1", "d_model=32", "n_heads=2", "d_mlp=64", "steps=20", "batch_size=8",
-        "eval_interval=10", "eval_steps=2"]
+TINY = [
+    "n_layers=1",
+    "n_encoder_layers=1",
+    "d_model=32",
+    "n_heads=2",
+    "d_mlp=64",
+    "steps=20",
+    "batch_size=8",
+    "eval_interval=10",
+    "eval_steps=2",
+]
 N = 200  # training pairs from the built-in corpus
 
 
@@ -42,7 +51,9 @@ def assert_same_weights(a, b) -> None:
 def tsv(tmp_path):
     """200 corpus pairs as a TSV file (zh TAB en)."""
     path = tmp_path / "pairs.tsv"
-    path.write_text("".join(f"{p.text('zh')}\t{p.text('en')}\n" for p in pairs("train", n_sentences=200)), encoding="utf-8")
+    path.write_text(
+        "".join(f"{p.text('zh')}\t{p.text('en')}\n" for p in pairs("train", n_sentences=200)), encoding="utf-8"
+    )
     return path
 
 
@@ -113,8 +124,12 @@ def test_resume_refuses_other_data_direction_or_task(tmp_path):
     with pytest.raises(ValueError, match="holds a translation model; resume it with --task translate"):
         train(out=out, resume=True, progress=False)
     gpt = tmp_path / "gpt"
-    train("a b c d e f g h\n" * 20, out=gpt, overrides=["n_layers=1", "d_model=16", "n_ctx=8", "steps=2",
-                                                        "batch_size=2", "eval_interval=2", "eval_steps=1"], progress=False)
+    train(
+        "a b c d e f g h\n" * 20,
+        out=gpt,
+        overrides=["n_layers=1", "d_model=16", "n_ctx=8", "steps=2", "batch_size=2", "eval_interval=2", "eval_steps=1"],
+        progress=False,
+    )
     with pytest.raises(ValueError, match="holds a language model"):
         run(gpt, resume=True)
     assert checkpoint.load_checkpoint(out).state["step"] == 10  # nothing above touched it
@@ -177,7 +192,10 @@ def test_en_zh_learns_the_other_direction(tmp_path):
     ckpt = checkpoint.load_checkpoint(out)
     assert ckpt.config["task"] == {"kind": "translate", "source": "en", "target": "zh"}
     # it writes Chinese: English -> Chinese is far more likely under it than Chinese -> English
-    assert _heldout_loss(ckpt.model, ckpt.tokenizer, "en", "zh") < _heldout_loss(ckpt.model, ckpt.tokenizer, "zh", "en") - 1
+    assert (
+        _heldout_loss(ckpt.model, ckpt.tokenizer, "en", "zh")
+        < _heldout_loss(ckpt.model, ckpt.tokenizer, "zh", "en") - 1
+    )
 
 
 def test_a_tsv_file_trains_and_resumes(tmp_path, tsv):
@@ -213,14 +231,17 @@ def test_a_tsv_file_may_name_other_languages(tmp_path):
             run(tmp_path / "other", pairs_path=path, direction=bad)
 
 
-@pytest.mark.parametrize("content, match", [
-    ("我 吃了\ti ate\nno tab here\n", "line 2: expected 'source<TAB>target'"),
-    ("我 吃了\t \n", "line 1: expected 'source<TAB>target', both non-empty"),
-    (b"\xff\xfe a\tb\n", "not UTF-8"),
-    ("\n\n", "holds no pairs"),
-    ("a\tb <s>\n", "special token"),
-    (" ".join(["w"] * 50) + "\tx\n", "longer .* than n_ctx=40"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("我 吃了\ti ate\nno tab here\n", "line 2: expected 'source<TAB>target'"),
+        ("我 吃了\t \n", "line 1: expected 'source<TAB>target', both non-empty"),
+        (b"\xff\xfe a\tb\n", "not UTF-8"),
+        ("\n\n", "holds no pairs"),
+        ("a\tb <s>\n", "special token"),
+        (" ".join(["w"] * 50) + "\tx\n", "longer .* than n_ctx=40"),
+    ],
+)
 def test_bad_tsv_files(tmp_path, content, match):
     path = tmp_path / "bad.tsv"
     path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
@@ -229,15 +250,18 @@ def test_bad_tsv_files(tmp_path, content, match):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(direction="fr-en"), "built-in corpus translates zh-en or en-zh"),
-    (dict(direction="zh_en"), "zh-en or en-zh"),
-    (dict(preset="nope"), "unknown preset"),
-    (dict(overrides=["arch=gpt"]), "encoder-decoder"),
-    (dict(overrides=TINY + ["d_vocab=10"]), "smaller than the tokenizer"),
-    (dict(overrides=TINY + ["n_ctx=8"]), "than n_ctx=8"),
-    (dict(until=21), "--until must be between 1 and 20"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(direction="fr-en"), "built-in corpus translates zh-en or en-zh"),
+        (dict(direction="zh_en"), "zh-en or en-zh"),
+        (dict(preset="nope"), "unknown preset"),
+        (dict(overrides=["arch=gpt"]), "encoder-decoder"),
+        (dict(overrides=TINY + ["d_vocab=10"]), "smaller than the tokenizer"),
+        (dict(overrides=TINY + ["n_ctx=8"]), "than n_ctx=8"),
+        (dict(until=21), "--until must be between 1 and 20"),
+    ],
+)
 def test_bad_settings(tmp_path, kw, match):
     with pytest.raises(ValueError, match=match):
         run(tmp_path / "run", **kw)

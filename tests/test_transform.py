@@ -17,8 +17,16 @@ import torch
 import torch.nn.functional as F
 
 import qkv
-from qkv.analysis.transform import (attention_module, head_biases, head_matrices, head_spectra, random_twin,
-                                    rotation_part, spectrum, svd)
+from qkv.analysis.transform import (
+    attention_module,
+    head_biases,
+    head_matrices,
+    head_spectra,
+    random_twin,
+    rotation_part,
+    spectrum,
+    svd,
+)
 from qkv.analysis.origin import attention_input_name as input_name
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
 from qkv.apps import lessons
@@ -65,8 +73,9 @@ def test_head_matrices_are_the_ones_the_model_multiplies(bundled):
             expected = trace[f"blocks.{layer}.attn.hook_{p}"][0, :, head].double()  # (T, d_head)
             torch.testing.assert_close(x @ W["W_" + p.upper()] + b["b_" + p.upper()], expected, rtol=1e-5, atol=1e-5)
         z = trace[f"blocks.{layer}.attn.hook_z"][0, :, head].double()  # (T, d_head)
-        torch.testing.assert_close(z @ W["W_O"], trace[f"blocks.{layer}.attn.hook_result"][0, :, head].double(),
-                                   rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            z @ W["W_O"], trace[f"blocks.{layer}.attn.hook_result"][0, :, head].double(), rtol=1e-5, atol=1e-5
+        )
 
 
 def test_the_rotation_part_is_orthogonal_and_completes_the_polar_decomposition(bundled):
@@ -91,7 +100,7 @@ def test_spectrum_numbers_follow_their_formulas():
     W = torch.randn(12, 5, dtype=torch.float64) @ torch.diag(torch.tensor([5.0, 2, 1, 0.5, 0.1], dtype=torch.float64))
     s = np.linalg.svd(W.numpy(), compute_uv=False)
     got = spectrum(W)
-    p = s ** 2 / np.sum(s ** 2)
+    p = s**2 / np.sum(s**2)
     assert math.isclose(got["condition"], s[0] / s[-1], rel_tol=1e-10)
     assert math.isclose(got["effective_rank"], float(np.exp(-np.sum(p * np.log(p)))), rel_tol=1e-10)
     assert math.isclose(got["energy_top"]["4"], float(p[:4].sum()), rel_tol=1e-10)
@@ -99,7 +108,9 @@ def test_spectrum_numbers_follow_their_formulas():
     # a rotation times a number stretches evenly: condition 1, full effective rank, cos(W, R) = 1
     Q, _ = torch.linalg.qr(torch.randn(12, 5, dtype=torch.float64))
     even = spectrum(3 * Q)
-    assert math.isclose(even["condition"], 1.0, rel_tol=1e-10) and math.isclose(even["effective_rank"], 5.0, rel_tol=1e-10)
+    assert math.isclose(even["condition"], 1.0, rel_tol=1e-10) and math.isclose(
+        even["effective_rank"], 5.0, rel_tol=1e-10
+    )
     assert math.isclose(even["rotation_cos"], 1.0, rel_tol=1e-12)
     assert spectrum(W, rank=2)["singular_values"] == pytest.approx(s[:2].tolist(), rel=1e-10)
 
@@ -107,8 +118,8 @@ def test_spectrum_numbers_follow_their_formulas():
 def test_composites_are_the_products(tiny):
     spectra = head_spectra(tiny, 1, 1)
     W = head_matrices(tiny, 1, 1)
-    qk = torch.linalg.svdvals(W["W_Q"] @ W["W_K"].T)[:tiny.cfg.d_head]
-    ov = torch.linalg.svdvals(W["W_V"] @ W["W_O"])[:tiny.cfg.d_head]
+    qk = torch.linalg.svdvals(W["W_Q"] @ W["W_K"].T)[: tiny.cfg.d_head]
+    ov = torch.linalg.svdvals(W["W_V"] @ W["W_O"])[: tiny.cfg.d_head]
     assert spectra["W_QK"]["singular_values"] == pytest.approx(qk.tolist(), rel=1e-10)
     assert spectra["W_OV"]["singular_values"] == pytest.approx(ov.tolist(), rel=1e-10)
 
@@ -120,7 +131,9 @@ def test_the_random_twin_is_seeded_untrained_and_leaves_the_global_rng(bundled):
     assert torch.equal(torch.random.get_rng_state(), state)
     wa, wb, wc = (m.blocks[0].attn.W_QKV.weight for m in (a, b, c))
     assert torch.equal(wa, wb) and not torch.equal(wa, wc)
-    assert wa.shape == model.blocks[0].attn.W_QKV.weight.shape and not torch.equal(wa, model.blocks[0].attn.W_QKV.weight)
+    assert wa.shape == model.blocks[0].attn.W_QKV.weight.shape and not torch.equal(
+        wa, model.blocks[0].attn.W_QKV.weight
+    )
     assert not a.training
 
 
@@ -143,8 +156,10 @@ def test_the_cloud_after_the_map_is_x_times_W_Q(bundled):
     words, X, _ = word_inputs(model, tok, cloud["words"], layer)
     assert words == cloud["words"]
     d_attn = model.cfg.n_heads * model.cfg.d_head
-    W_q = model.blocks[layer].attn.W_QKV.weight[:d_attn].detach().double()  # (n_heads * d_head, d_model), nn.Linear's layout
-    W = W_q.T[:, head * model.cfg.d_head:(head + 1) * model.cfg.d_head]  # (d_model, d_head), from the fused weight
+    W_q = (
+        model.blocks[layer].attn.W_QKV.weight[:d_attn].detach().double()
+    )  # (n_heads * d_head, d_model), nn.Linear's layout
+    W = W_q.T[:, head * model.cfg.d_head : (head + 1) * model.cfg.d_head]  # (d_model, d_head), from the fused weight
     q = X @ W  # (n, d_head)
     labels = np.array(cloud["labels"])
     member = labels != "ambiguous"
@@ -185,7 +200,7 @@ def test_kept_share_of_a_random_subspace():
     W = np.zeros((8, 2))
     W[0, 0], W[1, 1] = 1, 3
     Xc = X - X.mean(0)
-    assert kept_share(X, W) == pytest.approx(float(np.sum(Xc[:, :2] ** 2) / np.sum(Xc ** 2)), rel=1e-12)
+    assert kept_share(X, W) == pytest.approx(float(np.sum(Xc[:, :2] ** 2) / np.sum(Xc**2)), rel=1e-12)
 
 
 def test_bad_layer_or_head_and_translation_models_are_one_line_errors(bundled):
@@ -201,6 +216,7 @@ def test_bad_layer_or_head_and_translation_models_are_one_line_errors(bundled):
 # ---------------------------------------------------------------------------
 # the lesson
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def lesson(tmp_path_factory, bundled):
@@ -223,8 +239,11 @@ def test_the_lessons_stretch_claim_holds_derived_from_svdvals(lesson, bundled):
             for name, W in block.attn.head_weights().items():  # (n_heads, d_in, d_out)
                 s = torch.linalg.svdvals(W.detach().double())  # (n_heads, r)
                 conditions.setdefault((which, name), []).extend((s[:, 0] / s[:, -1]).tolist())
-    pairs = [(a, b) for name in ("W_Q", "W_K", "W_V", "W_O")
-             for a, b in zip(conditions["trained", name], conditions["random", name])]  # the same place in both models
+    pairs = [
+        (a, b)
+        for name in ("W_Q", "W_K", "W_V", "W_O")
+        for a, b in zip(conditions["trained", name], conditions["random", name])
+    ]  # the same place in both models
     assert n["n_places"] == len(pairs) == 4 * model.cfg.n_layers * model.cfg.n_heads
     assert n["more_uneven"] == sum(a > b for a, b in pairs)
     assert n["uneven_claim_holds"] == all(a > b for a, b in pairs)
@@ -250,7 +269,9 @@ def test_the_lessons_cloud_numbers_are_the_clouds(lesson, bundled):
     twin_cloud = word_cloud(random_twin(model, n["seed"]), tok, n["layer"], n["head"])
     assert n["twin_q_ratio"] == pytest.approx(twin_cloud["q"]["separation"]["ratio"])
     assert f"{n['before_ratio']:.2f}" in en.text and f"{n['before_ratio']:.2f}" in zh.text
-    say_q = "W_Q moves the groups further apart in " + ("only " if n["heads_separating_more"]["q"] <= n["n_heads"] / 2 else "")
+    say_q = "W_Q moves the groups further apart in " + (
+        "only " if n["heads_separating_more"]["q"] <= n["n_heads"] / 2 else ""
+    )
     assert say_q + f"{n['heads_separating_more']['q']} of {n['n_heads']}" in en.text
 
 
@@ -268,8 +289,11 @@ def test_the_words_follow_the_numbers_when_a_claim_fails(lesson):
     en, _, _ = lesson
     view = lessons.view_module("transform")
     n = json.loads(json.dumps(en.to_json()["numbers"]))
-    n.update(uneven_claim_holds=False, more_uneven=n["n_places"] - 1,
-             heads_separating_more={"q": 0, "k": 0, "v": n["n_heads"]})
+    n.update(
+        uneven_claim_holds=False,
+        more_uneven=n["n_places"] - 1,
+        heads_separating_more={"q": 0, "k": 0, "v": n["n_heads"]},
+    )
     text = view.text(n, "en")
     assert f"larger in {n['n_places'] - 1} of {n['n_places']} places, so the claim does not hold" in text
     assert "favours" not in text and "In most heads the keys and values" not in text
@@ -280,6 +304,7 @@ def test_the_words_follow_the_numbers_when_a_claim_fails(lesson):
 # ---------------------------------------------------------------------------
 # the endpoint
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def client(bundled):
@@ -302,13 +327,16 @@ def test_the_endpoint_answers_the_python_api(client, bundled):
     assert doc["cloud"]["q"]["separation"] == pytest.approx(word_cloud(model, tok, 2, 1)["q"]["separation"])
 
 
-@pytest.mark.parametrize("body, status, message", [
-    ({"layer": 99, "head": 0}, 400, "layer must be an integer"),
-    ({"layer": 0, "head": -1}, 400, "head must be an integer"),
-    ({"layer": "0", "head": 0}, 422, "layer"),
-    ({"layer": 0}, 422, "head"),
-    ({"layer": 0, "head": 0, "extra": 1}, 422, "extra"),
-])
+@pytest.mark.parametrize(
+    "body, status, message",
+    [
+        ({"layer": 99, "head": 0}, 400, "layer must be an integer"),
+        ({"layer": 0, "head": -1}, 400, "head must be an integer"),
+        ({"layer": "0", "head": 0}, 422, "layer"),
+        ({"layer": 0}, 422, "head"),
+        ({"layer": 0, "head": 0, "extra": 1}, 422, "extra"),
+    ],
+)
 def test_bad_requests_are_one_line_json_errors(client, body, status, message):
     r = client.post("/api/transform", json=body)
     assert r.status_code == status and message in r.json()["error"] and "\n" not in r.json()["error"]
@@ -319,7 +347,9 @@ def test_a_vocabulary_without_the_words_has_spectra_and_no_cloud():
 
     tok = qkv.CharTokenizer.train("abcdefgh ")
     torch.manual_seed(0)
-    model = qkv.GPT(qkv.ModelConfig(d_vocab=tok.vocab_size, d_model=16, n_heads=2, d_head=8, n_layers=1, n_ctx=8)).eval()
+    model = qkv.GPT(
+        qkv.ModelConfig(d_vocab=tok.vocab_size, d_model=16, n_heads=2, d_head=8, n_layers=1, n_ctx=8)
+    ).eval()
     with pytest.raises(ValueError, match="too few of the cloud's words"):
         word_cloud(model, tok, 0, 0)
     doc = transform_doc(model, tok, random_twin(model), 0, 1)

@@ -29,18 +29,34 @@ from qkv import from_hf, trace_names  # noqa: E402
 transformers.logging.set_verbosity_error()
 
 CONFIGS = {
-    "gelu_new-3x16-tied": dict(n_embd=48, n_head=3, n_layer=2, n_positions=20, vocab_size=101,
-                               activation_function="gelu_new", tie_word_embeddings=True),
-    "relu-4x8-untied-n_inner": dict(n_embd=32, n_head=4, n_layer=3, n_positions=24, vocab_size=67, n_inner=50,
-                                    activation_function="relu", tie_word_embeddings=False),
+    "gelu_new-3x16-tied": dict(
+        n_embd=48,
+        n_head=3,
+        n_layer=2,
+        n_positions=20,
+        vocab_size=101,
+        activation_function="gelu_new",
+        tie_word_embeddings=True,
+    ),
+    "relu-4x8-untied-n_inner": dict(
+        n_embd=32,
+        n_head=4,
+        n_layer=3,
+        n_positions=24,
+        vocab_size=67,
+        n_inner=50,
+        activation_function="relu",
+        tie_word_embeddings=False,
+    ),
 }
 QKV_ONLY = {"hook_dots", "logits", "probs"}  # names TransformerLens does not record (docs/trace-format.md)
 
 
 def random_gpt2(seed: int, **kw):
     """A GPT2LMHeadModel with random weights, and LayerNorms whose scales and shifts are far from 1 and 0."""
-    hc = transformers.GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None,
-                                 eos_token_id=None, pad_token_id=None, **kw)
+    hc = transformers.GPT2Config(
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None, eos_token_id=None, pad_token_id=None, **kw
+    )
     model = transformers.GPT2LMHeadModel(hc)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -56,7 +72,8 @@ def bridge(hf_model, directory, processing: bool):
     hf_model.config.save_pretrained(directory)  # the bridge reads the config from a directory
     vocab = {str(i): i for i in range(hf_model.config.vocab_size)}
     tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="0")))
+        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="0"))
+    )
     b = TransformerBridge.boot_transformers(str(directory), hf_model=hf_model, tokenizer=tok)
     b.enable_compatibility_mode(disable_warnings=True, no_processing=not processing)
     b.set_use_attn_result(True)
@@ -97,8 +114,11 @@ def test_every_shared_hook_holds_transformer_lens_value(config, tmp_path):
     L = ours.cfg.n_layers
     shared = [name for name in trace if name in tl]
     assert shared == [n for n in trace_names(ours.cfg) if n.split(".")[-1] not in QKV_ONLY]
-    ln = {f"{where}.{hook}" for where in [f"blocks.{i}.{s}" for i in range(L) for s in ("ln1", "ln2")] + ["ln_final"]
-          for hook in ("hook_scale", "hook_normalized", "hook_out")}
+    ln = {
+        f"{where}.{hook}"
+        for where in [f"blocks.{i}.{s}" for i in range(L) for s in ("ln1", "ln2")] + ["ln_final"]
+        for hook in ("hook_scale", "hook_normalized", "hook_out")
+    }
     assert ln <= set(shared) and len(shared) == 2 + 20 * L + 3  # embed, pos; 20 per block; ln_final's three
     assert set(trace) - set(shared) == {f"blocks.{i}.attn.hook_dots" for i in range(L)} | {"logits", "probs"}
     for name in shared:
@@ -112,8 +132,16 @@ def test_transformer_lens_weight_processing_leaves_the_layer_norm_scale_and_norm
     """TransformerLens's default compatibility mode folds LN into W_Q, W_K, W_V, W_in and centres the
     stream: hook_scale and hook_normalized, q, k, the pattern and the MLP keep their values."""
     ours, logits, trace, tl_logits, tl = run_both("gelu_new-3x16-tied", tmp_path, processing=True)
-    kept = ("hook_scale", "hook_normalized", "hook_q", "hook_k", "hook_attn_scores", "hook_pattern", "hook_pre",
-            "hook_post")
+    kept = (
+        "hook_scale",
+        "hook_normalized",
+        "hook_q",
+        "hook_k",
+        "hook_attn_scores",
+        "hook_pattern",
+        "hook_pre",
+        "hook_post",
+    )
     names = [n for n in trace if n.endswith(kept)]
     assert len(names) == 2 * 10 + 2  # per block: ln1, ln2 (2 each), q, k, scores, pattern, mlp pre and post
     for name in names:

@@ -11,8 +11,14 @@ from qkv.core.nn import block
 from qkv.core.nn.decode import Decoder
 from qkv.core.nn.layernorm import LayerNorm
 
-VARIANTS = [dict(values="k"), dict(residual=False), dict(norm="none"), dict(values="k", pos="rope"),
-            dict(residual=False, norm="post"), dict(norm="none", residual=False)]
+VARIANTS = [
+    dict(values="k"),
+    dict(residual=False),
+    dict(norm="none"),
+    dict(values="k", pos="rope"),
+    dict(residual=False, norm="post"),
+    dict(norm="none", residual=False),
+]
 IDS = torch.randint(0, 17, (2, 10), generator=torch.Generator().manual_seed(0))
 
 
@@ -60,10 +66,16 @@ def test_no_residual_and_no_norm_change_the_function():
     assert torch.allclose(trace["resid_mid", 0], trace["attn_out", 0], atol=1e-6)  # nothing added to
 
 
-@pytest.mark.parametrize("kw,cls", [(dict(), block.PreNormBlock), (dict(norm="none"), block.PreNormBlock),
-                                    (dict(norm="post"), block.PostNormBlock),
-                                    (dict(residual=False), block.PreNormBlockNoResidual),
-                                    (dict(residual=False, norm="post"), block.PostNormBlockNoResidual)])
+@pytest.mark.parametrize(
+    "kw,cls",
+    [
+        (dict(), block.PreNormBlock),
+        (dict(norm="none"), block.PreNormBlock),
+        (dict(norm="post"), block.PostNormBlock),
+        (dict(residual=False), block.PreNormBlockNoResidual),
+        (dict(residual=False, norm="post"), block.PostNormBlockNoResidual),
+    ],
+)
 def test_each_switch_has_its_own_block(kw, cls):
     assert all(type(b) is cls for b in model_for(**kw).blocks)
 

@@ -63,7 +63,9 @@ def test_counts_are_the_words_of_the_training_text(bundled):
     counts = [r["count"] for r in rows]
     assert counts == sorted(counts, reverse=True)  # most frequent first
     # another way: the corpus is written as words separated by spaces, one sentence a line
-    words = Counter(w.lower() if getattr(tok, "fold_case", False) else w for line in text.splitlines() for w in line.split(" "))
+    words = Counter(
+        w.lower() if getattr(tok, "fold_case", False) else w for line in text.splitlines() for w in line.split(" ")
+    )
     checked = 0
     for r in rows:
         if r["kind"] == "word" and r["token"].strip() and "␣" not in r["token"] and "\\" not in r["token"]:

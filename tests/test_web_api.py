@@ -121,7 +121,7 @@ def test_the_2d_picture_keeps_nearly_the_principal_variance(bundled, seed):
     c = v.double() - v.double().mean(2, keepdim=True)
     eig = torch.linalg.eigvalsh(c.transpose(-1, -2) @ c)
     best = eig[..., -2:].sum(-1) / eig.sum(-1)
-    assert (kept <= best + 1e-9).all() and (kept >= 0.97 * best).all(), (kept / best)
+    assert (kept <= best + 1e-9).all() and (kept >= 0.97 * best).all(), kept / best
     np.testing.assert_allclose(v2.var(2, unbiased=False).sum(-1) / c.var(2, unbiased=False).sum(-1), kept, rtol=1e-9)
 
 
@@ -161,8 +161,11 @@ def test_generate_endpoint_matches_generate_ids(client, bundled):
 def test_generate_stops_at_n_ctx(client, bundled):
     model, tokenizer = bundled
     n_ctx = model.cfg.n_ctx
-    words = lambda T: next(" ".join(["苹果"] * k) for k in range(1, n_ctx + 1)  # noqa: E731
-                           if len(tokenizer.encode(" ".join(["苹果"] * k))) >= T)
+    words = lambda T: next(
+        " ".join(["苹果"] * k)
+        for k in range(1, n_ctx + 1)  # noqa: E731
+        if len(tokenizer.encode(" ".join(["苹果"] * k))) >= T
+    )
     text = words(n_ctx - 3)  # room for 3 more (or fewer)
     doc = client.post("/api/generate", json={"text": text, "max_new_tokens": 50, "temperature": 0}).json()
     assert len(doc["ids"]) == n_ctx
@@ -187,8 +190,12 @@ def test_model_says_whether_whitespace_is_a_token():
     from qkv.core.tokenizers import train_tokenizer
 
     text = "i ate apple .\nwe ate pear .\n"
-    for tok in (train_tokenizer("char", text), train_tokenizer("word", text, whitespace=True),
-                train_tokenizer("word", text, whitespace=False), train_tokenizer("word", text.replace("\n", " "), whitespace=False)):
+    for tok in (
+        train_tokenizer("char", text),
+        train_tokenizer("word", text, whitespace=True),
+        train_tokenizer("word", text, whitespace=False),
+        train_tokenizer("word", text.replace("\n", " "), whitespace=False),
+    ):
         pieces = [tok.decode([i]) for i in range(tok.vocab_size)]
         info = create_app(GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=8, n_heads=2, n_layers=1)), tok)
         got = TestClient(info, base_url="http://127.0.0.1:8000").get("/api/model").json()["model"]
@@ -196,8 +203,15 @@ def test_model_says_whether_whitespace_is_a_token():
         assert got["whitespace_tokens"] == any(p and p.isspace() for p in pieces), pieces
 
 
-@pytest.mark.parametrize("extra", [{"temperature": 1e-320}, {"temperature": 1e-45}, {"top_p": 1e-320},
-                                   {"temperature": 1e-320, "top_p": 1e-320, "top_k": 1}])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"temperature": 1e-320},
+        {"temperature": 1e-45},
+        {"top_p": 1e-320},
+        {"temperature": 1e-320, "top_p": 1e-320, "top_k": 1},
+    ],
+)
 def test_generate_survives_extreme_sampling_values(client, extra):
     doc = client.post("/api/generate", json={"text": SENTENCE, "max_new_tokens": 3, "seed": 0, **extra}).json()
     assert len(doc["ids"]) == len(client.post("/api/view", json={"text": SENTENCE}).json()["ids"]) + 3
@@ -241,38 +255,51 @@ def test_compare_endpoint(client, bundled):
     assert doc["a"]["tokens"][doc["a"]["pos"]] == "苹果" == doc["b"]["tokens"][doc["b"]["pos"]]
 
 
-@pytest.mark.parametrize("body, needle", [
-    ({"text": ""}, "empty"),
-    ({"text": " ".join(["苹果"] * 200)}, "n_ctx"),  # more than n_ctx = 64 tokens
-])
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ({"text": ""}, "empty"),
+        ({"text": " ".join(["苹果"] * 200)}, "n_ctx"),  # more than n_ctx = 64 tokens
+    ],
+)
 def test_view_refuses_bad_text_with_a_400(client, body, needle):
     assert needle in error_of(client.post("/api/view", json=body), 400)
 
 
-@pytest.mark.parametrize("path, kwargs", [
-    ("/api/view", {"content": b"{not json", "headers": {"content-type": "application/json"}}),
-    ("/api/view", {"json": {}}),
-    ("/api/view", {"json": {"text": 3}}),
-    ("/api/view", {"json": {"text": SENTENCE, "extra": 1}}),
-    ("/api/view", {"json": ["text"]}),
-    ("/api/view", {"json": {"text": "苹果 " * 3000}}),  # over MAX_CHARS: refused before tokenizing
-    ("/api/explain", {"json": {"text": SENTENCE, "top": 0}}),
-    ("/api/explain", {"json": {"text": SENTENCE, "lang": "fr"}}),
-    ("/api/generate", {"content": b'{"text": "x", "temperature": NaN}', "headers": {"content-type": "application/json"}}),
-    ("/api/generate", {"json": {"text": SENTENCE, "top_p": 1.5}}),
-    ("/api/generate", {"json": {"text": SENTENCE, "max_new_tokens": 10**9}}),
-    ("/api/compare", {"json": {"a": "x"}}),
-    ("/api/explain", {"json": {"text": SENTENCE, "layer": True, "head": 0}}),  # strict: no bool for an int
-    ("/api/explain", {"json": {"text": SENTENCE, "layer": "1", "head": 0}}),
-])
+@pytest.mark.parametrize(
+    "path, kwargs",
+    [
+        ("/api/view", {"content": b"{not json", "headers": {"content-type": "application/json"}}),
+        ("/api/view", {"json": {}}),
+        ("/api/view", {"json": {"text": 3}}),
+        ("/api/view", {"json": {"text": SENTENCE, "extra": 1}}),
+        ("/api/view", {"json": ["text"]}),
+        ("/api/view", {"json": {"text": "苹果 " * 3000}}),  # over MAX_CHARS: refused before tokenizing
+        ("/api/explain", {"json": {"text": SENTENCE, "top": 0}}),
+        ("/api/explain", {"json": {"text": SENTENCE, "lang": "fr"}}),
+        (
+            "/api/generate",
+            {"content": b'{"text": "x", "temperature": NaN}', "headers": {"content-type": "application/json"}},
+        ),
+        ("/api/generate", {"json": {"text": SENTENCE, "top_p": 1.5}}),
+        ("/api/generate", {"json": {"text": SENTENCE, "max_new_tokens": 10**9}}),
+        ("/api/compare", {"json": {"a": "x"}}),
+        ("/api/explain", {"json": {"text": SENTENCE, "layer": True, "head": 0}}),  # strict: no bool for an int
+        ("/api/explain", {"json": {"text": SENTENCE, "layer": "1", "head": 0}}),
+    ],
+)
 def test_malformed_requests_get_a_422(client, path, kwargs):
     error_of(client.post(path, **kwargs), 422)
 
 
 def test_values_out_of_range_get_a_400(client):
     assert "layer" in error_of(client.post("/api/explain", json={"text": SENTENCE, "layer": 9, "head": 0}), 400)
-    assert "token" in error_of(client.post("/api/explain", json={"text": SENTENCE, "layer": 0, "head": 0, "token": 99}), 400)
-    assert "not in the sentence" in error_of(client.post("/api/compare", json={"a": "我", "b": "我 吃了", "word": "苹果"}), 400)
+    assert "token" in error_of(
+        client.post("/api/explain", json={"text": SENTENCE, "layer": 0, "head": 0, "token": 99}), 400
+    )
+    assert "not in the sentence" in error_of(
+        client.post("/api/compare", json={"a": "我", "b": "我 吃了", "word": "苹果"}), 400
+    )
 
 
 def test_unknown_routes_and_methods_are_json_errors(client):
@@ -282,11 +309,22 @@ def test_unknown_routes_and_methods_are_json_errors(client):
     error_of(client.get("/docs"), 404)  # the interactive docs would load a CDN: switched off
 
 
-@pytest.mark.parametrize("path", [
-    "/assets/../server.py", "/assets/..%2Fserver.py", "/assets/%2e%2e%2fserver.py", "/assets/index.html",
-    "/assets/..%2F..%2F..%2F..%2Fetc%2Fpasswd", "/assets/app.js%00.py", "/assets/", "/assets/APP.JS",
-    "/../../etc/passwd", "/static/app.js", "/assets/app.js/..%2F..%2Fserver.py",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/assets/../server.py",
+        "/assets/..%2Fserver.py",
+        "/assets/%2e%2e%2fserver.py",
+        "/assets/index.html",
+        "/assets/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+        "/assets/app.js%00.py",
+        "/assets/",
+        "/assets/APP.JS",
+        "/../../etc/passwd",
+        "/static/app.js",
+        "/assets/app.js/..%2F..%2Fserver.py",
+    ],
+)
 def test_nothing_but_the_assets_can_be_read(client, path):
     r = client.get(path)
     assert r.status_code in (404, 405), (path, r.status_code)

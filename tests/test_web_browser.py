@@ -24,6 +24,7 @@ from browser_util import act, api, choose, free_port, load_page, settle, start_s
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
 
+
 @pytest.fixture(scope="module")
 def bundled_server():
     """`qkv serve` with no arguments (port 8000), unless something else holds that port here."""
@@ -38,6 +39,7 @@ def bundled_server():
 # reading numbers off the page
 # ---------------------------------------------------------------------------
 
+
 def check_against_api(pg, url, text, layer, head, token):
     doc = api(url, "api/explain", {"text": text, "layer": layer, "head": head, "token": token, "top": 10})
     rows = step_rows(pg)
@@ -49,7 +51,9 @@ def check_against_api(pg, url, text, layer, head, token):
             assert shown_equal(shown[field], r[field]), (field, r["pos"], shown[field], r[field])
     values = {v["pos"]: v for v in doc["z"]["values"]}
     for pos, v in values.items():
-        assert shown_equal(rows[pos]["v_norm"], v["v_norm"]) and shown_equal(rows[pos]["contribution"], v["contribution"])
+        assert shown_equal(rows[pos]["v_norm"], v["v_norm"]) and shown_equal(
+            rows[pos]["contribution"], v["contribution"]
+        )
     assert shown_equal(pg.inner_text("#z-norm").strip(), doc["z"]["norm"])
     first = numbers(pg.inner_text("#z-first"))
     assert len(first) >= len(doc["z"]["first"])
@@ -89,7 +93,9 @@ def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server)
     page.fill("#text", SENTENCE)
     act(page, lambda: page.click("#analyze"))
     tokens = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent.trim())")
-    assert tokens == [t.strip() for t in api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]]  # the model's own
+    assert tokens == [
+        t.strip() for t in api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]
+    ]  # the model's own
     T = len(tokens)
     choose(page, layer=1, head=2, token=T - 2)
     assert page.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [1, 2, T - 2]
@@ -118,13 +124,16 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
     _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
     stack = lambda hook: torch.stack([tr[hook, L][0] for L in range(model.cfg.n_layers)])  # noqa: E731
     load_page(page, bundled_server + "?lang=en")
-    mismatches = page.evaluate("""([doc, scores, pattern]) => {
+    mismatches = page.evaluate(
+        """([doc, scores, pattern]) => {
         const m = doc.model, T = doc.tokens.length;
         const mine = [scaledScores(decode(doc.arrays.dots), m.n_layers, m.n_heads, T, doc.scale, m.causal),
                       decode(doc.arrays.pattern)];
         const model = [decode(scores), decode(pattern)];
         return mine.map((a, n) => a.length !== model[n].length ? -1 : a.filter((x, i) => x !== model[n][i]).length);
-    }""", [view(model, tokenizer, SENTENCE), pack(stack("attn_scores")), pack(stack("pattern"))])
+    }""",
+        [view(model, tokenizer, SENTENCE), pack(stack("attn_scores")), pack(stack("pattern"))],
+    )
     assert mismatches == [0, 0]
 
 
@@ -135,8 +144,9 @@ def test_the_language_switch_changes_every_label(page, bundled_server):
     assert english and all(english) and not any(re.search(r"[\u4e00-\u9fff]", t) for t in english)
     act(page, lambda: page.click("#lang"))
     chinese = labels()
-    assert all(chinese) and all(a != b for a, b in zip(english, chinese) if re.search("[a-z]{3}", a)), \
-        [(a, b) for a, b in zip(english, chinese) if a == b]
+    assert all(chinese) and all(a != b for a, b in zip(english, chinese) if re.search("[a-z]{3}", a)), [
+        (a, b) for a, b in zip(english, chinese) if a == b
+    ]
     assert re.search(r"[\u4e00-\u9fff]", page.inner_text("#steps")) and page.evaluate("qkv.state.lang") == "zh"
     act(page, lambda: page.click("#lang"))
     assert labels() == english
@@ -157,8 +167,10 @@ def test_chinese_typed_without_spaces_is_shown_cut_into_words(page, bundled_serv
     page.fill("#text", "我投资了苹果，")  # fill leaves the focus in the box: Enter analyses
     act(page, lambda: page.keyboard.press("Enter"))
     assert page.input_value("#text") == SENTENCE
-    assert page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)") == \
-        api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]
+    assert (
+        page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
+        == api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]
+    )
 
 
 def test_generate_and_compare_use_the_api(page, bundled_server):
@@ -174,8 +186,15 @@ def test_generate_and_compare_use_the_api(page, bundled_server):
     shown = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
     assert shown == api(bundled_server, "api/view", {"ids": expected["ids"]})["tokens"]  # the tokens generated
     page.wait_for_selector("#compare-result [data-stage]")
-    doc = api(bundled_server, "api/compare", {"a": page.input_value("#compare-a"), "b": page.input_value("#compare-b"),
-                                              "word": page.input_value("#compare-word")})
+    doc = api(
+        bundled_server,
+        "api/compare",
+        {
+            "a": page.input_value("#compare-a"),
+            "b": page.input_value("#compare-b"),
+            "word": page.input_value("#compare-word"),
+        },
+    )
     for stage in doc["stages"]:
         shown = numbers(page.inner_text(f"#compare-result [data-stage='{stage['label']}']"))
         assert any(abs(s - stage["cosine"]) <= 5.01e-5 for s in shown), (stage, shown)  # the same server's numbers
@@ -186,8 +205,15 @@ def test_the_server_reads_no_file_but_its_assets():
     proc, url = start_server("--port", str(free_port()))
     try:
         host, port = url.split("//")[1].rstrip("/").split(":")
-        for path in ["/assets/../../../../etc/passwd", "/assets/..%2f..%2fserver.py", "/assets/%2e%2e/%2e%2e/cli.py",
-                     "/../../etc/passwd", "/assets/....//....//etc/passwd", "//etc/passwd", "/assets/%252e%252e%252fcli.py"]:
+        for path in [
+            "/assets/../../../../etc/passwd",
+            "/assets/..%2f..%2fserver.py",
+            "/assets/%2e%2e/%2e%2e/cli.py",
+            "/../../etc/passwd",
+            "/assets/....//....//etc/passwd",
+            "//etc/passwd",
+            "/assets/%252e%252e%252fcli.py",
+        ]:
             conn = http.client.HTTPConnection(host, int(port), timeout=10)
             conn.putrequest("GET", path, skip_host=True)
             conn.putheader("Host", f"{host}:{port}")
@@ -203,8 +229,26 @@ def test_the_server_reads_no_file_but_its_assets():
 
 def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, bundled_server):
     out = tmp_path / "attention.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out), "--layer", "2",
-                    "--head", "1", "--token", "-3"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qkv",
+            "explain",
+            SENTENCE,
+            "--html",
+            str(out),
+            "--layer",
+            "2",
+            "--head",
+            "1",
+            "--token",
+            "-3",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []
     context.on("request", lambda r: requests.append(r.url))
@@ -231,7 +275,7 @@ def test_redraw_times_on_the_small_preset(browser, tmp_path):
 
     import qkv
 
-    text = "".join(chr(c) for c in range(0x20, 0x7f))
+    text = "".join(chr(c) for c in range(0x20, 0x7F))
     tok = qkv.CharTokenizer.train(text)
     torch.manual_seed(0)
     model = qkv.GPT(qkv.ModelConfig(d_vocab=tok.vocab_size, **qkv.PRESETS["small"].model))
@@ -256,8 +300,13 @@ def test_redraw_times_on_the_small_preset(browser, tmp_path):
         for t in pg.evaluate("qkv.timings"):
             by_kind.setdefault(t["what"], []).append(t)
         assert {"text", "layer", "head", "token"} <= set(by_kind)
-        print("\nredraw ms (small preset, 64 tokens; script / painted): " + ", ".join(
-            f"{k} {max(t['ms'] for t in v):.0f} / {max(t['paint_ms'] or 0 for t in v):.0f}" for k, v in sorted(by_kind.items())))
+        print(
+            "\nredraw ms (small preset, 64 tokens; script / painted): "
+            + ", ".join(
+                f"{k} {max(t['ms'] for t in v):.0f} / {max(t['paint_ms'] or 0 for t in v):.0f}"
+                for k, v in sorted(by_kind.items())
+            )
+        )
 
         # markup in the text is shown as text, never run (and the policy would refuse inline handlers)
         payload = '<img src=x onerror="window.pwned=1"><b>x</b>'

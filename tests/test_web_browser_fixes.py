@@ -49,9 +49,12 @@ def phone(browser):
 
 def in_view(pg, selector: str) -> bool:
     """The element is shown and lies wholly inside the window."""
-    return pg.eval_on_selector(selector, """el => { const r = el.getBoundingClientRect();
+    return pg.eval_on_selector(
+        selector,
+        """el => { const r = el.getBoundingClientRect();
         return !el.hidden && r.width > 0 && r.height > 0 && r.top >= -1 && r.left >= -1 &&
-               r.bottom <= window.innerHeight + 1 && r.right <= window.innerWidth + 1; }""")  # 1 px: subpixel layout
+               r.bottom <= window.innerHeight + 1 && r.right <= window.innerWidth + 1; }""",
+    )  # 1 px: subpixel layout
 
 
 def get(url: str, path: str) -> dict:
@@ -71,6 +74,7 @@ def analyse(pg, text):
 # ---------------------------------------------------------------------------
 # 1. stale results, 2. errors where the learner is looking
 # ---------------------------------------------------------------------------
+
 
 def test_a_failed_analysis_marks_the_old_results_until_a_new_view(page, server):
     load_page(page, server + "?lang=en")
@@ -136,6 +140,7 @@ def test_the_texts_error_and_a_cards_error_are_brought_into_view(phone, server):
 # 3. a phone
 # ---------------------------------------------------------------------------
 
+
 def test_on_a_phone_a_tap_leaves_no_tooltip(phone, server):
     load_page(phone, server + "?lang=en")
     settle(phone)
@@ -148,7 +153,9 @@ def test_on_a_phone_a_tap_leaves_no_tooltip(phone, server):
     assert phone.is_hidden("#tip")
     # a mouse still gets its tooltip
     box = phone.eval_on_selector("#heatmap", "el => { const r = el.getBoundingClientRect(); return [r.left, r.top]; }")
-    phone.dispatch_event("#heatmap", "pointermove", {"pointerType": "mouse", "clientX": box[0] + x, "clientY": box[1] + y})
+    phone.dispatch_event(
+        "#heatmap", "pointermove", {"pointerType": "mouse", "clientX": box[0] + x, "clientY": box[1] + y}
+    )
     assert phone.is_visible("#tip")
     phone.dispatch_event("#heatmap", "touchstart", {})
     assert phone.is_hidden("#tip")
@@ -158,16 +165,23 @@ def test_on_a_phone_the_heatmap_follows_the_tokens_and_the_weights_column_fits(p
     load_page(phone, server + "?lang=en")
     analyse(phone, SENTENCE)
     settle(phone)
-    rect = lambda sel: phone.eval_on_selector(sel, "el => { const r = el.getBoundingClientRect();"  # noqa: E731
-                                              " return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right}; }")
+    rect = lambda sel: phone.eval_on_selector(
+        sel,
+        "el => { const r = el.getBoundingClientRect();"  # noqa: E731
+        " return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right}; }",
+    )
     inp, hm, steps = rect(".input-card"), rect(".heatmap-card"), rect(".steps-card")
     assert inp["bottom"] <= hm["top"] <= inp["bottom"] + 20  # the next card after the text and its tokens
     assert hm["top"] < 844  # starts on the first screen
     assert hm["bottom"] <= steps["top"] <= hm["bottom"] + 20  # then step by step
     for card in (".input-card", ".heatmap-card", ".steps-card", ".gen-card", ".heads-card", ".lines-card"):
-        assert phone.eval_on_selector(card, "el => el.scrollWidth <= el.clientWidth && el.getBoundingClientRect().right <= 390"), card
-    weight = phone.eval_on_selector_all("#steps thead th", "ths => ths.map(th => { const r = th.getBoundingClientRect();"
-                                        " return [th.textContent, r.left, r.right]; })")
+        assert phone.eval_on_selector(
+            card, "el => el.scrollWidth <= el.clientWidth && el.getBoundingClientRect().right <= 390"
+        ), card
+    weight = phone.eval_on_selector_all(
+        "#steps thead th",
+        "ths => ths.map(th => { const r = th.getBoundingClientRect(); return [th.textContent, r.left, r.right]; })",
+    )
     a = [w for w in weight if w[0].startswith("a") and "|" not in w[0] and "v" not in w[0]]
     assert len(a) == 1 and 0 <= a[0][1] and a[0][2] <= 390, weight
     wrap = rect("#steps .table-wrap")
@@ -180,6 +194,7 @@ def test_on_a_phone_the_heatmap_follows_the_tokens_and_the_weights_column_fits(p
 # ---------------------------------------------------------------------------
 # 4. the sign in the exponent
 # ---------------------------------------------------------------------------
+
 
 def negative_max(url):
     """(layer, head, query, m) where the largest visible scaled score m < 0, from the server's view
@@ -215,11 +230,16 @@ def test_the_shift_by_a_negative_maximum_is_written_as_a_plus(page, server):
 # 5. the language of a static export
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lang", ["zh", "en", None])
 def test_an_export_opens_in_the_language_it_was_written_in(browser, tmp_path, lang):
     out = tmp_path / "page.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out),
-                    *(["--lang", lang] if lang else [])], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out), *(["--lang", lang] if lang else [])],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     html = out.read_text(encoding="utf-8")
     data = json.loads(html.split('<script id="qkv-data" type="application/json">')[1].split("</script>")[0])
     assert data["lang"] == lang
@@ -241,9 +261,12 @@ def test_an_export_opens_in_the_language_it_was_written_in(browser, tmp_path, la
 # 6. generation that reaches n_ctx
 # ---------------------------------------------------------------------------
 
+
 def test_generation_that_reaches_n_ctx_says_it_stopped(page, server):
     load_page(page, server + "?lang=en")
-    n_ctx = get(server, "api/model")["model"]["n_ctx"]  # the server's model (the bundled one may be retrained meanwhile)
+    n_ctx = get(server, "api/model")["model"][
+        "n_ctx"
+    ]  # the server's model (the bundled one may be retrained meanwhile)
     T = len(api(server, "api/view", {"text": SENTENCE})["ids"])
     analyse(page, SENTENCE)
     page.fill("#temperature", "0")
@@ -262,6 +285,7 @@ def test_generation_that_reaches_n_ctx_says_it_stopped(page, server):
 # ---------------------------------------------------------------------------
 # 7. the ␣ toggle, 1. pieces the model never learned
 # ---------------------------------------------------------------------------
+
 
 def test_a_model_with_whitespace_tokens_gets_a_toggle_that_hides_them(page, char_server):
     load_page(page, char_server + "?lang=en")
@@ -297,8 +321,10 @@ def test_no_toggle_without_whitespace_tokens(page, server):
 
 
 def test_pieces_the_model_never_learned_are_named_under_the_text_box(page, server):
-    unknown = [{"text": "很好", "pieces": ["很", "好"], "how": "chars", "nearest": ["很", "好吃"]},
-               {"text": "榴", "pieces": ["<0xE6>", "<0xA6>", "<0xB4>"], "how": "bytes", "nearest": []}]
+    unknown = [
+        {"text": "很好", "pieces": ["很", "好"], "how": "chars", "nearest": ["很", "好吃"]},
+        {"text": "榴", "pieces": ["<0xE6>", "<0xA6>", "<0xB4>"], "how": "bytes", "nearest": []},
+    ]
 
     def add_unknown(route):
         doc = route.fetch().json()

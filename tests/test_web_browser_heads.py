@@ -50,8 +50,9 @@ def analyze(pg, text):
 
 def wait_origin(pg, layer, head, token):
     bring_into_view(pg, "#origin")  # the panel sleeps while off-screen
-    pg.wait_for_selector(f"#origin[data-state=ready][data-layer='{layer}'][data-head='{head}'][data-token='{token}']",
-                         timeout=30_000)
+    pg.wait_for_selector(
+        f"#origin[data-state=ready][data-layer='{layer}'][data-head='{head}'][data-token='{token}']", timeout=30_000
+    )
 
 
 def test_origin_view_equals_the_trace(page, server, bundled):
@@ -63,7 +64,11 @@ def test_origin_view_equals_the_trace(page, server, bundled):
     ids = page.evaluate("qkv.view.ids")
     T = len(ids)
     _, tr = model.run_with_trace(torch.tensor([ids]))
-    for layer, head, token in ((0, 0, T - 1), (cfg.n_layers - 1, cfg.n_heads - 1, T // 2), (cfg.n_layers // 2, 1 % cfg.n_heads, 0)):
+    for layer, head, token in (
+        (0, 0, T - 1),
+        (cfg.n_layers - 1, cfg.n_heads - 1, T // 2),
+        (cfg.n_layers // 2, 1 % cfg.n_heads, 0),
+    ):
         choose(page, layer, head, token)
         wait_origin(page, layer, head, token)
         a = f"blocks.{layer}.attn."
@@ -72,12 +77,18 @@ def test_origin_view_equals_the_trace(page, server, bundled):
         x = tr[f"blocks.{layer}.ln1.hook_out"][0]
         assert all_shown_equal(shown_vector(page, "[data-vec=x]"), x[token])
         assert all_shown_equal(shown_vector(page, "[data-vec=q]"), q[token])
-        rows = page.eval_on_selector_all("#origin tr[data-key]", "rs => rs.map(r => [+r.dataset.key, r.querySelector('[data-field=dot]').textContent])")
+        rows = page.eval_on_selector_all(
+            "#origin tr[data-key]",
+            "rs => rs.map(r => [+r.dataset.key, r.querySelector('[data-field=dot]').textContent])",
+        )
         assert [j for j, _ in rows] == list(range(token + 1))  # causal: the keys it can see
         for j, dot in rows:
             assert shown_equal(dot, float(dots[token, j])), (layer, head, token, j)
         # the step table below shows the same dot products
-        steps = page.eval_on_selector_all("#steps tr[data-key]", "rs => rs.map(r => [+r.dataset.key, r.querySelector('[data-field=dot]').textContent])")
+        steps = page.eval_on_selector_all(
+            "#steps tr[data-key]",
+            "rs => rs.map(r => [+r.dataset.key, r.querySelector('[data-field=dot]').textContent])",
+        )
         assert dict(steps) == dict(rows)
         # one key's numbers: the one with the largest dot, then another one clicked
         for pick in (None, 0):
@@ -100,13 +111,16 @@ def w_o_zeroed(model, heads):
     d = model.cfg.d_head
     with torch.no_grad():
         for L, h in heads:
-            other.blocks[L].attn.W_O.weight[:, h * d:(h + 1) * d] = 0.0
+            other.blocks[L].attn.W_O.weight[:, h * d : (h + 1) * d] = 0.0
     return other
 
 
 def next_rows(pg) -> dict[int, tuple[str, str]]:
-    rows = pg.eval_on_selector_all("#ablate .ab-next tr[data-id]", """rs => rs.map(r => [+r.dataset.id,
-        r.querySelector('[data-field=before]').textContent, r.querySelector('[data-field=after]').textContent])""")
+    rows = pg.eval_on_selector_all(
+        "#ablate .ab-next tr[data-id]",
+        """rs => rs.map(r => [+r.dataset.id,
+        r.querySelector('[data-field=before]').textContent, r.querySelector('[data-field=after]').textContent])""",
+    )
     return {i: (b, a) for i, b, a in rows}
 
 
@@ -128,8 +142,11 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     # each head's label is the lesson's: the category it gives the most weight, and that weight
     n = lesson.measure(model, tok)
     say = translator("en", "lessons.heads")
-    page.wait_for_function("() => document.querySelectorAll('#ablate .ab-label').length && "
-                           "[...document.querySelectorAll('#ablate .ab-label')].every(e => e.textContent)", timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#ablate .ab-label').length && "
+        "[...document.querySelectorAll('#ablate .ab-label')].every(e => e.textContent)",
+        timeout=30_000,
+    )
     for L in range(cfg.n_layers):
         for h in range(cfg.n_heads):
             name, mass = page.inner_text(f"#ablate button[data-layer='{L}'][data-head='{h}'] .ab-label").rsplit(" ", 1)
@@ -163,11 +180,16 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     bring_into_view(page, "#ablate")  # choosing scrolled to the selects: wake the panel again
     _, tr0 = model.run_with_trace(x)
     _, tr1 = w_o_zeroed(model, chosen).run_with_trace(x)
-    rows = page.eval_on_selector_all("#ablate .ab-row-table tr[data-key]", """rs => rs.map(r => [+r.dataset.key,
-        r.querySelector('[data-field=before]').textContent, r.querySelector('[data-field=after]').textContent])""")
+    rows = page.eval_on_selector_all(
+        "#ablate .ab-row-table tr[data-key]",
+        """rs => rs.map(r => [+r.dataset.key,
+        r.querySelector('[data-field=before]').textContent, r.querySelector('[data-field=after]').textContent])""",
+    )
     assert [j for j, _, _ in rows] == list(range(token + 1))
     for j, b, a in rows:
-        assert shown_equal(b, float(tr0["pattern", L][0, h, token, j])) and shown_equal(a, float(tr1["pattern", L][0, h, token, j]))
+        assert shown_equal(b, float(tr0["pattern", L][0, h, token, j])) and shown_equal(
+            a, float(tr1["pattern", L][0, h, token, j])
+        )
     # all heads on again: nothing changed
     page.click("#ablate-clear")
     page.wait_for_selector("#ablate[data-state=ready][data-heads='']")
@@ -177,8 +199,12 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
 
 def test_static_export_says_run_qkv_serve(browser, tmp_path):
     out = tmp_path / "attention.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     errors = []

@@ -66,8 +66,11 @@ def state(pg) -> dict:
 
 def shown(pg) -> dict[tuple, str]:
     """Every number of the step table and formula line: (field, j, i) -> its text (each z twice: both kept equal)."""
-    cells = pg.eval_on_selector_all("#playground .pg-x", """xs => xs.map(x => [x.dataset.f,
-        x.dataset.j === undefined ? null : +x.dataset.j, x.dataset.i === undefined ? null : +x.dataset.i, x.textContent])""")
+    cells = pg.eval_on_selector_all(
+        "#playground .pg-x",
+        """xs => xs.map(x => [x.dataset.f,
+        x.dataset.j === undefined ? null : +x.dataset.j, x.dataset.i === undefined ? null : +x.dataset.i, x.textContent])""",
+    )
     out: dict[tuple, str] = {}
     for f, j, i, text in cells:
         key = (f, j, i)
@@ -92,8 +95,21 @@ def check_against_attend(pg) -> dict:
     for key, text in cells.items():
         assert text == expected(doc["display"], key), (key, text, expected(doc["display"], key))
     page_steps = pg.evaluate("qkv.playground.steps()")
-    for f in ("dot_terms", "dots", "scores", "shifted", "exps", "exps_shifted", "weights", "contributions", "z",
-              "total", "total_shifted", "max_score", "d_k"):
+    for f in (
+        "dot_terms",
+        "dots",
+        "scores",
+        "shifted",
+        "exps",
+        "exps_shifted",
+        "weights",
+        "contributions",
+        "z",
+        "total",
+        "total_shifted",
+        "max_score",
+        "d_k",
+    ):
         assert np.allclose(page_steps[f], getattr(steps, f), rtol=EXACT, atol=0), (f, page_steps[f], getattr(steps, f))
     assert math.isclose(page_steps["sqrt_d_k"], math.sqrt(steps.d_k), rel_tol=EXACT)
     deltas = [float(c) for c in pg.eval_on_selector_all("#playground .pg-delta", "cs => cs.map(c => c.textContent)")]
@@ -120,7 +136,9 @@ def marker(pg, kind: str, j: int = 0) -> tuple[float, float]:
     plane = "#pg-vplane" if kind == "V" else "#pg-kplane"
     pg.evaluate(STILL)
     pg.locator(plane).scroll_into_view_if_needed()
-    box = pg.locator(f'{plane} .pg-pt[data-kind="{kind}"][data-j="{j}"] :is(path, circle:not(.pg-hit), rect)').bounding_box()
+    box = pg.locator(
+        f'{plane} .pg-pt[data-kind="{kind}"][data-j="{j}"] :is(path, circle:not(.pg-hit), rect)'
+    ).bounding_box()
     return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
@@ -132,13 +150,19 @@ def drag(pg, kind: str, j: int, dx: float, dy: float, steps: int = 25):
         pg.mouse.down()
         pg.mouse.move(x + dx, y + dy, steps=steps)
         pg.mouse.up()
+
     act(pg, go)
     return x + dx, y + dy
 
 
 def inputs(pg) -> dict[str, str]:
-    return dict(pg.eval_on_selector_all("#playground .pg-in", """xs => xs.map(x =>
-        [x.dataset.kind === 'dk' ? 'dk' : x.dataset.kind + x.dataset.j + '.' + x.dataset.i, x.value])"""))
+    return dict(
+        pg.eval_on_selector_all(
+            "#playground .pg-in",
+            """xs => xs.map(x =>
+        [x.dataset.kind === 'dk' ? 'dk' : x.dataset.kind + x.dataset.j + '.' + x.dataset.i, x.value])""",
+        )
+    )
 
 
 def fill(pg, kind: str, j: int, i: int, text: str):
@@ -148,6 +172,7 @@ def fill(pg, kind: str, j: int, i: int, text: str):
 def as_python(text: str) -> str:
     """The page's own notations, as numbers.parse_number writes them: √2 → sqrt(2), ln 2 → ln(2), π → pi."""
     import re
+
     text = text.replace("π", "pi").replace("·", "*").replace("−", "-")
     text = re.sub(r"√(\d+)", r"sqrt(\1)", text)
     text = re.sub(r"ln (\d+)", r"ln(\1)", text)
@@ -157,6 +182,7 @@ def as_python(text: str) -> str:
 # ---------------------------------------------------------------------------
 # the tests
 # ---------------------------------------------------------------------------
+
 
 def test_it_opens_on_the_articles_worked_example_with_attends_numbers(page, server):
     open_playground(page, server)
@@ -235,7 +261,9 @@ def test_dragging_a_key_moves_it_under_the_mouse_and_the_numbers_follow(page, se
     drag(page, "V", 1, -0.5 * px, -0.5 * px)
     doc2 = check_against_attend(page)
     assert doc2["weights"] == doc["weights"] and doc2["z"] != doc["z"]
-    assert [float(c) for c in page.eval_on_selector_all("#playground .pg-delta", "cs => cs.map(c => c.textContent)")] == [0, 0, 0]
+    assert [
+        float(c) for c in page.eval_on_selector_all("#playground .pg-delta", "cs => cs.map(c => c.textContent)")
+    ] == [0, 0, 0]
     assert doc2["hull"]["inside"] and z_inside_drawn_hull(page)
     # q
     drag(page, "q", 0, -0.2 * px, -0.6 * px)  # up the screen: y grows
@@ -274,14 +302,17 @@ def test_the_presets_load_and_do_what_they_say(page, server):
     act(page, lambda: page.click('#playground [data-preset="equal"]'))
     doc = check_against_attend(page)
     n = doc["n"]
-    assert n >= 3 and len(set(doc["dots"])) == 1 and len(set(doc["K"][j][0] for j in range(n))) == n  # different keys, one score
+    assert (
+        n >= 3 and len(set(doc["dots"])) == 1 and len(set(doc["K"][j][0] for j in range(n))) == n
+    )  # different keys, one score
     assert shown(page)[("weights", 0, None)] == attend_fmt(1 / n) == f"1/{n}"
     assert np.allclose(doc["z"], np.mean(doc["V"], axis=0), rtol=EXACT)
     # temperature: each row shows attend's weights at its d_k; a larger d_k gives flatter weights
     act(page, lambda: page.click('#playground [data-preset="temperature"]'))
     doc = check_against_attend(page)
-    rows = page.eval_on_selector_all("#playground .pg-trow",
-                                     "rs => rs.map(r => [r.firstChild.textContent, r.lastChild.textContent])")
+    rows = page.eval_on_selector_all(
+        "#playground .pg-trow", "rs => rs.map(r => [r.firstChild.textContent, r.lastChild.textContent])"
+    )
     assert len(rows) >= 4
     tops = []
     for label, weights in rows:
@@ -305,8 +336,24 @@ def test_the_presets_load_and_do_what_they_say(page, server):
 def test_what_can_be_typed_and_what_is_refused(page, server):
     open_playground(page, server)
     api = "(xs) => xs.map(x => { try { return qkv.playground.parse(x); } catch (e) { return 'error: ' + e.message; } })"
-    same = ["1/2", "sqrt(2)/2", "ln(2)", "2^-3", "2**-3", "-pi", "log(8, 2)", "exp(1)", "-2^2", "(1+2)*3/4", "e", "1e-3",
-            "2*-3", "3/4-1/8", "2^0.5", "sqrt(3)*ln(5)/7"]
+    same = [
+        "1/2",
+        "sqrt(2)/2",
+        "ln(2)",
+        "2^-3",
+        "2**-3",
+        "-pi",
+        "log(8, 2)",
+        "exp(1)",
+        "-2^2",
+        "(1+2)*3/4",
+        "e",
+        "1e-3",
+        "2*-3",
+        "3/4-1/8",
+        "2^0.5",
+        "sqrt(3)*ln(5)/7",
+    ]
     assert page.evaluate(api, same) == [parse_number(x) for x in same]
     own = ["√2", "ln 2", "2√3/3", "3 ln 2", "(3 ln 2)/2", "√2·ln 3", "π/2", "−1"]  # the page's notations (exact forms)
     got = page.evaluate(api, own)
@@ -315,7 +362,17 @@ def test_what_can_be_typed_and_what_is_refused(page, server):
     assert all(isinstance(b, str) and b.startswith("error: ") and "\n" not in b for b in bad), bad
     # exact forms as attend shows them, on seeded numbers of every kind it recognises
     rng = np.random.default_rng(5)
-    bases = [1, math.sqrt(2), math.sqrt(3), math.sqrt(30), math.log(2), math.log(7), math.sqrt(6) * math.log(5), math.pi, math.e]
+    bases = [
+        1,
+        math.sqrt(2),
+        math.sqrt(3),
+        math.sqrt(30),
+        math.log(2),
+        math.log(7),
+        math.sqrt(6) * math.log(5),
+        math.pi,
+        math.e,
+    ]
     xs = [int(rng.integers(-40, 41)) / int(rng.integers(1, 65)) * bases[rng.integers(len(bases))] for _ in range(300)]
     xs += list(rng.normal(0, 3, 100)) + list(10.0 ** rng.uniform(-9, 9, 100)) + [0.0, -0.0, 1e-13, 1234567.0]
     assert page.evaluate("xs => xs.map(qkv.playground.display)", xs) == [attend_fmt(x) for x in xs]
@@ -353,7 +410,9 @@ def test_the_language_button_switches_the_playground(page, server):
     open_playground(page, server)
     fill(page, "K", 2, 1, "-1/2")
     title = lambda: page.inner_text("#playground h2")  # noqa: E731
-    en = page.evaluate("[I18N.en.pg_title, I18N.zh.pg_title, I18N.en.pg_preset_temperature, I18N.zh.pg_preset_temperature]")
+    en = page.evaluate(
+        "[I18N.en.pg_title, I18N.zh.pg_title, I18N.en.pg_preset_temperature, I18N.zh.pg_preset_temperature]"
+    )
     assert title() == en[0] and page.inner_text('#playground [data-preset="temperature"]') == en[2]
     numbers = shown(page)
     act(page, lambda: page.click("#lang"))
@@ -367,8 +426,12 @@ def test_the_language_button_switches_the_playground(page, server):
 
 def test_it_works_in_the_static_export_from_disk_with_the_network_off(browser, tmp_path):
     out = tmp_path / "attention.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []
     context.on("request", lambda r: requests.append(r.url))

@@ -70,8 +70,26 @@ def test_qkv_serve_shows_minilm_an_encoder(page, minilm_server):
 
 def test_static_export_of_minilm(browser, tmp_path, minilm):
     out = tmp_path / "minilm.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", "I ate an apple", "--ckpt", "minilm", "--html", str(out),
-                    "--layer", "2", "--head", "5"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qkv",
+            "explain",
+            "I ate an apple",
+            "--ckpt",
+            "minilm",
+            "--html",
+            str(out),
+            "--layer",
+            "2",
+            "--head",
+            "5",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     errors = []

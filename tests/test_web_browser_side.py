@@ -27,8 +27,9 @@ def bundled():
 
 
 def side_ready(pg, before: int = 0):
-    pg.wait_for_function("n => +(document.querySelector('#side-result').dataset.ready || 0) > n", arg=before,
-                         timeout=30_000, polling=50)
+    pg.wait_for_function(
+        "n => +(document.querySelector('#side-result').dataset.ready || 0) > n", arg=before, timeout=30_000, polling=50
+    )
 
 
 def patterns(model, ids, layer, head):
@@ -55,7 +56,10 @@ def test_two_sentences_side_by_side(page, server, bundled):
     side_ready(page)
     bring_into_view(page, "#side")
     a, b = page.input_value("#side-a"), page.input_value("#side-b")
-    assert (a, b) == (read_text(tok, "我打了你", model.cfg.n_ctx)[0], read_text(tok, "你打了我", model.cfg.n_ctx)[0])  # as cut
+    assert (a, b) == (
+        read_text(tok, "我打了你", model.cfg.n_ctx)[0],
+        read_text(tok, "你打了我", model.cfg.n_ctx)[0],
+    )  # as cut
     ids = check_side(page, model, tok, a, b)
     assert "another order" in page.inner_text("#side .side-kind")  # 我 打了 你 / 你 打了 我: the same tokens
     # the next-token bars under A and B are each sentence's view, at its last token
@@ -121,11 +125,15 @@ def test_the_vocabulary_browser_lists_filters_and_adds(page, server, bundled):
     from qkv.analysis.vocab import training_text
 
     text, _ = training_text(default_ckpt())
-    shown = page.eval_on_selector_all("#vocab-list .vtok", "bs => bs.map(b => [+b.dataset.id, b.querySelector('.vc').dataset.count])")
+    shown = page.eval_on_selector_all(
+        "#vocab-list .vtok", "bs => bs.map(b => [+b.dataset.id, b.querySelector('.vc').dataset.count])"
+    )
     if text is not None:  # the bundled model's training text: counts, most frequent first
         count = Counter(tok.encode(text))
         assert [int(c) for _, c in shown] == [count[i] for i, _ in shown]
-        assert [int(c) for _, c in shown] == sorted((count[i] for i in range(tok.vocab_size)), reverse=True)[:len(shown)]
+        assert [int(c) for _, c in shown] == sorted((count[i] for i in range(tok.vocab_size)), reverse=True)[
+            : len(shown)
+        ]
         assert "qkv corpus" in page.inner_text("#vocab-caption")
     before = int(page.eval_on_selector("#vocab-list", "e => +e.dataset.ready"))
     page.fill("#vocab-q", "苹")
@@ -163,7 +171,9 @@ def test_compare_shows_positions_and_the_position_controlled_cosine(page, server
     page.fill("#compare-b", "我 上周 投资了 苹果")
     page.fill("#compare-word", "苹果")
     page.click("#compare-run")
-    page.wait_for_function("n => +document.querySelector('#compare-result').dataset.ready > n", arg=before, timeout=30_000)
+    page.wait_for_function(
+        "n => +document.querySelector('#compare-result').dataset.ready > n", arg=before, timeout=30_000
+    )
     same = api(server, "api/compare", {"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"})
     assert same["same_position"] and page.get_attribute("#compare-pos", "class") == "cpos"
     caption = page.inner_text("#compare-result .caption")
@@ -173,8 +183,12 @@ def test_compare_shows_positions_and_the_position_controlled_cosine(page, server
 
 def test_static_export_says_the_panels_need_the_server(browser, tmp_path):
     out = tmp_path / "page.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True)
     pg = context.new_page()
     errors = []

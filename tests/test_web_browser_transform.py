@@ -31,9 +31,13 @@ def bundled():
 
 
 def wait_for_head(pg, layer: int, head: int) -> None:
-    pg.wait_for_function("([l, h]) => { const e = document.querySelector('#tf-spectra-title');"
-                         " return document.querySelector('#tf-table tr[data-matrix=W_Q]') && qkv.state.layer === l &&"
-                         " qkv.state.head === h && e.dataset.shown === `${l}/${h}`; }", arg=[layer, head], timeout=30_000)
+    pg.wait_for_function(
+        "([l, h]) => { const e = document.querySelector('#tf-spectra-title');"
+        " return document.querySelector('#tf-table tr[data-matrix=W_Q]') && qkv.state.layer === l &&"
+        " qkv.state.head === h && e.dataset.shown === `${l}/${h}`; }",
+        arg=[layer, head],
+        timeout=30_000,
+    )
 
 
 def test_the_panels_singular_values_are_the_python_apis(page, server, bundled):
@@ -58,7 +62,9 @@ def test_the_panels_singular_values_are_the_python_apis(page, server, bundled):
     before = numbers(page.inner_text("#tf-cloud [data-side=before] [data-field=sep]"))
     after = numbers(page.inner_text("#tf-cloud [data-side=after] [data-field=sep]"))
     assert near(before[0], cloud["before"]["separation"]["ratio"]) and near(after[0], cloud["q"]["separation"]["ratio"])
-    assert near(before[1], cloud["before"]["separation_2d"]["ratio"]) and near(after[1], cloud["q"]["separation_2d"]["ratio"])
+    assert near(before[1], cloud["before"]["separation_2d"]["ratio"]) and near(
+        after[1], cloud["q"]["separation_2d"]["ratio"]
+    )
     page.select_option("#tf-proj", "v")
     after_v = numbers(page.inner_text("#tf-cloud [data-side=after] [data-field=sep]"))
     assert near(after_v[0], cloud["v"]["separation"]["ratio"])
@@ -68,7 +74,14 @@ def test_the_panels_singular_values_are_the_python_apis(page, server, bundled):
 def toy_numbers(pg) -> dict:
     read = lambda sel: numbers(pg.inner_text(sel))  # noqa: E731
     M, U, Vt = (np.array(read(f"#tf-{k}")).reshape(2, 2) for k in ("M", "U", "Vt"))
-    return {"M": M, "U": U, "S": np.array(read("#tf-S")), "Vt": Vt, "det": read("#tf-det")[0], "text": pg.inner_text("#tf-svd")}
+    return {
+        "M": M,
+        "U": U,
+        "S": np.array(read("#tf-S")),
+        "Vt": Vt,
+        "det": read("#tf-det")[0],
+        "text": pg.inner_text("#tf-svd"),
+    }
 
 
 def check_svd(shown: dict, M: np.ndarray) -> None:
@@ -125,8 +138,12 @@ def test_the_panel_speaks_both_languages(page, server):
 
 def test_the_toy_works_in_the_static_export(browser, tmp_path):  # noqa: F811
     out = tmp_path / "page.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     errors = []

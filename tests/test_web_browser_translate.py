@@ -65,7 +65,12 @@ def test_the_page_shows_the_cross_attention_of_a_translation(page, server):
     first = page.input_value("#text")
     default = api(server, "api/explain", {"text": first})  # the last decoder layer, its sharpest head
     state = page.evaluate("qkv.state")
-    assert (state["part"], state["layer"], state["head"], state["token"]) == ("cross", 1, default["head"], default["token"])
+    assert (state["part"], state["layer"], state["head"], state["token"]) == (
+        "cross",
+        1,
+        default["head"],
+        default["token"],
+    )
     page.fill("#text", SOURCE)
     act(page, lambda: page.click("#analyze"))  # a new text keeps the layer and head
     assert page.inner_text("#translation-text") == "grandpa ate some banana ."
@@ -115,8 +120,28 @@ def test_the_decoders_and_the_encoders_self_attention_can_be_chosen(page, server
 
 def test_static_export_of_a_translation_model_works_offline(browser, tmp_path, ckpt, server):
     out = tmp_path / "translate.html"
-    subprocess.run([sys.executable, "-m", "qkv", "explain", "--ckpt", str(ckpt), SOURCE, "--html", str(out),
-                    "--layer", "0", "--head", "1", "--token", "-3"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qkv",
+            "explain",
+            "--ckpt",
+            str(ckpt),
+            SOURCE,
+            "--html",
+            str(out),
+            "--layer",
+            "0",
+            "--head",
+            "1",
+            "--token",
+            "-3",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []
     context.on("request", lambda r: requests.append(r.url))
@@ -125,8 +150,13 @@ def test_static_export_of_a_translation_model_works_offline(browser, tmp_path, c
     pg.on("pageerror", lambda e: errors.append(str(e)))
     try:
         load_page(pg, out.as_uri() + "?lang=zh")
-        assert pg.evaluate("[qkv.mode, qkv.state.part, qkv.state.layer, qkv.state.head, qkv.state.token]") == \
-            ["static", "cross", 0, 1, 3]
+        assert pg.evaluate("[qkv.mode, qkv.state.part, qkv.state.layer, qkv.state.head, qkv.state.token]") == [
+            "static",
+            "cross",
+            0,
+            1,
+            3,
+        ]
         assert "译文" in pg.inner_text("#translation") and pg.is_hidden("#compare")
         check_steps(pg, server, 0, 1, 3)
         assert [u for u in requests if not u.startswith("file:")] == [] and errors == []

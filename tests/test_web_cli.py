@@ -89,14 +89,20 @@ def test_embedded_json_cannot_close_its_script_element():
     assert html.count("</script>") == html.count("<script")  # the payload did not end its element early
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["explain", " ".join(["苹果"] * 300), "--html", "{tmp}/p.html"], "n_ctx"),  # unknown words are read now (a fallback)
-    (["explain", SENTENCE, "--html", "{tmp}"], "is a directory"),
-    (["explain", SENTENCE, "--html", "{tmp}/no/such/dir/p.html"], "No such file"),
-    (["explain", SENTENCE, "--html", "{tmp}/p.html", "--layer", "9"], "layer 9 is out of range"),
-    (["serve", "--ckpt", "{tmp}/missing"], "missing"),
-    (["serve", "--port", "70000"], "port"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (
+            ["explain", " ".join(["苹果"] * 300), "--html", "{tmp}/p.html"],
+            "n_ctx",
+        ),  # unknown words are read now (a fallback)
+        (["explain", SENTENCE, "--html", "{tmp}"], "is a directory"),
+        (["explain", SENTENCE, "--html", "{tmp}/no/such/dir/p.html"], "No such file"),
+        (["explain", SENTENCE, "--html", "{tmp}/p.html", "--layer", "9"], "layer 9 is out of range"),
+        (["serve", "--ckpt", "{tmp}/missing"], "missing"),
+        (["serve", "--port", "70000"], "port"),
+    ],
+)
 def test_errors_are_one_line(tmp_path, args, needle):
     r = qkv_cli(*[a.format(tmp=tmp_path) for a in args])
     assert needle in one_line_error(r)

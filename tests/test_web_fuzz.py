@@ -25,19 +25,28 @@ from qkv.apps.web.server import create_app
 
 EXAMPLES = int(os.environ.get("QKV_FUZZ_EXAMPLES", "250"))
 SEEN: Counter = Counter()
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 _model, _tokenizer = load(default_ckpt())
-CLIENT = TestClient(create_app(_model, _tokenizer, "bundled"), base_url="http://127.0.0.1:8000",
-                    raise_server_exceptions=False)
+CLIENT = TestClient(
+    create_app(_model, _tokenizer, "bundled"), base_url="http://127.0.0.1:8000", raise_server_exceptions=False
+)
 WORDS = [w for w in _tokenizer.tokens if w.strip()]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=10)
+    max_leaves=10,
+)
 known_text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=40).map(" ".join)
 any_text = known_text | st.text(max_size=80) | st.sampled_from(["", " ", "\x00", "\ud800", "苹果" * 2000])
 small_int = st.integers(min_value=-70, max_value=70) | st.integers()
@@ -46,12 +55,26 @@ opt = lambda s: st.none() | s  # noqa: E731
 
 BODIES = {
     "/api/view": st.fixed_dictionaries({}, optional={"text": any_text, "ids": st.lists(small_int, max_size=80)}),
-    "/api/explain": st.fixed_dictionaries({"text": any_text}, optional={
-        "layer": opt(small_int), "head": opt(small_int), "token": opt(small_int), "top": small_int,
-        "lang": st.sampled_from(["zh", "en", "fr", ""])}),
-    "/api/generate": st.fixed_dictionaries({"text": any_text}, optional={
-        "max_new_tokens": small_int, "temperature": st.floats(-1, 200) | tiny | st.just(float("nan")),
-        "top_k": opt(small_int), "top_p": opt(st.floats(-1, 2) | tiny), "seed": opt(st.integers())}),
+    "/api/explain": st.fixed_dictionaries(
+        {"text": any_text},
+        optional={
+            "layer": opt(small_int),
+            "head": opt(small_int),
+            "token": opt(small_int),
+            "top": small_int,
+            "lang": st.sampled_from(["zh", "en", "fr", ""]),
+        },
+    ),
+    "/api/generate": st.fixed_dictionaries(
+        {"text": any_text},
+        optional={
+            "max_new_tokens": small_int,
+            "temperature": st.floats(-1, 200) | tiny | st.just(float("nan")),
+            "top_k": opt(small_int),
+            "top_p": opt(st.floats(-1, 2) | tiny),
+            "seed": opt(st.integers()),
+        },
+    ),
     "/api/compare": st.fixed_dictionaries({"a": any_text, "b": any_text, "word": any_text | st.sampled_from(WORDS)}),
 }
 

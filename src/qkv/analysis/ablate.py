@@ -91,8 +91,15 @@ def _next_rows(before: torch.Tensor, after: torch.Tensor, tokenizer, top: int) -
 
 
 @torch.no_grad()
-def ablate(model, tokenizer, text: str | None = None, heads=(), token: int | None = None,
-           ids: list[int] | None = None, top: int = TOP) -> dict:
+def ablate(
+    model,
+    tokenizer,
+    text: str | None = None,
+    heads=(),
+    token: int | None = None,
+    ids: list[int] | None = None,
+    top: int = TOP,
+) -> dict:
     """The kind-"ablate" document: next-token probabilities with and without the heads, at `token`
     (None: at every position), and the patterns of the layers from the first ablated one on."""
     cfg = model.cfg
@@ -128,11 +135,31 @@ def ablate(model, tokenizer, text: str | None = None, heads=(), token: int | Non
             L, h, i, j = int(L), int(h), int(i), int(j)
             if delta[L, h, i, j] == 0:
                 break
-            changes.append({"layer": first + L, "head": h, "query": i, "key": j,
-                            "before": float(A0[L, h, i, j]), "after": float(A1[L, h, i, j])})
+            changes.append(
+                {
+                    "layer": first + L,
+                    "head": h,
+                    "query": i,
+                    "key": j,
+                    "before": float(A0[L, h, i, j]),
+                    "after": float(A1[L, h, i, j]),
+                }
+            )
     lower = bool(cfg.causal)
-    nxt = [{"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions]
-    return {"format": FORMAT, "version": VERSION, "kind": "ablate", "text": text, "ids": [int(t) for t in ids],
-            "tokens": [tokenizer.display(t) for t in ids], "heads": [list(p) for p in pairs], "first": first,
-            "next": nxt, "max_change": max_change, "changes": changes,
-            "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)}}
+    nxt = [
+        {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
+    ]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "ablate",
+        "text": text,
+        "ids": [int(t) for t in ids],
+        "tokens": [tokenizer.display(t) for t in ids],
+        "heads": [list(p) for p in pairs],
+        "first": first,
+        "next": nxt,
+        "max_change": max_change,
+        "changes": changes,
+        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
+    }

@@ -81,14 +81,33 @@ class Steps:
 
     def to_json(self) -> dict:
         """The format described in this module's docstring."""
-        numbers = {"q": self.q, "K": self.K, "V": self.V, "d_k": self.d_k, "sqrt_d_k": math.sqrt(self.d_k),
-                   "dot_terms": self.dot_terms, "dots": self.dots, "scores": self.scores, "max_score": self.max_score,
-                   "shifted": self.shifted, "exps": self.exps, "total": self.total, "exps_shifted": self.exps_shifted,
-                   "total_shifted": self.total_shifted, "weights": self.weights, "contributions": self.contributions,
-                   "z": self.z}
+        numbers = {
+            "q": self.q,
+            "K": self.K,
+            "V": self.V,
+            "d_k": self.d_k,
+            "sqrt_d_k": math.sqrt(self.d_k),
+            "dot_terms": self.dot_terms,
+            "dots": self.dots,
+            "scores": self.scores,
+            "max_score": self.max_score,
+            "shifted": self.shifted,
+            "exps": self.exps,
+            "total": self.total,
+            "exps_shifted": self.exps_shifted,
+            "total_shifted": self.total_shifted,
+            "weights": self.weights,
+            "contributions": self.contributions,
+            "z": self.z,
+        }
         hull = {"distance": self.hull.distance, "weights": self.hull.weights}
-        out = {"format": "qkv-explain", "version": 1, "kind": "attend", "n": int(self.K.shape[0]),
-               "d_v": int(self.V.shape[1])}
+        out = {
+            "format": "qkv-explain",
+            "version": 1,
+            "kind": "attend",
+            "n": int(self.K.shape[0]),
+            "d_v": int(self.V.shape[1]),
+        }
         out.update({k: _tree(v, _num) for k, v in numbers.items()})
         out["hull"] = {"inside": self.hull.inside, **{k: _tree(v, _num) for k, v in hull.items()}}
         for key, form in (("display", fmt), ("latex", latex)):
@@ -131,7 +150,9 @@ def _array(x, name: str, ndim: int) -> np.ndarray:
     if ndim == 2 and a.ndim == 1:
         a = a[None, :]  # a single key or value
     if a.ndim != ndim:
-        raise ValueError(f"{name} must be {'a vector' if ndim == 1 else 'a matrix (one row per key)'}, got shape {a.shape}")
+        raise ValueError(
+            f"{name} must be {'a vector' if ndim == 1 else 'a matrix (one row per key)'}, got shape {a.shape}"
+        )
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains a number that is not finite")
     return a
@@ -150,25 +171,38 @@ def _check_size(q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
     check's linear program holds a dense (d_v + 1) x (n + 2 d_v) matrix (geometry.convex_weights)."""
     longest = max(len(q), V.shape[1])
     if longest > MAX_ENTRIES:
-        raise ValueError(f"{'q' if len(q) == longest else 'each value'} has {longest:,} entries; "
-                         f"attend takes at most {MAX_ENTRIES:,} per vector")
+        raise ValueError(
+            f"{'q' if len(q) == longest else 'each value'} has {longest:,} entries; "
+            f"attend takes at most {MAX_ENTRIES:,} per vector"
+        )
     count = q.size + K.size + V.size
     if count > MAX_NUMBERS:
         raise ValueError(f"q, K and V hold {count:,} numbers; attend derives at most {MAX_NUMBERS:,} step by step")
 
 
-def _check_finite(q: np.ndarray, K: np.ndarray, d_k: float, dot_terms: np.ndarray, dots: np.ndarray,
-                  scores: np.ndarray, shifted: np.ndarray) -> None:
+def _check_finite(
+    q: np.ndarray,
+    K: np.ndarray,
+    d_k: float,
+    dot_terms: np.ndarray,
+    dots: np.ndarray,
+    scores: np.ndarray,
+    shifted: np.ndarray,
+) -> None:
     """A one-line ValueError naming the first step (in the order computed) whose number passes the
     largest float (≈1.8e308); later steps only inherit its ∞."""
-    for values, say in ((dot_terms, lambda j, i: f"q·k{j + 1}: the term {q[i]:g}·{K[j, i]:g}"),
-                        (dots, lambda j: f"q·k{j + 1}: the sum"),
-                        (scores, lambda j: f"s{j + 1} = {dots[j]:g} / √{d_k:g}"),
-                        (shifted, lambda j: f"s{j + 1} − max s = {scores[j]:g} − {scores.max():g}")):
+    for values, say in (
+        (dot_terms, lambda j, i: f"q·k{j + 1}: the term {q[i]:g}·{K[j, i]:g}"),
+        (dots, lambda j: f"q·k{j + 1}: the sum"),
+        (scores, lambda j: f"s{j + 1} = {dots[j]:g} / √{d_k:g}"),
+        (shifted, lambda j: f"s{j + 1} − max s = {scores[j]:g} − {scores.max():g}"),
+    ):
         bad = np.argwhere(~np.isfinite(values))
         if len(bad):
-            raise ValueError(f"{say(*bad[0])} overflows: it passes ±{np.finfo(float).max:.3g}, the largest float "
-                             "(use smaller numbers)")
+            raise ValueError(
+                f"{say(*bad[0])} overflows: it passes ±{np.finfo(float).max:.3g}, the largest float "
+                "(use smaller numbers)"
+            )
 
 
 def attend(q, K, V, d_k=None) -> Steps:
@@ -193,7 +227,19 @@ def attend(q, K, V, d_k=None) -> Steps:
     weights = exps_shifted / exps_shifted.sum()
     contributions = weights[:, None] * V  # (n, d_v)
     z = weights @ V
-    return Steps(q=q, K=K, V=V, d_k=d_k, dot_terms=dot_terms, dots=dots, scores=scores, shifted=shifted,
-                      exps=exps, exps_shifted=exps_shifted, weights=weights, contributions=contributions, z=z,
-                      hull=convex_weights(z, V))
-
+    return Steps(
+        q=q,
+        K=K,
+        V=V,
+        d_k=d_k,
+        dot_terms=dot_terms,
+        dots=dots,
+        scores=scores,
+        shifted=shifted,
+        exps=exps,
+        exps_shifted=exps_shifted,
+        weights=weights,
+        contributions=contributions,
+        z=z,
+        hull=convex_weights(z, V),
+    )

@@ -49,7 +49,7 @@ def _cosine(a, b) -> float | None:
 
 def _last_occurrence(ids: list[int], word: list[int]) -> int | None:
     for start in range(len(ids) - len(word), -1, -1):
-        if ids[start:start + len(word)] == word:
+        if ids[start : start + len(word)] == word:
             return start + len(word) - 1
     return None
 
@@ -96,11 +96,26 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
         x, y = vec_a[name][0], vec_b[name][0]
         centred = _cosine(x - mu[name][0], y - mu[name][1]) if controlled else None
         out.append({"label": label, "name": name, "cosine": _cosine(x, y), "cosine_pos": centred})
-    control = {"method": "position mean", "reference": REFERENCE, "sentences": means.sentences,
-               "counts": [int(means.counts[p]) if p < len(means.counts) else 0 for p in pos], "min": MIN_REF}
+    control = {
+        "method": "position mean",
+        "reference": REFERENCE,
+        "sentences": means.sentences,
+        "counts": [int(means.counts[p]) if p < len(means.counts) else 0 for p in pos],
+        "min": MIN_REF,
+    }
     if not controlled:
-        control["why"] = (f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
-                          "this tokenizer reads: no position-controlled cosine")
-    return {"format": FORMAT, "version": VERSION, "kind": "compare", "word": word,
-            "a": side(ids_a, pos[0]), "b": side(ids_b, pos[1]), "same_position": pos[0] == pos[1],
-            "control": control, "stages": out}
+        control["why"] = (
+            f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
+            "this tokenizer reads: no position-controlled cosine"
+        )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "compare",
+        "word": word,
+        "a": side(ids_a, pos[0]),
+        "b": side(ids_b, pos[1]),
+        "same_position": pos[0] == pos[1],
+        "control": control,
+        "stages": out,
+    }

@@ -57,7 +57,9 @@ from .explain import FORMAT, VERSION, check_index, step_detail
 from .view import TextError
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
-CORPUS_PAIRS = 20_000  # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
+CORPUS_PAIRS = (
+    20_000  # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
+)
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,9 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
         if len(words) + 1 > n_ctx:
             raise TextError(f"the target has {len(words)} words; with <s> this model reads at most n_ctx = {n_ctx}")
         written, finished = [*words, EOS], True
-    return Reading(" ".join(tokenizer.tokens[i] for i in src), src, [BOS, *words], list(written), finished,
-                   target is None)
+    return Reading(
+        " ".join(tokenizer.tokens[i] for i in src), src, [BOS, *words], list(written), finished, target is None
+    )
 
 
 def trace(model, reading: Reading, names=None):
@@ -125,8 +128,9 @@ def trace(model, reading: Reading, names=None):
     model.eval()
     try:
         with torch.no_grad():
-            _, tr = model.run_with_trace(torch.tensor([reading.src], device=device),
-                                         torch.tensor([reading.tgt_in], device=device), names=names)
+            _, tr = model.run_with_trace(
+                torch.tensor([reading.src], device=device), torch.tensor([reading.tgt_in], device=device), names=names
+            )
     finally:
         model.train(was_training)
     return tr
@@ -154,28 +158,50 @@ def cross_name(layer: int, hook: str) -> str:
 
 
 @torch.no_grad()
-def explain_translation(model, tokenizer, text: str, layer: int | None = None, head: int | None = None,
-                        token: int | None = None, top: int = 5, target: str | None = None) -> dict:
+def explain_translation(
+    model,
+    tokenizer,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    top: int = 5,
+    target: str | None = None,
+) -> dict:
     """What each target word of `text`'s translation reads in the source (see the module docstring)."""
     cfg = model.cfg
     check_translation_model(model, tokenizer)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top must be an integer of at least 1, got {top!r}")
-    layer = cfg.n_layers - 1 if layer is None else check_index(layer, cfg.n_layers, "layer",
-                                                               f"the decoder has {cfg.n_layers} layers")
+    layer = (
+        cfg.n_layers - 1
+        if layer is None
+        else check_index(layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers")
+    )
     if head is not None:
         head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
     r = read(model, tokenizer, text, target)
     T = len(r.tgt_in)
     try:
-        pos = check_index(default_step(tokenizer, r.written) if token is None else token, T, "token",
-                          f"the translation has {T} target steps")
+        pos = check_index(
+            default_step(tokenizer, r.written) if token is None else token,
+            T,
+            "token",
+            f"the translation has {T} target steps",
+        )
     except ValueError as e:
         raise TextError(str(e)) from None
     b = f"decoder.blocks.{layer}."
-    wanted = {"probs", *(cross_name(layer, h) for h in ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_v",
-                                                        "hook_z", "hook_result")),
-              b + "hook_resid_mid", b + "hook_cross_attn_out", b + "hook_resid_mid_cross"}
+    wanted = {
+        "probs",
+        *(
+            cross_name(layer, h)
+            for h in ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_v", "hook_z", "hook_result")
+        ),
+        b + "hook_resid_mid",
+        b + "hook_cross_attn_out",
+        b + "hook_resid_mid_cross",
+    }
     tr = trace(model, r, wanted.__contains__)
     pattern = tr[cross_name(layer, "hook_pattern")][0]  # (n_heads, T_target, T_source)
     ent = entropy_bits(pattern).mean(-1)  # (n_heads,)
@@ -185,16 +211,43 @@ def explain_translation(model, tokenizer, text: str, layer: int | None = None, h
     src = [tokenizer.display(i) for i in r.src]
     tgt = [tokenizer.display(i) for i in r.tgt_in]
     written = [tokenizer.display(i) for i in r.written]
-    data = {"format": FORMAT, "version": VERSION, "kind": "translation", "text": r.text,
-            "translation": decode_target(tokenizer, r.tgt_in), "translated": r.translated, "finished": r.finished,
-            "source": {"tokens": src, "ids": r.src},
-            "target": {"tokens": tgt, "ids": r.tgt_in, "written": written, "written_ids": r.written},
-            "layer": layer, "head": head, "head_choice": choice, "token": pos, "query": written[pos], "query_reads": tgt[pos],
-            "model": {**{k: getattr(cfg, k) for k in ("n_layers", "n_encoder_layers", "n_heads", "d_model", "d_head",
-                                                      "n_ctx", "norm", "pos", "arch")}, "has_lm_head": True},
-            "heads": [{"head": h, "entropy_bits": float(e)} for h, e in enumerate(ent.tolist())],
-            "max_entropy_bits": math.log2(len(r.src)),
-            "reads": _reads(tr, layer, head, src, written, tgt)}
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "translation",
+        "text": r.text,
+        "translation": decode_target(tokenizer, r.tgt_in),
+        "translated": r.translated,
+        "finished": r.finished,
+        "source": {"tokens": src, "ids": r.src},
+        "target": {"tokens": tgt, "ids": r.tgt_in, "written": written, "written_ids": r.written},
+        "layer": layer,
+        "head": head,
+        "head_choice": choice,
+        "token": pos,
+        "query": written[pos],
+        "query_reads": tgt[pos],
+        "model": {
+            **{
+                k: getattr(cfg, k)
+                for k in (
+                    "n_layers",
+                    "n_encoder_layers",
+                    "n_heads",
+                    "d_model",
+                    "d_head",
+                    "n_ctx",
+                    "norm",
+                    "pos",
+                    "arch",
+                )
+            },
+            "has_lm_head": True,
+        },
+        "heads": [{"head": h, "entropy_bits": float(e)} for h, e in enumerate(ent.tolist())],
+        "max_entropy_bits": math.log2(len(r.src)),
+        "reads": _reads(tr, layer, head, src, written, tgt),
+    }
     data.update(_step(tr, cfg, layer, head, pos, src, top))
     data["next"] = _next(tr, tokenizer, r.written, pos, top)
     return data
@@ -209,10 +262,23 @@ def _reads(tr, L, H, src, written, tgt) -> list[dict]:
     for i in range(A.shape[1]):
         w, m = A[H, i], mean[i]
         j, jm = int(w.argmax()), int(m.argmax())
-        out.append({"pos": i, "token": written[i], "reads": tgt[i], "top_pos": j, "top_token": src[j],
-                    "top_weight": float(w[j]), "mean_top_pos": jm, "mean_top_token": src[jm], "mean_top_weight": float(m[jm]),
-                    "rows": [{"pos": k, "token": src[k], "dot": d, "weight": a}
-                             for k, (d, a) in enumerate(zip(dots[i].tolist(), w.tolist()))]})
+        out.append(
+            {
+                "pos": i,
+                "token": written[i],
+                "reads": tgt[i],
+                "top_pos": j,
+                "top_token": src[j],
+                "top_weight": float(w[j]),
+                "mean_top_pos": jm,
+                "mean_top_token": src[jm],
+                "mean_top_weight": float(m[jm]),
+                "rows": [
+                    {"pos": k, "token": src[k], "dot": d, "weight": a}
+                    for k, (d, a) in enumerate(zip(dots[i].tolist(), w.tolist()))
+                ],
+            }
+        )
     return out
 
 
@@ -222,10 +288,20 @@ def _step(tr, cfg, L, H, pos, src, top) -> dict:
     b = f"decoder.blocks.{L}."
     v = tr[cross_name(L, "hook_v")][0, :, H]  # (T_source, d_head): the source words' values
     z = tr[cross_name(L, "hook_z")][0, pos, H]  # (d_head,)
-    detail = step_detail(cfg, src, top, dots=tr[cross_name(L, "hook_dots")][0, H, pos],
-                         scaled=tr[cross_name(L, "hook_attn_scores")][0, H, pos], weight=tr[cross_name(L, "hook_pattern")][0, H, pos],
-                         v=v, z=z, head_out=tr[cross_name(L, "hook_result")][0, pos, H], x=tr[b + "hook_resid_mid"][0, pos],
-                         attn_out=tr[b + "hook_cross_attn_out"][0, pos], resid_mid=tr[b + "hook_resid_mid_cross"][0, pos])
+    detail = step_detail(
+        cfg,
+        src,
+        top,
+        dots=tr[cross_name(L, "hook_dots")][0, H, pos],
+        scaled=tr[cross_name(L, "hook_attn_scores")][0, H, pos],
+        weight=tr[cross_name(L, "hook_pattern")][0, H, pos],
+        v=v,
+        z=z,
+        head_out=tr[cross_name(L, "hook_result")][0, pos, H],
+        x=tr[b + "hook_resid_mid"][0, pos],
+        attn_out=tr[b + "hook_cross_attn_out"][0, pos],
+        resid_mid=tr[b + "hook_resid_mid_cross"][0, pos],
+    )
     hull = convex_weights(z.double().cpu().numpy(), v.double().cpu().numpy(), tol=HULL_TOL)  # z is float32
     detail["z"]["hull"] = {"inside": bool(hull.inside), "distance": float(hull.distance)}
     return detail
@@ -235,11 +311,17 @@ def _next(tr, tokenizer, written, pos, top) -> dict:
     """The most likely words at step `pos`, and the probability and rank of the one the translation has."""
     probs = tr["probs"][0, pos]  # (d_vocab,)
     values, indices = torch.topk(probs, min(top, probs.shape[0]))
-    rows = [{"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
-            for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))]
+    rows = [
+        {"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
+        for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))
+    ]
     nxt = written[pos]
-    actual = {"id": nxt, "token": tokenizer.display(nxt), "prob": probs[nxt].item(),
-              "rank": int((probs > probs[nxt]).sum().item()) + 1}
+    actual = {
+        "id": nxt,
+        "token": tokenizer.display(nxt),
+        "prob": probs[nxt].item(),
+        "rank": int((probs > probs[nxt]).sum().item()) + 1,
+    }
     return {"position": pos, "top": rows, "actual": actual}
 
 

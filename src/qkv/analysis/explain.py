@@ -54,9 +54,17 @@ def check_index(value, n: int, what: str, unit: str) -> int:
         raise ValueError(f"{what} {value} is out of range: {unit} (use 0..{n - 1} or {-n}..-1)")
     return value % n
 
+
 @torch.no_grad()
-def explain(model, tokenizer, text: str, layer: int | None = None, head: int | None = None,
-            token: int | None = None, top: int = 5) -> dict:
+def explain(
+    model,
+    tokenizer,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    top: int = 5,
+) -> dict:
     """Explain how the model processes `text` at one query token (see the module docstring)."""
     cfg = model.cfg
     if not isinstance(text, str) or not text:
@@ -90,11 +98,27 @@ def explain(model, tokenizer, text: str, layer: int | None = None, head: int | N
 
     shown = [tokenizer.display(i) for i in ids]
     n_vis = pos + 1 if cfg.causal else T  # the keys this query can see
-    data = {"format": FORMAT, "version": VERSION, "kind": "explain", "mode": mode,
-            "text": text, "cropped": cropped, "tokens": shown, "ids": [int(i) for i in ids],
-            "token": pos, "query": shown[pos], "layer": layer, "head": head,
-            "model": {**{k: getattr(cfg, k) for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")},
-                      "has_lm_head": has_lm}}
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "explain",
+        "mode": mode,
+        "text": text,
+        "cropped": cropped,
+        "tokens": shown,
+        "ids": [int(i) for i in ids],
+        "token": pos,
+        "query": shown[pos],
+        "layer": layer,
+        "head": head,
+        "model": {
+            **{
+                k: getattr(cfg, k)
+                for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")
+            },
+            "has_lm_head": has_lm,
+        },
+    }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
     else:
@@ -112,8 +136,10 @@ def fit_context(cfg, tokenizer, ids: list[int]) -> tuple[list[int], int]:
     if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:
         raise ValueError("the text gives no tokens but special ones: give at least one word")
     if len(ids) > cfg.n_ctx and not cfg.causal:
-        raise ValueError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}, all at once "
-                         "(it has no causal mask), so it cannot be given only the last ones")
+        raise ValueError(
+            f"the text has {len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}, all at once "
+            "(it has no causal mask), so it cannot be given only the last ones"
+        )
     cropped = max(0, len(ids) - cfg.n_ctx)
     return ids[cropped:], cropped
 
@@ -131,44 +157,80 @@ def _next(tr, tokenizer, all_ids, cropped, pos, top) -> dict:
     probs = tr["probs"][0, pos]  # (d_vocab,): softmax(h W_out + b) at the query position
     k = min(top, probs.shape[0])
     values, indices = torch.topk(probs, k)
-    top_rows = [{"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
-                for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))]
+    top_rows = [
+        {"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
+        for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))
+    ]
     actual = None
     if pos + cropped + 1 < len(all_ids):
         nxt = all_ids[pos + cropped + 1]
-        actual = {"id": nxt, "token": tokenizer.display(nxt), "prob": probs[nxt].item(),
-                  "rank": int((probs > probs[nxt]).sum().item()) + 1}
+        actual = {
+            "id": nxt,
+            "token": tokenizer.display(nxt),
+            "prob": probs[nxt].item(),
+            "rank": int((probs > probs[nxt]).sum().item()) + 1,
+        }
     return {"position": pos, "top": top_rows, "actual": actual}
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
-    return step_detail(cfg, shown, top, dots=tr["dots", L][0, H, pos, :n_vis], scaled=tr["attn_scores", L][0, H, pos, :n_vis],
-                       weight=tr["pattern", L][0, H, pos, :n_vis], v=tr["v", L][0, :n_vis, H], z=tr["z", L][0, pos, H],
-                       head_out=tr["result", L][0, pos, H], x=tr["resid_pre", L][0, pos], attn_out=tr["attn_out", L][0, pos],
-                       resid_mid=tr["resid_mid", L][0, pos])
+    return step_detail(
+        cfg,
+        shown,
+        top,
+        dots=tr["dots", L][0, H, pos, :n_vis],
+        scaled=tr["attn_scores", L][0, H, pos, :n_vis],
+        weight=tr["pattern", L][0, H, pos, :n_vis],
+        v=tr["v", L][0, :n_vis, H],
+        z=tr["z", L][0, pos, H],
+        head_out=tr["result", L][0, pos, H],
+        x=tr["resid_pre", L][0, pos],
+        attn_out=tr["attn_out", L][0, pos],
+        resid_mid=tr["resid_mid", L][0, pos],
+    )
 
 
 def step_detail(cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, attn_out, resid_mid) -> dict:
     """One query of one head, step by step (kind explain's attention, z and residual): dots, scaled, weight (n_keys,)
     are q·k, q·k/√d_head and A over the keys named by `tokens`; v (n_keys, d_head) their values, z (d_head,) the mix;
     head_out, x, attn_out, resid_mid (d_model,) the residual update this head takes part in."""
-    rows = [{"pos": j, "token": tokens[j], "dot": d, "scaled": s, "weight": w}
-            for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))]
+    rows = [
+        {"pos": j, "token": tokens[j], "dot": d, "scaled": s, "weight": w}
+        for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))
+    ]
     v_norm = v.norm(dim=-1)
     contrib = weight * v_norm  # A_j |v_j|
     share = contrib / contrib.sum().clamp_min(1e-30)
     order = torch.argsort(contrib, descending=True)[:top].tolist()
     vn, cl, sh, wl = v_norm.tolist(), contrib.tolist(), share.tolist(), weight.tolist()
-    values = [{"pos": j, "token": tokens[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
-              for j in order]
-    residual = {"norm": cfg.norm, "x": x.norm().item(), "head_out": head_out.norm().item(),
-                "attn_out": attn_out.norm().item(), "x_plus_attn": (x + attn_out).norm().item(),
-                "resid_mid": resid_mid.norm().item()}
-    return {"attention": {"scale": math.sqrt(cfg.d_head), "argmax": int(weight.argmax().item()),
-                          "weight_sum": weight.sum().item(), "rows": rows},
-            "z": {"norm": z.norm().item(), "first": z[:N_COORDS].tolist(), "d_head": cfg.d_head,
-                  "check": (z - weight @ v).abs().max().item(), "values": values},
-            "residual": residual}
+    values = [
+        {"pos": j, "token": tokens[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
+        for j in order
+    ]
+    residual = {
+        "norm": cfg.norm,
+        "x": x.norm().item(),
+        "head_out": head_out.norm().item(),
+        "attn_out": attn_out.norm().item(),
+        "x_plus_attn": (x + attn_out).norm().item(),
+        "resid_mid": resid_mid.norm().item(),
+    }
+    return {
+        "attention": {
+            "scale": math.sqrt(cfg.d_head),
+            "argmax": int(weight.argmax().item()),
+            "weight_sum": weight.sum().item(),
+            "rows": rows,
+        },
+        "z": {
+            "norm": z.norm().item(),
+            "first": z[:N_COORDS].tolist(),
+            "d_head": cfg.d_head,
+            "check": (z - weight @ v).abs().max().item(),
+            "values": values,
+        },
+        "residual": residual,
+    }
 
 
 def _summary(tr, layers, head, pos, n_vis, shown) -> list[dict]:
@@ -180,6 +242,14 @@ def _summary(tr, layers, head, pos, n_vis, shown) -> list[dict]:
     for li, L in enumerate(layers):
         for h in [head] if head is not None else range(A.shape[1]):
             jj = int(j[li, h])
-            out.append({"layer": L, "head": h, "top_pos": jj, "top_token": shown[jj],
-                        "top_weight": float(w[li, h]), "entropy_bits": float(entropy[li, h])})
+            out.append(
+                {
+                    "layer": L,
+                    "head": h,
+                    "top_pos": jj,
+                    "top_token": shown[jj],
+                    "top_weight": float(w[li, h]),
+                    "entropy_bits": float(entropy[li, h]),
+                }
+            )
     return out

@@ -25,8 +25,13 @@ TOL = 1e-12
 MAX_DEN = 64
 MAX_TEXT = 2000
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.Pow: operator.pow}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
@@ -51,8 +56,12 @@ def _eval(node: ast.AST) -> float:
         return _UNARY[type(node.op)](_eval(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-            and not node.keywords):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+    ):
         lo, hi, fn = _FUNCTIONS[node.func.id]
         if not lo <= len(node.args) <= hi:
             raise ValueError(f"{node.func.id}() takes {lo if lo == hi else f'{lo} or {hi}'} argument(s)")
@@ -114,8 +123,7 @@ def parse_matrix(text: str) -> list[list[float]]:
         except ValueError as e:
             raise ValueError(f"row {i + 1} ({row.strip()!r}): {e}") from None
         if len(matrix[-1]) != len(matrix[0]):
-            raise ValueError(f"row {i + 1} ({row.strip()!r}) has {len(matrix[-1])} entries, "
-                             f"row 1 has {len(matrix[0])}")
+            raise ValueError(f"row {i + 1} ({row.strip()!r}) has {len(matrix[-1])} entries, row 1 has {len(matrix[0])}")
     return matrix
 
 
@@ -134,8 +142,9 @@ def _split_top_level(text: str, sep: str) -> list[str]:
 # ----------------------------------------------------------------------------------------------
 # Exact forms. A form is (r, base) with r a Fraction and base a key of _bases(): x = r * value(base).
 
+
 def _squarefree(n: int) -> bool:
-    return all(n % (p * p) for p in range(2, int(n ** 0.5) + 1))
+    return all(n % (p * p) for p in range(2, int(n**0.5) + 1))
 
 
 @lru_cache(maxsize=1)
@@ -193,14 +202,24 @@ def _base_table() -> tuple[list[tuple], np.ndarray]:
 
 def _base_text(base: tuple) -> str:
     kind = base[0]
-    return {"sqrt": lambda: f"√{base[1]}", "ln": lambda: f"ln {base[1]}",
-            "sqrtln": lambda: f"√{base[1]}·ln {base[2]}", "pi": lambda: "π", "e": lambda: "e"}[kind]()
+    return {
+        "sqrt": lambda: f"√{base[1]}",
+        "ln": lambda: f"ln {base[1]}",
+        "sqrtln": lambda: f"√{base[1]}·ln {base[2]}",
+        "pi": lambda: "π",
+        "e": lambda: "e",
+    }[kind]()
 
 
 def _base_latex(base: tuple) -> str:
     kind = base[0]
-    return {"sqrt": lambda: rf"\sqrt{{{base[1]}}}", "ln": lambda: rf"\ln {base[1]}",
-            "sqrtln": lambda: rf"\sqrt{{{base[1]}}}\,\ln {base[2]}", "pi": lambda: r"\pi", "e": lambda: "e"}[kind]()
+    return {
+        "sqrt": lambda: rf"\sqrt{{{base[1]}}}",
+        "ln": lambda: rf"\ln {base[1]}",
+        "sqrtln": lambda: rf"\sqrt{{{base[1]}}}\,\ln {base[2]}",
+        "pi": lambda: r"\pi",
+        "e": lambda: "e",
+    }[kind]()
 
 
 def closed_form(x: float) -> str | None:

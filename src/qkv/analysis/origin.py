@@ -45,8 +45,10 @@ def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
 def check_heads_index(cfg, layer, head) -> tuple[int, int]:
     """layer and head checked (negative counts from the end); a TextError names the range."""
     try:
-        return (check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers"),
-                check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"))
+        return (
+            check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers"),
+            check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"),
+        )
     except ValueError as e:
         raise TextError(str(e)) from None
 
@@ -56,8 +58,15 @@ def _rows(t: torch.Tensor) -> list:
 
 
 @torch.no_grad()
-def origin(model, tokenizer, text: str | None = None, layer: int = 0, head: int = 0, token: int = -1,
-           ids: list[int] | None = None) -> dict:
+def origin(
+    model,
+    tokenizer,
+    text: str | None = None,
+    layer: int = 0,
+    head: int = 0,
+    token: int = -1,
+    ids: list[int] | None = None,
+) -> dict:
     """The kind-"origin" document: x, W_Q/W_K/W_V's products and biases, q, every visible k and v,
     and the coordinate-wise products q_i[c] k_j[c] with their sums, for one layer, head and query token."""
     cfg = model.cfg
@@ -86,8 +95,11 @@ def origin(model, tokenizer, text: str | None = None, layer: int = 0, head: int 
     bias = attn.W_QKV.bias
     b = {}
     for n, name in enumerate(("b_Q", "b_K", "b_V")[: attn.n_proj]):
-        b[name] = (bias[n * d_attn:(n + 1) * d_attn].view(cfg.n_heads, cfg.d_head)[head].double() if bias is not None
-                   else torch.zeros(cfg.d_head, dtype=torch.float64, device=x.device))
+        b[name] = (
+            bias[n * d_attn : (n + 1) * d_attn].view(cfg.n_heads, cfg.d_head)[head].double()
+            if bias is not None
+            else torch.zeros(cfg.d_head, dtype=torch.float64, device=x.device)
+        )
     b.setdefault("b_V", b["b_K"])  # values="k": v = k
 
     xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
@@ -106,18 +118,46 @@ def origin(model, tokenizer, text: str | None = None, layer: int = 0, head: int 
 
     keys = []
     for n, j in enumerate(visible):
-        key = {"pos": j, "token": tokens[j], "x": _rows(x[j]), "xW_K": _rows(xW["K"][j]), "k": _rows(k[j]),
-               "xW_V": _rows(xW["V"][j]), "v": _rows(v[j]), "product": _rows(product[n]),
-               "dot": float(dots[n]), "scaled": float(dots[n]) / scale}
+        key = {
+            "pos": j,
+            "token": tokens[j],
+            "x": _rows(x[j]),
+            "xW_K": _rows(xW["K"][j]),
+            "k": _rows(k[j]),
+            "xW_V": _rows(xW["V"][j]),
+            "v": _rows(v[j]),
+            "product": _rows(product[n]),
+            "dot": float(dots[n]),
+            "scaled": float(dots[n]) / scale,
+        }
         if rope:
             key["k_rot"] = _rows(k_dot[j])
         keys.append(key)
     query = {"pos": i, "token": tokens[i], "x": _rows(x[i]), "xW_Q": _rows(xW["Q"][i]), "q": _rows(q[i])}
     if rope:
         query["q_rot"] = _rows(q_dot[i])
-    return {"format": FORMAT, "version": VERSION, "kind": "origin", "text": text, "ids": [int(t) for t in ids],
-            "tokens": tokens, "layer": layer, "head": head, "token": i, "x_name": x_name, "norm": cfg.norm,
-            "rope": rope, "values": cfg.values, "causal": causal, "d_model": cfg.d_model, "d_head": cfg.d_head,
-            "scale": scale, "bias": bool(bias is not None),
-            "b_Q": _rows(b["b_Q"]), "b_K": _rows(b["b_K"]), "b_V": _rows(b["b_V"]),
-            "query": query, "keys": keys}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "origin",
+        "text": text,
+        "ids": [int(t) for t in ids],
+        "tokens": tokens,
+        "layer": layer,
+        "head": head,
+        "token": i,
+        "x_name": x_name,
+        "norm": cfg.norm,
+        "rope": rope,
+        "values": cfg.values,
+        "causal": causal,
+        "d_model": cfg.d_model,
+        "d_head": cfg.d_head,
+        "scale": scale,
+        "bias": bool(bias is not None),
+        "b_Q": _rows(b["b_Q"]),
+        "b_K": _rows(b["b_K"]),
+        "b_V": _rows(b["b_V"]),
+        "query": query,
+        "keys": keys,
+    }

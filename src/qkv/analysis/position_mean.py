@@ -150,11 +150,13 @@ def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
             by_length.setdefault(len(ids), []).append(ids)
         for T, group in by_length.items():
             for s in range(0, len(group), BATCH):
-                batch = torch.tensor(group[s:s + BATCH], device=device)  # (B, T)
+                batch = torch.tensor(group[s : s + BATCH], device=device)  # (B, T)
                 _, trace = model.run_with_trace(batch, names=names)
                 m = min(T, n_pos)
                 for name in names:
-                    sums[name][:m] += trace[name][:, :m].double().sum(0).cpu().numpy()  # (B, m, d_model) -> (m, d_model)
+                    sums[name][:m] += (
+                        trace[name][:, :m].double().sum(0).cpu().numpy()
+                    )  # (B, m, d_model) -> (m, d_model)
                 counts[:m] += len(batch)
     finally:
         model.train(was_training)

@@ -19,11 +19,13 @@ def continuation_logprob(model, tokenizer, prompt: str, continuation: str, sep: 
     logp = torch.log_softmax(model(x)[0].float(), dim=-1)  # (T, d_vocab): position t predicts ids[t + 1]
     targets = torch.tensor(ids[1:])
     picked = logp[torch.arange(len(targets)), targets]
-    return picked[-len(cont):].sum().item()
+    return picked[-len(cont) :].sum().item()
 
 
 def solved(model, tokenizer, probe, sep: str = " ") -> bool:
-    scores = [continuation_logprob(model, tokenizer, probe.prompt, c, sep) for c in (probe.expected, *probe.alternatives)]
+    scores = [
+        continuation_logprob(model, tokenizer, probe.prompt, c, sep) for c in (probe.expected, *probe.alternatives)
+    ]
     return scores[0] > max(scores[1:])
 
 

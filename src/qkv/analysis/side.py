@@ -43,16 +43,31 @@ def side_by_side(model, tokenizer, a: str, b: str, top: int = 10) -> dict:
         raise ValueError(f"top must be 1..{MAX_TOP}, got {top}")
     n_ctx = model.cfg.n_ctx
     (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
-    doc = {"format": FORMAT, "version": VERSION, "kind": "side", "a": _one(tokenizer, a, ids_a),
-           "b": _one(tokenizer, b, ids_b), "same_length": len(ids_a) == len(ids_b),
-           "same_tokens": sorted(ids_a) == sorted(ids_b), "next": None}
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "side",
+        "a": _one(tokenizer, a, ids_a),
+        "b": _one(tokenizer, b, ids_b),
+        "same_length": len(ids_a) == len(ids_b),
+        "same_tokens": sorted(ids_a) == sorted(ids_b),
+        "next": None,
+    }
     if not model.has_lm_head:  # an encoder predicts no next token
         return doc
     pa, pb = _last_probs(model, ids_a), _last_probs(model, ids_b)
     k = min(top, pa.numel())
     union = dict.fromkeys(pa.topk(k).indices.tolist() + pb.topk(k).indices.tolist())
-    rows = [{"id": i, "token": tokenizer.display(i), "p_a": float(pa[i]), "p_b": float(pb[i]),
-             "diff": float(pa[i]) - float(pb[i])} for i in union]
+    rows = [
+        {
+            "id": i,
+            "token": tokenizer.display(i),
+            "p_a": float(pa[i]),
+            "p_b": float(pb[i]),
+            "diff": float(pa[i]) - float(pb[i]),
+        }
+        for i in union
+    ]
     rows.sort(key=lambda r: (-max(r["p_a"], r["p_b"]), r["id"]))
     doc["next"] = rows
     return doc

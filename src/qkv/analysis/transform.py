@@ -28,8 +28,10 @@ TOP_K = (1, 4, 8)  # energy shares reported: the top 1, 4 and 8 directions
 def attention_module(model, layer: int):
     """The self-attention module of block `layer` of a GPT or an encoder (a one-line ValueError otherwise)."""
     if model.cfg.arch == "seq2seq":
-        raise ValueError("the transform view reads a GPT's or an encoder's self-attention; "
-                         "this is a translation model (encoder-decoder)")
+        raise ValueError(
+            "the transform view reads a GPT's or an encoder's self-attention; "
+            "this is a translation model (encoder-decoder)"
+        )
     check_head(model.cfg, layer, 0)
     return model.blocks[layer].attn
 
@@ -60,8 +62,11 @@ def head_biases(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     out = {}
     for i, name in enumerate(("b_Q", "b_K", "b_V")):
         j = i if i < attn.n_proj else attn.n_proj - 1  # values="k": v = k
-        out[name] = (b[j * d_attn + head * d_head: j * d_attn + (head + 1) * d_head].detach().double().cpu()
-                     if b is not None else torch.zeros(d_head, dtype=torch.float64))
+        out[name] = (
+            b[j * d_attn + head * d_head : j * d_attn + (head + 1) * d_head].detach().double().cpu()
+            if b is not None
+            else torch.zeros(d_head, dtype=torch.float64)
+        )
     return out
 
 
@@ -110,7 +115,9 @@ def head_spectra(model, layer: int, head: int) -> dict:
 
 def all_spectra(model) -> list[list[dict]]:
     """head_spectra for every layer and head: [layer][head]."""
-    return [[head_spectra(model, layer, head) for head in range(model.cfg.n_heads)] for layer in range(model.cfg.n_layers)]
+    return [
+        [head_spectra(model, layer, head) for head in range(model.cfg.n_heads)] for layer in range(model.cfg.n_layers)
+    ]
 
 
 def random_twin(model, seed: int = 0):
@@ -120,4 +127,3 @@ def random_twin(model, seed: int = 0):
         torch.manual_seed(seed)
         twin = type(model)(model.cfg)
     return twin.eval()
-

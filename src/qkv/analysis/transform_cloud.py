@@ -59,7 +59,11 @@ def word_inputs(model, tokenizer, words, layer: int) -> tuple[list[str], torch.T
     found = [(w, _one_token(tokenizer, w)) for w in words]
     found = [(w, f) for w, f in found if f is not None]
     if not found:
-        return [], torch.zeros(0, model.cfg.d_model, dtype=torch.float64), torch.zeros(3, 0, model.cfg.n_heads, model.cfg.d_head)
+        return (
+            [],
+            torch.zeros(0, model.cfg.d_model, dtype=torch.float64),
+            torch.zeros(3, 0, model.cfg.n_heads, model.cfg.d_head),
+        )
     kept, rows = [], []
     by_len: dict[int, list] = {}
     for w, (ids, pos) in found:
@@ -94,9 +98,13 @@ def pca2(X) -> dict:
     for row in C:
         if row[np.argmax(np.abs(row))] < 0:
             row *= -1
-    var = s ** 2
-    return {"coords": (X - mean) @ C.T, "components": C, "mean": mean,
-            "explained": [float(v) for v in (var[:2] / var.sum() if var.sum() > 0 else np.zeros(2))]}
+    var = s**2
+    return {
+        "coords": (X - mean) @ C.T,
+        "components": C,
+        "mean": mean,
+        "explained": [float(v) for v in (var[:2] / var.sum() if var.sum() > 0 else np.zeros(2))],
+    }
 
 
 def separation(X, labels) -> dict:
@@ -105,14 +113,20 @@ def separation(X, labels) -> dict:
     groups = sorted(set(labels.tolist()))
     cent = {g: X[labels == g].mean(0) for g in groups}
     within = float(np.mean([np.linalg.norm(X[i] - cent[labels[i]]) for i in range(len(X))]))
-    between = float(np.mean([np.linalg.norm(cent[a] - cent[b]) for i, a in enumerate(groups) for b in groups[i + 1:]]))
+    between = float(np.mean([np.linalg.norm(cent[a] - cent[b]) for i, a in enumerate(groups) for b in groups[i + 1 :]]))
     right = 0
     for i in range(len(X)):
         rest = np.arange(len(X)) != i
-        dist = {g: np.linalg.norm(X[i] - X[rest & (labels == g)].mean(0)) for g in groups if (rest & (labels == g)).any()}
+        dist = {
+            g: np.linalg.norm(X[i] - X[rest & (labels == g)].mean(0)) for g in groups if (rest & (labels == g)).any()
+        }
         right += min(dist, key=dist.get) == labels[i]
-    return {"ratio": between / within if within > 0 else float("inf"), "accuracy": right / len(X),
-            "between": between, "within": within}
+    return {
+        "ratio": between / within if within > 0 else float("inf"),
+        "accuracy": right / len(X),
+        "between": between,
+        "within": within,
+    }
 
 
 def kept_share(X, W) -> float:
@@ -120,7 +134,7 @@ def kept_share(X, W) -> float:
     columns of U in W = U Σ Vᵀ): ‖X_c U‖² / ‖X_c‖². A random d_head-dimensional subspace keeps d_head/d_model."""
     Xc = np.asarray(X, dtype=np.float64) - np.asarray(X, dtype=np.float64).mean(0)
     U = np.linalg.svd(np.asarray(W, dtype=np.float64), full_matrices=False)[0]  # (d_in, r)
-    return float(np.sum((Xc @ U) ** 2) / np.sum(Xc ** 2))
+    return float(np.sum((Xc @ U) ** 2) / np.sum(Xc**2))
 
 
 def nearest_groups(X, labels) -> dict[str, str]:
@@ -128,7 +142,10 @@ def nearest_groups(X, labels) -> dict[str, str]:
     X, labels = np.asarray(X, dtype=np.float64), np.asarray(labels)
     groups = [g for g in dict.fromkeys(labels.tolist()) if g != "ambiguous"]
     cent = np.stack([X[labels == g].mean(0) for g in groups])
-    return {str(i): groups[int(np.argmin(np.linalg.norm(cent - X[i], axis=1)))] for i in np.flatnonzero(labels == "ambiguous")}
+    return {
+        str(i): groups[int(np.argmin(np.linalg.norm(cent - X[i], axis=1)))]
+        for i in np.flatnonzero(labels == "ambiguous")
+    }
 
 
 def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=AMBIGUOUS) -> dict:
@@ -136,7 +153,9 @@ def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=A
     x W_Q, x W_K, x W_V of one head: 2-D pictures and separations (a plain dict, JSON-able)."""
     check_head(model.cfg, layer, head)
     groups = GROUPS if groups is None else groups
-    wanted = [w for ws in groups.values() for w in ws] + [w for w in ambiguous if not any(w in ws for ws in groups.values())]
+    wanted = [w for ws in groups.values() for w in ws] + [
+        w for w in ambiguous if not any(w in ws for ws in groups.values())
+    ]
     words, X, qkv = word_inputs(model, tokenizer, wanted, layer)
     group_of = {w: g for g, ws in groups.items() for w in ws}
     labels = [group_of.get(w, "ambiguous") for w in words]
@@ -148,22 +167,36 @@ def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=A
     mats, biases = head_matrices(model, layer, head), head_biases(model, layer, head)
     Xn = X.numpy()
     lab = np.array(labels)
-    out = {"layer": layer, "head": head, "input": attention_input_name(model.cfg, layer), "words": words, "labels": labels,
-           "groups": present, "d_model": model.cfg.d_model, "d_head": model.cfg.d_head}
+    out = {
+        "layer": layer,
+        "head": head,
+        "input": attention_input_name(model.cfg, layer),
+        "words": words,
+        "labels": labels,
+        "groups": present,
+        "d_model": model.cfg.d_model,
+        "d_head": model.cfg.d_head,
+    }
     before = pca2(Xn)
-    out["before"] = {"points": before["coords"].tolist(), "explained": before["explained"],
-                     "separation": separation(Xn[member], lab[member]),
-                     "separation_2d": separation(before["coords"][member], lab[member]),
-                     "nearest": _named(nearest_groups(Xn, lab), words)}
+    out["before"] = {
+        "points": before["coords"].tolist(),
+        "explained": before["explained"],
+        "separation": separation(Xn[member], lab[member]),
+        "separation_2d": separation(before["coords"][member], lab[member]),
+        "nearest": _named(nearest_groups(Xn, lab), words),
+    }
     for i, (p, W_name) in enumerate(PROJECTIONS.items()):
         after = Xn @ mats[W_name].numpy()  # (n, d_head): x W, no bias
         pic = pca2(after)
         traced = qkv[i, :, head].numpy() - biases["b_" + p.upper()].numpy()  # the trace's q − b_Q
-        out[p] = {"points": pic["coords"].tolist(), "explained": pic["explained"],
-                  "separation": separation(after[member], lab[member]),
-                  "separation_2d": separation(pic["coords"][member], lab[member]),
-                  "nearest": _named(nearest_groups(after, lab), words),
-                  "kept_share": kept_share(Xn[member], mats[W_name].numpy()),
-                  "trace_max_diff": float(np.abs(after - traced).max())}
+        out[p] = {
+            "points": pic["coords"].tolist(),
+            "explained": pic["explained"],
+            "separation": separation(after[member], lab[member]),
+            "separation_2d": separation(pic["coords"][member], lab[member]),
+            "nearest": _named(nearest_groups(after, lab), words),
+            "kept_share": kept_share(Xn[member], mats[W_name].numpy()),
+            "trace_max_diff": float(np.abs(after - traced).max()),
+        }
     out["random_share"] = model.cfg.d_head / model.cfg.d_model
     return out

@@ -37,12 +37,21 @@ from .view import MAX_CELLS, TOP_NEXT, TextError, _values_2d, model_info, pack
 
 PARTS = ("cross", "decoder", "encoder")
 # part -> (stack, attention, the residual hook it reads, the one it writes, its output hook)
-_SITES = {"cross": ("decoder", "cross_attn", "hook_resid_mid", "hook_resid_mid_cross", "hook_cross_attn_out"),
-          "decoder": ("decoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
-          "encoder": ("encoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out")}
+_SITES = {
+    "cross": ("decoder", "cross_attn", "hook_resid_mid", "hook_resid_mid_cross", "hook_cross_attn_out"),
+    "decoder": ("decoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
+    "encoder": ("encoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
+}
 _ATTN = ("hook_dots", "hook_pattern", "hook_v", "hook_z", "hook_result")
-_BLOCK = ("hook_resid_pre", "hook_resid_mid", "hook_resid_mid_cross", "hook_attn_out", "hook_cross_attn_out",
-          "hook_mlp_out", "hook_resid_post")
+_BLOCK = (
+    "hook_resid_pre",
+    "hook_resid_mid",
+    "hook_resid_mid_cross",
+    "hook_attn_out",
+    "hook_cross_attn_out",
+    "hook_mlp_out",
+    "hook_resid_post",
+)
 
 
 def _wanted(name: str) -> bool:
@@ -53,8 +62,10 @@ def check_size(cfg, n_src: int, n_tgt: int) -> None:
     """Refuse a view whose attention matrices would not fit a page (about MAX_CELLS in all)."""
     cells = cfg.n_heads * (cfg.n_encoder_layers * n_src**2 + cfg.n_layers * (n_tgt**2 + n_tgt * n_src))
     if cells > MAX_CELLS:
-        raise TextError(f"{n_src} source and {n_tgt} target tokens make {cells:,} attention weights, more than a page "
-                        f"can show ({MAX_CELLS:,}): use a shorter sentence")
+        raise TextError(
+            f"{n_src} source and {n_tgt} target tokens make {cells:,} attention weights, more than a page "
+            f"can show ({MAX_CELLS:,}): use a shorter sentence"
+        )
 
 
 def _part(tr, cfg, name: str, k: int) -> dict:
@@ -68,19 +79,33 @@ def _part(tr, cfg, name: str, k: int) -> dict:
     v_2d, z_2d, kept = _values_2d(v, z)
     x, attn_out = get(x_hook), get(out_hook)  # (L, T_query, d_model)
     arrays = {
-        "dots": dots, "pattern": pattern,
-        "v_norm": v.norm(dim=-1), "v_first": v[..., :k], "z_norm": z.norm(dim=-1), "z_first": z[..., :k],
-        "v_2d": v_2d, "z_2d": z_2d, "kept_2d": kept,
+        "dots": dots,
+        "pattern": pattern,
+        "v_norm": v.norm(dim=-1),
+        "v_first": v[..., :k],
+        "z_norm": z.norm(dim=-1),
+        "z_first": z[..., :k],
+        "v_2d": v_2d,
+        "z_2d": z_2d,
+        "kept_2d": kept,
         "head_out_norm": get(f"{attn}.hook_result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
-        "x_norm": x.norm(dim=-1), "attn_out_norm": attn_out.norm(dim=-1),
-        "x_plus_attn_norm": (x + attn_out).norm(dim=-1), "resid_mid_norm": get(mid_hook).norm(dim=-1),
-        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1), "resid_post_norm": get("hook_resid_post").norm(dim=-1),
+        "x_norm": x.norm(dim=-1),
+        "attn_out_norm": attn_out.norm(dim=-1),
+        "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
+        "resid_mid_norm": get(mid_hook).norm(dim=-1),
+        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1),
+        "resid_post_norm": get("hook_resid_post").norm(dim=-1),
         "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
     }
     causal = name == "decoder"
-    return {"queries": "source" if stack == "encoder" else "target", "keys": "target" if causal else "source",
-            "n_layers": n_layers, "causal": causal, "stream": [x_hook[5:], mid_hook[5:]],
-            "arrays": {key: pack(value, lower=causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
+    return {
+        "queries": "source" if stack == "encoder" else "target",
+        "keys": "target" if causal else "source",
+        "n_layers": n_layers,
+        "causal": causal,
+        "stream": [x_hook[5:], mid_hook[5:]],
+        "arrays": {key: pack(value, lower=causal and key in ("dots", "pattern")) for key, value in arrays.items()},
+    }
 
 
 @torch.no_grad()
@@ -98,13 +123,34 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     actual_rank = (probs > actual_p[:, None]).sum(-1) + 1
     shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(top_i.flatten().tolist())
     display = lambda ids: [tokenizer.display(i) for i in ids]  # noqa: E731
-    return {"format": FORMAT, "version": VERSION, "kind": "translation-view", "text": r.text,
-            "translation": decode_target(tokenizer, r.tgt_in), "translated": r.translated, "finished": r.finished,
-            "source": {"ids": r.src, "tokens": display(r.src)},
-            "target": {"ids": r.tgt_in, "tokens": display(r.tgt_in), "written_ids": r.written, "written": display(r.written)},
-            "default_token": cross.default_step(tokenizer, r.written),
-            "model": model_info(model, tokenizer, name), "scale": math.sqrt(cfg.d_head), "first": k,
-            "vocab": {str(i): tokenizer.display(i) for i in sorted(shown)},
-            "parts": {p: _part(tr, cfg, p, k) for p in PARTS},
-            "arrays": {key: pack(value) for key, value in (("next_ids", top_i), ("next_probs", top_p),
-                                                          ("actual_prob", actual_p), ("actual_rank", actual_rank))}}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "translation-view",
+        "text": r.text,
+        "translation": decode_target(tokenizer, r.tgt_in),
+        "translated": r.translated,
+        "finished": r.finished,
+        "source": {"ids": r.src, "tokens": display(r.src)},
+        "target": {
+            "ids": r.tgt_in,
+            "tokens": display(r.tgt_in),
+            "written_ids": r.written,
+            "written": display(r.written),
+        },
+        "default_token": cross.default_step(tokenizer, r.written),
+        "model": model_info(model, tokenizer, name),
+        "scale": math.sqrt(cfg.d_head),
+        "first": k,
+        "vocab": {str(i): tokenizer.display(i) for i in sorted(shown)},
+        "parts": {p: _part(tr, cfg, p, k) for p in PARTS},
+        "arrays": {
+            key: pack(value)
+            for key, value in (
+                ("next_ids", top_i),
+                ("next_probs", top_p),
+                ("actual_prob", actual_p),
+                ("actual_rank", actual_rank),
+            )
+        },
+    }

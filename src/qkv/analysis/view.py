@@ -96,10 +96,12 @@ def dumps(doc: dict) -> bytes:
     if not arrays:
         return json.dumps(doc, ensure_ascii=False).encode("utf-8")
     rest = json.dumps({k: v for k, v in doc.items() if k != "arrays"}, ensure_ascii=False)
-    parts = [f'"{name}": {{{", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in p.items() if k != "data")}, '
-             f'"data": "{p["data"]}"}}' for name, p in arrays.items()]
+    parts = [
+        f'"{name}": {{{", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in p.items() if k != "data")}, '
+        f'"data": "{p["data"]}"}}'
+        for name, p in arrays.items()
+    ]
     return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode("utf-8")
-
 
 
 def model_info(model, tokenizer, name: str = "") -> dict:
@@ -110,12 +112,31 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     (model.source), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
     qkv, path null); weights_bytes: the size of its weight files on disk (safetensors), or null."""
     cfg = model.cfg
-    keys = ("n_layers", "n_heads", "d_model", "d_head", "d_mlp", "n_ctx", "d_vocab", "norm", "pos", "causal",
-            "residual", "values", "arch")
+    keys = (
+        "n_layers",
+        "n_heads",
+        "d_model",
+        "d_head",
+        "d_mlp",
+        "n_ctx",
+        "d_vocab",
+        "norm",
+        "pos",
+        "causal",
+        "residual",
+        "values",
+        "arch",
+    )
     source, weights = _source(model, name)
-    out = {**{k: getattr(cfg, k) for k in keys}, "tokenizer": tokenizer.kind, "name": name,
-           "parameters": model.num_params(), "has_lm_head": bool(model.has_lm_head),
-           "source": source, "weights_bytes": _weights_bytes(weights)}
+    out = {
+        **{k: getattr(cfg, k) for k in keys},
+        "tokenizer": tokenizer.kind,
+        "name": name,
+        "parameters": model.num_params(),
+        "has_lm_head": bool(model.has_lm_head),
+        "source": source,
+        "weights_bytes": _weights_bytes(weights),
+    }
     if cfg.arch == "seq2seq":  # a translation model: n_layers counts the decoder's blocks
         out["n_encoder_layers"] = cfg.n_encoder_layers
     return out
@@ -198,8 +219,10 @@ def check_size(cfg, T: int) -> None:
     cells = cfg.n_layers * cfg.n_heads * T * T
     if cells > MAX_CELLS:
         most = math.isqrt(MAX_CELLS // (cfg.n_layers * cfg.n_heads))
-        raise TextError(f"{T} tokens make {cells:,} attention weights over {cfg.n_layers} layers x {cfg.n_heads} "
-                        f"heads, more than a page can show ({MAX_CELLS:,}): use at most {most} tokens")
+        raise TextError(
+            f"{T} tokens make {cells:,} attention weights over {cfg.n_layers} layers x {cfg.n_heads} "
+            f"heads, more than a page can show ({MAX_CELLS:,}): use at most {most} tokens"
+        )
 
 
 def _values_2d(v: torch.Tensor, z: torch.Tensor, iters: int = SUBSPACE_ITERS):
@@ -239,8 +262,18 @@ def _values_2d(v: torch.Tensor, z: torch.Tensor, iters: int = SUBSPACE_ITERS):
     return v2, z2, kept.clamp(max=1.0)
 
 
-_HOOKS = ("attn.hook_dots", "attn.hook_pattern", "attn.hook_v", "attn.hook_z", "attn.hook_result", "hook_resid_pre",
-          "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post")
+_HOOKS = (
+    "attn.hook_dots",
+    "attn.hook_pattern",
+    "attn.hook_v",
+    "attn.hook_z",
+    "attn.hook_result",
+    "hook_resid_pre",
+    "hook_attn_out",
+    "hook_resid_mid",
+    "hook_mlp_out",
+    "hook_resid_post",
+)
 
 
 def _wanted(name: str) -> bool:
@@ -285,13 +318,22 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     k = min(N_COORDS, cfg.d_head)
 
     arrays = {
-        "dots": dots, "pattern": pattern,
-        "v_norm": v.norm(dim=-1), "v_first": v[..., :k], "z_norm": z.norm(dim=-1), "z_first": z[..., :k],
-        "v_2d": v_2d, "z_2d": z_2d, "kept_2d": kept,
+        "dots": dots,
+        "pattern": pattern,
+        "v_norm": v.norm(dim=-1),
+        "v_first": v[..., :k],
+        "z_norm": z.norm(dim=-1),
+        "z_first": z[..., :k],
+        "v_2d": v_2d,
+        "z_2d": z_2d,
+        "kept_2d": kept,
         "head_out_norm": stack("result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
-        "x_norm": x.norm(dim=-1), "attn_out_norm": attn_out.norm(dim=-1),
-        "x_plus_attn_norm": (x + attn_out).norm(dim=-1), "resid_mid_norm": stack("resid_mid").norm(dim=-1),
-        "mlp_out_norm": stack("mlp_out").norm(dim=-1), "resid_post_norm": stack("resid_post").norm(dim=-1),
+        "x_norm": x.norm(dim=-1),
+        "attn_out_norm": attn_out.norm(dim=-1),
+        "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
+        "resid_mid_norm": stack("resid_mid").norm(dim=-1),
+        "mlp_out_norm": stack("mlp_out").norm(dim=-1),
+        "resid_post_norm": stack("resid_post").norm(dim=-1),
         "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
     }
     shown_ids = set(ids)
@@ -300,14 +342,22 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         shown_ids |= set(nexts["next_ids"].flatten().tolist())
         arrays.update(nexts)
     special = getattr(tokenizer, "special", None) or ()
-    return {"format": FORMAT, "version": VERSION, "kind": "view", "text": text, "ids": [int(i) for i in ids],
-            "tokens": [tokenizer.display(i) for i in ids], "model": model_info(model, tokenizer, name),
-            "special": [n for n, i in enumerate(ids) if i in special],
-            "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
-            "scale": math.sqrt(cfg.d_head), "first": k,
-            "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
-            "unknown": unknown_pieces(tokenizer, typed),
-            "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()}}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "view",
+        "text": text,
+        "ids": [int(i) for i in ids],
+        "tokens": [tokenizer.display(i) for i in ids],
+        "model": model_info(model, tokenizer, name),
+        "special": [n for n, i in enumerate(ids) if i in special],
+        "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
+        "scale": math.sqrt(cfg.d_head),
+        "first": k,
+        "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
+        "unknown": unknown_pieces(tokenizer, typed),
+        "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()},
+    }
 
 
 def _continues(tokenizer, i: int) -> bool:

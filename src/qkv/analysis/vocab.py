@@ -108,8 +108,16 @@ def counts(tokenizer, text: str) -> list[int]:
     return found
 
 
-def vocab(tokenizer, text: str | None = None, where: str = "", query: str = "", match: str = "prefix",
-          kind: str | None = None, limit: int = 200, offset: int = 0) -> dict:
+def vocab(
+    tokenizer,
+    text: str | None = None,
+    where: str = "",
+    query: str = "",
+    match: str = "prefix",
+    kind: str | None = None,
+    limit: int = 200,
+    offset: int = 0,
+) -> dict:
     """The "vocab" document: the tokens whose shown form starts with (match="prefix") or contains
     ("substring") `query` (case-insensitive), of `kind` when given, most frequent first (by id when
     the counts are unknown), `limit` of them from `offset`. `text`: the training text (None: unknown,
@@ -136,10 +144,30 @@ def vocab(tokenizer, text: str | None = None, where: str = "", query: str = "", 
         rows.append((i, shown, k))
     if n is not None:
         rows.sort(key=lambda r: (-n[r[0]], r[0]))
-    page = rows[offset:offset + limit]
-    return {"format": FORMAT, "version": VERSION, "kind": "vocab", "size": tokenizer.vocab_size,
-            "tokenizer": tokenizer.kind, "kinds": {k: by_kind[k] for k in KINDS if by_kind[k]},
-            "counted": n is not None, "source": where, "total_count": sum(n) if n is not None else None,
-            "query": query, "match": match, "filter": kind, "matches": len(rows), "offset": offset,
-            "tokens": [{"id": i, "token": shown, "kind": k, "count": n[i] if n is not None else None,
-                        "text": _typed(tokenizer, i, k)} for i, shown, k in page]}
+    page = rows[offset : offset + limit]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "vocab",
+        "size": tokenizer.vocab_size,
+        "tokenizer": tokenizer.kind,
+        "kinds": {k: by_kind[k] for k in KINDS if by_kind[k]},
+        "counted": n is not None,
+        "source": where,
+        "total_count": sum(n) if n is not None else None,
+        "query": query,
+        "match": match,
+        "filter": kind,
+        "matches": len(rows),
+        "offset": offset,
+        "tokens": [
+            {
+                "id": i,
+                "token": shown,
+                "kind": k,
+                "count": n[i] if n is not None else None,
+                "text": _typed(tokenizer, i, k),
+            }
+            for i, shown, k in page
+        ],
+    }

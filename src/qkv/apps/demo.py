@@ -25,17 +25,30 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
         print(f"Using the bundled model ({ckpt}).", flush=True)
     else:
         ckpt = out
-        print("Training a small GPT on the built-in corpus (Chinese and English, word tokens, as the bundled model)...", flush=True)
+        print(
+            "Training a small GPT on the built-in corpus (Chinese and English, word tokens, as the bundled model)...",
+            flush=True,
+        )
         text = default_text()
-        result = train(text, out=ckpt, tokenizer=learner_tokenizer(text), preset="baby",
-                       overrides=["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0"], force=True)
-        print(f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, "
-              f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}")
+        result = train(
+            text,
+            out=ckpt,
+            tokenizer=learner_tokenizer(text),
+            preset="baby",
+            overrides=["steps=1500", "batch_size=16", "eval_interval=500", "dropout=0"],
+            force=True,
+        )
+        print(
+            f"val loss {result.val_loss:.3f} after {result.step} steps ({result.seconds:.0f} s, "
+            f"{result.tokens_per_s:,.0f} tokens/s); checkpoint in {ckpt}"
+        )
     model, tokenizer = load(ckpt)
     print("\nSamples (temperature 0.5): the same word 苹果 continues differently after 吃了 and 投资了")
     prompts = ["我 昨天 吃了 苹果 ，", "我 投资了 苹果 ，", "i ate apple ,", "i invested in apple ,"]
     # one batch: the four rows decode together, each stopping at the end of its line
-    for prompt, sample in zip(prompts, generate_texts(model, tokenizer, prompts, 12, stop="\n", temperature=0.5, seed=0)):
+    for prompt, sample in zip(
+        prompts, generate_texts(model, tokenizer, prompts, 12, stop="\n", temperature=0.5, seed=0)
+    ):
         print(f"  {prompt}{sample}")
     print(f"\nRunning every lesson ({lang}); figures and the report go to {report_dir}", flush=True)
     results, seconds = [], {}

@@ -18,8 +18,9 @@ def learner_tokenizer(text: str, spell_seed: int = 0):
     from .tokenizers import train_tokenizer
     from .tokenizers.spelling import Spelled
 
-    return Spelled(train_tokenizer("word", text, segment="none", whitespace=False, fallback=True, fold_case=True),
-                   seed=spell_seed)
+    return Spelled(
+        train_tokenizer("word", text, segment="none", whitespace=False, fallback=True, fold_case=True), seed=spell_seed
+    )
 
 
 def default_ckpt() -> Path:
@@ -32,6 +33,8 @@ def default_ckpt() -> Path:
 def default_translate_ckpt() -> Path:
     """The bundled translation model's checkpoint directory (zh -> en); a one-line ValueError when it is missing."""
     if not (BUNDLED_TRANSLATE / "state.json").exists():
-        raise ValueError(f"the bundled translation model is missing from {BUNDLED_TRANSLATE}; "
-                         "reinstall qkv or run scripts/train_bundled_translate.py")
+        raise ValueError(
+            f"the bundled translation model is missing from {BUNDLED_TRANSLATE}; "
+            "reinstall qkv or run scripts/train_bundled_translate.py"
+        )
     return BUNDLED_TRANSLATE

@@ -65,7 +65,10 @@ _STATE_FIELDS = {  # state.json: field -> is this value right? (None: the field 
     "run": lambda v: v is None or isinstance(v, str),
     "replaced": lambda v: v is None or isinstance(v, list) and all(isinstance(r, str) for r in v),
     **{k: lambda v, k=k: v in (None, FIXED[k], STAGED[k]) for k in FIXED},
-    **{k: lambda v: v is None or isinstance(v, (int, float)) and not isinstance(v, bool) for k in ("train_loss", "val_loss")},
+    **{
+        k: lambda v: v is None or isinstance(v, (int, float)) and not isinstance(v, bool)
+        for k in ("train_loss", "val_loss")
+    },
 }
 
 
@@ -110,8 +113,10 @@ def to_cpu(t: torch.Tensor) -> torch.Tensor:
     already contiguous is returned as it is (no copy); a CUDA or MPS tensor is copied to the CPU,
     so a checkpoint never depends on the device it was trained on."""
     if t.is_meta:
-        raise ValueError("the model's weights are on the meta device (shapes without values): there is nothing to "
-                         "save; load or initialise the weights first")
+        raise ValueError(
+            "the model's weights are on the meta device (shapes without values): there is nothing to "
+            "save; load or initialise the weights first"
+        )
     return t.detach().to("cpu").contiguous()
 
 
@@ -136,8 +141,17 @@ class Writer:
     A new run (resume=False) in a directory that holds a checkpoint is staged beside it (.next
     names) until its first `save`; `log_lines` (None: no log) start the log, e.g. those a resume keeps."""
 
-    def __init__(self, out, model_cfg: ModelConfig, train_cfg: TrainConfig | None, tokenizer: Tokenizer,
-                 extra: dict | None = None, *, resume: bool = False, log_lines: list[str] | None = None):
+    def __init__(
+        self,
+        out,
+        model_cfg: ModelConfig,
+        train_cfg: TrainConfig | None,
+        tokenizer: Tokenizer,
+        extra: dict | None = None,
+        *,
+        resume: bool = False,
+        log_lines: list[str] | None = None,
+    ):
         self.out = Path(out)
         self.live = _live_state(self.out)
         if self.live is not None:  # a switch that a kill interrupted: finish it first, its files stay its own
@@ -149,9 +163,16 @@ class Writer:
         staged = self.live is not None and not resume
         self.names = {k: (STAGED if staged else FIXED)[k] for k in FIXED if k != "log" or log_lines is not None}
         tok_bytes = json_bytes(tokenizer.to_dict(), indent=None)
-        config = {"format": FORMAT, "version": VERSION, "run": self.run_id, "model": model_cfg.to_dict(),
-                  "train": train_cfg.to_dict() if train_cfg else None, "tokenizer": tokenizer.kind,
-                  "tokenizer_sha256": _sha256(tok_bytes), **(extra or {})}
+        config = {
+            "format": FORMAT,
+            "version": VERSION,
+            "run": self.run_id,
+            "model": model_cfg.to_dict(),
+            "train": train_cfg.to_dict() if train_cfg else None,
+            "tokenizer": tokenizer.kind,
+            "tokenizer_sha256": _sha256(tok_bytes),
+            **(extra or {}),
+        }
         self.out.mkdir(parents=True, exist_ok=True)
         write_json(self.out / self.names["config"], config)  # first: it marks the directory as qkv's
         atomic_write(self.out / self.names["tokenizer"], tok_bytes)
@@ -187,7 +208,9 @@ class Writer:
         state["model"] = self._write_weights("model", step, st_save(model_tensors(model), meta), taken, runs)
         if optimizer is not None:
             tensors, groups = optimizer_tensors(optimizer)
-            state["optimizer"] = self._write_weights("optimizer", step, st_save(tensors, {**meta, **groups}), taken, runs)
+            state["optimizer"] = self._write_weights(
+                "optimizer", step, st_save(tensors, {**meta, **groups}), taken, runs
+            )
         # the runs this one replaced whose weight files are still here: the sweep below removes them, and if a
         # kill stops it, the next save knows they were qkv's in this directory
         left = {weights_run(p) for p in self.out.iterdir()} & (runs - {self.run_id})
@@ -303,7 +326,9 @@ def _check_model_tensors(path: Path, tensors: dict, expected: dict) -> None:
         raise ValueError(f"{path} does not match config.json: missing {missing[:3]}, unexpected {unexpected[:3]}")
     for name, t in tensors.items():
         if t.shape != expected[name].shape:
-            raise ValueError(f"{path}: tensor {name} has shape {tuple(t.shape)} but config.json implies {tuple(expected[name].shape)}")
+            raise ValueError(
+                f"{path}: tensor {name} has shape {tuple(t.shape)} but config.json implies {tuple(expected[name].shape)}"
+            )
         if not t.is_floating_point():
             raise ValueError(f"{path}: tensor {name} has dtype {t.dtype}, not a floating-point type")
         if not torch.isfinite(t).all():
@@ -345,7 +370,9 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     if config.get("format") != FORMAT:
         raise ValueError(f"{cpath} is not a qkv checkpoint config")
     if config.get("version") != VERSION:
-        raise ValueError(f"{cpath}: checkpoint version {config.get('version')} is not supported (this qkv reads {VERSION})")
+        raise ValueError(
+            f"{cpath}: checkpoint version {config.get('version')} is not supported (this qkv reads {VERSION})"
+        )
     if "model" not in config:
         raise ValueError(f"{cpath}: field 'model' is missing")
     try:  # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
@@ -358,13 +385,19 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         raise ValueError(f"{tpath} holds a {tokenizer.kind} tokenizer but {cpath} says {config.get('tokenizer')!r}")
     digest = config.get("tokenizer_sha256")
     if digest is not None and digest != _sha256(tpath.read_bytes()):
-        raise ValueError(f"{tpath} is not the tokenizer this model was trained with (its sha256 differs from {cpath}'s)")
+        raise ValueError(
+            f"{tpath} is not the tokenizer this model was trained with (its sha256 differs from {cpath}'s)"
+        )
     if tokenizer.vocab_size > model_cfg.d_vocab:
-        raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model_cfg.d_vocab} (d_vocab)")
+        raise ValueError(
+            f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model_cfg.d_vocab} (d_vocab)"
+        )
     if state is None:
         state = read_state(d)  # raises: state.json is missing
     if None not in (state.get("run"), config.get("run")) and state["run"] != config["run"]:
-        raise ValueError(f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})")
+        raise ValueError(
+            f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})"
+        )
     tensors, _ = _read_safetensors(d / state["model"], state)
     model = make_model(model_cfg)
     _check_model_tensors(d / state["model"], tensors, model_tensors(model))

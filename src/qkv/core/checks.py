@@ -62,10 +62,25 @@ class CheckReport:
         return "\n".join([head] + [item.line() for item in self.items])
 
     def to_json(self) -> dict:
-        return {"format": "qkv-explain", "version": 1, "kind": "check", "training": self.training, "passed": self.passed,
-                "items": [{"name": i.name, "layer": i.layer, "passed": i.passed, "worst": i.worst, "checked": i.checked,
-                           "failures": [list(f) for f in i.failures[:20]], **({"site": i.site} if i.site else {})}
-                          for i in self.items]}
+        return {
+            "format": "qkv-explain",
+            "version": 1,
+            "kind": "check",
+            "training": self.training,
+            "passed": self.passed,
+            "items": [
+                {
+                    "name": i.name,
+                    "layer": i.layer,
+                    "passed": i.passed,
+                    "worst": i.worst,
+                    "checked": i.checked,
+                    "failures": [list(f) for f in i.failures[:20]],
+                    **({"site": i.site} if i.site else {}),
+                }
+                for i in self.items
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -87,8 +102,10 @@ def _sites(trace) -> list[_Site]:
         return [_Site("", L, f"blocks.{L}.", "attn", cfg.causal, pad, True) for L in range(cfg.n_layers)]
     sites = [_Site("encoder", L, f"encoder.blocks.{L}.", "attn", False, pad, True) for L in range(cfg.n_encoder_layers)]
     for L in range(cfg.n_layers):  # the target is not padded: its queries and keys are all real
-        sites += [_Site("decoder", L, f"decoder.blocks.{L}.", "attn", True, None, False),
-                  _Site("decoder cross-attention", L, f"decoder.blocks.{L}.", "cross_attn", False, pad, False)]
+        sites += [
+            _Site("decoder", L, f"decoder.blocks.{L}.", "attn", True, None, False),
+            _Site("decoder cross-attention", L, f"decoder.blocks.{L}.", "cross_attn", False, pad, False),
+        ]
     return sites
 
 
@@ -102,15 +119,31 @@ def _rows(trace, site: _Site) -> list[CheckItem]:
     off = (sums - 1).abs()
     bad = (off > TOL).nonzero().tolist()
     items = [
-        _item(site, "rows sum to 1", not bad, off.max().item(), sums.numel(),
-              [(b, h, i, round(sums[b, h, i].item(), 6)) for b, h, i in bad]),
-        _item(site, "weights are non-negative", pattern.min().item() >= 0, max(0.0, -pattern.min().item()), pattern.numel()),
+        _item(
+            site,
+            "rows sum to 1",
+            not bad,
+            off.max().item(),
+            sums.numel(),
+            [(b, h, i, round(sums[b, h, i].item(), 6)) for b, h, i in bad],
+        ),
+        _item(
+            site,
+            "weights are non-negative",
+            pattern.min().item() >= 0,
+            max(0.0, -pattern.min().item()),
+            pattern.numel(),
+        ),
     ]
     if site.causal:
         T_q, T_k = pattern.shape[-2:]
         hidden = ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)  # above the diagonal
         leak = pattern[..., hidden].abs().max().item() if hidden.any() else 0.0
-        items.append(_item(site, "masked weights are 0", leak == 0.0, leak, int(hidden.sum()) * pattern.shape[0] * pattern.shape[1]))
+        items.append(
+            _item(
+                site, "masked weights are 0", leak == 0.0, leak, int(hidden.sum()) * pattern.shape[0] * pattern.shape[1]
+            )
+        )
     if site.pad is not None and site.pad.any():  # (B, T_k): no query may weigh a padding key
         leak = pattern.transpose(1, 3)[site.pad].abs().max().item()  # (B, T_k, T_q, n_heads)[pad]
         what = "padding keys get weight 0" if site.pad_queries else "source padding gets weight 0"
@@ -129,7 +162,9 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     z = trace[f"{site.prefix}{site.attn}.hook_z"].double()  # (B, T_q, n_heads, d_head)
     B, T_k, H, _ = v.shape
     T_q = z.shape[1]
-    real = [list(range(T_k)) if site.pad is None else (~site.pad[b]).nonzero().flatten().tolist() for b in range(B)]  # real keys
+    real = [
+        list(range(T_k)) if site.pad is None else (~site.pad[b]).nonzero().flatten().tolist() for b in range(B)
+    ]  # real keys
     queries = real if site.pad_queries else [list(range(T_q))] * B  # padding queries belong to no sentence
     points = [(b, h, i) for b in range(B) for h in range(H) for i in queries[b]]
     if len(points) > max_points:  # an even spread over batch, heads and positions
@@ -142,7 +177,11 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
         worst = max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))
-    name = "z lies in the convex hull of the source's values" if site.attn == "cross_attn" else "z lies in the convex hull of the values"
+    name = (
+        "z lies in the convex hull of the source's values"
+        if site.attn == "cross_attn"
+        else "z lies in the convex hull of the values"
+    )
     return _item(site, name, not failures, worst, len(points), failures)
 
 
@@ -186,8 +225,10 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
     # (the sum's name, the residual before it, the sub-layer's output, the residual after it, its LayerNorm)
     steps = [("resid_mid", "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1")]
     if cross:
-        steps += [("resid_mid_cross", "hook_resid_mid", "hook_cross_attn_out", "hook_resid_mid_cross", "ln2"),
-                  ("resid_post", "hook_resid_mid_cross", "hook_mlp_out", "hook_resid_post", "ln3")]
+        steps += [
+            ("resid_mid_cross", "hook_resid_mid", "hook_cross_attn_out", "hook_resid_mid_cross", "ln2"),
+            ("resid_post", "hook_resid_mid_cross", "hook_mlp_out", "hook_resid_post", "ln3"),
+        ]
     else:
         steps += [("resid_post", "hook_resid_mid", "hook_mlp_out", "hook_resid_post", "ln2")]
     items = []
@@ -217,8 +258,10 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
 
     missing = [n for n in trace_names(trace.cfg) if n not in trace]
     if missing:
-        raise ValueError(f"the check needs the whole trace; {missing[0]} and {len(missing) - 1} more were not recorded "
-                         "(run run_with_trace without names)")
+        raise ValueError(
+            f"the check needs the whole trace; {missing[0]} and {len(missing) - 1} more were not recorded "
+            "(run run_with_trace without names)"
+        )
     items: list[CheckItem] = []
     for site in _sites(trace):
         items += _rows(trace, site)

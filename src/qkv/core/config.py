@@ -103,8 +103,10 @@ class ModelConfig:
                 self.n_encoder_layers = self.n_layers
             _check_int("n_encoder_layers", self.n_encoder_layers, 1, 1024)
             if not self.causal or not self.residual:
-                raise ValueError("an encoder-decoder needs causal=true and residual=true (its decoder is causal, "
-                                 "and it has no block without residual connections)")
+                raise ValueError(
+                    "an encoder-decoder needs causal=true and residual=true (its decoder is causal, "
+                    "and it has no block without residual connections)"
+                )
         elif self.n_encoder_layers is not None or self.share_embeddings:
             raise ValueError(f"n_encoder_layers and share_embeddings are for arch='seq2seq'; got arch={self.arch!r}")
         if self.d_head is None:
@@ -211,20 +213,40 @@ PRESETS: dict[str, Preset] = {
     # baby's size trained for the time to a val loss (docs/recipe.md): RoPE, no biases, tied embeddings, a 2x MLP,
     # a larger lr and batch and a shorter schedule; reaches baby's val loss on tiny Shakespeare in under half its time
     "fast": Preset(
-        model=dict(n_ctx=64, d_model=128, n_heads=4, n_layers=4, d_mlp=256, pos="rope", bias=False,
-                   tie_embeddings=True, unembed_bias=False),
+        model=dict(
+            n_ctx=64,
+            d_model=128,
+            n_heads=4,
+            n_layers=4,
+            d_mlp=256,
+            pos="rope",
+            bias=False,
+            tie_embeddings=True,
+            unembed_bias=False,
+        ),
         train=dict(steps=800, batch_size=16, lr=4e-3, min_lr=4e-4, warmup_steps=80, eval_interval=200, eval_steps=10),
     ),
     # nanoGPT's shakespeare_char model: slow on a CPU, but the classic size
     "small": Preset(
-        model=dict(n_ctx=256, d_model=384, n_heads=6, n_layers=6, dropout_embed=0.2, dropout_resid=0.2, dropout_attn=0.2),
+        model=dict(
+            n_ctx=256, d_model=384, n_heads=6, n_layers=6, dropout_embed=0.2, dropout_resid=0.2, dropout_attn=0.2
+        ),
         train=dict(steps=5000, batch_size=64, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250, eval_steps=50),
     ),
     # the translation model (arch="seq2seq"), the bundled one's shape: source and target share one word list,
     # so one embedding table serves the encoder, the decoder and the unembedding. 1.5 minutes on one CPU core.
     "translate": Preset(
-        model=dict(arch="seq2seq", n_ctx=40, d_model=128, n_heads=4, n_layers=2, n_encoder_layers=2, d_mlp=256,
-                   share_embeddings=True, tie_embeddings=True),
+        model=dict(
+            arch="seq2seq",
+            n_ctx=40,
+            d_model=128,
+            n_heads=4,
+            n_layers=2,
+            n_encoder_layers=2,
+            d_mlp=256,
+            share_embeddings=True,
+            tie_embeddings=True,
+        ),
         train=dict(steps=600, batch_size=32, lr=2e-3, min_lr=1e-4, warmup_steps=50, eval_interval=200, eval_steps=10),
     ),
 }

@@ -25,7 +25,9 @@ def read_text(path) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start:e.start + 4]!r})") from None
+        raise ValueError(
+            f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start : e.start + 4]!r})"
+        ) from None
     text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the text
     if not text.strip():
         raise ValueError(f"text file {p} is empty")

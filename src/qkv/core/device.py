@@ -26,8 +26,14 @@ import torch
 
 CHOICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
-           "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+_DTYPES = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp32": torch.float32,
+    "bf16": torch.bfloat16,
+    "fp16": torch.float16,
+}
 
 
 def _mps_available() -> bool:
@@ -52,14 +58,20 @@ def resolve(name: str | torch.device = "auto") -> torch.device:
         return torch.device("cpu")
     if name == "mps":
         if not _mps_available():
-            raise ValueError("device mps is not available here (no Apple GPU, or this torch was built without MPS); use --device cpu or auto")
+            raise ValueError(
+                "device mps is not available here (no Apple GPU, or this torch was built without MPS); use --device cpu or auto"
+            )
         return torch.device("mps")
     kind, _, index = name.partition(":")
     if kind == "cuda" and (not index or index.isdigit()):
         if not torch.cuda.is_available():
-            raise ValueError(f"device {name} is not available here (no CUDA GPU, or this torch was built without CUDA); use --device cpu or auto")
+            raise ValueError(
+                f"device {name} is not available here (no CUDA GPU, or this torch was built without CUDA); use --device cpu or auto"
+            )
         if index and int(index) >= torch.cuda.device_count():
-            raise ValueError(f"device {name} is not available here: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+            raise ValueError(
+                f"device {name} is not available here: this machine has {torch.cuda.device_count()} CUDA GPU(s)"
+            )
         return torch.device(name)
     raise ValueError(f"unknown device {name!r}; choose one of {', '.join(CHOICES)} (or cuda:N)")
 

@@ -64,7 +64,7 @@ class World:
         if self.size == 1:
             return batch
         per = batch.shape[0] // self.size
-        return batch[self.rank * per:(self.rank + 1) * per]  # (B/N, ...)
+        return batch[self.rank * per : (self.rank + 1) * per]  # (B/N, ...)
 
     def mean(self, value: torch.Tensor) -> float:
         """The mean of a scalar over all ranks (each rank's own loss → the global batch's loss)."""
@@ -98,8 +98,10 @@ class World:
 
     def check_batch(self, batch_size: int) -> None:
         if batch_size % self.size:
-            raise ValueError(f"batch_size={batch_size} does not divide among {self.size} processes; "
-                             f"the global batch is split evenly (choose a multiple of {self.size})")
+            raise ValueError(
+                f"batch_size={batch_size} does not divide among {self.size} processes; "
+                f"the global batch is split evenly (choose a multiple of {self.size})"
+            )
 
 
 def current() -> World:
@@ -120,9 +122,11 @@ def join(device: torch.device | None = None) -> World:
         try:
             dist.init_process_group("cpu:gloo,cuda:nccl" if cuda else "gloo", timeout=timedelta(seconds=timeout))
         except (RuntimeError, ValueError) as e:  # DistStoreError and friends are RuntimeErrors
-            raise PeerLost(f"could not join the {world.size} training processes at "
-                           f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} "
-                           f"(waited up to {timeout:.0f} s: {_first_line(e)})") from None
+            raise PeerLost(
+                f"could not join the {world.size} training processes at "
+                f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} "
+                f"(waited up to {timeout:.0f} s: {_first_line(e)})"
+            ) from None
     return world
 
 
@@ -131,11 +135,14 @@ def gpu_for(world: World, device: torch.device) -> torch.device:
     if world.size == 1 or device.type != "cuda":
         return device
     if device.index is not None:
-        raise ValueError(f"with several processes each takes the GPU of its local rank; use --device cuda, "
-                         f"not {device}")
+        raise ValueError(
+            f"with several processes each takes the GPU of its local rank; use --device cuda, not {device}"
+        )
     if world.local_rank >= torch.cuda.device_count():
-        raise ValueError(f"process {world.local_rank} of this machine has no GPU of its own "
-                         f"({torch.cuda.device_count()} GPU(s)); start at most that many processes per machine")
+        raise ValueError(
+            f"process {world.local_rank} of this machine has no GPU of its own "
+            f"({torch.cuda.device_count()} GPU(s)); start at most that many processes per machine"
+        )
     return torch.device("cuda", world.local_rank)
 
 
@@ -190,12 +197,24 @@ def launch(nproc: int, argv: list[str]) -> int:
     rest. Returns the exit status: 0, the failed rank's status, or 130 after Ctrl-C."""
     if not 1 <= nproc <= 256:
         raise ValueError(f"--nproc must be between 1 and 256; got {nproc}")
-    base = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(nproc),
-            "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": "0"}
+    base = {
+        **os.environ,
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+        "WORLD_SIZE": str(nproc),
+        "LOCAL_WORLD_SIZE": str(nproc),
+        "GROUP_RANK": "0",
+    }
     base.setdefault("OMP_NUM_THREADS", str(threads.per_process(nproc)))  # the cores, shared out
     base["QKV_LAUNCHED"] = "1"  # one machine, the same inputs: rank 0 alone reports an error in them
-    procs = [subprocess.Popen([sys.executable, "-m", "qkv", *argv], env={**base, "RANK": str(r), "LOCAL_RANK": str(r)},
-                              preexec_fn=_die_with_parent) for r in range(nproc)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "qkv", *argv],
+            env={**base, "RANK": str(r), "LOCAL_RANK": str(r)},
+            preexec_fn=_die_with_parent,
+        )
+        for r in range(nproc)
+    ]
     before = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _wait(procs)

@@ -54,12 +54,22 @@ def convex_weights(point, vertices, tol: float = 1e-9) -> HullResult:
     unit = scale if scale > 0 else 1.0  # solve in units of `scale`, so the solver's tolerances are relative
     cost = np.concatenate([np.zeros(n), np.ones(2 * d)])
     eye = sparse.identity(d, format="csr")  # sparse: the constraints hold n·d + 3d + n numbers, not (d + 1)(n + 2d)
-    A_eq = sparse.vstack([sparse.hstack([sparse.csr_matrix(V.T / unit), -eye, eye]),
-                          sparse.hstack([sparse.csr_matrix(np.ones((1, n))), sparse.csr_matrix((1, 2 * d))])],
-                         format="csr")
+    A_eq = sparse.vstack(
+        [
+            sparse.hstack([sparse.csr_matrix(V.T / unit), -eye, eye]),
+            sparse.hstack([sparse.csr_matrix(np.ones((1, n))), sparse.csr_matrix((1, 2 * d))]),
+        ],
+        format="csr",
+    )
     b_eq = np.concatenate([p / unit, [1.0]])
-    res = linprog(cost, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    res = linprog(
+        cost,
+        A_eq=A_eq,
+        b_eq=b_eq,
+        bounds=(0, None),
+        method="highs",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
     if res.status != 0:  # cannot happen for a feasible, bounded LP; kept as a guard
         raise RuntimeError(f"the hull test failed to solve: {res.message}")
     w = np.clip(res.x[:n], 0.0, None)

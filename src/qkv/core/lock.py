@@ -39,8 +39,10 @@ def _flock(fd: int, path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise DirectoryLocked(f"{path.parent} is in use by another qkv run ({_holder(path)}); "
-                              "wait for it to finish or choose another directory") from None
+        raise DirectoryLocked(
+            f"{path.parent} is in use by another qkv run ({_holder(path)}); "
+            "wait for it to finish or choose another directory"
+        ) from None
 
 
 def _acquire(path: Path) -> int:

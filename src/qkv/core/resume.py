@@ -38,8 +38,10 @@ def read_log(path: Path, upto: int, state: dict) -> list[str]:
             kept.append(line)
         loss = state.get("train_loss")
         if step == upto and "train_loss" in entry and loss is not None and entry["train_loss"] != round(loss, 6):
-            raise ValueError(f"{path} comes from another run: its train_loss at step {upto} is {entry['train_loss']}, "
-                             f"state.json's is {round(loss, 6)}")
+            raise ValueError(
+                f"{path} comes from another run: its train_loss at step {upto} is {entry['train_loss']}, "
+                f"state.json's is {round(loss, 6)}"
+            )
     return kept
 
 
@@ -47,9 +49,14 @@ def recorded_source(config: dict, out: Path) -> dict:
     """The text source config.json records: {"kind": "file" | "string" | "builtin", "path"?, "sha256"}."""
     data = config.get("data")
     kind = data.get("kind") if isinstance(data, dict) else None
-    if kind not in ("file", "string", "builtin") or not isinstance(data.get("sha256"), str) or \
-            (kind == "file" and not isinstance(data.get("path"), str)):
-        raise ValueError(f"{out / 'config.json'}: field 'data' (the training text: kind, path, sha256) is missing or malformed")
+    if (
+        kind not in ("file", "string", "builtin")
+        or not isinstance(data.get("sha256"), str)
+        or (kind == "file" and not isinstance(data.get("path"), str))
+    ):
+        raise ValueError(
+            f"{out / 'config.json'}: field 'data' (the training text: kind, path, sha256) is missing or malformed"
+        )
     return data
 
 
@@ -58,7 +65,9 @@ def _same_kind(value, expected) -> bool:
     if isinstance(expected, bool) or expected is None:  # switches (fused, amsgrad, ...): exactly the same
         return value is expected
     if isinstance(expected, tuple):  # betas
-        return isinstance(value, list) and len(value) == len(expected) and all(_same_kind(v, 0.5) and v < 1 for v in value)
+        return (
+            isinstance(value, list) and len(value) == len(expected) and all(_same_kind(v, 0.5) and v < 1 for v in value)
+        )
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
@@ -72,8 +81,10 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
         raise ValueError(f"{path}: param_groups do not match the model's {len(expected)} parameter groups")
     for n, (group, want) in enumerate(zip(groups, expected)):
         if group.get("params") != want["params"]:
-            raise ValueError(f"{path}: param_groups[{n}] holds other parameters than the model's "
-                             f"({len(group.get('params') or [])} vs {len(want['params'])})")
+            raise ValueError(
+                f"{path}: param_groups[{n}] holds other parameters than the model's "
+                f"({len(group.get('params') or [])} vs {len(want['params'])})"
+            )
         for key, value in group.items():
             if key != "params" and (key not in want or not _same_kind(value, want[key])):
                 raise ValueError(f"{path}: param_groups[{n}].{key} = {value!r} does not fit this optimizer")
@@ -81,8 +92,10 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
     keys = {"step", "exp_avg", "exp_avg_sq"}
     missing = sorted(set(range(len(params))) - set(saved["state"])) if step > 0 else []
     if missing:  # AdamW keeps moments for every parameter once it has taken a step
-        raise ValueError(f"{path}: the state of parameter {missing[0]} is missing ({len(missing)} of {len(params)} "
-                         "parameters have none): its moments would restart from zero")
+        raise ValueError(
+            f"{path}: the state of parameter {missing[0]} is missing ({len(missing)} of {len(params)} "
+            "parameters have none): its moments would restart from zero"
+        )
     for i, s in saved["state"].items():
         if i >= len(params):
             raise ValueError(f"{path}: state.{i} is for parameter {i}, but the model has {len(params)}")
@@ -91,12 +104,16 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
         for key, t in s.items():
             shape, dtype = ((), torch.float32) if key == "step" else (params[i].shape, params[i].dtype)
             if t.shape != shape or t.dtype != dtype:
-                raise ValueError(f"{path}: tensor state.{i}.{key} is {t.dtype} {tuple(t.shape)}; "
-                                 f"the model's parameter {i} needs {dtype} {tuple(shape)}")
+                raise ValueError(
+                    f"{path}: tensor state.{i}.{key} is {t.dtype} {tuple(t.shape)}; "
+                    f"the model's parameter {i} needs {dtype} {tuple(shape)}"
+                )
             if not torch.isfinite(t).all() or (key != "exp_avg" and (t < 0).any()):
                 raise ValueError(f"{path}: tensor state.{i}.{key} holds negative, NaN or infinite values")
         if s["step"].item() != step:
-            raise ValueError(f"{path}: state.{i}.step counts {s['step'].item():g} steps, the checkpoint is at step {step}")
+            raise ValueError(
+                f"{path}: state.{i}.step counts {s['step'].item():g} steps, the checkpoint is at step {step}"
+            )
 
 
 def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:

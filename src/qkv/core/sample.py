@@ -17,8 +17,13 @@ from .models.gpt import GPT
 from .nn.decode import Decoder
 
 
-def pick(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-         generator: torch.Generator | None = None) -> int:
+def pick(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+) -> int:
     """One token id from logits (d_vocab,). temperature 0 means greedy (the arg max).
 
     top_k keeps the k most likely tokens; top_p keeps the smallest set of most likely tokens whose
@@ -62,17 +67,28 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None, m
 def check_generates(model) -> None:
     """A one-line ValueError for a model that has no next-token distribution (an encoder)."""
     if not model.has_lm_head:
-        raise ValueError("this model is an encoder: it outputs one vector per token, not a next-token "
-                         "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)")
+        raise ValueError(
+            "this model is an encoder: it outputs one vector per token, not a next-token "
+            "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)"
+        )
     if model.cfg.arch == "seq2seq":
-        raise ValueError("this model translates: it writes a target sentence for a source sentence rather than "
-                         "continuing a prompt (use qkv translate)")
+        raise ValueError(
+            "this model translates: it writes a target sentence for a source sentence rather than "
+            "continuing a prompt (use qkv translate)"
+        )
 
 
 @torch.inference_mode()
-def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, temperature: float = 1.0,
-                 top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
-                 use_cache: bool = True) -> Iterator[int]:
+def generate_ids(
+    model: GPT,
+    prompt_ids: list[int],
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = None,
+    use_cache: bool = True,
+) -> Iterator[int]:
     """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx).
 
     Works wherever the model's weights are: inputs, the cache and the seeded generator are made
@@ -96,7 +112,9 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
             return
         context.append(token)
         if cache is not None and cache.length < n_ctx:
-            logits = decoder.step(token, cache) if decoder else model(torch.tensor([[token]], device=device), cache)[0, -1]
+            logits = (
+                decoder.step(token, cache) if decoder else model(torch.tensor([[token]], device=device), cache)[0, -1]
+            )
         else:  # no cache, or the window is full: run the last n_ctx tokens again
             if cache is not None:
                 cache.length = 0
@@ -104,10 +122,18 @@ def generate_ids(model: GPT, prompt_ids: list[int], max_new_tokens: int, tempera
 
 
 @torch.inference_mode()
-def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, temperature: float = 1.0,
-                   top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
-                   stop_ids=None, should_stop: Callable[[int, list[int]], bool] | None = None,
-                   return_logits: bool = False) -> list:
+def generate_batch(
+    model: GPT,
+    prompts: list[list[int]],
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = None,
+    stop_ids=None,
+    should_stop: Callable[[int, list[int]], bool] | None = None,
+    return_logits: bool = False,
+) -> list:
     """New token ids for several prompts at once: one list per prompt, in order.
 
     Each row continues its prompt exactly as generate_ids would continue it alone (greedy: the
@@ -136,7 +162,9 @@ def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, te
             raise ValueError(f"prompt {i} is empty: give at least one token")
     stops = _stop_sets(stop_ids, len(prompts))
     device, n_ctx = model_device(model), model.cfg.n_ctx
-    generators = [torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))]
+    generators = [
+        torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))
+    ]
     seqs = [list(prompt) for prompt in prompts]  # each row's tokens so far: prompt, then new tokens
     new: list[list[int]] = [[] for _ in prompts]
     scores: list[list[torch.Tensor]] = [[] for _ in prompts]
@@ -157,7 +185,11 @@ def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, te
             seqs[i].append(token)
             if return_logits:
                 scores[i].append(logits[j])
-            done = len(new[i]) == max_new_tokens or token in stops[i] or (should_stop is not None and should_stop(i, new[i]))
+            done = (
+                len(new[i]) == max_new_tokens
+                or token in stops[i]
+                or (should_stop is not None and should_stop(i, new[i]))
+            )
             if not done:
                 keep.append(j)
         if len(keep) < len(rows):  # finished rows leave the batch and the cache
@@ -177,7 +209,10 @@ def generate_batch(model: GPT, prompts: list[list[int]], max_new_tokens: int, te
         last = torch.tensor([seqs[i][-1] for i in rows], device=device)
         logits = decoder.step_batch(last, cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
     if return_logits:
-        return [(ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device)) for ids, s in zip(new, scores)]
+        return [
+            (ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device))
+            for ids, s in zip(new, scores)
+        ]
     return new
 
 
@@ -215,8 +250,9 @@ def _prefill(model, windows: list[list[int]], device):
     return torch.stack(logits), cache, pad
 
 
-def generate_texts(model: GPT, tokenizer, prompts: list[str], max_new_tokens: int = 100, stop=None,
-                   **kwargs) -> list[str]:
+def generate_texts(
+    model: GPT, tokenizer, prompts: list[str], max_new_tokens: int = 100, stop=None, **kwargs
+) -> list[str]:
     """Continuations of several prompts at once (generate_batch), as text.
 
     stop: a string that ends every continuation, or one string (or None) per prompt; a row stops

@@ -59,8 +59,13 @@ class _Steps:
 
 
 @torch.inference_mode()
-def greedy(model, src_ids: torch.Tensor, src_mask: torch.Tensor | None = None, max_len: int | None = None,
-           use_cache: bool = True) -> list[Hypothesis]:
+def greedy(
+    model,
+    src_ids: torch.Tensor,
+    src_mask: torch.Tensor | None = None,
+    max_len: int | None = None,
+    use_cache: bool = True,
+) -> list[Hypothesis]:
     """The most likely next token at every step, for a batch of sources (B, S) at once."""
     max_len = max_len or model.cfg.n_ctx
     _check(model, max_len)
@@ -88,8 +93,14 @@ def greedy(model, src_ids: torch.Tensor, src_mask: torch.Tensor | None = None, m
 
 
 @torch.inference_mode()
-def beam_search(model, src_ids: torch.Tensor, beam: int = 4, max_len: int | None = None, length_penalty: float = 1.0,
-                use_cache: bool = True) -> list[Hypothesis]:
+def beam_search(
+    model,
+    src_ids: torch.Tensor,
+    beam: int = 4,
+    max_len: int | None = None,
+    length_penalty: float = 1.0,
+    use_cache: bool = True,
+) -> list[Hypothesis]:
     """The `beam` best translations of one source (1, S), best first."""
     max_len = max_len or model.cfg.n_ctx
     _check(model, max_len, beam)
@@ -121,11 +132,19 @@ def beam_search(model, src_ids: torch.Tensor, beam: int = 4, max_len: int | None
             break  # with no length penalty a live prefix can only lose probability: it cannot overtake
         index = torch.tensor(keep_rows)
         steps.keep(index.to(prefixes.device))
-        prefixes = torch.cat([prefixes.index_select(0, index.to(prefixes.device)),
-                              torch.tensor(keep_tokens, device=prefixes.device)[:, None]], 1)  # (live, t + 2)
+        prefixes = torch.cat(
+            [
+                prefixes.index_select(0, index.to(prefixes.device)),
+                torch.tensor(keep_tokens, device=prefixes.device)[:, None],
+            ],
+            1,
+        )  # (live, t + 2)
         scores = torch.tensor(keep_scores, dtype=torch.float64)
-        if len(finished) >= beam and length_penalty > 0 and _cannot_overtake(finished[beam - 1].score, keep_scores,
-                                                                             max_len, length_penalty):
+        if (
+            len(finished) >= beam
+            and length_penalty > 0
+            and _cannot_overtake(finished[beam - 1].score, keep_scores, max_len, length_penalty)
+        ):
             break
     cut.sort(key=lambda h: -h.score)
     return (finished + cut)[:beam]

@@ -31,8 +31,18 @@ from .device import model_device
 from .nn.tap import recording
 
 LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
-ATTN_HOOKS = ("hook_q", "hook_k", "hook_v", "hook_rot_q", "hook_rot_k", "hook_dots", "hook_attn_scores",
-              "hook_pattern", "hook_z", "hook_result")
+ATTN_HOOKS = (
+    "hook_q",
+    "hook_k",
+    "hook_v",
+    "hook_rot_q",
+    "hook_rot_k",
+    "hook_dots",
+    "hook_attn_scores",
+    "hook_pattern",
+    "hook_z",
+    "hook_result",
+)
 
 
 def _ln(cfg, name: str) -> list[str]:
@@ -41,6 +51,7 @@ def _ln(cfg, name: str) -> list[str]:
 
 def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
     """The names of one block with prefix p, in the order of the computation."""
+
     def attn(name: str, rotates: bool) -> list[str]:
         hooks = [f"{p}{name}.{hook}" for hook in ATTN_HOOKS if rotates or not hook.startswith("hook_rot")]
         return hooks + [f"{p}hook_{name}_out"]
@@ -84,8 +95,15 @@ def trace_names(cfg) -> list[str]:
 class Trace(Mapping):
     """Named activations of one forward pass (read-only mapping from name to tensor)."""
 
-    def __init__(self, activations: dict[str, torch.Tensor], cfg, ids: torch.Tensor, model=None,
-                 attention_mask: torch.Tensor | None = None, tgt_ids: torch.Tensor | None = None):
+    def __init__(
+        self,
+        activations: dict[str, torch.Tensor],
+        cfg,
+        ids: torch.Tensor,
+        model=None,
+        attention_mask: torch.Tensor | None = None,
+        tgt_ids: torch.Tensor | None = None,
+    ):
         self.activations = activations
         self.cfg = cfg
         self.ids = ids  # an encoder-decoder: the source tokens
@@ -114,7 +132,9 @@ class Trace(Mapping):
                 raise KeyError(f"layer {layer} out of range: the model has {n_layers} layers")
             layer %= n_layers
             prefix = f"{scope}blocks.{layer}."
-            candidates = [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
+            candidates = (
+                [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
+            )
         for full in candidates:
             if full in self.activations:
                 return full
@@ -143,11 +163,21 @@ class Trace(Mapping):
         acts = {}
         for name, t in self.activations.items():
             values = t[0].double()  # the first sequence of the batch
-            rounded = [float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else None for x in values.flatten().tolist()]
+            rounded = [
+                float(f"{x:.{digits}g}") if x == x and abs(x) != float("inf") else None
+                for x in values.flatten().tolist()
+            ]
             acts[name] = {"shape": list(values.shape), "data": rounded}
-        out = {"format": "qkv-explain", "version": 1, "kind": "trace", "config": self.cfg.to_dict(), "ids": ids,
-               "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None, "training": self.training,
-               "activations": acts}
+        out = {
+            "format": "qkv-explain",
+            "version": 1,
+            "kind": "trace",
+            "config": self.cfg.to_dict(),
+            "ids": ids,
+            "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None,
+            "training": self.training,
+            "activations": acts,
+        }
         if self.tgt_ids is not None:  # an encoder-decoder: ids and tokens are the source's
             tgt = self.tgt_ids[0].tolist()
             out.update(tgt_ids=tgt, tgt_tokens=[tokenizer.display(i) for i in tgt] if tokenizer else None)
@@ -192,7 +222,9 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
     if not model.has_lm_head:
         return logits.to("cpu"), trace
-    probs = model.next_token_probs(logits) if keep("probs") else None  # P(next token) = softmax(h W_out + b), in the logits' dtype
+    probs = (
+        model.next_token_probs(logits) if keep("probs") else None
+    )  # P(next token) = softmax(h W_out + b), in the logits' dtype
     logits = logits.to("cpu")
     if keep("logits"):
         acts["logits"] = logits

@@ -49,7 +49,9 @@ def lr_at(step: int, tc: TrainConfig) -> float:
     """Linear warmup from 0 to lr over warmup_steps, then cosine decay to min_lr at the last step."""
     if step < tc.warmup_steps:
         return tc.lr * (step + 1) / tc.warmup_steps
-    progress = (step - tc.warmup_steps) / max(1, tc.steps - 1 - tc.warmup_steps)  # step is 0-based: steps - 1 is the last
+    progress = (step - tc.warmup_steps) / max(
+        1, tc.steps - 1 - tc.warmup_steps
+    )  # step is 0-based: steps - 1 is the last
     return tc.min_lr + 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))) * (tc.lr - tc.min_lr)
 
 
@@ -73,8 +75,9 @@ FLOAT32 = Precision("cpu", "float32")
 
 
 @torch.inference_mode()
-def evaluate(model: GPT, ids: torch.Tensor, tc: TrainConfig, world: World = World(),
-             precision: Precision = FLOAT32) -> float:
+def evaluate(
+    model: GPT, ids: torch.Tensor, tc: TrainConfig, world: World = World(), precision: Precision = FLOAT32
+) -> float:
     """Mean loss over eval_steps batches, always the same batches (a generator seeded by `seed`).
     With several processes, each scores its rows of every batch (as in training), and a batch's loss
     is the mean of the ranks' losses."""
@@ -130,8 +133,10 @@ def _fresh(text: str, source: dict, tokenizer, vocab_size, preset: str, override
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
     if model_over.get("arch", "gpt") != "gpt":
-        raise ValueError(f"qkv train without --task trains a GPT (arch=gpt); got arch={model_over['arch']} "
-                         f"(a translation model: --task translate)")
+        raise ValueError(
+            f"qkv train without --task trains a GPT (arch=gpt); got arch={model_over['arch']} "
+            f"(a translation model: --task translate)"
+        )
     tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(tokenizer, text, vocab_size)
     if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
         raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
@@ -153,15 +158,32 @@ def resume_setup(out: Path, source: dict, overrides, what: str = "text") -> Setu
         raise ValueError(f"model settings cannot change on resume: {', '.join(model_over)}")
     tc, start = TrainConfig.from_dict(train_over), ckpt.state["step"]
     if start >= tc.steps:
-        raise ValueError(f"{out} is already trained to step {start} of steps={tc.steps}; "
-                         f"add --set steps=N with N > {start} to train further")
+        raise ValueError(
+            f"{out} is already trained to step {start} of steps={tc.steps}; "
+            f"add --set steps=N with N > {start} to train further"
+        )
     log = read_log(out / (ckpt.state.get("log") or "log.jsonl"), start, ckpt.state)
-    return Setup(ckpt.model, ckpt.tokenizer, tc, start, ckpt.config["data"], ckpt.optimizer_state, log,
-                  out / ckpt.state["optimizer"])
+    return Setup(
+        ckpt.model,
+        ckpt.tokenizer,
+        tc,
+        start,
+        ckpt.config["data"],
+        ckpt.optimizer_state,
+        log,
+        out / ckpt.state["optimizer"],
+    )
 
 
-def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_clip: float,
-               world: World = World(), precision: Precision = FLOAT32) -> float:
+def train_step(
+    model: GPT,
+    optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    grad_clip: float,
+    world: World = World(),
+    precision: Precision = FLOAT32,
+) -> float:
     """One step of gradient descent on the next-token loss; returns the loss (before the step).
 
     A non-finite loss is returned without touching the weights."""
@@ -170,8 +192,9 @@ def train_step(model: GPT, optimizer, x: torch.Tensor, y: torch.Tensor, grad_cli
     return optimize(model, optimizer, loss, grad_clip, world, precision)
 
 
-def optimize(model, optimizer, loss: torch.Tensor, grad_clip: float, world: World = World(),
-             precision: Precision = FLOAT32) -> float:
+def optimize(
+    model, optimizer, loss: torch.Tensor, grad_clip: float, world: World = World(), precision: Precision = FLOAT32
+) -> float:
     """One step of gradient descent on a computed loss (of any model); returns it, and leaves the
     weights alone when it is not finite. With several processes the loss returned is the global
     batch's (the mean over ranks), so every rank takes the same decision."""
@@ -186,8 +209,10 @@ def optimize(model, optimizer, loss: torch.Tensor, grad_clip: float, world: Worl
 def refuse_on_resume(out: Path, **given) -> None:
     flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value not in (None, False)]
     if flags:
-        raise ValueError(f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
-                         "cannot be combined with it (training settings can change with --set)")
+        raise ValueError(
+            f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
+            "cannot be combined with it (training settings can change with --set)"
+        )
 
 
 def train(
@@ -225,15 +250,41 @@ def train(
     Precision(dev, precision)  # a bad precision is an error before anything starts
     joined_here = world.size > 1 and not torch.distributed.is_initialized()
     try:  # the ranks meet in run_loop, once each has checked what it was given
-        return _train(world, text, text_path, Path(out), tokenizer, vocab_size, preset, overrides, resume, force,
-                      until, progress, (dev, precision))
+        return _train(
+            world,
+            text,
+            text_path,
+            Path(out),
+            tokenizer,
+            vocab_size,
+            preset,
+            overrides,
+            resume,
+            force,
+            until,
+            progress,
+            (dev, precision),
+        )
     finally:
         if joined_here:
             distributed.leave()
 
 
-def _train(world: World, text, text_path, out: Path, tokenizer, vocab_size, preset, overrides, resume, force, until,
-           progress, where) -> TrainResult:
+def _train(
+    world: World,
+    text,
+    text_path,
+    out: Path,
+    tokenizer,
+    vocab_size,
+    preset,
+    overrides,
+    resume,
+    force,
+    until,
+    progress,
+    where,
+) -> TrainResult:
     found = rundir.inspect(out)
     if world.main:  # the other ranks never write, and rank 0 may hold the lock already
         lock.check_free(out)
@@ -251,8 +302,17 @@ def _train(world: World, text, text_path, out: Path, tokenizer, vocab_size, pres
     elif world.main:
         refuse_to_replace(found, out, force)
     text, source = _text_source(text, text_path)
-    run = None if resume else _with_data(_fresh(text, source, tokenizer or "char", vocab_size, preset or "tiny",
-                                                overrides), text, until, world, where)
+    run = (
+        None
+        if resume
+        else _with_data(
+            _fresh(text, source, tokenizer or "char", vocab_size, preset or "tiny", overrides),
+            text,
+            until,
+            world,
+            where,
+        )
+    )
     with lock.locked(out) if world.main else contextlib.nullcontext():
         if resume:
             run = _with_data(resume_setup(out, source, overrides), text, until, world, where)
@@ -281,8 +341,13 @@ def refuse_to_replace(found: str, out: Path, force: bool) -> None:
         raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
 
 
-def _with_data(run: Setup, text: str, until: int | None, world: World = World(),
-               where: tuple[torch.device, str] = (torch.device("cpu"), "auto")) -> Setup:
+def _with_data(
+    run: Setup,
+    text: str,
+    until: int | None,
+    world: World = World(),
+    where: tuple[torch.device, str] = (torch.device("cpu"), "auto"),
+) -> Setup:
     """The run with its token ids split into train/val, the step to stop after, and where
     (device, precision) it trains."""
     if until is not None and not (run.start < until <= run.tc.steps):
@@ -291,8 +356,10 @@ def _with_data(run: Setup, text: str, until: int | None, world: World = World(),
     try:
         ids = torch.tensor(run.tokenizer.encode(text), dtype=torch.long)
     except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
-        raise ValueError(f"the vocabulary is too small for the text ({run.tokenizer.vocab_size} tokens kept; {e}): "
-                         "give a larger vocab_size, or none to keep every word") from None
+        raise ValueError(
+            f"the vocabulary is too small for the text ({run.tokenizer.vocab_size} tokens kept; {e}): "
+            "give a larger vocab_size, or none to keep every word"
+        ) from None
     train_ids, val_ids = split_ids(ids, run.tc.val_fraction, run.model.cfg.n_ctx)
     run.device = where[0]
     run.data = LMData(train_ids, val_ids, run.tc, run.model.cfg.n_ctx, world, Precision(*where))
@@ -306,8 +373,15 @@ class LMData:
     The batch of a step depends on (seed, step) only, so the step number is the whole data position:
     a resumed run, or one with another number of processes, draws the same global batches."""
 
-    def __init__(self, train_ids: torch.Tensor, val_ids: torch.Tensor | None, tc: TrainConfig, n_ctx: int,
-                 world: World = World(), precision: Precision = FLOAT32):
+    def __init__(
+        self,
+        train_ids: torch.Tensor,
+        val_ids: torch.Tensor | None,
+        tc: TrainConfig,
+        n_ctx: int,
+        world: World = World(),
+        precision: Precision = FLOAT32,
+    ):
         self.train_ids, self.val_ids, self.tc, self.n_ctx = train_ids, val_ids, tc, n_ctx
         self.world, self.precision = world, precision
 
@@ -328,7 +402,9 @@ class LMData:
     def evaluate(self, model) -> tuple[float, float | None]:
         """(train loss, val loss), each over the same eval_steps batches every time."""
         train_loss = evaluate(model, self.train_ids, self.tc, self.world, self.precision)
-        val_loss = evaluate(model, self.val_ids, self.tc, self.world, self.precision) if self.val_ids is not None else None
+        val_loss = (
+            evaluate(model, self.val_ids, self.tc, self.world, self.precision) if self.val_ids is not None else None
+        )
         return train_loss, val_loss
 
 
@@ -346,10 +422,15 @@ def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult
     if run.optimizer_state is not None:
         load_optimizer(optimizer, run.optimizer_state, run.optimizer_file, start)
     try:
-        writer = checkpoint.Writer(out, model.cfg, tc, run.tokenizer, run.extra, resume=resume,
-                                   log_lines=run.log_lines) if world.main else _NoWriter()
+        writer = (
+            checkpoint.Writer(out, model.cfg, tc, run.tokenizer, run.extra, resume=resume, log_lines=run.log_lines)
+            if world.main
+            else _NoWriter()
+        )
     except OSError as e:
-        raise OSError(f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged") from None
+        raise OSError(
+            f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged"
+        ) from None
     bar = _progress(progress, tc.steps, start)
     model.train()
     trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
@@ -363,7 +444,9 @@ def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult
                 group["lr"] = lr
             loss = data.step(trained, optimizer, step)
             if not math.isfinite(loss):
-                raise TrainingStopped(f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr")
+                raise TrainingStopped(
+                    f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr"
+                )
             done, tokens = step + 1, tokens + data.tokens(step)
             if governor:
                 governor.tick()
@@ -371,12 +454,20 @@ def run_loop(out: Path, run: Setup, resume: bool, progress: bool) -> TrainResult
             writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
             if bar:
                 bar.update(1)
-                bar.set_postfix_str(f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s", refresh=False)
+                bar.set_postfix_str(
+                    f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
+                    refresh=False,
+                )
             if done % tc.eval_interval == 0 or done == last:
                 train_loss, val_loss = data.evaluate(model)
-                writer.write_log(json.dumps({"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}))
-                writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss,
-                                                     "world_size": world.size})
+                writer.write_log(
+                    json.dumps(
+                        {"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}
+                    )
+                )
+                writer.save(
+                    model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": world.size}
+                )
                 saved = done
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""

@@ -26,8 +26,17 @@ from . import checkpoint, lock, rundir
 from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
 from .models.seq2seq import Seq2Seq, seq2seq_loss
 from .resume import recorded_source
-from .train import (Setup, TrainResult, optimize, refuse_on_resume, refuse_other_task, refuse_to_replace,
-                    resume_setup, run_loop, step_seed)
+from .train import (
+    Setup,
+    TrainResult,
+    optimize,
+    refuse_on_resume,
+    refuse_other_task,
+    refuse_to_replace,
+    resume_setup,
+    run_loop,
+    step_seed,
+)
 from .translation import PAD, build_tokenizer, collate, make_examples, read_pairs
 
 DIRECTIONS = ("zh-en", "en-zh")  # the built-in corpus's; a pairs file may name other languages
@@ -37,7 +46,7 @@ _LANG = re.compile(r"[a-z]{2,8}")
 
 
 def parse_direction(direction: str, builtin: bool = True) -> tuple[str, str]:
-    """"zh-en" -> ("zh", "en"). The built-in corpus has zh-en and en-zh; a pairs file may name any two languages."""
+    """ "zh-en" -> ("zh", "en"). The built-in corpus has zh-en and en-zh; a pairs file may name any two languages."""
     src, sep, tgt = str(direction).partition("-")
     if builtin and direction not in DIRECTIONS:
         raise ValueError(f"the built-in corpus translates {' or '.join(DIRECTIONS)}; got direction {direction!r}")
@@ -67,7 +76,9 @@ class PairData:
 
     def step(self, model, optimizer, step: int) -> float:
         """Train on the pairs of `step` (drawn by a generator seeded by (seed, step)); the loss."""
-        src, src_mask, tgt_in, tgt_out = self._batch(self.train, torch.Generator().manual_seed(step_seed(self.tc.seed, step)))
+        src, src_mask, tgt_in, tgt_out = self._batch(
+            self.train, torch.Generator().manual_seed(step_seed(self.tc.seed, step))
+        )
         self._tokens = int((tgt_out != PAD).sum())
         torch.manual_seed(step_seed(self.tc.seed + 1, step))  # dropout masks
         return optimize(model, optimizer, seq2seq_loss(model(src, tgt_in, src_mask), tgt_out, PAD), self.tc.grad_clip)
@@ -139,7 +150,9 @@ def _data(pairs_path, direction: str, n_sentences: int | None, val_fraction: flo
         train, val, record = _from_file(pairs_path, val_fraction)
     known = {w for pair in train for side in pair for w in side}  # the tokenizer's words
     scored = [(s, t) for s, t in val if known.issuperset(s) and known.issuperset(t)]  # a word never trained: no score
-    record.update(sha256=_digest(train + val), pairs=len(train), val_pairs=len(scored), val_left_out=len(val) - len(scored))
+    record.update(
+        sha256=_digest(train + val), pairs=len(train), val_pairs=len(scored), val_left_out=len(val) - len(scored)
+    )
     return train, scored, record
 
 
@@ -181,8 +194,10 @@ def _check_resumable(out: Path, task: dict, record: dict) -> None:
     old = recorded_source(config, out)
     for key in ("pairs", "val_pairs"):
         if old.get(key) not in (None, record[key]):
-            raise ValueError(f"{out} was trained with {old[key]} {key.replace('_', ' ')}, now there are {record[key]}: "
-                             "resume with the same pairs and val_fraction")
+            raise ValueError(
+                f"{out} was trained with {old[key]} {key.replace('_', ' ')}, now there are {record[key]}: "
+                "resume with the same pairs and val_fraction"
+            )
 
 
 def train_translation(

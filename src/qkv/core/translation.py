@@ -55,7 +55,9 @@ def encode_words(tok: WordTokenizer, words) -> list[int]:
     """Ids of a sentence given as words; an unknown word raises a one-line error naming it."""
     unknown = [w for w in dict.fromkeys(words) if w not in tok.ids]
     if unknown:
-        raise UnknownTokenError(f"{len(unknown)} word(s) not in the vocabulary: {', '.join(repr(w) for w in unknown[:10])}")
+        raise UnknownTokenError(
+            f"{len(unknown)} word(s) not in the vocabulary: {', '.join(repr(w) for w in unknown[:10])}"
+        )
     return [tok.ids[w] for w in words]
 
 
@@ -66,7 +68,9 @@ def encode_source(tok: WordTokenizer, text: str) -> list[int]:
         raise ValueError("the sentence to translate is empty")
     special = [w for w in text.split() if w in SPECIALS]
     if special:
-        raise ValueError(f"the sentence contains the special token {special[0]} (<pad>, <s> and </s> are the model's own)")
+        raise ValueError(
+            f"the sentence contains the special token {special[0]} (<pad>, <s> and </s> are the model's own)"
+        )
     tries = [text, text.lower()]
     for t in list(tries):
         spaced = tok.respace(t)
@@ -80,7 +84,9 @@ def encode_source(tok: WordTokenizer, text: str) -> list[int]:
         return [i for i in ids if not tok.tokens[i].isspace()]
     unknown = [w for w in dict.fromkeys(tok.split(text.lower())) if w not in tok.ids and not w.isspace()]
     hint = f": {', '.join(repr(w) for w in unknown[:10])}" if unknown else ""
-    raise ValueError(f"the sentence has words this model never saw{hint} (it knows {tok.vocab_size - len(SPECIALS)} words)")
+    raise ValueError(
+        f"the sentence has words this model never saw{hint} (it knows {tok.vocab_size - len(SPECIALS)} words)"
+    )
 
 
 def make_examples(tok: WordTokenizer, pairs, n_ctx: int) -> list[Example]:
@@ -91,7 +97,9 @@ def make_examples(tok: WordTokenizer, pairs, n_ctx: int) -> list[Example]:
         if not s or not t:
             raise ValueError(f"pair {n + 1} has an empty side")
         if len(s) > n_ctx or len(t) + 1 > n_ctx:
-            raise ValueError(f"pair {n + 1} is longer ({len(s)} and {len(t) + 1} tokens) than n_ctx={n_ctx}; raise n_ctx")
+            raise ValueError(
+                f"pair {n + 1} is longer ({len(s)} and {len(t) + 1} tokens) than n_ctx={n_ctx}; raise n_ctx"
+            )
         out.append(Example(tuple(s), (BOS, *t), (*t, EOS)))
     return out
 
@@ -147,8 +155,10 @@ def check_language(text: str, lang: str | None, role: str = "source") -> None:
         if not _CJK_RE.search(text):
             raise ValueError(f"this model's {role} language is Chinese, and the sentence has no Chinese characters")
         if latin:
-            raise ValueError(f"this model's {role} language is Chinese, and the sentence has words in Latin letters: "
-                             f"{', '.join(repr(w) for w in dict.fromkeys(latin))}")
+            raise ValueError(
+                f"this model's {role} language is Chinese, and the sentence has words in Latin letters: "
+                f"{', '.join(repr(w) for w in dict.fromkeys(latin))}"
+            )
     if lang == "en" and _CJK_RE.search(text):
         raise ValueError(f"this model's {role} language is English, and the sentence contains Chinese characters")
 

@@ -56,22 +56,41 @@ class Derivation(analysis.Steps):
         keys = [f"k{j + 1} = {_vec(k)}," for j, k in enumerate(self.K)]
         width = max(len(k) for k in keys)
         for j in range(n):
-            inputs.append(("math", f"{keys[j]:<{width}}  v{j + 1} = {_vec(self.V[j])}",
-                           rf"k_{{{j + 1}}} = {_vec_tex(self.K[j])},\quad v_{{{j + 1}}} = {_vec_tex(self.V[j])}"))
+            inputs.append(
+                (
+                    "math",
+                    f"{keys[j]:<{width}}  v{j + 1} = {_vec(self.V[j])}",
+                    rf"k_{{{j + 1}}} = {_vec_tex(self.K[j])},\quad v_{{{j + 1}}} = {_vec_tex(self.V[j])}",
+                )
+            )
         dots = []
         for j in range(n):
             idx = list(range(d)) if d <= 6 else [0, 1, 2, None, d - 1]  # long sums keep their ends
             terms = " + ".join("…" if i is None else f"{_factor(self.q[i])}·{_factor(self.K[j, i])}" for i in idx)
-            x = " + ".join(r"\cdots" if i is None else rf"{_factor(self.q[i], True)}\cdot {_factor(self.K[j, i], True)}"
-                           for i in idx)
-            dots.append(("math", f"q·k{j + 1} = {terms} = {fmt(self.dots[j])}", rf"q\cdot k_{{{j + 1}}} = {x} = {latex(self.dots[j])}"))
+            x = " + ".join(
+                r"\cdots" if i is None else rf"{_factor(self.q[i], True)}\cdot {_factor(self.K[j, i], True)}"
+                for i in idx
+            )
+            dots.append(
+                (
+                    "math",
+                    f"q·k{j + 1} = {terms} = {fmt(self.dots[j])}",
+                    rf"q\cdot k_{{{j + 1}}} = {x} = {latex(self.dots[j])}",
+                )
+            )
         r = math.sqrt(self.d_k)
         m = self.max_score
         sign, mm = ("+", -m) if m < 0 else ("-", m)  # e^(s + 4.97), never e^(s - -4.97)
         a_sum = float(self.weights.sum())
-        mix = [("math", f"a{j + 1}·v{j + 1} = {_factor(self.weights[j])}·{_vec(self.V[j])} = {_vec(self.contributions[j])}",
+        mix = [
+            (
+                "math",
+                f"a{j + 1}·v{j + 1} = {_factor(self.weights[j])}·{_vec(self.V[j])} = {_vec(self.contributions[j])}",
                 rf"a_{{{j + 1}}} v_{{{j + 1}}} = {_factor(self.weights[j], True)}\cdot {_vec_tex(self.V[j])} = "
-                rf"{_vec_tex(self.contributions[j])}") for j in range(n)]
+                rf"{_vec_tex(self.contributions[j])}",
+            )
+            for j in range(n)
+        ]
         mix.append(("math", f"z = {_vec(self.z)}", rf"z = \boxed{{{_vec_tex(self.z)}}}"))
         if self.hull.inside:
             verdict = [("prose", say("inside", w=_vec(self.hull.weights)))]
@@ -83,13 +102,32 @@ class Derivation(analysis.Steps):
             (say("inputs"), inputs + [("math", f"d_k = {fmt(self.d_k)}", f"d_k = {latex(self.d_k)}")]),
             (say("dots"), dots),
             (say("scale", r=fmt(r)), [("math", f"s = {_vec(self.scores)}", f"s = {_vec_tex(self.scores)}")]),
-            (say("exp"), [("math", f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
-                         rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}"),
-                        ("prose", say("stable", m=fmt(m))),
-                        ("math", f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
-                         rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}")]),
-            (say("norm"), [("math", f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
-                          rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}")]),
+            (
+                say("exp"),
+                [
+                    (
+                        "math",
+                        f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
+                        rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}",
+                    ),
+                    ("prose", say("stable", m=fmt(m))),
+                    (
+                        "math",
+                        f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
+                        rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}",
+                    ),
+                ],
+            ),
+            (
+                say("norm"),
+                [
+                    (
+                        "math",
+                        f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
+                        rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}",
+                    )
+                ],
+            ),
             (say("mix"), mix),
             (say("hull"), verdict),
         ]

@@ -24,8 +24,18 @@ NEEDS_MODEL = ("attention", "head", "hull", "embedding", "alignment")
 NEEDS_TRACE = ("attention", "head", "hull")
 
 
-def figure(kind: str, out, ckpt=None, text: str | None = None, layer: int | None = None, head: int | None = None,
-           token: int | None = None, lang: str = "en", log=(), tokens=None) -> Path:
+def figure(
+    kind: str,
+    out,
+    ckpt=None,
+    text: str | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    lang: str = "en",
+    log=(),
+    tokens=None,
+) -> Path:
     """Draw the figure `kind` (one of KINDS) to `out` and return its path (see the module docstring).
 
     layer, head (head, hull: default 0; attention: every layer unless given), token (hull: default
@@ -91,7 +101,9 @@ def _trace(model, tokenizer, text: str | None):
         raise ValueError("the text is empty: give --text with at least one token")
     ids = tokenizer.encode(text)
     if len(ids) > model.cfg.n_ctx:
-        raise ValueError(f"the text has {len(ids)} tokens but the model's context holds {model.cfg.n_ctx} (n_ctx); shorten it")
+        raise ValueError(
+            f"the text has {len(ids)} tokens but the model's context holds {model.cfg.n_ctx} (n_ctx); shorten it"
+        )
     if not hasattr(model, "run_with_trace"):
         raise ValueError("this model has no run_with_trace; update qkv")
     with torch.no_grad():
@@ -110,7 +122,9 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
         from .plot_attention import attention_grid
 
         layers = range(cfg.n_layers) if layer_arg is None else [layer]
-        patterns = np.stack([trace["pattern", L][0].detach().float().numpy() for L in layers])  # (layers, n_heads, T, T)
+        patterns = np.stack(
+            [trace["pattern", L][0].detach().float().numpy() for L in layers]
+        )  # (layers, n_heads, T, T)
         title = None if layer_arg is None else t("figures.attention.layer_title", lang, layer=layer)
         return attention_grid(patterns, labels, out, lang=lang, title=title, first_layer=layers[0])
     if kind == "head":

@@ -22,14 +22,27 @@ def _index(value: int | None, n: int, default: int, what: str, unit: str) -> int
     return check_index(default if value is None else value, n, what, unit)
 
 
-def translation_figure(kind: str, model, tokenizer, out, lang: str, text: str | None, layer: int | None,
-                       head: int | None, token: int | None) -> Path:
+def translation_figure(
+    kind: str,
+    model,
+    tokenizer,
+    out,
+    lang: str,
+    text: str | None,
+    layer: int | None,
+    head: int | None,
+    token: int | None,
+) -> Path:
     """Draw `kind` ("alignment" or "hull") for the translation of `text`; returns the path."""
     if model.cfg.arch != "seq2seq":
-        raise ValueError(f"the alignment figure needs a translation model (arch='seq2seq'); this one is arch={model.cfg.arch!r}")
+        raise ValueError(
+            f"the alignment figure needs a translation model (arch='seq2seq'); this one is arch={model.cfg.arch!r}"
+        )
     if kind in ("attention", "head"):
-        raise ValueError(f"this is a translation model: `qkv figure {kind}` draws a GPT's self-attention; "
-                         "draw its cross-attention with `qkv figure alignment`")
+        raise ValueError(
+            f"this is a translation model: `qkv figure {kind}` draws a GPT's self-attention; "
+            "draw its cross-attention with `qkv figure alignment`"
+        )
     cross.check_translation_model(model, tokenizer)
     if not text or not text.strip():
         raise ValueError("the text is empty: give --text with the source sentence")
@@ -44,15 +57,25 @@ def translation_figure(kind: str, model, tokenizer, out, lang: str, text: str | 
     if kind == "alignment":
         from .plot_alignment import alignment_figure
 
-        cells, why = cross.gold_alignment([tokenizer.tokens[i] for i in r.src], [tokenizer.tokens[i] for i in r.written])
+        cells, why = cross.gold_alignment(
+            [tokenizer.tokens[i] for i in r.src], [tokenizer.tokens[i] for i in r.written]
+        )
         note = None if cells else t(f"figures.alignment.{why}", lang)
-        return Path(alignment_figure(pattern if H is None else pattern[H], source, written, out, L, H, gold=cells,
-                                     lang=lang, note=note))
+        return Path(
+            alignment_figure(
+                pattern if H is None else pattern[H], source, written, out, L, H, gold=cells, lang=lang, note=note
+            )
+        )
     from .plot_hull import hull_figure
 
     H = 0 if H is None else H
-    q = _index(token, len(written), cross.default_step(tokenizer, r.written), "token",
-               f"the translation has {len(written)} target steps")
+    q = _index(
+        token,
+        len(written),
+        cross.default_step(tokenizer, r.written),
+        "token",
+        f"the translation has {len(written)} target steps",
+    )
     values = tr[cross.cross_name(L, "hook_v")][0, :, H].float().cpu().numpy()  # (T_source, d_head): the source values
     z = tr[cross.cross_name(L, "hook_z")][0, q, H].float().cpu().numpy()  # (d_head,)
     title = t("figures.alignment.hull_title", lang, layer=L, head=H, pos=q, tok=written[q])

@@ -16,21 +16,45 @@ def head_steps(d: dict, say, after_values: list = ()) -> list:
     the residual stream."""
     att, z, r = d["attention"], d["z"], d["residual"]
     out = [("p", say("step1", tok=d["query"], d=d["model"]["d_head"], s=att["scale"]))]
-    rows = [[str(x["pos"]), x["token"], f"{x['dot']:.4f}", f"{x['scaled']:.4f}", f"{x['weight']:.4f}",
-             say("largest") if x["pos"] == att["argmax"] else ""] for x in att["rows"]]
+    rows = [
+        [
+            str(x["pos"]),
+            x["token"],
+            f"{x['dot']:.4f}",
+            f"{x['scaled']:.4f}",
+            f"{x['weight']:.4f}",
+            say("largest") if x["pos"] == att["argmax"] else "",
+        ]
+        for x in att["rows"]
+    ]
     out.append(("table", [say("c_pos"), say("c_tok"), "q·k", "q·k/√d_head", say("c_weight"), ""], rows, {0, 2, 3, 4}))
     out.append(("p", say("step1_end", sum=att["weight_sum"], tok=att["rows"][att["argmax"]]["token"])))
     first = "[" + ", ".join(f"{c:.3f}" for c in z["first"]) + (", …]" if z["d_head"] > len(z["first"]) else "]")
     out.append(("p", say("step2", norm=z["norm"], first=first, d=z["d_head"], err=z["check"])))
     out.append(("p", say("step2_tab")))
-    rows = [[str(x["pos"]), x["token"], f"{x['weight']:.4f}", f"{x['v_norm']:.4f}", f"{x['contribution']:.4f}",
-             f"{100 * x['share']:.1f}%"] for x in z["values"]]
-    out.append(("table", [say("c_pos"), say("c_tok"), "A_j", "|v_j|", "A_j·|v_j|", say("c_share")], rows, {0, 2, 3, 4, 5}))
+    rows = [
+        [
+            str(x["pos"]),
+            x["token"],
+            f"{x['weight']:.4f}",
+            f"{x['v_norm']:.4f}",
+            f"{x['contribution']:.4f}",
+            f"{100 * x['share']:.1f}%",
+        ]
+        for x in z["values"]
+    ]
+    out.append(
+        ("table", [say("c_pos"), say("c_tok"), "A_j", "|v_j|", "A_j·|v_j|", say("c_share")], rows, {0, 2, 3, 4, 5})
+    )
     out += after_values
     out.append(("p", say("step3")))
     pre = r["norm"] == "pre"
-    rows = [[say("r_x"), f"{r['x']:.4f}"], [say("r_head"), f"{r['head_out']:.4f}"], [say("r_attn"), f"{r['attn_out']:.4f}"],
-            [say("r_sum" if pre else "r_sum_post"), f"{r['x_plus_attn']:.4f}"]]
+    rows = [
+        [say("r_x"), f"{r['x']:.4f}"],
+        [say("r_head"), f"{r['head_out']:.4f}"],
+        [say("r_attn"), f"{r['attn_out']:.4f}"],
+        [say("r_sum" if pre else "r_sum_post"), f"{r['x_plus_attn']:.4f}"],
+    ]
     if not pre:
         out.append(("p", say("step3_post")))
         rows.append([say("r_mid"), f"{r['resid_mid']:.4f}"])
@@ -45,9 +69,15 @@ def next_token(d: dict, say) -> list:
     if nx is None:
         return [("p", say("no_next"))]
     step = say("step4") if d.get("mode") != "summary" else ""  # a translation's explanation follows one head
-    out = [("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]))),
-           ("table", [say("c_rank"), say("c_tok"), say("c_prob")],
-            [[str(x["rank"]), x["token"], num(x["prob"])] for x in nx["top"]], {0, 2})]
+    out = [
+        ("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]))),
+        (
+            "table",
+            [say("c_rank"), say("c_tok"), say("c_prob")],
+            [[str(x["rank"]), x["token"], num(x["prob"])] for x in nx["top"]],
+            {0, 2},
+        ),
+    ]
     if nx["actual"]:
         a = nx["actual"]
         out.append(("p", say("actual", tok=a["token"], p=num(a["prob"]), r=a["rank"])))

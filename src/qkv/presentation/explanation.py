@@ -20,8 +20,16 @@ from .text import render
 from .translation_text import translation_blocks
 
 
-def explain(model, tokenizer, text: str, layer: int | None = None, head: int | None = None,
-            token: int | None = None, top: int = 5, lang: str = "en") -> "Explanation":
+def explain(
+    model,
+    tokenizer,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    top: int = 5,
+    lang: str = "en",
+) -> "Explanation":
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`; for a
     translation model (arch="seq2seq") qkv.analysis.cross.explain_translation: what each target word
     of the translation reads in the source, `layer` and `head` a decoder layer's cross-attention head,
@@ -91,8 +99,16 @@ def _title(d: dict, say) -> str:
 
 def _heads_table(d: dict, say) -> list:
     """A summary: for every head, the token it attends to most and the entropy of its row."""
-    rows = [[str(h["layer"]), str(h["head"]), f"{h['top_pos']} {h['top_token']}", f"{h['top_weight']:.4f}",
-             f"{h['entropy_bits']:.3f}"] for h in d["heads"]]
+    rows = [
+        [
+            str(h["layer"]),
+            str(h["head"]),
+            f"{h['top_pos']} {h['top_token']}",
+            f"{h['top_weight']:.4f}",
+            f"{h['entropy_bits']:.3f}",
+        ]
+        for h in d["heads"]
+    ]
     head = [say(c) for c in ("c_layer", "c_head", "c_most", "c_weight", "c_ent")]
     visible = len(d["tokens"]) if not d["model"]["causal"] else d["token"] + 1
     return [("table", head, rows, {0, 1, 3, 4}), ("p", say("sum_note", max=d["max_entropy_bits"], n=visible))]

@@ -9,9 +9,18 @@ from __future__ import annotations
 from functools import lru_cache
 
 # Families tried in order; the first one matplotlib can find wins.
-CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK SC", "Source Han Sans SC",
-                "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "PingFang SC",
-                "Microsoft YaHei", "SimHei")
+CJK_FAMILIES = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Serif CJK SC",
+    "Source Han Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Droid Sans Fallback",
+    "PingFang SC",
+    "Microsoft YaHei",
+    "SimHei",
+)
 INSTALL_HINT = "install a CJK font, e.g. `apt-get install fonts-noto-cjk` (Debian/Ubuntu)"
 
 

@@ -24,9 +24,13 @@ GOLD = "#d62728"
 def _check(patterns: np.ndarray, source, target) -> np.ndarray:
     A = np.asarray(patterns, dtype=float)
     if A.ndim not in (2, 3):
-        raise ValueError(f"patterns must have shape (T_target, T_source) or (n_heads, T_target, T_source); got {A.shape}")
+        raise ValueError(
+            f"patterns must have shape (T_target, T_source) or (n_heads, T_target, T_source); got {A.shape}"
+        )
     if A.shape[-1] != len(source) or A.shape[-2] != len(target):
-        raise ValueError(f"{len(target)} target and {len(source)} source labels for a {A.shape[-2]} x {A.shape[-1]} matrix")
+        raise ValueError(
+            f"{len(target)} target and {len(source)} source labels for a {A.shape[-2]} x {A.shape[-1]} matrix"
+        )
     return A
 
 
@@ -43,8 +47,15 @@ def _panel(ax, A, source, target, gold, annotate: bool, left: bool, bottom: bool
         size = "small" if max(A.shape) <= 10 else "x-small"
         for i in range(A.shape[0]):
             for j in range(A.shape[1]):
-                ax.text(j, i, f"{A[i, j]:.2f}", ha="center", va="center", fontsize=size,
-                        color="white" if A[i, j] > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{A[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=size,
+                    color="white" if A[i, j] > 0.6 else "black",
+                )
     if gold:
         from matplotlib.patches import Rectangle
 
@@ -53,8 +64,18 @@ def _panel(ax, A, source, target, gold, annotate: bool, left: bool, bottom: bool
     return image
 
 
-def alignment_figure(patterns, source, target, path, layer: int, head: int | None = None, gold=None,
-                     lang: str = "en", note: str | None = None, annotate: bool | None = None):
+def alignment_figure(
+    patterns,
+    source,
+    target,
+    path,
+    layer: int,
+    head: int | None = None,
+    gold=None,
+    lang: str = "en",
+    note: str | None = None,
+    annotate: bool | None = None,
+):
     """Draw cross-attention to `path` (.png or .svg); returns the path.
 
     patterns: (T_target, T_source) for one head `head`, or (n_heads, T_target, T_source) for every
@@ -69,7 +90,9 @@ def alignment_figure(patterns, source, target, path, layer: int, head: int | Non
     if A.ndim == 2:
         panels = [(A, say("head_title", layer=layer, head=head))]
     else:
-        panels = [(A.mean(0), say("mean_title", n=A.shape[0]))] + [(A[h], say("head", head=h)) for h in range(A.shape[0])]
+        panels = [(A.mean(0), say("mean_title", n=A.shape[0]))] + [
+            (A[h], say("head", head=h)) for h in range(A.shape[0])
+        ]
     Tt, Ts = A.shape[-2], A.shape[-1]
     cols = 1 if len(panels) == 1 else min(len(panels), 3 if len(panels) > 4 else len(panels))
     rows = math.ceil(len(panels) / cols)
@@ -86,8 +109,17 @@ def alignment_figure(patterns, source, target, path, layer: int, head: int | Non
             continue
         matrix, title = panels[n]
         r, c = divmod(n, cols)
-        image = _panel(ax, matrix, source, target, gold, annotate, left=c == 0,
-                       bottom=r == rows - 1 or n + cols >= len(panels), room=40 if len(panels) == 1 else 24)
+        image = _panel(
+            ax,
+            matrix,
+            source,
+            target,
+            gold,
+            annotate,
+            left=c == 0,
+            bottom=r == rows - 1 or n + cols >= len(panels),
+            room=40 if len(panels) == 1 else 24,
+        )
         ax.set_title(title, fontsize="medium" if len(panels) == 1 else "small")
         if c == 0:
             ax.set_ylabel(say("target"))
@@ -96,8 +128,9 @@ def alignment_figure(patterns, source, target, path, layer: int, head: int | Non
     fig.colorbar(image, ax=axes, shrink=0.8, label=say("weight"))
     if len(panels) > 1:
         fig.suptitle(say("grid_title", layer=layer))
-    caption = wrap("\n".join([say("caption")] + ([say("gold")] if gold else []) + ([note] if note else [])),
-                   int(size[0] * 14))
+    caption = wrap(
+        "\n".join([say("caption")] + ([say("gold")] if gold else []) + ([note] if note else [])), int(size[0] * 14)
+    )
     fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=8)
     bottom = 0.01 + 0.16 * (caption.count("\n") + 1) / size[1]  # room for the caption's lines
     fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))

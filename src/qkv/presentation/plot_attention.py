@@ -32,7 +32,9 @@ def _cmap():
 def _check(pattern: np.ndarray, tokens, dims: int, what: str) -> np.ndarray:
     pattern = np.asarray(pattern, dtype=float)
     if pattern.ndim != dims or pattern.shape[-1] != pattern.shape[-2]:
-        raise ValueError(f"{what} must have shape {'(n_layers, n_heads, T, T)' if dims == 4 else '(T, T)'}; got {pattern.shape}")
+        raise ValueError(
+            f"{what} must have shape {'(n_layers, n_heads, T, T)' if dims == 4 else '(T, T)'}; got {pattern.shape}"
+        )
     if len(tokens) != pattern.shape[-1]:
         raise ValueError(f"{len(tokens)} token labels for {pattern.shape[-1]} positions")
     return pattern
@@ -106,8 +108,9 @@ def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str = "en",
                 if masked.mask is not np.ma.nomask and masked.mask[q, k]:
                     continue
                 w = pattern[q, k]
-                ax.text(k, q, f"{w:.2f}", ha="center", va="center", fontsize=size,
-                        color="white" if w > 0.6 else "black")
+                ax.text(
+                    k, q, f"{w:.2f}", ha="center", va="center", fontsize=size, color="white" if w > 0.6 else "black"
+                )
     fig.colorbar(image, ax=ax, shrink=0.8, label=say("row_sum"))
     ax.set_title(say("head_title", layer=layer, head=head))
     return save(fig, path)

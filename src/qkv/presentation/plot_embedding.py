@@ -15,9 +15,11 @@ from .i18n import translator
 
 DEFAULT_COUNT = 60
 # a pretrained WordPiece vocabulary starts with [PAD], [unused0..] and punctuation: show words instead
-DEFAULT_WORDS = ("king queen man woman boy girl father mother apple banana orange grape fruit bread milk "
-                 "paris london tokyo china france japan city river one two three four five red green blue "
-                 "cat dog horse bird fish run walk swim eat drink happy sad good bad big small car bus train").split()
+DEFAULT_WORDS = (
+    "king queen man woman boy girl father mother apple banana orange grape fruit bread milk "
+    "paris london tokyo china france japan city river one two three four five red green blue "
+    "cat dog horse bird fish run walk swim eat drink happy sad good bad big small car bus train"
+).split()
 
 
 def _embeddings(model, tokenizer) -> np.ndarray:
@@ -106,8 +108,14 @@ def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "
             if edge in drawn:
                 continue
             drawn.add(edge)
-            ax.plot(coords[list(edge), 0], coords[list(edge), 1], color="tab:orange",
-                    alpha=0.25 + 0.5 * max(0.0, float(cos[a, b])), lw=0.8, zorder=1)
+            ax.plot(
+                coords[list(edge), 0],
+                coords[list(edge), 1],
+                color="tab:orange",
+                alpha=0.25 + 0.5 * max(0.0, float(cos[a, b])),
+                lw=0.8,
+                zorder=1,
+            )
     ax.scatter(coords[:, 0], coords[:, 1], s=14, color="tab:blue", zorder=2)
     for (x, y), i in zip(coords, ids):
         ax.annotate(tokenizer.display(i), (x, y), xytext=(3, 3), textcoords="offset points", fontsize="small", zorder=3)

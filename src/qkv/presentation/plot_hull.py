@@ -38,8 +38,10 @@ def check_drawable(values) -> None:
     """A one-line ValueError for values the picture cannot hold (non-finite, or beyond ±MAX_DRAWN)."""
     V = np.asarray(values, dtype=float)
     if not (np.all(np.isfinite(V)) and np.abs(V).max() <= MAX_DRAWN):
-        raise ValueError(f"the figure cannot draw values beyond ±{MAX_DRAWN:g} (its margins would pass the largest "
-                         "float): scale the values down")
+        raise ValueError(
+            f"the figure cannot draw values beyond ±{MAX_DRAWN:g} (its margins would pass the largest "
+            "float): scale the values down"
+        )
 
 
 def hull_caption(d: int, lang: str = "en", caption: str | None = None) -> str:
@@ -91,8 +93,9 @@ def hull_figure(values, z, weights, path, labels=None, title=None, caption=None,
         ax.plot([zp[0], P[j, 0]], [zp[1], P[j, 1]], color="tab:orange", lw=0.5 + 5 * abs(a[j]) / top, alpha=0.7)
     ax.scatter(P[:, 0], P[:, 1], s=60, color="tab:blue", zorder=3)
     for j in range(n):
-        ax.annotate(f"{labels[j]}\na = {fmt(a[j], 3)}", P[j], textcoords="offset points", xytext=(8, 6),
-                    fontsize=10, zorder=4)
+        ax.annotate(
+            f"{labels[j]}\na = {fmt(a[j], 3)}", P[j], textcoords="offset points", xytext=(8, 6), fontsize=10, zorder=4
+        )
     shown_z = "(" + ", ".join(fmt(c, 3) for c in z) + ")" if d <= 4 else ""
     ax.scatter([zp[0]], [zp[1]], s=140, marker="*", color="tab:red", zorder=5, label=(say("z") + " " + shown_z).strip())
     ax.annotate("z", zp, textcoords="offset points", xytext=(8, -14), color="tab:red", fontsize=11, zorder=5)

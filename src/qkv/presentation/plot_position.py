@@ -88,10 +88,16 @@ def rope_figure(path, d_head: int = 8, positions=range(0, 8), lang: str = "en", 
         ax.axvline(0, color="0.9", lw=0.8)
         for n, (t, colour) in enumerate(zip(positions, colours)):
             a = angles[n, i]
-            ax.annotate("", xy=(math.cos(a), math.sin(a)), xytext=(0, 0),
-                        arrowprops=dict(arrowstyle="-|>", color=colour, lw=1.8))
+            ax.annotate(
+                "",
+                xy=(math.cos(a), math.sin(a)),
+                xytext=(0, 0),
+                arrowprops=dict(arrowstyle="-|>", color=colour, lw=1.8),
+            )
             r = 1.13 + 0.09 * (n % 2)  # stagger the labels of neighbouring arrows
-            ax.text(r * math.cos(a), r * math.sin(a), f"t={t}", color=colour, ha="center", va="center", fontsize="small")
+            ax.text(
+                r * math.cos(a), r * math.sin(a), f"t={t}", color=colour, ha="center", va="center", fontsize="small"
+            )
         ax.set_aspect("equal")
         ax.set_xlim(-1.45, 1.45)
         ax.set_ylim(-1.45, 1.45)

@@ -74,15 +74,26 @@ def loss_curves(log_paths, path, labels=None, lang: str = "en"):
             x, y = np.array(steps).T
             window = max(1, len(y) // 20)
             ax.plot(x, y, color=colour, alpha=0.25, lw=0.8)
-            ax.plot(x, moving_average(y, window), color=colour, lw=1.6,
-                    label=say("batch_mean", run=label, window=window) if window > 1 else say("batch", run=label))
+            ax.plot(
+                x,
+                moving_average(y, window),
+                color=colour,
+                lw=1.6,
+                label=say("batch_mean", run=label, window=window) if window > 1 else say("batch", run=label),
+            )
         if evals:
-            ax.plot([e[0] for e in evals], [e[1] for e in evals], "o", color=colour, ms=5, mfc="white",
-                    label=say("train", run=label))
+            ax.plot(
+                [e[0] for e in evals],
+                [e[1] for e in evals],
+                "o",
+                color=colour,
+                ms=5,
+                mfc="white",
+                label=say("train", run=label),
+            )
             val = [(e[0], e[2]) for e in evals if e[2] is not None]
             if val:
-                ax.plot(*zip(*val), "s--", color=colour, ms=5, lw=1,
-                        label=say("val", run=label))
+                ax.plot(*zip(*val), "s--", color=colour, ms=5, lw=1, label=say("val", run=label))
     ax.set_xlabel(say("step"))
     ax.set_ylabel(say("loss"))
     ax.set_title(say("title"))

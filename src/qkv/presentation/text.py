@@ -58,8 +58,10 @@ def render(blocks: list, markdown: bool) -> str:
 
 
 def _markdown_table(head, rows, right) -> list[str]:
-    lines = ["| " + " | ".join(md_escape(h) for h in head) + " |",
-             "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
+    lines = [
+        "| " + " | ".join(md_escape(h) for h in head) + " |",
+        "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|",
+    ]
     return lines + ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
 
 
@@ -80,8 +82,18 @@ def tex_prose(text: str) -> str:
     """Prose into LaTeX text: small formulas (a_j, e^{s_j}, √d_k) go into $…$, the other specials are escaped."""
 
     def prose(s: str) -> str:
-        for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("#", r"\#"), ("{", r"\{"), ("}", r"\}"),
-                     ("Σ", r"$\Sigma$"), ("√", r"$\surd$"), ("≥", r"$\geq$"), ("·", r"$\cdot$")):
+        for a, b in (
+            ("\\", r"\textbackslash{}"),
+            ("&", r"\&"),
+            ("%", r"\%"),
+            ("#", r"\#"),
+            ("{", r"\{"),
+            ("}", r"\}"),
+            ("Σ", r"$\Sigma$"),
+            ("√", r"$\surd$"),
+            ("≥", r"$\geq$"),
+            ("·", r"$\cdot$"),
+        ):
             s = s.replace(a, b)
         return s
 
@@ -91,6 +103,6 @@ def tex_prose(text: str) -> str:
 
     out, last = [], 0
     for m in _FORMULA.finditer(text):
-        out += [prose(text[last:m.start()]), formula(m.group())]
+        out += [prose(text[last : m.start()]), formula(m.group())]
         last = m.end()
     return "".join(out) + prose(text[last:])

@@ -25,9 +25,11 @@ def translation_blocks(d: dict, lang: str) -> list:
     say = translator(lang, "translation")
     steps = _say(lang)
     L, H, src, n_src = d["layer"], d["head"], d["source"]["tokens"], len(d["source"]["tokens"])
-    out = [("title", say("title", layer=L, head=H)),
-           ("p", say("source", n=n_src, text=d["text"])),
-           ("p", say("translated" if d["translated"] else "given", n=len(d["target"]["ids"]) - 1, text=d["translation"]))]
+    out = [
+        ("title", say("title", layer=L, head=H)),
+        ("p", say("source", n=n_src, text=d["text"])),
+        ("p", say("translated" if d["translated"] else "given", n=len(d["target"]["ids"]) - 1, text=d["translation"])),
+    ]
     if not d["finished"]:
         out.append(("p", say("unfinished", ctx=d["model"]["n_ctx"])))
     out.append(("p", say("rows")))
@@ -36,20 +38,52 @@ def translation_blocks(d: dict, lang: str) -> list:
         out.append(("p", say("sharpest", head=H, layer=L, bits=bits, max=d["max_entropy_bits"], n=n_src)))
     else:
         out.append(("p", say("entropies", layer=L, max=d["max_entropy_bits"], n=n_src)))
-    out.append(("table", [say("c_head"), say("c_entropy")],
-                [[str(h["head"]) + (" ◀" if h["head"] == H else ""), f"{h['entropy_bits']:.3f}"] for h in d["heads"]], {1}))
+    out.append(
+        (
+            "table",
+            [say("c_head"), say("c_entropy")],
+            [[str(h["head"]) + (" ◀" if h["head"] == H else ""), f"{h['entropy_bits']:.3f}"] for h in d["heads"]],
+            {1},
+        )
+    )
 
     out.append(("p", say("overview", head=H)))
-    rows = [[str(r["pos"]), r["token"], r["reads"], f"{r['top_pos']} {r['top_token']}", f"{r['top_weight']:.4f}",
-             f"{r['mean_top_pos']} {r['mean_top_token']}", f"{r['mean_top_weight']:.4f}"] for r in d["reads"]]
-    out.append(("table", [say("c_step"), say("c_written"), say("c_after"), say("c_most", head=H), say("c_weight"),
-                          say("c_mean"), say("c_weight")], rows, {0, 4, 6}))
+    rows = [
+        [
+            str(r["pos"]),
+            r["token"],
+            r["reads"],
+            f"{r['top_pos']} {r['top_token']}",
+            f"{r['top_weight']:.4f}",
+            f"{r['mean_top_pos']} {r['mean_top_token']}",
+            f"{r['mean_top_weight']:.4f}",
+        ]
+        for r in d["reads"]
+    ]
+    out.append(
+        (
+            "table",
+            [
+                say("c_step"),
+                say("c_written"),
+                say("c_after"),
+                say("c_most", head=H),
+                say("c_weight"),
+                say("c_mean"),
+                say("c_weight"),
+            ],
+            rows,
+            {0, 4, 6},
+        )
+    )
 
     out.append(("p", say("per_word", head=H)))
     for r in d["reads"]:
         out.append(("p", say("word", pos=r["pos"], tok=r["token"], reads=r["reads"])))
-        table = [[x["token"], f"{x['dot']:.4f}", f"{x['weight']:.4f}", "◀" if x["pos"] == r["top_pos"] else ""]
-                 for x in r["rows"]]
+        table = [
+            [x["token"], f"{x['dot']:.4f}", f"{x['weight']:.4f}", "◀" if x["pos"] == r["top_pos"] else ""]
+            for x in r["rows"]
+        ]
         out.append(("table", [say("c_source"), "q·k", say("c_weight"), ""], table, {1, 2}))
 
     out.append(("title", say("steps_title", pos=d["token"], tok=d["query"], reads=d["query_reads"], layer=L, head=H)))

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+
 def _load(ckpt):
     """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
     from qkv.core.bundled import default_ckpt
@@ -72,25 +73,51 @@ def train(args) -> int | None:
     if task == "translate":
         from qkv.core.train_translate import train_translation
 
-        _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "for a GPT; --task translate reads sentence pairs "
-                      "(the built-in corpus, or --pairs FILE.tsv) and makes its word list from them")
+        _refuse_flags(
+            args,
+            ["text", "tokenizer", "vocab_size"],
+            "for a GPT; --task translate reads sentence pairs "
+            "(the built-in corpus, or --pairs FILE.tsv) and makes its word list from them",
+        )
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
             raise ValueError("--task translate trains on the CPU in float32 (--device and --precision are for a GPT)")
-        result = train_translation(args.pairs, out=args.out, direction=args.direction, n_sentences=args.n_sentences,
-                                   preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
-                                   until=args.until, progress=not args.quiet)
+        result = train_translation(
+            args.pairs,
+            out=args.out,
+            direction=args.direction,
+            n_sentences=args.n_sentences,
+            preset=args.preset,
+            overrides=args.overrides,
+            resume=args.resume,
+            force=args.force,
+            until=args.until,
+            progress=not args.quiet,
+        )
     else:
         from qkv.core.train import train
 
         _refuse_flags(args, ["pairs", "direction", "n_sentences"], "for --task translate")
-        result = train(text_path=args.text, out=args.out, tokenizer=args.tokenizer, vocab_size=args.vocab_size,
-                       preset=args.preset, overrides=args.overrides, resume=args.resume, force=args.force,
-                       until=args.until, progress=not args.quiet, device=args.device, precision=args.precision)
+        result = train(
+            text_path=args.text,
+            out=args.out,
+            tokenizer=args.tokenizer,
+            vocab_size=args.vocab_size,
+            preset=args.preset,
+            overrides=args.overrides,
+            resume=args.resume,
+            force=args.force,
+            until=args.until,
+            progress=not args.quiet,
+            device=args.device,
+            precision=args.precision,
+        )
     if not distributed.current().main:
         return None
     val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
-    print(f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
-          f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}")
+    print(
+        f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
+        f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}"
+    )
 
 
 def stream(tokenizer, ids, out=None, prev: int | None = None) -> None:
@@ -129,19 +156,42 @@ def generate(args) -> None:
     if len(ids) > n_ctx:
         _cropped("prompt", len(ids), n_ctx, "used")
     elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it
-        print(f"note: {len(ids)} prompt + {args.max_new_tokens} new tokens pass n_ctx = {n_ctx}: from new token "
-              f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only", file=sys.stderr)
+        print(
+            f"note: {len(ids)} prompt + {args.max_new_tokens} new tokens pass n_ctx = {n_ctx}: from new token "
+            f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only",
+            file=sys.stderr,
+        )
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
         from qkv.core.sample import generate_texts
 
-        texts = generate_texts(model, tokenizer, [args.prompt] * args.samples, args.max_new_tokens,
-                               temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+        texts = generate_texts(
+            model,
+            tokenizer,
+            [args.prompt] * args.samples,
+            args.max_new_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            seed=args.seed,
+        )
         for i, text in enumerate(texts):
             print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
         return
     sys.stdout.write(args.prompt)
-    stream(tokenizer, generate_ids(model, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p,
-                                   args.seed, use_cache=not args.no_cache), prev=ids[-1])
+    stream(
+        tokenizer,
+        generate_ids(
+            model,
+            ids,
+            args.max_new_tokens,
+            args.temperature,
+            args.top_k,
+            args.top_p,
+            args.seed,
+            use_cache=not args.no_cache,
+        ),
+        prev=ids[-1],
+    )
     sys.stdout.write("\n")
 
 
@@ -154,8 +204,10 @@ def translate(args) -> None:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
     model, tokenizer = load(args.ckpt or default_translate_ckpt())
     if model.cfg.arch != "seq2seq":
-        raise ValueError(f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
-                         "encoder-decoder, e.g. one trained by qkv train --task translate")
+        raise ValueError(
+            f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
+            "encoder-decoder, e.g. one trained by qkv train --task translate"
+        )
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         for n, line in enumerate(sys.stdin, 1):
             try:
@@ -177,8 +229,10 @@ def info(args) -> None:
     if cfg.arch == "seq2seq":
         _info_translation(args.ckpt, ckpt)
     else:
-        print(f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} "
-              f"tokenizer with {ckpt.tokenizer.vocab_size} tokens")
+        print(
+            f"{args.ckpt}: step {ckpt.state['step']}, {ckpt.model.num_params():,} parameters, {ckpt.tokenizer.kind} "
+            f"tokenizer with {ckpt.tokenizer.vocab_size} tokens"
+        )
     for key, value in cfg.to_dict().items():
         print(f"  {key} = {value}")
     for key in ("train_loss", "val_loss"):
@@ -191,19 +245,33 @@ def _info_translation(ref, ckpt) -> None:
     from qkv.core.train_translate import direction_of
 
     cfg, (source, target) = ckpt.model.cfg, direction_of(ckpt.config) or ("source", "target")
-    shared = "one embedding table for both languages" if cfg.share_embeddings else "separate source and target embeddings"
-    print(f"{ref}: translation model {source} -> {target} (encoder-decoder), step {ckpt.state['step']}, "
-          f"{ckpt.model.num_params():,} parameters")
-    print(f"  encoder: {cfg.n_encoder_layers} blocks of self-attention over the whole source; decoder: {cfg.n_layers} "
-          f"blocks of causal self-attention, then cross-attention to the encoder's output; {cfg.n_heads} heads each")
-    print(f"  {ckpt.tokenizer.kind} tokenizer with {ckpt.tokenizer.vocab_size} tokens (<pad> <s> </s> and the words "
-          f"of both languages), {shared}")
+    shared = (
+        "one embedding table for both languages" if cfg.share_embeddings else "separate source and target embeddings"
+    )
+    print(
+        f"{ref}: translation model {source} -> {target} (encoder-decoder), step {ckpt.state['step']}, "
+        f"{ckpt.model.num_params():,} parameters"
+    )
+    print(
+        f"  encoder: {cfg.n_encoder_layers} blocks of self-attention over the whole source; decoder: {cfg.n_layers} "
+        f"blocks of causal self-attention, then cross-attention to the encoder's output; {cfg.n_heads} heads each"
+    )
+    print(
+        f"  {ckpt.tokenizer.kind} tokenizer with {ckpt.tokenizer.vocab_size} tokens (<pad> <s> </s> and the words "
+        f"of both languages), {shared}"
+    )
     data = ckpt.config.get("data")
     if isinstance(data, dict) and data.get("pairs") is not None:
         where = "the built-in corpus" if data.get("kind") == "builtin" else data.get("path")
         held = " (held-out frames)" if data.get("kind") == "builtin" else ""
-        left = f" ({data['val_left_out']} more left out: they have words no training pair has)" if data.get("val_left_out") else ""
-        print(f"  trained on {data['pairs']:,} pairs from {where}; {data.get('val_pairs', 0):,} validation pairs{held}{left}")
+        left = (
+            f" ({data['val_left_out']} more left out: they have words no training pair has)"
+            if data.get("val_left_out")
+            else ""
+        )
+        print(
+            f"  trained on {data['pairs']:,} pairs from {where}; {data.get('val_pairs', 0):,} validation pairs{held}{left}"
+        )
 
 
 def _info_pretrained(ref) -> None:
@@ -216,8 +284,10 @@ def _info_pretrained(ref) -> None:
     src = m["source"]
     size = f", {m['weights_bytes'] / 1e6:.1f} MB of weights" if m["weights_bytes"] else ""
     kind = "an encoder (no LM head: it cannot generate)" if not m["has_lm_head"] else "a decoder with an LM head"
-    print(f"{ref}: pretrained {src['title'] or src['architecture']}, {kind}, {m['parameters']:,} parameters{size}, "
-          f"{tokenizer.kind} tokenizer with {tokenizer.vocab_size} tokens")
+    print(
+        f"{ref}: pretrained {src['title'] or src['architecture']}, {kind}, {m['parameters']:,} parameters{size}, "
+        f"{tokenizer.kind} tokenizer with {tokenizer.vocab_size} tokens"
+    )
     print(f"  from {src['path']} (model_type {src['architecture']})")
     for key, value in model.cfg.to_dict().items():
         print(f"  {key} = {value}")
@@ -265,7 +335,9 @@ def _alignment(pair) -> str:
     for word in group:
         members.setdefault(root(word), []).append(word)
     parts = []
-    for words in sorted(members.values(), key=lambda ws: min((side != "zh", i) for side, i in ws)):  # zh order, then ∅→en
+    for words in sorted(
+        members.values(), key=lambda ws: min((side != "zh", i) for side, i in ws)
+    ):  # zh order, then ∅→en
         zh = " ".join(pair.zh[i] for side, i in sorted(words) if side == "zh") or "∅"
         en = " ".join(pair.en[i] for side, i in sorted(words) if side == "en") or "∅"
         parts.append(f"{zh}→{en}")
@@ -331,8 +403,10 @@ def _cpu_only(args) -> None:
     from qkv.core.device import resolve
 
     if resolve(args.device).type != "cpu":
-        raise ValueError(f"qkv {args.command} computes on the CPU, where its explanations read every weight and "
-                         f"activation; --device {args.device} is for qkv train and qkv generate")
+        raise ValueError(
+            f"qkv {args.command} computes on the CPU, where its explanations read every weight and "
+            f"activation; --device {args.device} is for qkv train and qkv generate"
+        )
 
 
 def explain(args) -> None:
@@ -343,12 +417,29 @@ def explain(args) -> None:
     if args.html:
         from qkv.apps.web.export import export_html
 
-        path = export_html(model, tokenizer, args.text, args.html, name=str(args.ckpt or "bundled"),
-                           layer=args.layer, head=args.head, token=args.token, lang=args.lang)
+        path = export_html(
+            model,
+            tokenizer,
+            args.text,
+            args.html,
+            name=str(args.ckpt or "bundled"),
+            layer=args.layer,
+            head=args.head,
+            token=args.token,
+            lang=args.lang,
+        )
         print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
         return
-    ex = explain(model, tokenizer, args.text, layer=args.layer, head=args.head, token=args.token,
-                 top=args.top, lang=args.lang or "en")
+    ex = explain(
+        model,
+        tokenizer,
+        args.text,
+        layer=args.layer,
+        head=args.head,
+        token=args.token,
+        top=args.top,
+        lang=args.lang or "en",
+    )
     if args.format == "json":
         print(json.dumps(ex.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -377,8 +468,18 @@ def attend(args) -> None:
 def figure(args) -> Path:
     from qkv.presentation.draw import figure
 
-    path = figure(args.kind, args.out, ckpt=args.ckpt, text=args.text, layer=args.layer, head=args.head,
-                  token=args.token, lang=args.lang, log=args.log, tokens=args.tokens)
+    path = figure(
+        args.kind,
+        args.out,
+        ckpt=args.ckpt,
+        text=args.text,
+        layer=args.layer,
+        head=args.head,
+        token=args.token,
+        lang=args.lang,
+        log=args.log,
+        tokens=args.tokens,
+    )
     print(path)
     return path
 
@@ -399,5 +500,18 @@ def export(args) -> None:
     print(f"wrote {out}: transformers' AutoModelForCausalLM.from_pretrained and AutoTokenizer.from_pretrained load it")
 
 
-COMMANDS = {"train": train, "generate": generate, "translate": translate, "info": info, "corpus": corpus, "demo": demo, "lesson": lesson, "trace": trace,
-            "explain": explain, "attend": attend, "figure": figure, "serve": serve, "export": export}
+COMMANDS = {
+    "train": train,
+    "generate": generate,
+    "translate": translate,
+    "info": info,
+    "corpus": corpus,
+    "demo": demo,
+    "lesson": lesson,
+    "trace": trace,
+    "explain": explain,
+    "attend": attend,
+    "figure": figure,
+    "serve": serve,
+    "export": export,
+}

@@ -34,51 +34,111 @@ def _lang(p) -> None:
 
 def _device(p, reads: bool = False) -> None:
     if reads:  # explain and serve read every number on the CPU (qkv.analysis works there)
-        p.add_argument("--device", default="cpu", metavar="cpu",
-                       help="cpu (the default and the only choice: the explanations read every number on the CPU)")
+        p.add_argument(
+            "--device",
+            default="cpu",
+            metavar="cpu",
+            help="cpu (the default and the only choice: the explanations read every number on the CPU)",
+        )
         return
-    p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|mps",
-                   help="where the model runs (default auto: CUDA, then MPS, then the CPU; cuda:N picks a GPU)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        metavar="auto|cpu|cuda|mps",
+        help="where the model runs (default auto: CUDA, then MPS, then the CPU; cuda:N picks a GPU)",
+    )
 
 
 def _threads(p) -> None:
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: one per core that no other "
-                                                            "program keeps busy; also QKV_THREADS, OMP_NUM_THREADS)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="CPU threads (default: one per core that no other program keeps busy; also QKV_THREADS, OMP_NUM_THREADS)",
+    )
 
 
 def _ckpt(p, required: bool = False) -> None:
-    p.add_argument("--ckpt", required=required, metavar="DIR",
-                   help="checkpoint directory" + ("" if required else " (default: the bundled model)"))
+    p.add_argument(
+        "--ckpt",
+        required=required,
+        metavar="DIR",
+        help="checkpoint directory" + ("" if required else " (default: the bundled model)"),
+    )
 
 
 def _add_train(sub) -> None:
-    p = sub.add_parser("train", help="train a GPT on a UTF-8 text file (or the built-in corpus), or a translation model")
-    p.add_argument("--task", choices=("lm", "translate"), help="lm: a GPT that continues text (the default); translate: "
-                                                              "an encoder-decoder that translates sentence pairs")
+    p = sub.add_parser(
+        "train", help="train a GPT on a UTF-8 text file (or the built-in corpus), or a translation model"
+    )
+    p.add_argument(
+        "--task",
+        choices=("lm", "translate"),
+        help="lm: a GPT that continues text (the default); translate: "
+        "an encoder-decoder that translates sentence pairs",
+    )
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
-    p.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="default char (a new run only, like --vocab-size and --preset)")
+    p.add_argument(
+        "--tokenizer",
+        choices=("char", "word", "bpe"),
+        help="default char (a new run only, like --vocab-size and --preset)",
+    )
     p.add_argument("--vocab-size", type=int, help="vocabulary size for bpe (default 512) or word (default: all words)")
-    p.add_argument("--direction", metavar="SRC-TGT", help="--task translate: zh-en (default) or en-zh; with --pairs, "
-                                                          "the languages of its two columns")
-    p.add_argument("--pairs", metavar="FILE.tsv", help="--task translate: UTF-8 pairs, one per line, source TAB target, "
-                                                       "words separated by spaces (default: the built-in corpus)")
-    p.add_argument("--n-sentences", type=int, metavar="N", help="--task translate: training pairs drawn from the "
-                                                                "built-in corpus (default 20000)")
-    p.add_argument("--preset", help="tiny | baby | fast | small (default tiny); translate for --task translate (its default)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4")
+    p.add_argument(
+        "--direction",
+        metavar="SRC-TGT",
+        help="--task translate: zh-en (default) or en-zh; with --pairs, the languages of its two columns",
+    )
+    p.add_argument(
+        "--pairs",
+        metavar="FILE.tsv",
+        help="--task translate: UTF-8 pairs, one per line, source TAB target, "
+        "words separated by spaces (default: the built-in corpus)",
+    )
+    p.add_argument(
+        "--n-sentences",
+        type=int,
+        metavar="N",
+        help="--task translate: training pairs drawn from the built-in corpus (default 20000)",
+    )
+    p.add_argument(
+        "--preset", help="tiny | baby | fast | small (default tiny); translate for --task translate (its default)"
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4",
+    )
     p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
     p.add_argument("--resume", action="store_true", help="continue the checkpoint in --out exactly where it stopped")
-    p.add_argument("--force", action="store_true", help="replace a qkv checkpoint already in --out (kept until the new one's first)")
-    p.add_argument("--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a qkv checkpoint already in --out (kept until the new one's first)",
+    )
+    p.add_argument(
+        "--until", type=int, metavar="STEP", help="stop after this step (the schedule still spans all steps)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--nproc", type=int, metavar="N", help="train on N processes of this machine (data-parallel, as "
-                                                          "torchrun --standalone --nproc-per-node N -m qkv train ...); "
-                                                          "batch_size is the global batch, split among them")
+    p.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="train on N processes of this machine (data-parallel, as "
+        "torchrun --standalone --nproc-per-node N -m qkv train ...); "
+        "batch_size is the global batch, split among them",
+    )
     _device(p)
-    p.add_argument("--precision", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
-                   help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing), "
-                        "float32 elsewhere; the weights stay float32")
+    p.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "float32", "bfloat16", "float16"),
+        help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing), "
+        "float32 elsewhere; the weights stay float32",
+    )
     _threads(p)
 
 
@@ -92,19 +152,31 @@ def _add_generate(sub) -> None:
     p.add_argument("--top-p", type=float)
     p.add_argument("--seed", type=seed, help="make the sampling reproducible (0 to 2**63 - 1)")
     p.add_argument("--no-cache", action="store_true", help="recompute every position each step (slow; for comparison)")
-    p.add_argument("--samples", type=int, default=1, metavar="N", help="N continuations at once, as one batch "
-                                                                       "(sample i is seeded seed + i; printed when all are done)")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N continuations at once, as one batch (sample i is seeded seed + i; printed when all are done)",
+    )
     _device(p)
     _threads(p)
 
 
 def _add_translate(sub) -> None:
-    p = sub.add_parser("translate", help="translate a sentence with a translation model (encoder-decoder)",
-                       description="Words are separated by spaces as in the corpus (我 投资了 苹果 ，); text without "
-                                   "spaces is split into known words when it can be. '-' reads one sentence per line "
-                                   "from stdin and prints one translation per line.")
-    p.add_argument("text", nargs="+", metavar="TEXT", help="the sentence (several arguments are joined by spaces), or -")
-    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled translation model, zh -> en)")
+    p = sub.add_parser(
+        "translate",
+        help="translate a sentence with a translation model (encoder-decoder)",
+        description="Words are separated by spaces as in the corpus (我 投资了 苹果 ，); text without "
+        "spaces is split into known words when it can be. '-' reads one sentence per line "
+        "from stdin and prints one translation per line.",
+    )
+    p.add_argument(
+        "text", nargs="+", metavar="TEXT", help="the sentence (several arguments are joined by spaces), or -"
+    )
+    p.add_argument(
+        "--ckpt", metavar="DIR", help="checkpoint directory (default: the bundled translation model, zh -> en)"
+    )
     p.add_argument("--beam", type=int, default=1, metavar="K", help="beam search with K hypotheses (default 1: greedy)")
     p.add_argument("--max-len", type=int, metavar="N", help="at most N target tokens (default: the model's n_ctx)")
 
@@ -141,16 +213,27 @@ def _add_seeing(sub) -> None:
     p.add_argument("--token", type=int, help="query token index (default: the last; negative counts from the end)")
     p.add_argument("--top", type=int, default=5, metavar="N", help="rows in the ranked tables (default 5)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("--lang", choices=LANGS, help="language of the explanation (default en); with --html, the language "
-                                                 "the page opens in (default: the reader's browser's)")
-    p.add_argument("--html", metavar="FILE", help="write the explorer page for TEXT as one self-contained HTML file "
-                                                  "(opens from disk, offline; on --layer/--head/--token if given)")
+    p.add_argument(
+        "--lang",
+        choices=LANGS,
+        help="language of the explanation (default en); with --html, the language "
+        "the page opens in (default: the reader's browser's)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the explorer page for TEXT as one self-contained HTML file "
+        "(opens from disk, offline; on --layer/--head/--token if given)",
+    )
     _device(p, reads=True)
     _threads(p)
 
-    p = sub.add_parser("attend", help="derive one query's attention step by step, with exact numbers",
-                       description="Entries are separated by ',' and rows by ';'; sqrt(), ln(), log(), exp(), "
-                                   "pi, e and fractions are allowed. A value starting with '-' needs '=': --q=-1,0")
+    p = sub.add_parser(
+        "attend",
+        help="derive one query's attention step by step, with exact numbers",
+        description="Entries are separated by ',' and rows by ';'; sqrt(), ln(), log(), exp(), "
+        "pi, e and fractions are allowed. A value starting with '-' needs '=': --q=-1,0",
+    )
     p.add_argument("--q", required=True, metavar="VECTOR", help='the query, e.g. "sqrt(2),0"')
     p.add_argument("--k", required=True, metavar="MATRIX", help='the keys, one row each, e.g. "ln(2),0; 0,1; 0,-1"')
     p.add_argument("--v", required=True, metavar="MATRIX", help='the values, one row each, e.g. "0,0; 4,0; 0,4"')
@@ -161,8 +244,11 @@ def _add_seeing(sub) -> None:
 
     p = sub.add_parser("figure", help="draw a figure (" + ", ".join(FIGURE_KINDS) + ")")
     p.add_argument("kind", choices=FIGURE_KINDS, metavar="KIND", help=" | ".join(FIGURE_KINDS))
-    p.add_argument("--ckpt", metavar="DIR", help="checkpoint directory (attention, head, hull, embedding; "
-                                                 "default: the bundled model)")
+    p.add_argument(
+        "--ckpt",
+        metavar="DIR",
+        help="checkpoint directory (attention, head, hull, embedding; default: the bundled model)",
+    )
     p.add_argument("--text", help="the text to run through the model (attention, head, hull)")
     p.add_argument("--layer", type=int, metavar="L", help="layer (head, hull: default 0; attention: default all)")
     p.add_argument("--head", type=int, metavar="H", help="head (head, hull: default 0)")
@@ -183,8 +269,12 @@ def _add_seeing(sub) -> None:
 def _add_export(sub) -> None:
     p = sub.add_parser("export", help="write a checkpoint as a Hugging Face directory (GPT-2 model and tokenizer)")
     _ckpt(p, required=True)
-    p.add_argument("--hf", required=True, metavar="OUT", help="the directory to write (must not exist, or be empty); "
-                                                             "AutoModelForCausalLM and AutoTokenizer load it")
+    p.add_argument(
+        "--hf",
+        required=True,
+        metavar="OUT",
+        help="the directory to write (must not exist, or be empty); AutoModelForCausalLM and AutoTokenizer load it",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,12 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_translate(sub)
     p = sub.add_parser("info", help="describe a checkpoint")
     _ckpt(p, required=True)
-    p = sub.add_parser("corpus", help="print sentences of the built-in corpus, its sentence pairs, or its held-out probes")
+    p = sub.add_parser(
+        "corpus", help="print sentences of the built-in corpus, its sentence pairs, or its held-out probes"
+    )
     p.add_argument("-n", type=int, default=20, help="how many sentences (or pairs, or probes; default 20)")
     p.add_argument("--lang", choices=("zh", "en", "both"), help="(default both: each zh line, then its en)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon")
-    p.add_argument("--pairs", action="store_true", help="print sentence pairs with their gold word alignment (苹果→apple)")
+    p.add_argument(
+        "--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon"
+    )
+    p.add_argument(
+        "--pairs", action="store_true", help="print sentence pairs with their gold word alignment (苹果→apple)"
+    )
     p.add_argument("--heldout", action="store_true", help="the held-out sentences (frames never in the training text)")
     _add_lessons(sub)
     _add_seeing(sub)

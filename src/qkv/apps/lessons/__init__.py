@@ -50,11 +50,11 @@ ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
 # lessons written for a causal language model (a GPT), and why an encoder cannot run them
 NEEDS_GPT = {
     "convex": "its sentence, query and cue word are chosen for the bundled word-level GPT, and its residual "
-              "step is a pre-norm block's; real-hull is this lesson on an encoder",
+    "step is a pre-norm block's; real-hull is this lesson on an encoder",
     "context": "it compares the next words the model predicts, and an encoder has no next-token head; "
-               "real-apple is this lesson on an encoder",
+    "real-apple is this lesson on an encoder",
     "heads": "it reads the query after the comma of the corpus's sense probes, in a causal model; "
-             "real-heads is this lesson on an encoder",
+    "real-heads is this lesson on an encoder",
     "dropout": "it rebuilds the model as a qkv GPT to switch attention dropout on",
     "next-token": "it turns the last position's vector into next-token probabilities, and an encoder has no such head",
 }
@@ -108,8 +108,10 @@ def load_model(name: str, needs, ckpt=None):
     if needs == "minilm":
         model, tokenizer = load(ckpt if ckpt is not None else "minilm")
         if model.has_lm_head or model.cfg.arch != "bert":
-            raise ValueError(f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
-                             f"{ckpt} is a {model.cfg.arch} language model")
+            raise ValueError(
+                f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
+                f"{ckpt} is a {model.cfg.arch} language model"
+            )
     elif needs == "translate":
         from qkv.core.bundled import default_translate_ckpt
 
@@ -117,17 +119,23 @@ def load_model(name: str, needs, ckpt=None):
         model, tokenizer = load(path)
         if model.cfg.arch != "seq2seq":
             kind = "a GPT" if model.has_lm_head else "an encoder"
-            raise ValueError(f"lesson {name!r} reads a translation model (arch=seq2seq; by default the bundled one), "
-                             f"and {ckpt} is {kind}")
+            raise ValueError(
+                f"lesson {name!r} reads a translation model (arch=seq2seq; by default the bundled one), "
+                f"and {ckpt} is {kind}"
+            )
         task = _task(path)
         if task.get("kind") == "translate" and (task.get("source"), task.get("target")) != ("zh", "en"):
-            raise ValueError(f"lesson {name!r} reads a zh→en translation model, and {path} translates "
-                             f"{task.get('source')}→{task.get('target')}")
+            raise ValueError(
+                f"lesson {name!r} reads a zh→en translation model, and {path} translates "
+                f"{task.get('source')}→{task.get('target')}"
+            )
     else:
         model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
         if model.cfg.arch == "seq2seq":
-            raise ValueError(f"lesson {name!r} reads a language model (a GPT{'' if name in NEEDS_GPT else ' or an encoder'}), "
-                             f"and {ckpt} is a translation model (encoder-decoder); lesson 'align' reads translation models")
+            raise ValueError(
+                f"lesson {name!r} reads a language model (a GPT{'' if name in NEEDS_GPT else ' or an encoder'}), "
+                f"and {ckpt} is a translation model (encoder-decoder); lesson 'align' reads translation models"
+            )
         if not model.has_lm_head and name in NEEDS_GPT:
             raise ValueError(f"lesson {name!r} needs a GPT, and {ckpt} is an encoder: {NEEDS_GPT[name]}")
     return model.eval(), tokenizer
@@ -152,9 +160,22 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     else:
         numbers = dict(lesson.measure(seed))  # a copy: measure may cache its dict
     figures = view.figures(numbers, Path(out), lang, **extra) if out is not None else []
-    return LessonResult(name, title(name, lang), view.text(numbers, lang), view.headline(numbers, lang),
-                        numbers, figures, lang)
+    return LessonResult(
+        name, title(name, lang), view.text(numbers, lang), view.headline(numbers, lang), numbers, figures, lang
+    )
 
 
-__all__ = ["ALL_LESSONS", "LESSONS", "LessonResult", "NEEDS_GPT", "REAL_LESSONS", "default_ckpt", "lesson_module", "load_model",
-           "run", "title", "titles", "view_module"]
+__all__ = [
+    "ALL_LESSONS",
+    "LESSONS",
+    "LessonResult",
+    "NEEDS_GPT",
+    "REAL_LESSONS",
+    "default_ckpt",
+    "lesson_module",
+    "load_model",
+    "run",
+    "title",
+    "titles",
+    "view_module",
+]

@@ -30,7 +30,9 @@ from .training import threads
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
 BEAM = 4
-BEAM_EVERY = 8  # beam search decodes one sentence at a time: it runs on every 8th held-out pair, to keep the lesson quick
+BEAM_EVERY = (
+    8  # beam search decodes one sentence at a time: it runs on every 8th held-out pair, to keep the lesson quick
+)
 KINDS = ("sense", "order", "drug", "job")
 PUNCT = (",", ".")
 LINKS = ("single", "phrase", "punct")  # a word linked to one Chinese word, to several (a phrase), punctuation
@@ -79,8 +81,17 @@ def linked_words(items, shift: int = 0) -> dict:
                 links.append("punct" if p.en[j] in PUNCT else "single" if len(linked) == 1 else "phrase")
                 n_src.append(len(p.zh)), n_tgt.append(len(p.en)), en.append(p.en[j])
                 gold.append(np.isin(np.arange(S), list(linked)))
-    return {"b": np.array(b), "row": np.array(rows), "j": np.array(j_), "kind": np.array(kinds), "link": np.array(links),
-            "gold": np.array(gold), "n_src": np.array(n_src), "n_tgt": np.array(n_tgt), "en": np.array(en)}
+    return {
+        "b": np.array(b),
+        "row": np.array(rows),
+        "j": np.array(j_),
+        "kind": np.array(kinds),
+        "link": np.array(links),
+        "gold": np.array(gold),
+        "n_src": np.array(n_src),
+        "n_tgt": np.array(n_tgt),
+        "en": np.array(en),
+    }
 
 
 def picks(P: np.ndarray, words: dict, mask: np.ndarray) -> np.ndarray:
@@ -135,38 +146,71 @@ def alignment(model, fresh, tok, items) -> dict:
     raw_heads = raw["head"].mean(0)
     reads_heads = hits(np.moveaxis(A, 0, 1), reads, mask).mean(0)
     rL, rH = np.unravel_index(int(reads_heads.argmax()), reads_heads.shape)
-    n = {"n_pairs": len(items), "n_words": len(words["b"]), "best": [int(L_), int(H_)], "best_acc": float(heads[L_, H_]),
-         "acc_heads": heads.tolist(), "acc_layers": got["layer"].mean(0).tolist(), "acc_layer_heads": heads.mean(1).tolist(),
-         "acc_mean": float(got["mean"].mean()), "untrained_heads": raw_heads.tolist(),
-         "untrained_best_acc": float(raw_heads.max()), "untrained_mean": float(raw["mean"].mean()),
-         "diagonal": float(base["diagonal"].mean()), "chance": float(base["chance"].mean()),
-         "reads_best": [int(rL), int(rH)], "reads_best_acc": float(reads_heads[rL, rH])}
+    n = {
+        "n_pairs": len(items),
+        "n_words": len(words["b"]),
+        "best": [int(L_), int(H_)],
+        "best_acc": float(heads[L_, H_]),
+        "acc_heads": heads.tolist(),
+        "acc_layers": got["layer"].mean(0).tolist(),
+        "acc_layer_heads": heads.mean(1).tolist(),
+        "acc_mean": float(got["mean"].mean()),
+        "untrained_heads": raw_heads.tolist(),
+        "untrained_best_acc": float(raw_heads.max()),
+        "untrained_mean": float(raw["mean"].mean()),
+        "diagonal": float(base["diagonal"].mean()),
+        "chance": float(base["chance"].mean()),
+        "reads_best": [int(rL), int(rH)],
+        "reads_best_acc": float(reads_heads[rL, rH]),
+    }
     best = got["head"][:, L_, H_]
     for key, column, names in (("kinds", "kind", KINDS), ("links", "link", LINKS)):
         n[key] = {}
         for name in names:
             k = words[column] == name
             if k.any():
-                n[key][name] = {"n": int(k.sum()), "best": float(best[k].mean()), "mean": float(got["mean"][k].mean()),
-                                "untrained": float(raw["head"][k].mean(0).max()), "diagonal": float(base["diagonal"][k].mean()),
-                                "chance": float(base["chance"][k].mean())}
+                n[key][name] = {
+                    "n": int(k.sum()),
+                    "best": float(best[k].mean()),
+                    "mean": float(got["mean"][k].mean()),
+                    "untrained": float(raw["head"][k].mean(0).max()),
+                    "diagonal": float(base["diagonal"][k].mean()),
+                    "chance": float(base["chance"][k].mean()),
+                }
     # where the best head's row writing a comma looks when it misses the Chinese comma: past it, at what comes next?
     missed = (words["en"] == ",") & ~best
     ahead = picks(A[L_, :, H_], words, mask) > np.where(words["gold"], np.arange(words["gold"].shape[1]), -1).max(-1)
-    n.update(comma_missed=int(missed.sum()), comma_ahead=int((ahead & missed).sum()),
-             commas=int((words["en"] == ",").sum()))
+    n.update(
+        comma_missed=int(missed.sum()), comma_ahead=int((ahead & missed).sum()), commas=int((words["en"] == ",").sum())
+    )
     n["example"] = example(A, items, int(L_), int(H_))
     return n
 
 
 def example(A: np.ndarray, items, layer: int, head: int) -> dict:
     """The figure's pair: the first 小米 food pair with a modifier clause and a time (it reorders twice)."""
-    k = next((k for k, p in enumerate(items) if dict(p.tags).get("word") == SPLIT and dict(p.tags).get("modifier")
-              and dict(p.tags).get("time") and dict(p.tags).get("sense") == "food"), 0)
+    k = next(
+        (
+            k
+            for k, p in enumerate(items)
+            if dict(p.tags).get("word") == SPLIT
+            and dict(p.tags).get("modifier")
+            and dict(p.tags).get("time")
+            and dict(p.tags).get("sense") == "food"
+        ),
+        0,
+    )
     p = items[k]
     S, T = len(p.zh), len(p.en)
-    return {"zh": list(p.zh), "en": list(p.en), "links": [list(x) for x in p.links], "layer": layer, "head": head,
-            "head_pattern": A[layer, k, head, :T, :S].tolist(), "mean_pattern": A[:, k, :, :T, :S].mean((0, 1)).tolist()}
+    return {
+        "zh": list(p.zh),
+        "en": list(p.en),
+        "links": [list(x) for x in p.links],
+        "layer": layer,
+        "head": head,
+        "head_pattern": A[layer, k, head, :T, :S].tolist(),
+        "mean_pattern": A[:, k, :, :T, :S].mean((0, 1)).tolist(),
+    }
 
 
 @torch.no_grad()
@@ -174,7 +218,9 @@ def translate_all(model, tok, sources, beam: int = 1) -> list[list[str]]:
     """The model's translations (as words) of source word lists: greedy as one padded batch, or beam search one by one."""
     ids = [translation.encode_words(tok, s) for s in sources]
     if beam == 1:
-        src, mask, _, _ = translation.collate([translation.Example(tuple(i), (search.BOS,), (search.EOS,)) for i in ids])
+        src, mask, _, _ = translation.collate(
+            [translation.Example(tuple(i), (search.BOS,), (search.EOS,)) for i in ids]
+        )
         hyps = search.greedy(model, src, mask, max_len=model.cfg.n_ctx)  # src, mask (B, S)
     else:
         hyps = [search.beam_search(model, torch.tensor([i]), beam, model.cfg.n_ctx)[0] for i in ids]
@@ -185,11 +231,15 @@ def bleu(hypotheses, references) -> float:
     try:
         import sacrebleu
     except ImportError:
-        raise ValueError("the align lesson scores translations with sacrebleu, which is not installed: "
-                         "pip install sacrebleu") from None
+        raise ValueError(
+            "the align lesson scores translations with sacrebleu, which is not installed: pip install sacrebleu"
+        ) from None
     # the corpus's words are already the tokens: no further tokenizing (and no warning that it is tokenized)
-    return float(sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses], [[" ".join(r) for r in references]],
-                                       tokenize="none", force=True).score)
+    return float(
+        sacrebleu.corpus_bleu(
+            [" ".join(h) for h in hypotheses], [[" ".join(r) for r in references]], tokenize="none", force=True
+        ).score
+    )
 
 
 def senses(items, greedy_out) -> dict:
@@ -202,7 +252,9 @@ def senses(items, greedy_out) -> dict:
         info = L.AMBIGUOUS[tags["word"]]
         want, other = info[f"en_{tags['sense']}"], info["en_company" if tags["sense"] == "food" else "en_food"]
         tail = _tail(p.en)
-        r = out.setdefault(tags["word"], {}).setdefault(tags["sense"], {"en": want, "n": 0, "word": 0, "tail": 0, "exact": 0})
+        r = out.setdefault(tags["word"], {}).setdefault(
+            tags["sense"], {"en": want, "n": 0, "word": 0, "tail": 0, "exact": 0}
+        )
         r["n"] += 1
         r["word"] += int(want in hyp and (want == other or other not in hyp))
         r["tail"] += int(_tail(hyp) == tail)
@@ -219,7 +271,7 @@ def tails(sense: str) -> set[tuple[str, ...]]:
 def _tail(en) -> tuple[str, ...]:
     """The words after the last "and" (the tail clause and the full stop)."""
     en = tuple(en)
-    return en[len(en) - en[::-1].index("and"):] if "and" in en else ()
+    return en[len(en) - en[::-1].index("and") :] if "and" in en else ()
 
 
 def swapped(items) -> list[tuple[str, list[str], tuple[str, ...]]]:
@@ -236,7 +288,7 @@ def swapped(items) -> list[tuple[str, list[str], tuple[str, ...]]]:
             continue
         for sense, other in (("food", "company"), ("company", "food")):
             a, b = twin[sense], twin[other]
-            out.append((sense, list(a.zh[: a.zh.index("，") + 1] + b.zh[b.zh.index("，") + 1:]), _tail(b.en)))
+            out.append((sense, list(a.zh[: a.zh.index("，") + 1] + b.zh[b.zh.index("，") + 1 :]), _tail(b.en)))
     return out
 
 
@@ -252,7 +304,9 @@ def swap_test(model, tok, items, split_en: dict) -> dict:
         r["cue" if word == [sense] else "tail" if word == [other] else "neither"] += 1
         r["faithful"] += int(_tail(hyp) == tail)
         r["verb_tail"] += int(_tail(hyp) in tails(sense))
-    k = next((k for k, (_, _, tail) in enumerate(swaps) if _tail(out[k]) != tail), 0)  # one that is not faithful, if any
+    k = next(
+        (k for k, (_, _, tail) in enumerate(swaps) if _tail(out[k]) != tail), 0
+    )  # one that is not faithful, if any
     r["example_zh"], r["example_en"] = (swaps[k][1], out[k]) if swaps else ([], [])
     return r
 
@@ -279,8 +333,16 @@ def split_rows(model, tok, items) -> dict:
         r["cue_head_max"].append(rows[..., c].max())
         if sense not in examples:
             L_, H_ = np.unravel_index(int(rows[..., c].argmax()), rows.shape[:2])
-            examples[sense] = {"zh": list(p.zh), "en": list(p.en), "row": j, "written": p.en[j], "cue": p.zh[c],
-                               "mean": mean.tolist(), "cue_head": [int(L_), int(H_)], "cue_head_row": rows[L_, H_].tolist()}
+            examples[sense] = {
+                "zh": list(p.zh),
+                "en": list(p.en),
+                "row": j,
+                "written": p.en[j],
+                "cue": p.zh[c],
+                "mean": mean.tolist(),
+                "cue_head": [int(L_), int(H_)],
+                "cue_head_row": rows[L_, H_].tolist(),
+            }
     return {"parts": {s: {k: float(np.mean(v)) for k, v in r.items()} for s, r in parts.items()}, "examples": examples}
 
 
@@ -293,8 +355,10 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
 def _measure(model, tokenizer, seed: int) -> dict:
     items = usable(tokenizer, pairs("heldout", seed=seed))
     if not any(p.kind == "sense" and dict(p.tags)["word"] == SPLIT for p in items):
-        raise ValueError(f"this translation model's vocabulary lacks the words of the held-out pairs of qkv's corpus "
-                         f"(those with {SPLIT} at least)")
+        raise ValueError(
+            f"this translation model's vocabulary lacks the words of the held-out pairs of qkv's corpus "
+            f"(those with {SPLIT} at least)"
+        )
     sources, refs = [list(p.zh) for p in items], [list(p.en) for p in items]
     greedy_out = translate_all(model, tokenizer, sources)
     cjk = sum(any("\u4e00" <= ch <= "\u9fff" for ch in w) for h in greedy_out for w in h)
@@ -304,12 +368,23 @@ def _measure(model, tokenizer, seed: int) -> dict:
     some = slice(None, None, BEAM_EVERY)
     beam_out = translate_all(model, tokenizer, sources[some], BEAM)
     exact = lambda hyps, refs: float(np.mean([h == r for h, r in zip(hyps, refs)]))  # noqa: E731
-    n.update(bleu_greedy=bleu(greedy_out, refs), exact_greedy=exact(greedy_out, refs), beam=BEAM, beam_every=BEAM_EVERY,
-             n_beam=len(beam_out), bleu_beam=bleu(beam_out, refs[some]), exact_beam=exact(beam_out, refs[some]),
-             bleu_greedy_some=bleu(greedy_out[some], refs[some]), exact_greedy_some=exact(greedy_out[some], refs[some]),
-             n_layers=model.cfg.n_layers, n_heads=model.cfg.n_heads, d_model=model.cfg.d_model,
-             senses=senses(items, greedy_out), split_word=SPLIT,
-             split_en={s: L.AMBIGUOUS[SPLIT][f"en_{s}"] for s in SENSES})
+    n.update(
+        bleu_greedy=bleu(greedy_out, refs),
+        exact_greedy=exact(greedy_out, refs),
+        beam=BEAM,
+        beam_every=BEAM_EVERY,
+        n_beam=len(beam_out),
+        bleu_beam=bleu(beam_out, refs[some]),
+        exact_beam=exact(beam_out, refs[some]),
+        bleu_greedy_some=bleu(greedy_out[some], refs[some]),
+        exact_greedy_some=exact(greedy_out[some], refs[some]),
+        n_layers=model.cfg.n_layers,
+        n_heads=model.cfg.n_heads,
+        d_model=model.cfg.d_model,
+        senses=senses(items, greedy_out),
+        split_word=SPLIT,
+        split_en={s: L.AMBIGUOUS[SPLIT][f"en_{s}"] for s in SENSES},
+    )
     n["swap"] = swap_test(model, tokenizer, items, n["split_en"])
     n.update(split_rows(model, tokenizer, items))
     return n

@@ -38,6 +38,15 @@ class LessonResult:
         return f"## {self.title}\n\n{self.text}\n\n**{self.headline}**{figs}\n"
 
     def to_json(self) -> dict:
-        return {"format": "qkv-explain", "version": 1, "kind": "lesson", "name": self.name, "lang": self.lang,
-                "title": self.title, "text": self.text, "headline": self.headline,
-                "numbers": json.loads(json.dumps(self.numbers, default=float)), "figures": [str(p) for p in self.figures]}
+        return {
+            "format": "qkv-explain",
+            "version": 1,
+            "kind": "lesson",
+            "name": self.name,
+            "lang": self.lang,
+            "title": self.title,
+            "text": self.text,
+            "headline": self.headline,
+            "numbers": json.loads(json.dumps(self.numbers, default=float)),
+            "figures": [str(p) for p in self.figures],
+        }

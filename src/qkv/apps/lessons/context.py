@@ -22,8 +22,15 @@ import numpy as np
 import torch
 
 from qkv.analysis.probing import probe_accuracy
-from qkv.analysis.representations import (cosine, encode_examples, heldout_examples, probe_by_stage, sense_examples, stages,
-                                          vectors_at)
+from qkv.analysis.representations import (
+    cosine,
+    encode_examples,
+    heldout_examples,
+    probe_by_stage,
+    sense_examples,
+    stages,
+    vectors_at,
+)
 from qkv.core import corpus
 from qkv.core.models.gpt import GPT
 

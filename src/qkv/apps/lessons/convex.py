@@ -38,9 +38,15 @@ def nearest_l2(point: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     n = len(vertices)
     G = vertices @ vertices.T
     c = vertices @ point
-    res = minimize(lambda w: w @ G @ w - 2 * c @ w, np.full(n, 1.0 / n), jac=lambda w: 2 * G @ w - 2 * c,
-                   bounds=[(0.0, 1.0)] * n, constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0}],
-                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+    res = minimize(
+        lambda w: w @ G @ w - 2 * c @ w,
+        np.full(n, 1.0 / n),
+        jac=lambda w: 2 * G @ w - 2 * c,
+        bounds=[(0.0, 1.0)] * n,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     w = np.clip(res.x, 0.0, None)
     return (w / w.sum()) @ vertices
 
@@ -64,7 +70,9 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     from qkv.core.geometry import convex_weights
 
     torch.manual_seed(seed)
-    ex = attend([math.sqrt(2), 0.0], [[math.log(2), 0.0], [0.0, 1.0], [0.0, -1.0]], [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    ex = attend(
+        [math.sqrt(2), 0.0], [[math.log(2), 0.0], [0.0, 1.0], [0.0, -1.0]], [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]
+    )
     ids = tokenizer.encode(TEXT)
     tokens = [tokenizer.display(i) for i in ids]
     _, trace = model.run_with_trace(torch.tensor([ids]))
@@ -88,18 +96,35 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     near = nearest_l2(x_new, VW)
     result_gap = float(np.abs(trace["result", layer][0, pos, head].double().numpy() - zW).max())
     return {
-        "example_scores": [float(s) for s in ex.scores], "example_weights": [float(w) for w in ex.weights],
-        "example_z": [float(c) for c in ex.z], "example_values": ex.V.tolist(), "example_inside": bool(ex.hull.inside),
+        "example_scores": [float(s) for s in ex.scores],
+        "example_weights": [float(w) for w in ex.weights],
+        "example_z": [float(c) for c in ex.z],
+        "example_values": ex.V.tolist(),
+        "example_inside": bool(ex.hull.inside),
         "example_distance": float(ex.hull.distance),
-        "text": TEXT, "tokens": tokens, "position": pos, "layer": layer, "head": head,
-        "weights": a.tolist(), "cue": tokens[cue_pos], "cue_weight": float(a[cue_pos]),
-        "values": V.tolist(), "z": z.tolist(),
-        "z_inside": bool(hz.inside), "z_distance": float(hz.distance),
-        "zW_inside": bool(hzW.inside), "zW_distance": float(hzW.distance),
-        "residual_inside": bool(hx.inside), "residual_distance": float(hx.distance),
+        "text": TEXT,
+        "tokens": tokens,
+        "position": pos,
+        "layer": layer,
+        "head": head,
+        "weights": a.tolist(),
+        "cue": tokens[cue_pos],
+        "cue_weight": float(a[cue_pos]),
+        "values": V.tolist(),
+        "z": z.tolist(),
+        "z_inside": bool(hz.inside),
+        "z_distance": float(hz.distance),
+        "zW_inside": bool(hzW.inside),
+        "zW_distance": float(hzW.distance),
+        "residual_inside": bool(hx.inside),
+        "residual_distance": float(hx.distance),
         "residual_l2_distance": float(np.linalg.norm(x_new - near)),
-        "resid_mid_inside": bool(hmid.inside), "resid_mid_distance": float(hmid.distance),
-        "norm_x": float(np.linalg.norm(x)), "norm_zW": float(np.linalg.norm(zW)),
-        "d_head": int(V.shape[1]), "d_model": int(VW.shape[1]), "result_gap": result_gap,
+        "resid_mid_inside": bool(hmid.inside),
+        "resid_mid_distance": float(hmid.distance),
+        "norm_x": float(np.linalg.norm(x)),
+        "norm_zW": float(np.linalg.norm(zW)),
+        "d_head": int(V.shape[1]),
+        "d_model": int(VW.shape[1]),
+        "result_gap": result_gap,
         "plane": separating_plane(VW, zW, x_new, x, near),
     }

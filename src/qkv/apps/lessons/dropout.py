@@ -58,8 +58,16 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     ev = summarise(check(eval_trace))
     sums = torch.cat([train_trace["pattern", L].sum(-1).flatten() for L in range(model.cfg.n_layers)])
     train["rows_min_sum"], train["rows_max_sum"] = sums.min().item(), sums.max().item()
-    return {"p": P, "text": TEXT, "seed": seed, "tokens": len(tokens), "token_texts": tokens,
-            **{f"train_{k}": v for k, v in train.items()}, **{f"eval_{k}": v for k, v in ev.items()},
-            "pattern_layer": LAYER, "pattern_head": HEAD,
-            "pattern_train": train_trace["pattern", LAYER][0, HEAD].tolist(),  # (T, T)
-            "pattern_eval": eval_trace["pattern", LAYER][0, HEAD].tolist()}
+    return {
+        "p": P,
+        "text": TEXT,
+        "seed": seed,
+        "tokens": len(tokens),
+        "token_texts": tokens,
+        **{f"train_{k}": v for k, v in train.items()},
+        **{f"eval_{k}": v for k, v in ev.items()},
+        "pattern_layer": LAYER,
+        "pattern_head": HEAD,
+        "pattern_train": train_trace["pattern", LAYER][0, HEAD].tolist(),  # (T, T)
+        "pattern_eval": eval_trace["pattern", LAYER][0, HEAD].tolist(),
+    }

@@ -19,7 +19,24 @@ import torch
 NEEDS_MODEL = True
 FRUITS = ("苹果", "香蕉", "梨", "葡萄")
 OTHER = "原子能"
-MAP_WORDS = ("苹果", "香蕉", "梨", "葡萄", "橘子", "西瓜", "原子能", "太阳能", "风能", "煤炭", "猫", "狗", "马", "股价", "吃了", "投资了")
+MAP_WORDS = (
+    "苹果",
+    "香蕉",
+    "梨",
+    "葡萄",
+    "橘子",
+    "西瓜",
+    "原子能",
+    "太阳能",
+    "风能",
+    "煤炭",
+    "猫",
+    "狗",
+    "马",
+    "股价",
+    "吃了",
+    "投资了",
+)
 K = 5
 
 
@@ -67,13 +84,25 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     text = default_text()  # the bundled model's training text: how often it shows each word
     counts = Counter(text.split())
     return {
-        "words": words, "fruits": fruits, "other": OTHER, "ids": ids, "id_difference": diff, "id_difference_token": diff_token,
+        "words": words,
+        "fruits": fruits,
+        "other": OTHER,
+        "ids": ids,
+        "id_difference": diff,
+        "id_difference_token": diff_token,
         "onehot_cosines": [cos_onehot[i, j].item() for i, j in combinations(range(len(words)), 2)],
         "onehot_max_offdiag": float((cos_onehot - torch.eye(len(words))).abs().max()),
         "cosines": {f"{words[i]}-{words[j]}": cos[i, j].item() for i, j in combinations(range(len(words)), 2)},
-        "cosine_matrix": cos.tolist(), "within_fruit_mean": within, "fruit_other_mean": across, "claim_holds": within > across,
-        "neighbours": {w: [[t, c] for t, c in nearest_neighbours(model, tokenizer, w, k=K)] for w in (fruits[0], OTHER)},
-        "d_model": model.cfg.d_model, "d_vocab": model.cfg.d_vocab,
-        "corpus_counts": {w: counts[w] for w in words}, "corpus_lines": text.count("\n"),
+        "cosine_matrix": cos.tolist(),
+        "within_fruit_mean": within,
+        "fruit_other_mean": across,
+        "claim_holds": within > across,
+        "neighbours": {
+            w: [[t, c] for t, c in nearest_neighbours(model, tokenizer, w, k=K)] for w in (fruits[0], OTHER)
+        },
+        "d_model": model.cfg.d_model,
+        "d_vocab": model.cfg.d_vocab,
+        "corpus_counts": {w: counts[w] for w in words},
+        "corpus_lines": text.count("\n"),
         "map_tokens": single_tokens(tokenizer, MAP_WORDS),
     }

@@ -68,8 +68,12 @@ def attention_mass(model, items) -> dict:
     _, trace = model.run_with_trace(batch, names=lambda name: name.endswith("hook_pattern"))
     rows = torch.arange(len(items))
     last = lengths - 1
-    targets = {"cue": torch.tensor([cue for _, cue in items]), "previous": last - 1,
-               "start": torch.zeros_like(last), "self": last}
+    targets = {
+        "cue": torch.tensor([cue for _, cue in items]),
+        "previous": last - 1,
+        "start": torch.zeros_like(last),
+        "self": last,
+    }
     mass = {c: np.zeros((cfg.n_layers, cfg.n_heads)) for c in CATEGORIES}
     for layer in range(cfg.n_layers):
         A = trace["pattern", layer].double()[rows, :, last, :]  # (N, n_heads, T_max): each sentence's last row
@@ -85,11 +89,23 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         raise ValueError("no sense probe can be encoded by this checkpoint's tokenizer")
     m = attention_mass(model, items)
     mass, baseline = m["mass"], m["baseline"]
-    n = {"n_sentences": m["n"], "baseline": baseline, "cue_words": cue_words(), "categories": list(CATEGORIES),
-         "example": tokenizer.decode(items[0][0]).strip(), "example_cue": tokenizer.decode([items[0][0][items[0][1]]])}
+    n = {
+        "n_sentences": m["n"],
+        "baseline": baseline,
+        "cue_words": cue_words(),
+        "categories": list(CATEGORIES),
+        "example": tokenizer.decode(items[0][0]).strip(),
+        "example_cue": tokenizer.decode([items[0][0][items[0][1]]]),
+    }
     for c in CATEGORIES:
         L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
-        n.update({f"mass_{c}": mass[c].tolist(), f"best_{c}": [int(L), int(H)], f"best_{c}_mass": float(mass[c][L, H]),
-                  f"best_{c}_ratio": float(mass[c][L, H]) / baseline})
+        n.update(
+            {
+                f"mass_{c}": mass[c].tolist(),
+                f"best_{c}": [int(L), int(H)],
+                f"best_{c}_mass": float(mass[c][L, H]),
+                f"best_{c}_ratio": float(mass[c][L, H]) / baseline,
+            }
+        )
     n["distinct_heads"] = len({tuple(n[f"best_{c}"]) for c in CATEGORIES})
     return n

@@ -38,11 +38,19 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     z = logits[0, -1].double()  # (d_vocab,)
     top = torch.topk(probs, TOP)
     shown = top.indices.tolist()  # the same tokens in every bar group of the figure: the top at T = 1
-    n = {"text": TEXT, "tokens": [tokenizer.display(i) for i in ids], "position": len(ids) - 1,
-         "top": [[_label(tokenizer, int(i)), float(p)] for p, i in zip(top.values, top.indices)],
-         "top_sum": float(top.values.sum()), "greedy": _label(tokenizer, int(z.argmax())), "greedy_id": int(z.argmax()),
-         "entropy_bits": entropy_bits(probs), "max_entropy_bits": float(np.log2(model.cfg.d_vocab)),
-         "temperatures": list(TEMPERATURES), "shown": [_label(tokenizer, i) for i in shown]}
+    n = {
+        "text": TEXT,
+        "tokens": [tokenizer.display(i) for i in ids],
+        "position": len(ids) - 1,
+        "top": [[_label(tokenizer, int(i)), float(p)] for p, i in zip(top.values, top.indices)],
+        "top_sum": float(top.values.sum()),
+        "greedy": _label(tokenizer, int(z.argmax())),
+        "greedy_id": int(z.argmax()),
+        "entropy_bits": entropy_bits(probs),
+        "max_entropy_bits": float(np.log2(model.cfg.d_vocab)),
+        "temperatures": list(TEMPERATURES),
+        "shown": [_label(tokenizer, i) for i in shown],
+    }
     for T in TEMPERATURES:
         pT = torch.softmax(z / T, dim=-1)  # (d_vocab,)
         tT = torch.topk(pT, TOP)

@@ -33,8 +33,13 @@ N_SENTENCES = 6000  # drawn from the built-in corpus; only the order sentences (
 MODEL = {"n_ctx": 16, "d_model": 64, "n_heads": 4, "n_layers": 1}
 TRAIN = {"steps": 800, "batch_size": 16, "lr": 5e-3, "min_lr": 5e-4, "warmup_steps": 30, "eval_steps": 10}
 # (name, pos, n_layers): four one-layer models, one per kind of position, and a two-layer one without
-RUNS = (("none", "none", 1), ("learned", "learned", 1), ("sinusoidal", "sinusoidal", 1), ("rope", "rope", 1),
-        ("none2", "none", 2))
+RUNS = (
+    ("none", "none", 1),
+    ("learned", "learned", 1),
+    ("sinusoidal", "sinusoidal", 1),
+    ("rope", "rope", 1),
+    ("none2", "none", 2),
+)
 ROPE_CTX, ROPE_D, SHIFTS = 128, 32, (1, 3, 10, 50)
 
 
@@ -61,8 +66,13 @@ def permutation_deviation(model: GPT, ids: torch.Tensor, perm: torch.Tensor, cau
 def pair_scores(model: GPT, tok, probes) -> list[tuple[float, float]]:
     """Per probe, (log P(expected | prompt), log P(alternative | prompt))."""
     model.eval()
-    return [(continuation_logprob(model, tok, p.prompt, p.expected), continuation_logprob(model, tok, p.prompt, p.alternatives[0]))
-            for p in probes]
+    return [
+        (
+            continuation_logprob(model, tok, p.prompt, p.expected),
+            continuation_logprob(model, tok, p.prompt, p.alternatives[0]),
+        )
+        for p in probes
+    ]
 
 
 def pair_stats(scores, probes) -> dict:
@@ -93,8 +103,8 @@ def rope_shift(seed: int) -> dict:
     dots = rq @ rk.T  # dots[s, t] = (R_s q) . (R_t k)
     aq, ak = q + table, k + table  # additive positions
     adds = aq @ ak.T
-    rope_dev = max((dots[d:d + n, d:d + n] - dots[:n, :n]).abs().max().item() for d in SHIFTS)
-    add_dev = max((adds[d:d + n, d:d + n] - adds[:n, :n]).abs().max().item() for d in SHIFTS)
+    rope_dev = max((dots[d : d + n, d : d + n] - dots[:n, :n]).abs().max().item() for d in SHIFTS)
+    add_dev = max((adds[d : d + n, d : d + n] - adds[:n, :n]).abs().max().item() for d in SHIFTS)
     return {"rope_shift_dev": rope_dev, "additive_shift_dev": add_dev, "rope_dot_scale": dots.abs().max().item()}
 
 
@@ -105,9 +115,19 @@ def measure(seed: int = 0) -> dict:
         tok, ids = tokenize(order_text(seed))
         probes = corpus.probes("order", "zh")
         tc = TrainConfig(**TRAIN, seed=seed)
-        n = {"seed": seed, "tokens": len(ids), "vocab": tok.vocab_size, "steps": tc.steps, "batch_size": tc.batch_size,
-             "probes": len(probes), "sinusoidal_embed_scale": MODEL["d_model"] ** 0.5, **MODEL, "runs": [name for name, _, _ in RUNS],
-             "rope_d": ROPE_D, "shifts": list(SHIFTS)}
+        n = {
+            "seed": seed,
+            "tokens": len(ids),
+            "vocab": tok.vocab_size,
+            "steps": tc.steps,
+            "batch_size": tc.batch_size,
+            "probes": len(probes),
+            "sinusoidal_embed_scale": MODEL["d_model"] ** 0.5,
+            **MODEL,
+            "runs": [name for name, _, _ in RUNS],
+            "rope_d": ROPE_D,
+            "shifts": list(SHIFTS),
+        }
         models = {}
         for name, pos, layers in RUNS:
             # the default embed_scale: sinusoidal positions meet words multiplied by sqrt(d_model), as in the 2017 paper
@@ -115,8 +135,15 @@ def measure(seed: int = 0) -> dict:
             f = fit(ids, cfg, tc, seed=seed)
             models[name] = f.model
             stats = pair_stats(pair_scores(f.model, tok, probes), probes)
-            n.update({f"acc_{name}": stats["acc"], f"apart_{name}": stats["apart"], f"pair_diff_{name}": stats["pair_diff"],
-                      f"val_loss_{name}": f.val_loss, f"seconds_{name}": f.seconds})
+            n.update(
+                {
+                    f"acc_{name}": stats["acc"],
+                    f"apart_{name}": stats["apart"],
+                    f"pair_diff_{name}": stats["pair_diff"],
+                    f"val_loss_{name}": f.val_loss,
+                    f"seconds_{name}": f.seconds,
+                }
+            )
             n["pairs"] = stats["pairs"]
         g = torch.Generator().manual_seed(seed)
         sample = ids[: MODEL["n_ctx"]]

@@ -36,7 +36,9 @@ def _distance(point, vertices) -> float:
 
 def layer_norm(ln, x: torch.Tensor) -> torch.Tensor:
     """The block's LayerNorm in float64 (the same weights, eps)."""
-    return torch.nn.functional.layer_norm(x, x.shape[-1:], ln.weight.detach().double(), ln.bias.detach().double(), ln.eps)
+    return torch.nn.functional.layer_norm(
+        x, x.shape[-1:], ln.weight.detach().double(), ln.bias.detach().double(), ln.eps
+    )
 
 
 @torch.no_grad()
@@ -51,10 +53,16 @@ def head_stages(block, trace, layer: int, head: int, q: int) -> dict:
     c = s - zW  # x + b_O + the other heads' outputs
     mid = trace["resid_mid", layer][0, q].double()
     mapped = layer_norm(block.ln1, c + VW)  # (T, d_model): the values sent where z was sent
-    return {"zW": _distance(zW, VW), "x_zW": _distance(x + zW, VW), "sum": _distance(s, c + VW),
-            "mid": _distance(mid, mapped), "norm_x": float(x.norm()), "norm_zW": float(zW.norm()),
-            "ln_gap": float((layer_norm(block.ln1, s) - mid).abs().max()),
-            "max_weight": float(trace["pattern", layer][0, head, q].max())}
+    return {
+        "zW": _distance(zW, VW),
+        "x_zW": _distance(x + zW, VW),
+        "sum": _distance(s, c + VW),
+        "mid": _distance(mid, mapped),
+        "norm_x": float(x.norm()),
+        "norm_zW": float(zW.norm()),
+        "ln_gap": float((layer_norm(block.ln1, s) - mid).abs().max()),
+        "max_weight": float(trace["pattern", layer][0, head, q].max()),
+    }
 
 
 @torch.no_grad()
@@ -83,22 +91,50 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     lo, hi = np.unravel_index(int(np.argmin(mid)), mid.shape), np.unravel_index(int(np.argmax(mid)), mid.shape)
     L, H = pick_head(trace, q, cue)
     return {
-        "model_name": model_name(model), "text": TEXT, "tokens": tokens, "position": q, "query": tokens[q],
-        "cue": tokens[cue], "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "n_total": n_total,
-        "d_head": cfg.d_head, "d_model": cfg.d_model, "tol": TOL, "stages": list(STAGES),
-        "z_points": n_total * T, "z_outside": int(z_out), "z_max_distance": float(z_dist.max()),
+        "model_name": model_name(model),
+        "text": TEXT,
+        "tokens": tokens,
+        "position": q,
+        "query": tokens[q],
+        "cue": tokens[cue],
+        "n_layers": cfg.n_layers,
+        "n_heads": cfg.n_heads,
+        "n_total": n_total,
+        "d_head": cfg.d_head,
+        "d_model": cfg.d_model,
+        "tol": TOL,
+        "stages": list(STAGES),
+        "z_points": n_total * T,
+        "z_outside": int(z_out),
+        "z_max_distance": float(z_dist.max()),
         "distances": {"z": z_dist.tolist(), **{k: per[k].tolist() for k in STAGES}},
         "outside": {k: int((per[k] > 0).sum()) for k in STAGES},
         "max_distance": {k: float(per[k].max()) for k in STAGES},
         "min_distance": {k: float(per[k].min()) for k in STAGES},
         "median_distance": {k: float(np.median(per[k])) for k in STAGES},
         "norm_x": [float(per["norm_x"][layer, 0]) for layer in range(cfg.n_layers)],
-        "norm_zW_median": float(np.median(per["norm_zW"])), "norm_zW_max": float(per["norm_zW"].max()),
+        "norm_zW_median": float(np.median(per["norm_zW"])),
+        "norm_zW_max": float(per["norm_zW"].max()),
         "ln_gap": float(per["ln_gap"].max()),
-        "mid_min": {"layer": int(lo[0]), "head": int(lo[1]), "distance": float(mid[lo]), "max_weight": float(per["max_weight"][lo])},
-        "mid_max": {"layer": int(hi[0]), "head": int(hi[1]), "distance": float(mid[hi]), "max_weight": float(per["max_weight"][hi])},
+        "mid_min": {
+            "layer": int(lo[0]),
+            "head": int(lo[1]),
+            "distance": float(mid[lo]),
+            "max_weight": float(per["max_weight"][lo]),
+        },
+        "mid_max": {
+            "layer": int(hi[0]),
+            "head": int(hi[1]),
+            "distance": float(mid[hi]),
+            "max_weight": float(per["max_weight"][hi]),
+        },
         "max_weight": per["max_weight"].tolist(),
-        "example": {"layer": L, "head": H, "cue_weight": float(trace["pattern", L][0, H, q, cue]),
-                    "weights": trace["pattern", L][0, H, q].double().tolist(),
-                    "values": trace["v", L][0, :, H].double().tolist(), "z": trace["z", L][0, q, H].double().tolist()},
+        "example": {
+            "layer": L,
+            "head": H,
+            "cue_weight": float(trace["pattern", L][0, H, q, cue]),
+            "weights": trace["pattern", L][0, H, q].double().tolist(),
+            "values": trace["v", L][0, :, H].double().tolist(),
+            "z": trace["z", L][0, q, H].double().tolist(),
+        },
     }

@@ -1,8 +1,8 @@
 """The demo's report: every lesson's explanation, numbers and figures in one folder.
 
-    report/index.html   open it in a browser (no network needed: figures are local files)
-    report/report.md    the same as Markdown
-    report/*.png        the figures
+report/index.html   open it in a browser (no network needed: figures are local files)
+report/report.md    the same as Markdown
+report/*.png        the figures
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}img{
 .headline{font-weight:600;background:#eef5ff;padding:.5rem .8rem;border-radius:6px}nav a{margin-right:.8rem}"""
 
 
-def write_report(results: list[LessonResult], folder, lang: str = "en", model: str = "", seconds: dict | None = None) -> Path:
+def write_report(
+    results: list[LessonResult], folder, lang: str = "en", model: str = "", seconds: dict | None = None
+) -> Path:
     """Write index.html, report.md and results.json into folder; returns the index.html path."""
     title, intro = t("lessons.report.title", check_lang(lang)), t("lessons.report.intro", lang)
     folder = check_folder(folder, "report")
@@ -34,11 +36,21 @@ def write_report(results: list[LessonResult], folder, lang: str = "en", model: s
     sections = []
     for r in results:
         figs = "".join(f'<img src="{html.escape(Path(p).name)}" alt="{html.escape(Path(p).stem)}">' for p in r.figures)
-        sections.append(f'<section id="{r.name}"><h2>{html.escape(r.title)}</h2><pre>{html.escape(r.text)}</pre>'
-                        f'<p class="headline">{html.escape(r.headline)}</p>{figs}</section>')
-    page = (f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style>'
-            f'<h1>{title}</h1><p>{html.escape(intro)} ({when}; {html.escape(model)})</p><nav>{nav}</nav>{"".join(sections)}</html>')
+        sections.append(
+            f'<section id="{r.name}"><h2>{html.escape(r.title)}</h2><pre>{html.escape(r.text)}</pre>'
+            f'<p class="headline">{html.escape(r.headline)}</p>{figs}</section>'
+        )
+    page = (
+        f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style>'
+        f"<h1>{title}</h1><p>{html.escape(intro)} ({when}; {html.escape(model)})</p><nav>{nav}</nav>{''.join(sections)}</html>"
+    )
     (folder / "index.html").write_text(page, encoding="utf-8")
-    write_json(folder / "results.json", {"model": model, "seconds": seconds or {},
-                                         "lessons": [json.loads(json.dumps(r.to_json(), default=str)) for r in results]})
+    write_json(
+        folder / "results.json",
+        {
+            "model": model,
+            "seconds": seconds or {},
+            "lessons": [json.loads(json.dumps(r.to_json(), default=str)) for r in results],
+        },
+    )
     return folder / "index.html"

@@ -63,8 +63,13 @@ def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed:
     loss = lm_loss(model.unembed(model.ln_final(x)), y)
     loss.backward()
     norm = lambda block: math.sqrt(sum(p.grad.pow(2).sum().item() for p in block.parameters() if p.grad is not None))
-    return {"rms_last": h.pow(2).mean().sqrt().item(), "cos_last": cos[different].mean().item(),
-            "grad_first": norm(model.blocks[0]), "grad_last": norm(model.blocks[-1]), "loss_init": loss.item()}
+    return {
+        "rms_last": h.pow(2).mean().sqrt().item(),
+        "cos_last": cos[different].mean().item(),
+        "grad_first": norm(model.blocks[0]),
+        "grad_last": norm(model.blocks[-1]),
+        "loss_init": loss.item(),
+    }
 
 
 @lru_cache(maxsize=2)
@@ -75,17 +80,32 @@ def measure(seed: int = 0) -> dict:
         tok, ids = tokenize(corpus.generate(seed, N_SENTENCES, "zh"))
         tc = TrainConfig(**TRAIN, seed=seed)
         train_ids, val_ids = split_ids(ids, tc.val_fraction, MODEL["n_ctx"])
-        n = {"seed": seed, "tokens": len(ids), "vocab": tok.vocab_size, "steps": tc.steps, "batch_size": tc.batch_size,
-             "early_step": EARLY, "unigram_loss": unigram_loss(train_ids, val_ids), "uniform_loss": math.log(tok.vocab_size),
-             **MODEL, "variants": [name for name, _, _ in VARIANTS]}
+        n = {
+            "seed": seed,
+            "tokens": len(ids),
+            "vocab": tok.vocab_size,
+            "steps": tc.steps,
+            "batch_size": tc.batch_size,
+            "early_step": EARLY,
+            "unigram_loss": unigram_loss(train_ids, val_ids),
+            "uniform_loss": math.log(tok.vocab_size),
+            **MODEL,
+            "variants": [name for name, _, _ in VARIANTS],
+        }
         for name, residual, norm in VARIANTS:
             cfg = ModelConfig(**MODEL, d_vocab=tok.vocab_size, residual=residual, norm=norm)
             stats = init_stats(cfg, train_ids, tc, seed)
             f = fit(ids, cfg, tc, seed=seed)
             n[f"losses_{name}"] = f.losses
             n.update({f"{k}_{name}": v for k, v in stats.items()})
-            n.update({f"train_loss_{name}": f.train_loss, f"val_loss_{name}": f.val_loss,
-                      f"early_loss_{name}": f.loss_after(EARLY), f"seconds_{name}": f.seconds})
+            n.update(
+                {
+                    f"train_loss_{name}": f.train_loss,
+                    f"val_loss_{name}": f.val_loss,
+                    f"early_loss_{name}": f.loss_after(EARLY),
+                    f"seconds_{name}": f.seconds,
+                }
+            )
     n["best"] = min(n["variants"], key=lambda x: n[f"val_loss_{x}"])
     n["val_gap_residual"] = n["val_loss_residual"] - n["val_loss_both"]  # what LayerNorm adds to residuals
     n["grad_ratio_residual"] = n["grad_first_both"] / max(n["grad_first_residual"], 1e-300)

@@ -29,10 +29,14 @@ def _summary(spectra, name: str) -> dict:
     """Mean and range over every layer and head of one matrix's numbers."""
     rows = [s[name] for layer in spectra for s in layer]
     cond = [r["condition"] for r in rows]
-    return {"condition_mean": float(np.mean(cond)), "condition_min": float(min(cond)), "condition_max": float(max(cond)),
-            "effective_rank_mean": float(np.mean([r["effective_rank"] for r in rows])),
-            "top4_mean": float(np.mean([r["energy_top"]["4"] for r in rows])),
-            "rotation_cos_mean": float(np.mean([r["rotation_cos"] for r in rows]))}
+    return {
+        "condition_mean": float(np.mean(cond)),
+        "condition_min": float(min(cond)),
+        "condition_max": float(max(cond)),
+        "effective_rank_mean": float(np.mean([r["effective_rank"] for r in rows])),
+        "top4_mean": float(np.mean([r["energy_top"]["4"] for r in rows])),
+        "rotation_cos_mean": float(np.mean([r["rotation_cos"] for r in rows])),
+    }
 
 
 @torch.no_grad()
@@ -53,8 +57,12 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     trained, random = all_spectra(model), all_spectra(twin)
     summary = {name: {"trained": _summary(trained, name), "random": _summary(random, name)} for name in MATRICES}
     # each place (layer, head, matrix) against the untrained model's matrix in the same place
-    places = [(t[name]["condition"], r[name]["condition"]) for tl, rl in zip(trained, random) for t, r in zip(tl, rl)
-              for name in MATRICES]
+    places = [
+        (t[name]["condition"], r[name]["condition"])
+        for tl, rl in zip(trained, random)
+        for t, r in zip(tl, rl)
+        for name in MATRICES
+    ]
     more_uneven = sum(a > b for a, b in places)
     heads = range(model.cfg.n_heads)
     clouds = [word_cloud(model, tokenizer, LAYER, h) for h in heads]
@@ -63,23 +71,39 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     detail = clouds[HEAD]
     twin_cloud = word_cloud(twin, tokenizer, LAYER, HEAD)
     return {
-        "layer": LAYER, "head": HEAD, "seed": seed, "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads,
-        "d_model": model.cfg.d_model, "d_head": model.cfg.d_head, "norm": model.cfg.norm,
-        "summary": summary, "more_uneven": more_uneven, "n_places": len(places),
+        "layer": LAYER,
+        "head": HEAD,
+        "seed": seed,
+        "n_layers": model.cfg.n_layers,
+        "n_heads": model.cfg.n_heads,
+        "d_model": model.cfg.d_model,
+        "d_head": model.cfg.d_head,
+        "norm": model.cfg.norm,
+        "summary": summary,
+        "more_uneven": more_uneven,
+        "n_places": len(places),
         "uneven_claim_holds": more_uneven == len(places),
         "detail": {name: trained[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
         "detail_random": {name: random[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
         **_exactness(model, LAYER, HEAD),
-        "words": detail["words"], "labels": detail["labels"], "groups": detail["groups"], "input": detail["input"],
-        "before_ratio": before["ratio"], "before_accuracy": before["accuracy"],
+        "words": detail["words"],
+        "labels": detail["labels"],
+        "groups": detail["groups"],
+        "input": detail["input"],
+        "before_ratio": before["ratio"],
+        "before_accuracy": before["accuracy"],
         "after_ratio": {p: [a["ratio"] for a in after[p]] for p in PROJECTIONS},
         "after_accuracy": {p: [a["accuracy"] for a in after[p]] for p in PROJECTIONS},
         "heads_separating_more": {p: sum(a["ratio"] > before["ratio"] for a in after[p]) for p in PROJECTIONS},
         "kept_share": {p: [c[p]["kept_share"] for c in clouds] for p in PROJECTIONS},
         "random_share": detail["random_share"],
-        "nearest_before": detail["before"]["nearest"], "nearest_q": detail["q"]["nearest"],
-        "before_ratio_2d": detail["before"]["separation_2d"]["ratio"], "q_ratio_2d": detail["q"]["separation_2d"]["ratio"],
-        "cloud_before": detail["before"]["points"], "cloud_q": detail["q"]["points"],
-        "twin_before_ratio": twin_cloud["before"]["separation"]["ratio"], "twin_q_ratio": twin_cloud["q"]["separation"]["ratio"],
+        "nearest_before": detail["before"]["nearest"],
+        "nearest_q": detail["q"]["nearest"],
+        "before_ratio_2d": detail["before"]["separation_2d"]["ratio"],
+        "q_ratio_2d": detail["q"]["separation_2d"]["ratio"],
+        "cloud_before": detail["before"]["points"],
+        "cloud_q": detail["q"]["points"],
+        "twin_before_ratio": twin_cloud["before"]["separation"]["ratio"],
+        "twin_q_ratio": twin_cloud["q"]["separation"]["ratio"],
         "trace_max_diff": max(c[p]["trace_max_diff"] for c in clouds for p in PROJECTIONS),
     }

@@ -36,10 +36,20 @@ def measure(seed: int = 0) -> dict:
         tok, ids = tokenize(text)
         tc = TrainConfig(**TRAIN, seed=seed)
         probes = {ph: corpus.probes(ph, "zh") for ph in PHENOMENA}
-        n = {"seed": seed, "sentences": N_SENTENCES, "tokens": len(ids), "vocab": tok.vocab_size,
-             "steps": tc.steps, "batch_size": tc.batch_size, **MODEL, **{f"{ph}_probes": len(p) for ph, p in probes.items()},
-             **{f"{ph}_chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p) for ph, p in probes.items()},
-             "widths": list(WIDTHS), "early_from": EARLY[0], "early_to": EARLY[1]}
+        n = {
+            "seed": seed,
+            "sentences": N_SENTENCES,
+            "tokens": len(ids),
+            "vocab": tok.vocab_size,
+            "steps": tc.steps,
+            "batch_size": tc.batch_size,
+            **MODEL,
+            **{f"{ph}_probes": len(p) for ph, p in probes.items()},
+            **{f"{ph}_chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p) for ph, p in probes.items()},
+            "widths": list(WIDTHS),
+            "early_from": EARLY[0],
+            "early_to": EARLY[1],
+        }
         for width in WIDTHS:
             for kind in KINDS:
                 key = f"{kind}{width}"
@@ -48,7 +58,7 @@ def measure(seed: int = 0) -> dict:
                 n[f"params_{key}"] = f.model.num_params()
                 n[f"train_loss_{key}"] = f.train_loss
                 n[f"val_loss_{key}"] = f.val_loss
-                n[f"early_loss_{key}"] = sum(f.losses[EARLY[0]:EARLY[1]]) / (EARLY[1] - EARLY[0])
+                n[f"early_loss_{key}"] = sum(f.losses[EARLY[0] : EARLY[1]]) / (EARLY[1] - EARLY[0])
                 n[f"seconds_{key}"] = f.seconds
                 for ph, p in probes.items():
                     n[f"{ph}_acc_{key}"] = probe_accuracy(f.model, tok, p)

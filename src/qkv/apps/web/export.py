@@ -24,7 +24,6 @@ from qkv.core.files import atomic_write
 from .server import SCRIPTS, STYLES, asset, model_doc
 
 
-
 def _inline_json(obj) -> str:
     """JSON that is safe inside <script>: every "<" is written \\u003c, so no tag or comment can start."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -48,8 +47,17 @@ def page_html(data: dict) -> str:
     return html
 
 
-def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | None = None,
-                head: int | None = None, token: int | None = None, lang: str | None = None) -> Path:
+def export_html(
+    model,
+    tokenizer,
+    text: str,
+    path,
+    name: str = "",
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    lang: str | None = None,
+) -> Path:
     """Write the page for `text` to `path` (atomically) and return the path. The page opens on
     `layer`, `head` and query `token` when given (negative ones count from the end), in `lang`
     ("zh" or "en"; None: the reader's browser language; ?lang= in the address wins)."""
@@ -63,14 +71,23 @@ def export_html(model, tokenizer, text: str, path, name: str = "", layer: int | 
     translates = model.cfg.arch == "seq2seq"  # then layer and head are the decoder's, token a target step
     doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
     cfg, T = model.cfg, len(doc["target"]["ids"] if translates else doc["ids"])
-    start = {key: check_index(value, n, key, unit) for key, value, n, unit in (
-        ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
-        ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
-        ("token", token, T, f"the translation has {T} target steps" if translates else f"the text has {T} tokens"))
-        if value is not None}
+    start = {
+        key: check_index(value, n, key, unit)
+        for key, value, n, unit in (
+            ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
+            ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
+            ("token", token, T, f"the translation has {T} target steps" if translates else f"the text has {T} tokens"),
+        )
+        if value is not None
+    }
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
         m["source"] = {**m["source"], "path": None}
-    data = {"model": info, "view": doc, "start": start, "lang": lang,
-            "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None}
+    data = {
+        "model": info,
+        "view": doc,
+        "start": start,
+        "lang": lang,
+        "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None,
+    }
     atomic_write(path, page_html(data).encode("utf-8"))
     return path

@@ -74,8 +74,14 @@ def head_labels(model, tokenizer) -> dict:
     for lang in LANGS:
         say = translator(lang, "lessons.heads")
         names[lang] = {c: {"short": say(f"short_{c}"), "label": say(f"label_{c}")} for c in cats}
-    return {"kind": "head-labels", "labels": labels, "names": names, "baseline": n["baseline"],
-            "n_sentences": n["n_sentences"], "categories": cats}
+    return {
+        "kind": "head-labels",
+        "labels": labels,
+        "names": names,
+        "baseline": n["baseline"],
+        "n_sentences": n["n_sentences"],
+        "categories": cats,
+    }
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
@@ -97,7 +103,9 @@ def add_routes(app, model, tokenizer, lock) -> None:
     @app.post("/api/ablate")
     def post_ablate(body: AblateIn):
         if len(body.heads) > model.cfg.n_layers * model.cfg.n_heads:  # the list, before its duplicates are dropped
-            raise TextError(f"{len(body.heads)} pairs given; the model has {model.cfg.n_layers * model.cfg.n_heads} "
-                            "heads: list each head once")
+            raise TextError(
+                f"{len(body.heads)} pairs given; the model has {model.cfg.n_layers * model.cfg.n_heads} "
+                "heads: list each head once"
+            )
         with lock:
             return ablate(model, tokenizer, body.text, heads=body.heads, token=body.token, ids=body.ids, top=body.top)

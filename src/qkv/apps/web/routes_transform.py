@@ -1,7 +1,7 @@
 """The explorer's endpoints for the transform panels (added to the app by server.create_app).
 
-    POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, W_O (and of a random
-                          model of the same shape), and the word cloud before and after x W_Q, x W_K, x W_V
+POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, W_O (and of a random
+                      model of the same shape), and the word cloud before and after x W_Q, x W_K, x W_V
 """
 
 from __future__ import annotations
@@ -30,9 +30,20 @@ def transform_doc(model, tokenizer, twin, layer: int, head: int) -> dict:
         cloud, why = word_cloud(model, tokenizer, layer, head), None
     except ValueError as e:  # a vocabulary without the cloud's words: the spectra still stand
         cloud, why = None, str(e)
-    return {"format": "qkv-explain", "version": 1, "kind": "transform", "layer": layer, "head": head,
-            "d_model": model.cfg.d_model, "d_head": model.cfg.d_head, "matrices": list(MATRICES),
-            "trained": trained, "random": random, "cloud": cloud, "cloud_error": why}
+    return {
+        "format": "qkv-explain",
+        "version": 1,
+        "kind": "transform",
+        "layer": layer,
+        "head": head,
+        "d_model": model.cfg.d_model,
+        "d_head": model.cfg.d_head,
+        "matrices": list(MATRICES),
+        "trained": trained,
+        "random": random,
+        "cloud": cloud,
+        "cloud_error": why,
+    }
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
@@ -42,7 +53,9 @@ def add_routes(app, model, tokenizer, lock) -> None:
     @app.post("/api/transform")
     def post_transform(body: TransformIn):
         if model.cfg.arch == "seq2seq":
-            raise TextError("the transform panel reads a GPT's or an encoder's self-attention; this is a translation model")
+            raise TextError(
+                "the transform panel reads a GPT's or an encoder's self-attention; this is a translation model"
+            )
         with lock:
             if not twins:
                 twins.append(random_twin(model, 0))

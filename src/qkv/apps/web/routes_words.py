@@ -23,7 +23,6 @@ from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
 from .requests import MAX_CHARS, Strict
 
 
-
 class VocabIn(Strict):
     query: str = Field("", max_length=200)
     match: Literal["prefix", "substring"] = "prefix"
@@ -60,9 +59,13 @@ def add_routes(app, model, tokenizer, lock) -> None:
             raise TextError(str(e)) from None
 
     @app.get("/api/vocab")
-    def get_vocab(query: str = Query("", max_length=200), match: Literal["prefix", "substring"] = "prefix",
-                  kind: Literal[KINDS] | None = None,  # type: ignore[valid-type]
-                  limit: int = Query(200, ge=1, le=MAX_LIMIT), offset: int = Query(0, ge=0)):
+    def get_vocab(
+        query: str = Query("", max_length=200),
+        match: Literal["prefix", "substring"] = "prefix",
+        kind: Literal[KINDS] | None = None,  # type: ignore[valid-type]
+        limit: int = Query(200, ge=1, le=MAX_LIMIT),
+        offset: int = Query(0, ge=0),
+    ):
         return answer(VocabIn(query=query, match=match, kind=kind, limit=limit, offset=offset))
 
     @app.post("/api/vocab")
@@ -72,7 +75,9 @@ def add_routes(app, model, tokenizer, lock) -> None:
     @app.post("/api/side")
     def post_side(body: SideIn):
         if model.cfg.arch == "seq2seq":
-            raise TextError("a translation model is shown across its two sentences: the page's side-by-side "
-                            "panel is for a model that reads one text")
+            raise TextError(
+                "a translation model is shown across its two sentences: the page's side-by-side "
+                "panel is for a model that reads one text"
+            )
         with lock:
             return side_by_side(model, tokenizer, body.a, body.b, body.top)

@@ -70,18 +70,33 @@ LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass 
 PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
 SCRIPTS = ("i18n.js", "app.js", "exact.js", *(f"{n}.js" for n in PANELS))  # in this order in index.html
 STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
-ASSETS = {**{name: "text/javascript; charset=utf-8" for name in SCRIPTS}, **{name: "text/css; charset=utf-8" for name in STYLES}}
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+ASSETS = {
+    **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
+    **{name: "text/css; charset=utf-8" for name in STYLES},
+}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WHITESPACE = re.compile(r"(?:\u2423|\\[nrt]|\s)+")  # a token shown as only whitespace: ␣, \n, \t, \r
 
 # sentences to offer, kept when the model's tokenizer knows every piece of them
-EXAMPLES = ["我 投资了 苹果 ，", "我 昨天 吃了 苹果 ，", "患者 服用 华法林 后 出现了 黑便 。", "i invested in apple ,",
-            "i ate apple ,", "To be, or not to be, that is the question:", "First Citizen:\nBefore we proceed any further"]
+EXAMPLES = [
+    "我 投资了 苹果 ，",
+    "我 昨天 吃了 苹果 ，",
+    "患者 服用 华法林 后 出现了 黑便 。",
+    "i invested in apple ,",
+    "i ate apple ,",
+    "To be, or not to be, that is the question:",
+    "First Citizen:\nBefore we proceed any further",
+]
 # the word at the same position in both sentences, so that position does not weigh in the cosine
-COMPARISONS = [("我 昨天 吃了 苹果", "我 上周 投资了 苹果", "苹果"), ("i ate apple", "i joined apple", "apple"),
-               ("the king is dead", "the king is here", "king")]
+COMPARISONS = [
+    ("我 昨天 吃了 苹果", "我 上周 投资了 苹果", "苹果"),
+    ("i ate apple", "i joined apple", "apple"),
+    ("the king is dead", "the king is here", "king"),
+]
 # for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
 PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
 PRETRAINED_COMPARISONS = [("I ate an apple", "I bought Apple shares", "apple")]
@@ -141,7 +156,7 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 def host_name(header: str) -> str:
     """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "::1"."""
-    return header[1: header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
+    return header[1 : header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
 
 
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
@@ -156,6 +171,7 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         except ValueError:
             return False
         return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
+
     pretrained = model.source is not None
     examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
     shown = [t for t in ([first] if first else []) + examples if fits(t)]
@@ -164,17 +180,24 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         shown = [sample] if fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
     pair = next(({"a": a, "b": b, "word": w} for a, b, w in pairs if fits(a) and fits(b)), None)
-    return {"format": "qkv-explain", "version": 1, "kind": "model",
-            "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
-            "examples": list(dict.fromkeys(shown)), "compare": pair}
+    return {
+        "format": "qkv-explain",
+        "version": 1,
+        "kind": "model",
+        "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
+        "examples": list(dict.fromkeys(shown)),
+        "compare": pair,
+    }
 
 
 def space_tokens(tokenizer, d_vocab: int) -> dict:
     """{"space_tokens": a space is a token (shown ␣), "whitespace_tokens": some token is only
     whitespace (␣, a line break \\n, a tab)}: the page's hint and its ␣ toggle depend on them."""
     shown = [tokenizer.display(i) for i in range(min(d_vocab, getattr(tokenizer, "vocab_size", d_vocab)))]
-    return {"space_tokens": any(s and set(s) == {"\u2423"} for s in shown),
-            "whitespace_tokens": any(s and WHITESPACE.fullmatch(s) for s in shown)}
+    return {
+        "space_tokens": any(s and set(s) == {"\u2423"} for s in shown),
+        "whitespace_tokens": any(s and WHITESPACE.fullmatch(s) for s in shown),
+    }
 
 
 def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
@@ -236,8 +259,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         if translates and body.ids is not None:
             raise TextError("a translation model reads a source text, not token ids")
         with lock:
-            doc = translation_view(model, tokenizer, body.text, name) if translates else \
-                view(model, tokenizer, body.text, name, ids=body.ids)
+            doc = (
+                translation_view(model, tokenizer, body.text, name)
+                if translates
+                else view(model, tokenizer, body.text, name, ids=body.ids)
+            )
         t1 = time.perf_counter()
         content = dumps(doc)
         timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
@@ -248,20 +274,38 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         if translates:  # the text is its source, token a target step (both checked inside)
             check_heads(model.cfg, body.layer, body.head)
             with lock:
-                return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
-                               top=body.top, lang=body.lang).to_json()
+                return explain(
+                    model,
+                    tokenizer,
+                    body.text,
+                    layer=body.layer,
+                    head=body.head,
+                    token=body.token,
+                    top=body.top,
+                    lang=body.lang,
+                ).to_json()
         T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
         try:  # explain's own range rule, checked first so that a bug inside explain stays a 500
-            for value, n, what, unit in ((body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
-                                         (body.head, model.cfg.n_heads, "head", f"each layer has {model.cfg.n_heads} heads"),
-                                         (body.token, T, "token", f"the text has {T} tokens")):
+            for value, n, what, unit in (
+                (body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
+                (body.head, model.cfg.n_heads, "head", f"each layer has {model.cfg.n_heads} heads"),
+                (body.token, T, "token", f"the text has {T} tokens"),
+            ):
                 if value is not None:
                     check_index(value, n, what, unit)
         except ValueError as e:
             raise TextError(str(e)) from None
         with lock:
-            return explain(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token,
-                           top=body.top, lang=body.lang).to_json()
+            return explain(
+                model,
+                tokenizer,
+                body.text,
+                layer=body.layer,
+                head=body.head,
+                token=body.token,
+                top=body.top,
+                lang=body.lang,
+            ).to_json()
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
@@ -274,17 +318,32 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         if room < 1:
             raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
         with lock:
-            new = list(generate_ids(model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k,
-                                    body.top_p, body.seed))
-        stopped = {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
-        return {"format": "qkv-explain", "version": 1, "kind": "generate", "prompt": prompt, "text": tokenizer.decode(ids + new),
-                "added": tokenizer.decode(new, prev=ids[-1]), "ids": ids + new, "stopped": stopped}
+            new = list(
+                generate_ids(
+                    model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k, body.top_p, body.seed
+                )
+            )
+        stopped = (
+            {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
+        )
+        return {
+            "format": "qkv-explain",
+            "version": 1,
+            "kind": "generate",
+            "prompt": prompt,
+            "text": tokenizer.decode(ids + new),
+            "added": tokenizer.decode(new, prev=ids[-1]),
+            "ids": ids + new,
+            "stopped": stopped,
+        }
 
     @app.post("/api/compare")
     def post_compare(body: CompareIn):
         if translates:
-            raise TextError("a translation model is not compared across two sentences here: its page shows the "
-                            "attention from the translation to the source")
+            raise TextError(
+                "a translation model is not compared across two sentences here: its page shows the "
+                "attention from the translation to the source"
+            )
         with lock:
             return compare(model, tokenizer, body.a, body.b, body.word)
 
@@ -396,8 +455,10 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     if host not in LOCAL_HOSTS:
-        print(f"warning: listening on {host}, not only on this computer: others on the network can use it",
-              file=sys.stderr)
+        print(
+            f"warning: listening on {host}, not only on this computer: others on the network can use it",
+            file=sys.stderr,
+        )
     server = Server(uvicorn.Config(app, log_level=log_level, http=IdleGuard, timeout_keep_alive=IDLE_TIMEOUT))
     server.ready = f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)"
     server.run(sockets=[sock])

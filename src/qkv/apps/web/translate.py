@@ -19,13 +19,20 @@ from qkv.analysis.view import TextError, model_info
 from qkv.core.translation import translate
 
 # (kind, tags the pair must have) in the order offered
-WANTED = [("sense", {("word", "苹果"), ("sense", "food")}), ("sense", {("word", "苹果"), ("sense", "company")}),
-          ("sense", {("word", "小米")}), ("order", set()), ("drug", set()), ("job", set()), ("plain", set())]
+WANTED = [
+    ("sense", {("word", "苹果"), ("sense", "food")}),
+    ("sense", {("word", "苹果"), ("sense", "company")}),
+    ("sense", {("word", "小米")}),
+    ("order", set()),
+    ("drug", set()),
+    ("job", set()),
+    ("plain", set()),
+]
 _CJK = re.compile("[\u3400-\u9fff]")
 
 
 def source_lang(model, tokenizer, name: str = "") -> str:
-    """"zh" or "en": the language the model translates from (see the module docstring)."""
+    """ "zh" or "en": the language the model translates from (see the module docstring)."""
     config = Path(name) / "config.json" if name and name != "bundled" else None
     if config is not None and config.is_file():
         try:
@@ -68,15 +75,24 @@ def translation_model_doc(model, tokenizer, name: str = "", first: str | None = 
     """The "model" document of a translation model: `first` (if given) leads its examples; no comparison."""
     lang = source_lang(model, tokenizer, name)
     shown = ([first] if first else []) + examples(model, tokenizer, lang)
-    return {"format": "qkv-explain", "version": 1, "kind": "model", "model": model_info(model, tokenizer, name),
-            "examples": list(dict.fromkeys(shown)), "compare": None, "source_lang": lang}
+    return {
+        "format": "qkv-explain",
+        "version": 1,
+        "kind": "model",
+        "model": model_info(model, tokenizer, name),
+        "examples": list(dict.fromkeys(shown)),
+        "compare": None,
+        "source_lang": lang,
+    }
 
 
 def check_heads(cfg, layer: int | None, head: int | None) -> None:
     """A TextError (a 400 answer) for a decoder layer or a head out of range."""
     try:
-        for value, n, what, unit in ((layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers"),
-                                     (head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")):
+        for value, n, what, unit in (
+            (layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers"),
+            (head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"),
+        ):
             if value is not None:
                 check_index(value, n, what, unit)
     except ValueError as e:

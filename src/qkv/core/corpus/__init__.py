@@ -210,19 +210,19 @@ def _association_probes(rng: random.Random, lang: str) -> list[Probe]:
     for drug, frames in held["drug_list"].items():
         for patient, n_fill in frames:
             sentence = _drug(
-                drug, patient,
+                drug,
+                patient,
                 start=rng.randrange(len(L.DRUG_STARTS)),
                 fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
-                delay=rng.randrange(len(L.DRUG_DELAYS)))
-            out.append(_single(sentence[lang], effects[lang], "association",
-                               f"drug:{drug}:{patient}:{n_fill}", lang))
+                delay=rng.randrange(len(L.DRUG_DELAYS)),
+            )
+            out.append(_single(sentence[lang], effects[lang], "association", f"drug:{drug}:{patient}:{n_fill}", lang))
     places = {"zh": [j[2] for j in L.JOBS], "en": [j[3] for j in L.JOBS]}
     for job, frames in held["job_list"].items():
         for worker, n_fill in frames:
             fillers = tuple(rng.sample(range(len(L.WORKER_FILLERS)), n_fill))
             sentence = _job(job, worker, fillers)
-            out.append(_single(sentence[lang], places[lang], "association",
-                               f"job:{job}:{worker}:{n_fill}", lang))
+            out.append(_single(sentence[lang], places[lang], "association", f"job:{job}:{worker}:{n_fill}", lang))
     return out
 
 
@@ -236,8 +236,7 @@ def _pair(first, second, phenomenon: str, group: str, lang: str) -> list[Probe]:
     ]
 
 
-def _single(sentence, answers: list[str], phenomenon: str, group: str,
-            lang: str) -> Probe:
+def _single(sentence, answers: list[str], phenomenon: str, group: str, lang: str) -> Probe:
     prompt, expected = " ".join(sentence[0]), " ".join(sentence[1])
     wrong = tuple(a for a in answers if a != expected)
     return Probe(prompt, expected, phenomenon, wrong, group, lang)

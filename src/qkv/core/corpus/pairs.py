@@ -37,8 +37,7 @@ import random
 from dataclasses import dataclass
 
 from . import lexicon as L
-from .sentences import (END, _drug, _job, _order, _reserved, _sense, check_choice, check_count,
-                        draw_sentences)
+from .sentences import END, _drug, _job, _order, _reserved, _sense, check_choice, check_count, draw_sentences
 
 __all__ = ["KINDS", "Pair", "SPLITS", "pairs"]
 
@@ -104,22 +103,41 @@ def _heldout(seed: int) -> list[dict]:
             for food in (True, False):
                 cues = info["food_cues"] if food else L.COMPANY_CUES
                 tails = info["food_tails"] if food else L.COMPANY_TAILS
-                out.append(_sense(amb, food, subj, time, mod,
-                                  adv=rng.randrange(len(L.SENSE_ADVERBS)),
-                                  cue=rng.randrange(len(cues)),
-                                  tail=rng.randrange(len(tails))))
+                out.append(
+                    _sense(
+                        amb,
+                        food,
+                        subj,
+                        time,
+                        mod,
+                        adv=rng.randrange(len(L.SENSE_ADVERBS)),
+                        cue=rng.randrange(len(cues)),
+                        tail=rng.randrange(len(tails)),
+                    )
+                )
     for verb, people in held["order_list"].items():
         for a, b in people:
             for first, second in ((a, b), (b, a)):
-                out.append(_order(verb, first, second,
-                                  time=rng.randrange(len(L.ORDER_TIMES)),
-                                  place=rng.randrange(len(L.ORDER_PLACES))))
+                out.append(
+                    _order(
+                        verb,
+                        first,
+                        second,
+                        time=rng.randrange(len(L.ORDER_TIMES)),
+                        place=rng.randrange(len(L.ORDER_PLACES)),
+                    )
+                )
     for drug, frames in held["drug_list"].items():
         for patient, n_fill in frames:
-            out.append(_drug(drug, patient,
-                             start=rng.randrange(len(L.DRUG_STARTS)),
-                             fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
-                             delay=rng.randrange(len(L.DRUG_DELAYS))))
+            out.append(
+                _drug(
+                    drug,
+                    patient,
+                    start=rng.randrange(len(L.DRUG_STARTS)),
+                    fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
+                    delay=rng.randrange(len(L.DRUG_DELAYS)),
+                )
+            )
     for job, frames in held["job_list"].items():
         for worker, n_fill in frames:
             fillers = tuple(rng.sample(range(len(L.WORKER_FILLERS)), n_fill))

@@ -30,9 +30,7 @@ MIX = (("sense", 30), ("order", 22), ("drug", 18), ("job", 10), ("plain", 20))
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     """A one-line ValueError unless ``value`` is one of ``choices``."""
     if value not in choices:
-        raise ValueError(
-            f"unknown {name} {value!r}; choose one of: {', '.join(choices)}"
-        )
+        raise ValueError(f"unknown {name} {value!r}; choose one of: {', '.join(choices)}")
 
 
 def check_count(n_sentences: object) -> None:
@@ -59,20 +57,22 @@ def _flatten(items: list) -> tuple[list[str], list]:
     return words, labels
 
 
-def _build(kind: str, zh: list, en: list, zh_tail: list, en_tail: list,
-           tags: tuple = ()) -> dict:
+def _build(kind: str, zh: list, en: list, zh_tail: list, en_tail: list, tags: tuple = ()) -> dict:
     """A sentence dict from context items and target (tail) items in each language."""
     zh_words, zh_labels = _flatten(zh + zh_tail + [("stop", END["zh"])])
     en_words, en_labels = _flatten(en + en_tail + [("stop", END["en"])])
     en_at = defaultdict(list)
     for j, label in enumerate(en_labels):
         en_at[label].append(j)
-    links = tuple(sorted((i, j) for i, label in enumerate(zh_labels)
-                         if label is not None for j in en_at[label]))
+    links = tuple(sorted((i, j) for i, label in enumerate(zh_labels) if label is not None for j in en_at[label]))
     n_zh, n_en = len(_flatten(zh)[0]), len(_flatten(en)[0])
-    return {"zh": (zh_words[:n_zh], zh_words[n_zh:-1]),
-            "en": (en_words[:n_en], en_words[n_en:-1]),
-            "links": links, "kind": kind, "tags": tuple(tags)}
+    return {
+        "zh": (zh_words[:n_zh], zh_words[n_zh:-1]),
+        "en": (en_words[:n_en], en_words[n_en:-1]),
+        "links": links,
+        "kind": kind,
+        "tags": tuple(tags),
+    }
 
 
 def _template(label: str, template: str, values: dict[str, str]) -> list:
@@ -107,8 +107,7 @@ def _fillers(table: tuple, fillers: tuple[int, ...], lang: int) -> list:
 # ---------------------------------------------------------------------------
 
 
-def _sense(amb: str, food: bool, subj: int, time: int, mod: int,
-           adv: int, cue: int, tail: int) -> dict:
+def _sense(amb: str, food: bool, subj: int, time: int, mod: int, adv: int, cue: int, tail: int) -> dict:
     info = L.AMBIGUOUS[amb]
     if food:
         cue_zh, cue_en = info["food_cues"][cue]
@@ -128,13 +127,24 @@ def _sense(amb: str, food: bool, subj: int, time: int, mod: int,
         zh += [("mod", mod_zh), (None, "的")]
     zh += [("word", amb), (",", "，")]
 
-    en = [("time", time_en), ("subj", subj_en), ("adv", adv_en_pre), ("cue", cue_en),
-          ("word", word_en), ("adv", adv_en_post)]
+    en = [
+        ("time", time_en),
+        ("subj", subj_en),
+        ("adv", adv_en_pre),
+        ("cue", cue_en),
+        ("word", word_en),
+        ("adv", adv_en_post),
+    ]
     if mod_en:
         en += [(None, ","), ("mod", mod_en)]
     en += [(",", ","), (None, "and")]
-    tags = (("word", amb), ("sense", "food" if food else "company"),
-            ("subject", subj_zh), ("time", time_zh), ("modifier", mod_zh))
+    tags = (
+        ("word", amb),
+        ("sense", "food" if food else "company"),
+        ("subject", subj_zh),
+        ("time", time_zh),
+        ("modifier", mod_zh),
+    )
     return _build("sense", zh, en, [("tail", tail_zh)], [("tail", tail_en)], tags)
 
 
@@ -158,17 +168,21 @@ def _order(verb: int, a: int, b: int, time: int, place: int) -> dict:
     return _build("order", zh, en, target_zh, target_en, tags)
 
 
-def _drug(drug: int, patient: int, start: int, fillers: tuple[int, ...],
-          delay: int) -> dict:
+def _drug(drug: int, patient: int, start: int, fillers: tuple[int, ...], delay: int) -> dict:
     drug_zh, drug_en, effect_zh, effect_en = L.DRUGS[drug]
     who_zh, who_en = L.PATIENTS[patient]
     start_zh, start_en = L.DRUG_STARTS[start]
     delay_zh, delay_en = L.DRUG_DELAYS[delay]
 
-    zh = [("who", who_zh), ("start", start_zh), ("started", "开始"), ("taking", "服用"),
-          ("drug", drug_zh), (",", "，")]
-    en = [("who", who_en), ("started", "started"), ("taking", "taking"), ("drug", drug_en),
-          ("start", start_en), (",", ",")]
+    zh = [("who", who_zh), ("start", start_zh), ("started", "开始"), ("taking", "服用"), ("drug", drug_zh), (",", "，")]
+    en = [
+        ("who", who_en),
+        ("started", "started"),
+        ("taking", "taking"),
+        ("drug", drug_en),
+        ("start", start_en),
+        (",", ","),
+    ]
     zh += _fillers(L.DRUG_FILLERS, fillers, 0)
     en += _fillers(L.DRUG_FILLERS, fillers, 1)
     zh += [("delay", delay_zh), ("after", "后"), ("developed", "出现了")]
@@ -242,21 +256,16 @@ def _reserved() -> dict:
     other_pairs = [p for p in pairs if p not in plain_pairs]
     for v in range(len(L.ORDER_VERBS)):
         # Two pairs that also work as English probes, two that may not.
-        order[v] = sorted(
-            _take(plain_pairs, 2, f"order:{v}:plain")
-            + _take(other_pairs, 2, f"order:{v}:other")
-        )
+        order[v] = sorted(_take(plain_pairs, 2, f"order:{v}:plain") + _take(other_pairs, 2, f"order:{v}:other"))
 
     drug = {}
     for d in range(len(L.DRUGS)):
-        frames = list(itertools.product(range(len(L.PATIENTS)),
-                                        range(_MAX_FILLERS + 1)))
+        frames = list(itertools.product(range(len(L.PATIENTS)), range(_MAX_FILLERS + 1)))
         drug[d] = _take(frames, 3, f"drug:{d}")
 
     job = {}
     for j in range(len(L.JOBS)):
-        frames = list(itertools.product(range(len(L.WORKERS)),
-                                        range(_MAX_FILLERS + 1)))
+        frames = list(itertools.product(range(len(L.WORKERS)), range(_MAX_FILLERS + 1)))
         job[j] = _take(frames, 3, f"job:{j}")
 
     return {
@@ -279,9 +288,11 @@ def _reserved() -> dict:
 def _draw_sense(rng: random.Random, held: dict) -> dict:
     amb = rng.choice(tuple(L.AMBIGUOUS))
     while True:
-        frame = (rng.randrange(len(L.SENSE_SUBJECTS)),
-                 rng.randrange(len(L.SENSE_TIMES)),
-                 rng.randrange(len(L.SENSE_MODIFIERS)))
+        frame = (
+            rng.randrange(len(L.SENSE_SUBJECTS)),
+            rng.randrange(len(L.SENSE_TIMES)),
+            rng.randrange(len(L.SENSE_MODIFIERS)),
+        )
         if frame not in held["sense"][amb]:
             break
     subj, time, mod = frame
@@ -289,10 +300,16 @@ def _draw_sense(rng: random.Random, held: dict) -> dict:
     info = L.AMBIGUOUS[amb]
     cues = info["food_cues"] if food else L.COMPANY_CUES
     tails = info["food_tails"] if food else L.COMPANY_TAILS
-    return _sense(amb, food, subj, time, mod,
-                  adv=rng.randrange(len(L.SENSE_ADVERBS)),
-                  cue=rng.randrange(len(cues)),
-                  tail=rng.randrange(len(tails)))
+    return _sense(
+        amb,
+        food,
+        subj,
+        time,
+        mod,
+        adv=rng.randrange(len(L.SENSE_ADVERBS)),
+        cue=rng.randrange(len(cues)),
+        tail=rng.randrange(len(tails)),
+    )
 
 
 def _draw_order(rng: random.Random, held: dict) -> dict:
@@ -301,9 +318,7 @@ def _draw_order(rng: random.Random, held: dict) -> dict:
         a, b = rng.sample(range(len(L.PEOPLE)), 2)
         if (min(a, b), max(a, b)) not in held["order"][verb]:
             break
-    return _order(verb, a, b,
-                  time=rng.randrange(len(L.ORDER_TIMES)),
-                  place=rng.randrange(len(L.ORDER_PLACES)))
+    return _order(verb, a, b, time=rng.randrange(len(L.ORDER_TIMES)), place=rng.randrange(len(L.ORDER_PLACES)))
 
 
 def _draw_frame(rng: random.Random, n_people: int, reserved: set) -> tuple[int, int]:
@@ -317,10 +332,13 @@ def _draw_frame(rng: random.Random, n_people: int, reserved: set) -> tuple[int, 
 def _draw_drug(rng: random.Random, held: dict) -> dict:
     drug = rng.randrange(len(L.DRUGS))
     patient, n_fill = _draw_frame(rng, len(L.PATIENTS), held["drug"][drug])
-    return _drug(drug, patient,
-                 start=rng.randrange(len(L.DRUG_STARTS)),
-                 fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
-                 delay=rng.randrange(len(L.DRUG_DELAYS)))
+    return _drug(
+        drug,
+        patient,
+        start=rng.randrange(len(L.DRUG_STARTS)),
+        fillers=tuple(rng.sample(range(len(L.DRUG_FILLERS)), n_fill)),
+        delay=rng.randrange(len(L.DRUG_DELAYS)),
+    )
 
 
 def _draw_job(rng: random.Random, held: dict) -> dict:
@@ -334,10 +352,7 @@ def _draw_plain(rng: random.Random, held: dict) -> dict:
     category = rng.choice(tuple(L.CATEGORIES))
     words, templates = L.CATEGORIES[category]
     x, y = rng.sample(range(len(words)), 2)
-    return _plain(category,
-                  template=rng.randrange(len(templates)),
-                  x=x, y=y,
-                  subj=rng.randrange(len(L.PLAIN_SUBJECTS)))
+    return _plain(category, template=rng.randrange(len(templates)), x=x, y=y, subj=rng.randrange(len(L.PLAIN_SUBJECTS)))
 
 
 _DRAW = {

@@ -41,8 +41,13 @@ class Encoder(nn.Module):
         self.p_embed = cfg.dropout_embed
         self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
 
-    def forward(self, ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
-                attention_mask: torch.Tensor | None = None, explicit: bool = False) -> torch.Tensor:
+    def forward(
+        self,
+        ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        explicit: bool = False,
+    ) -> torch.Tensor:
         """ids, token_type_ids, attention_mask: (B, T) -> hidden states (B, T, d_model).
 
         attention_mask is 1 (or True) at real tokens and 0 at padding; None means no padding."""

@@ -55,8 +55,11 @@ def export_hf(model, tokenizer, out) -> Path:
             raise ValueError("transformers wrote no safetensors file; upgrade transformers (4.45 or newer)")
         hf_tokenizer.save(str(tmp / "tokenizer.json"))
         tokenizer.save(tmp / QKV_TOKENIZER)  # so `--ckpt out` reads it back as qkv's own tokenizer
-        config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model.cfg.n_ctx,
-                  "clean_up_tokenization_spaces": False}  # decode must not touch spaces: qkv's decode does not
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "model_max_length": model.cfg.n_ctx,
+            "clean_up_tokenization_spaces": False,
+        }  # decode must not touch spaces: qkv's decode does not
         (tmp / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         try:
             os.replace(tmp, out)  # atomic; replaces only a missing or empty directory
@@ -87,18 +90,24 @@ def _check_target(out: Path) -> None:
     if above is not None and not above.is_dir():
         raise ValueError(f"cannot write {out}: {above} is a file, not a directory")
     if out.is_symlink() or out.exists() and not out.is_dir():
-        raise ValueError(f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten")
+        raise ValueError(
+            f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten"
+        )
     if out.is_dir() and any(out.iterdir()):
-        raise ValueError(f"{out} is a directory that is not empty: export writes only a new or empty directory, "
-                         "so nothing is overwritten")
+        raise ValueError(
+            f"{out} is a directory that is not empty: export writes only a new or empty directory, "
+            "so nothing is overwritten"
+        )
 
 
 def _check_exportable(model, tokenizer) -> None:
     """What `to_hf` does not check itself: a model with no next-token head, and a vocabulary larger
     than the model's."""
     if not model.has_lm_head or model.cfg.arch != "gpt":
-        raise ValueError(f"only a GPT (a causal language model) can be exported as AutoModelForCausalLM; "
-                         f"this model is arch={model.cfg.arch}")
+        raise ValueError(
+            f"only a GPT (a causal language model) can be exported as AutoModelForCausalLM; "
+            f"this model is arch={model.cfg.arch}"
+        )
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
 
@@ -115,8 +124,10 @@ def _check_same_logits(model, hf_model) -> None:
         model.train(was_training)
     gap = (ours - theirs).abs().max().item()
     if not gap <= PROBE_TOLERANCE * max(1.0, ours.abs().max().item()):
-        raise ValueError(f"the exported GPT-2 does not compute what the qkv model does (logits differ by {gap:.3g}); "
-                         "some setting of this model has no GPT-2 counterpart")
+        raise ValueError(
+            f"the exported GPT-2 does not compute what the qkv model does (logits differ by {gap:.3g}); "
+            "some setting of this model has no GPT-2 counterpart"
+        )
 
 
 __all__ = ["export_hf"]

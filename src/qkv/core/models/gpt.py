@@ -31,8 +31,10 @@ class GPT(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         if cfg.arch != "gpt":
-            raise ValueError(f"a GPT needs arch='gpt'; got {cfg.arch!r} (qkv trains GPTs; a BERT encoder is loaded "
-                             "from a pretrained directory: --ckpt minilm)")
+            raise ValueError(
+                f"a GPT needs arch='gpt'; got {cfg.arch!r} (qkv trains GPTs; a BERT encoder is loaded "
+                "from a pretrained directory: --ckpt minilm)"
+            )
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E: one row per token
         self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0

@@ -21,7 +21,9 @@ _ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
 
 def config_from_hf(hc) -> ModelConfig:
     if hc.activation_function not in _ACT_FROM_HF:
-        raise ValueError(f"activation {hc.activation_function!r} is not supported; use one of {', '.join(_ACT_FROM_HF)}")
+        raise ValueError(
+            f"activation {hc.activation_function!r} is not supported; use one of {', '.join(_ACT_FROM_HF)}"
+        )
     if not hc.scale_attn_weights or hc.scale_attn_by_inverse_layer_idx:
         raise ValueError("only GPT-2's standard 1/sqrt(d_head) attention scaling is supported")
     return ModelConfig(
@@ -104,11 +106,20 @@ def to_hf(model: GPT):
     fold = cfg.unembed_bias and bool(torch.count_nonzero(model.unembed.bias).item())
     tied = cfg.tie_embeddings and not fold
     hc = GPT2Config(
-        vocab_size=cfg.d_vocab, n_positions=cfg.n_ctx, n_embd=cfg.d_model, n_layer=cfg.n_layers,
-        n_head=cfg.n_heads, n_inner=cfg.d_mlp, activation_function=_ACT_TO_HF[cfg.activation],
-        resid_pdrop=cfg.dropout_resid, embd_pdrop=cfg.dropout_embed, attn_pdrop=cfg.dropout_attn,
-        layer_norm_epsilon=cfg.ln_eps, tie_word_embeddings=tied,
-        bos_token_id=None, eos_token_id=None,
+        vocab_size=cfg.d_vocab,
+        n_positions=cfg.n_ctx,
+        n_embd=cfg.d_model,
+        n_layer=cfg.n_layers,
+        n_head=cfg.n_heads,
+        n_inner=cfg.d_mlp,
+        activation_function=_ACT_TO_HF[cfg.activation],
+        resid_pdrop=cfg.dropout_resid,
+        embd_pdrop=cfg.dropout_embed,
+        attn_pdrop=cfg.dropout_attn,
+        layer_norm_epsilon=cfg.ln_eps,
+        tie_word_embeddings=tied,
+        bos_token_id=None,
+        eos_token_id=None,
     )
     hf_model = GPT2LMHeadModel(hc)
     ours = dict(model.state_dict())

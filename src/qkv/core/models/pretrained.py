@@ -31,14 +31,36 @@ SUPPORTED = "GPT-2 (model_type gpt2) and BERT (model_type bert)"
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
 
 # what transformers leaves out of config.json when a value is its default
-_GPT2_DEFAULTS = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
-                      activation_function="gelu_new", resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1,
-                      layer_norm_epsilon=1e-5, scale_attn_weights=True, scale_attn_by_inverse_layer_idx=False,
-                      tie_word_embeddings=True)
-_BERT_DEFAULTS = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                      intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1,
-                      attention_probs_dropout_prob=0.1, max_position_embeddings=512, type_vocab_size=2,
-                      layer_norm_eps=1e-12, position_embedding_type="absolute")
+_GPT2_DEFAULTS = dict(
+    vocab_size=50257,
+    n_positions=1024,
+    n_embd=768,
+    n_layer=12,
+    n_head=12,
+    n_inner=None,
+    activation_function="gelu_new",
+    resid_pdrop=0.1,
+    embd_pdrop=0.1,
+    attn_pdrop=0.1,
+    layer_norm_epsilon=1e-5,
+    scale_attn_weights=True,
+    scale_attn_by_inverse_layer_idx=False,
+    tie_word_embeddings=True,
+)
+_BERT_DEFAULTS = dict(
+    vocab_size=30522,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    hidden_act="gelu",
+    hidden_dropout_prob=0.1,
+    attention_probs_dropout_prob=0.1,
+    max_position_embeddings=512,
+    type_vocab_size=2,
+    layer_norm_eps=1e-12,
+    position_embedding_type="absolute",
+)
 _BERT_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
 # tensors a checkpoint may hold that these models do not use (buffers, task heads)
 _IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias)$|^(pooler|cls)\.")
@@ -54,7 +76,7 @@ def minilm_dir() -> Path:
 
 
 def _names_minilm(ref: str) -> bool:
-    """"minilm" means the `real` extra's model, unless a directory of yours has that name."""
+    """ "minilm" means the `real` extra's model, unless a directory of yours has that name."""
     return ref == MINILM and not Path(ref).exists()
 
 
@@ -115,7 +137,9 @@ def _download(name: str) -> Path:
     try:
         return Path(snapshot_download(name, allow_patterns=patterns))
     except Exception as e:  # no network, no such repository, ...: the hub's own message, first line
-        raise ValueError(f"could not fetch {name!r} from the Hugging Face hub: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from None
+        raise ValueError(
+            f"could not fetch {name!r} from the Hugging Face hub: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+        ) from None
 
 
 def _read_config(d: Path) -> dict:
@@ -138,7 +162,9 @@ def _read_tensors(d: Path) -> dict[str, torch.Tensor]:
     files = sorted(d.glob("*.safetensors"))
     if not files:
         found = ", ".join(sorted(p.name for p in d.glob("*.bin"))) or "none"
-        raise ValueError(f"{d} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True")
+        raise ValueError(
+            f"{d} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True"
+        )
     tensors = {}
     for f in files:
         try:
@@ -152,11 +178,15 @@ def _load_weights(d: Path, model, ours: dict[str, torch.Tensor], theirs: dict[st
     """Copy `ours` (qkv name -> tensor) into the model, naming any tensor that is missing or misshapen."""
     unused = sorted(n for n in theirs if n not in used and not _IGNORED.search(n))
     if unused:
-        raise ValueError(f"{d}: tensor {unused[0]} is not part of the architecture qkv builds ({len(unused)} such tensors)")
+        raise ValueError(
+            f"{d}: tensor {unused[0]} is not part of the architecture qkv builds ({len(unused)} such tensors)"
+        )
     expected = model.state_dict()
     for name, t in ours.items():
         if t.shape != expected[name].shape:
-            raise ValueError(f"{d}: tensor for {name} has shape {tuple(t.shape)}, config.json implies {tuple(expected[name].shape)}")
+            raise ValueError(
+                f"{d}: tensor for {name} has shape {tuple(t.shape)}, config.json implies {tuple(expected[name].shape)}"
+            )
         if not t.is_floating_point():
             raise ValueError(f"{d}: tensor for {name} has dtype {t.dtype}, not a floating-point type")
     model.load_state_dict({k: v.float() for k, v in ours.items()}, strict=False)
@@ -197,12 +227,25 @@ def bert_config(hc: dict) -> ModelConfig:
     if hc["hidden_act"] not in _BERT_ACT:
         raise ValueError(f"hidden_act {hc['hidden_act']!r} is not supported; use one of {', '.join(_BERT_ACT)}")
     return ModelConfig(
-        arch="bert", d_vocab=hc["vocab_size"], n_ctx=hc["max_position_embeddings"], d_model=hc["hidden_size"],
-        n_heads=hc["num_attention_heads"], n_layers=hc["num_hidden_layers"], d_mlp=hc["intermediate_size"],
-        pos="learned", norm="post", causal=False, n_token_types=hc["type_vocab_size"],
-        dropout_embed=hc["hidden_dropout_prob"], dropout_resid=hc["hidden_dropout_prob"],
-        dropout_attn=hc["attention_probs_dropout_prob"], bias=True, unembed_bias=False,
-        activation=_BERT_ACT[hc["hidden_act"]], ln_eps=hc["layer_norm_eps"])
+        arch="bert",
+        d_vocab=hc["vocab_size"],
+        n_ctx=hc["max_position_embeddings"],
+        d_model=hc["hidden_size"],
+        n_heads=hc["num_attention_heads"],
+        n_layers=hc["num_hidden_layers"],
+        d_mlp=hc["intermediate_size"],
+        pos="learned",
+        norm="post",
+        causal=False,
+        n_token_types=hc["type_vocab_size"],
+        dropout_embed=hc["hidden_dropout_prob"],
+        dropout_resid=hc["hidden_dropout_prob"],
+        dropout_attn=hc["attention_probs_dropout_prob"],
+        bias=True,
+        unembed_bias=False,
+        activation=_BERT_ACT[hc["hidden_act"]],
+        ln_eps=hc["layer_norm_eps"],
+    )
 
 
 def _bert(d: Path, hc: dict) -> Encoder:
@@ -213,14 +256,19 @@ def _bert(d: Path, hc: dict) -> Encoder:
     model = Encoder(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
     theirs, used = _read_tensors(d), set()
     take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # noqa: E731  BertFor*: "bert." prefix
-    ours = {"embed.weight": take("embeddings.word_embeddings.weight"),
-            "pos_embed.W_pos": take("embeddings.position_embeddings.weight"),
-            "token_type_embed.weight": take("embeddings.token_type_embeddings.weight"),
-            "ln_embed.weight": take("embeddings.LayerNorm.weight"), "ln_embed.bias": take("embeddings.LayerNorm.bias")}
+    ours = {
+        "embed.weight": take("embeddings.word_embeddings.weight"),
+        "pos_embed.W_pos": take("embeddings.position_embeddings.weight"),
+        "token_type_embed.weight": take("embeddings.token_type_embeddings.weight"),
+        "ln_embed.weight": take("embeddings.LayerNorm.weight"),
+        "ln_embed.bias": take("embeddings.LayerNorm.bias"),
+    }
     for i in range(cfg.n_layers):
         q, h = f"blocks.{i}.", f"encoder.layer.{i}."
         for part in ("weight", "bias"):  # W_QKV = [W_Q; W_K; W_V], as in GPT-2's c_attn
-            ours[q + f"attn.W_QKV.{part}"] = torch.cat([take(h + f"attention.self.{m}.{part}") for m in ("query", "key", "value")])
+            ours[q + f"attn.W_QKV.{part}"] = torch.cat(
+                [take(h + f"attention.self.{m}.{part}") for m in ("query", "key", "value")]
+            )
             ours[q + f"attn.W_O.{part}"] = take(h + f"attention.output.dense.{part}")
             ours[q + f"ln1.{part}"] = take(h + f"attention.output.LayerNorm.{part}")  # LN1(x + Attn(x))
             ours[q + f"mlp.fc_in.{part}"] = take(h + f"intermediate.dense.{part}")
@@ -242,7 +290,9 @@ def _bpe_tokenizer(d: Path):
     if (d / "tokenizer.json").is_file():
         hf = read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json")))
     elif (d / "vocab.json").is_file() and (d / "merges.txt").is_file():
-        hf = read_tokenizer_file(d / "vocab.json", lambda: ByteLevelBPETokenizer(str(d / "vocab.json"), str(d / "merges.txt"))._tokenizer)
+        hf = read_tokenizer_file(
+            d / "vocab.json", lambda: ByteLevelBPETokenizer(str(d / "vocab.json"), str(d / "merges.txt"))._tokenizer
+        )
     else:
         raise ValueError(f"{d} has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer")
     try:

@@ -36,7 +36,9 @@ class EncoderStack(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.blocks = nn.ModuleList(make_block(cfg, layer, "encoder.", causal=False) for layer in range(cfg.n_encoder_layers))
+        self.blocks = nn.ModuleList(
+            make_block(cfg, layer, "encoder.", causal=False) for layer in range(cfg.n_encoder_layers)
+        )
         self.ln_final = make_norm(cfg, "encoder.ln_final")
 
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -54,8 +56,13 @@ class DecoderStack(nn.Module):
         self.blocks = nn.ModuleList(DecoderBlock(cfg, layer) for layer in range(cfg.n_layers))
         self.ln_final = make_norm(cfg, "decoder.ln_final")
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None,
-                cache: KVCache | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        memory_mask: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
         """x: (B, T, d_model) embedded target; memory: (B, S, d_model); memory_mask: (B, S) bool, False at padding."""
         for block in self.blocks:
             x = block(x, memory, memory_mask, cache)
@@ -84,8 +91,14 @@ class Seq2Seq(nn.Module):
         if cfg.tie_embeddings:
             self.unembed.weight = self.embed.weight
 
-    def forward(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor, src_mask: torch.Tensor | None = None,
-                cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
+    def forward(
+        self,
+        src_ids: torch.Tensor,
+        tgt_ids: torch.Tensor,
+        src_mask: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+        explicit: bool = False,
+    ) -> torch.Tensor:
         """src_ids (B, S), tgt_ids (B, T), src_mask (B, S) 1 at real source tokens -> logits (B, T, d_vocab).
 
         Teacher forcing: every target position at once, each seeing the whole source and the target before it."""
@@ -96,17 +109,26 @@ class Seq2Seq(nn.Module):
     def encode(self, src_ids: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The encoder's output, one vector per source token: (B, S) -> memory (B, S, d_model)."""
         if src_ids.shape[1] > self.cfg.n_ctx:
-            raise ValueError(f"a source of {src_ids.shape[1]} tokens does not fit in the context of {self.cfg.n_ctx} (n_ctx)")
+            raise ValueError(
+                f"a source of {src_ids.shape[1]} tokens does not fit in the context of {self.cfg.n_ctx} (n_ctx)"
+            )
         table = self.embed if self.src_embed is None else self.src_embed
         x = self._embed("encoder.", table, self.src_pos_embed, src_ids, 0)
         return self.encoder(x, None if src_mask is None else src_mask.bool())
 
-    def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-               cache: KVCache | None = None) -> torch.Tensor:
+    def decode(
+        self,
+        tgt_ids: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
         """Logits (B, T, d_vocab) of the target tokens given the memory; with a cache, tgt_ids continue it."""
         offset = cache.length if cache is not None else 0
         if offset + tgt_ids.shape[1] > self.cfg.n_ctx:
-            raise ValueError(f"{offset + tgt_ids.shape[1]} target tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
+            raise ValueError(
+                f"{offset + tgt_ids.shape[1]} target tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)"
+            )
         x = self._embed("decoder.", self.embed, self.pos_embed, tgt_ids, offset)
         h = self.decoder(x, memory, None if src_mask is None else src_mask.bool(), cache)
         if cache is not None:
@@ -126,7 +148,9 @@ class Seq2Seq(nn.Module):
 
     next_token_probs = staticmethod(GPT.next_token_probs)
 
-    def run_with_trace(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor, src_mask: torch.Tensor | None = None, names=None):
+    def run_with_trace(
+        self, src_ids: torch.Tensor, tgt_ids: torch.Tensor, src_mask: torch.Tensor | None = None, names=None
+    ):
         """(logits, trace): teacher-forced forward pass with every named intermediate recorded."""
         if tgt_ids.dim() == 1:
             tgt_ids = tgt_ids[None]  # (1, T)

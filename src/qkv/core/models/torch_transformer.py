@@ -11,10 +11,21 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-_ATTN = {"in_proj_weight": "W_QKV.weight", "in_proj_bias": "W_QKV.bias", "out_proj.weight": "W_O.weight",
-         "out_proj.bias": "W_O.bias"}
-_LAYER = {"linear1": "mlp.fc_in", "linear2": "mlp.fc_out", "norm1": "ln1", "norm2": "ln2", "norm3": "ln3",
-          "self_attn": "attn", "multihead_attn": "cross_attn"}
+_ATTN = {
+    "in_proj_weight": "W_QKV.weight",
+    "in_proj_bias": "W_QKV.bias",
+    "out_proj.weight": "W_O.weight",
+    "out_proj.bias": "W_O.bias",
+}
+_LAYER = {
+    "linear1": "mlp.fc_in",
+    "linear2": "mlp.fc_out",
+    "norm1": "ln1",
+    "norm2": "ln2",
+    "norm3": "ln3",
+    "self_attn": "attn",
+    "multihead_attn": "cross_attn",
+}
 
 
 def torch_name(name: str) -> str:

@@ -74,14 +74,18 @@ class KVCache:
         """Keep the sequences `index` picks, in that order (beam search: each beam continues some parent)."""
         self.k = [k.index_select(0, index) for k in self.k]
         self.v = [v.index_select(0, index) for v in self.v]
-        self.source = {layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.source.items()}
+        self.source = {
+            layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.source.items()
+        }
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
         """Store this step's k, v (B, n_heads, T, d_head) and return all keys and values so far."""
         start, T = self.length, k.shape[-2]
         self.k[layer].narrow(2, start, T).copy_(k)  # k_buf[:, :, start:start+T] = k
         self.v[layer].narrow(2, start, T).copy_(v)
-        return self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(2, 0, start + T)  # (B, n_heads, start+T, d_head)
+        return self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(
+            2, 0, start + T
+        )  # (B, n_heads, start+T, d_head)
 
 
 class MultiHeadAttention(nn.Module):
@@ -96,8 +100,9 @@ class MultiHeadAttention(nn.Module):
     q, k, pattern are still computed; hook_z records z after the mask. None (the default) skips it.
     """
 
-    def __init__(self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None,
-                 cross: bool = False):
+    def __init__(
+        self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None, cross: bool = False
+    ):
         """scope ("", "encoder.", "decoder.") and name ("attn", "cross_attn") name the taps:
         {scope}blocks.L.{name}.hook_pattern, {scope}blocks.L.hook_{name}_out. cross: k and v come from a source."""
         super().__init__()
@@ -118,15 +123,24 @@ class MultiHeadAttention(nn.Module):
         # attribute, not a parameter or buffer: it is not saved, and qkv.analysis.ablate sets it for a while.
         self.head_mask: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None,
-                source: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        cache: KVCache | None = None,
+        key_mask: torch.Tensor | None = None,
+        source: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """key_mask: (B, T_k) bool, False at padding: no query attends to those keys (an encoder's batch).
         source: (B, T_src, d_model), for cross-attention: the keys and values come from it."""
         B, T, _ = x.shape
         if self.cross:
             offset = 0  # no causal mask: every query may read the whole source
             q = self.project_q(x)  # q = x W_Q: (B, n_heads, T, d_head)
-            k, v = cache.source_kv(self.layer, lambda: self.project_kv(source)) if cache is not None else self.project_kv(source)
+            k, v = (
+                cache.source_kv(self.layer, lambda: self.project_kv(source))
+                if cache is not None
+                else self.project_kv(source)
+            )
         else:
             offset = cache.length if cache is not None else 0
             q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
@@ -160,7 +174,9 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         d_attn = self.n_heads * self.d_head
         bias = self.W_QKV.bias[:d_attn] if self.W_QKV.bias is not None else None
-        q = F.linear(x, self.W_QKV.weight[:d_attn], bias).view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, n_heads, T, d_head)
+        q = (
+            F.linear(x, self.W_QKV.weight[:d_attn], bias).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+        )  # (B, n_heads, T, d_head)
         self._tap_heads(("hook_q", q))
         return q
 

@@ -78,7 +78,9 @@ class Block(nn.Module):
 class PreNormBlock(Block):
     """GPT-2's block (and norm="none", where LN is the identity)."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
         x = x + self.attn(self.ln1(x), cache, key_mask)
         self.tap("hook_resid_mid", x)
@@ -90,7 +92,9 @@ class PreNormBlock(Block):
 class PostNormBlock(Block):
     """The 2017 paper's block: LayerNorm after each residual sum."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
         x = self.ln1(x + self.attn(x, cache, key_mask))
         self.tap("hook_resid_mid", x)
@@ -102,7 +106,9 @@ class PostNormBlock(Block):
 class PreNormBlockNoResidual(Block):
     """residual=False: x = Attn(LN1(x)); x = MLP(LN2(x)). Nothing is added back."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
         x = self.attn(self.ln1(x), cache, key_mask)
         self.tap("hook_resid_mid", x)
@@ -114,7 +120,9 @@ class PreNormBlockNoResidual(Block):
 class PostNormBlockNoResidual(Block):
     """residual=False with post-norm: x = LN1(Attn(x)); x = LN2(MLP(x))."""
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         self.tap("hook_resid_pre", x)
         x = self.ln1(self.attn(x, cache, key_mask))
         self.tap("hook_resid_mid", x)
@@ -133,8 +141,13 @@ class DecoderBlock(Block):
         self.ln3 = make_norm(cfg, self.tap_prefix + "ln3")
         self.post_norm = cfg.norm == "post"
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None,
-                cache: KVCache | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        memory_mask: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
         """x: (B, T, d_model) target tokens; memory: (B, T_src, d_model); memory_mask: (B, T_src), False at padding."""
         self.tap("hook_resid_pre", x)
         if self.post_norm:

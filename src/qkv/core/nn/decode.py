@@ -77,12 +77,29 @@ class Decoder:
         # (n_ctx, d_model): the vector of every position, or None for rope and none
         self.pos_table = model.pos_embed(0, cfg.n_ctx).detach() if model.pos_embed is not None else None
         bias = lambda linear: linear.bias.detach() if linear.bias is not None else None
-        self.layers = [SimpleNamespace(
-            pre_norm=cfg.norm != "post", residual=cfg.residual, ln1=_norm(b.ln1), ln2=_norm(b.ln2), index=b.attn.layer,
-            H=b.attn.n_heads, D=b.attn.d_head, n_proj=b.attn.n_proj, rope=b.attn.rope,
-            W_QKV=_t(b.attn.W_QKV.weight), b_QKV=bias(b.attn.W_QKV), W_O=_t(b.attn.W_O.weight), b_O=bias(b.attn.W_O),
-            W_in=_t(b.mlp.fc_in.weight), b_in=bias(b.mlp.fc_in), W_out=_t(b.mlp.fc_out.weight), b_out=bias(b.mlp.fc_out),
-            act=b.mlp.act) for b in model.blocks]
+        self.layers = [
+            SimpleNamespace(
+                pre_norm=cfg.norm != "post",
+                residual=cfg.residual,
+                ln1=_norm(b.ln1),
+                ln2=_norm(b.ln2),
+                index=b.attn.layer,
+                H=b.attn.n_heads,
+                D=b.attn.d_head,
+                n_proj=b.attn.n_proj,
+                rope=b.attn.rope,
+                W_QKV=_t(b.attn.W_QKV.weight),
+                b_QKV=bias(b.attn.W_QKV),
+                W_O=_t(b.attn.W_O.weight),
+                b_O=bias(b.attn.W_O),
+                W_in=_t(b.mlp.fc_in.weight),
+                b_in=bias(b.mlp.fc_in),
+                W_out=_t(b.mlp.fc_out.weight),
+                b_out=bias(b.mlp.fc_out),
+                act=b.mlp.act,
+            )
+            for b in model.blocks
+        ]
         self.ln_final = _norm(model.ln_final)
         self.W_U, self.b_U = _t(model.unembed.weight), bias(model.unembed)  # W_U: (d_model, d_vocab)
 
@@ -111,7 +128,9 @@ class Decoder:
         K, V = cache.k[L.index], cache.v[L.index]  # (B, n_heads, n_ctx, d_head)
         K[:, :, t], V[:, :, t] = k[:, :, 0], v[:, :, 0]
         # no causal mask: every cached key is in the past; 4-D inputs keep SDPA on its fast kernel
-        z = F.scaled_dot_product_attention(q, K[:, :, : t + 1], V[:, :, : t + 1], attn_mask=key_mask)  # (B, n_heads, 1, d_head)
+        z = F.scaled_dot_product_attention(
+            q, K[:, :, : t + 1], V[:, :, : t + 1], attn_mask=key_mask
+        )  # (B, n_heads, 1, d_head)
         return _linear(z.view(B, L.H * L.D), L.W_O, L.b_O)  # (B, d_model)
 
     @staticmethod
@@ -150,8 +169,9 @@ class Decoder:
             x = x + self.pos_table[t]
         return self._blocks(x.view(1, -1), cache, t)[0]  # (d_vocab,)
 
-    def step_batch(self, tokens: torch.Tensor, cache, positions: torch.Tensor, key_mask: torch.Tensor | None = None
-                   ) -> torch.Tensor:
+    def step_batch(
+        self, tokens: torch.Tensor, cache, positions: torch.Tensor, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Logits (B, d_vocab) for one new token per row, all stored in cache slot cache.length.
 
         tokens, positions: (B,) ids and each row's own position (its tokens before, padding not

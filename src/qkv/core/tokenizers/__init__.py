@@ -45,8 +45,15 @@ KINDS = ("char", "word", "bpe")
 SEGMENTS = ("auto", "jieba", "none")
 
 
-def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment: str = "auto",
-                    whitespace: bool = True, fallback: bool = False, fold_case: bool = False) -> Tokenizer:
+def train_tokenizer(
+    kind: str,
+    text: str,
+    vocab_size: int | None = None,
+    segment: str = "auto",
+    whitespace: bool = True,
+    fallback: bool = False,
+    fold_case: bool = False,
+) -> Tokenizer:
     """Build a tokenizer of the given kind ("char", "word" or "bpe") from text.
 
     ``vocab_size`` caps the word list for "word" (the most frequent words are kept) and is the
@@ -61,10 +68,14 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
     if kind not in KINDS:
         raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if whitespace is not True and (kind != "word" or whitespace is not False):
-        raise ValueError(f"whitespace must be true or false, and false only for a word tokenizer; got {whitespace!r} for {kind}")
+        raise ValueError(
+            f"whitespace must be true or false, and false only for a word tokenizer; got {whitespace!r} for {kind}"
+        )
     for name, value in (("fallback", fallback), ("fold_case", fold_case)):
         if value is not False and (kind != "word" or value is not True):
-            raise ValueError(f"{name} must be true or false, and true only for a word tokenizer; got {value!r} for {kind}")
+            raise ValueError(
+                f"{name} must be true or false, and true only for a word tokenizer; got {value!r} for {kind}"
+            )
     if segment not in SEGMENTS:
         raise ValueError(f"unknown segment {segment!r}; choose one of: {', '.join(SEGMENTS)}")
     if not text:
@@ -75,7 +86,9 @@ def train_tokenizer(kind: str, text: str, vocab_size: int | None = None, segment
         low = 256 if kind == "bpe" else 1
         if int(vocab_size) < low:
             raise ValueError(f"vocab_size for a {kind} tokenizer must be at least {low}, got {vocab_size}")
-        if kind == "bpe" and int(vocab_size) > MAX_BPE_VOCAB:  # a word list is only cut; BPE's trainer needs a size it can hold
+        if (
+            kind == "bpe" and int(vocab_size) > MAX_BPE_VOCAB
+        ):  # a word list is only cut; BPE's trainer needs a size it can hold
             raise ValueError(f"vocab_size for a bpe tokenizer must be at most {MAX_BPE_VOCAB:,}, got {vocab_size}")
     if kind == "char":
         return CharTokenizer.train(text)
@@ -106,8 +119,10 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
         raise ValueError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
     versions = (FORMAT_VERSION, WORD_FORMAT_VERSION) if kind == "word" else (FORMAT_VERSION,)
     if version not in versions or isinstance(version, bool):
-        raise ValueError(f"unsupported tokenizer format version {version!r} (expected "
-                         f"{' or '.join(map(str, versions))} for a {kind} tokenizer)")
+        raise ValueError(
+            f"unsupported tokenizer format version {version!r} (expected "
+            f"{' or '.join(map(str, versions))} for a {kind} tokenizer)"
+        )
     if kind == "char":
         chars = _string_list(d, "chars")
         if any(len(c) != 1 for c in chars):
@@ -130,8 +145,14 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
             raise ValueError(f"field 'fallback' must be 'bytes' or 'none', got {fallback!r}")
         chars = d.get("chars")
         chars = [] if chars == [] else _string_list(d, "chars")
-        return WordTokenizer(words, use_jieba=segment == "jieba", whitespace=whitespace, chars=chars,
-                             fallback=fallback == "bytes", fold_case=fold_case)
+        return WordTokenizer(
+            words,
+            use_jieba=segment == "jieba",
+            whitespace=whitespace,
+            chars=chars,
+            fallback=fallback == "bytes",
+            fold_case=fold_case,
+        )
     spec = d.get("hf_tokenizer")
     model = spec.get("model") if isinstance(spec, dict) else None
     pre = spec.get("pre_tokenizer") if isinstance(spec, dict) else None
@@ -167,5 +188,17 @@ def load_tokenizer(path) -> Tokenizer:
         raise ValueError(f"cannot load tokenizer from {path}: {err}") from None
 
 
-__all__ = ["KINDS", "SEGMENTS", "FORMAT_VERSION", "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer",
-           "UnknownTokenError", "train_tokenizer", "tokenizer_from_dict", "load_tokenizer", "_readable"]
+__all__ = [
+    "KINDS",
+    "SEGMENTS",
+    "FORMAT_VERSION",
+    "Tokenizer",
+    "CharTokenizer",
+    "WordTokenizer",
+    "BPETokenizer",
+    "UnknownTokenError",
+    "train_tokenizer",
+    "tokenizer_from_dict",
+    "load_tokenizer",
+    "_readable",
+]

@@ -52,21 +52,27 @@ def to_hf_tokenizer(tok: Tokenizer):
         return _word_level(tok.tokens, _any_char(), [], _glue())
     if isinstance(tok, WordTokenizer):
         if tok.use_jieba:
-            raise ValueError("this word tokenizer cuts Chinese with jieba, which Hugging Face tokenizers cannot "
-                             "express (no tokenizers model segments with jieba's dictionary); retrain with "
-                             "segment='none' or a bpe or char tokenizer to export")
+            raise ValueError(
+                "this word tokenizer cuts Chinese with jieba, which Hugging Face tokenizers cannot "
+                "express (no tokenizers model segments with jieba's dictionary); retrain with "
+                "segment='none' or a bpe or char tokenizer to export"
+            )
         if tok.fallback:
-            raise ValueError("this word tokenizer reads unknown text as known words, characters and UTF-8 bytes "
-                             "(fallback), which no Hugging Face tokenizers model computes exactly (longest known "
-                             "word first, then byte tokens); retrain without the fallback, or with a bpe tokenizer, "
-                             "to export")
+            raise ValueError(
+                "this word tokenizer reads unknown text as known words, characters and UTF-8 bytes "
+                "(fallback), which no Hugging Face tokenizers model computes exactly (longest known "
+                "word first, then byte tokens); retrain without the fallback, or with a bpe tokenizer, "
+                "to export"
+            )
         fold = _fold_case() if tok.fold_case else []
         if tok.whitespace:
             return _word_level(tok.tokens, _words(), fold, _glue())
         _check_spaceless(tok.tokens)
         return _word_level(tok.tokens, _spaceless_words(), [*fold, *_drop_spaces()], _spaced(tok.tokens))
-    raise ValueError(f"a {getattr(tok, 'kind', type(tok).__name__) or type(tok).__name__} tokenizer cannot be "
-                     "written as a Hugging Face tokenizer (char, word and bpe can)")
+    raise ValueError(
+        f"a {getattr(tok, 'kind', type(tok).__name__) or type(tok).__name__} tokenizer cannot be "
+        "written as a Hugging Face tokenizer (char, word and bpe can)"
+    )
 
 
 def _word_level(tokens: list[str], pre, normalizers: list, decoder):
@@ -86,6 +92,7 @@ def _word_level(tokens: list[str], pre, normalizers: list, decoder):
 
 
 # --- pre-tokenizers ------------------------------------------------------------------------------
+
 
 def _any_char():
     """One piece per code point: Python's list(text)."""
@@ -138,11 +145,14 @@ def _check_spaceless(tokens: list[str]) -> None:
     punctuation marks or line breaks), possibly not of a hand-written file."""
     for t in tokens:
         if " " in t or (not t.isspace() and (t[0].isspace() or t[-1].isspace())):
-            raise ValueError(f"the word token {t!r} mixes spaces and other characters; a word tokenizer without "
-                             "whitespace tokens that holds it cannot be written exactly as a Hugging Face tokenizer")
+            raise ValueError(
+                f"the word token {t!r} mixes spaces and other characters; a word tokenizer without "
+                "whitespace tokens that holds it cannot be written exactly as a Hugging Face tokenizer"
+            )
 
 
 # --- decoders ------------------------------------------------------------------------------------
+
 
 def _glue():
     """Decode by concatenating the tokens (without a decoder, tokenizers would join them with spaces)."""
@@ -164,14 +174,17 @@ def _spaced(tokens: list[str]):
     starts = {t[0] for t in tokens}
     prefix = next(chr(c) for c in range(0xE000, 0x110000) if chr(c) not in starts)
     ws = _python_class("s", without=" ")
-    return decoders.Sequence([
-        decoders.WordPiece(prefix=prefix, cleanup=False),
-        decoders.Fuse(),
-        decoders.Replace(Regex(f" (?=[{ws}])|(?<=[{ws}]) "), ""),
-    ])
+    return decoders.Sequence(
+        [
+            decoders.WordPiece(prefix=prefix, cleanup=False),
+            decoders.Fuse(),
+            decoders.Replace(Regex(f" (?=[{ws}])|(?<=[{ws}]) "), ""),
+        ]
+    )
 
 
 # --- Python's character classes, written out ------------------------------------------------------
+
 
 @lru_cache(maxsize=None)
 def _python_class(name: str, without: str = "") -> str:

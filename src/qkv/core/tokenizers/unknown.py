@@ -31,8 +31,14 @@ def unknown_pieces(tok, text: str) -> list[dict]:
         for run in tok.unknown_runs(piece):
             run_text = "".join(part for part, _ in run)
             how = "none" if not tok.fallback else "bytes" if any(i is None for _, i in run) else "chars"
-            out.append({"text": run_text, "pieces": [part for part, _ in run], "how": how,
-                        "nearest": nearest_words(words, run_text)})
+            out.append(
+                {
+                    "text": run_text,
+                    "pieces": [part for part, _ in run],
+                    "how": how,
+                    "nearest": nearest_words(words, run_text),
+                }
+            )
     return out
 
 

@@ -27,7 +27,9 @@ class WordPieceTokenizer(Tokenizer):
         hf_tokenizer.no_truncation()  # a text longer than the model's n_ctx is an error there, not cut here
         self.hf = hf_tokenizer
         self.tokens = [hf_tokenizer.id_to_token(i) or "" for i in range(hf_tokenizer.get_vocab_size())]
-        specials = [t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if hf_tokenizer.token_to_id(t) is not None]
+        specials = [
+            t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if hf_tokenizer.token_to_id(t) is not None
+        ]
         self.special = {hf_tokenizer.token_to_id(t) for t in specials}
         self.pad_id = hf_tokenizer.token_to_id("[PAD]") or 0
 
@@ -37,7 +39,9 @@ class WordPieceTokenizer(Tokenizer):
         from tokenizers import Tokenizer as HFTokenizer
 
         if (d / "tokenizer.json").is_file():
-            return cls(read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json"))))
+            return cls(
+                read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json")))
+            )
         if not (d / "vocab.txt").is_file():
             raise ValueError(f"{d} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer")
         from tokenizers.implementations import BertWordPieceTokenizer
@@ -48,7 +52,11 @@ class WordPieceTokenizer(Tokenizer):
                 lower = bool(json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case", True))
             except (OSError, UnicodeDecodeError, ValueError, AttributeError) as e:
                 raise ValueError(f"{conf} could not be read: {e}") from None
-        return cls(read_tokenizer_file(d / "vocab.txt", lambda: BertWordPieceTokenizer(str(d / "vocab.txt"), lowercase=lower)._tokenizer))
+        return cls(
+            read_tokenizer_file(
+                d / "vocab.txt", lambda: BertWordPieceTokenizer(str(d / "vocab.txt"), lowercase=lower)._tokenizer
+            )
+        )
 
     @property
     def vocab_size(self) -> int:

@@ -61,8 +61,15 @@ class WordTokenizer(_ListTokenizer):
     kind = "word"
     noun = "word"
 
-    def __init__(self, tokens: list[str], use_jieba: bool = False, whitespace: bool = True,
-                 chars: list[str] = (), fallback: bool = False, fold_case: bool = False):
+    def __init__(
+        self,
+        tokens: list[str],
+        use_jieba: bool = False,
+        whitespace: bool = True,
+        chars: list[str] = (),
+        fallback: bool = False,
+        fold_case: bool = False,
+    ):
         if chars and not fallback:
             raise ValueError("character tokens (field 'chars') come only with a fallback")
         if set(chars) & set(tokens) or any(len(c) != 1 for c in chars) or len(set(chars)) != len(chars):
@@ -73,7 +80,7 @@ class WordTokenizer(_ListTokenizer):
         self.byte_base = self.n_words + self.n_chars  # ids byte_base .. byte_base + 255: the bytes 0x00 .. 0xFF
         if fallback:
             self.ids = {t: i for i, t in enumerate(self.tokens[: self.byte_base])}  # a byte's name is no word
-            self._bytes[self.byte_base:] = [bytes([b]) for b in range(N_BYTES)]
+            self._bytes[self.byte_base :] = [bytes([b]) for b in range(N_BYTES)]
         self.use_jieba = use_jieba
         self.whitespace = whitespace
         self.fallback = fallback
@@ -83,8 +90,15 @@ class WordTokenizer(_ListTokenizer):
         self._cuts: dict[str, list[int]] = {}
 
     @classmethod
-    def train(cls, text: str, vocab_size: int | None = None, use_jieba: bool = False,
-              whitespace: bool = True, fallback: bool = False, fold_case: bool = False) -> WordTokenizer:
+    def train(
+        cls,
+        text: str,
+        vocab_size: int | None = None,
+        use_jieba: bool = False,
+        whitespace: bool = True,
+        fallback: bool = False,
+        fold_case: bool = False,
+    ) -> WordTokenizer:
         text = fold_ascii(text) if fold_case else text
         pieces = _split_words(text, _import_jieba() if use_jieba else None, whitespace)
         counts = Counter(pieces)
@@ -150,21 +164,27 @@ class WordTokenizer(_ListTokenizer):
     def _unknown(self, pieces: list[str]) -> UnknownTokenError:
         """The error for pieces that are not words: it names only what no known word covers, with the
         nearest known words; pieces that are all known words once cut are shown cut."""
-        missing = list(dict.fromkeys("".join(p for p, _ in run) for piece in pieces for run in self.unknown_runs(piece)))
+        missing = list(
+            dict.fromkeys("".join(p for p, _ in run) for piece in pieces for run in self.unknown_runs(piece))
+        )
         words = self.tokens[: self.n_words]
         if missing:
-            listed = [f"{m!r} (nearest known words: {', '.join(nearest_words(words, m)) or 'none shares a character'})"
-                      for m in missing[:MAX_LISTED]]
+            listed = [
+                f"{m!r} (nearest known words: {', '.join(nearest_words(words, m)) or 'none shares a character'})"
+                for m in missing[:MAX_LISTED]
+            ]
         else:
-            listed = [f"{p!r} (known words once cut: {' '.join(part for part, _ in cut_longest(p, self.ids, self._longest))})"
-                      for p in pieces[:MAX_LISTED]]
+            listed = [
+                f"{p!r} (known words once cut: {' '.join(part for part, _ in cut_longest(p, self.ids, self._longest))})"
+                for p in pieces[:MAX_LISTED]
+            ]
         n = len(missing or pieces)
         more = f" and {n - MAX_LISTED} more" if n > MAX_LISTED else ""
         plural, verb = ("word", "is") if n == 1 else ("words", "are")
         return UnknownTokenError(f"{n} {plural} {verb} not in the tokenizer's vocabulary: {', '.join(listed)}{more}")
 
     def token_kind(self, id: int) -> str:
-        """"word" (a word of the training text), "char" (a character kept for the fallback) or "byte"."""
+        """ "word" (a word of the training text), "char" (a character kept for the fallback) or "byte"."""
         i = self._check_id(id)
         return "word" if i < self.n_words else "char" if i < self.byte_base else "byte"
 
@@ -199,11 +219,20 @@ class WordTokenizer(_ListTokenizer):
 
     def to_dict(self) -> dict:
         segment = "jieba" if self.use_jieba else "none"
-        out = {"kind": self.kind, "version": FORMAT_VERSION, "segment": segment, "whitespace": self.whitespace,
-               "words": self.tokens[: self.n_words]}
+        out = {
+            "kind": self.kind,
+            "version": FORMAT_VERSION,
+            "segment": segment,
+            "whitespace": self.whitespace,
+            "words": self.tokens[: self.n_words],
+        }
         if self.fallback or self.fold_case:  # fields of format 2; a file without them stays readable as format 1
-            out.update(version=WORD_FORMAT_VERSION, fold_case=self.fold_case, fallback="bytes" if self.fallback else "none",
-                       chars=self.tokens[self.n_words : self.byte_base])
+            out.update(
+                version=WORD_FORMAT_VERSION,
+                fold_case=self.fold_case,
+                fallback="bytes" if self.fallback else "none",
+                chars=self.tokens[self.n_words : self.byte_base],
+            )
         return out
 
 

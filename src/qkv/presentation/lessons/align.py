@@ -16,9 +16,30 @@ MARGIN = 0.2  # "far above the untrained model" means at least this much more ac
 CLOSE = 0.02  # all heads averaged within this of the best head is "about as much"
 
 
-COPIED = ("n_pairs", "n_words", "best_acc", "acc_mean", "untrained_best_acc", "untrained_mean", "diagonal", "chance",
-          "reads_best_acc", "bleu_greedy", "bleu_beam", "beam", "exact_greedy", "exact_beam", "n_beam", "beam_every",
-          "bleu_greedy_some", "exact_greedy_some", "n_layers", "n_heads", "d_model", "split_word")  # said as measured
+COPIED = (
+    "n_pairs",
+    "n_words",
+    "best_acc",
+    "acc_mean",
+    "untrained_best_acc",
+    "untrained_mean",
+    "diagonal",
+    "chance",
+    "reads_best_acc",
+    "bleu_greedy",
+    "bleu_beam",
+    "beam",
+    "exact_greedy",
+    "exact_beam",
+    "n_beam",
+    "beam_every",
+    "bleu_greedy_some",
+    "exact_greedy_some",
+    "n_layers",
+    "n_heads",
+    "d_model",
+    "split_word",
+)  # said as measured
 
 
 def _counts(n: dict, word: str, sense: str) -> dict:
@@ -31,22 +52,44 @@ def _fields(n: dict, lang: str) -> dict:
     L, H = n["best"]
     rL, rH = n["reads_best"]
     parts, split = n["parts"], n["split_en"]
-    f = {**{k: n[k] for k in COPIED},
-         "layer": L, "head": H, "reads_layer": rL, "reads_head": rH,
-         "millet": split["food"], "xiaomi": split["company"],
-         "layers": commas([say("layer_acc", layer=k, acc=a) for k, a in enumerate(n["acc_layers"])], lang),
-         "kinds": listing([say("kind_acc", kind=say(f"kind_{k}"), **v) for k, v in n["kinds"].items()], lang),
-         "links": listing([say("kind_acc", kind=say(f"link_{k}"), **v) for k, v in n["links"].items()], lang),
-         "comma_missed": n["comma_missed"], "comma_ahead": n["comma_ahead"], "commas": n["commas"]}
+    f = {
+        **{k: n[k] for k in COPIED},
+        "layer": L,
+        "head": H,
+        "reads_layer": rL,
+        "reads_head": rH,
+        "millet": split["food"],
+        "xiaomi": split["company"],
+        "layers": commas([say("layer_acc", layer=k, acc=a) for k, a in enumerate(n["acc_layers"])], lang),
+        "kinds": listing([say("kind_acc", kind=say(f"kind_{k}"), **v) for k, v in n["kinds"].items()], lang),
+        "links": listing([say("kind_acc", kind=say(f"link_{k}"), **v) for k, v in n["links"].items()], lang),
+        "comma_missed": n["comma_missed"],
+        "comma_ahead": n["comma_ahead"],
+        "commas": n["commas"],
+    }
     for k, v in n["links"].items():
         f.update({f"{k}_best": v["best"], f"{k}_diagonal": v["diagonal"]})
     for s in ("food", "company"):
         p = parts[s]
-        f.update({f"{s}_word_w": p["word"], f"{s}_cue_w": p["cue"], f"{s}_tail_w": p["tail"], f"{s}_cue_head": p["cue_head_max"]})
+        f.update(
+            {
+                f"{s}_word_w": p["word"],
+                f"{s}_cue_w": p["cue"],
+                f"{s}_tail_w": p["tail"],
+                f"{s}_cue_head": p["cue_head_max"],
+            }
+        )
     sw = n["swap"]
-    f.update(swap_n=sw["n"], swap_cue=sw["cue"], swap_tail=sw["tail"], swap_neither=sw["neither"],
-             swap_faithful=sw["faithful"], swap_verb_tail=sw["verb_tail"],
-             swap_zh=" ".join(sw["example_zh"]), swap_en=" ".join(sw["example_en"]))
+    f.update(
+        swap_n=sw["n"],
+        swap_cue=sw["cue"],
+        swap_tail=sw["tail"],
+        swap_neither=sw["neither"],
+        swap_faithful=sw["faithful"],
+        swap_verb_tail=sw["verb_tail"],
+        swap_zh=" ".join(sw["example_zh"]),
+        swap_en=" ".join(sw["example_en"]),
+    )
     millet, xiaomi = _counts(n, n["split_word"], "food"), _counts(n, n["split_word"], "company")
     f.update(millet_ok=millet["word_ok"], millet_n=millet["n"], xiaomi_ok=xiaomi["word_ok"], xiaomi_n=xiaomi["n"])
     return f
@@ -56,7 +99,9 @@ def _sense_lines(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
     lines = []
     for word, by_sense in n["senses"].items():
-        cells = [say("sense_cell", sense=say(f"sense_{s}"), en=by_sense[s]["en"], **_counts(n, word, s)) for s in by_sense]
+        cells = [
+            say("sense_cell", sense=say(f"sense_{s}"), en=by_sense[s]["en"], **_counts(n, word, s)) for s in by_sense
+        ]
         lines.append(say("sense_line", word=word, cells=listing(cells, lang)))
     return "\n".join(lines)
 
@@ -86,8 +131,13 @@ def _split_verdict(n: dict, f: dict, lang: str) -> str:
     say = translator(lang, AREA)
     sw = n["swap"]
     key = "swap_cue" if sw["cue"] > sw["n"] / 2 else "swap_tail" if sw["tail"] > sw["n"] / 2 else "swap_mixed"
-    tail = ("tail_faithful" if sw["faithful"] >= sw["n"] / 2 else
-            "tail_unfaithful" if sw["verb_tail"] > sw["faithful"] else "tail_mixed")
+    tail = (
+        "tail_faithful"
+        if sw["faithful"] >= sw["n"] / 2
+        else "tail_unfaithful"
+        if sw["verb_tail"] > sw["faithful"]
+        else "tail_mixed"
+    )
     parts = [say(key, **f), say(tail, **f), say("rows", **f)]
     p = [n["parts"][s] for s in ("food", "company")]
     if key != "swap_cue":  # the sentences below speak of "the verb that decides"
@@ -104,9 +154,14 @@ def _split_verdict(n: dict, f: dict, lang: str) -> str:
 def text(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
     f = _fields(n, lang)
-    return say("text", **f, verdict=then(_verdicts(n, f, lang), lang), senses=_sense_lines(n, lang),
-               link_verdict=then(_link_verdicts(n, f, lang) or [""], lang),
-               split_verdict=_split_verdict(n, f, lang))
+    return say(
+        "text",
+        **f,
+        verdict=then(_verdicts(n, f, lang), lang),
+        senses=_sense_lines(n, lang),
+        link_verdict=then(_link_verdicts(n, f, lang) or [""], lang),
+        split_verdict=_split_verdict(n, f, lang),
+    )
 
 
 def headline(n: dict, lang: str) -> str:
@@ -135,7 +190,15 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     ex = n["example"]
     fig = new_figure((12, 6.2))
     left, right = fig.subplots(1, 2)
-    _matrix(left, ex["head_pattern"], ex["zh"], ex["en"], ex["links"], say("fig_head", layer=ex["layer"], head=ex["head"]), say)
+    _matrix(
+        left,
+        ex["head_pattern"],
+        ex["zh"],
+        ex["en"],
+        ex["links"],
+        say("fig_head", layer=ex["layer"], head=ex["head"]),
+        say,
+    )
     _matrix(right, ex["mean_pattern"], ex["zh"], ex["en"], ex["links"], say("fig_mean"), say)
     left.set_ylabel(say("fig_target"))
     left.legend(loc="lower left", fontsize="small")
@@ -148,8 +211,11 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     x = np.arange(len(trained))
     ax.bar(x - 0.2, trained, 0.4, label=say("fig_trained"), color="tab:blue")
     ax.bar(x + 0.2, raw, 0.4, label=say("fig_untrained"), color="tab:orange")
-    for value, key, style in ((n["acc_mean"], "fig_mean_line", "-"), (n["diagonal"], "fig_diagonal", "--"),
-                              (n["chance"], "fig_chance", ":")):
+    for value, key, style in (
+        (n["acc_mean"], "fig_mean_line", "-"),
+        (n["diagonal"], "fig_diagonal", "--"),
+        (n["chance"], "fig_chance", ":"),
+    ):
         ax.axhline(value, color="gray", ls=style, lw=1, label=say(key, acc=value))
     ax.set_xticks(x, [f"L{k // n['n_heads']}H{k % n['n_heads']}" for k in x], fontsize="small")
     ax.set_ylim(0, 1.05)
@@ -167,7 +233,9 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.bar(x + 0.2, e["cue_head_row"], 0.4, label=say("fig_cue_head", layer=L, head=H), color="tab:green")
         ax.set_xticks(x, e["zh"], rotation=90, fontsize="small")
         ax.set_ylim(0, 1.15 * max(max(e["mean"]), max(e["cue_head_row"])))
-        ax.set_title(say("fig_split_panel", written=e["written"], prefix=" ".join(e["en"][: e["row"]])), fontsize="medium")
+        ax.set_title(
+            say("fig_split_panel", written=e["written"], prefix=" ".join(e["en"][: e["row"]])), fontsize="medium"
+        )
         ax.legend(fontsize="small")
     axes[0].set_ylabel(say("fig_weight"))
     fig.suptitle(say("fig_split_title", word=n["split_word"]))

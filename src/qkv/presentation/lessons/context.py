@@ -28,7 +28,9 @@ def _pad(text: str, columns: int, right: bool = False) -> str:
 
 def _table(rows: dict, other: dict, lang: str, digits: int) -> str:
     say = translator(lang, "lessons.context")
-    lines = ["  " + _pad(say("col_stage"), 12) + _pad(say("col_trained"), 10, True) + _pad(say("col_untrained"), 10, True)]
+    lines = [
+        "  " + _pad(say("col_stage"), 12) + _pad(say("col_trained"), 10, True) + _pad(say("col_untrained"), 10, True)
+    ]
     lines += ["  " + _pad(stage_name(k, lang), 12) + f"{rows[k]:>10.{digits}f}{other[k]:>10.{digits}f}" for k in rows]
     return "\n".join(lines)
 
@@ -42,18 +44,28 @@ def _fields(n: dict, lang: str) -> dict:
     last = list(n["cosine"])[-1]
     same = n["untrained_next_fruit"][0][0] == n["untrained_next_company"][0][0]
     return {
-        **n, "fruit": n["sentences"]["fruit"], "company": n["sentences"]["company"],
+        **n,
+        "fruit": n["sentences"]["fruit"],
+        "company": n["sentences"]["company"],
         "cos_table": _table(n["cosine"], n["untrained_cosine"], lang, 4),
         "attn_table": _table(n["attn_out_cosine"], n["untrained_attn_out_cosine"], lang, 4),
         "probe_table": _table(n["probe_accuracy"], n["untrained_probe_accuracy"], lang, 3),
-        "cmin": n["cosine"][n["min_cosine_stage"]], "cmin_at": stage_name(n["min_cosine_stage"], lang),
-        "cue_f": n["cue_weight_fruit"][n["cue_layer"]], "cue_c": n["cue_weight_company"][n["cue_layer"]],
-        "cue_layer": n["cue_layer"][1:], "p_embed": n["probe_accuracy"]["embed"],
+        "cmin": n["cosine"][n["min_cosine_stage"]],
+        "cmin_at": stage_name(n["min_cosine_stage"], lang),
+        "cue_f": n["cue_weight_fruit"][n["cue_layer"]],
+        "cue_c": n["cue_weight_company"][n["cue_layer"]],
+        "cue_layer": n["cue_layer"][1:],
+        "p_embed": n["probe_accuracy"]["embed"],
         "best": stage_name(n["best_probe_stage"], lang),
-        "nf": _preds(n["next_fruit"]), "nc": _preds(n["next_company"]),
-        "unf": _preds(n["untrained_next_fruit"]), "unc": _preds(n["untrained_next_company"]),
-        "clast": n["cosine"][last], "ucos_last": n["untrained_cosine"][last], "u_same": say("same_first") if same else "",
-        "f1": n["next_fruit"][0][0], "c1": n["next_company"][0][0],
+        "nf": _preds(n["next_fruit"]),
+        "nc": _preds(n["next_company"]),
+        "unf": _preds(n["untrained_next_fruit"]),
+        "unc": _preds(n["untrained_next_company"]),
+        "clast": n["cosine"][last],
+        "ucos_last": n["untrained_cosine"][last],
+        "u_same": say("same_first") if same else "",
+        "f1": n["next_fruit"][0][0],
+        "c1": n["next_company"][0][0],
     }
 
 
@@ -70,7 +82,13 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     say = translator(lang, "lessons.context")
     paths = []
     for key, ylabel, title, fname, chance in (
-        ("cosine", "cos_y", say("cos_title", a=n["sentences"]["fruit"], b=n["sentences"]["company"]), "context_cosine.png", None),
+        (
+            "cosine",
+            "cos_y",
+            say("cos_title", a=n["sentences"]["fruit"], b=n["sentences"]["company"]),
+            "context_cosine.png",
+            None,
+        ),
         ("probe_accuracy", "probe_y", say("probe_title"), "context_probe.png", 0.5),
     ):
         trained, untrained = n[key], n[f"untrained_{key}"]

@@ -27,11 +27,19 @@ def vec(x) -> str:
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, "lessons.convex")
     side = lambda inside: say("inside" if inside else "outside")  # noqa: E731
-    out = {**n, "s": vec(n["example_scores"]), "a": vec(n["example_weights"]), "z": vec(n["example_z"]),
-           "tok": n["tokens"][n["position"]], "w": ", ".join(f"{t} {p:.3f}" for t, p in zip(n["tokens"], n["weights"]))}
+    out = {
+        **n,
+        "s": vec(n["example_scores"]),
+        "a": vec(n["example_weights"]),
+        "z": vec(n["example_z"]),
+        "tok": n["tokens"][n["position"]],
+        "w": ", ".join(f"{t} {p:.3f}" for t, p in zip(n["tokens"], n["weights"])),
+    }
     for key, at in (("ex", "example"), ("z", "z"), ("zW", "zW"), ("x", "residual"), ("mid", "resid_mid")):
         inside, d = n[f"{at}_inside"], n[f"{at}_distance"]
-        out.update({f"{key}_side": side(inside), f"{key}_d": dist(d), f"{key}_at": say("where", side=side(inside), d=dist(d))})
+        out.update(
+            {f"{key}_side": side(inside), f"{key}_d": dist(d), f"{key}_at": say("where", side=side(inside), d=dist(d))}
+        )
     return out
 
 
@@ -46,10 +54,18 @@ def headline(n: dict, lang: str) -> str:
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
     say = translator(lang, "lessons.convex")
     labels = [f"v{j + 1} {vec(v)}" for j, v in enumerate(n["example_values"])]
-    example = hull_figure(n["example_values"], n["example_z"], n["example_weights"], out / "convex_example.png",
-                          labels=labels, lang=lang)
-    head = hull_figure(n["values"], n["z"], n["weights"], out / "convex_head.png", labels=n["tokens"], lang=lang,
-                       title=say("head_title", **_fields(n, lang)))
+    example = hull_figure(
+        n["example_values"], n["example_z"], n["example_weights"], out / "convex_example.png", labels=labels, lang=lang
+    )
+    head = hull_figure(
+        n["values"],
+        n["z"],
+        n["weights"],
+        out / "convex_head.png",
+        labels=n["tokens"],
+        lang=lang,
+        title=say("head_title", **_fields(n, lang)),
+    )
     return [example.path, head.path, _residual_figure(n["plane"], n["tokens"], out / "convex_residual.png", lang)]
 
 

@@ -9,8 +9,9 @@ from ..i18n import translator
 from ..plot_training import moving_average
 
 
-def draw_curves(ax, runs: dict[str, tuple[list[float], float]], lang: str, window: int = 25,
-                zoom_from: int | None = None) -> None:
+def draw_curves(
+    ax, runs: dict[str, tuple[list[float], float]], lang: str, window: int = 25, zoom_from: int | None = None
+) -> None:
     """runs: label -> (batch losses, final validation loss). Draws each run's losses (light), their
     moving average (solid) and the validation loss (a square at the last step). `zoom_from` limits the
     y axis to what the averages show from that step on (the first steps' drop would flatten the rest)."""

@@ -25,8 +25,9 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     fig = new_figure((12, 5.4))
     tokens = n["token_texts"]
     T = len(tokens)
-    for ax, key, name in zip(fig.subplots(1, 2), ("pattern_eval", "pattern_train"),
-                             (say("eval_mode"), say("train_mode", p=n["p"]))):
+    for ax, key, name in zip(
+        fig.subplots(1, 2), ("pattern_eval", "pattern_train"), (say("eval_mode"), say("train_mode", p=n["p"]))
+    ):
         A = np.array(n[key])  # (T, T)
         shown = np.ma.masked_array(A, mask=np.triu(np.ones((T, T), dtype=bool), 1))
         image = ax.imshow(shown, cmap="Blues", vmin=0.0, vmax=max(1.0, float(A.max())))

@@ -19,12 +19,20 @@ def _fields(n: dict, lang: str) -> dict:
     words, a = n["words"], n["fruits"][0]
     tok = n["id_difference_token"]
     nn = {w: ", ".join(f"{t} {c:.3f}" for t, c in pairs) for w, pairs in n["neighbours"].items()}
-    return {**n, "w0": words[0], "w1": words[1], "a": a, "nn_word": n["neighbours"][a][0][0],
-            "nn_cosine": n["neighbours"][a][0][1], "nn_a": nn[a], "nn_other": nn[n["other"]],
-            "id_list": ", ".join(f"{w} = {i}" for w, i in zip(words, n["ids"])),
-            "arrow": say("arrow", tok=tok) if tok else say("no_token"),
-            "pairs": ", ".join(f"{k} {v:.3f}" for k, v in n["cosines"].items()),
-            "counts": ", ".join(f"{k} {v}" for k, v in n["corpus_counts"].items())}
+    return {
+        **n,
+        "w0": words[0],
+        "w1": words[1],
+        "a": a,
+        "nn_word": n["neighbours"][a][0][0],
+        "nn_cosine": n["neighbours"][a][0][1],
+        "nn_a": nn[a],
+        "nn_other": nn[n["other"]],
+        "id_list": ", ".join(f"{w} = {i}" for w, i in zip(words, n["ids"])),
+        "arrow": say("arrow", tok=tok) if tok else say("no_token"),
+        "pairs": ", ".join(f"{k} {v:.3f}" for k, v in n["cosines"].items()),
+        "counts": ", ".join(f"{k} {v}" for k, v in n["corpus_counts"].items()),
+    }
 
 
 def headline(n: dict, lang: str) -> str:

@@ -28,7 +28,9 @@ def text(n: dict, lang: str) -> str:
     say = translator(lang, "lessons.heads")
     lines = [say("line", label=say(f"label_{c}"), **_best(n, c)) for c in n["categories"]]
     k = len(n["categories"])
-    verdict = [say("split_all" if n["distinct_heads"] == k else "split_some", categories=k, distinct_heads=n["distinct_heads"])]
+    verdict = [
+        say("split_all" if n["distinct_heads"] == k else "split_some", categories=k, distinct_heads=n["distinct_heads"])
+    ]
     cue, previous = n["best_cue_mass"], n["best_previous_mass"]
     if cue < previous / 2:
         verdict.append(say("cue_weak", cue=cue, previous=previous))
@@ -47,8 +49,15 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         image = ax.imshow(M, cmap="Blues", vmin=0.0, vmax=1.0)
         for L in range(M.shape[0]):
             for H in range(M.shape[1]):
-                ax.text(H, L, f"{M[L, H]:.2f}", ha="center", va="center", fontsize="small",
-                        color="white" if M[L, H] > 0.6 else "black")
+                ax.text(
+                    H,
+                    L,
+                    f"{M[L, H]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize="small",
+                    color="white" if M[L, H] > 0.6 else "black",
+                )
         ax.set_xticks(range(M.shape[1]))
         ax.set_yticks(range(M.shape[0]))
         ax.set_xlabel(say("head"))

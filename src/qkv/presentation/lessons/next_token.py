@@ -23,11 +23,19 @@ def _same_greedy(n: dict) -> bool:
 def headline(n: dict, lang: str) -> str:
     say = translator(lang, "lessons.next_token")
     temps = n["temperatures"]
-    greedy_at = (say("greedy_same", greedy=n["greedy"]) if _same_greedy(n)
-                 else say("greedy_differs", picks="/".join(n[f"T{T:g}_greedy"] for T in temps)))
+    greedy_at = (
+        say("greedy_same", greedy=n["greedy"])
+        if _same_greedy(n)
+        else say("greedy_differs", picks="/".join(n[f"T{T:g}_greedy"] for T in temps))
+    )
     entropies = commas([say("entropy_at", T=T, H=n[f"T{T:g}_entropy_bits"]) for T in temps], lang)
-    return say("headline", prompt=n["text"].strip(), top=commas(_pairs(n["top"][:3], 3), lang), entropies=entropies,
-               greedy_at=greedy_at)
+    return say(
+        "headline",
+        prompt=n["text"].strip(),
+        top=commas(_pairs(n["top"][:3], 3), lang),
+        entropies=entropies,
+        greedy_at=greedy_at,
+    )
 
 
 def text(n: dict, lang: str) -> str:
@@ -35,12 +43,27 @@ def text(n: dict, lang: str) -> str:
     say = translator(lang, "lessons.next_token")
     temps = n["temperatures"]
     rows = "\n".join(f"  {r + 1}  {t}  {p:.4f}" for r, (t, p) in enumerate(n["top"]))
-    lines = "\n".join(say("temperature", T=T, top=", ".join(_pairs(n[f"T{T:g}_top"], 3)), H=n[f"T{T:g}_entropy_bits"])
-                      for T in temps)
+    lines = "\n".join(
+        say("temperature", T=T, top=", ".join(_pairs(n[f"T{T:g}_top"], 3)), H=n[f"T{T:g}_entropy_bits"]) for T in temps
+    )
     rising = all(n[f"T{a:g}_entropy_bits"] < n[f"T{b:g}_entropy_bits"] for a, b in zip(temps, temps[1:]))
-    verdict = then([say("rising" if rising else "not_rising"),
-                    say("same", greedy=n["greedy"]) if _same_greedy(n) else say("changed")], lang)
-    return say("text", **n, prompt=n["text"].strip(), last=n["tokens"][-1], k=len(n["top"]), rows=rows, temps=lines, verdict=verdict)
+    verdict = then(
+        [
+            say("rising" if rising else "not_rising"),
+            say("same", greedy=n["greedy"]) if _same_greedy(n) else say("changed"),
+        ],
+        lang,
+    )
+    return say(
+        "text",
+        **n,
+        prompt=n["text"].strip(),
+        last=n["tokens"][-1],
+        k=len(n["top"]),
+        rows=rows,
+        temps=lines,
+        verdict=verdict,
+    )
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
@@ -53,10 +76,13 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     width = 0.8 / len(temps)
     for k, T in enumerate(temps):
         probs = n[f"T{T:g}_shown"]
-        bars = ax.bar(x + (k - (len(temps) - 1) / 2) * width, probs, width,
-                      label=say("bar", T=T, H=n[f"T{T:g}_entropy_bits"]))
+        bars = ax.bar(
+            x + (k - (len(temps) - 1) / 2) * width, probs, width, label=say("bar", T=T, H=n[f"T{T:g}_entropy_bits"])
+        )
         for b, p in zip(bars, probs):
-            ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{p:.2f}", ha="center", va="bottom", fontsize="x-small")
+            ax.text(
+                b.get_x() + b.get_width() / 2, b.get_height(), f"{p:.2f}", ha="center", va="bottom", fontsize="x-small"
+            )
     ax.set_xticks(x, n["shown"])
     ax.set_ylim(0, 1.08)
     ax.set_ylabel(say("y"))

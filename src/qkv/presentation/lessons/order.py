@@ -9,8 +9,13 @@ from ..figures import new_figure, save
 from ..i18n import translator
 
 # (measured deviation, colour): blue where the symmetry holds, red where it is broken
-DEVIATIONS = (("perm_none", "C0"), ("perm_none_causal", "C3"), ("perm_learned", "C3"), ("rope_shift_dev", "C0"),
-              ("additive_shift_dev", "C3"))
+DEVIATIONS = (
+    ("perm_none", "C0"),
+    ("perm_none_causal", "C3"),
+    ("perm_learned", "C3"),
+    ("rope_shift_dev", "C0"),
+    ("additive_shift_dev", "C3"),
+)
 
 
 def headline(n: dict, lang: str) -> str:

@@ -27,7 +27,9 @@ def stage_name(label: str, lang: str) -> str:
 def _cos_table(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
     head1 = "  " + _pad("", 12) + "".join(_pad(say(f"model_{m}"), 18, True) for m in MODELS)
-    head2 = "  " + _pad(say("col_stage"), 12) + (_pad(say("col_across"), 9, True) + _pad(say("col_within"), 9, True)) * 3
+    head2 = (
+        "  " + _pad(say("col_stage"), 12) + (_pad(say("col_across"), 9, True) + _pad(say("col_within"), 9, True)) * 3
+    )
     rows = []
     for s, label in enumerate(n["stages"]):
         cells = "".join(f"{n['models'][m]['across'][s]:>9.3f}{n['models'][m]['within'][s]:>9.3f}" for m in MODELS)
@@ -39,29 +41,57 @@ def _probe_table(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
     lines = ["  " + _pad(say("col_stage"), 12) + "".join(_pad(say(f"model_{m}"), 12, True) for m in MODELS)]
     for s, label in enumerate(n["stages"]):
-        lines.append("  " + _pad(stage_name(label, lang), 12) + "".join(f"{n['models'][m]['probe'][s]:>12.3f}" for m in MODELS))
+        lines.append(
+            "  " + _pad(stage_name(label, lang), 12) + "".join(f"{n['models'][m]['probe'][s]:>12.3f}" for m in MODELS)
+        )
     return "\n".join(lines)
 
 
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, AREA)
-    out = {"model": n["model_name"] or say("unnamed"), "n_layers": n["n_layers"], "last_layer": n["n_layers"] - 1,
-           "d_model": n["d_model"],
-           "n_heads": n["n_heads"], "token_id": n["token_id"], "pieces": " ".join(n["pieces"]),
-           "n_fruit": n["n_fruit"], "n_company": n["n_company"], "fruit_example": n["examples"]["fruit"],
-           "company_example": n["examples"]["company"], "ridge": f"{n['ridge']:g}", "k_folds": n["k_folds"],
-           "test_n": len(n["folds"][0]), "train_n": len(n["labels"]) - len(n["folds"][0]),
-           "init_std": f"{n['init_std']:g}", "seed": n["seed"],
-           "position_counts": commas([say("position_count", position=p, count=c) for p, c in n["position_counts"].items()], lang),
-           "cos_table": _cos_table(n, lang), "probe_table": _probe_table(n, lang)}
+    out = {
+        "model": n["model_name"] or say("unnamed"),
+        "n_layers": n["n_layers"],
+        "last_layer": n["n_layers"] - 1,
+        "d_model": n["d_model"],
+        "n_heads": n["n_heads"],
+        "token_id": n["token_id"],
+        "pieces": " ".join(n["pieces"]),
+        "n_fruit": n["n_fruit"],
+        "n_company": n["n_company"],
+        "fruit_example": n["examples"]["fruit"],
+        "company_example": n["examples"]["company"],
+        "ridge": f"{n['ridge']:g}",
+        "k_folds": n["k_folds"],
+        "test_n": len(n["folds"][0]),
+        "train_n": len(n["labels"]) - len(n["folds"][0]),
+        "init_std": f"{n['init_std']:g}",
+        "seed": n["seed"],
+        "position_counts": commas(
+            [say("position_count", position=p, count=c) for p, c in n["position_counts"].items()], lang
+        ),
+        "cos_table": _cos_table(n, lang),
+        "probe_table": _probe_table(n, lang),
+    }
     for m, short in (("pretrained", "pre"), ("random", "rand"), ("shuffled", "shuf")):
         r = n["models"][m]
-        out.update({f"{short}_best": r["best_probe"], f"{short}_best_stage": stage_name(r["best_probe_stage"], lang),
-                    f"{short}_min_gap": r["min_block_gap"], f"{short}_max_gap": r["max_gap"],
-                    f"{short}_max_gap_stage": stage_name(r["max_gap_stage"], lang), f"{short}_abs_gap": r["max_abs_gap"],
-                    f"{short}_min_cos": r["min_cosine"], f"{short}_min_probe": r["min_block_probe"],
-                    f"{short}_across_last": r["across"][-1], f"{short}_within_last": r["within"][-1],
-                    f"{short}_gap_last": r["gap"][-1], f"{short}_emb_probe": r["probe"][0], f"{short}_emb_gap": r["gap"][0]})
+        out.update(
+            {
+                f"{short}_best": r["best_probe"],
+                f"{short}_best_stage": stage_name(r["best_probe_stage"], lang),
+                f"{short}_min_gap": r["min_block_gap"],
+                f"{short}_max_gap": r["max_gap"],
+                f"{short}_max_gap_stage": stage_name(r["max_gap_stage"], lang),
+                f"{short}_abs_gap": r["max_abs_gap"],
+                f"{short}_min_cos": r["min_cosine"],
+                f"{short}_min_probe": r["min_block_probe"],
+                f"{short}_across_last": r["across"][-1],
+                f"{short}_within_last": r["within"][-1],
+                f"{short}_gap_last": r["gap"][-1],
+                f"{short}_emb_probe": r["probe"][0],
+                f"{short}_emb_gap": r["gap"][0],
+            }
+        )
     return out
 
 
@@ -102,7 +132,9 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     for m in MODELS:
         r = n["models"][m]
         left.plot(ticks, r["across"], "o-", color=colors[m], label=say("fig_across", model=say(f"model_{m}")))
-        left.plot(ticks, r["within"], "s--", color=colors[m], alpha=0.7, label=say("fig_within", model=say(f"model_{m}")))
+        left.plot(
+            ticks, r["within"], "s--", color=colors[m], alpha=0.7, label=say("fig_within", model=say(f"model_{m}"))
+        )
         right.plot(ticks, r["probe"], "o-", color=colors[m], label=say(f"model_{m}"))
     right.axhline(0.5, color="gray", lw=0.8, ls=":", label=say("fig_chance"))
     right.set_ylim(0.3, 1.03)
@@ -115,5 +147,7 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.grid(alpha=0.3)
     left.legend(fontsize="small", ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     right.legend(fontsize="small", ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.16))
-    fig.suptitle(say("fig_title", model=n["model_name"] or say("unnamed"), n_fruit=n["n_fruit"], n_company=n["n_company"]))
+    fig.suptitle(
+        say("fig_title", model=n["model_name"] or say("unnamed"), n_fruit=n["n_fruit"], n_company=n["n_company"])
+    )
     return [save(fig, out / "real_apple.png")]

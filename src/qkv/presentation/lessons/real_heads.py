@@ -27,24 +27,39 @@ def _lines(n: dict, lang: str) -> str:
         found = [s for s in n["specialised"] if s["category"] == c]
         if len(found) == 1:
             s = found[0]
-            lines.append(say("line_one", label=say(f"label_{c}"), head=head_name(s["layer"], s["head"]), mass=s["mass"]))
+            lines.append(
+                say("line_one", label=say(f"label_{c}"), head=head_name(s["layer"], s["head"]), mass=s["mass"])
+            )
         elif found:
             heads = commas([f"{head_name(s['layer'], s['head'])} {s['mass']:.3f}" for s in found], lang)
             lines.append(say("line_some", label=say(f"label_{c}"), count=len(found), heads=heads))
         else:
             b = n["best"][c]
-            lines.append(say("line_none", label=say(f"label_{c}"), head=head_name(b["layer"], b["head"]), mass=b["mass"]))
+            lines.append(
+                say("line_none", label=say(f"label_{c}"), head=head_name(b["layer"], b["head"]), mass=b["mass"])
+            )
     return "\n".join(lines)
 
 
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, AREA)
     best = {c: n["best"][c] for c in n["categories"]}
-    out = {"model": n["model_name"] or say("unnamed"), "n_layers": n["n_layers"], "n_heads": n["n_heads"],
-           "n_total": n["n_layers"] * n["n_heads"], "n_sentences": n["n_sentences"], "example": n["example"],
-           "n_queries": n["queries"]["cls"], "n_same_queries": n["queries"]["same"], "baseline": n["baseline"],
-           "threshold": n["threshold"], "n_specialised_heads": n["n_specialised_heads"], "lines": _lines(n, lang),
-           "n_cls": n["n_specialised"]["cls"], "cls_layers": commas([str(L) for L in n["cls_layers"]] or ["-"], lang)}
+    out = {
+        "model": n["model_name"] or say("unnamed"),
+        "n_layers": n["n_layers"],
+        "n_heads": n["n_heads"],
+        "n_total": n["n_layers"] * n["n_heads"],
+        "n_sentences": n["n_sentences"],
+        "example": n["example"],
+        "n_queries": n["queries"]["cls"],
+        "n_same_queries": n["queries"]["same"],
+        "baseline": n["baseline"],
+        "threshold": n["threshold"],
+        "n_specialised_heads": n["n_specialised_heads"],
+        "lines": _lines(n, lang),
+        "n_cls": n["n_specialised"]["cls"],
+        "cls_layers": commas([str(L) for L in n["cls_layers"]] or ["-"], lang),
+    }
     for c, b in best.items():
         out[f"best_{c}"] = head_name(b["layer"], b["head"])
         out[f"best_{c}_mass"] = b["mass"]
@@ -63,7 +78,11 @@ def _verdict(n: dict, f: dict, lang: str) -> str:
     others = sum(v for c, v in k.items() if c != "cls")
     if k["cls"] > others:
         parts.append(say("cls_many", **f))
-    if best["sep"]["mass"] <= n["threshold"] and best["self"]["mass"] <= n["threshold"] and best["same"]["mass"] <= n["threshold"]:
+    if (
+        best["sep"]["mass"] <= n["threshold"]
+        and best["self"]["mass"] <= n["threshold"]
+        and best["same"]["mass"] <= n["threshold"]
+    ):
         parts.append(say("weak_rest", **f))
     parts.append(say("caveat"))
     return then(parts, lang)
@@ -89,8 +108,15 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     image = ax.imshow(M, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     for r in range(M.shape[0]):
         for c in range(M.shape[1]):
-            ax.text(c, r, f"{M[r, c]:.2f}", ha="center", va="center", fontsize=6,
-                    color="white" if M[r, c] > 0.6 else "black")
+            ax.text(
+                c,
+                r,
+                f"{M[r, c]:.2f}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if M[r, c] > 0.6 else "black",
+            )
     for L in range(1, n["n_layers"]):
         ax.axhline(L * n_heads - 0.5, color="0.3", lw=0.8)
     ax.set_yticks(range(len(M)))
@@ -99,5 +125,7 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     ax.set_xticklabels([say(f"short_{c}") for c in cats], fontsize="small")
     ax.xaxis.tick_top()
     fig.colorbar(image, ax=ax, shrink=0.5, label=say("colorbar"))
-    ax.set_title(say("fig_title", model=n["model_name"] or say("unnamed"), n_sentences=n["n_sentences"]), fontsize="medium")
+    ax.set_title(
+        say("fig_title", model=n["model_name"] or say("unnamed"), n_sentences=n["n_sentences"]), fontsize="medium"
+    )
     return [save(fig, out / "real_heads.png")]

@@ -28,19 +28,44 @@ def head_name(layer: int, head: int) -> str:
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, AREA)
     out, k = n["outside"], n["n_total"]
-    f = {"model": n["model_name"] or say("unnamed"), "text": n["text"], "T": len(n["tokens"]), "query": n["query"],
-         "position": n["position"], "n_total": k, "n_layers": n["n_layers"], "n_heads": n["n_heads"],
-         "d_head": n["d_head"], "d_model": n["d_model"], "z_points": n["z_points"], "z_outside": n["z_outside"],
-         "z_inside": n["z_points"] - n["z_outside"], "z_max": dist(n["z_max_distance"]),
-         "norm_x_min": min(n["norm_x"]), "norm_x_max": max(n["norm_x"]), "norm_zW_median": n["norm_zW_median"],
-         "norm_zW_max": n["norm_zW_max"], "ln_gap": f"{n['ln_gap']:.1g}",
-         "mid_min_head": head_name(n["mid_min"]["layer"], n["mid_min"]["head"]), "mid_min_weight": n["mid_min"]["max_weight"],
-         "mid_max_head": head_name(n["mid_max"]["layer"], n["mid_max"]["head"]), "mid_max_weight": n["mid_max"]["max_weight"],
-         "ex_head": head_name(n["example"]["layer"], n["example"]["head"]), "cue": n["cue"],
-         "cue_weight": n["example"]["cue_weight"]}
+    f = {
+        "model": n["model_name"] or say("unnamed"),
+        "text": n["text"],
+        "T": len(n["tokens"]),
+        "query": n["query"],
+        "position": n["position"],
+        "n_total": k,
+        "n_layers": n["n_layers"],
+        "n_heads": n["n_heads"],
+        "d_head": n["d_head"],
+        "d_model": n["d_model"],
+        "z_points": n["z_points"],
+        "z_outside": n["z_outside"],
+        "z_inside": n["z_points"] - n["z_outside"],
+        "z_max": dist(n["z_max_distance"]),
+        "norm_x_min": min(n["norm_x"]),
+        "norm_x_max": max(n["norm_x"]),
+        "norm_zW_median": n["norm_zW_median"],
+        "norm_zW_max": n["norm_zW_max"],
+        "ln_gap": f"{n['ln_gap']:.1g}",
+        "mid_min_head": head_name(n["mid_min"]["layer"], n["mid_min"]["head"]),
+        "mid_min_weight": n["mid_min"]["max_weight"],
+        "mid_max_head": head_name(n["mid_max"]["layer"], n["mid_max"]["head"]),
+        "mid_max_weight": n["mid_max"]["max_weight"],
+        "ex_head": head_name(n["example"]["layer"], n["example"]["head"]),
+        "cue": n["cue"],
+        "cue_weight": n["example"]["cue_weight"],
+    }
     for s in n["stages"]:
-        f.update({f"{s}_outside": out[s], f"{s}_inside": k - out[s], f"{s}_max": dist(n["max_distance"][s]),
-                  f"{s}_min": dist(n["min_distance"][s]), f"{s}_median": dist(n["median_distance"][s])})
+        f.update(
+            {
+                f"{s}_outside": out[s],
+                f"{s}_inside": k - out[s],
+                f"{s}_max": dist(n["max_distance"][s]),
+                f"{s}_min": dist(n["min_distance"][s]),
+                f"{s}_median": dist(n["median_distance"][s]),
+            }
+        )
     return f
 
 
@@ -69,8 +94,15 @@ def headline(n: dict, lang: str) -> str:
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
     say = translator(lang, AREA)
     ex = n["example"]
-    head = hull_figure(ex["values"], ex["z"], ex["weights"], out / "real_hull_head.png", labels=n["tokens"], lang=lang,
-                       title=say("head_title", head=head_name(ex["layer"], ex["head"]), query=n["query"]))
+    head = hull_figure(
+        ex["values"],
+        ex["z"],
+        ex["weights"],
+        out / "real_hull_head.png",
+        labels=n["tokens"],
+        lang=lang,
+        title=say("head_title", head=head_name(ex["layer"], ex["head"]), query=n["query"]),
+    )
     return [_distances_figure(n, out / "real_hull_distances.png", lang), head.path]
 
 
@@ -84,8 +116,15 @@ def _distances_figure(n: dict, path: Path, lang: str) -> Path:
         d = np.array(n["distances"][col]).reshape(-1)  # (n_layers * n_heads,)
         ax.scatter(x + rng.uniform(-0.22, 0.22, len(d)), d, s=12, alpha=0.7)
         inside = int((d == 0).sum())
-        ax.annotate(say("fig_inside", inside=inside, total=len(d)), (x, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize="small")
+        ax.annotate(
+            say("fig_inside", inside=inside, total=len(d)),
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, -14),
+            textcoords="offset points",
+            ha="center",
+            fontsize="small",
+        )
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_ylim(-1e-4, max(1.0, float(np.max(n["distances"]["x_zW"]))) * 8)
     ax.set_xticks(range(len(COLUMNS)))

@@ -40,7 +40,9 @@ def _why_stuck(n: dict, x: str, again: bool, lang: str) -> str:
         why.append(say("collapsed_big_grad", collapsed=collapsed, grad=_g(grad)) if grad >= 1e-3 else collapsed)
     if grad < 1e-6:
         why.append(say("vanished", grad=_g(grad)))
-    return say("stuck", label=say(f"label_{x}"), unigram_loss=n["unigram_loss"], why=listing(why or [say("no_cause")], lang))
+    return say(
+        "stuck", label=say(f"label_{x}"), unigram_loss=n["unigram_loss"], why=listing(why or [say("no_cause")], lang)
+    )
 
 
 def _verdicts(n: dict, lang: str) -> str:
@@ -59,9 +61,21 @@ def _verdicts(n: dict, lang: str) -> str:
 
 def text(n: dict, lang: str) -> str:
     say = translator(lang, "lessons.residual")
-    rows = [say("row", label=say(f"label_{x}"), early=n[f"early_loss_{x}"], early_step=n["early_step"],
-                train=n[f"train_loss_{x}"], val=n[f"val_loss_{x}"], rms=_g(n[f"rms_last_{x}"]), cos=n[f"cos_last_{x}"],
-                grad_first=_g(n[f"grad_first_{x}"]), grad_last=_g(n[f"grad_last_{x}"])) for x in n["variants"]]
+    rows = [
+        say(
+            "row",
+            label=say(f"label_{x}"),
+            early=n[f"early_loss_{x}"],
+            early_step=n["early_step"],
+            train=n[f"train_loss_{x}"],
+            val=n[f"val_loss_{x}"],
+            rms=_g(n[f"rms_last_{x}"]),
+            cos=n[f"cos_last_{x}"],
+            grad_first=_g(n[f"grad_first_{x}"]),
+            grad_last=_g(n[f"grad_last_{x}"]),
+        )
+        for x in n["variants"]
+    ]
     return say("text", **n, rows="\n".join(rows), verdicts=_verdicts(n, lang))
 
 

@@ -20,23 +20,42 @@ def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, AREA)
     q = n["detail"]["W_Q"]
     sv = q["singular_values"]
-    words = {g: commas([w for w, lab in zip(n["words"], n["labels"]) if lab == g], lang) for g in (*n["groups"], "ambiguous")}
+    words = {
+        g: commas([w for w, lab in zip(n["words"], n["labels"]) if lab == g], lang) for g in (*n["groups"], "ambiguous")
+    }
     ratios = {p: commas([f"{r:.2f}" for r in n["after_ratio"][p]], lang) for p in ("q", "k", "v")}
     shares = {p: commas([f"{s:.0%}" for s in n["kept_share"][p]], lang) for p in ("q", "k", "v")}
-    return {**n, "q_s1": sv[0], "q_sr": sv[-1], "r": len(sv), "q_cond": q["condition"], "q_erank": q["effective_rank"],
-            "q_top4": q["energy_top"]["4"], "q_cos": q["rotation_cos"], "rq_cond": n["detail_random"]["W_Q"]["condition"],
-            "fruit_words": words.get("fruit", ""), "company_words": words.get("company", ""),
-            "energy_words": words.get("energy", ""), "ambiguous_words": words["ambiguous"],
-            "ratios_q": ratios["q"], "ratios_k": ratios["k"], "ratios_v": ratios["v"],
-            "shares_q": shares["q"], "shares_k": shares["k"], "shares_v": shares["v"],
-            "hq": n["heads_separating_more"]["q"], "hk": n["heads_separating_more"]["k"], "hv": n["heads_separating_more"]["v"],
-            "t_min": min(s["trained"]["condition_min"] for s in n["summary"].values()),
-            "t_max": max(s["trained"]["condition_max"] for s in n["summary"].values()),
-            "r_min": min(s["random"]["condition_min"] for s in n["summary"].values()),
-            "r_max": max(s["random"]["condition_max"] for s in n["summary"].values()),
-            "input_how": say("input_pre" if n.get("norm") == "pre" else "input_plain"),
-            "n_group_words": sum(lab != "ambiguous" for lab in n["labels"]),
-            "verdict": say("holds" if n["uneven_claim_holds"] else "fails")}
+    return {
+        **n,
+        "q_s1": sv[0],
+        "q_sr": sv[-1],
+        "r": len(sv),
+        "q_cond": q["condition"],
+        "q_erank": q["effective_rank"],
+        "q_top4": q["energy_top"]["4"],
+        "q_cos": q["rotation_cos"],
+        "rq_cond": n["detail_random"]["W_Q"]["condition"],
+        "fruit_words": words.get("fruit", ""),
+        "company_words": words.get("company", ""),
+        "energy_words": words.get("energy", ""),
+        "ambiguous_words": words["ambiguous"],
+        "ratios_q": ratios["q"],
+        "ratios_k": ratios["k"],
+        "ratios_v": ratios["v"],
+        "shares_q": shares["q"],
+        "shares_k": shares["k"],
+        "shares_v": shares["v"],
+        "hq": n["heads_separating_more"]["q"],
+        "hk": n["heads_separating_more"]["k"],
+        "hv": n["heads_separating_more"]["v"],
+        "t_min": min(s["trained"]["condition_min"] for s in n["summary"].values()),
+        "t_max": max(s["trained"]["condition_max"] for s in n["summary"].values()),
+        "r_min": min(s["random"]["condition_min"] for s in n["summary"].values()),
+        "r_max": max(s["random"]["condition_max"] for s in n["summary"].values()),
+        "input_how": say("input_pre" if n.get("norm") == "pre" else "input_plain"),
+        "n_group_words": sum(lab != "ambiguous" for lab in n["labels"]),
+        "verdict": say("holds" if n["uneven_claim_holds"] else "fails"),
+    }
 
 
 def headline(n: dict, lang: str) -> str:
@@ -45,14 +64,28 @@ def headline(n: dict, lang: str) -> str:
 
 def _table(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
-    return "\n".join(say("row", matrix=name, **{f"t_{k}": v for k, v in n["summary"][name]["trained"].items()},
-                         **{f"r_{k}": v for k, v in n["summary"][name]["random"].items()}) for name in MATRICES)
+    return "\n".join(
+        say(
+            "row",
+            matrix=name,
+            **{f"t_{k}": v for k, v in n["summary"][name]["trained"].items()},
+            **{f"r_{k}": v for k, v in n["summary"][name]["random"].items()},
+        )
+        for name in MATRICES
+    )
 
 
 def _nearest(n: dict, lang: str) -> str:
     say = translator(lang, AREA)
-    parts = [say("nearest_word", word=w, before=say("group_" + n["nearest_before"][w]), after=say("group_" + n["nearest_q"][w]))
-             for w in n["nearest_before"]]
+    parts = [
+        say(
+            "nearest_word",
+            word=w,
+            before=say("group_" + n["nearest_before"][w]),
+            after=say("group_" + n["nearest_q"][w]),
+        )
+        for w in n["nearest_before"]
+    ]
     return say("nearest", head=n["head"], words=commas(parts, lang)) if parts else ""
 
 
@@ -66,10 +99,18 @@ def text(n: dict, lang: str) -> str:
     if f["hk"] > half and f["hv"] > half:
         cloud.append(say("kv_sort"))
     near = _nearest(n, lang)
-    stretch = then([say("stretch_verdict", **f)] + ([say("stretch_means", **f)] if n["uneven_claim_holds"] else []), lang)
-    parts = [say("intro", **f), say("stretch", **f) + "\n" + _table(n, lang) + "\n" + stretch,
-             say("cloud_before", **f), then(cloud, lang), say("kept", **f) + (("\n\n" + near) if near else ""),
-             say("twin", **f), say("caveat", **f)]
+    stretch = then(
+        [say("stretch_verdict", **f)] + ([say("stretch_means", **f)] if n["uneven_claim_holds"] else []), lang
+    )
+    parts = [
+        say("intro", **f),
+        say("stretch", **f) + "\n" + _table(n, lang) + "\n" + stretch,
+        say("cloud_before", **f),
+        then(cloud, lang),
+        say("kept", **f) + (("\n\n" + near) if near else ""),
+        say("twin", **f),
+        say("caveat", **f),
+    ]
     return "\n\n".join(parts)
 
 
@@ -95,14 +136,22 @@ def _cloud_figure(n: dict, out: Path, lang: str) -> Path:
     fig = new_figure((10, 4.6))
     axes = fig.subplots(1, 2)
     labels = np.array(n["labels"])
-    for ax, key, title in ((axes[0], "cloud_before", say("fig_before", ratio=n["before_ratio"])),
-                           (axes[1], "cloud_q", say("fig_after", head=n["head"], ratio=n["after_ratio"]["q"][n["head"]]))):
+    for ax, key, title in (
+        (axes[0], "cloud_before", say("fig_before", ratio=n["before_ratio"])),
+        (axes[1], "cloud_q", say("fig_after", head=n["head"], ratio=n["after_ratio"]["q"][n["head"]])),
+    ):
         P = np.array(n[key])
         for g in (*n["groups"], "ambiguous"):
             sel = labels == g
             if sel.any():
-                ax.scatter(P[sel, 0], P[sel, 1], s=28, c=COLORS.get(g, "#777777"), marker="x" if g == "ambiguous" else "o",
-                           label=say("group_" + g))
+                ax.scatter(
+                    P[sel, 0],
+                    P[sel, 1],
+                    s=28,
+                    c=COLORS.get(g, "#777777"),
+                    marker="x" if g == "ambiguous" else "o",
+                    label=say("group_" + g),
+                )
         for (x, y), w in zip(P, n["words"]):
             ax.annotate(w, (x, y), fontsize="x-small", xytext=(3, 3), textcoords="offset points")
         ax.set_title(title, fontsize="medium")
