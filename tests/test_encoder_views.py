@@ -95,8 +95,11 @@ def test_view_of_minilm_sends_the_full_matrix_and_no_next_tokens(minilm):
     assert (np.triu(A["pattern"], 1) > 0).any()  # keys after the query carry weight
     m = doc["model"]
     assert m["has_lm_head"] is False and m["parameters"] == model.num_params()
+    assert m["view"] == "encoder" and m["generates"] is False and m["translates"] is False
     assert (
-        m["source"]["name"] == "minilm" and "MiniLM" in m["source"]["title"] and m["source"]["architecture"] == "bert"
+        m["loaded_from"]["name"] == "minilm"
+        and "MiniLM" in m["loaded_from"]["title"]
+        and m["loaded_from"]["architecture"] == "bert"
     )
     assert m["weights_bytes"] > 80e6  # model.safetensors, 87 MB
 
@@ -138,7 +141,7 @@ def test_api_on_minilm(client, minilm):
     validate(info)
     assert info["examples"][0] == APPLE_A and info["compare"] == {"a": APPLE_A, "b": APPLE_B, "word": "apple"}
     assert all("[UNK]" not in minilm[1].pieces(e) for e in info["examples"])
-    assert info["model"]["source"]["path"].endswith("model") and info["model"]["has_lm_head"] is False
+    assert info["model"]["loaded_from"]["path"].endswith("model") and info["model"]["has_lm_head"] is False
     r = client.post("/api/view", json={"text": APPLE_A})
     assert r.status_code == 200 and validate(r.json()) is None
     r = client.post("/api/compare", json={"a": APPLE_A, "b": APPLE_B, "word": "apple"})
@@ -251,7 +254,7 @@ def test_gpt2_dir_view_and_compare(gpt2_dir):
         probs = hf(torch.tensor([ids])).logits.softmax(-1)[0]
     assert np.allclose(A["next_probs"], torch.topk(probs, 10, dim=-1).values.numpy(), atol=1e-5)
     assert doc["arrays"]["pattern"]["layout"] == "lower"
-    src = doc["model"]["source"]
+    src = doc["model"]["loaded_from"]
     assert src["architecture"] == "gpt2" and src["path"] == str(d.resolve()) and doc["model"]["weights_bytes"] > 0
     c = compare(model, tok, "i ate an apple", "i bought apple shares", "apple")  # " apple" inside a sentence
     assert c["a"]["tokens"][c["a"]["pos"]].strip("␣ ") == "apple" and len(c["stages"]) == 4

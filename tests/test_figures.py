@@ -319,15 +319,15 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path, ckpt):
         (("head", "--text", " ".join(["苹果"] * 65), "--out", out), "65 tokens"),  # the bundled model: n_ctx 64
         (
             ("head", "--ckpt", str(ckpt), "--text", "abc", "--layer", "2", "--out", out),
-            r"layer 2 is out of range: valid are 0\.\.1",
+            r"layer 2 is out of range: the model has 2 layers \(use 0\.\.1 or -2\.\.-1\)",
         ),
         (
             ("hull", "--ckpt", str(ckpt), "--text", "abc", "--head", "5", "--out", out),
-            r"head 5 is out of range: valid are 0\.\.1",
+            r"head 5 is out of range: each layer has 2 heads \(use 0\.\.1 or -2\.\.-1\)",
         ),
         (
             ("hull", "--ckpt", str(ckpt), "--text", "abc", "--token", "3", "--out", out),
-            r"token 3 is out of range: valid are 0\.\.2",
+            r"token 3 is out of range: the text has 3 tokens \(use 0\.\.2 or -3\.\.-1\)",
         ),
         (("attention", "--ckpt", str(ckpt), "--text", "", "--out", out), "text is empty"),
         (("attention", "--ckpt", str(ckpt), "--text", "a" * 17, "--out", out), "17 tokens"),

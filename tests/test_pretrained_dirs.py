@@ -107,7 +107,7 @@ def test_gpt2_directory_gives_the_same_logits(gpt2_dir):
         ours, tr = model.run_with_trace(torch.tensor([ids]))
     torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
     assert check(tr).passed
-    assert model.source["architecture"] == "gpt2"
+    assert model.loaded_from["architecture"] == "gpt2"
     assert tok.decode(ids) == "the cat ate an apple 我 吃了"
 
 
@@ -253,7 +253,7 @@ def test_a_run_directory_named_minilm_stays_yours(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert not is_pretrained_ref("minilm")
     model, _ = load("minilm")
-    assert model.cfg.arch == "gpt" and model.source is None
+    assert model.cfg.arch == "gpt" and model.loaded_from is None
 
 
 def test_a_gpt_refuses_another_architecture():
@@ -277,7 +277,7 @@ def test_hub_name_loads_what_the_hub_gives(gpt2_dir, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
     model, tok = load("hf:someone/tiny-gpt2")
     assert asked["name"] == "someone/tiny-gpt2" and "*.safetensors" in asked["patterns"]
-    assert model.source["title"] == "someone/tiny-gpt2" and model.source["architecture"] == "gpt2"
+    assert model.loaded_from["title"] == "someone/tiny-gpt2" and model.loaded_from["architecture"] == "gpt2"
     ids = tok.encode("the cat")
     with torch.no_grad():
         torch.testing.assert_close(

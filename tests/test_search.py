@@ -28,7 +28,7 @@ def test_cached_steps_equal_the_teacher_forced_pass(pos, norm):
     memory, cache = model.encode(src, mask), model.new_cache(2)
     steps = torch.cat([model.decode(tgt[:, t : t + 1], memory, mask, cache) for t in range(6)], 1)
     assert (steps - full).abs().max() < 1e-5
-    assert set(cache.source) == {0, 1}  # each cross-attention layer's source k, v stored once
+    assert set(cache.memory_kv) == {0, 1}  # each cross-attention layer's memory k, v stored once
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -205,9 +205,19 @@ def test_kept_share_of_a_random_subspace():
 
 def test_bad_layer_or_head_and_translation_models_are_one_line_errors(bundled):
     model, _ = bundled
-    for layer, head in ((model.cfg.n_layers, 0), (0, model.cfg.n_heads), (-1, 0), (0, True)):
-        with pytest.raises(ValueError, match="must be an integer from 0 to"):
+    L, H = model.cfg.n_layers, model.cfg.n_heads
+    for layer, head, message in (
+        (L, 0, f"layer {L} is out of range"),
+        (0, H, f"head {H} is out of range"),
+        (-L - 1, 0, f"layer {-L - 1} is out of range"),
+        (0, True, "head must be an integer"),
+        (0.5, 0, "layer must be an integer"),
+    ):
+        with pytest.raises(ValueError, match=message):
             head_matrices(model, layer, head)
+    # the one rule for every index: a negative one counts from the end
+    last = head_matrices(model, L - 1, H - 1)
+    assert all(torch.equal(m, last[name]) for name, m in head_matrices(model, -1, -1).items())
     mt, _ = qkv.load(qkv.core.bundled.default_translate_ckpt())
     with pytest.raises(ValueError, match="translation model"):
         attention_module(mt, 0)
@@ -330,8 +340,8 @@ def test_the_endpoint_answers_the_python_api(client, bundled):
 @pytest.mark.parametrize(
     "body, status, message",
     [
-        ({"layer": 99, "head": 0}, 400, "layer must be an integer"),
-        ({"layer": 0, "head": -1}, 400, "head must be an integer"),
+        ({"layer": 99, "head": 0}, 400, "layer 99 is out of range"),
+        ({"layer": 0, "head": -99}, 400, "head -99 is out of range"),
         ({"layer": "0", "head": 0}, 422, "layer"),
         ({"layer": 0}, 422, "head"),
         ({"layer": 0, "head": 0, "extra": 1}, 422, "extra"),

@@ -8,7 +8,6 @@ from torch import nn
 
 from qkv import GPT, ModelConfig, check, to_hf
 from qkv.core.nn import block
-from qkv.core.nn.decode import Decoder
 from qkv.core.nn.layernorm import LayerNorm
 
 VARIANTS = [
@@ -32,10 +31,10 @@ def test_paths_agree_and_invariants_hold(kw):
     model = model_for(**kw)
     fused = model(IDS)
     assert torch.allclose(model(IDS, explicit=True), fused, atol=1e-5)
-    cache, decoder = model.new_cache(), Decoder(model)
+    cache, step = model.new_cache(), model.stepper()
     model(IDS[:1, :4], cache)
     for t in range(4, 10):
-        assert torch.allclose(decoder.step(int(IDS[0, t]), cache), fused[0, t], atol=1e-5)
+        assert torch.allclose(step(IDS[0, t : t + 1], cache)[0], fused[0, t], atol=1e-5)
     _, trace = model.run_with_trace(IDS)
     report = check(trace)
     assert report.passed, str(report)

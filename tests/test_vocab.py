@@ -98,7 +98,7 @@ def test_counts_unknown_when_the_training_text_is_not_found(tmp_path, bundled):
     text, why = training_text(tmp_path)
     assert text is None and "unknown" in why
     doc = vocab(tok, text, why, limit=5)
-    assert doc["counted"] is False and doc["source"] == why and all(r["count"] is None for r in doc["tokens"])
+    assert doc["counted"] is False and doc["counted_from"] == why and all(r["count"] is None for r in doc["tokens"])
     assert [r["id"] for r in doc["tokens"]] == [0, 1, 2, 3, 4]  # by id when there are no counts
     mine = tmp_path / "train.txt"
     mine.write_text("b a b\n", encoding="utf-8")

@@ -24,7 +24,9 @@ from contextlib import contextmanager
 
 import torch
 
-from .explain import FORMAT, VERSION, check_index
+from qkv.core.indices import check_heads, check_token
+
+from .explain import FORMAT, VERSION
 from .origin import read_ids
 from .view import TextError, check_size, pack
 
@@ -32,28 +34,13 @@ TOP = 10  # candidate next tokens kept per position, before and after (their uni
 TOP_CHANGES = 12  # pattern entries with the largest change
 
 
-def check_heads(cfg, heads) -> list[tuple[int, int]]:
-    """[(layer, head), ...] checked and sorted, each pair once (negative indices count from the end)."""
-    out = set()
-    for pair in heads:
-        if len(pair) != 2:
-            raise TextError(f"a head is a pair [layer, head], got {list(pair)!r}")
-        try:
-            layer = check_index(pair[0], cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers")
-            head = check_index(pair[1], cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
-        except ValueError as e:
-            raise TextError(str(e)) from None
-        out.add((layer, head))
-    return sorted(out)
-
-
 @contextmanager
 def heads_off(model, heads):
     """Within this block the given (layer, head) pairs of `model` (a GPT or an encoder) are switched
     off: their z is multiplied by 0 before W_O. Each attention's head_mask is restored afterwards.
     The masks live on the model, so callers that share it must hold their lock around the block."""
-    if getattr(model.cfg, "arch", "gpt") == "seq2seq":
-        raise TextError("switching heads off is for a GPT or an encoder; a translation model's heads are not covered")
+    if not model.family.one_stack:
+        raise TextError(f"switching heads off is for a GPT or an encoder, not {model.family.title}")
     pairs = check_heads(model.cfg, heads)
     attns = [block.attn for block in model.blocks]
     saved = [a.head_mask for a in attns]
@@ -103,7 +90,7 @@ def ablate(
     """The kind-"ablate" document: next-token probabilities with and without the heads, at `token`
     (None: at every position), and the patterns of the layers from the first ablated one on."""
     cfg = model.cfg
-    if not getattr(model, "has_lm_head", False) or cfg.arch == "seq2seq":
+    if not model.family.generates:
         raise TextError("switching heads off is shown on the next-token probabilities of a GPT; this model has none")
     pairs = check_heads(cfg, heads)
     text, ids = read_ids(model, tokenizer, text, ids)
@@ -111,10 +98,7 @@ def ablate(
     check_size(cfg, T)
     positions = range(T)
     if token is not None:
-        try:
-            positions = [check_index(token, T, "token", f"the text has {T} tokens")]
-        except ValueError as e:
-            raise TextError(str(e)) from None
+        positions = [check_token(token, T)]
     first = min((L for L, _ in pairs), default=cfg.n_layers)
     was_training = model.training
     model.eval()

@@ -28,7 +28,8 @@ JSON (`explain_translation`), format "qkv-explain" version 1, kind "translation"
                  step writes (w1 … wn </s>)
     layer, head, head_choice ("given" | "sharpest"), token (a target step), query (its written word),
     query_reads (the word it reads last)
-    model        {n_layers, n_encoder_layers, n_heads, d_model, d_head, n_ctx, norm, pos, arch, has_lm_head}
+    model        {n_layers, n_encoder_layers, n_heads, d_model, d_head, n_ctx, norm, pos, arch, view,
+                 has_lm_head, generates, translates}
     heads        [{head, entropy_bits}] each cross-attention head of `layer`: the mean entropy of its rows
     reads        one per target step: {pos, token (written), reads, top_pos, top_token, top_weight (this
                  head), mean_top_pos, mean_top_token, mean_top_weight (heads averaged),
@@ -53,7 +54,9 @@ from qkv.core.geometry import convex_weights
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
-from .explain import FORMAT, VERSION, check_index, step_detail
+from qkv.core.indices import check_index, check_layer_head
+
+from .explain import FORMAT, VERSION, model_fields, step_detail
 from .view import TextError
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
@@ -76,8 +79,8 @@ class Reading:
 
 def check_translation_model(model, tokenizer) -> None:
     """A one-line ValueError unless this is an encoder-decoder with a translation tokenizer."""
-    if model.cfg.arch != "seq2seq":
-        raise ValueError(f"this is not a translation model (arch={model.cfg.arch!r}, not 'seq2seq')")
+    if not model.family.translates:
+        raise ValueError(f"this is not a translation model: it is {model.family.title}")
     if not is_translation_tokenizer(tokenizer):
         raise ValueError("this model's tokenizer has no <pad> <s> </s>: it is not a translation tokenizer")
 
@@ -173,24 +176,12 @@ def explain_translation(
     check_translation_model(model, tokenizer)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top must be an integer of at least 1, got {top!r}")
-    layer = (
-        cfg.n_layers - 1
-        if layer is None
-        else check_index(layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers")
-    )
-    if head is not None:
-        head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
+    layer, head = check_layer_head(cfg, cfg.n_layers - 1 if layer is None else layer, head, "decoder")
     r = read(model, tokenizer, text, target)
     T = len(r.tgt_in)
-    try:
-        pos = check_index(
-            default_step(tokenizer, r.written) if token is None else token,
-            T,
-            "token",
-            f"the translation has {T} target steps",
-        )
-    except ValueError as e:
-        raise TextError(str(e)) from None
+    pos = check_index(
+        default_step(tokenizer, r.written) if token is None else token, T, "token", f"the translation has {T} target steps"
+    )
     b = f"decoder.blocks.{layer}."
     wanted = {
         "probs",
@@ -227,23 +218,9 @@ def explain_translation(
         "token": pos,
         "query": written[pos],
         "query_reads": tgt[pos],
-        "model": {
-            **{
-                k: getattr(cfg, k)
-                for k in (
-                    "n_layers",
-                    "n_encoder_layers",
-                    "n_heads",
-                    "d_model",
-                    "d_head",
-                    "n_ctx",
-                    "norm",
-                    "pos",
-                    "arch",
-                )
-            },
-            "has_lm_head": True,
-        },
+        "model": model_fields(
+            model, ("n_layers", "n_encoder_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "arch")
+        ),
         "heads": [{"head": h, "entropy_bits": float(e)} for h, e in enumerate(ent.tolist())],
         "max_entropy_bits": math.log2(len(r.src)),
         "reads": _reads(tr, layer, head, src, written, tgt),

@@ -23,7 +23,8 @@ JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
     tokens, ids readable token strings (tokenizer.display: a space is "␣", a newline "\\n") and ids
     token       the query position (0-based, in tokens);  query: its display string
     layer, head the ones asked for (null when not given), made non-negative
-    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal, arch, has_lm_head}
+    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal, arch, view, has_lm_head,
+                generates, translates}
     attention   (mode "head") {scale: √d_head, argmax: position of the largest weight, weight_sum,
                 rows: [{pos, token, dot: q·k, scaled: q·k/√d_head, weight: A}] by position,
                 one per key the query can see}
@@ -44,15 +45,21 @@ import math
 
 import torch
 
+from qkv.core.indices import check_layer_head, check_token
+
 FORMAT, VERSION, N_COORDS = "qkv-explain", 1, 4
 
 
-def check_index(value, n: int, what: str, unit: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
-    if not -n <= value < n:
-        raise ValueError(f"{what} {value} is out of range: {unit} (use 0..{n - 1} or {-n}..-1)")
-    return value % n
+def model_fields(model, keys) -> dict:
+    """A document's "model": the config fields `keys`, and what the model's family is and can do."""
+    family = model.family
+    return {
+        **{k: getattr(model.cfg, k) for k in keys},
+        "view": family.view,
+        "has_lm_head": family.next_token,
+        "generates": family.generates,
+        "translates": family.translates,
+    }
 
 
 @torch.no_grad()
@@ -71,18 +78,15 @@ def explain(
         raise ValueError("the text is empty: give at least one token to explain")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top must be an integer of at least 1, got {top!r}")
-    if layer is not None:
-        layer = check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers")
-    if head is not None:
-        head = check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads")
+    layer, head = check_layer_head(cfg, layer, head)
     all_ids = tokenizer.encode(text)  # UnknownTokenError (a ValueError) names what is missing
     ids, cropped = fit_context(cfg, tokenizer, all_ids)
     T = len(ids)
-    pos = check_index(default_token(tokenizer, ids) if token is None else token, T, "token", f"the text has {T} tokens")
+    pos = check_token(default_token(tokenizer, ids) if token is None else token, T)
     mode = "head" if layer is not None and head is not None else "summary"
 
     layers = [layer] if mode == "head" else ([layer] if layer is not None else list(range(cfg.n_layers)))
-    has_lm = bool(model.has_lm_head)
+    has_lm = model.family.next_token
     wanted = ({"probs"} if has_lm else set()) | {f"blocks.{L}.attn.hook_pattern" for L in layers}
     if mode == "head":
         p, a = f"blocks.{layer}.", f"blocks.{layer}.attn."
@@ -111,13 +115,7 @@ def explain(
         "query": shown[pos],
         "layer": layer,
         "head": head,
-        "model": {
-            **{
-                k: getattr(cfg, k)
-                for k in ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")
-            },
-            "has_lm_head": has_lm,
-        },
+        "model": model_fields(model, ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")),
     }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))

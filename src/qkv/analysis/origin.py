@@ -22,7 +22,9 @@ import math
 
 import torch
 
-from .explain import FORMAT, VERSION, check_index
+from qkv.core.indices import check_layer_head, check_token
+
+from .explain import FORMAT, VERSION
 from .view import TextError, check_ids, read_text
 
 
@@ -42,17 +44,6 @@ def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
     return tokenizer.decode(ids), ids
 
 
-def check_heads_index(cfg, layer, head) -> tuple[int, int]:
-    """layer and head checked (negative counts from the end); a TextError names the range."""
-    try:
-        return (
-            check_index(layer, cfg.n_layers, "layer", f"the model has {cfg.n_layers} layers"),
-            check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"),
-        )
-    except ValueError as e:
-        raise TextError(str(e)) from None
-
-
 def _rows(t: torch.Tensor) -> list:
     return t.tolist()
 
@@ -70,15 +61,12 @@ def origin(
     """The kind-"origin" document: x, W_Q/W_K/W_V's products and biases, q, every visible k and v,
     and the coordinate-wise products q_i[c] k_j[c] with their sums, for one layer, head and query token."""
     cfg = model.cfg
-    if cfg.arch == "seq2seq":
-        raise TextError("the origin of q, k and v is shown for a GPT or an encoder, not a translation model")
-    layer, head = check_heads_index(cfg, layer, head)
+    if not model.family.one_stack:
+        raise TextError(f"the origin of q, k and v is shown for a GPT or an encoder, not {model.family.title}")
+    layer, head = check_layer_head(cfg, layer, head)
     text, ids = read_ids(model, tokenizer, text, ids)
     T = len(ids)
-    try:
-        i = check_index(token, T, "token", f"the text has {T} tokens")
-    except ValueError as e:
-        raise TextError(str(e)) from None
+    i = check_token(token, T)
     x_name = attention_input_name(cfg, layer)
     attn = model.blocks[layer].attn
     device = next(model.parameters()).device

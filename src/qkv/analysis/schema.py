@@ -213,10 +213,13 @@ _model = {
     "type": "object",
     "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos", "causal", "tokenizer"],
     "properties": {
+        "view": {"enum": ["decoder", "encoder", "translation"]},
         "has_lm_head": {"type": "boolean"},
+        "generates": {"type": "boolean"},
+        "translates": {"type": "boolean"},
         "parameters": _int,
         "weights_bytes": {"type": ["integer", "null"]},
-        "source": {
+        "loaded_from": {
             "type": "object",
             "required": ["name", "path", "architecture"],
             "properties": {k: {"type": ["string", "null"]} for k in ("name", "path", "architecture", "title")},
@@ -246,7 +249,7 @@ VIEW_ARRAYS = (
     "actual_prob",
     "actual_rank",
 )
-NEXT_ARRAYS = ("next_ids", "next_probs", "actual_prob", "actual_rank")  # absent when model.has_lm_head is false
+NEXT_ARRAYS = ("next_ids", "next_probs", "actual_prob", "actual_rank")  # absent when the model's has_lm_head is false
 
 VIEW = _kind(
     "view",

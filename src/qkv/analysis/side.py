@@ -53,7 +53,7 @@ def side_by_side(model, tokenizer, a: str, b: str, top: int = 10) -> dict:
         "same_tokens": sorted(ids_a) == sorted(ids_b),
         "next": None,
     }
-    if not model.has_lm_head:  # an encoder predicts no next token
+    if not model.family.next_token:  # an encoder predicts no next token
         return doc
     pa, pb = _last_probs(model, ids_a), _last_probs(model, ids_b)
     k = min(top, pa.numel())

@@ -21,41 +21,35 @@ import math
 
 import torch
 
+from qkv.core.indices import check_layer_head
+
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 TOP_K = (1, 4, 8)  # energy shares reported: the top 1, 4 and 8 directions
 
 
 def attention_module(model, layer: int):
     """The self-attention module of block `layer` of a GPT or an encoder (a one-line ValueError otherwise)."""
-    if model.cfg.arch == "seq2seq":
+    if not model.family.one_stack:
         raise ValueError(
-            "the transform view reads a GPT's or an encoder's self-attention; "
-            "this is a translation model (encoder-decoder)"
+            f"the transform view reads a GPT's or an encoder's self-attention; this is {model.family.title}"
         )
-    check_head(model.cfg, layer, 0)
+    layer, _ = check_layer_head(model.cfg, layer, None)
     return model.blocks[layer].attn
-
-
-def check_head(cfg, layer: int, head: int) -> None:
-    """A one-line ValueError unless 0 <= layer < n_layers and 0 <= head < n_heads."""
-    for value, n, what in ((layer, cfg.n_layers, "layer"), (head, cfg.n_heads, "head")):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-            raise ValueError(f"{what} must be an integer from 0 to {n - 1}; got {value!r}")
 
 
 @torch.no_grad()
 def head_matrices(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     """W_Q, W_K, W_V (d_model, d_head) and W_O (d_head, d_model) of one head, in float64, in the row-vector
     convention q = x W_Q (MultiHeadAttention.head_weights)."""
-    attn = attention_module(model, layer)
-    check_head(model.cfg, layer, head)
-    weights = attn.head_weights()  # each (n_heads, d_in, d_out)
+    layer, head = check_layer_head(model.cfg, layer, head)
+    weights = attention_module(model, layer).head_weights()  # each (n_heads, d_in, d_out)
     return {name: weights[name][head].detach().double().cpu() for name in MATRICES}
 
 
 @torch.no_grad()
 def head_biases(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     """b_Q, b_K, b_V (d_head,) of one head: q = x W_Q + b_Q. Zeros when the model has no biases."""
+    layer, head = check_layer_head(model.cfg, layer, head)
     attn = attention_module(model, layer)
     d_attn, d_head = attn.n_heads * attn.d_head, attn.d_head
     b = attn.W_QKV.bias

@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.core.indices import check_layer_head
 from qkv.core.trace import run_with_trace
 
 from .origin import attention_input_name
-from .transform import attention_module, check_head, head_biases, head_matrices
+from .transform import attention_module, head_biases, head_matrices
 
 # unambiguous members of each group, as the built-in corpus uses them; 苹果, 小米 and 黑莓 are both a
 # fruit (a grain, a berry) and a company there, so they are shown apart, in no group
@@ -151,7 +152,7 @@ def nearest_groups(X, labels) -> dict[str, str]:
 def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=AMBIGUOUS) -> dict:
     """The cloud of `groups` (name -> words; default GROUPS) and the `ambiguous` words, before and after
     x W_Q, x W_K, x W_V of one head: 2-D pictures and separations (a plain dict, JSON-able)."""
-    check_head(model.cfg, layer, head)
+    layer, head = check_layer_head(model.cfg, layer, head)
     groups = GROUPS if groups is None else groups
     wanted = [w for ws in groups.values() for w in ws] + [
         w for w in ambiguous if not any(w in ws for ws in groups.values())

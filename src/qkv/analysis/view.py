@@ -18,7 +18,7 @@ a test checks that this reproduces the model's scores bit for bit).
 and per layer and position the norms of the residual update x → x + attn_out (→ resid_mid → + mlp_out),
 then the most likely next tokens at each position (only for a model with an LM head: an encoder
 outputs one vector per token and no next-token distribution, so its view has no next_* arrays and
-model.has_lm_head is false). Big arrays are packed (see `pack`): float32 or
+model.has_lm_head is false in the document). Big arrays are packed (see `pack`): float32 or
 int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers;
 under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
 
@@ -47,17 +47,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from qkv.core.indices import TextError
 from qkv.core.tokenizers.unknown import unknown_pieces
 
-from .explain import FORMAT, N_COORDS, VERSION
+from .explain import FORMAT, N_COORDS, VERSION, model_fields
 
 TOP_NEXT = 10  # next-token candidates kept per position
 SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
 MAX_CELLS = 2**23  # attention weights per view (L·H·T²): 32 MiB of float32 for each of dots and pattern
-
-
-class TextError(ValueError):
-    """The text cannot be shown (empty, too long for n_ctx, or holds what the tokenizer does not know)."""
 
 
 def pack(x, lower: bool = False) -> dict:
@@ -108,8 +105,9 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     """The model's shape, its tokenizer, its size, and where it came from (a translation model's
     also n_encoder_layers).
 
-    source: {name, path, architecture, title} — for a pretrained model what it was loaded from
-    (model.source), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
+    view, generates, translates, has_lm_head: what its family is and can do (core.models.family);
+    loaded_from: {name, path, architecture, title} — for a pretrained model what it was loaded from
+    (model.loaded_from), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
     qkv, path null); weights_bytes: the size of its weight files on disk (safetensors), or null."""
     cfg = model.cfg
     keys = (
@@ -127,24 +125,23 @@ def model_info(model, tokenizer, name: str = "") -> dict:
         "values",
         "arch",
     )
-    source, weights = _source(model, name)
+    loaded_from, weights = _loaded_from(model, name)
     out = {
-        **{k: getattr(cfg, k) for k in keys},
+        **model_fields(model, keys),
         "tokenizer": tokenizer.kind,
         "name": name,
         "parameters": model.num_params(),
-        "has_lm_head": bool(model.has_lm_head),
-        "source": source,
+        "loaded_from": loaded_from,
         "weights_bytes": _weights_bytes(weights),
     }
-    if cfg.arch == "seq2seq":  # a translation model: n_layers counts the decoder's blocks
-        out["n_encoder_layers"] = cfg.n_encoder_layers
+    for stack in model.family.stacks[:-1]:  # an encoder-decoder: n_layers counts the decoder's blocks
+        out[stack.layers] = getattr(cfg, stack.layers)
     return out
 
 
-def _source(model, name: str) -> tuple[dict, str | None]:
-    """(source, the directory its weights are in)."""
-    src = model.source
+def _loaded_from(model, name: str) -> tuple[dict, str | None]:
+    """(where the model was loaded from, the directory its weights are in)."""
+    src = model.loaded_from
     if isinstance(src, dict):
         out = {k: src.get(k) for k in ("name", "path", "architecture", "title")}
         weights = out["path"]
@@ -300,7 +297,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         text = typed = tokenizer.decode(ids)
     T, Ls = len(ids), range(cfg.n_layers)
     check_size(cfg, T)
-    has_lm = bool(model.has_lm_head)
+    has_lm = model.family.next_token
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()

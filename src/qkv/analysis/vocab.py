@@ -153,7 +153,7 @@ def vocab(
         "tokenizer": tokenizer.kind,
         "kinds": {k: by_kind[k] for k in KINDS if by_kind[k]},
         "counted": n is not None,
-        "source": where,
+        "counted_from": where,
         "total_count": sum(n) if n is not None else None,
         "query": query,
         "match": match,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .geometry import convex_weights
+from .models.family import family_of
 
 TOL = 1e-5
 
@@ -94,18 +95,20 @@ class _Site:
     causal: bool
     pad: torch.Tensor | None  # (B, T_k) True at padding keys, or None
     pad_queries: bool  # the queries are the same (padded) tokens as the keys
+    cross: bool = False  # its block has a cross-attention sub-layer too (a decoder block)
 
 
 def _sites(trace) -> list[_Site]:
+    """Every attention sub-layer of the model, stack by stack (its family's stacks, models.family)."""
     cfg, pad = trace.cfg, _padding(trace)
-    if cfg.arch != "seq2seq":
-        return [_Site("", L, f"blocks.{L}.", "attn", cfg.causal, pad, True) for L in range(cfg.n_layers)]
-    sites = [_Site("encoder", L, f"encoder.blocks.{L}.", "attn", False, pad, True) for L in range(cfg.n_encoder_layers)]
-    for L in range(cfg.n_layers):  # the target is not padded: its queries and keys are all real
-        sites += [
-            _Site("decoder", L, f"decoder.blocks.{L}.", "attn", True, None, False),
-            _Site("decoder cross-attention", L, f"decoder.blocks.{L}.", "cross_attn", False, pad, False),
-        ]
+    sites = []
+    for stack in family_of(cfg).stacks:
+        own_pad = pad if stack.padded else None  # a decoder's target is not padded: its tokens are all real
+        for L in range(getattr(cfg, stack.layers)):
+            p = f"{stack.prefix}blocks.{L}."
+            sites.append(_Site(stack.name, L, p, "attn", stack.is_causal(cfg), own_pad, stack.padded, stack.cross))
+            if stack.cross:  # its queries are the target's, its keys the (padded) source's
+                sites.append(_Site(f"{stack.name} cross-attention", L, p, "cross_attn", False, pad, False))
     return sites
 
 
@@ -221,10 +224,9 @@ def _apply(module, x: torch.Tensor) -> torch.Tensor:
 def _stream(trace, site: _Site) -> list[CheckItem]:
     """The residual sums of one block: resid_mid = resid_pre + attn_out, ... (post-norm: LN of each sum)."""
     p, cfg = site.prefix, trace.cfg
-    cross = cfg.arch == "seq2seq" and site.prefix.startswith("decoder.")
     # (the sum's name, the residual before it, the sub-layer's output, the residual after it, its LayerNorm)
     steps = [("resid_mid", "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1")]
-    if cross:
+    if site.cross:
         steps += [
             ("resid_mid_cross", "hook_resid_mid", "hook_cross_attn_out", "hook_resid_mid_cross", "ln2"),
             ("resid_post", "hook_resid_mid_cross", "hook_mlp_out", "hook_resid_post", "ln3"),

@@ -12,11 +12,13 @@ import difflib
 import typing
 from dataclasses import dataclass, field
 
+from .models.family import FAMILIES, OWNED_FIELDS
+
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 NORM_KINDS = ("pre", "post", "none")
 VALUE_KINDS = ("v", "k")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
-ARCHS = ("gpt", "bert", "seq2seq")
+ARCHS = tuple(FAMILIES)
 
 
 def _check_choice(name: str, value, choices) -> None:
@@ -90,25 +92,24 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         _check_choice("arch", self.arch, ARCHS)
+        family = FAMILIES[self.arch]
         _check_int("n_token_types", self.n_token_types, 0, 1024)
-        if self.arch == "gpt" and self.n_token_types:
-            raise ValueError(f"n_token_types is for arch='bert' (a GPT has no token types); got {self.n_token_types}")
         _check_int("d_vocab", self.d_vocab, 1, 10_000_000)
         _check_int("n_ctx", self.n_ctx, 1, 1_000_000)
         _check_int("d_model", self.d_model, 1, 65536)
         _check_int("n_heads", self.n_heads, 1, 4096)
         _check_int("n_layers", self.n_layers, 1, 1024)
-        if self.arch == "seq2seq":
-            if self.n_encoder_layers is None:
-                self.n_encoder_layers = self.n_layers
+        if "n_encoder_layers" in family.fields and self.n_encoder_layers is None:
+            self.n_encoder_layers = self.n_layers
+        if self.n_encoder_layers is not None:
             _check_int("n_encoder_layers", self.n_encoder_layers, 1, 1024)
-            if not self.causal or not self.residual:
-                raise ValueError(
-                    "an encoder-decoder needs causal=true and residual=true (its decoder is causal, "
-                    "and it has no block without residual connections)"
-                )
-        elif self.n_encoder_layers is not None or self.share_embeddings:
-            raise ValueError(f"n_encoder_layers and share_embeddings are for arch='seq2seq'; got arch={self.arch!r}")
+        for name in OWNED_FIELDS:  # a field another family owns stays at its default
+            if name not in family.fields and getattr(self, name) != self.__dataclass_fields__[name].default:
+                owners = " or ".join(f"arch={f.arch!r}" for f in FAMILIES.values() if name in f.fields)
+                raise ValueError(f"{name} is for {owners}; {family.title} has none (got {getattr(self, name)!r})")
+        for name in family.needs:
+            if getattr(self, name) is not True:
+                raise ValueError(f"{family.title} needs {name}=true; got {getattr(self, name)!r}")
         if self.d_head is None:
             if self.d_model % self.n_heads:
                 raise ValueError(

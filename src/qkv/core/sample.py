@@ -14,7 +14,6 @@ import torch
 
 from .device import model_device
 from .models.gpt import GPT
-from .nn.decode import Decoder
 
 
 def pick(
@@ -65,17 +64,20 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None, m
 
 
 def check_generates(model) -> None:
-    """A one-line ValueError for a model that has no next-token distribution (an encoder)."""
-    if not model.has_lm_head:
+    """A one-line ValueError for a model that does not continue a prompt (an encoder, a translator)."""
+    family = model.family
+    if not family.next_token:
         raise ValueError(
-            "this model is an encoder: it outputs one vector per token, not a next-token "
+            f"this model is {family.title}: it outputs one vector per token, not a next-token "
             "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)"
         )
-    if model.cfg.arch == "seq2seq":
+    if family.translates:
         raise ValueError(
             "this model translates: it writes a target sentence for a source sentence rather than "
             "continuing a prompt (use qkv translate)"
         )
+    if not family.generates:
+        raise ValueError(f"this model is {family.title}: it does not continue a prompt")
 
 
 @torch.inference_mode()
@@ -104,7 +106,7 @@ def generate_ids(
     # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
     cache = model.new_cache() if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
-    decoder = Decoder.of(model) if cache is not None and not model.training else None
+    step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
     for i in range(max_new_tokens):
         token = _pick(logits, temperature, top_k, top_p, generator)
         yield token
@@ -112,9 +114,10 @@ def generate_ids(
             return
         context.append(token)
         if cache is not None and cache.length < n_ctx:
-            logits = (
-                decoder.step(token, cache) if decoder else model(torch.tensor([[token]], device=device), cache)[0, -1]
-            )
+            if step is not None:
+                logits = step(token, cache)[0]
+            else:
+                logits = model(torch.tensor([[token]], device=device), cache)[0, -1]
         else:  # no cache, or the window is full: run the last n_ctx tokens again
             if cache is not None:
                 cache.length = 0
@@ -149,7 +152,7 @@ def generate_batch(
     How: each prompt is run alone through GPT.forward (the prefill), and its keys and values are
     copied into one shared cache, right-aligned: the shorter prompts are padded on the left, and
     a row's attention never reads its padding slots (a key mask) while its positions count from its
-    own first token. From then on Decoder.step_batch adds one token per row per step. When the
+    own first token. From then on GPT.stepper's step adds one token per row per step. When the
     cache's n_ctx slots are used up, every row is run again from its last n_ctx tokens, the window
     generate_ids slides (so a row that outgrows n_ctx costs one full forward per step, as alone).
     """
@@ -169,9 +172,9 @@ def generate_batch(
     new: list[list[int]] = [[] for _ in prompts]
     scores: list[list[torch.Tensor]] = [[] for _ in prompts]
     # a non-causal model's earlier keys change with every new token, and dropout in training mode
-    # is not what Decoder computes: then every step runs the windows again
+    # is not what GPT.stepper computes: then every step runs the windows again
     incremental = model.cfg.causal and not model.training
-    decoder = Decoder.of(model) if incremental else None
+    step = model.stepper() if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
     while rows:
@@ -207,7 +210,7 @@ def generate_batch(
         if bool(pad.any()):  # slot s holds a real token of row b when s >= pad[b]
             key_mask = torch.arange(t + 1, device=device) >= pad[:, None]  # (B, t + 1)
         last = torch.tensor([seqs[i][-1] for i in rows], device=device)
-        logits = decoder.step_batch(last, cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
+        logits = step(last, cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
     if return_logits:
         return [
             (ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device))

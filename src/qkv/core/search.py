@@ -3,7 +3,7 @@
 The source is encoded once. Each step feeds the decoder only the newest target token: the KV
 cache holds every earlier token's keys and values of the decoder's self-attention, and each
 cross-attention layer's keys and values of the source are computed at the first step and reused
-(KVCache.source_kv). `use_cache=False` recomputes the whole target prefix every step instead; a
+(KVCache.cross_kv). `use_cache=False` recomputes the whole target prefix every step instead; a
 test proves the two give the same tokens and the same scores.
 
 Beam search keeps the k most likely prefixes (by the sum of their tokens' log-probabilities);
@@ -29,8 +29,8 @@ class Hypothesis:
 
 
 def _check(model, max_len: int, beam: int = 1) -> None:
-    if model.cfg.arch != "seq2seq":
-        raise ValueError("this model is not an encoder-decoder: only a translation model (arch=seq2seq) translates")
+    if not model.family.translates:
+        raise ValueError("this model is not an encoder-decoder: only a translation model translates")
     if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= model.cfg.n_ctx:
         raise ValueError(f"max_len must be between 1 and n_ctx ({model.cfg.n_ctx}), an integer; got {max_len!r}")
     if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= 64:

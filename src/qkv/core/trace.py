@@ -28,6 +28,8 @@ from typing import Callable, Iterable
 import torch
 
 from .device import model_device
+from .indices import check_layer_head
+from .models.family import family_of
 from .nn.tap import recording
 
 LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
@@ -71,25 +73,23 @@ def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
 
 
 def trace_names(cfg) -> list[str]:
-    """Every name a trace of a model with this config can hold, in the order of the computation."""
+    """Every name a trace of a model with this config can hold, in the order of the computation:
+    each stack of its family (models.family) in turn, then the logits and probs if it predicts."""
+    family = family_of(cfg)
     rope, additive = cfg.pos == "rope", cfg.pos in ("learned", "sinusoidal")
-    if cfg.arch == "seq2seq":  # encoder., then decoder.; each stack ends in its LayerNorm
-        names = []
-        for scope, n_layers, cross in (("encoder.", cfg.n_encoder_layers, False), ("decoder.", cfg.n_layers, True)):
-            names += [scope + "hook_embed"] + ([scope + "hook_pos_embed"] if additive else [])
-            for layer in range(n_layers):
-                names += _block_names(cfg, f"{scope}blocks.{layer}.", rope, cross)
-            names += _ln(cfg, scope + "ln_final")
-        return names + ["logits", "probs"]
-    names = ["hook_embed"] + (["hook_pos_embed"] if additive else [])
-    if cfg.arch == "bert":  # x = LN_embed(embed + pos_embed + token_type_embed)
-        names += (["hook_token_type_embed"] if cfg.n_token_types else []) + [f"ln_embed.{hook}" for hook in LN_HOOKS]
-    for layer in range(cfg.n_layers):
-        names += _block_names(cfg, f"blocks.{layer}.", rope)
-    if cfg.arch == "bert":  # an encoder outputs the last block's hidden states: no unembedding
-        return names
-    final = _ln(cfg, "ln_final") if cfg.norm == "pre" else []  # post-norm: the last block ends in LN2
-    return names + final + ["logits", "probs"]
+    names = []
+    for stack in family.stacks:
+        p = stack.prefix
+        names += [p + "hook_embed"] + ([p + "hook_pos_embed"] if additive else [])
+        if stack.embed_norm:  # x = LN_embed(embed + pos_embed + token_type_embed)
+            names += ([p + "hook_token_type_embed"] if cfg.n_token_types else []) + [
+                f"{p}ln_embed.{hook}" for hook in LN_HOOKS
+            ]
+        for layer in range(getattr(cfg, stack.layers)):
+            names += _block_names(cfg, f"{p}blocks.{layer}.", rope, stack.cross)
+        if stack.final_norm == "always" or (stack.final_norm == "pre" and cfg.norm == "pre"):
+            names += _ln(cfg, p + "ln_final")  # a post-norm block already ends in its LayerNorm
+    return names + (["logits", "probs"] if family.next_token else [])
 
 
 class Trace(Mapping):
@@ -115,22 +115,18 @@ class Trace(Mapping):
     def resolve(self, name: str, layer: int | None = None, sub: str | None = None, stack: str | None = None) -> str:
         """The full name for a short one: ("pattern", 0) -> blocks.0.attn.hook_pattern.
 
-        An encoder-decoder's names start with its stack, the decoder unless `stack` says "encoder":
-        ("pattern", 0, "cross_attn") -> decoder.blocks.0.cross_attn.hook_pattern."""
+        An encoder-decoder's names start with its stack, the decoder (the last stack) unless `stack`
+        says "encoder": ("pattern", 0, "cross_attn") -> decoder.blocks.0.cross_attn.hook_pattern."""
         hook = name if name.startswith("hook_") or name in ("logits", "probs") else f"hook_{name}"
-        scope, n_layers = "", self.cfg.n_layers
-        if self.cfg.arch == "seq2seq" and hook not in ("logits", "probs"):
-            stack = stack or "decoder"
-            if stack not in ("encoder", "decoder"):
-                raise KeyError(f"stack must be encoder or decoder; got {stack!r}")
-            scope = stack + "."
-            n_layers = self.cfg.n_encoder_layers if stack == "encoder" else self.cfg.n_layers
+        family = family_of(self.cfg)
+        scope = "" if hook in ("logits", "probs") else family.stack(stack).prefix  # KeyError: no such stack
         if layer is None:
             candidates = [scope + (f"{sub}.{hook}" if sub else hook)]
         else:
-            if not -n_layers <= layer < n_layers:
-                raise KeyError(f"layer {layer} out of range: the model has {n_layers} layers")
-            layer %= n_layers
+            try:
+                layer, _ = check_layer_head(self.cfg, layer, None, stack)
+            except ValueError as e:
+                raise KeyError(str(e)) from None
             prefix = f"{scope}blocks.{layer}."
             candidates = (
                 [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
@@ -220,7 +216,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
-    if not model.has_lm_head:
+    if not model.family.next_token:
         return logits.to("cpu"), trace
     probs = (
         model.next_token_probs(logits) if keep("probs") else None

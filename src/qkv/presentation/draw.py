@@ -8,7 +8,7 @@
     figure("alignment", "align.png", ckpt="runs/translate", text="我 投资了 苹果 。", layer=1)   # translation models
 
 `ckpt` defaults to the bundled model (for "alignment": the bundled translation model). Every figure is
-PNG or SVG, chosen by the suffix of `out`. On a translation model (arch="seq2seq") "alignment" draws
+PNG or SVG, chosen by the suffix of `out`. On a translation model (an encoder-decoder) "alignment" draws
 its cross-attention (target × source) and "hull" the cross-attention's z among the source values.
 """
 
@@ -53,7 +53,7 @@ def figure(
         from qkv.core.bundled import default_translate_ckpt
 
         model, tokenizer = load(ckpt or (default_translate_ckpt() if kind == "alignment" else default_ckpt()))
-    if kind == "alignment" or (kind in NEEDS_TRACE and model.cfg.arch == "seq2seq"):
+    if kind == "alignment" or (kind in NEEDS_TRACE and model.family.translates):
         from .draw_translation import translation_figure
 
         path = translation_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
@@ -86,13 +86,6 @@ def figure(
     return Path(path)
 
 
-def _index(value: int | None, n: int, default: int, what: str) -> int:
-    i = default if value is None else value
-    if not -n <= i < n:
-        raise ValueError(f"{what} {i} is out of range: valid are 0..{n - 1}")
-    return i % n
-
-
 def _trace(model, tokenizer, text: str | None):
     """(ids, trace, token labels) for the text."""
     import torch
@@ -114,9 +107,10 @@ def _trace(model, tokenizer, text: str | None):
 def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, token):
     import numpy as np
 
+    from qkv.core.indices import check_layer_head, check_token
+
     cfg = model.cfg
-    layer = _index(layer_arg, cfg.n_layers, 0, "layer")
-    head = _index(head_arg, cfg.n_heads, 0, "head")
+    layer, head = check_layer_head(cfg, 0 if layer_arg is None else layer_arg, 0 if head_arg is None else head_arg)
     ids, trace, labels = _trace(model, tokenizer, text)
     if kind == "attention":
         from .plot_attention import attention_grid
@@ -134,7 +128,7 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
         return head_heatmap(pattern, labels, out, layer, head, lang=lang)
     from .plot_hull import hull_figure
 
-    q = _index(token, len(ids), len(ids) - 1, "token")
+    q = check_token(len(ids) - 1 if token is None else token, len(ids))
     values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)
     z = trace["z", layer][0, q, head].detach().float().numpy()  # (d_head,)
     weights = trace["pattern", layer][0, head, q, : q + 1].detach().float().numpy()  # (q+1,)

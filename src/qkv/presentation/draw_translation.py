@@ -1,4 +1,4 @@
-"""The figures of a translation model (arch="seq2seq") that `qkv figure` draws: its cross-attention
+"""The figures of a translation model (an encoder-decoder) that `qkv figure` draws: its cross-attention
 as an alignment (kind "alignment"), and one target step's z among the source values (kind "hull").
 
 The source is translated greedily and the teacher-forced trace read as qkv.analysis.cross does; the
@@ -12,14 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis import cross
+from qkv.core.indices import check_index, check_layer_head
 
 from .i18n import t
 
-
-def _index(value: int | None, n: int, default: int, what: str, unit: str) -> int:
-    from qkv.analysis.explain import check_index
-
-    return check_index(default if value is None else value, n, what, unit)
+# why cross.gold_alignment found no gold links -> the note under the figure
+NO_GOLD = {"no_pair": "figures.alignment.no_pair", "differs": "figures.alignment.differs"}
 
 
 def translation_figure(
@@ -34,10 +32,8 @@ def translation_figure(
     token: int | None,
 ) -> Path:
     """Draw `kind` ("alignment" or "hull") for the translation of `text`; returns the path."""
-    if model.cfg.arch != "seq2seq":
-        raise ValueError(
-            f"the alignment figure needs a translation model (arch='seq2seq'); this one is arch={model.cfg.arch!r}"
-        )
+    if not model.family.translates:
+        raise ValueError(f"the alignment figure needs a translation model; this one is {model.family.title}")
     if kind in ("attention", "head"):
         raise ValueError(
             f"this is a translation model: `qkv figure {kind}` draws a GPT's self-attention; "
@@ -47,8 +43,7 @@ def translation_figure(
     if not text or not text.strip():
         raise ValueError("the text is empty: give --text with the source sentence")
     cfg = model.cfg
-    L = _index(layer, cfg.n_layers, cfg.n_layers - 1, "layer", f"the decoder has {cfg.n_layers} layers")
-    H = None if head is None else _index(head, cfg.n_heads, 0, "head", f"each layer has {cfg.n_heads} heads")
+    L, H = check_layer_head(cfg, cfg.n_layers - 1 if layer is None else layer, head, "decoder")
     r = cross.read(model, tokenizer, text)
     tr = cross.trace(model, r, {cross.cross_name(L, h) for h in ("hook_pattern", "hook_v", "hook_z")}.__contains__)
     source = [tokenizer.display(i) for i in r.src]
@@ -60,7 +55,7 @@ def translation_figure(
         cells, why = cross.gold_alignment(
             [tokenizer.tokens[i] for i in r.src], [tokenizer.tokens[i] for i in r.written]
         )
-        note = None if cells else t(f"figures.alignment.{why}", lang)
+        note = None if cells else t(NO_GOLD[why], lang)
         return Path(
             alignment_figure(
                 pattern if H is None else pattern[H], source, written, out, L, H, gold=cells, lang=lang, note=note
@@ -69,10 +64,9 @@ def translation_figure(
     from .plot_hull import hull_figure
 
     H = 0 if H is None else H
-    q = _index(
-        token,
+    q = check_index(
+        cross.default_step(tokenizer, r.written) if token is None else token,
         len(written),
-        cross.default_step(tokenizer, r.written),
         "token",
         f"the translation has {len(written)} target steps",
     )

@@ -31,11 +31,11 @@ def explain(
     lang: str = "en",
 ) -> "Explanation":
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`; for a
-    translation model (arch="seq2seq") qkv.analysis.cross.explain_translation: what each target word
+    translation model (an encoder-decoder) qkv.analysis.cross.explain_translation: what each target word
     of the translation reads in the source, `layer` and `head` a decoder layer's cross-attention head,
     `token` a target step."""
     check_lang(lang)
-    if model.cfg.arch == "seq2seq":
+    if model.family.translates:
         return Explanation(cross.explain_translation(model, tokenizer, text, layer, head, token, top), lang)
     return Explanation(analysis.explain(model, tokenizer, text, layer, head, token, top), lang)
 

@@ -33,7 +33,7 @@ def _task(args) -> str:
     if args.task or not args.resume:
         return args.task or "lm"
     from qkv.core.checkpoint import read_config
-    from qkv.core.train import task_of
+    from qkv.core.prepare import task_of
 
     try:
         return task_of(read_config(Path(args.out)))
@@ -203,9 +203,9 @@ def translate(args) -> None:
     if args.max_len is not None and args.max_len < 1:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
     model, tokenizer = load(args.ckpt or default_translate_ckpt())
-    if model.cfg.arch != "seq2seq":
+    if not model.family.translates:
         raise ValueError(
-            f"{args.ckpt} is not a translation model (arch={model.cfg.arch}): qkv translate needs an "
+            f"{args.ckpt} is not a translation model ({model.family.title}): qkv translate needs an "
             "encoder-decoder, e.g. one trained by qkv train --task translate"
         )
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
@@ -226,7 +226,7 @@ def info(args) -> None:
         return _info_pretrained(args.ckpt)
     ckpt = load_checkpoint(args.ckpt)
     cfg = ckpt.model.cfg
-    if cfg.arch == "seq2seq":
+    if ckpt.model.family.translates:
         _info_translation(args.ckpt, ckpt)
     else:
         print(
@@ -281,9 +281,9 @@ def _info_pretrained(ref) -> None:
 
     model, tokenizer = load(ref)
     m = model_info(model, tokenizer, str(ref))
-    src = m["source"]
+    src = m["loaded_from"]
     size = f", {m['weights_bytes'] / 1e6:.1f} MB of weights" if m["weights_bytes"] else ""
-    kind = "an encoder (no LM head: it cannot generate)" if not m["has_lm_head"] else "a decoder with an LM head"
+    kind = "a decoder with an LM head" if m["generates"] else "an encoder (no LM head: it cannot generate)"
     print(
         f"{ref}: pretrained {src['title'] or src['architecture']}, {kind}, {m['parameters']:,} parameters{size}, "
         f"{tokenizer.kind} tokenizer with {tokenizer.vocab_size} tokens"
@@ -372,7 +372,7 @@ def trace(args) -> None:
 
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
-    if model.cfg.arch == "seq2seq":  # the source and its greedy translation, traced teacher-forced
+    if model.family.translates:  # the source and its greedy translation, traced teacher-forced
         from qkv.analysis import cross
 
         tr = cross.trace(model, cross.read(model, tokenizer, args.text), None if args.check else args.names)

@@ -12,6 +12,6 @@ MINILM_NAME = "all-MiniLM-L6-v2"
 def model_name(model) -> str:
     """How the texts name the model: all-MiniLM-L6-v2 for the `real` extra, else what it was loaded
     from ("" when that is unknown: a model built in memory)."""
-    source = model.source or {}
+    source = model.loaded_from or {}
     name = str(source.get("name", ""))
     return MINILM_NAME if name == "minilm" else name

@@ -6,9 +6,9 @@ POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, 
 
 from __future__ import annotations
 
-from qkv.analysis.transform import MATRICES, check_head, head_spectra, random_twin
+from qkv.analysis.transform import MATRICES, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
-from qkv.analysis.view import TextError
+from qkv.core.indices import TextError, check_layer_head
 
 from .requests import Strict
 
@@ -20,11 +20,8 @@ class TransformIn(Strict):
 
 def transform_doc(model, tokenizer, twin, layer: int, head: int) -> dict:
     """The document of POST /api/transform (kind "transform"): plain numbers for the page."""
-    try:
-        check_head(model.cfg, layer, head)
-        trained = head_spectra(model, layer, head)
-    except ValueError as e:
-        raise TextError(str(e)) from None
+    layer, head = check_layer_head(model.cfg, layer, head)
+    trained = head_spectra(model, layer, head)
     random = head_spectra(twin, layer, head)
     try:
         cloud, why = word_cloud(model, tokenizer, layer, head), None
@@ -52,9 +49,9 @@ def add_routes(app, model, tokenizer, lock) -> None:
 
     @app.post("/api/transform")
     def post_transform(body: TransformIn):
-        if model.cfg.arch == "seq2seq":
+        if not model.family.one_stack:
             raise TextError(
-                "the transform panel reads a GPT's or an encoder's self-attention; this is a translation model"
+                f"the transform panel reads a GPT's or an encoder's self-attention; this is {model.family.title}"
             )
         with lock:
             if not twins:

@@ -74,7 +74,7 @@ def add_routes(app, model, tokenizer, lock) -> None:
 
     @app.post("/api/side")
     def post_side(body: SideIn):
-        if model.cfg.arch == "seq2seq":
+        if not model.family.one_stack:
             raise TextError(
                 "a translation model is shown across its two sentences: the page's side-by-side "
                 "panel is for a model that reads one text"

@@ -1,4 +1,4 @@
-"""The explorer's "model" document for a translation model (arch="seq2seq"): its shape, and source
+"""The explorer's "model" document for a translation model (an encoder-decoder): its shape, and source
 sentences from qkv's corpus it can read, so that the page opens on one.
 
 The sentences are in the model's source language: the one its checkpoint's config.json records
@@ -14,8 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from qkv.analysis.explain import check_index
-from qkv.analysis.view import TextError, model_info
+from qkv.analysis.view import model_info
 from qkv.core.translation import translate
 
 # (kind, tags the pair must have) in the order offered
@@ -86,14 +85,3 @@ def translation_model_doc(model, tokenizer, name: str = "", first: str | None = 
     }
 
 
-def check_heads(cfg, layer: int | None, head: int | None) -> None:
-    """A TextError (a 400 answer) for a decoder layer or a head out of range."""
-    try:
-        for value, n, what, unit in (
-            (layer, cfg.n_layers, "layer", f"the decoder has {cfg.n_layers} layers"),
-            (head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"),
-        ):
-            if value is not None:
-                check_index(value, n, what, unit)
-    except ValueError as e:
-        raise TextError(str(e)) from None

@@ -1,12 +1,13 @@
-"""The model family: GPT (decoder-only), Encoder (BERT), Seq2Seq (encoder-decoder), all from core.nn."""
+"""The model family: GPT (decoder-only), Encoder (BERT), Seq2Seq (encoder-decoder), all from core.nn.
+
+What each family is and can do is declared once, in `family` (FAMILIES); every model class carries
+its entry as `model.family`."""
 
 from __future__ import annotations
 
+from .family import family_of
+
 
 def make_model(cfg):
-    """The model class cfg.arch names, built from cfg."""
-    from .encoder import Encoder
-    from .gpt import GPT
-    from .seq2seq import Seq2Seq
-
-    return {"gpt": GPT, "bert": Encoder, "seq2seq": Seq2Seq}[cfg.arch](cfg)
+    """The model of cfg's family, built from cfg."""
+    return family_of(cfg).model_class()(cfg)

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from .family import FAMILIES
 from ..nn.block import make_block
 from ..nn.layernorm import LayerNorm
 from ..nn.position import make_position
@@ -26,12 +27,12 @@ from ..trace import run_with_trace
 
 
 class Encoder(nn.Module):
-    has_lm_head = False  # it outputs hidden states: there is no next-token distribution
-    source = None  # where it was loaded from (models.pretrained)
+    family = FAMILIES["bert"]  # hidden states out: no next-token distribution (models.family)
+    loaded_from = None  # where it was loaded from (models.pretrained)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        if cfg.arch != "bert":
+        if cfg.arch != self.family.arch:
             raise ValueError(f"an Encoder needs arch='bert'; got {cfg.arch!r}")
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E

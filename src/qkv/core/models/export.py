@@ -103,10 +103,10 @@ def _check_target(out: Path) -> None:
 def _check_exportable(model, tokenizer) -> None:
     """What `to_hf` does not check itself: a model with no next-token head, and a vocabulary larger
     than the model's."""
-    if not model.has_lm_head or model.cfg.arch != "gpt":
+    if not model.family.exports_hf:
         raise ValueError(
             f"only a GPT (a causal language model) can be exported as AutoModelForCausalLM; "
-            f"this model is arch={model.cfg.arch}"
+            f"this model is {model.family.title}"
         )
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")

@@ -5,6 +5,11 @@
 
 With pos="sinusoidal" the token embeddings are multiplied by sqrt(d_model) before the table is
 added, as in the 2017 paper (cfg.embed_scale), so that words are not drowned by their positions.
+
+Generation adds one token at a time: `stepper()` gives forward for one new token per row as a
+plain function, from each module's own stepper (block, attention, MLP, LayerNorm; RoPE takes a
+position per row), with the fused kernels and no taps; tests prove it equal to forward for every
+variant.
 """
 
 from __future__ import annotations
@@ -16,21 +21,22 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from .family import FAMILIES
 from ..nn.attention import KVCache
 from ..nn.block import make_block
-from ..nn.layernorm import LayerNorm
+from ..nn.layernorm import LayerNorm, NoNorm
 from ..nn.position import make_position
 from ..nn.tap import tap, written_out
 from ..trace import run_with_trace
 
 
 class GPT(nn.Module):
-    has_lm_head = True  # logits = h W_out + b: a next-token distribution at every position
-    source = None  # a pretrained model: where it was loaded from (models.pretrained)
+    family = FAMILIES["gpt"]  # what it is and can do (models.family)
+    loaded_from = None  # a pretrained model: where it was loaded from (models.pretrained)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        if cfg.arch != "gpt":
+        if cfg.arch != self.family.arch:
             raise ValueError(
                 f"a GPT needs arch='gpt'; got {cfg.arch!r} (qkv trains GPTs; a BERT encoder is loaded "
                 "from a pretrained directory: --ckpt minilm)"
@@ -43,7 +49,7 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
         pre = cfg.norm == "pre"
-        self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, "ln_final") if pre else nn.Identity()
+        self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, "ln_final") if pre else NoNorm()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
         self.reset_parameters()
         if cfg.tie_embeddings:
@@ -86,6 +92,42 @@ class GPT(nn.Module):
             tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
             x = x + pos
         return F.dropout(x, self.p_embed, self.training) if self.p_embed > 0 else x
+
+    def stepper(self):
+        """forward for one new token per row, as a function step(tokens, cache, positions=None,
+        key_mask=None) -> logits (B, d_vocab): forward(tokens[:, None], cache)[:, -1] in evaluation mode,
+        with every module's own stepper and the weights read once, here (so gather it once per
+        generation; a weight changed later is not seen by a step made before).
+
+        tokens: (B,) the new ids (or one int: B = 1), all stored in cache slot cache.length; positions: (B,) each row's own
+        position (its tokens before, padding not counted), None: every row at cache.length; key_mask:
+        (B, cache.length + 1) bool, False at the slots a row must not read (its padding), or None when
+        every row reads every slot (see sample.generate_batch)."""
+        W_E, scale, n_ctx = self.embed.weight, self.embed_scale, self.cfg.n_ctx
+        # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
+        pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None
+        blocks = [block.stepper() for block in self.blocks]
+        ln_final, W_U, b_U = self.ln_final.stepper(), self.unembed.weight, self.unembed.bias
+
+        def step(tokens, cache, positions=None, key_mask=None):
+            if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
+                with torch.no_grad():
+                    return step(tokens, cache, positions, key_mask)
+            t = cache.length
+            if t >= n_ctx:
+                raise ValueError(f"the cache is full ({t} tokens, n_ctx {n_ctx})")
+            x = W_E[tokens] if isinstance(tokens, torch.Tensor) else W_E[tokens][None]  # (B, d_model): W_E[token]
+            if scale != 1.0:
+                x = x * scale
+            if pos is not None:
+                x = x + pos[t if positions is None else positions]
+            mask = key_mask[:, None, None, :] if key_mask is not None else None  # (B, 1, 1, t + 1)
+            for block in blocks:
+                x = block(x, cache, positions, mask)
+            cache.length = t + 1
+            return F.linear(ln_final(x), W_U, b_U)  # (B, d_vocab): h W_out + b
+
+        return step
 
     @staticmethod
     def next_token_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

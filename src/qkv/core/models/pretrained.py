@@ -117,7 +117,7 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
         raise ValueError(f"{d}: model_type {kind!r} ({arch}) is not supported; qkv reads {SUPPORTED}")
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
-    model.source = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
+    model.loaded_from = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
     return model.eval(), tokenizer
 
 

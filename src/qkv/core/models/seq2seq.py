@@ -6,7 +6,7 @@
     P(next target token) = softmax(h W_out + b)
 
 Both stacks are qkv's own blocks (the encoder's are the GPT's with causal=False; the decoder's add
-cross-attention, which is the same MultiHeadAttention given a source) and each ends in a LayerNorm,
+cross-attention, which is the same MultiHeadAttention given a memory) and each ends in a LayerNorm,
 as torch.nn.Transformer's do, so that its weights load one to one (models.torch_transformer).
 Trained with teacher forcing: the target input is <s> w1 .. wn and the output to predict w1 .. wn </s>.
 Tap names start with encoder. or decoder.: decoder.blocks.L.cross_attn.hook_pattern is (B, n_heads,
@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from .family import FAMILIES
 from ..nn.attention import KVCache
 from ..nn.block import DecoderBlock, make_block
 from ..nn.layernorm import make_norm
@@ -70,13 +71,13 @@ class DecoderStack(nn.Module):
 
 
 class Seq2Seq(nn.Module):
-    has_lm_head = True  # the decoder predicts the next target token
-    source = None
+    family = FAMILIES["seq2seq"]  # the decoder predicts the next target token (models.family)
+    loaded_from = None
     languages: tuple[str, str] | None = None  # (source, target), e.g. ("zh", "en"): what its checkpoint records
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        if cfg.arch != "seq2seq":
+        if cfg.arch != self.family.arch:
             raise ValueError(f"a Seq2Seq needs arch='seq2seq'; got {cfg.arch!r}")
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.d_vocab, cfg.d_model)  # W_E of the target tokens

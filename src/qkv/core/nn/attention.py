@@ -10,8 +10,12 @@ the residual stream. `attention` below is the truth; the fused kernel
 (torch's scaled_dot_product_attention) is a faster path that a test proves equal to it.
 
 Cross-attention (an encoder-decoder's decoder) is the same module and the same formula with a
-`source`: q = x W_Q from the decoder's tokens, k = m W_K and v = m W_V from the encoder's output m.
-The queries ask, the source's keys answer, and z mixes the source's values.
+`memory`: q = x W_Q from the decoder's tokens, k = m W_K and v = m W_V from the encoder's output m.
+The queries ask, the source sentence's keys answer, and z mixes its values.
+
+Decoding adds one token at a time: `stepper()` gives forward's arithmetic for that case as a plain
+function (one query per row, the fused kernel, its keys and values written to the cache), tested
+equal to forward.
 """
 
 from __future__ import annotations
@@ -60,22 +64,23 @@ class KVCache:
         shape = (batch_size, cfg.n_heads, cfg.n_ctx, cfg.d_head)
         self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
-        self.source: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # cross-attention: layer -> the source's k, v
+        # cross-attention: layer -> the keys and values of the encoder's output (the memory)
+        self.memory_kv: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self.n_ctx = cfg.n_ctx
         self.length = 0
 
-    def source_kv(self, layer: int, compute):
-        """The source's keys and values for a cross-attention layer: computed at the first step, then reused."""
-        if layer not in self.source:
-            self.source[layer] = compute()
-        return self.source[layer]
+    def cross_kv(self, layer: int, compute):
+        """The memory's keys and values for a cross-attention layer: computed at the first step, then reused."""
+        if layer not in self.memory_kv:
+            self.memory_kv[layer] = compute()
+        return self.memory_kv[layer]
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep the sequences `index` picks, in that order (beam search: each beam continues some parent)."""
         self.k = [k.index_select(0, index) for k in self.k]
         self.v = [v.index_select(0, index) for v in self.v]
-        self.source = {
-            layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.source.items()
+        self.memory_kv = {
+            layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.memory_kv.items()
         }
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
@@ -104,7 +109,7 @@ class MultiHeadAttention(nn.Module):
         self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None, cross: bool = False
     ):
         """scope ("", "encoder.", "decoder.") and name ("attn", "cross_attn") name the taps:
-        {scope}blocks.L.{name}.hook_pattern, {scope}blocks.L.hook_{name}_out. cross: k and v come from a source."""
+        {scope}blocks.L.{name}.hook_pattern, {scope}blocks.L.hook_{name}_out. cross: k and v come from a memory."""
         super().__init__()
         self.layer = layer
         self.tap_prefix = f"{scope}blocks.{layer}.{name}."
@@ -128,19 +133,16 @@ class MultiHeadAttention(nn.Module):
         x: torch.Tensor,
         cache: KVCache | None = None,
         key_mask: torch.Tensor | None = None,
-        source: torch.Tensor | None = None,
+        memory: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """key_mask: (B, T_k) bool, False at padding: no query attends to those keys (an encoder's batch).
-        source: (B, T_src, d_model), for cross-attention: the keys and values come from it."""
+        memory: (B, T_src, d_model), for cross-attention: the encoder's output, where k and v come from."""
         B, T, _ = x.shape
         if self.cross:
-            offset = 0  # no causal mask: every query may read the whole source
+            offset = 0  # no causal mask: every query may read the whole source sentence
             q = self.project_q(x)  # q = x W_Q: (B, n_heads, T, d_head)
-            k, v = (
-                cache.source_kv(self.layer, lambda: self.project_kv(source))
-                if cache is not None
-                else self.project_kv(source)
-            )
+            project = lambda: self.project_kv(memory)
+            k, v = cache.cross_kv(self.layer, project) if cache is not None else project()
         else:
             offset = cache.length if cache is not None else 0
             q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
@@ -159,6 +161,34 @@ class MultiHeadAttention(nn.Module):
         out = self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
         tap(self.out_name, out)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
+
+    def stepper(self):
+        """forward for one new token per row, as a function step(x, cache, positions=None, key_mask=None):
+        x (B, d_model) -> (B, d_model), in evaluation mode. Its k and v go to cache slot cache.length
+        and the fused kernel mixes every cached value; the model advances cache.length after its last block.
+
+        positions: (B,) each row's own position (rows of different lengths share the cache), None:
+        every row at cache.length; key_mask: (B, 1, 1, cache.length + 1), False at the slots a row must
+        not read (its padding), or None. The weights are read once, here (see GPT.stepper)."""
+        W_QKV, b_QKV, W_O, b_O = self.W_QKV.weight, self.W_QKV.bias, self.W_O.weight, self.W_O.bias
+        rope, layer, n_proj, H, D = self.rope, self.layer, self.n_proj, self.n_heads, self.d_head
+
+        def step(x, cache, positions=None, key_mask=None):
+            B = x.shape[0]
+            qkv = F.linear(x, W_QKV, b_QKV).view(B, n_proj, H, 1, D)
+            q, k = qkv[:, 0], qkv[:, 1]  # each (B, n_heads, 1, d_head)
+            v = qkv[:, 2] if n_proj == 3 else k  # values="k": z = A k
+            if rope is not None:
+                at = cache.length if positions is None else positions
+                q, k = rope(q, at), rope(k, at)
+            k, v = cache.append(layer, k, v)  # (B, n_heads, cache.length + 1, d_head)
+            # no causal mask: every cached key is in the past
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, n_heads, 1, d_head)
+            if self.head_mask is not None:  # read at each step: heads_off may switch heads off later
+                z = z * self.head_mask.view(1, -1, 1, 1)
+            return F.linear(z.view(B, H * D), W_O, b_O)  # (B, d_model)
+
+        return step
 
     def project(self, x: torch.Tensor):
         """q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V (values="k": v = k), per head."""
@@ -180,12 +210,12 @@ class MultiHeadAttention(nn.Module):
         self._tap_heads(("hook_q", q))
         return q
 
-    def project_kv(self, source: torch.Tensor):
-        """Cross-attention's k = m W_K + b_K, v = m W_V + b_V from the source m, per head."""
-        B, S, _ = source.shape
+    def project_kv(self, memory: torch.Tensor):
+        """Cross-attention's k = m W_K + b_K, v = m W_V + b_V from the memory m (the encoder's output), per head."""
+        B, S, _ = memory.shape
         d_attn = self.n_heads * self.d_head
         bias = self.W_QKV.bias[d_attn:] if self.W_QKV.bias is not None else None
-        kv = F.linear(source, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
+        kv = F.linear(memory, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
         k, *v = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
         v = v[0] if v else k  # values="k": z = A k
         self._tap_heads(("hook_k", k), ("hook_v", v))

@@ -7,7 +7,9 @@ The residual connection lets each sub-layer learn only a change to x; LayerNorm 
 token's vector to mean 0 and variance 1 (then a learned scale and shift) so deep stacks stay stable.
 norm="none" is the pre-norm block with LN the identity. residual=False (an experiment: what the
 connection is for) has its own block classes, so the standard ones read like their formula.
-`make_block` picks the class for a config.
+`make_block` picks the class for a config. Each block's `stepper()` is its forward for one new
+token per row while decoding, from its modules' own steppers (MultiHeadAttention.stepper), tested
+equal to it.
 
 An encoder-decoder's decoder block has a third sub-layer between the two, cross-attention, whose
 keys and values come from the encoder's output (`memory`):
@@ -56,6 +58,17 @@ class MLP(nn.Module):
         out = tap(self.tap_prefix + "hook_mlp_out", self.fc_out(post))  # (B, T, d_model)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
 
+    def stepper(self):
+        """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
+        W_in, b_in, W_out, b_out, act = (
+            self.fc_in.weight,
+            self.fc_in.bias,
+            self.fc_out.weight,
+            self.fc_out.bias,
+            self.act,
+        )
+        return lambda x: F.linear(act(F.linear(x, W_in, b_in)), W_out, b_out)
+
 
 class Block(nn.Module):
     """What every block holds: ln1, attn, ln2, mlp. Subclasses say how they connect."""
@@ -69,6 +82,11 @@ class Block(nn.Module):
         self.mlp = MLP(cfg, layer, scope)
 
     # forward(x, cache=None, key_mask=None): key_mask (B, T) is False at padding (see MultiHeadAttention)
+    # stepper() -> step(x, cache, positions=None, key_mask=None): forward for one new token per row,
+    # x (B, d_model), from its modules' own steppers (decoding; see GPT.stepper)
+
+    def steppers(self):
+        return self.ln1.stepper(), self.attn.stepper(), self.ln2.stepper(), self.mlp.stepper()
 
     def tap(self, name: str, x: torch.Tensor) -> torch.Tensor:
         """Record x as blocks.L.<name> while a trace records."""
@@ -88,6 +106,15 @@ class PreNormBlock(Block):
         self.tap("hook_resid_post", x)
         return x
 
+    def stepper(self):
+        ln1, attn, ln2, mlp = self.steppers()
+
+        def step(x, cache, positions=None, key_mask=None):
+            x = x + attn(ln1(x), cache, positions, key_mask)
+            return x + mlp(ln2(x))
+
+        return step
+
 
 class PostNormBlock(Block):
     """The 2017 paper's block: LayerNorm after each residual sum."""
@@ -101,6 +128,15 @@ class PostNormBlock(Block):
         x = self.ln2(x + self.mlp(x))
         self.tap("hook_resid_post", x)
         return x
+
+    def stepper(self):
+        ln1, attn, ln2, mlp = self.steppers()
+
+        def step(x, cache, positions=None, key_mask=None):
+            x = ln1(x + attn(x, cache, positions, key_mask))
+            return ln2(x + mlp(x))
+
+        return step
 
 
 class PreNormBlockNoResidual(Block):
@@ -116,6 +152,15 @@ class PreNormBlockNoResidual(Block):
         self.tap("hook_resid_post", x)
         return x
 
+    def stepper(self):
+        ln1, attn, ln2, mlp = self.steppers()
+
+        def step(x, cache, positions=None, key_mask=None):
+            x = attn(ln1(x), cache, positions, key_mask)
+            return mlp(ln2(x))
+
+        return step
+
 
 class PostNormBlockNoResidual(Block):
     """residual=False with post-norm: x = LN1(Attn(x)); x = LN2(MLP(x))."""
@@ -129,6 +174,15 @@ class PostNormBlockNoResidual(Block):
         x = self.ln2(self.mlp(x))
         self.tap("hook_resid_post", x)
         return x
+
+    def stepper(self):
+        ln1, attn, ln2, mlp = self.steppers()
+
+        def step(x, cache, positions=None, key_mask=None):
+            x = ln1(attn(x, cache, positions, key_mask))
+            return ln2(mlp(x))
+
+        return step
 
 
 class DecoderBlock(Block):

@@ -5,14 +5,13 @@
     LN(x)      = normalized * weight + bias            the learned scale, shift hook_out
 
 The names and meanings are TransformerLens 4's. `layer_norm` below is the truth; torch's fused
-F.layer_norm is the faster path, taken unless a trace records or the model runs with
-explicit=True; a test proves the two equal.
+layer_norm kernel is the faster path, taken unless a trace records or the model runs with
+explicit=True; a test proves the two equal. `stepper()` is the fused path alone, for decoding.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .tap import explicit, tap
@@ -40,16 +39,32 @@ class LayerNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not explicit():
-            return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+            return self.fused(x)
         out, normalized, scale = layer_norm(x, self.weight, self.bias, self.eps)
         tap(self.name + ".hook_scale", scale)
         tap(self.name + ".hook_normalized", normalized)
         return tap(self.name + ".hook_out", out)
 
+    def fused(self, x: torch.Tensor) -> torch.Tensor:
+        """LN(x) by the fused kernel (F.layer_norm's, without its Python checks), recording nothing."""
+        return torch.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+    def stepper(self):
+        """fused, as a function of x with the weights read once (decoding: see GPT.stepper)."""
+        shape, weight, bias, eps = self.weight.shape, self.weight, self.bias, self.eps
+        return lambda x: torch.layer_norm(x, shape, weight, bias, eps)
+
     def extra_repr(self) -> str:
         return f"{self.weight.shape[0]}, eps={self.eps}, bias={self.bias is not None}, name={self.name!r}"
 
 
+class NoNorm(nn.Identity):
+    """Where a block has no LayerNorm (norm="none", or a post-norm GPT's final one): x itself."""
+
+    def stepper(self):
+        return lambda x: x
+
+
 def make_norm(cfg, name: str) -> nn.Module:
     """A LayerNorm named `name` (its hooks' prefix), or the identity for norm="none"."""
-    return nn.Identity() if cfg.norm == "none" else LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, name)
+    return NoNorm() if cfg.norm == "none" else LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, name)

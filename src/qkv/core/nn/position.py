@@ -58,10 +58,14 @@ class RoPE(nn.Module):
         self.register_buffer("cos", angle.cos().float(), persistent=False)
         self.register_buffer("sin", angle.sin().float(), persistent=False)
 
-    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        """x: (B, n_heads, T, d_head), positions offset .. offset+T-1."""
-        T = x.shape[-2]
-        cos, sin = self.cos[offset : offset + T], self.sin[offset : offset + T]  # (T, d_head/2)
+    def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0) -> torch.Tensor:
+        """x: (B, n_heads, T, d_head) at positions offset .. offset+T-1; or, with offset a tensor (B,)
+        of each row's own position, one token per row (T = 1: a batched decoding step)."""
+        if isinstance(offset, torch.Tensor):
+            cos, sin = self.cos[offset][:, None, None], self.sin[offset][:, None, None]  # (B, 1, 1, d_head/2)
+        else:
+            T = x.shape[-2]
+            cos, sin = self.cos[offset : offset + T], self.sin[offset : offset + T]  # (T, d_head/2)
         pairs = x.unflatten(-1, (-1, 2))  # (B, n_heads, T, d_head/2, 2)
         x0, x1 = pairs[..., 0], pairs[..., 1]
         rotated = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
