@@ -40,9 +40,10 @@ import torch
 
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
 from qkv.core.data import read_text, split_ids
+from qkv.core.loop import lr_at, make_optimizer
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.tokenizers import train_tokenizer
-from qkv.core.train import LMData, lr_at, make_optimizer
+from qkv.core.train import LMData
 
 SHAKESPEARE = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare.txt"
 PROBE_CTX = 64  # the probe's window length (every recipe compared here has n_ctx >= 64)

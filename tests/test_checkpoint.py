@@ -15,7 +15,7 @@ import qkv.core.files as files_mod
 from qkv.core.checkpoint import load, load_checkpoint, save
 from qkv.core.config import TrainConfig
 from qkv.core.files import atomic_write
-from qkv.core.train import make_optimizer
+from qkv.core.loop import make_optimizer
 
 REAL_REPLACE = os.replace
 

@@ -14,8 +14,7 @@ from safetensors.torch import save as st_save
 import qkv.core.checkpoint as ckpt_mod
 from qkv.core.checkpoint import load, load_checkpoint, save
 from qkv.core.config import TrainConfig
-from qkv.core.train import make_optimizer
-
+from qkv.core.loop import make_optimizer
 
 # ---------------------------------------------------------------------------- broken directories
 

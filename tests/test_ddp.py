@@ -115,7 +115,8 @@ def test_a_global_batch_that_does_not_divide_is_refused_in_one_line(text_file, t
     )
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        "qkv: error: batch_size=7 does not divide among 2 processes; the global batch is split evenly (choose a multiple of 2)"
+        "qkv: error: batch_size=7 does not divide among 2 processes; "
+        "the global batch is split evenly (choose a multiple of 2)"
     ]
     assert not out.exists()
 
@@ -237,7 +238,8 @@ class _Spy(torch.nn.Module):
 def test_a_training_step_feeds_each_rank_only_its_rows():
     from qkv.core.config import TrainConfig
     from qkv.core.data import get_batch
-    from qkv.core.train import LMData, step_seed
+    from qkv.core.loop import step_seed
+    from qkv.core.train import LMData
 
     ids, tc = torch.arange(500), TrainConfig(batch_size=6, seed=5)
     whole = get_batch(ids, 6, 16, torch.Generator().manual_seed(step_seed(5, 3)))[0]  # (6, 16)

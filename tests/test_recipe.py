@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 
+from cli_util import step_losses
+
 from qkv.core import checkpoint, corpus
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
-from qkv.core.train import lr_at, train
-
-from cli_util import step_losses
+from qkv.core.loop import lr_at
+from qkv.core.train import train
 
 TEXT = corpus.generate(n_sentences=200, lang="en")
 

@@ -7,24 +7,21 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from rundir_util import FILES, QKV, lines, one_error, snapshot
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
-
-from rundir_util import FILES, QKV, lines, one_error, snapshot
 
 from qkv.apps.cli import main
 from qkv.core import checkpoint
 from qkv.core.config import ModelConfig, TrainConfig
+from qkv.core.loop import make_optimizer
 from qkv.core.models.gpt import GPT, lm_loss
 from qkv.core.resume import check_optimizer_state, load_optimizer
 from qkv.core.rundir import header_meta
-from qkv.core.train import make_optimizer
-
 
 # ---------------------------------------------------------------------------- every file checked
 

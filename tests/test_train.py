@@ -7,13 +7,13 @@ import math
 
 import pytest
 import torch
+from cli_util import eval_lines, log_lines, step_losses
 
 from qkv.core import checkpoint, corpus
-from qkv.core.config import TrainConfig
-from qkv.core.train import TrainingStopped, lr_at, train
-
 from qkv.core import train as train_mod  # the module (qkv.train is the function)
-from cli_util import eval_lines, log_lines, step_losses
+from qkv.core.config import TrainConfig
+from qkv.core.loop import TrainingStopped, lr_at
+from qkv.core.train import train
 
 TINY = [
     "n_layers=1",
@@ -92,7 +92,7 @@ def test_resume_is_exact(tmp_path, extra, until):
     assert [s for s, _ in step_losses(b)] == list(range(1, until + 1))
     # a kill while a log line was being written leaves half a line: resume must cope
     with open(b / "log.jsonl", "a", encoding="utf-8") as f:
-        f.write('{"step": %d, "lo' % (until + 1))
+        f.write(f'{{"step": {until + 1}, "lo')
     second = train(TEXT, out=b, resume=True, progress=False)
     assert second.step == 30
     # exact equality, every step: same process and ops, and each step's batch and dropout masks come from

@@ -1,6 +1,6 @@
 """Checkpoints: a directory that a kill at any moment leaves loadable.
 
-    DIR/config.json                   model and training configuration, text source, run id
+    DIR/config.json                   model and training configuration, the data's origin, run id
     DIR/tokenizer.json                the tokenizer
     DIR/model-<step>.safetensors      the weights (safetensors: loading never runs code)
     DIR/optimizer-<step>.safetensors  AdamW's moments, for an exact resume
@@ -34,6 +34,7 @@ from .config import ModelConfig, TrainConfig
 from .files import atomic_write, json_bytes, write_json
 from .lock import locked
 from .models import make_model
+from .models.family import family_of
 from .models.gpt import GPT
 from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run
 from .tokenizers import Tokenizer, load_tokenizer
@@ -187,7 +188,8 @@ class Writer:
         if self.live is None:
             return f"no checkpoint was saved in {self.out} yet"
         if not self.ours:
-            return f"no checkpoint of this run was saved; {self.out} still holds the previous one (step {self.live['step']})"
+            step = self.live["step"]
+            return f"no checkpoint of this run was saved; {self.out} still holds the previous one (step {step})"
         return f"the last checkpoint (step {self.live['step']}) is kept in {self.out}"
 
     @property
@@ -327,7 +329,8 @@ def _check_model_tensors(path: Path, tensors: dict, expected: dict) -> None:
     for name, t in tensors.items():
         if t.shape != expected[name].shape:
             raise ValueError(
-                f"{path}: tensor {name} has shape {tuple(t.shape)} but config.json implies {tuple(expected[name].shape)}"
+                f"{path}: tensor {name} has shape {tuple(t.shape)} "
+                f"but config.json implies {tuple(expected[name].shape)}"
             )
         if not t.is_floating_point():
             raise ValueError(f"{path}: tensor {name} has dtype {t.dtype}, not a floating-point type")
@@ -337,7 +340,7 @@ def _check_model_tensors(path: Path, tensors: dict, expected: dict) -> None:
 
 def _optimizer_state(path: Path, state: dict) -> dict:
     """AdamW's state as torch's state_dict() has it: {"state": {i: {key: tensor}}, "param_groups": [...]}.
-    Only its form is checked here; train.check_optimizer_state compares it with the model."""
+    Only its form is checked here; resume.check_optimizer_state compares it with the model."""
     tensors, meta = _read_safetensors(path, state)
     try:
         groups = json.loads(meta["param_groups"])
@@ -375,7 +378,8 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         )
     if "model" not in config:
         raise ValueError(f"{cpath}: field 'model' is missing")
-    try:  # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
+    # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
+    try:
         model_cfg = ModelConfig.from_dict(config["model"])
         train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
     except ValueError as e:
@@ -408,7 +412,7 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
 
         to_device(model, device)
     task = config.get("task")
-    if model_cfg.arch == "seq2seq" and isinstance(task, dict) and task.get("kind") == "translate":
+    if family_of(model_cfg).translates and isinstance(task, dict) and task.get("kind") == "translate":
         model.languages = (str(task.get("source")), str(task.get("target")))  # a translation model's direction
     optimizer_state = None
     if with_optimizer and state.get("optimizer"):

@@ -104,6 +104,9 @@ class World:
             )
 
 
+ALONE = World()  # this process, with no other
+
+
 def current() -> World:
     """The world torchrun's environment describes (size 1 without torchrun)."""
     size = int(os.environ.get("WORLD_SIZE", 1))

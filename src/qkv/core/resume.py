@@ -1,4 +1,4 @@
-"""What a resume checks before it trusts a checkpoint: the text it was trained on, its log, and its
+"""What a resume checks before it trusts a checkpoint: the data it was trained on, its log, and its
 optimizer state against the model it continues. PyTorch's fused AdamW does not check the state it is
 given, and crashes (or hangs) on one from another model, so every tensor is checked first.
 """
@@ -45,19 +45,21 @@ def read_log(path: Path, upto: int, state: dict) -> list[str]:
     return kept
 
 
-def recorded_source(config: dict, out: Path) -> dict:
-    """The text source config.json records: {"kind": "file" | "string" | "builtin", "path"?, "sha256"}."""
-    data = config.get("data")
-    kind = data.get("kind") if isinstance(data, dict) else None
+def recorded_origin(config: dict, out: Path) -> dict:
+    """Where the training data came from, as config.json's "data" records it: {"kind": "file" |
+    "string" | "builtin", "path"? (a file's), "sha256", ...} (a task may add counts: tokens, pairs)."""
+    origin = config.get("data")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
     if (
         kind not in ("file", "string", "builtin")
-        or not isinstance(data.get("sha256"), str)
-        or (kind == "file" and not isinstance(data.get("path"), str))
+        or not isinstance(origin.get("sha256"), str)
+        or (kind == "file" and not isinstance(origin.get("path"), str))
     ):
         raise ValueError(
-            f"{out / 'config.json'}: field 'data' (the training text: kind, path, sha256) is missing or malformed"
+            f"{out / 'config.json'}: field 'data' (where the training data came from: kind, path, sha256) "
+            "is missing or malformed"
         )
-    return data
+    return origin
 
 
 def _same_kind(value, expected) -> bool:

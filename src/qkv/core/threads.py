@@ -113,8 +113,8 @@ def configure(n: int | None = None) -> int:
     import torch
 
     global _by_policy
-    threads, source = requested(n)
-    _by_policy = source == "policy"
+    threads, chosen_by = requested(n)
+    _by_policy = chosen_by == "policy"
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads
@@ -123,7 +123,7 @@ def configure(n: int | None = None) -> int:
 _by_policy = False  # whether configure() left the choice to the policy
 
 
-def governor() -> "Governor | None":
+def governor() -> Governor | None:
     """A Governor for a long job when configure() let the policy choose (the command line does);
     None when the user chose a count, or nobody called configure() (a program using qkv as a library
     keeps its own torch settings)."""

@@ -1,42 +1,39 @@
-"""Training a translation model: an encoder-decoder (arch="seq2seq") on sentence pairs.
+"""Training a translation model: an encoder-decoder (the family that trains "translate") on sentence pairs.
 
-The loop is train.py's (AdamW, warmup + cosine decay, clipping, atomic checkpoints, exact resume,
-a stop on a non-finite loss, Ctrl-C keeping what was trained); what differs is the data. A step
-draws batch_size pairs with a generator seeded by (seed, step), pads them (translation.collate),
-and scores the decoder's prediction of every target word and of </s>, padding left out
+What is shared with every task (resume, refusals, lock, device) is prepare.py's, and the loop is
+loop.py's (AdamW, warmup + cosine decay, clipping, atomic checkpoints, exact resume, a stop on a
+non-finite loss, Ctrl-C keeping what was trained); what differs is the data. A step draws
+batch_size pairs with a generator seeded by (seed, step), pads them (translation.collate), and
+scores the decoder's prediction of every target word and of </s>, padding left out
 (seq2seq_loss). The pairs come from qkv's corpus (corpus.pairs: "train" to learn from, the
 held-out frames for the validation loss, never trained on) or from a TSV file (source TAB target;
-the last val_fraction of its pairs are the validation pairs).
+the last val_fraction of its pairs are the validation pairs). It trains on one process, on the
+CPU, in float32.
 
-config.json records the task, {"kind": "translate", "source": "zh", "target": "en"}, and the data
-(kind "builtin" or "file", sha256 of the pairs), so a resume refuses other pairs or the other
-direction, and `qkv translate` / `qkv info` can say what the model translates.
+config.json records the task, {"kind": "translate", "source": "zh", "target": "en"} (the source and
+target languages), and the data (kind "builtin" or "file", sha256 of the pairs, their counts), so a
+resume refuses other pairs or the other direction, and `qkv translate` / `qkv info` can say what
+the model translates.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from . import checkpoint, lock, rundir
-from .config import PRESETS, ModelConfig, TrainConfig, apply_overrides
-from .models.seq2seq import Seq2Seq, seq2seq_loss
-from .resume import recorded_source
-from .train import (
-    Setup,
-    TrainResult,
-    optimize,
-    refuse_on_resume,
-    refuse_other_task,
-    refuse_to_replace,
-    resume_setup,
-    run_loop,
-    step_seed,
-)
+from .config import TrainConfig
+from .device import Precision
+from .distributed import ALONE, World
+from .loop import Start, TrainResult, optimize, step_seed
+from .models.seq2seq import seq2seq_loss
+from .prepare import Request, Task, run_task
+from .resume import recorded_origin
+from .tokenizers import Tokenizer
 from .translation import PAD, build_tokenizer, collate, make_examples, read_pairs
 
 DIRECTIONS = ("zh-en", "en-zh")  # the built-in corpus's; a pairs file may name other languages
@@ -64,7 +61,10 @@ def direction_of(config: dict) -> tuple[str, str] | None:
 
 
 class PairData:
-    """The batches of the translation task: batch_size examples drawn per step, padded."""
+    """The batches of the translation task (a loop.Data): batch_size examples drawn per step, padded.
+    On one process (prepare.run_task refuses several: TranslateTask.parallel is False)."""
+
+    world = ALONE
 
     def __init__(self, train, val, tc: TrainConfig):
         self.train, self.val, self.tc = train, val, tc
@@ -119,7 +119,7 @@ def _digest(pairs) -> str:
 
 
 def _builtin(direction: str, n_sentences: int):
-    """(train pairs, val pairs, record) from qkv's corpus: the val pairs are the held-out frames."""
+    """(train pairs, val pairs, origin) from qkv's corpus: the val pairs are the held-out frames."""
     from .corpus import pairs
 
     flip = direction == "en-zh"
@@ -130,7 +130,7 @@ def _builtin(direction: str, n_sentences: int):
 
 
 def _from_file(path, val_fraction: float):
-    """(train pairs, val pairs, record) from a TSV file: its last val_fraction of pairs are the val pairs."""
+    """(train pairs, val pairs, origin) from a TSV file: its last val_fraction of pairs are the val pairs."""
     every = read_pairs(path)
     n_val = int(len(every) * val_fraction)
     if len(every) - n_val < 1:
@@ -138,66 +138,89 @@ def _from_file(path, val_fraction: float):
     return every[: len(every) - n_val], every[len(every) - n_val :], {"kind": "file", "path": str(Path(path).resolve())}
 
 
-def _data(pairs_path, direction: str, n_sentences: int | None, val_fraction: float):
-    """(train pairs, val pairs, record). Val pairs with a word that no training pair uses are left out."""
+def _read(pairs_path, direction: str, n_sentences: int | None, val_fraction: float):
+    """(train pairs, val pairs, origin). Val pairs with a word that no training pair uses are left out."""
     if pairs_path is None:
         if isinstance(n_sentences, int) and n_sentences > 1_000_000:
             raise ValueError(f"n_sentences must be at most 1000000; got {n_sentences}")
-        train, val, record = _builtin(direction, DEFAULT_SENTENCES if n_sentences is None else n_sentences)
+        train, val, origin = _builtin(direction, DEFAULT_SENTENCES if n_sentences is None else n_sentences)
     else:
         if n_sentences is not None:
             raise ValueError("n_sentences is for the built-in corpus; a pairs file gives its own pairs")
-        train, val, record = _from_file(pairs_path, val_fraction)
+        train, val, origin = _from_file(pairs_path, val_fraction)
     known = {w for pair in train for side in pair for w in side}  # the tokenizer's words
     scored = [(s, t) for s, t in val if known.issuperset(s) and known.issuperset(t)]  # a word never trained: no score
-    record.update(
+    origin.update(
         sha256=_digest(train + val), pairs=len(train), val_pairs=len(scored), val_left_out=len(val) - len(scored)
     )
-    return train, scored, record
+    return train, scored, origin
 
 
-def _examples(run: Setup, train, val, until: int | None) -> Setup:
-    """The run with its pairs as examples, and the step to stop after."""
-    if until is not None and not (run.start < until <= run.tc.steps):
-        raise ValueError(f"--until must be between {run.start + 1} and {run.tc.steps}; got {until}")
-    n_ctx = run.model.cfg.n_ctx
-    run.data = PairData(make_examples(run.tokenizer, train, n_ctx), make_examples(run.tokenizer, val, n_ctx), run.tc)
-    run.last = until or run.tc.steps
-    return run
+@dataclass(frozen=True)
+class Pairs:
+    """What a translation run reads: its training and validation pairs (each a pair of word lists)."""
+
+    train: list
+    val: list
+    languages: tuple[str, str]  # (source, target)
 
 
-def _settings(preset: str, overrides) -> tuple[dict, TrainConfig]:
-    """The model fields (d_vocab still open) and the TrainConfig of a new run."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    model_over, train_over = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(overrides))
-    if model_over.setdefault("arch", "seq2seq") != "seq2seq":
-        raise ValueError(f"a translation model is an encoder-decoder (arch=seq2seq); got arch={model_over['arch']}")
-    return model_over, TrainConfig(**train_over)
+@dataclass(frozen=True)
+class TranslateTask(Task[Pairs]):
+    """What a translation model's training supplies to prepare.run_task: its pairs, word list and batches."""
 
+    kind = "translate"
+    default_preset = "translate"
+    parallel = False  # PairData draws whole batches on one process
+    what = "set of sentence pairs"
 
-def _fresh(train, model_over: dict, tc: TrainConfig, extra: dict) -> Setup:
-    tok = build_tokenizer([side for pair in train for side in pair])
-    if model_over.get("d_vocab", tok.vocab_size) < tok.vocab_size:
-        raise ValueError(f"d_vocab={model_over['d_vocab']} is smaller than the tokenizer's {tok.vocab_size} tokens")
-    mc = ModelConfig(**{**model_over, "d_vocab": model_over.get("d_vocab", tok.vocab_size)})
-    torch.manual_seed(tc.seed)
-    return Setup(Seq2Seq(mc), tok, tc, 0, extra["data"], log_lines=[], extra=extra)
+    pairs_path: str | Path | None = None
+    direction: str | None = None  # "zh-en" by default
+    n_sentences: int | None = None  # from the built-in corpus (DEFAULT_SENTENCES by default)
 
+    def new_run_settings(self) -> dict[str, object]:
+        return {"n_sentences": self.n_sentences}
 
-def _check_resumable(out: Path, task: dict, record: dict) -> None:
-    """One line when `out` was trained in another direction or on another split of the pairs."""
-    config = checkpoint.read_config(out)
-    was = direction_of(config)
-    if was != (task["source"], task["target"]):
-        raise ValueError(f"{out} translates {'-'.join(was)}; it cannot be resumed as {task['source']}-{task['target']}")
-    old = recorded_source(config, out)
-    for key in ("pairs", "val_pairs"):
-        if old.get(key) not in (None, record[key]):
-            raise ValueError(
-                f"{out} was trained with {old[key]} {key.replace('_', ' ')}, now there are {record[key]}: "
-                "resume with the same pairs and val_fraction"
-            )
+    def recall(self, config: dict, out: Path) -> TranslateTask:
+        """What was not given again, as the checkpoint records it: the direction, the file or the corpus's size."""
+        recorded = recorded_origin(config, out)
+        pairs_path = self.pairs_path
+        if pairs_path is None and recorded["kind"] == "file":
+            pairs_path = recorded["path"]
+        return replace(
+            self,
+            pairs_path=pairs_path,
+            direction=self.direction or "-".join(direction_of(config)),
+            n_sentences=recorded.get("n_sentences") if pairs_path is None else None,
+        )
+
+    def read(self, tc: TrainConfig) -> tuple[Pairs, dict]:
+        source, target = parse_direction(self.direction or "zh-en", builtin=self.pairs_path is None)
+        train, val, origin = _read(self.pairs_path, f"{source}-{target}", self.n_sentences, tc.val_fraction)
+        return Pairs(train, val, (source, target)), origin
+
+    def check_resume(self, pairs: Pairs, config: dict, out: Path) -> None:
+        """One line when `out` was trained in another direction or on another split of the pairs."""
+        was, now = direction_of(config), "-".join(pairs.languages)
+        if was != pairs.languages:
+            raise ValueError(f"{out} translates {'-'.join(was)}; it cannot be resumed as {now}")
+        old, new = recorded_origin(config, out), {"pairs": len(pairs.train), "val_pairs": len(pairs.val)}
+        for key in ("pairs", "val_pairs"):
+            if old.get(key) not in (None, new[key]):
+                raise ValueError(
+                    f"{out} was trained with {old[key]} {key.replace('_', ' ')}, now there are {new[key]}: "
+                    "resume with the same pairs and val_fraction"
+                )
+
+    def new_tokenizer(self, pairs: Pairs) -> Tokenizer:
+        return build_tokenizer([side for pair in pairs.train for side in pair])
+
+    def batches(self, pairs: Pairs, origin: dict, start: Start, world: World, precision: Precision):
+        """PairData over the pairs as examples; config.json records their origin and the task (its languages)."""
+        n_ctx, tok = start.model.cfg.n_ctx, start.tokenizer
+        data = PairData(make_examples(tok, pairs.train, n_ctx), make_examples(tok, pairs.val, n_ctx), start.tc)
+        source, target = pairs.languages
+        return data, {"data": origin, "task": {"kind": "translate", "source": source, "target": target}}
 
 
 def train_translation(
@@ -221,35 +244,16 @@ def train_translation(
     a file it names the languages of its two columns. `preset` ("translate" by default) and
     `overrides` ("key=value") shape a new run; `resume`, `force` and `until` work as in train.train.
     """
-    out = Path(out)
-    found = rundir.inspect(out)
-    lock.check_free(out)
-    if resume:
-        refuse_on_resume(out, force=force, preset=preset, n_sentences=n_sentences)
-        if found != "checkpoint":
-            checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
-        refuse_other_task(out, "translate")
-        config = checkpoint.read_config(out)
-        recorded = recorded_source(config, out)
-        direction = direction or "-".join(direction_of(config))
-        if pairs_path is None and recorded["kind"] == "file":
-            pairs_path = recorded["path"]
-        n_sentences = recorded.get("n_sentences") if pairs_path is None else None
-        tc = TrainConfig.from_dict(apply_overrides({}, config.get("train") or {}, list(overrides))[1])
-    else:
-        refuse_to_replace(found, out, force)
-        model_over, tc = _settings(preset or "translate", overrides)
-    source, target = parse_direction(direction or "zh-en", builtin=pairs_path is None)
-    train, val, record = _data(pairs_path, f"{source}-{target}", n_sentences, tc.val_fraction)
-    task = {"kind": "translate", "source": source, "target": target}
-    extra = {"data": record, "task": task}
-    run = None if resume else _examples(_fresh(train, model_over, tc, extra), train, val, until)
-    with lock.locked(out):
-        if resume:
-            _check_resumable(out, task, record)
-            run = resume_setup(out, record, overrides, what="set of sentence pairs")
-            run.extra = extra
-            run = _examples(run, train, val, until)
-        else:
-            refuse_to_replace(rundir.inspect(out), out, force)  # another run may have saved there meanwhile
-        return run_loop(out, run, resume, progress)
+    task = TranslateTask(pairs_path=pairs_path, direction=direction, n_sentences=n_sentences)
+    request = Request(
+        out=Path(out),
+        preset=preset,
+        overrides=tuple(overrides),
+        resume=resume,
+        force=force,
+        until=until,
+        progress=progress,
+        device="cpu",
+        precision="float32",
+    )
+    return run_task(task, request)

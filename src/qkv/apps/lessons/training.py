@@ -18,9 +18,10 @@ import torch
 
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.core.data import get_batch, split_ids
+from qkv.core.loop import lr_at, make_optimizer
 from qkv.core.models.gpt import GPT
 from qkv.core.tokenizers import WordTokenizer, train_tokenizer
-from qkv.core.train import evaluate, lr_at, make_optimizer, train_step
+from qkv.core.train import evaluate, train_step
 
 
 @dataclass
