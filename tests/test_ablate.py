@@ -216,7 +216,7 @@ def test_api_heads_labels_are_the_lessons(bundled):
     assert doc["categories"] == n["categories"] and doc["baseline"] == n["baseline"]
     for L, row in enumerate(doc["labels"]):
         for h, label in enumerate(row):
-            masses = {cat: n[f"mass_{cat}"][L][h] for cat in n["categories"]}
+            masses = {cat: n["mass"][cat][L][h] for cat in n["categories"]}
             assert label["masses"] == masses and label["mass"] == max(masses.values())
             assert masses[label["category"]] == label["mass"]
     assert set(doc["names"]) == {"en", "zh"} and all(set(v) == set(n["categories"]) for v in doc["names"].values())

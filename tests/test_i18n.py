@@ -182,3 +182,57 @@ def draw(lang):
         "line 6: no message 'title_head' in en",
         "line 6: no message 'title_head' in zh",
     ]
+
+
+# ------------------------------------------------------------------ the lessons name every key in full
+
+
+def built_keys(source: str) -> list[int]:
+    """The lines where a key is built rather than written out: say(...), t(...) or translator(lang, ...)
+    given a key or an area that is not a literal string (f"label_{c}", "group_" + g, a variable)."""
+    lines = []
+    for call in ast.walk(ast.parse(source)):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id in ("say", "t") and call.args:
+            key = call.args[0]
+        elif call.func.id == "translator" and len(call.args) == 2:
+            key = call.args[1]
+        else:
+            continue
+        if _strings(key) is None:
+            lines.append(call.lineno)
+    return sorted(lines)
+
+
+def test_every_lesson_message_is_asked_for_by_its_literal_key():
+    """A lesson's words and its messages are joined by names a reader can search for: every key of every
+    "lessons.*" area is found by the scan above, written out where it is said, and no lesson module builds
+    a key or an area from parts."""
+    used = {key for path in SRC.rglob("*.py") for key, _, _ in used_keys(path.read_text(encoding="utf-8"))}
+    lesson_areas = sorted(a for a in areas("en") if a.startswith("lessons."))
+    assert {"lessons.heads", "lessons.transform", "lessons.align", "lessons.real_apple", "lessons.common"} <= set(
+        lesson_areas
+    )
+    unused = [f"{area}.{k}" for area in lesson_areas for k in i18n.catalogue("en", area) if f"{area}.{k}" not in used]
+    assert unused == []
+    folders = [SRC / "apps" / "lessons", SRC / "presentation" / "lessons"]
+    built = {
+        f"{path.relative_to(SRC)}:{line}"
+        for folder in folders
+        for path in sorted(folder.glob("*.py"))
+        for line in built_keys(path.read_text(encoding="utf-8"))
+    }
+    assert built == set()
+
+
+def test_the_built_key_check_catches_a_key_made_of_parts():
+    source = """
+from qkv.presentation.i18n import t, translator
+AREA = "lessons.heads"
+def text(n, lang, c, key):
+    say = translator(lang, "lessons.heads")
+    say("label_cue"); say("a" if n else "b"); t("lessons.heads.title", lang)
+    say(f"label_{c}"); say("group_" + c); say(key); t(f"lessons.{c}.title", lang); translator(lang, AREA)
+"""
+    assert built_keys(source) == [7, 7, 7, 7, 7]

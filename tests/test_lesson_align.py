@@ -71,7 +71,7 @@ def test_text_headline_and_figures(result):
         assert p.exists() and p.stat().st_size > 1000, p
     assert result.to_json()["headline"] == result.headline  # the numbers serialise
     L, H = n["best"]
-    for head, lang in ((result.headline, "en"), (zh_head, "zh")):
+    for head in (result.headline, zh_head):
         assert f"L{L}H{H} {n['best_acc']:.3f}" in head and f"{n['untrained_best_acc']:.3f}" in head
         assert f"{n['bleu_greedy']:.1f}" in head and f"{n['bleu_beam']:.1f}" in head
         assert f"{n['split_en']['food']} {n['senses']['小米']['food']['word']}/24" in head
@@ -223,14 +223,18 @@ def test_verdicts_follow_the_numbers(result):
 def test_models_are_refused_in_one_line(translate_ckpt, tmp_path):
     from qkv.core.bundled import default_ckpt
 
-    with pytest.raises(ValueError, match="reads a translation model") as e:
+    with pytest.raises(ValueError, match=r"reads a translation model \(encoder-decoder\), and .* is a GPT") as e:
         lessons.run("align", ckpt=default_ckpt())
     assert "\n" not in str(e.value)
     for name in ("convex", "embedding"):
-        with pytest.raises(ValueError, match="is a translation model") as e:
+        with pytest.raises(
+            ValueError,
+            match=r"is a translation model \(encoder-decoder\).*; the lessons for a translation model "
+            r"\(encoder-decoder\): align$",
+        ) as e:
             lessons.run(name, ckpt=translate_ckpt)
         assert "\n" not in str(e.value)
-    with pytest.raises(ValueError, match="reads a BERT-family encoder"):
+    with pytest.raises(ValueError, match="lesson 'real-heads' reads an encoder, and .* is a translation model"):
         lessons.run("real-heads", ckpt=translate_ckpt)
     # a translation model of the other direction
     other = tmp_path / "en-zh"

@@ -8,6 +8,7 @@ headline shows those numbers, that text and headline are said from the measured 
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -108,8 +109,8 @@ def test_convex(results, bundled):
     # the head was chosen as the one that looks hardest at the cue verb
     assert n["cue"] == "投资了"
     best = max(
-        trace["pattern", l][0, h, pos, n["tokens"].index(n["cue"])].item()
-        for l in range(model.cfg.n_layers)
+        trace["pattern", layer][0, h, pos, n["tokens"].index(n["cue"])].item()
+        for layer in range(model.cfg.n_layers)
         for h in range(model.cfg.n_heads)
     )
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
@@ -133,13 +134,16 @@ def test_heads(results, bundled):
     n = en.numbers
     model, tok = bundled
     assert n["n_sentences"] >= 100
-    tables = {c: np.array(n[f"mass_{c}"]) for c in heads.CATEGORIES}
+    assert list(n["mass"]) == list(n["best"]) == list(heads.CATEGORIES) == n["categories"]
+    tables = {c: np.array(n["mass"][c]) for c in heads.CATEGORIES}
     for c, M in tables.items():
         assert M.shape == (model.cfg.n_layers, model.cfg.n_heads)
         assert (M >= 0).all() and (M <= 1).all()
-        L, H = n[f"best_{c}"]
-        assert n[f"best_{c}_mass"] == pytest.approx(M.max()) and M[L, H] == M.max()
-        assert n[f"best_{c}_mass"] > n["baseline"], c  # some head beats a uniform spread
+        best = n["best"][c]
+        L, H = best["layer"], best["head"]
+        assert best["mass"] == pytest.approx(M.max()) and M[L, H] == M.max()
+        assert best["ratio"] == pytest.approx(M.max() / n["baseline"])
+        assert best["mass"] > n["baseline"], c  # some head beats a uniform spread
         assert f"layer {L} head {H} {M.max():.3f}" in en.headline
         assert f"第 {L} 层第 {H} 个头 {M.max():.3f}" in zh.headline
     # four different positions: their masses in one row cannot add up to more than 1
@@ -169,17 +173,18 @@ def test_dropout(results):
     en, zh = results("dropout")
     _common("dropout", en, zh, 1)
     n = en.numbers
-    assert n["train_rows_failed"] > 0 and n["train_rows_worst"] > 1e-5
-    assert n["train_hull_failed"] > 0 and n["train_hull_worst"] > 0
-    assert n["train_rows_min_sum"] < 1 < n["train_rows_max_sum"] <= 1 / (1 - n["p"]) + 1e-5
-    assert n["eval_rows_failed"] == 0 and n["eval_hull_failed"] == 0 and n["eval_checks_failed"] == 0
-    assert n["eval_rows_checked"] == n["train_rows_checked"] > 0
+    train, ev = n["train"], n["eval"]
+    assert train["rows"]["failed"] > 0 and train["rows"]["worst"] > 1e-5
+    assert train["hull"]["failed"] > 0 and train["hull"]["worst"] > 0
+    assert train["rows"]["min_sum"] < 1 < train["rows"]["max_sum"] <= 1 / (1 - n["p"]) + 1e-5
+    assert ev["rows"]["failed"] == 0 and ev["hull"]["failed"] == 0 and ev["checks_failed"] == 0
+    assert ev["rows"]["checked"] == train["rows"]["checked"] > 0
     # seeded: the Chinese run (same seed) measured exactly the same
     assert {k: v for k, v in zh.numbers.items()} == n
     assert (
-        f"{n['train_rows_failed']}/{n['train_rows_checked']}" in en.headline
-        and f"{n['train_hull_worst']:.3f}" in en.headline
-        and f"{n['train_hull_failed']}/{n['train_hull_checked']}" in zh.headline
+        f"{train['rows']['failed']}/{train['rows']['checked']}" in en.headline
+        and f"{train['hull']['worst']:.3f}" in en.headline
+        and f"{train['hull']['failed']}/{train['hull']['checked']}" in zh.headline
     )
 
 
@@ -193,7 +198,7 @@ def test_dropout_breaks_a_fresh_copy(bundled):
     assert torch.equal(copy.eval()(ids), model(ids))  # the same weights
     torch.manual_seed(1)
     _, trace = copy.train().run_with_trace(ids)
-    assert summarise(qkv.check(trace, max_hull_points=8))["rows_failed"] > 0
+    assert summarise(qkv.check(trace, max_hull_points=8))["rows"]["failed"] > 0
 
 
 # -------------------------------------------------------------------------------------- embedding
@@ -209,12 +214,14 @@ def test_embedding(results, bundled):
     assert n["id_difference"] == ids[1] - ids[0]
     assert n["onehot_cosines"] == [0.0] * len(n["onehot_cosines"]) and n["onehot_max_offdiag"] == 0
     E = model.embed.weight.detach().double()
+    cosines = {(a, b): c for a, b, c in n["cosines"]}
+    assert list(cosines) == list(combinations(words, 2))  # every pair once, in the order of the words
     for (i, a), (j, b) in combinations(enumerate(words), 2):
         direct = torch.nn.functional.cosine_similarity(E[ids[i]], E[ids[j]], dim=0).item()
-        assert n["cosines"][f"{a}-{b}"] == pytest.approx(direct, abs=1e-9)
+        assert cosines[a, b] == pytest.approx(direct, abs=1e-9)
     fruits = words[:-1]
-    within = np.mean([n["cosines"][f"{a}-{b}"] for a, b in combinations(fruits, 2)])
-    across = np.mean([n["cosines"][f"{a}-{words[-1]}"] for a in fruits])
+    within = np.mean([cosines[a, b] for a, b in combinations(fruits, 2)])
+    across = np.mean([cosines[a, words[-1]] for a in fruits])
     assert n["within_fruit_mean"] == pytest.approx(within) and n["fruit_other_mean"] == pytest.approx(across)
     assert n["claim_holds"] == (within > across)
     unit = E / E.norm(dim=1, keepdim=True)
@@ -248,14 +255,19 @@ def test_next_token(results, bundled):
     assert probs == pytest.approx(top.values.tolist(), abs=1e-5)
     assert [t for t, _ in n["top"]] == [tok.display(int(i)) for i in top.indices]
     assert n["entropy_bits"] == pytest.approx(entropy_bits(p), abs=1e-4)
-    ents = [n[f"T{T:g}_entropy_bits"] for T in n["temperatures"]]
+    from qkv.apps.lessons.next_token import TEMPERATURES
+
+    temps = [at["T"] for at in n["temperatures"]]
+    assert temps == list(TEMPERATURES) == [0.5, 1.0, 2.0]
+    ents = [at["entropy_bits"] for at in n["temperatures"]]
     assert ents == sorted(ents) and ents[0] < ents[-1]  # hotter is flatter
-    assert n["T1_entropy_bits"] == pytest.approx(n["entropy_bits"])
-    for T in n["temperatures"]:
-        pT = torch.softmax(model(ids)[0, -1].double() / T, -1)
-        assert [q for _, q in n[f"T{T:g}_top"]] == pytest.approx(torch.topk(pT, 5).values.tolist(), abs=1e-5)
-        assert n[f"T{T:g}_greedy"] == n["greedy"] == tok.display(int(p.argmax()))
-    for T, H in zip(n["temperatures"], ents):
+    assert n["temperatures"][temps.index(1.0)]["entropy_bits"] == pytest.approx(n["entropy_bits"])
+    for at in n["temperatures"]:
+        pT = torch.softmax(model(ids)[0, -1].double() / at["T"], -1)
+        assert [q for _, q in at["top"]] == pytest.approx(torch.topk(pT, 5).values.tolist(), abs=1e-5)
+        assert at["greedy"] == n["greedy"] == tok.display(int(p.argmax()))
+        assert at["shown"] == pytest.approx(pT[top.indices].tolist(), abs=1e-5)  # the same tokens: the top at T = 1
+    for T, H in zip(temps, ents):
         assert f"T={T:g}: {H:.2f} bits" in en.headline and f"T={T:g}：{H:.2f} 比特" in zh.headline
     assert f"{n['top'][0][0]} {n['top'][0][1]:.3f}" in en.headline
 
@@ -265,10 +277,12 @@ def test_next_token(results, bundled):
 
 def test_verdicts_follow_the_numbers(results):
     """A lesson's sentences are chosen by what it measured: change the numbers and the sentence changes."""
-    n = dict(results("next-token")[0].numbers)
+    n = copy.deepcopy(results("next-token")[0].numbers)
     assert t("lessons.next_token.rising", "en") in said("next-token", n, "en")[0]
-    n["T2_entropy_bits"] = n["T0.5_entropy_bits"] - 1  # hotter yet sharper
-    n["T2_greedy"] = "?"
+    cold, hot = n["temperatures"][0], n["temperatures"][-1]
+    assert (cold["T"], hot["T"]) == (0.5, 2.0)
+    hot["entropy_bits"] = cold["entropy_bits"] - 1  # hotter yet sharper
+    hot["greedy"] = "?"
     text, headline = said("next-token", n, "en")
     assert t("lessons.next_token.not_rising", "en") in text and t("lessons.next_token.changed", "en") in text
     assert f"greedy picks {n['greedy']}/{n['greedy']}/?" in headline
@@ -278,9 +292,12 @@ def test_verdicts_follow_the_numbers(results):
     assert ("claim does not hold" in flipped) == e["claim_holds"]
 
     h = results("heads")[0].numbers
-    cue_weak = t("lessons.heads.cue_weak", "en", cue=h["best_cue_mass"], previous=h["best_previous_mass"])
-    assert (cue_weak in results("heads")[0].text) == (h["best_cue_mass"] < h["best_previous_mass"] / 2)
-    text = said("heads", {**h, "best_cue_mass": h["best_previous_mass"], "distinct_heads": 2}, "zh")[0]
+    cue, previous = h["best"]["cue"]["mass"], h["best"]["previous"]["mass"]
+    cue_weak = t("lessons.heads.cue_weak", "en", cue=cue, previous=previous)
+    assert (cue_weak in results("heads")[0].text) == (cue < previous / 2)
+    changed = copy.deepcopy(h)
+    changed["best"]["cue"]["mass"], changed["distinct_heads"] = previous, 2
+    text = said("heads", changed, "zh")[0]
     assert (
         "决定词义的动词最多只得到" not in text
         and t("lessons.heads.split_some", "zh", categories=4, distinct_heads=2) in text

@@ -167,7 +167,7 @@ def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
     en, en_head, zh, zh_head = _common("real-heads", n, tmp_path, 1)
     L, H = model.cfg.n_layers, model.cfg.n_heads
     mass = {c: np.array(n["mass"][c]) for c in real_heads.CATEGORIES}
-    for c, M in mass.items():
+    for M in mass.values():
         assert M.shape == (L, H) and (M >= 0).all() and (M <= 1 + 1e-9).all()
     single = sum(mass[c] for c in ("cls", "sep", "previous", "next", "self"))
     assert (single <= 1 + 1e-9).all()  # five different positions of one row
@@ -269,16 +269,26 @@ def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp
     monkeypatch.setattr(checkpoint, "load", lambda ref: asked.append(ref) or minilm)
     result = lessons.run("real-heads", lang="zh")
     assert asked == ["minilm"] and result.title == lessons.title("real-heads", "zh") and CHINESE.search(result.text)
-    for name in lessons.NEEDS_GPT:
-        assert lessons.lesson_module(name).NEEDS_MODEL is True
-        with pytest.raises(ValueError, match=f"lesson '{name}' needs a GPT, and minilm is an encoder") as e:
+    gpt_only = [name for name in lessons.ALL_LESSONS if lessons.lesson_module(name).READS == ("decoder",)]
+    assert gpt_only == ["convex", "context", "heads", "dropout", "next-token"]
+    assert lessons.reading("encoder") == ["embedding", "transform", "real-apple", "real-heads", "real-hull"]
+    for name in gpt_only:
+        lesson = lessons.lesson_module(name)
+        assert lesson.NEEDS_MODEL is True and lesson.READS_WHY
+        with pytest.raises(ValueError, match=f"lesson '{name}' reads a GPT, and minilm is an encoder: ") as e:
             lessons.run(name, ckpt="minilm", out=tmp_path)
-        assert "\n" not in str(e.value)
+        assert "\n" not in str(e.value) and lesson.READS_WHY in str(e.value)
+        assert str(e.value).endswith(
+            "; the lessons for an encoder: embedding, transform, real-apple, real-heads, real-hull"
+        )
     monkeypatch.undo()
 
     from qkv.core.bundled import default_ckpt
 
     gpt = checkpoint.load(default_ckpt())
     monkeypatch.setattr(checkpoint, "load", lambda ref: gpt)
-    with pytest.raises(ValueError, match="reads a BERT-family encoder"):
+    with pytest.raises(
+        ValueError,
+        match=r"lesson 'real-apple' reads an encoder, and runs/some-gpt is a GPT; without --ckpt it reads minilm",
+    ):
         lessons.run("real-apple", ckpt="runs/some-gpt")

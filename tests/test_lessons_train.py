@@ -5,6 +5,7 @@ claims are asserted. The Chinese run reuses the cached measurements, so it only 
 sentences that depend on the numbers are checked by saying them again from changed numbers.
 """
 
+import copy
 import json
 import math
 import re
@@ -58,34 +59,32 @@ def test_why_v_measures_both_models(why_v):
     result = why_v
     _common(result, "why-v")
     n = result.numbers
-    for width in (16, 2):
+    assert [pair["d_head"] for pair in n["pairs"]] == [16, 2]
+    assert list(n["probes"]) == ["sense", "association", "order"]
+    for pair in n["pairs"]:
         for kind in ("v", "k"):
-            key = f"{kind}{width}"
-            assert math.isfinite(n[f"train_loss_{key}"]) and math.isfinite(n[f"val_loss_{key}"])
-            for ph in ("sense", "association", "order"):
-                assert 0.0 <= n[f"{ph}_acc_{key}"] <= 1.0
-        assert n[f"params_k{width}"] < n[f"params_v{width}"]  # no W_V
-        assert (
-            f"{n[f'val_loss_v{width}']:.3f}" in result.headline and f"{n[f'val_loss_k{width}']:.3f}" in result.headline
-        )
-        assert len(n[f"losses_v{width}"]) == n["steps"]  # the curve the figure draws
+            m = pair[kind]
+            assert math.isfinite(m["train_loss"]) and math.isfinite(m["val_loss"])
+            assert list(m["acc"]) == ["sense", "association", "order"]
+            assert all(0.0 <= a <= 1.0 for a in m["acc"].values())
+            assert m["mean_acc"] == pytest.approx(sum(m["acc"].values()) / 3)
+        assert pair["k"]["params"] < pair["v"]["params"]  # no W_V
+        assert pair["val_gap"] == pair["k"]["val_loss"] - pair["v"]["val_loss"]
+        assert f"{pair['v']['val_loss']:.3f}" in result.headline and f"{pair['k']['val_loss']:.3f}" in result.headline
+        assert len(pair["v"]["losses"]) == n["steps"]  # the curve the figure draws
 
 
 def test_why_v_separate_values_help(why_v):
     # held for seeds 0-3 (gaps 0.026-0.057 nats at this budget); the test runs seed 0
     n = why_v.numbers
-    assert n["val_loss_v16"] < n["val_loss_k16"]
-    assert n["val_loss_v2"] < n["val_loss_k2"]
+    wide, narrow = n["pairs"]
+    assert wide["v"]["val_loss"] < wide["k"]["val_loss"]
+    assert narrow["v"]["val_loss"] < narrow["k"]["val_loss"]
     # the conclusion follows the numbers: swap the two models of every pair and "better" turns into "worse"
-    swapped = {**n}
-    for w in (16, 2):
-        swapped.update(
-            {
-                f"val_gap{w}": -n[f"val_gap{w}"],
-                f"mean_acc_v{w}": n[f"mean_acc_k{w}"],
-                f"mean_acc_k{w}": n[f"mean_acc_v{w}"],
-            }
-        )
+    swapped = copy.deepcopy(n)
+    for pair in swapped["pairs"]:
+        pair["val_gap"] = -pair["val_gap"]
+        pair["v"]["mean_acc"], pair["k"]["mean_acc"] = pair["k"]["mean_acc"], pair["v"]["mean_acc"]
     better, worse = t("lessons.why_v.better", "en"), t("lessons.why_v.worse", "en")
     assert why_v.text.count(better) >= 1  # measured: gaps 0.028 and 0.057 nats, probes 75% vs 60%, 66% vs 54%
     assert why_v.text.count(better) == lessons.view_module("why-v").text(swapped, "en").count(worse)
@@ -105,16 +104,20 @@ def test_order_permutation_equivariance(order):
 
 def test_order_probes(order):
     n = order.numbers
+    m = n["models"]
+    assert list(m) == n["runs"] == ["none", "learned", "sinusoidal", "rope", "none2"]
     for pos in ("learned", "sinusoidal", "rope"):
-        assert n[f"acc_{pos}"] >= 0.95, pos
+        assert m[pos]["acc"] >= 0.95, pos
     # one layer, no positions: both members of a pair get the same scores, so exactly one is right
-    assert n["acc_none"] == 0.5 and n["apart_none"] == 0.0
-    assert n["pair_diff_none"] < 1e-4
-    assert 0.0 <= n["acc_none2"] <= 1.0 and f"{100 * n['acc_none2']:.0f}%" in order.text
+    assert m["none"]["acc"] == 0.5 and m["none"]["apart"] == 0.0
+    assert m["none"]["pair_diff"] < 1e-4
+    assert 0.0 <= m["none2"]["acc"] <= 1.0 and f"{100 * m['none2']['acc']:.0f}%" in order.text
     # which sentence the two-layer model gets depends on its accuracy
     view = lessons.view_module("order")
-    for acc, key in ((0.3, "leak_none"), (0.9, "leak_found")):
-        assert t(f"lessons.order.{key}", "zh", acc_none2=acc) in view.text({**n, "acc_none2": acc}, "zh")
+    for acc, key in ((0.3, "lessons.order.leak_none"), (0.9, "lessons.order.leak_found")):
+        changed = copy.deepcopy(n)
+        changed["models"]["none2"]["acc"] = acc
+        assert t(key, "zh", acc_none2=acc) in view.text(changed, "zh")
 
 
 def test_order_rope_depends_on_offset_only(order):
@@ -130,13 +133,16 @@ def test_residual_full_block_trains_best(residual):
     result = residual
     _common(result, "residual")
     n = result.numbers
+    m = n["models"]
+    assert list(m) == n["variants"] == ["both", "residual", "norm", "neither"]
     for name in ("both", "residual", "norm", "neither"):
-        assert math.isfinite(n[f"val_loss_{name}"]) and math.isfinite(n[f"early_loss_{name}"])
-    assert n["val_loss_both"] < n["val_loss_neither"]
-    assert n["train_loss_both"] < n["train_loss_neither"]
-    assert n["val_loss_both"] < n["unigram_loss"] - 1.0  # it learned far more than word frequencies
-    assert n["early_loss_both"] < n["early_loss_neither"]
-    assert n["best"] == "both" and f"'residual + LayerNorm' ({n['val_loss_both']:.2f})" in result.text
+        assert math.isfinite(m[name]["val_loss"]) and math.isfinite(m[name]["early_loss"])
+        assert len(m[name]["losses"]) == n["steps"]  # the curve the figure draws
+    assert m["both"]["val_loss"] < m["neither"]["val_loss"]
+    assert m["both"]["train_loss"] < m["neither"]["train_loss"]
+    assert m["both"]["val_loss"] < n["unigram_loss"] - 1.0  # it learned far more than word frequencies
+    assert m["both"]["early_loss"] < m["neither"]["early_loss"]
+    assert n["best"] == "both" and f"'residual + LayerNorm' ({m['both']['val_loss']:.2f})" in result.text
 
 
 # ------------------------------------------------------------------ both languages

@@ -54,8 +54,9 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
     results, seconds = [], {}
     for name in lessons.LESSONS:
         t = time.perf_counter()
-        reads_translator = lessons.lesson_module(name).NEEDS_MODEL == "translate"  # the bundled translation model
-        results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=None if reads_translator else ckpt))
+        # a lesson that cannot read this model's family reads its own default (align: the bundled translation model)
+        reads_it = model.family.view in lessons.lesson_module(name).READS
+        results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=ckpt if reads_it else None))
         seconds[name] = round(time.perf_counter() - t, 1)
         print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)
     index = write_report(results, report_dir, lang, model=str(ckpt), seconds=seconds)

@@ -9,18 +9,29 @@ NEEDS_MODEL and defines `measure(model, tokenizer, seed)` (NEEDS_MODEL true: it 
 model or --ckpt; NEEDS_MODEL "minilm": it reads a pretrained BERT-family encoder, all-MiniLM-L6-v2
 from the `real` extra unless --ckpt names another; NEEDS_MODEL "translate": it reads a zh→en
 translation model, the bundled one unless --ckpt names another) or `measure(seed)` (it trains its own
-small models), returning a plain dict of numbers (JSON-able; curves as lists).
-qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `text(n, lang)`, `headline(n, lang)`,
-`figures(n, out, lang)`, from the message area "lessons.<name>". `run` below is the only code they share.
+small models), returning a plain dict of numbers (JSON-able; curves as lists). A lesson that reads a
+model also declares READS, the model families it reads (their `Family.view`, qkv.core.models.family:
+"decoder", "encoder", "translation"), and may say in READS_WHY why it reads no other; `run` refuses
+a model of another family in one line.
+qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `title(lang)`, `text(n, lang)`,
+`headline(n, lang)`, `figures(n, out, lang)`, from the message area "lessons.<name>". `run` below is
+the only code they share.
+
+Every key between the two is a name written out on both sides: the numbers are a dict whose keys are
+literal, nested where a quantity repeats for each item of a lesson's visible tuple (heads measures
+n["best"][category]["mass"] for category in CATEGORIES), never a string glued from parts; the
+messages are looked up by literal keys (say("label_cue")), and their {fields} are filled by name.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 from pathlib import Path
 
-from qkv.core.bundled import default_ckpt
-from qkv.presentation.i18n import check_lang, t
+from qkv.core.bundled import default_ckpt, default_translate_ckpt
+from qkv.core.models.family import FAMILIES
+from qkv.presentation.i18n import check_lang
 
 from .base import LessonResult, check_folder
 
@@ -47,16 +58,11 @@ REAL_LESSONS = {
 }
 ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
 
-# lessons written for a causal language model (a GPT), and why an encoder cannot run them
-NEEDS_GPT = {
-    "convex": "its sentence, query and cue word are chosen for the bundled word-level GPT, and its residual "
-    "step is a pre-norm block's; real-hull is this lesson on an encoder",
-    "context": "it compares the next words the model predicts, and an encoder has no next-token head; "
-    "real-apple is this lesson on an encoder",
-    "heads": "it reads the query after the comma of the corpus's sense probes, in a causal model; "
-    "real-heads is this lesson on an encoder",
-    "dropout": "it rebuilds the model as a qkv GPT to switch attention dropout on",
-    "next-token": "it turns the last position's vector into next-token probabilities, and an encoder has no such head",
+# what a lesson reads when no --ckpt is given, by its NEEDS_MODEL: (how a refusal names it, where it is)
+DEFAULT_MODEL = {
+    True: ("the bundled model", default_ckpt),
+    "minilm": ("minilm (all-MiniLM-L6-v2, the `real` extra)", lambda: "minilm"),
+    "translate": ("the bundled translation model", default_translate_ckpt),
 }
 
 
@@ -77,12 +83,17 @@ def view_module(name: str):
 
 
 def title(name: str, lang: str = "en") -> str:
-    return t(f"lessons.{_module_name(name)}.title", check_lang(lang))
+    return view_module(name).title(check_lang(lang))
 
 
 def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
     """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder too."""
     return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
+
+
+def reading(view: str) -> list[str]:
+    """The lessons that read a model of the family whose `Family.view` is `view`, in teaching order."""
+    return [name for name in ALL_LESSONS if view in lesson_module(name).READS]
 
 
 def _task(path) -> dict:
@@ -96,48 +107,37 @@ def _task(path) -> dict:
     return task if isinstance(task, dict) else {}
 
 
-def load_model(name: str, needs, ckpt=None):
+def _refusal(name: str, lesson, ckpt, family) -> str:
+    """One line: which families lesson `name` reads, what `ckpt` is, why, what it reads without --ckpt,
+    and which lessons read a model of that family."""
+    wanted = " or ".join(f.title for f in FAMILIES.values() if f.view in lesson.READS)
+    line = f"lesson {name!r} reads {wanted}, and {ckpt} is {family.title}"
+    if getattr(lesson, "READS_WHY", ""):
+        line += f": {lesson.READS_WHY}"
+    line += f"; without --ckpt it reads {DEFAULT_MODEL[lesson.NEEDS_MODEL][0]}"
+    others = reading(family.view)
+    return line + (f"; the lessons for {family.title}: {', '.join(others)}" if others else "")
+
+
+def load_model(name: str, ckpt=None):
     """(model in eval mode, tokenizer) for lesson `name`, or a one-line ValueError saying why it cannot read it.
 
-    needs "minilm": a BERT-family encoder, all-MiniLM-L6-v2 unless `ckpt` names another; needs
-    "translate": an encoder-decoder (arch=seq2seq), the bundled translation model unless `ckpt` names
-    another; needs True: the bundled model or `ckpt`, a language model (not a translation model), which
-    must be a GPT when the lesson is one of NEEDS_GPT."""
+    Without `ckpt` the lesson's default (its NEEDS_MODEL): "minilm" all-MiniLM-L6-v2, "translate" the
+    bundled translation model, true the bundled model. The model's family must be one the lesson
+    READS; a translation model must translate zh→en."""
     from qkv.core.checkpoint import load
 
-    if needs == "minilm":
-        model, tokenizer = load(ckpt if ckpt is not None else "minilm")
-        if model.has_lm_head or model.cfg.arch != "bert":
-            raise ValueError(
-                f"lesson {name!r} reads a BERT-family encoder (by default minilm, the `real` extra); "
-                f"{ckpt} is a {model.cfg.arch} language model"
-            )
-    elif needs == "translate":
-        from qkv.core.bundled import default_translate_ckpt
-
-        path = ckpt if ckpt is not None else default_translate_ckpt()
-        model, tokenizer = load(path)
-        if model.cfg.arch != "seq2seq":
-            kind = "a GPT" if model.has_lm_head else "an encoder"
-            raise ValueError(
-                f"lesson {name!r} reads a translation model (arch=seq2seq; by default the bundled one), "
-                f"and {ckpt} is {kind}"
-            )
-        task = _task(path)
-        if task.get("kind") == "translate" and (task.get("source"), task.get("target")) != ("zh", "en"):
-            raise ValueError(
-                f"lesson {name!r} reads a zh→en translation model, and {path} translates "
-                f"{task.get('source')}→{task.get('target')}"
-            )
-    else:
-        model, tokenizer = load(ckpt if ckpt is not None else default_ckpt())
-        if model.cfg.arch == "seq2seq":
-            raise ValueError(
-                f"lesson {name!r} reads a language model (a GPT{'' if name in NEEDS_GPT else ' or an encoder'}), "
-                f"and {ckpt} is a translation model (encoder-decoder); lesson 'align' reads translation models"
-            )
-        if not model.has_lm_head and name in NEEDS_GPT:
-            raise ValueError(f"lesson {name!r} needs a GPT, and {ckpt} is an encoder: {NEEDS_GPT[name]}")
+    lesson = lesson_module(name)
+    path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
+    model, tokenizer = load(path)
+    if model.family.view not in lesson.READS:
+        raise ValueError(_refusal(name, lesson, path, model.family))
+    task = _task(path) if model.family.translates else {}
+    if task.get("kind") == "translate" and (task.get("source"), task.get("target")) != ("zh", "en"):
+        raise ValueError(
+            f"lesson {name!r} reads a zh→en translation model, and {path} translates "
+            f"{task.get('source')}→{task.get('target')}"
+        )
     return model.eval(), tokenizer
 
 
@@ -153,12 +153,12 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     lesson, view = lesson_module(name), view_module(name)
     extra = {}
     if lesson.NEEDS_MODEL:
-        model, tokenizer = load_model(name, lesson.NEEDS_MODEL, ckpt)
+        model, tokenizer = load_model(name, ckpt)
         numbers = dict(lesson.measure(model, tokenizer, seed))
         if getattr(view, "DRAWS_MODEL", False):  # a figure of the model itself (see that module)
             extra = {"model": model, "tokenizer": tokenizer}
     else:
-        numbers = dict(lesson.measure(seed))  # a copy: measure may cache its dict
+        numbers = copy.deepcopy(lesson.measure(seed))  # a copy: measure may cache its dict
     figures = view.figures(numbers, Path(out), lang, **extra) if out is not None else []
     return LessonResult(
         name, title(name, lang), view.text(numbers, lang), view.headline(numbers, lang), numbers, figures, lang
@@ -168,12 +168,13 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
 __all__ = [
     "ALL_LESSONS",
     "LESSONS",
+    "DEFAULT_MODEL",
     "LessonResult",
-    "NEEDS_GPT",
     "REAL_LESSONS",
     "default_ckpt",
     "lesson_module",
     "load_model",
+    "reading",
     "run",
     "title",
     "titles",

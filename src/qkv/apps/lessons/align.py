@@ -29,6 +29,7 @@ from qkv.core.corpus import pairs
 from .training import threads
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
+READS = ("translation",)  # the model families (Family.view) it reads
 BEAM = 4
 BEAM_EVERY = (
     8  # beam search decodes one sentence at a time: it runs on every 8th held-out pair, to keep the lesson quick
@@ -39,6 +40,11 @@ LINKS = ("single", "phrase", "punct")  # a word linked to one Chinese word, to s
 WORDS = tuple(L.AMBIGUOUS)  # 苹果, 小米, 黑莓
 SENSES = ("food", "company")
 SPLIT = "小米"  # the word whose English differs by sense (millet / xiaomi)
+
+
+def english(info: dict, sense: str) -> str:
+    """The English of an ambiguous word (an entry of the corpus's lexicon AMBIGUOUS) in `sense` of SENSES."""
+    return {"food": info["en_food"], "company": info["en_company"]}[sense]
 
 
 def cue_words() -> set[str]:
@@ -110,7 +116,8 @@ def hits(P: np.ndarray, words: dict, mask: np.ndarray) -> np.ndarray:
 
 
 def _pattern_hits(A: np.ndarray, words: dict, mask: np.ndarray) -> dict:
-    """Hits of every head (N, n_layers, n_heads), of each layer's mean (N, n_layers) and of the mean of all heads (N,)."""
+    """Hits of every head (N, n_layers, n_heads), of each layer's mean (N, n_layers) and of the mean of all
+    heads (N,)."""
     per_head = hits(np.moveaxis(A, 0, 1), words, mask)  # A (L, B, H, T, S) -> (B, L, H, T, S)
     per_layer = hits(np.moveaxis(A.mean(2), 0, 1), words, mask)
     mean = hits(A.mean((0, 2)), words, mask)
@@ -215,7 +222,8 @@ def example(A: np.ndarray, items, layer: int, head: int) -> dict:
 
 @torch.no_grad()
 def translate_all(model, tok, sources, beam: int = 1) -> list[list[str]]:
-    """The model's translations (as words) of source word lists: greedy as one padded batch, or beam search one by one."""
+    """The model's translations (as words) of source word lists: greedy as one padded batch, or beam search
+    one by one."""
     ids = [translation.encode_words(tok, s) for s in sources]
     if beam == 1:
         src, mask, _, _ = translation.collate(
@@ -250,7 +258,8 @@ def senses(items, greedy_out) -> dict:
         if p.kind != "sense":
             continue
         info = L.AMBIGUOUS[tags["word"]]
-        want, other = info[f"en_{tags['sense']}"], info["en_company" if tags["sense"] == "food" else "en_food"]
+        other_sense = "company" if tags["sense"] == "food" else "food"
+        want, other = english(info, tags["sense"]), english(info, other_sense)
         tail = _tail(p.en)
         r = out.setdefault(tags["word"], {}).setdefault(
             tags["sense"], {"en": want, "n": 0, "word": 0, "tail": 0, "exact": 0}
@@ -263,7 +272,8 @@ def senses(items, greedy_out) -> dict:
 
 
 def tails(sense: str) -> set[tuple[str, ...]]:
-    """The English tails (the clause after ", and") the corpus writes for any ambiguous word in `sense`, with the full stop."""
+    """The English tails (the clause after ", and") the corpus writes for any ambiguous word in `sense`, with
+    the full stop."""
     table = [t for info in L.AMBIGUOUS.values() for t in info["food_tails"]] if sense == "food" else L.COMPANY_TAILS
     return {tuple(en.split()) + (".",) for _, en in table}
 
@@ -323,7 +333,7 @@ def split_rows(model, tok, items) -> dict:
     examples = {}
     for k, p in enumerate(chosen):
         sense = dict(p.tags)["sense"]
-        j = p.en.index(info[f"en_{sense}"])
+        j = p.en.index(english(info, sense))
         rows = A[:, k, :, j, : len(p.zh)]  # (L, H, S): every head's row writing the word
         mean = rows.mean((0, 1))  # (S,)
         w, c = p.zh.index(SPLIT), next(i for i, z in enumerate(p.zh) if z in cues)
@@ -383,7 +393,7 @@ def _measure(model, tokenizer, seed: int) -> dict:
         d_model=model.cfg.d_model,
         senses=senses(items, greedy_out),
         split_word=SPLIT,
-        split_en={s: L.AMBIGUOUS[SPLIT][f"en_{s}"] for s in SENSES},
+        split_en={s: english(L.AMBIGUOUS[SPLIT], s) for s in SENSES},
     )
     n["swap"] = swap_test(model, tokenizer, items, n["split_en"])
     n.update(split_rows(model, tokenizer, items))

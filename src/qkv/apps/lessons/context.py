@@ -37,6 +37,11 @@ from qkv.core.models.gpt import GPT
 from .training import threads
 
 NEEDS_MODEL = True
+READS = ("decoder",)  # the model families (Family.view) it reads
+READS_WHY = (  # why it reads no other family (said when it refuses one)
+    "it compares the next words the model predicts, and an encoder has no next-token head; "
+    "real-apple is this lesson on an encoder"
+)
 WORD = "苹果"
 SUBJECT, FRUIT_CUE, COMPANY_CUE = "我", "吃了", "投资了"
 FRUIT = f"{SUBJECT} {FRUIT_CUE} {WORD}"  # 苹果 sits at the same position in both sentences
@@ -57,10 +62,10 @@ def attention_side(model, tokenizer) -> dict:
 
     attn_cosine: the cosine between the two sentences of what the layer's attention writes into
     the residual stream at 苹果 (blocks.L.hook_attn_out = sum over heads of z_h W_O[h]).
-    cue_weight: the largest weight A any head of the layer gives, from 苹果, to the cue word
-    (its last token), in each sentence.
+    cue_weight["fruit"] and ["company"]: the largest weight A any head of the layer gives, from 苹果,
+    to the cue word (its last token), in each sentence.
     """
-    out = {"attn_cosine": {}, "cue_weight_fruit": {}, "cue_weight_company": {}}
+    out = {"attn_cosine": {}, "cue_weight": {"fruit": {}, "company": {}}}
     traces = {}
     for sense, text, cue in (("fruit", FRUIT, FRUIT_CUE), ("company", COMPANY, COMPANY_CUE)):
         ids = tokenizer.encode(text)
@@ -68,7 +73,7 @@ def attention_side(model, tokenizer) -> dict:
         _, trace = model.run_with_trace(torch.tensor([ids]))
         traces[sense] = trace
         for layer in range(model.cfg.n_layers):
-            out[f"cue_weight_{sense}"][f"L{layer}"] = float(trace["pattern", layer][0, :, -1, cue_pos].max())
+            out["cue_weight"][sense][f"L{layer}"] = float(trace["pattern", layer][0, :, -1, cue_pos].max())
     for layer in range(model.cfg.n_layers):
         a, b = (traces[s]["attn_out", layer][0, -1].double().numpy() for s in ("fruit", "company"))
         out["attn_cosine"][f"L{layer}"] = cosine(a, b)
@@ -118,7 +123,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     labels = list(m["cosine"])
     best = max(labels, key=lambda k: (m["probe_accuracy"][k], -labels.index(k)))
     ubest = max(labels, key=lambda k: (u["probe_accuracy"][k], -labels.index(k)))
-    layers = list(m["cue_weight_fruit"])
+    layers = list(m["cue_weight"]["fruit"])
     return {
         "sentences": {"fruit": FRUIT, "company": COMPANY},
         "position": len(tokenizer.encode(FRUIT)) - 1,
@@ -129,12 +134,14 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "min_cosine_stage": min(labels, key=lambda k: m["cosine"][k]),
         "attn_out_cosine": m["attn_cosine"],
         "untrained_attn_out_cosine": u["attn_cosine"],
-        "cue_weight_fruit": m["cue_weight_fruit"],
-        "cue_weight_company": m["cue_weight_company"],
-        "cue_layer": max(layers, key=lambda k: m["cue_weight_fruit"][k] + m["cue_weight_company"][k]),
-        "untrained_cue_weight_fruit": u["cue_weight_fruit"],
-        "untrained_cue_weight_company": u["cue_weight_company"],
-        "untrained_max_cue_weight": max(max(u["cue_weight_fruit"].values()), max(u["cue_weight_company"].values())),
+        "cue_weight_fruit": m["cue_weight"]["fruit"],
+        "cue_weight_company": m["cue_weight"]["company"],
+        "cue_layer": max(layers, key=lambda k: m["cue_weight"]["fruit"][k] + m["cue_weight"]["company"][k]),
+        "untrained_cue_weight_fruit": u["cue_weight"]["fruit"],
+        "untrained_cue_weight_company": u["cue_weight"]["company"],
+        "untrained_max_cue_weight": max(
+            max(u["cue_weight"]["fruit"].values()), max(u["cue_weight"]["company"].values())
+        ),
         "n_visible": m["n_visible"],
         "probe_accuracy": m["probe_accuracy"],
         "untrained_probe_accuracy": u["probe_accuracy"],

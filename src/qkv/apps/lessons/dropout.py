@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 
 NEEDS_MODEL = True
+READS = ("decoder",)  # the model families (Family.view) it reads
+READS_WHY = "it rebuilds the model as a qkv GPT to switch attention dropout on"
 TEXT = "我 吃了 苹果 ， 很 甜 。"
 P = 0.2
 ROWS, HULL = "rows sum to 1", "z lies in the convex hull of the values"
@@ -29,21 +31,30 @@ def with_dropout(model, p: float):
 
 
 def summarise(report) -> dict:
-    """Failures and worst deviations of the two invariants dropout breaks, over all layers."""
-    out = {}
-    for key, name in (("rows", ROWS), ("hull", HULL)):
+    """Failures and worst deviations of the two invariants dropout breaks, over all layers:
+    {"rows": {checked, failed, worst}, "hull": {checked, failed, worst}, "checks_failed", "checks"}."""
+
+    def invariant(name: str) -> dict:
         items = [i for i in report.items if i.name == name]
-        out[f"{key}_checked"] = sum(i.checked for i in items)
-        out[f"{key}_failed"] = sum(len(i.failures) for i in items)
-        out[f"{key}_worst"] = max(i.worst for i in items)
-    out["checks_failed"] = len(report.failed())
-    out["checks"] = len(report.items)
-    return out
+        return {
+            "checked": sum(i.checked for i in items),
+            "failed": sum(len(i.failures) for i in items),
+            "worst": max(i.worst for i in items),
+        }
+
+    return {
+        "rows": invariant(ROWS),
+        "hull": invariant(HULL),
+        "checks_failed": len(report.failed()),
+        "checks": len(report.items),
+    }
 
 
 @torch.no_grad()
 def measure(model, tokenizer, seed: int = 0) -> dict:
-    """The same weights run once in training mode (dropout p, seeded) and once in evaluation mode."""
+    """The same weights run once in training mode (dropout p, seeded) and once in evaluation mode:
+    n["train"] and n["eval"] as `summarise` gives them; in training mode also the smallest and largest
+    row sum, n["train"]["rows"]["min_sum"] and ["max_sum"]."""
     from qkv.core.checks import check
 
     dropped = with_dropout(model, P)
@@ -57,15 +68,15 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     _, eval_trace = dropped.run_with_trace(ids)
     ev = summarise(check(eval_trace))
     sums = torch.cat([train_trace["pattern", L].sum(-1).flatten() for L in range(model.cfg.n_layers)])
-    train["rows_min_sum"], train["rows_max_sum"] = sums.min().item(), sums.max().item()
+    train["rows"]["min_sum"], train["rows"]["max_sum"] = sums.min().item(), sums.max().item()
     return {
         "p": P,
         "text": TEXT,
         "seed": seed,
         "tokens": len(tokens),
         "token_texts": tokens,
-        **{f"train_{k}": v for k, v in train.items()},
-        **{f"eval_{k}": v for k, v in ev.items()},
+        "train": train,
+        "eval": ev,
         "pattern_layer": LAYER,
         "pattern_head": HEAD,
         "pattern_train": train_trace["pattern", LAYER][0, HEAD].tolist(),  # (T, T)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
+READS = ("decoder", "encoder")  # the model families (Family.view) it reads
 FRUITS = ("苹果", "香蕉", "梨", "葡萄")
 OTHER = "原子能"
 MAP_WORDS = (
@@ -92,7 +93,9 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "id_difference_token": diff_token,
         "onehot_cosines": [cos_onehot[i, j].item() for i, j in combinations(range(len(words)), 2)],
         "onehot_max_offdiag": float((cos_onehot - torch.eye(len(words))).abs().max()),
-        "cosines": {f"{words[i]}-{words[j]}": cos[i, j].item() for i, j in combinations(range(len(words)), 2)},
+        "cosines": [
+            [words[i], words[j], cos[i, j].item()] for i, j in combinations(range(len(words)), 2)
+        ],  # [a, b, cos]
         "cosine_matrix": cos.tolist(),
         "within_fruit_mean": within,
         "fruit_other_mean": across,

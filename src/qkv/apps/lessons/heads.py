@@ -20,6 +20,11 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
+READS = ("decoder",)  # the model families (Family.view) it reads
+READS_WHY = (  # why it reads no other family (said when it refuses one)
+    "it reads the query after the comma of the corpus's sense probes, in a causal model; "
+    "real-heads is this lesson on an encoder"
+)
 CATEGORIES = ("cue", "previous", "start", "self")
 
 
@@ -83,29 +88,27 @@ def attention_mass(model, items) -> dict:
 
 
 def measure(model, tokenizer, seed: int = 0) -> dict:
-    """The attention mass of every head per category, and the head that puts the most on each."""
+    """The attention mass of every head per category, and the head that puts the most on each:
+    n["mass"][category] (n_layers, n_heads) and n["best"][category] {layer, head, mass, ratio}, for
+    each category of CATEGORIES."""
     items = prompts(tokenizer)
     if not items:
         raise ValueError("no sense probe can be encoded by this checkpoint's tokenizer")
     m = attention_mass(model, items)
     mass, baseline = m["mass"], m["baseline"]
-    n = {
+    best = {}
+    for c in CATEGORIES:
+        L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
+        best[c] = {"layer": int(L), "head": int(H), "mass": float(mass[c][L, H])}
+        best[c]["ratio"] = best[c]["mass"] / baseline
+    return {
         "n_sentences": m["n"],
         "baseline": baseline,
         "cue_words": cue_words(),
         "categories": list(CATEGORIES),
         "example": tokenizer.decode(items[0][0]).strip(),
         "example_cue": tokenizer.decode([items[0][0][items[0][1]]]),
+        "mass": {c: mass[c].tolist() for c in CATEGORIES},
+        "best": best,
+        "distinct_heads": len({(b["layer"], b["head"]) for b in best.values()}),
     }
-    for c in CATEGORIES:
-        L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
-        n.update(
-            {
-                f"mass_{c}": mass[c].tolist(),
-                f"best_{c}": [int(L), int(H)],
-                f"best_{c}_mass": float(mass[c][L, H]),
-                f"best_{c}_ratio": float(mass[c][L, H]) / baseline,
-            }
-        )
-    n["distinct_heads"] = len({tuple(n[f"best_{c}"]) for c in CATEGORIES})
-    return n

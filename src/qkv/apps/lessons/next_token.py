@@ -13,6 +13,8 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
+READS = ("decoder",)  # the model families (Family.view) it reads
+READS_WHY = "it turns the last position's vector into next-token probabilities, and an encoder has no such head"
 TEXT = "我 投资了 苹果 ， "  # the next token is the first word of the tail (where spaces are tokens, the
 # trailing space is the last token, so that the space after the comma is not what is predicted)
 TEMPERATURES = (0.5, 1.0, 2.0)
@@ -48,14 +50,19 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "greedy_id": int(z.argmax()),
         "entropy_bits": entropy_bits(probs),
         "max_entropy_bits": float(np.log2(model.cfg.d_vocab)),
-        "temperatures": list(TEMPERATURES),
         "shown": [_label(tokenizer, i) for i in shown],
+        "temperatures": [],  # one entry per T of TEMPERATURES, in that order
     }
     for T in TEMPERATURES:
         pT = torch.softmax(z / T, dim=-1)  # (d_vocab,)
         tT = torch.topk(pT, TOP)
-        n[f"T{T:g}_top"] = [[_label(tokenizer, int(i)), float(p)] for p, i in zip(tT.values, tT.indices)]
-        n[f"T{T:g}_entropy_bits"] = entropy_bits(pT)
-        n[f"T{T:g}_greedy"] = _label(tokenizer, int(pT.argmax()))
-        n[f"T{T:g}_shown"] = [float(pT[i]) for i in shown]
+        n["temperatures"].append(
+            {
+                "T": T,
+                "top": [[_label(tokenizer, int(i)), float(p)] for p, i in zip(tT.values, tT.indices)],
+                "entropy_bits": entropy_bits(pT),
+                "greedy": _label(tokenizer, int(pT.argmax())),
+                "shown": [float(pT[i]) for i in shown],  # the probabilities of the tokens of n["shown"]
+            }
+        )
     return n

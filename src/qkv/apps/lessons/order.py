@@ -29,6 +29,7 @@ from qkv.core.nn.position import RoPE, sinusoidal_table
 from .training import fit, threads, tokenize
 
 NEEDS_MODEL = False
+READS = ()  # it reads no model: it trains its own
 N_SENTENCES = 6000  # drawn from the built-in corpus; only the order sentences (about a fifth) are kept
 MODEL = {"n_ctx": 16, "d_model": 64, "n_heads": 4, "n_layers": 1}
 TRAIN = {"steps": 800, "batch_size": 16, "lr": 5e-3, "min_lr": 5e-4, "warmup_steps": 30, "eval_steps": 10}
@@ -125,6 +126,7 @@ def measure(seed: int = 0) -> dict:
             "sinusoidal_embed_scale": MODEL["d_model"] ** 0.5,
             **MODEL,
             "runs": [name for name, _, _ in RUNS],
+            "models": {},  # run name (RUNS) -> {acc, apart, pair_diff, val_loss, seconds}
             "rope_d": ROPE_D,
             "shifts": list(SHIFTS),
         }
@@ -135,15 +137,13 @@ def measure(seed: int = 0) -> dict:
             f = fit(ids, cfg, tc, seed=seed)
             models[name] = f.model
             stats = pair_stats(pair_scores(f.model, tok, probes), probes)
-            n.update(
-                {
-                    f"acc_{name}": stats["acc"],
-                    f"apart_{name}": stats["apart"],
-                    f"pair_diff_{name}": stats["pair_diff"],
-                    f"val_loss_{name}": f.val_loss,
-                    f"seconds_{name}": f.seconds,
-                }
-            )
+            n["models"][name] = {
+                "acc": stats["acc"],
+                "apart": stats["apart"],
+                "pair_diff": stats["pair_diff"],
+                "val_loss": f.val_loss,
+                "seconds": f.seconds,
+            }
             n["pairs"] = stats["pairs"]
         g = torch.Generator().manual_seed(seed)
         sample = ids[: MODEL["n_ctx"]]

@@ -23,6 +23,7 @@ from qkv.core.models.gpt import GPT, lm_loss
 from .training import fit, threads, tokenize
 
 NEEDS_MODEL = False
+READS = ()  # it reads no model: it trains its own
 N_SENTENCES = 3000
 MODEL = {"n_ctx": 24, "d_model": 32, "n_heads": 2, "n_layers": 6}
 TRAIN = {"steps": 300, "batch_size": 16, "lr": 3e-3, "min_lr": 3e-4, "warmup_steps": 30, "eval_steps": 10}
@@ -74,8 +75,10 @@ def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed:
 
 @lru_cache(maxsize=2)
 def measure(seed: int = 0) -> dict:
-    """Train the four models; their loss curves are in losses_<variant> (cached: the numbers do not
-    depend on the language)."""
+    """Train the four models (cached: the numbers do not depend on the language). n["models"][variant]
+    for each variant of VARIANTS: the numbers at initialisation (init_stats: rms_last, cos_last,
+    grad_first, grad_last, loss_init) and after training (losses, the loss curve; train_loss,
+    val_loss, early_loss, seconds)."""
     with threads(1):
         tok, ids = tokenize(corpus.generate(seed, N_SENTENCES, "zh"))
         tc = TrainConfig(**TRAIN, seed=seed)
@@ -91,22 +94,22 @@ def measure(seed: int = 0) -> dict:
             "uniform_loss": math.log(tok.vocab_size),
             **MODEL,
             "variants": [name for name, _, _ in VARIANTS],
+            "models": {},
         }
         for name, residual, norm in VARIANTS:
             cfg = ModelConfig(**MODEL, d_vocab=tok.vocab_size, residual=residual, norm=norm)
             stats = init_stats(cfg, train_ids, tc, seed)
             f = fit(ids, cfg, tc, seed=seed)
-            n[f"losses_{name}"] = f.losses
-            n.update({f"{k}_{name}": v for k, v in stats.items()})
-            n.update(
-                {
-                    f"train_loss_{name}": f.train_loss,
-                    f"val_loss_{name}": f.val_loss,
-                    f"early_loss_{name}": f.loss_after(EARLY),
-                    f"seconds_{name}": f.seconds,
-                }
-            )
-    n["best"] = min(n["variants"], key=lambda x: n[f"val_loss_{x}"])
-    n["val_gap_residual"] = n["val_loss_residual"] - n["val_loss_both"]  # what LayerNorm adds to residuals
-    n["grad_ratio_residual"] = n["grad_first_both"] / max(n["grad_first_residual"], 1e-300)
+            n["models"][name] = {
+                "losses": f.losses,
+                **stats,
+                "train_loss": f.train_loss,
+                "val_loss": f.val_loss,
+                "early_loss": f.loss_after(EARLY),
+                "seconds": f.seconds,
+            }
+    m = n["models"]
+    n["best"] = min(n["variants"], key=lambda x: m[x]["val_loss"])
+    n["val_gap_residual"] = m["residual"]["val_loss"] - m["both"]["val_loss"]  # what LayerNorm adds to residuals
+    n["grad_ratio_residual"] = m["both"]["grad_first"] / max(m["residual"]["grad_first"], 1e-300)
     return n

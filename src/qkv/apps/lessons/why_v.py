@@ -18,6 +18,7 @@ from qkv.core.config import ModelConfig, TrainConfig
 from .training import fit, threads, tokenize
 
 NEEDS_MODEL = False
+READS = ()  # it reads no model: it trains its own
 N_SENTENCES = 3000  # of the built-in Chinese corpus
 MODEL = {"n_ctx": 32, "d_model": 64, "n_heads": 4, "n_layers": 2}
 WIDTHS = (16, 2)  # d_head of the two pairs: the usual d_model / n_heads, and very narrow heads
@@ -29,8 +30,11 @@ EARLY = (250, 300)  # a window of steps where the batch losses are compared mid-
 
 @lru_cache(maxsize=2)
 def measure(seed: int = 0) -> dict:
-    """Train the four models and score them; their loss curves are in losses_<kind><d_head> (cached:
-    the numbers do not depend on the language)."""
+    """Train the four models and score them (cached: the numbers do not depend on the language).
+
+    n["probes"][phenomenon]: {count, chance} for each of PHENOMENA; n["pairs"]: one per width of
+    WIDTHS, {d_head, val_gap, early_gap} and for each kind of KINDS its model, {losses (the loss
+    curve), params, train_loss, val_loss, early_loss, seconds, acc: {phenomenon: accuracy}, mean_acc}."""
     with threads(1):
         text = corpus.generate(seed, N_SENTENCES, "zh")
         tok, ids = tokenize(text)
@@ -44,25 +48,30 @@ def measure(seed: int = 0) -> dict:
             "steps": tc.steps,
             "batch_size": tc.batch_size,
             **MODEL,
-            **{f"{ph}_probes": len(p) for ph, p in probes.items()},
-            **{f"{ph}_chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p) for ph, p in probes.items()},
-            "widths": list(WIDTHS),
+            "probes": {
+                ph: {"count": len(p), "chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p)}
+                for ph, p in probes.items()
+            },
             "early_from": EARLY[0],
             "early_to": EARLY[1],
+            "pairs": [],
         }
         for width in WIDTHS:
+            pair = {"d_head": width}
             for kind in KINDS:
-                key = f"{kind}{width}"
                 f = fit(ids, ModelConfig(d_vocab=tok.vocab_size, values=kind, d_head=width, **MODEL), tc, seed=seed)
-                n[f"losses_{key}"] = f.losses
-                n[f"params_{key}"] = f.model.num_params()
-                n[f"train_loss_{key}"] = f.train_loss
-                n[f"val_loss_{key}"] = f.val_loss
-                n[f"early_loss_{key}"] = sum(f.losses[EARLY[0] : EARLY[1]]) / (EARLY[1] - EARLY[0])
-                n[f"seconds_{key}"] = f.seconds
-                for ph, p in probes.items():
-                    n[f"{ph}_acc_{key}"] = probe_accuracy(f.model, tok, p)
-                n[f"mean_acc_{key}"] = sum(n[f"{ph}_acc_{key}"] for ph in PHENOMENA) / len(PHENOMENA)
-            n[f"val_gap{width}"] = n[f"val_loss_k{width}"] - n[f"val_loss_v{width}"]
-            n[f"early_gap{width}"] = n[f"early_loss_k{width}"] - n[f"early_loss_v{width}"]
+                acc = {ph: probe_accuracy(f.model, tok, p) for ph, p in probes.items()}
+                pair[kind] = {
+                    "losses": f.losses,
+                    "params": f.model.num_params(),
+                    "train_loss": f.train_loss,
+                    "val_loss": f.val_loss,
+                    "early_loss": sum(f.losses[EARLY[0] : EARLY[1]]) / (EARLY[1] - EARLY[0]),
+                    "seconds": f.seconds,
+                    "acc": acc,
+                    "mean_acc": sum(acc[ph] for ph in PHENOMENA) / len(PHENOMENA),
+                }
+            pair["val_gap"] = pair["k"]["val_loss"] - pair["v"]["val_loss"]
+            pair["early_gap"] = pair["k"]["early_loss"] - pair["v"]["early_loss"]
+            n["pairs"].append(pair)
     return n

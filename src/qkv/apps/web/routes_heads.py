@@ -21,7 +21,8 @@ from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.origin import origin
 from qkv.analysis.view import TextError
 from qkv.apps.lessons import heads as heads_lesson
-from qkv.presentation.i18n import LANGS, translator
+from qkv.presentation.i18n import LANGS
+from qkv.presentation.lessons import heads as heads_view
 
 from .requests import MAX_CHARS, Strict
 
@@ -54,26 +55,26 @@ class AblateIn(_TextOrIds):
 def head_labels(model, tokenizer) -> dict:
     """Each head's label from the lesson "heads": the category (cue, previous, start, self) it puts the
     most mean weight on, and that weight, with the lesson's own names for the categories in each language."""
-    if model.cfg.arch != "gpt":
+    if not model.family.generates:
         return {"kind": "head-labels", "labels": None, "why": "the lesson heads measures a GPT's heads"}
     try:
         n = heads_lesson.measure(model, tokenizer)
     except ValueError as e:  # no probe sentence fits this tokenizer, or a model that is not causal
         return {"kind": "head-labels", "labels": None, "why": str(e).splitlines()[0] if str(e) else "unavailable"}
     cats = n["categories"]
-    L, H = len(n[f"mass_{cats[0]}"]), len(n[f"mass_{cats[0]}"][0])
+    L, H = len(n["mass"][cats[0]]), len(n["mass"][cats[0]][0])
     labels = []
     for layer in range(L):
         row = []
         for head in range(H):
-            masses = {c: n[f"mass_{c}"][layer][head] for c in cats}
+            masses = {c: n["mass"][c][layer][head] for c in cats}
             best = max(cats, key=lambda c: masses[c])
             row.append({"category": best, "mass": masses[best], "masses": masses})
         labels.append(row)
     names = {}
     for lang in LANGS:
-        say = translator(lang, "lessons.heads")
-        names[lang] = {c: {"short": say(f"short_{c}"), "label": say(f"label_{c}")} for c in cats}
+        short, label = heads_view.shorts(lang), heads_view.labels(lang)
+        names[lang] = {c: {"short": short[c], "label": label[c]} for c in cats}
     return {
         "kind": "head-labels",
         "labels": labels,

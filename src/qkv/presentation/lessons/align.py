@@ -11,7 +11,6 @@ from ..figures import new_figure, save
 from ..i18n import translator
 from .common import commas, listing, then
 
-AREA = "lessons.align"
 MARGIN = 0.2  # "far above the untrained model" means at least this much more accuracy
 CLOSE = 0.02  # all heads averaged within this of the best head is "about as much"
 
@@ -42,16 +41,37 @@ COPIED = (
 )  # said as measured
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.align")("title")
+
+
+def names(lang: str) -> dict[str, dict[str, str]]:
+    """How the text names the lesson's kinds of sentence (qkv.apps.lessons.align.KINDS), kinds of link
+    (LINKS) and senses (SENSES): names(lang)["link"]["single"]."""
+    say = translator(lang, "lessons.align")
+    return {
+        "kind": {
+            "sense": say("kind_sense"),
+            "order": say("kind_order"),
+            "drug": say("kind_drug"),
+            "job": say("kind_job"),
+        },
+        "link": {"single": say("link_single"), "phrase": say("link_phrase"), "punct": say("link_punct")},
+        "sense": {"food": say("sense_food"), "company": say("sense_company")},
+    }
+
+
 def _counts(n: dict, word: str, sense: str) -> dict:
     r = n["senses"].get(word, {}).get(sense, {"n": 0, "word": 0, "tail": 0, "exact": 0})
     return {"n": r["n"], "word_ok": r["word"], "tail_ok": r["tail"], "exact": r["exact"]}
 
 
 def _fields(n: dict, lang: str) -> dict:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     L, H = n["best"]
     rL, rH = n["reads_best"]
-    parts, split = n["parts"], n["split_en"]
+    parts, split, links = n["parts"], n["split_en"], n["links"]
+    name = names(lang)
     f = {
         **{k: n[k] for k in COPIED},
         "layer": L,
@@ -61,24 +81,25 @@ def _fields(n: dict, lang: str) -> dict:
         "millet": split["food"],
         "xiaomi": split["company"],
         "layers": commas([say("layer_acc", layer=k, acc=a) for k, a in enumerate(n["acc_layers"])], lang),
-        "kinds": listing([say("kind_acc", kind=say(f"kind_{k}"), **v) for k, v in n["kinds"].items()], lang),
-        "links": listing([say("kind_acc", kind=say(f"link_{k}"), **v) for k, v in n["links"].items()], lang),
+        "kinds": listing([say("kind_acc", kind=name["kind"][k], **v) for k, v in n["kinds"].items()], lang),
+        "links": listing([say("kind_acc", kind=name["link"][k], **v) for k, v in links.items()], lang),
         "comma_missed": n["comma_missed"],
         "comma_ahead": n["comma_ahead"],
         "commas": n["commas"],
+        # what the rows that write the word of each sense read (n["parts"][sense])
+        "food_word_w": parts["food"]["word"],
+        "food_cue_w": parts["food"]["cue"],
+        "food_tail_w": parts["food"]["tail"],
+        "food_cue_head": parts["food"]["cue_head_max"],
+        "company_word_w": parts["company"]["word"],
+        "company_cue_w": parts["company"]["cue"],
+        "company_tail_w": parts["company"]["tail"],
+        "company_cue_head": parts["company"]["cue_head_max"],
     }
-    for k, v in n["links"].items():
-        f.update({f"{k}_best": v["best"], f"{k}_diagonal": v["diagonal"]})
-    for s in ("food", "company"):
-        p = parts[s]
-        f.update(
-            {
-                f"{s}_word_w": p["word"],
-                f"{s}_cue_w": p["cue"],
-                f"{s}_tail_w": p["tail"],
-                f"{s}_cue_head": p["cue_head_max"],
-            }
-        )
+    if "single" in links:  # a kind of link no held-out word has is not in n["links"], and not said
+        f.update(single_best=links["single"]["best"], single_diagonal=links["single"]["diagonal"])
+    if "phrase" in links:
+        f.update(phrase_best=links["phrase"]["best"], phrase_diagonal=links["phrase"]["diagonal"])
     sw = n["swap"]
     f.update(
         swap_n=sw["n"],
@@ -96,18 +117,17 @@ def _fields(n: dict, lang: str) -> dict:
 
 
 def _sense_lines(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
+    sense = names(lang)["sense"]
     lines = []
     for word, by_sense in n["senses"].items():
-        cells = [
-            say("sense_cell", sense=say(f"sense_{s}"), en=by_sense[s]["en"], **_counts(n, word, s)) for s in by_sense
-        ]
+        cells = [say("sense_cell", sense=sense[s], en=by_sense[s]["en"], **_counts(n, word, s)) for s in by_sense]
         lines.append(say("sense_line", word=word, cells=listing(cells, lang)))
     return "\n".join(lines)
 
 
 def _verdicts(n: dict, f: dict, lang: str) -> list[str]:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     out = [say("far_above" if n["best_acc"] >= n["untrained_best_acc"] + MARGIN else "not_far_above", **f)]
     out.append(say("beats_diagonal" if n["best_acc"] > n["diagonal"] else "not_beats_diagonal", **f))
     out.append(say("mean_below" if n["acc_mean"] < n["best_acc"] - CLOSE else "mean_not_below", **f))
@@ -116,7 +136,7 @@ def _verdicts(n: dict, f: dict, lang: str) -> list[str]:
 
 
 def _link_verdicts(n: dict, f: dict, lang: str) -> list[str]:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     links, out = n["links"], []
     if "single" in links:
         out.append(say("single_beats" if links["single"]["best"] > links["single"]["diagonal"] else "single_not", **f))
@@ -128,19 +148,17 @@ def _link_verdicts(n: dict, f: dict, lang: str) -> list[str]:
 
 
 def _split_verdict(n: dict, f: dict, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     sw = n["swap"]
-    key = "swap_cue" if sw["cue"] > sw["n"] / 2 else "swap_tail" if sw["tail"] > sw["n"] / 2 else "swap_mixed"
-    tail = (
-        "tail_faithful"
-        if sw["faithful"] >= sw["n"] / 2
-        else "tail_unfaithful"
-        if sw["verb_tail"] > sw["faithful"]
-        else "tail_mixed"
-    )
-    parts = [say(key, **f), say(tail, **f), say("rows", **f)]
+    cue_decides, tail_decides = sw["cue"] > sw["n"] / 2, sw["tail"] > sw["n"] / 2
+    faithful, rewritten = sw["faithful"] >= sw["n"] / 2, sw["verb_tail"] > sw["faithful"]
+    parts = [
+        say("swap_cue" if cue_decides else "swap_tail" if tail_decides else "swap_mixed", **f),
+        say("tail_faithful" if faithful else "tail_unfaithful" if rewritten else "tail_mixed", **f),
+        say("rows", **f),
+    ]
     p = [n["parts"][s] for s in ("food", "company")]
-    if key != "swap_cue":  # the sentences below speak of "the verb that decides"
+    if not cue_decides:  # the sentences below speak of "the verb that decides"
         pass
     elif all(r["cue"] < min(r["word"], r["tail"]) for r in p):
         parts.append(say("rows_cue_least", **f))
@@ -152,7 +170,7 @@ def _split_verdict(n: dict, f: dict, lang: str) -> str:
 
 
 def text(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     f = _fields(n, lang)
     return say(
         "text",
@@ -165,12 +183,14 @@ def text(n: dict, lang: str) -> str:
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, AREA)("headline", **_fields(n, lang))
+    return translator(lang, "lessons.align")("headline", **_fields(n, lang))
 
 
-def _matrix(ax, M, zh, en, links, title, say):
+def _matrix(ax, M, zh, en, links, heading, lang):
     """One alignment matrix: English words written (rows) × Chinese words read (columns), gold links boxed."""
     from matplotlib.patches import Rectangle
+
+    say = translator(lang, "lessons.align")
 
     M = np.array(M)
     ax.imshow(M, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
@@ -181,12 +201,12 @@ def _matrix(ax, M, zh, en, links, title, say):
     ax.set_xticks(range(len(zh)), zh, rotation=90, fontsize="small")
     ax.set_yticks(range(len(en)), en, fontsize="small")
     ax.set_xlabel(say("fig_source"))
-    ax.set_title(title, fontsize="medium")
+    ax.set_title(heading, fontsize="medium")
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
     """The example pair's alignment matrices; accuracy per head, trained and untrained; the 小米 rows."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.align")
     ex = n["example"]
     fig = new_figure((12, 6.2))
     left, right = fig.subplots(1, 2)
@@ -197,9 +217,9 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ex["en"],
         ex["links"],
         say("fig_head", layer=ex["layer"], head=ex["head"]),
-        say,
+        lang,
     )
-    _matrix(right, ex["mean_pattern"], ex["zh"], ex["en"], ex["links"], say("fig_mean"), say)
+    _matrix(right, ex["mean_pattern"], ex["zh"], ex["en"], ex["links"], say("fig_mean"), lang)
     left.set_ylabel(say("fig_target"))
     left.legend(loc="lower left", fontsize="small")
     fig.suptitle(say("fig_matrix_title"))
@@ -211,12 +231,12 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     x = np.arange(len(trained))
     ax.bar(x - 0.2, trained, 0.4, label=say("fig_trained"), color="tab:blue")
     ax.bar(x + 0.2, raw, 0.4, label=say("fig_untrained"), color="tab:orange")
-    for value, key, style in (
-        (n["acc_mean"], "fig_mean_line", "-"),
-        (n["diagonal"], "fig_diagonal", "--"),
-        (n["chance"], "fig_chance", ":"),
+    for value, label, style in (
+        (n["acc_mean"], say("fig_mean_line", acc=n["acc_mean"]), "-"),
+        (n["diagonal"], say("fig_diagonal", acc=n["diagonal"]), "--"),
+        (n["chance"], say("fig_chance", acc=n["chance"]), ":"),
     ):
-        ax.axhline(value, color="gray", ls=style, lw=1, label=say(key, acc=value))
+        ax.axhline(value, color="gray", ls=style, lw=1, label=label)
     ax.set_xticks(x, [f"L{k // n['n_heads']}H{k % n['n_heads']}" for k in x], fontsize="small")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(say("fig_acc"))
@@ -226,7 +246,7 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
 
     fig = new_figure((11, 4.2))
     axes = fig.subplots(1, len(n["examples"]), squeeze=False)[0]
-    for ax, (sense, e) in zip(axes, n["examples"].items()):
+    for ax, e in zip(axes, n["examples"].values()):
         x = np.arange(len(e["zh"]))
         L, H = e["cue_head"]
         ax.bar(x - 0.2, e["mean"], 0.4, label=say("fig_mean"), color="tab:blue")

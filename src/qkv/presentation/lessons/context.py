@@ -10,6 +10,10 @@ from ..i18n import translator
 from ..text import width
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.context")("title")
+
+
 def stage_name(label: str, lang: str) -> str:
     """'embed' / 'L2 in' / 'L3 out' / 'L1' (a layer) in the chosen language."""
     say = translator(lang, "lessons.context")
@@ -81,17 +85,24 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     """The cosine of the two 苹果 vectors, and the probe's accuracy, stage by stage."""
     say = translator(lang, "lessons.context")
     paths = []
-    for key, ylabel, title, fname, chance in (
+    for trained, untrained, ylabel, heading, fname, chance in (
         (
-            "cosine",
-            "cos_y",
+            n["cosine"],
+            n["untrained_cosine"],
+            say("cos_y"),
             say("cos_title", a=n["sentences"]["fruit"], b=n["sentences"]["company"]),
             "context_cosine.png",
             None,
         ),
-        ("probe_accuracy", "probe_y", say("probe_title"), "context_probe.png", 0.5),
+        (
+            n["probe_accuracy"],
+            n["untrained_probe_accuracy"],
+            say("probe_y"),
+            say("probe_title"),
+            "context_probe.png",
+            0.5,
+        ),
     ):
-        trained, untrained = n[key], n[f"untrained_{key}"]
         ticks = [stage_name(k, lang) for k in trained]
         fig = new_figure((6.4, 4))
         ax = fig.subplots()
@@ -101,8 +112,8 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
             ax.axhline(chance, color="gray", lw=0.8, ls=":", label=say("chance"))
             ax.set_ylim(0.3, 1.03)
         ax.set_xlabel(say("x"))
-        ax.set_ylabel(say(ylabel))
-        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.set_title(heading)
         ax.grid(alpha=0.3)
         ax.legend()
         paths.append(save(fig, out / fname))

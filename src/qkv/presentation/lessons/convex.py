@@ -24,23 +24,45 @@ def vec(x) -> str:
     return "(" + ", ".join(fmt(float(c)) for c in np.ravel(x)) + ")"
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.convex")("title")
+
+
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, "lessons.convex")
-    side = lambda inside: say("inside" if inside else "outside")  # noqa: E731
-    out = {
+
+    def where(inside: bool, d: float) -> tuple[str, str, str]:  # (side, distance, both in one phrase)
+        side = say("inside" if inside else "outside")
+        return side, dist(d), say("where", side=side, d=dist(d))
+
+    ex_side, ex_d, ex_at = where(n["example_inside"], n["example_distance"])
+    z_side, z_d, z_at = where(n["z_inside"], n["z_distance"])
+    zW_side, zW_d, zW_at = where(n["zW_inside"], n["zW_distance"])
+    x_side, x_d, x_at = where(n["residual_inside"], n["residual_distance"])
+    mid_side, mid_d, mid_at = where(n["resid_mid_inside"], n["resid_mid_distance"])
+    return {
         **n,
         "s": vec(n["example_scores"]),
         "a": vec(n["example_weights"]),
         "z": vec(n["example_z"]),
         "tok": n["tokens"][n["position"]],
         "w": ", ".join(f"{t} {p:.3f}" for t, p in zip(n["tokens"], n["weights"])),
+        "ex_side": ex_side,
+        "ex_d": ex_d,
+        "ex_at": ex_at,
+        "z_side": z_side,
+        "z_d": z_d,
+        "z_at": z_at,
+        "zW_side": zW_side,
+        "zW_d": zW_d,
+        "zW_at": zW_at,
+        "x_side": x_side,
+        "x_d": x_d,
+        "x_at": x_at,
+        "mid_side": mid_side,
+        "mid_d": mid_d,
+        "mid_at": mid_at,
     }
-    for key, at in (("ex", "example"), ("z", "z"), ("zW", "zW"), ("x", "residual"), ("mid", "resid_mid")):
-        inside, d = n[f"{at}_inside"], n[f"{at}_distance"]
-        out.update(
-            {f"{key}_side": side(inside), f"{key}_d": dist(d), f"{key}_at": say("where", side=side(inside), d=dist(d))}
-        )
-    return out
 
 
 def text(n: dict, lang: str) -> str:

@@ -11,12 +11,36 @@ from ..figures import new_figure, save
 from ..i18n import translator
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.dropout")("title")
+
+
+def _fields(n: dict) -> dict:
+    """The numbers under the names the messages use: train_rows_failed is n["train"]["rows"]["failed"]."""
+    rows, hull = n["train"]["rows"], n["train"]["hull"]
+    return {
+        "p": n["p"],
+        "text": n["text"],
+        "tokens": n["tokens"],
+        "train_rows_checked": rows["checked"],
+        "train_rows_failed": rows["failed"],
+        "train_rows_worst": rows["worst"],
+        "train_rows_min_sum": rows["min_sum"],
+        "train_rows_max_sum": rows["max_sum"],
+        "train_hull_checked": hull["checked"],
+        "train_hull_failed": hull["failed"],
+        "train_hull_worst": hull["worst"],
+        "eval_rows_failed": n["eval"]["rows"]["failed"],
+        "eval_hull_failed": n["eval"]["hull"]["failed"],
+    }
+
+
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, "lessons.dropout")("headline", **n)
+    return translator(lang, "lessons.dropout")("headline", **_fields(n))
 
 
 def text(n: dict, lang: str) -> str:
-    return translator(lang, "lessons.dropout")("text", **n)
+    return translator(lang, "lessons.dropout")("text", **_fields(n))
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:

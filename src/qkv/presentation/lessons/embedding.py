@@ -14,6 +14,10 @@ from ..plot_embedding import embedding_map
 DRAWS_MODEL = True
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.embedding")("title")
+
+
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, "lessons.embedding")
     words, a = n["words"], n["fruits"][0]
@@ -30,7 +34,7 @@ def _fields(n: dict, lang: str) -> dict:
         "nn_other": nn[n["other"]],
         "id_list": ", ".join(f"{w} = {i}" for w, i in zip(words, n["ids"])),
         "arrow": say("arrow", tok=tok) if tok else say("no_token"),
-        "pairs": ", ".join(f"{k} {v:.3f}" for k, v in n["cosines"].items()),
+        "pairs": ", ".join(f"{x}-{y} {c:.3f}" for x, y, c in n["cosines"]),
         "counts": ", ".join(f"{k} {v}" for k, v in n["corpus_counts"].items()),
     }
 

@@ -16,8 +16,12 @@ def _pairs(pairs, digits: int) -> list[str]:
     return [f"{t} {p:.{digits}f}" for t, p in pairs]
 
 
+def title(lang: str) -> str:
+    return translator(lang, "lessons.next_token")("title")
+
+
 def _same_greedy(n: dict) -> bool:
-    return all(n[f"T{T:g}_greedy"] == n["greedy"] for T in n["temperatures"])
+    return all(at["greedy"] == n["greedy"] for at in n["temperatures"])
 
 
 def headline(n: dict, lang: str) -> str:
@@ -26,9 +30,9 @@ def headline(n: dict, lang: str) -> str:
     greedy_at = (
         say("greedy_same", greedy=n["greedy"])
         if _same_greedy(n)
-        else say("greedy_differs", picks="/".join(n[f"T{T:g}_greedy"] for T in temps))
+        else say("greedy_differs", picks="/".join(at["greedy"] for at in temps))
     )
-    entropies = commas([say("entropy_at", T=T, H=n[f"T{T:g}_entropy_bits"]) for T in temps], lang)
+    entropies = commas([say("entropy_at", T=at["T"], H=at["entropy_bits"]) for at in temps], lang)
     return say(
         "headline",
         prompt=n["text"].strip(),
@@ -44,9 +48,9 @@ def text(n: dict, lang: str) -> str:
     temps = n["temperatures"]
     rows = "\n".join(f"  {r + 1}  {t}  {p:.4f}" for r, (t, p) in enumerate(n["top"]))
     lines = "\n".join(
-        say("temperature", T=T, top=", ".join(_pairs(n[f"T{T:g}_top"], 3)), H=n[f"T{T:g}_entropy_bits"]) for T in temps
+        say("temperature", T=at["T"], top=", ".join(_pairs(at["top"], 3)), H=at["entropy_bits"]) for at in temps
     )
-    rising = all(n[f"T{a:g}_entropy_bits"] < n[f"T{b:g}_entropy_bits"] for a, b in zip(temps, temps[1:]))
+    rising = all(a["entropy_bits"] < b["entropy_bits"] for a, b in zip(temps, temps[1:]))
     verdict = then(
         [
             say("rising" if rising else "not_rising"),
@@ -74,10 +78,10 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     ax = fig.subplots()
     x = np.arange(len(n["shown"]))
     width = 0.8 / len(temps)
-    for k, T in enumerate(temps):
-        probs = n[f"T{T:g}_shown"]
+    for k, at in enumerate(temps):
+        probs = at["shown"]
         bars = ax.bar(
-            x + (k - (len(temps) - 1) / 2) * width, probs, width, label=say("bar", T=T, H=n[f"T{T:g}_entropy_bits"])
+            x + (k - (len(temps) - 1) / 2) * width, probs, width, label=say("bar", T=at["T"], H=at["entropy_bits"])
         )
         for b, p in zip(bars, probs):
             ax.text(

@@ -10,8 +10,17 @@ from ..i18n import translator
 from ..text import width
 from .common import commas, then
 
-AREA = "lessons.real_apple"
 MODELS = ("pretrained", "random", "shuffled")
+
+
+def title(lang: str) -> str:
+    return translator(lang, "lessons.real_apple")("title")
+
+
+def model_names(lang: str) -> dict[str, str]:
+    """Each model of MODELS (qkv.apps.lessons.real_apple.MODELS) as the tables and the figure name it."""
+    say = translator(lang, "lessons.real_apple")
+    return {"pretrained": say("model_pretrained"), "random": say("model_random"), "shuffled": say("model_shuffled")}
 
 
 def _pad(text: str, columns: int, right: bool = False) -> str:
@@ -20,13 +29,14 @@ def _pad(text: str, columns: int, right: bool = False) -> str:
 
 
 def stage_name(label: str, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_apple")
     return say("stage_embed") if label == "embed" else say("stage_block", layer=label[1:])
 
 
 def _cos_table(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
-    head1 = "  " + _pad("", 12) + "".join(_pad(say(f"model_{m}"), 18, True) for m in MODELS)
+    say = translator(lang, "lessons.real_apple")
+    name = model_names(lang)
+    head1 = "  " + _pad("", 12) + "".join(_pad(name[m], 18, True) for m in MODELS)
     head2 = (
         "  " + _pad(say("col_stage"), 12) + (_pad(say("col_across"), 9, True) + _pad(say("col_within"), 9, True)) * 3
     )
@@ -38,8 +48,9 @@ def _cos_table(n: dict, lang: str) -> str:
 
 
 def _probe_table(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
-    lines = ["  " + _pad(say("col_stage"), 12) + "".join(_pad(say(f"model_{m}"), 12, True) for m in MODELS)]
+    say = translator(lang, "lessons.real_apple")
+    name = model_names(lang)
+    lines = ["  " + _pad(say("col_stage"), 12) + "".join(_pad(name[m], 12, True) for m in MODELS)]
     for s, label in enumerate(n["stages"]):
         lines.append(
             "  " + _pad(stage_name(label, lang), 12) + "".join(f"{n['models'][m]['probe'][s]:>12.3f}" for m in MODELS)
@@ -48,8 +59,9 @@ def _probe_table(n: dict, lang: str) -> str:
 
 
 def _fields(n: dict, lang: str) -> dict:
-    say = translator(lang, AREA)
-    out = {
+    say = translator(lang, "lessons.real_apple")
+    pre, rand, shuf = (n["models"][m] for m in MODELS)
+    return {
         "model": n["model_name"] or say("unnamed"),
         "n_layers": n["n_layers"],
         "last_layer": n["n_layers"] - 1,
@@ -72,32 +84,30 @@ def _fields(n: dict, lang: str) -> dict:
         ),
         "cos_table": _cos_table(n, lang),
         "probe_table": _probe_table(n, lang),
+        # the pretrained model (pre_), the random one (rand_), the shuffled one (shuf_)
+        "pre_best": pre["best_probe"],
+        "pre_best_stage": stage_name(pre["best_probe_stage"], lang),
+        "pre_min_gap": pre["min_block_gap"],
+        "pre_max_gap": pre["max_gap"],
+        "pre_max_gap_stage": stage_name(pre["max_gap_stage"], lang),
+        "pre_min_cos": pre["min_cosine"],
+        "pre_min_probe": pre["min_block_probe"],
+        "pre_across_last": pre["across"][-1],
+        "pre_within_last": pre["within"][-1],
+        "pre_emb_probe": pre["probe"][0],
+        "pre_emb_gap": pre["gap"][0],
+        "rand_best": rand["best_probe"],
+        "rand_best_stage": stage_name(rand["best_probe_stage"], lang),
+        "rand_abs_gap": rand["max_abs_gap"],
+        "shuf_best": shuf["best_probe"],
+        "shuf_best_stage": stage_name(shuf["best_probe_stage"], lang),
+        "shuf_abs_gap": shuf["max_abs_gap"],
     }
-    for m, short in (("pretrained", "pre"), ("random", "rand"), ("shuffled", "shuf")):
-        r = n["models"][m]
-        out.update(
-            {
-                f"{short}_best": r["best_probe"],
-                f"{short}_best_stage": stage_name(r["best_probe_stage"], lang),
-                f"{short}_min_gap": r["min_block_gap"],
-                f"{short}_max_gap": r["max_gap"],
-                f"{short}_max_gap_stage": stage_name(r["max_gap_stage"], lang),
-                f"{short}_abs_gap": r["max_abs_gap"],
-                f"{short}_min_cos": r["min_cosine"],
-                f"{short}_min_probe": r["min_block_probe"],
-                f"{short}_across_last": r["across"][-1],
-                f"{short}_within_last": r["within"][-1],
-                f"{short}_gap_last": r["gap"][-1],
-                f"{short}_emb_probe": r["probe"][0],
-                f"{short}_emb_gap": r["gap"][0],
-            }
-        )
-    return out
 
 
 def _verdicts(n: dict, f: dict, lang: str) -> tuple[str, str]:
     """(what the cosines show, what the probe shows), each chosen by the measured numbers."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_apple")
     pre, rand, shuf = (n["models"][m] for m in MODELS)
     cos = [say("cos_embed", **f)]
     cos.append(say("cos_pre_holds", **f) if pre["min_block_gap"] > 0 else say("cos_pre_fails", **f))
@@ -115,27 +125,26 @@ def _verdicts(n: dict, f: dict, lang: str) -> tuple[str, str]:
 def text(n: dict, lang: str) -> str:
     f = _fields(n, lang)
     cos, probe = _verdicts(n, f, lang)
-    return translator(lang, AREA)("text", **f, verdict_cos=cos, verdict_probe=probe)
+    return translator(lang, "lessons.real_apple")("text", **f, verdict_cos=cos, verdict_probe=probe)
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, AREA)("headline", **_fields(n, lang))
+    return translator(lang, "lessons.real_apple")("headline", **_fields(n, lang))
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
     """Left: the across (solid) and within (dashed) cosines by stage; right: the probe's held-out accuracy."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_apple")
+    name = model_names(lang)
     ticks = [stage_name(s, lang) for s in n["stages"]]
     colors = {"pretrained": "tab:blue", "random": "tab:orange", "shuffled": "tab:green"}
     fig = new_figure((11, 4.8))
     left, right = fig.subplots(1, 2)
     for m in MODELS:
         r = n["models"][m]
-        left.plot(ticks, r["across"], "o-", color=colors[m], label=say("fig_across", model=say(f"model_{m}")))
-        left.plot(
-            ticks, r["within"], "s--", color=colors[m], alpha=0.7, label=say("fig_within", model=say(f"model_{m}"))
-        )
-        right.plot(ticks, r["probe"], "o-", color=colors[m], label=say(f"model_{m}"))
+        left.plot(ticks, r["across"], "o-", color=colors[m], label=say("fig_across", model=name[m]))
+        left.plot(ticks, r["within"], "s--", color=colors[m], alpha=0.7, label=say("fig_within", model=name[m]))
+        right.plot(ticks, r["probe"], "o-", color=colors[m], label=name[m])
     right.axhline(0.5, color="gray", lw=0.8, ls=":", label=say("fig_chance"))
     right.set_ylim(0.3, 1.03)
     left.set_ylabel(say("fig_cos_y"))

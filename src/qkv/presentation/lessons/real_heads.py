@@ -12,7 +12,35 @@ from ..figures import new_figure, save
 from ..i18n import translator
 from .common import commas, then
 
-AREA = "lessons.real_heads"
+
+def title(lang: str) -> str:
+    return translator(lang, "lessons.real_heads")("title")
+
+
+def labels(lang: str) -> dict[str, str]:
+    """Each kind of key in a sentence, by the names of qkv.apps.lessons.real_heads.CATEGORIES."""
+    say = translator(lang, "lessons.real_heads")
+    return {
+        "cls": say("label_cls"),
+        "sep": say("label_sep"),
+        "previous": say("label_previous"),
+        "next": say("label_next"),
+        "same": say("label_same"),
+        "self": say("label_self"),
+    }
+
+
+def shorts(lang: str) -> dict[str, str]:
+    """Each kind of key as the figure's columns name it, by the same names."""
+    say = translator(lang, "lessons.real_heads")
+    return {
+        "cls": say("short_cls"),
+        "sep": say("short_sep"),
+        "previous": say("short_previous"),
+        "next": say("short_next"),
+        "same": say("short_same"),
+        "self": say("short_self"),
+    }
 
 
 def head_name(layer: int, head: int) -> str:
@@ -21,30 +49,27 @@ def head_name(layer: int, head: int) -> str:
 
 def _lines(n: dict, lang: str) -> str:
     """One line per category: the heads above the threshold with their mass, or the best head when none is."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_heads")
+    label = labels(lang)
     lines = []
     for c in n["categories"]:
         found = [s for s in n["specialised"] if s["category"] == c]
         if len(found) == 1:
             s = found[0]
-            lines.append(
-                say("line_one", label=say(f"label_{c}"), head=head_name(s["layer"], s["head"]), mass=s["mass"])
-            )
+            lines.append(say("line_one", label=label[c], head=head_name(s["layer"], s["head"]), mass=s["mass"]))
         elif found:
             heads = commas([f"{head_name(s['layer'], s['head'])} {s['mass']:.3f}" for s in found], lang)
-            lines.append(say("line_some", label=say(f"label_{c}"), count=len(found), heads=heads))
+            lines.append(say("line_some", label=label[c], count=len(found), heads=heads))
         else:
             b = n["best"][c]
-            lines.append(
-                say("line_none", label=say(f"label_{c}"), head=head_name(b["layer"], b["head"]), mass=b["mass"])
-            )
+            lines.append(say("line_none", label=label[c], head=head_name(b["layer"], b["head"]), mass=b["mass"]))
     return "\n".join(lines)
 
 
 def _fields(n: dict, lang: str) -> dict:
-    say = translator(lang, AREA)
-    best = {c: n["best"][c] for c in n["categories"]}
-    out = {
+    say = translator(lang, "lessons.real_heads")
+    best = n["best"]
+    return {
         "model": n["model_name"] or say("unnamed"),
         "n_layers": n["n_layers"],
         "n_heads": n["n_heads"],
@@ -59,16 +84,24 @@ def _fields(n: dict, lang: str) -> dict:
         "lines": _lines(n, lang),
         "n_cls": n["n_specialised"]["cls"],
         "cls_layers": commas([str(L) for L in n["cls_layers"]] or ["-"], lang),
+        "best_cls": head_name(best["cls"]["layer"], best["cls"]["head"]),
+        "best_cls_mass": best["cls"]["mass"],
+        "best_sep": head_name(best["sep"]["layer"], best["sep"]["head"]),
+        "best_sep_mass": best["sep"]["mass"],
+        "best_previous": head_name(best["previous"]["layer"], best["previous"]["head"]),
+        "best_previous_mass": best["previous"]["mass"],
+        "best_next": head_name(best["next"]["layer"], best["next"]["head"]),
+        "best_next_mass": best["next"]["mass"],
+        "best_same": head_name(best["same"]["layer"], best["same"]["head"]),
+        "best_same_mass": best["same"]["mass"],
+        "best_self": head_name(best["self"]["layer"], best["self"]["head"]),
+        "best_self_mass": best["self"]["mass"],
     }
-    for c, b in best.items():
-        out[f"best_{c}"] = head_name(b["layer"], b["head"])
-        out[f"best_{c}_mass"] = b["mass"]
-    return out
 
 
 def _verdict(n: dict, f: dict, lang: str) -> str:
     """What the list shows, sentence by sentence, each chosen by the numbers."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_heads")
     best, k = n["best"], n["n_specialised"]
     parts = []
     if best["previous"]["mass"] > 0.9:
@@ -90,16 +123,16 @@ def _verdict(n: dict, f: dict, lang: str) -> str:
 
 def text(n: dict, lang: str) -> str:
     f = _fields(n, lang)
-    return translator(lang, AREA)("text", **f, verdict=_verdict(n, f, lang))
+    return translator(lang, "lessons.real_heads")("text", **f, verdict=_verdict(n, f, lang))
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, AREA)("headline", **_fields(n, lang))
+    return translator(lang, "lessons.real_heads")("headline", **_fields(n, lang))
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
     """A heat map with one row per head (layer by layer) and one column per category."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_heads")
     cats = n["categories"]
     M = np.stack([np.array(n["mass"][c]).reshape(-1) for c in cats], 1)  # (n_layers * n_heads, 6)
     n_heads = n["n_heads"]
@@ -122,7 +155,8 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
     ax.set_yticks(range(len(M)))
     ax.set_yticklabels([head_name(r // n_heads, r % n_heads) for r in range(len(M))], fontsize=6)
     ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels([say(f"short_{c}") for c in cats], fontsize="small")
+    short = shorts(lang)
+    ax.set_xticklabels([short[c] for c in cats], fontsize="small")
     ax.xaxis.tick_top()
     fig.colorbar(image, ax=ax, shrink=0.5, label=say("colorbar"))
     ax.set_title(

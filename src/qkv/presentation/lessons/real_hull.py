@@ -12,8 +12,29 @@ from ..i18n import translator
 from ..plot_hull import hull_figure
 from .common import then
 
-AREA = "lessons.real_hull"
-COLUMNS = ("z", "zW", "x_zW", "sum", "mid")
+COLUMNS = (
+    "z",
+    "zW",
+    "x_zW",
+    "sum",
+    "mid",
+)  # the figure's columns: z, then the stages of qkv.apps.lessons.real_hull.STAGES
+
+
+def title(lang: str) -> str:
+    return translator(lang, "lessons.real_hull")("title")
+
+
+def column_names(lang: str) -> dict[str, str]:
+    """Each column of COLUMNS as the figure labels it."""
+    say = translator(lang, "lessons.real_hull")
+    return {
+        "z": say("fig_z"),
+        "zW": say("fig_zW"),
+        "x_zW": say("fig_x_zW"),
+        "sum": say("fig_sum"),
+        "mid": say("fig_mid"),
+    }
 
 
 def dist(x: float) -> str:
@@ -26,9 +47,10 @@ def head_name(layer: int, head: int) -> str:
 
 
 def _fields(n: dict, lang: str) -> dict:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_hull")
     out, k = n["outside"], n["n_total"]
-    f = {
+    low, high, median = n["min_distance"], n["max_distance"], n["median_distance"]
+    return {
         "model": n["model_name"] or say("unnamed"),
         "text": n["text"],
         "T": len(n["tokens"]),
@@ -55,23 +77,27 @@ def _fields(n: dict, lang: str) -> dict:
         "ex_head": head_name(n["example"]["layer"], n["example"]["head"]),
         "cue": n["cue"],
         "cue_weight": n["example"]["cue_weight"],
+        # each stage of n["stages"]: how many heads are outside and inside its hull, and the distances
+        "zW_outside": out["zW"],
+        "zW_inside": k - out["zW"],
+        "zW_max": dist(high["zW"]),
+        "x_zW_outside": out["x_zW"],
+        "x_zW_min": dist(low["x_zW"]),
+        "x_zW_max": dist(high["x_zW"]),
+        "sum_outside": out["sum"],
+        "sum_inside": k - out["sum"],
+        "sum_max": dist(high["sum"]),
+        "mid_outside": out["mid"],
+        "mid_inside": k - out["mid"],
+        "mid_min": dist(low["mid"]),
+        "mid_max": dist(high["mid"]),
+        "mid_median": dist(median["mid"]),
     }
-    for s in n["stages"]:
-        f.update(
-            {
-                f"{s}_outside": out[s],
-                f"{s}_inside": k - out[s],
-                f"{s}_max": dist(n["max_distance"][s]),
-                f"{s}_min": dist(n["min_distance"][s]),
-                f"{s}_median": dist(n["median_distance"][s]),
-            }
-        )
-    return f
 
 
 def _steps(n: dict, f: dict, lang: str) -> list[str]:
     """One paragraph per stage, the wording chosen by whether the stage came out inside or outside."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_hull")
     out, k = n["outside"], n["n_total"]
     steps = [say("z_all" if n["z_outside"] == 0 else "z_some", **f)]
     steps.append(say("zW_all" if out["zW"] == 0 else "zW_some", **f))
@@ -84,15 +110,15 @@ def _steps(n: dict, f: dict, lang: str) -> list[str]:
 
 def text(n: dict, lang: str) -> str:
     f = _fields(n, lang)
-    return translator(lang, AREA)("text", **f, steps="\n\n".join(_steps(n, f, lang)))
+    return translator(lang, "lessons.real_hull")("text", **f, steps="\n\n".join(_steps(n, f, lang)))
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, AREA)("headline", **_fields(n, lang))
+    return translator(lang, "lessons.real_hull")("headline", **_fields(n, lang))
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_hull")
     ex = n["example"]
     head = hull_figure(
         ex["values"],
@@ -108,7 +134,7 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
 
 def _distances_figure(n: dict, path: Path, lang: str) -> Path:
     """Every head's L1 distance to the hull at each stage (0: inside), on a symmetric-log axis."""
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.real_hull")
     rng = np.random.default_rng(0)  # horizontal jitter only, so the dots of one stage do not hide each other
     fig = new_figure((8.5, 4.8))
     ax = fig.subplots()
@@ -128,7 +154,8 @@ def _distances_figure(n: dict, path: Path, lang: str) -> Path:
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_ylim(-1e-4, max(1.0, float(np.max(n["distances"]["x_zW"]))) * 8)
     ax.set_xticks(range(len(COLUMNS)))
-    ax.set_xticklabels([say(f"fig_{c}") for c in COLUMNS], fontsize="small")
+    column = column_names(lang)
+    ax.set_xticklabels([column[c] for c in COLUMNS], fontsize="small")
     ax.set_ylabel(say("fig_y"))
     ax.set_title(say("fig_title", model=n["model_name"] or say("unnamed"), query=n["query"]), fontsize="medium")
     ax.grid(alpha=0.3, axis="y")

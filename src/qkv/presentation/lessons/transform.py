@@ -13,11 +13,25 @@ from .common import commas, then
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 COLORS = {"fruit": "#d62728", "company": "#1f77b4", "energy": "#2ca02c", "ambiguous": "#333333"}
-AREA = "lessons.transform"
+
+
+def title(lang: str) -> str:
+    return translator(lang, "lessons.transform")("title")
+
+
+def group_names(lang: str) -> dict[str, str]:
+    """Each group of words the cloud colours (the lesson's n["groups"], and "ambiguous"), by name."""
+    say = translator(lang, "lessons.transform")
+    return {
+        "fruit": say("group_fruit"),
+        "company": say("group_company"),
+        "energy": say("group_energy"),
+        "ambiguous": say("group_ambiguous"),
+    }
 
 
 def _fields(n: dict, lang: str) -> dict:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.transform")
     q = n["detail"]["W_Q"]
     sv = q["singular_values"]
     words = {
@@ -59,30 +73,44 @@ def _fields(n: dict, lang: str) -> dict:
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, AREA)("headline", **_fields(n, lang))
+    return translator(lang, "lessons.transform")("headline", **_fields(n, lang))
 
 
 def _table(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
-    return "\n".join(
-        say(
-            "row",
-            matrix=name,
-            **{f"t_{k}": v for k, v in n["summary"][name]["trained"].items()},
-            **{f"r_{k}": v for k, v in n["summary"][name]["random"].items()},
+    say = translator(lang, "lessons.transform")
+    rows = []
+    for name in MATRICES:
+        t, r = n["summary"][name]["trained"], n["summary"][name]["random"]
+        rows.append(
+            say(
+                "row",
+                matrix=name,
+                t_condition_mean=t["condition_mean"],
+                t_condition_min=t["condition_min"],
+                t_condition_max=t["condition_max"],
+                t_effective_rank_mean=t["effective_rank_mean"],
+                t_top4_mean=t["top4_mean"],
+                t_rotation_cos_mean=t["rotation_cos_mean"],
+                r_condition_mean=r["condition_mean"],
+                r_condition_min=r["condition_min"],
+                r_condition_max=r["condition_max"],
+                r_effective_rank_mean=r["effective_rank_mean"],
+                r_top4_mean=r["top4_mean"],
+                r_rotation_cos_mean=r["rotation_cos_mean"],
+            )
         )
-        for name in MATRICES
-    )
+    return "\n".join(rows)
 
 
 def _nearest(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.transform")
+    group = group_names(lang)
     parts = [
         say(
             "nearest_word",
             word=w,
-            before=say("group_" + n["nearest_before"][w]),
-            after=say("group_" + n["nearest_q"][w]),
+            before=group[n["nearest_before"][w]],
+            after=group[n["nearest_q"][w]],
         )
         for w in n["nearest_before"]
     ]
@@ -90,7 +118,7 @@ def _nearest(n: dict, lang: str) -> str:
 
 
 def text(n: dict, lang: str) -> str:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.transform")
     f = _fields(n, lang)
     cloud = [say("cloud_after", **f)]
     half = n["n_heads"] / 2
@@ -115,7 +143,7 @@ def text(n: dict, lang: str) -> str:
 
 
 def _spectra_figure(n: dict, out: Path, lang: str) -> Path:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.transform")
     fig = new_figure((11, 3.4))
     axes = fig.subplots(1, len(MATRICES), sharey=True)
     for ax, name in zip(axes, MATRICES):
@@ -132,11 +160,12 @@ def _spectra_figure(n: dict, out: Path, lang: str) -> Path:
 
 
 def _cloud_figure(n: dict, out: Path, lang: str) -> Path:
-    say = translator(lang, AREA)
+    say = translator(lang, "lessons.transform")
     fig = new_figure((10, 4.6))
     axes = fig.subplots(1, 2)
     labels = np.array(n["labels"])
-    for ax, key, title in (
+    group = group_names(lang)
+    for ax, key, heading in (
         (axes[0], "cloud_before", say("fig_before", ratio=n["before_ratio"])),
         (axes[1], "cloud_q", say("fig_after", head=n["head"], ratio=n["after_ratio"]["q"][n["head"]])),
     ):
@@ -150,11 +179,11 @@ def _cloud_figure(n: dict, out: Path, lang: str) -> Path:
                     s=28,
                     c=COLORS.get(g, "#777777"),
                     marker="x" if g == "ambiguous" else "o",
-                    label=say("group_" + g),
+                    label=group[g],
                 )
         for (x, y), w in zip(P, n["words"]):
             ax.annotate(w, (x, y), fontsize="x-small", xytext=(3, 3), textcoords="offset points")
-        ax.set_title(title, fontsize="medium")
+        ax.set_title(heading, fontsize="medium")
         ax.set_xlabel(say("fig_pc1"))
         ax.set_ylabel(say("fig_pc2"))
     axes[0].legend(fontsize="small")
