@@ -3,7 +3,8 @@
 A `small`-preset GPT (6 layers, 6 heads, d_head 64; random weights, char tokenizer) is served by
 `qkv serve` (torch's default threads, as a user runs it); the page shows a 64-token sentence. Each
 round changes the sentence, the layer, the head and the query token, pausing after each redraw as a
-person would. The page times each redraw itself (`window.qkv.timings`), from the user's event
+person would. The page times each redraw itself (`window.qkv.timings`: static/measure.js keeps them
+from what the redraw announces, outside the drawing code), from the user's event
 (for a sentence: the click, so the request and the decoding count) to the end of the JavaScript
 that redraws ("script"), and to the painted frame that shows it ("painted": layout and paint
 included). The cards below the window (step table, hull, residual, next token) are redrawn right

@@ -4,7 +4,8 @@
 The page (`qkv serve`, bundled model; the playground itself never calls the server) opens on the
 articles' worked example. Playwright presses the real mouse on k1, then k1 goes twice around a
 small circle, and the mouse is released. The playground coalesces pointer moves into one redraw per
-animation frame and stamps each redraw with performance.now() (window.qkv.playground.times, .ms).
+animation frame; each redraw is stamped with performance.now() (window.qkv.playground.times, .ms:
+static/measure.js, from what the redraw announces).
 The moves come two ways:
 
     from Playwright      real mouse events, one at a time: each waits for the browser to take it,
@@ -35,7 +36,7 @@ from pathlib import Path
 from common import machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from browser_util import ARGS, CHROMIUM, free_port, load_page, start_server, stop  # noqa: E402
+from browser_util import ARGS, CHROMIUM, free_port, from_module, load_page, start_server, stop  # noqa: E402
 
 TARGET_FPS = 30
 RAF_COUNTER = (
@@ -84,13 +85,13 @@ def one_drag(pg, moves: int, fast_ms: int) -> dict:
     x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     pg.mouse.move(x0, y0)
     pg.mouse.down()
-    if not pg.evaluate("() => !!PG.drag"):
+    if not from_module(pg, "pg_state.js", "m => !!m.PG.drag"):
         raise RuntimeError(
             "the mouse did not take k1: " + pg.evaluate(f"document.elementFromPoint({x0}, {y0}).outerHTML")
         )
     start = pg.evaluate("() => [performance.now(), window.pgRaf]")
     if fast_ms:
-        pointer = pg.evaluate("() => PG.drag && PG.drag.id")
+        pointer = from_module(pg, "pg_state.js", "m => m.PG.drag && m.PG.drag.id")
         moves = pg.evaluate(FAST_MOVES, [x0, y0, fast_ms, pointer])
     else:
         for n in range(1, moves + 1):

@@ -73,6 +73,13 @@ def api(url: str, path: str, body: dict) -> dict:
     return json.loads(urllib.request.urlopen(req, timeout=60).read())
 
 
+def from_module(pg, module: str, fn: str, arg=None):
+    """fn(m, arg) for the page's own ES module static/`module`: the instance the page runs, with its
+    state (`fn` is JavaScript, e.g. "m => m.S.T"). Only on a served page: the export is one bundle."""
+    url = f"new URL('assets/{module}', location.href).href"
+    return pg.evaluate(f"async (arg) => ({fn})(await import({url}), arg)", arg)
+
+
 def renders(pg) -> int:
     return int(pg.evaluate("+(document.body.dataset.renders || 0)"))
 

@@ -64,7 +64,7 @@ def test_view_endpoint_returns_the_view_document(client, bundled):
 
 
 def js_scaled_scores(dots: np.ndarray, scale: float) -> np.ndarray:
-    """What the page computes (app.js scaledScores): Math.fround(dot / Math.fround(scale)), causal mask −∞."""
+    """What the page computes (decode.js scaledScores): Math.fround(dot / Math.fround(scale)), causal mask −∞."""
     out = (dots.astype(np.float64) / np.float64(np.float32(scale))).astype(np.float32)
     T = dots.shape[-1]
     out[..., np.triu(np.ones((T, T), dtype=bool), k=1)] = -np.inf
@@ -317,12 +317,12 @@ def test_unknown_routes_and_methods_are_json_errors(client):
         "/assets/%2e%2e%2fserver.py",
         "/assets/index.html",
         "/assets/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
-        "/assets/app.js%00.py",
+        "/assets/main.js%00.py",
         "/assets/",
-        "/assets/APP.JS",
+        "/assets/MAIN.JS",
         "/../../etc/passwd",
-        "/static/app.js",
-        "/assets/app.js/..%2F..%2Fserver.py",
+        "/static/main.js",
+        "/assets/main.js/..%2F..%2Fserver.py",
     ],
 )
 def test_nothing_but_the_assets_can_be_read(client, path):

@@ -13,26 +13,26 @@ from __future__ import annotations
 
 import http.client
 import re
-import socket
 import subprocess
 import sys
 
 import pytest
-from browser_fixtures import browser, near, numbers, page, require_chromium, shown_equal, step_rows  # noqa: F401
+from browser_fixtures import (  # noqa: F401
+    browser,
+    from_module,
+    near,
+    numbers,
+    page,
+    require_chromium,
+    server,
+    shown_equal,
+    step_rows,
+)
 from browser_util import act, api, choose, free_port, load_page, settle, start_server, stop
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
-
-
-@pytest.fixture(scope="module")
-def bundled_server():
-    """`qkv serve` with no arguments (port 8000), unless something else holds that port here."""
-    with socket.socket() as s:
-        taken = s.connect_ex(("127.0.0.1", 8000)) == 0
-    proc, url = start_server(*(["--port", str(free_port())] if taken else []))
-    yield url
-    stop(proc)
+pytestmark = pytest.mark.browser
 
 
 # ---------------------------------------------------------------------------
@@ -87,29 +87,27 @@ def z_inside_drawn_hull(pg) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, bundled_server):
-    load_page(page, bundled_server + "?lang=en")
+def test_qkv_serve_shows_the_bundled_model_and_its_numbers(page, server):
+    load_page(page, server + "?lang=en")
     assert "bundled" in page.inner_text("#model-line")
     page.fill("#text", SENTENCE)
     act(page, lambda: page.click("#analyze"))
     tokens = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent.trim())")
-    assert tokens == [
-        t.strip() for t in api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]
-    ]  # the model's own
+    assert tokens == [t.strip() for t in api(server, "api/view", {"text": SENTENCE})["tokens"]]  # the model's own
     T = len(tokens)
     choose(page, layer=1, head=2, token=T - 2)
     assert page.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [1, 2, T - 2]
-    check_against_api(page, bundled_server, SENTENCE, 1, 2, T - 2)
+    check_against_api(page, server, SENTENCE, 1, 2, T - 2)
     assert z_inside_drawn_hull(page)
     choose(page, layer=3, head=0, token=T - 3)  # and again after switching everything
     act(page, lambda: page.keyboard.press("ArrowRight"))  # the arrow keys move the query token
     assert page.evaluate("qkv.state.token") == T - 2
-    check_against_api(page, bundled_server, SENTENCE, 3, 0, T - 2)
+    check_against_api(page, server, SENTENCE, 3, 0, T - 2)
     assert page.errors == []
 
 
-def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
-    """app.js's own decode (lower triangles) and scaledScores, run in the page, against the trace.
+def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, server):
+    """The page's own decode (lower triangles) and scaledScores (decode.js), run in the page, against the trace.
 
     The view document and the trace are both computed here, in one process with the same ops, so the
     dots and the pattern are the same floats; Math.fround(dot / Math.fround(scale)) is then the same
@@ -123,9 +121,11 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
     model, tokenizer = load(default_ckpt())
     _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
     stack = lambda hook: torch.stack([tr[hook, L][0] for L in range(model.cfg.n_layers)])  # noqa: E731
-    load_page(page, bundled_server + "?lang=en")
-    mismatches = page.evaluate(
-        """([doc, scores, pattern]) => {
+    load_page(page, server + "?lang=en")
+    mismatches = from_module(
+        page,
+        "decode.js",
+        """({ decode, scaledScores }, [doc, scores, pattern]) => {
         const m = doc.model, T = doc.tokens.length;
         const mine = [scaledScores(decode(doc.arrays.dots), m.n_layers, m.n_heads, T, doc.scale, m.causal),
                       decode(doc.arrays.pattern)];
@@ -137,8 +137,8 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, bundled_server):
     assert mismatches == [0, 0]
 
 
-def test_the_language_switch_changes_every_label(page, bundled_server):
-    load_page(page, bundled_server + "?lang=en")
+def test_the_language_switch_changes_every_label(page, server):
+    load_page(page, server + "?lang=en")
     labels = lambda: page.eval_on_selector_all("[data-i18n]", "es => es.map(e => e.textContent.trim())")  # noqa: E731
     english = labels()
     assert english and all(english) and not any(re.search(r"[\u4e00-\u9fff]", t) for t in english)
@@ -152,8 +152,8 @@ def test_the_language_switch_changes_every_label(page, bundled_server):
     assert labels() == english
 
 
-def test_bad_input_shows_the_servers_message_and_keeps_the_view(page, bundled_server):
-    load_page(page, bundled_server + "?lang=en")
+def test_bad_input_shows_the_servers_message_and_keeps_the_view(page, server):
+    load_page(page, server + "?lang=en")
     before = page.eval_on_selector_all("#tokens .token", "ts => ts.length")
     page.fill("#text", " ".join(["苹果"] * 300))  # more tokens than n_ctx (unknown words are read now: a fallback)
     page.click("#analyze")
@@ -162,32 +162,32 @@ def test_bad_input_shows_the_servers_message_and_keeps_the_view(page, bundled_se
     assert page.eval_on_selector_all("#tokens .token", "ts => ts.length") == before
 
 
-def test_chinese_typed_without_spaces_is_shown_cut_into_words(page, bundled_server):
-    load_page(page, bundled_server + "?lang=en")
+def test_chinese_typed_without_spaces_is_shown_cut_into_words(page, server):
+    load_page(page, server + "?lang=en")
     page.fill("#text", "我投资了苹果，")  # fill leaves the focus in the box: Enter analyses
     act(page, lambda: page.keyboard.press("Enter"))
     assert page.input_value("#text") == SENTENCE
     assert (
         page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
-        == api(bundled_server, "api/view", {"text": SENTENCE})["tokens"]
+        == api(server, "api/view", {"text": SENTENCE})["tokens"]
     )
 
 
-def test_generate_and_compare_use_the_api(page, bundled_server):
-    load_page(page, bundled_server + "?lang=en")
+def test_generate_and_compare_use_the_api(page, server):
+    load_page(page, server + "?lang=en")
     page.fill("#text", SENTENCE)
     act(page, lambda: page.click("#analyze"))
     page.fill("#temperature", "0")
     page.fill("#max-new", "6")
     act(page, lambda: page.click("#generate"))
     # the page asked the same server for the same greedy tokens: equal by construction
-    expected = api(bundled_server, "api/generate", {"text": SENTENCE, "max_new_tokens": 6, "temperature": 0})
+    expected = api(server, "api/generate", {"text": SENTENCE, "max_new_tokens": 6, "temperature": 0})
     assert page.input_value("#text") == expected["text"]
     shown = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
-    assert shown == api(bundled_server, "api/view", {"ids": expected["ids"]})["tokens"]  # the tokens generated
+    assert shown == api(server, "api/view", {"ids": expected["ids"]})["tokens"]  # the tokens generated
     page.wait_for_selector("#compare-result [data-stage]")
     doc = api(
-        bundled_server,
+        server,
         "api/compare",
         {
             "a": page.input_value("#compare-a"),
@@ -200,34 +200,30 @@ def test_generate_and_compare_use_the_api(page, bundled_server):
         assert any(abs(s - stage["cosine"]) <= 5.01e-5 for s in shown), (stage, shown)  # the same server's numbers
 
 
-def test_the_server_reads_no_file_but_its_assets():
+def test_the_server_reads_no_file_but_its_assets(server):
     """Raw requests (no client-side path normalisation) against the running server."""
-    proc, url = start_server("--port", str(free_port()))
-    try:
-        host, port = url.split("//")[1].rstrip("/").split(":")
-        for path in [
-            "/assets/../../../../etc/passwd",
-            "/assets/..%2f..%2fserver.py",
-            "/assets/%2e%2e/%2e%2e/cli.py",
-            "/../../etc/passwd",
-            "/assets/....//....//etc/passwd",
-            "//etc/passwd",
-            "/assets/%252e%252e%252fcli.py",
-        ]:
-            conn = http.client.HTTPConnection(host, int(port), timeout=10)
-            conn.putrequest("GET", path, skip_host=True)
-            conn.putheader("Host", f"{host}:{port}")
-            conn.endheaders()
-            r = conn.getresponse()
-            body = r.read().decode("utf-8", "replace")
-            assert r.status == 404, (path, r.status)
-            assert "root:" not in body and "def " not in body, path
-            conn.close()
-    finally:
-        stop(proc)
+    host, port = server.split("//")[1].rstrip("/").split(":")
+    for path in [
+        "/assets/../../../../etc/passwd",
+        "/assets/..%2f..%2fserver.py",
+        "/assets/%2e%2e/%2e%2e/cli.py",
+        "/../../etc/passwd",
+        "/assets/....//....//etc/passwd",
+        "//etc/passwd",
+        "/assets/%252e%252e%252fcli.py",
+    ]:
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.putrequest("GET", path, skip_host=True)
+        conn.putheader("Host", f"{host}:{port}")
+        conn.endheaders()
+        r = conn.getresponse()
+        body = r.read().decode("utf-8", "replace")
+        assert r.status == 404, (path, r.status)
+        assert "root:" not in body and "def " not in body, path
+        conn.close()
 
 
-def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, bundled_server):
+def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, server):
     out = tmp_path / "attention.html"
     subprocess.run(
         [
@@ -259,9 +255,9 @@ def test_static_export_works_from_disk_with_the_network_off(browser, tmp_path, b
         load_page(pg, out.as_uri() + "?lang=en")
         assert pg.evaluate("qkv.mode") == "static"
         assert pg.is_disabled("#analyze") and pg.is_disabled("#generate")
-        T = len(api(bundled_server, "api/view", {"text": SENTENCE})["ids"])
+        T = len(api(server, "api/view", {"text": SENTENCE})["ids"])
         assert pg.evaluate("[qkv.state.layer, qkv.state.head, qkv.state.token]") == [2, 1, T - 3]  # as exported
-        check_against_api(pg, bundled_server, SENTENCE, 2, 1, T - 3)
+        check_against_api(pg, server, SENTENCE, 2, 1, T - 3)
         assert pg.query_selector_all("#compare-result [data-stage]")
         assert [u for u in requests if not u.startswith("file:")] == []
         assert errors == []

@@ -16,7 +16,16 @@ import urllib.request
 
 import pytest
 import torch
-from browser_fixtures import browser, numbers, open_page, page, require_chromium, server  # noqa: F401
+from browser_fixtures import (  # noqa: F401
+    browser,
+    bundled_export,
+    from_module,
+    numbers,
+    open_page,
+    page,
+    require_chromium,
+    server,
+)
 from browser_util import act, api, free_port, load_page, settle, start_server, stop
 
 import qkv
@@ -25,6 +34,7 @@ from qkv.analysis.view import unpack_view
 SENTENCE = "我 投资了 苹果 ，"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 require_chromium()
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +130,7 @@ def test_the_texts_error_and_a_cards_error_are_brought_into_view(phone, server):
     load_page(phone, server + "?lang=en")
     phone.fill("#text", "")
     phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-    phone.evaluate("analyze('', performance.now())")
+    from_module(phone, "actions.js", "m => m.analyze('', performance.now())")
     phone.wait_for_selector("#error:not([hidden])")
     assert in_view(phone, "#error")
     # compare's own error: the server's message, inside the compare card, scrolled to from the top
@@ -131,7 +141,7 @@ def test_the_texts_error_and_a_cards_error_are_brought_into_view(phone, server):
     phone.wait_for_selector("#compare .card-error:not([hidden])")
     assert "qqqzzz" in phone.inner_text("#compare .card-error") and in_view(phone, "#compare .card-error")
     assert phone.eval_on_selector("#compare .card-error", "el => el.closest('.card').id") == "compare"
-    phone.fill("#compare-word", phone.evaluate("S.compare ? S.compare.word : ''") or "苹果")
+    phone.fill("#compare-word", from_module(phone, "state.js", "m => m.S.compare ? m.S.compare.word : ''") or "苹果")
     phone.eval_on_selector("#compare-run", "el => el.click()")
     phone.wait_for_selector("#compare .card-error", state="hidden")  # cleared by a comparison that works
 
@@ -144,7 +154,8 @@ def test_the_texts_error_and_a_cards_error_are_brought_into_view(phone, server):
 def test_on_a_phone_a_tap_leaves_no_tooltip(phone, server):
     load_page(phone, server + "?lang=en")
     settle(phone)
-    x, y = phone.evaluate("[heat.x0 + heat.cell / 2, heat.y0 + heat.cell * 1.5]")  # row 1, in the canvas
+    # row 1, in the canvas
+    x, y = from_module(phone, "heatmap.js", "({ heat }) => [heat.x0 + heat.cell / 2, heat.y0 + heat.cell * 1.5]")
     before = phone.evaluate("qkv.state.token")  # the last token
     phone.tap("#heatmap", position={"x": x, "y": y})  # (the browser may move a tap to a neighbouring row)
     phone.wait_for_function("n => qkv.state.token !== n", arg=before)
@@ -222,8 +233,10 @@ def test_the_shift_by_a_negative_maximum_is_written_as_a_plus(page, server):
     assert "+" in shift and "− -" not in shift and "- -" not in shift, step2
     s, plus = numbers(shift.replace("+", " "))
     assert abs(plus - (-m)) < 1e-3  # + |m|
-    assert page.evaluate("shiftText(-1, -4.97)") == "-1.0000 + 4.9700"
-    assert page.evaluate("shiftText(-1, 4.97)") == "-1.0000 − 4.9700"
+    assert from_module(page, "steps.js", "m => [m.shiftText(-1, -4.97), m.shiftText(-1, 4.97)]") == [
+        "-1.0000 + 4.9700",
+        "-1.0000 − 4.9700",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -232,14 +245,17 @@ def test_the_shift_by_a_negative_maximum_is_written_as_a_plus(page, server):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en", None])
-def test_an_export_opens_in_the_language_it_was_written_in(browser, tmp_path, lang):
+def test_an_export_opens_in_the_language_it_was_written_in(browser, bundled_export, tmp_path, lang):
     out = tmp_path / "page.html"
-    subprocess.run(
-        [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out), *(["--lang", lang] if lang else [])],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    if lang is None:  # written with no --lang: the session's shared export is that file
+        out = bundled_export
+    else:
+        subprocess.run(
+            [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out), "--lang", lang],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     html = out.read_text(encoding="utf-8")
     data = json.loads(html.split('<script id="qkv-data" type="application/json">')[1].split("</script>")[0])
     assert data["lang"] == lang
@@ -294,11 +310,11 @@ def test_a_model_with_whitespace_tokens_gets_a_toggle_that_hides_them(page, char
     tokens = page.eval_on_selector_all("#tokens .token", "ts => ts.map(t => t.textContent)")
     spaces = [n for n, tk in enumerate(tokens) if tk in ("␣", "\\n")]
     assert len(spaces) == text.count(" ") + text.count("\n") and page.is_visible("#space-box")
-    assert page.evaluate("[heat.rows.length, heat.cols.length]") == [len(tokens)] * 2
+    assert from_module(page, "heatmap.js", "({ heat }) => [heat.rows.length, heat.cols.length]") == [len(tokens)] * 2
     page.click(f"#tokens .token[data-pos='{spaces[-1]}']")  # a whitespace query, hidden next
     act(page, lambda: page.check("#hide-space"))
     kept = [n for n in range(len(tokens)) if n not in spaces]
-    assert page.evaluate("[heat.rows, heat.cols]") == [kept, kept]
+    assert from_module(page, "heatmap.js", "({ heat }) => [heat.rows, heat.cols]") == [kept, kept]
     assert page.evaluate("qkv.state.token") == spaces[-1] - 1  # moved to the token before
     shown = page.eval_on_selector_all("#tokens .token", "ts => ts.filter(t => t.offsetParent).map(t => +t.dataset.pos)")
     assert shown == kept
@@ -307,7 +323,7 @@ def test_a_model_with_whitespace_tokens_gets_a_toggle_that_hides_them(page, char
     act(page, lambda: page.keyboard.press("ArrowRight"))  # over the hidden whitespace token
     assert page.evaluate("qkv.state.token") == min(n for n in kept if n > cur)
     act(page, lambda: page.uncheck("#hide-space"))
-    assert page.evaluate("heat.rows.length") == len(tokens) and no_script_errors(page)
+    assert from_module(page, "heatmap.js", "({ heat }) => heat.rows.length") == len(tokens) and no_script_errors(page)
 
 
 def test_no_toggle_without_whitespace_tokens(page, server):

@@ -11,12 +11,10 @@ d_k = 2: weights 1/2, 1/4, 1/4, z = (1, 1)) is checked against the article's own
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from browser_fixtures import browser, near, page, require_chromium, server  # noqa: F401
+from browser_fixtures import browser, bundled_export, from_module, near, page, require_chromium, server  # noqa: F401
 from browser_util import load_page
 
 from qkv.analysis.attend import attend
@@ -24,6 +22,7 @@ from qkv.analysis.numbers import fmt as attend_fmt
 from qkv.analysis.numbers import parse_number
 
 require_chromium()
+pytestmark = pytest.mark.browser
 
 EXACT = 1e-12  # relative: the page and numpy both compute in double precision (they may differ in the last bits)
 
@@ -410,8 +409,8 @@ def test_the_language_button_switches_the_playground(page, server):
     open_playground(page, server)
     fill(page, "K", 2, 1, "-1/2")
     title = lambda: page.inner_text("#playground h2")  # noqa: E731
-    en = page.evaluate(
-        "[I18N.en.pg_title, I18N.zh.pg_title, I18N.en.pg_preset_temperature, I18N.zh.pg_preset_temperature]"
+    en = from_module(
+        page, "i18n.js", "m => ['pg_title', 'pg_preset_temperature'].flatMap(k => [m.I18N.en[k], m.I18N.zh[k]])"
     )
     assert title() == en[0] and page.inner_text('#playground [data-preset="temperature"]') == en[2]
     numbers = shown(page)
@@ -424,14 +423,8 @@ def test_the_language_button_switches_the_playground(page, server):
     assert page.errors == []
 
 
-def test_it_works_in_the_static_export_from_disk_with_the_network_off(browser, tmp_path):
-    out = tmp_path / "attention.html"
-    subprocess.run(
-        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def test_it_works_in_the_static_export_from_disk_with_the_network_off(browser, bundled_export):
+    out = bundled_export
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     requests = []
     context.on("request", lambda r: requests.append(r.url))

@@ -9,10 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from browser_fixtures import browser, numbers, page, require_chromium, shown_equal, step_rows  # noqa: F401
+from browser_fixtures import browser, from_module, numbers, page, require_chromium, shown_equal, step_rows  # noqa: F401
 from browser_util import act, api, choose, free_port, load_page, start_server, stop
 
 require_chromium()
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,9 @@ def test_qkv_serve_shows_minilm_an_encoder(page, minilm_server):
 
     # the full matrix: query 1 "i" looks at keys after it, in the page's own arrays and in its table
     choose(page, layer=2, head=5, token=1)
-    weight, score = page.evaluate("(o => [S.A.pattern[o], S.A.scores[o]])(((2 * S.H + 5) * S.T + 1) * S.T + 4)")
+    weight, score = from_module(
+        page, "state.js", "({ S }) => (o => [S.A.pattern[o], S.A.scores[o]])(((2 * S.H + 5) * S.T + 1) * S.T + 4)"
+    )
     assert weight > 0 and score != float("-inf")
     doc = api(minilm_server, "api/explain", {"text": "I ate an apple", "layer": 2, "head": 5, "token": 1})
     rows = step_rows(page)

@@ -4,14 +4,12 @@ this process (qkv.trace, analysis.vocab, analysis.compare), never against number
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium, server  # noqa: F401
+from browser_fixtures import bring_into_view, browser, bundled_export, near, numbers, page, require_chromium, server  # noqa: F401
 from browser_util import act, api, load_page
 
 from qkv.analysis.view import read_text
@@ -19,6 +17,7 @@ from qkv.core.bundled import default_ckpt
 from qkv.core.checkpoint import load
 
 require_chromium()
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -181,14 +180,8 @@ def test_compare_shows_positions_and_the_position_controlled_cosine(page, server
     assert page.errors == []
 
 
-def test_static_export_says_the_panels_need_the_server(browser, tmp_path):
-    out = tmp_path / "page.html"
-    subprocess.run(
-        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def test_static_export_says_the_panels_need_the_server(browser, bundled_export):
+    out = bundled_export
     context = browser.new_context(offline=True)
     pg = context.new_page()
     errors = []

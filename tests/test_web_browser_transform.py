@@ -6,13 +6,21 @@ the language switch, and the toy in the static export (no server).
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium, server  # noqa: F401
+from browser_fixtures import (  # noqa: F401
+    bring_into_view,
+    browser,
+    bundled_export,
+    from_module,
+    near,
+    numbers,
+    page,
+    require_chromium,
+    server,
+)
 from browser_util import act, load_page
 
 import qkv
@@ -21,6 +29,7 @@ from qkv.analysis.transform_cloud import word_cloud
 from qkv.core.bundled import default_ckpt
 
 require_chromium()
+pytestmark = pytest.mark.browser
 ROUNDING = 6e-4  # the page writes 4 decimals; a product of three such matrices is good to a few 1e-4
 
 
@@ -127,23 +136,19 @@ def test_the_panel_speaks_both_languages(page, server):
     act(page, lambda: page.click("#lang"))
     zh_title = page.inner_text("#transform h2")
     assert re.search(r"[\u4e00-\u9fff]", zh_title) and not re.search(r"[\u4e00-\u9fff]", en_title)
-    assert zh_title == page.evaluate("I18N.zh.tf_title") and en_title == page.evaluate("I18N.en.tf_title")
+    assert [zh_title, en_title] == from_module(page, "i18n.js", "m => [m.I18N.zh.tf_title, m.I18N.en.tf_title]")
     assert re.search(r"[\u4e00-\u9fff]", page.inner_text("#tf-svd")) and "镜像" in page.inner_text("#tf-svd")
     assert page.text_content("#tf-table details[data-matrix=W_Q] .tf-sv") == sv  # the same numbers
     assert np.allclose(toy_numbers(page)["S"], toy_en["S"])
-    keys = page.evaluate("['en', 'zh'].map(l => Object.keys(I18N[l]).filter(k => k.startsWith('tf_')).sort())")
+    keys = from_module(
+        page, "i18n.js", "m => ['en', 'zh'].map(l => Object.keys(m.I18N[l]).filter(k => k.startsWith('tf_')).sort())"
+    )
     assert keys[0] == keys[1] and len(keys[0]) > 20
     assert page.errors == []
 
 
-def test_the_toy_works_in_the_static_export(browser, tmp_path):  # noqa: F811
-    out = tmp_path / "page.html"
-    subprocess.run(
-        [sys.executable, "-m", "qkv", "explain", "我 投资了 苹果 ，", "--html", str(out)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def test_the_toy_works_in_the_static_export(browser, bundled_export):
+    out = bundled_export
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     errors = []

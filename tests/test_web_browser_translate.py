@@ -14,12 +14,13 @@ import subprocess
 import sys
 
 import pytest
-from browser_fixtures import browser, near, page, require_chromium, shown_equal, step_rows  # noqa: F401
+from browser_fixtures import browser, from_module, near, page, require_chromium, shown_equal, step_rows  # noqa: F401
 from browser_util import act, api, choose, free_port, load_page, start_server, stop
 from test_explain_seq2seq import SOURCE, tiny_translator
 
 WRITTEN = ["grandpa", "ate", "some", "banana", ".", "</s>"]
 require_chromium()
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def server(ckpt):
 def hover_cell(pg, i: int, j: int) -> str:
     """Move the mouse to the heatmap's cell (query i, key j) and return the tooltip's text."""
     box = pg.eval_on_selector("#heatmap", "c => { const r = c.getBoundingClientRect(); return [r.left, r.top]; }")
-    x0, y0, cell = pg.evaluate("[heat.x0, heat.y0, heat.cell]")
+    x0, y0, cell = from_module(pg, "heatmap.js", "({ heat }) => [heat.x0, heat.y0, heat.cell]")
     pg.mouse.move(box[0] + x0 + (j + 0.5) * cell, box[1] + y0 + (i + 0.5) * cell)
     pg.wait_for_selector("#tip:not([hidden])")
     return pg.inner_text("#tip")
@@ -82,7 +83,7 @@ def test_the_page_shows_the_cross_attention_of_a_translation(page, server):
     choose(page, layer=1, head=default["head"], token=default["token"])
 
     view = api(server, "api/view", {"text": SOURCE})
-    assert page.evaluate("[S.T, S.Tk]") == [6, 5]  # target × source
+    assert from_module(page, "state.js", "({ S }) => [S.T, S.Tk]") == [6, 5]  # target × source
     for i, j in [(0, 0), (3, 2), (5, 4)]:
         tip = hover_cell(page, i, j)
         assert f"query {i} “{WRITTEN[i]}” → key {j} “{SOURCE.split()[j]}”" in tip.replace("\n", " "), tip
@@ -106,7 +107,8 @@ def test_the_decoders_and_the_encoders_self_attention_can_be_chosen(page, server
     act(page, lambda: page.select_option("#part", "decoder"))
     rows = step_rows(page)
     assert sorted(rows) == [0, 1, 2, 3] and [rows[j]["token"] for j in range(4)] == ["<s>", "grandpa", "ate", "some"]
-    assert page.evaluate("[S.T, S.Tk, qkv.state.token]") == [6, 6, 3]  # the causal mask: keys up to the query
+    shape = from_module(page, "state.js", "({ S }) => [S.T, S.Tk, qkv.state.token]")
+    assert shape == [6, 6, 3]  # the causal mask: keys up to the query
     assert "some" in page.inner_text("#next-title") and page.query_selector("#next .bar[data-rank='1']")
     act(page, lambda: page.select_option("#part", "encoder"))
     rows = step_rows(page)

@@ -71,7 +71,7 @@ def test_html_export_embeds_every_document(tmp_path):
     assert r.returncode == 0, r.stderr
     html = out.read_text(encoding="utf-8")
     assert "assets/" not in html  # every stylesheet and script written inline
-    assert html.count("<script>") == len(SCRIPTS)
+    assert html.count('<script type="module">') == 1 and all(f"// ---- {name}\n" in html for name in SCRIPTS)
     data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     for kind in ("model", "view", "compare"):
         validate(data[kind])

@@ -2,12 +2,13 @@
 
     export_html(model, tokenizer, "我 投资了 苹果 ，", "attention.html")   # qkv explain --html FILE TEXT
 
-The page is the one `qkv serve` sends, with its stylesheet and scripts written inline and the
-documents it would have fetched (model, view, compare) embedded as JSON, with the layer, head and
-query token to open on (a translation model's page: the cross-attention of a decoder layer, a target
-step). Layer, head, token and
-language switch as on the server; analysing new text, generating and comparing need `qkv serve`.
-The model's source keeps its name but not the directory it was loaded from (a file to share).
+The page is the one `qkv serve` sends, with its stylesheets written inline, its ES modules bundled
+into one inline module script (qkv.apps.web.bundle: a file opened from disk may not load module
+scripts), and the documents it would have fetched (model, view, compare) embedded as JSON, with the
+layer, head and query token to open on (a translation model's page: the cross-attention of a decoder
+layer, a target step). Layer, head, token and language switch as on the server; analysing new text,
+generating and comparing need `qkv serve`. Where the model was loaded from keeps its name but not
+the directory (a file to share).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import json
 from pathlib import Path
 
 from qkv.analysis.compare import compare
-from qkv.analysis.explain import check_index
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import view
 from qkv.core.files import atomic_write
+from qkv.core.indices import check_index, check_layer_head
 
-from .server import SCRIPTS, STYLES, asset, model_doc
+from .bundle import ENTRY, bundle
+from .server import STYLES, asset, model_doc
 
 
 def _inline_json(obj) -> str:
@@ -31,20 +33,19 @@ def _inline_json(obj) -> str:
 
 
 def page_html(data: dict) -> str:
-    """index.html with the stylesheet and the scripts inline and `data` in <script id="qkv-data">."""
+    """index.html with the stylesheets inline, the page's modules as one inline module script (the
+    bundle) and `data` in <script id="qkv-data">."""
     html = asset("index.html")
-    tags = [f'<script src="assets/{name}"></script>' for name in SCRIPTS]
+    tag = f'<script type="module" src="assets/{ENTRY}"></script>'
     links = [f'<link rel="stylesheet" href="assets/{name}">' for name in STYLES]
-    if not all(tag in html for tag in tags + links):
+    if not all(line in html for line in [tag, *links]):
         raise RuntimeError("static/index.html lost its asset lines: the export cannot inline them")
     for name, link in zip(STYLES, links, strict=True):
         style = asset(name).replace("</style", "<\\/style")
         html = html.replace(link, f"<style>\n{style}\n</style>")
     payload = f'<script id="qkv-data" type="application/json">{_inline_json(data)}</script>\n'
-    for n, (name, tag) in enumerate(zip(SCRIPTS, tags, strict=True)):
-        script = asset(name).replace("</script", "<\\/script")
-        html = html.replace(tag, (payload if n == 0 else "") + f"<script>\n{script}\n</script>")
-    return html
+    script = bundle().replace("</script", "<\\/script")
+    return html.replace(tag, payload + f'<script type="module">\n{script}</script>')
 
 
 def export_html(
@@ -68,20 +69,15 @@ def export_html(
         raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
-    translates = model.cfg.arch == "seq2seq"  # then layer and head are the decoder's, token a target step
+    translates = model.family.translates  # then layer and head are the decoder's, token a target step
     doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
-    cfg, T = model.cfg, len(doc["target"]["ids"] if translates else doc["ids"])
-    start = {
-        key: check_index(value, n, key, unit)
-        for key, value, n, unit in (
-            ("layer", layer, cfg.n_layers, f"the model has {cfg.n_layers} layers"),
-            ("head", head, cfg.n_heads, f"each layer has {cfg.n_heads} heads"),
-            ("token", token, T, f"the translation has {T} target steps" if translates else f"the text has {T} tokens"),
-        )
-        if value is not None
-    }
+    T = len(doc["target"]["ids"] if translates else doc["ids"])
+    layer, head = check_layer_head(model.cfg, layer, head)
+    unit = f"the translation has {T} target steps" if translates else f"the text has {T} tokens"
+    token = None if token is None else check_index(token, T, "token", unit)
+    start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
-        m["source"] = {**m["source"], "path": None}
+        m["loaded_from"] = {**m["loaded_from"], "path": None}
     data = {
         "model": info,
         "view": doc,

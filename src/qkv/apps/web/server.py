@@ -22,7 +22,7 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
 
-A translation model (arch="seq2seq") is shown the same way: /api/view takes its source text and
+A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
 "translation" document (qkv.analysis.cross; layer and head a decoder layer's cross-attention head,
 token a target step), /api/model offers corpus sentences in its source language (translate.py);
@@ -30,7 +30,7 @@ generating and comparing are 400s (it translates instead of continuing a text).
 
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
 wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
-text that cannot be shown (qkv.analysis.view.TextError); anything else is a 500, a bug in qkv.
+text that cannot be shown (qkv.core.indices.TextError); anything else is a 500, a bug in qkv.
 Requests whose Host header is not the address the server listens on are refused (a web page
 elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
 elsewhere (Content-Security-Policy). A connection that has not sent a whole request within
@@ -54,23 +54,23 @@ from starlette.exceptions import HTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qkv.analysis.compare import compare
-from qkv.analysis.explain import check_index
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
+from qkv.core.indices import check_layer_head, check_token
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
-from . import routes_heads, routes_transform, routes_words
+from . import bundle, routes_heads, routes_transform, routes_words
 from .requests import MAX_CHARS, Strict
-from .translate import check_heads, translation_model_doc
+from .translate import translation_model_doc
 
 MAX_NEW = 256
 IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
 PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
-SCRIPTS = ("i18n.js", "app.js", "exact.js", *(f"{n}.js" for n in PANELS))  # in this order in index.html
+SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
 STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
-ASSETS = {
+ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
     **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
     **{name: "text/css; charset=utf-8" for name in STYLES},
 }
@@ -161,7 +161,7 @@ def host_name(header: str) -> str:
 
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
     """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
-    if model.cfg.arch == "seq2seq":
+    if model.family.translates:
         return translation_model_doc(model, tokenizer, name, first)
     n_ctx = model.cfg.n_ctx
 
@@ -172,10 +172,10 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
             return False
         return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
 
-    pretrained = model.source is not None
+    pretrained = model.loaded_from is not None
     examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
     shown = [t for t in ([first] if first else []) + examples if fits(t)]
-    if not shown and model.has_lm_head:  # a model of some other text: offer what it writes itself
+    if not shown and model.family.generates:  # a model of some other text: offer what it writes itself
         sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
         shown = [sample] if fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
@@ -207,7 +207,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     lock = LOCK
     n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
-    translates = model.cfg.arch == "seq2seq"
+    translates = model.family.translates
 
     app = FastAPI(title="qkv explorer", version="1", docs_url=None, redoc_url=None)  # the docs pages load a CDN
 
@@ -271,30 +271,13 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):
-        if translates:  # the text is its source, token a target step (both checked inside)
-            check_heads(model.cfg, body.layer, body.head)
-            with lock:
-                return explain(
-                    model,
-                    tokenizer,
-                    body.text,
-                    layer=body.layer,
-                    head=body.head,
-                    token=body.token,
-                    top=body.top,
-                    lang=body.lang,
-                ).to_json()
-        T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
-        try:  # explain's own range rule, checked first so that a bug inside explain stays a 500
-            for value, n, what, unit in (
-                (body.layer, model.cfg.n_layers, "layer", f"the model has {model.cfg.n_layers} layers"),
-                (body.head, model.cfg.n_heads, "head", f"each layer has {model.cfg.n_heads} heads"),
-                (body.token, T, "token", f"the text has {T} tokens"),
-            ):
-                if value is not None:
-                    check_index(value, n, what, unit)
-        except ValueError as e:
-            raise TextError(str(e)) from None
+        # the ranges are checked first, so that a bug inside explain stays a 500; a translation's text is its
+        # source and its token a target step, both checked inside
+        check_layer_head(model.cfg, body.layer, body.head)
+        if not translates:
+            T = len(encode_text(tokenizer, body.text, n_ctx))  # the page's rules: no cropping
+            if body.token is not None:
+                check_token(body.token, T)
         with lock:
             return explain(
                 model,
@@ -347,7 +330,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         with lock:
             return compare(model, tokenizer, body.a, body.b, body.word)
 
-    app.state.model_dir = info["model"]["source"].get("path")  # where the vocabulary's counts are read from
+    app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
     if name == "bundled":
         from qkv.core.bundled import BUNDLED
 

@@ -1,11 +1,19 @@
-"use strict";
-// ablate panel (see PANELS in app.js): switch heads off and see what changes.
+// ablate panel (registered in panels.js): switch heads off and see what changes.
 // A grid of the model's heads, each labelled as the lesson "heads" measured it (api/heads: the kind of
 // key it gives the most weight, and that mean weight). The heads switched off go to api/ablate
 // (qkv.analysis.ablate: z_h = 0 before W_O), which answers the next-token probabilities at every
 // position and the patterns of the layers from the first ablated one on, before and after. The page
 // shows them at its own query token, layer and head. Requests wait ABLATE_WAIT ms after the last click;
 // only the newest answer is drawn; answers are kept per (ids, heads). The static export says "run qkv serve".
+
+import { S, predictsNext } from "./state.js";
+import { $, esc, fmt } from "./util.js";
+import { I18N, t } from "./i18n.js";
+import { api, busy } from "./api.js";
+import { showError } from "./errors.js";
+import { decode } from "./decode.js";
+import { register } from "./panels.js";
+import { chooseHead } from "./actions.js";
 
 Object.assign(I18N.en, {
   ablate_title: "Switch heads off",
@@ -212,15 +220,15 @@ async function abLabels() {
 function abRender(what) {
   if (!S.doc) return;
   if (S.mode === "static") { abNote("ablate_static"); return; }
-  if (S.tr || !hasLM()) { abNote(S.tr ? "ablate_tr" : "ablate_no_lm"); return; }
+  if (S.tr || !predictsNext()) { abNote(S.tr ? "ablate_tr" : "ablate_no_lm"); return; }
   if (AB.grid !== `${S.L}x${S.H}/${S.lang}`) { abSkeleton(); AB.seen = S.doc; abUpdate(); return; }
   if (AB.seen !== S.doc) { AB.seen = S.doc; abUpdate(); return; }  // a new text: ask again
   abResult();  // token, layer, head: only the result part depends on them
 }
 
-PANELS.push({
+register({
   name: "ablate",
-  lazy: true,  // asleep while off-screen (app.js: eachPanel)
+  lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() {
     $("#ablate").addEventListener("click", (e) => {
       const b = e.target.closest("button.ab-head");
@@ -243,7 +251,7 @@ PANELS.push({
     });
   },
   onDoc(doc) {
-    if (S.mode === "live" && doc.kind === "view" && hasLM()) abLabels();
+    if (S.mode === "live" && doc.kind === "view" && predictsNext()) abLabels();
     if (AB.off.size && [...AB.off].some((s) => +s.split("/")[0] >= S.L || +s.split("/")[1] >= S.H)) AB.off.clear();
     AB.grid = AB.grid && AB.grid === `${S.L}x${S.H}/${S.lang}` ? AB.grid : "";
   },

@@ -1,7 +1,9 @@
-"use strict";
-// Exact numbers for the playground (playground.js), loaded before it: what a person types, read
+// Exact numbers for the playground (playground.js): what a person types, read
 // without eval (√2, ln 2, 1/2, 3 ln 2), and a number written in the exact form `qkv attend` gives
 // it when it has one (qkv.analysis.numbers: 1/2, ln 2, √2/2), else as its 6 significant digits.
+
+import { fmt } from "./util.js";
+import { t } from "./i18n.js";
 
 // ---------------------------------------------------------------------------------------------
 // Numbers: what a person types (no eval: a small recursive-descent reader), and exact forms
@@ -14,7 +16,7 @@ const PG_FUNCS = Object.assign(Object.create(null), {
 const PG_CONSTS = Object.assign(Object.create(null), { pi: Math.PI, "π": Math.PI, e: Math.E });
 
 /** The value of a small expression ("√2", "sqrt(2)/2", "ln 2", "2^-3", "3 ln 2", "-pi"); a one-line Error otherwise. */
-function pgParse(text) {
+export function pgParse(text) {
   const src = String(text).replace(/[−–]/g, "-").replace(/[·×]/g, "*").replace(/÷/g, "/").replace(/\*\*/g, "^");
   const shown = src.trim().slice(0, 40);
   if (!src.trim()) throw new Error(t("pg_err_empty"));
@@ -112,7 +114,7 @@ function pgFindForm(x) {
 }
 
 const pgForms = new Map();
-function pgClosed(x) {
+export function pgClosed(x) {
   if (!Number.isFinite(x)) return null;
   let form = pgForms.get(x);
   if (form === undefined) {
@@ -131,10 +133,10 @@ function pgG(x) {
 }
 
 /** A number as `qkv attend` displays it (numbers.fmt): its exact form, else 6 significant digits. */
-function pgFmt(x) {
+export function pgFmt(x) {
   if (Number.isNaN(x)) return "nan";
   if (!Number.isFinite(x)) return x > 0 ? "∞" : "-∞";
   return pgClosed(x) ?? pgG(x);
 }
 
-const pgShort = (x) => { const f = pgClosed(x); return f !== null && f.length <= 6 ? f : fmt(x); };
+export const pgShort = (x) => { const f = pgClosed(x); return f !== null && f.length <= 6 ? f : fmt(x); };

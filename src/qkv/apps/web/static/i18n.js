@@ -1,9 +1,11 @@
-"use strict";
 // qkv explorer: every label, caption and explanation of the page, in English and in Chinese.
 // The same keys in both tables (a browser test switches the language and checks every label).
-// Values may hold simple HTML (our own strings only); {name} is filled in by app.js's t().
+// Values may hold simple HTML (our own strings only); {name} is filled in by t(). A panel adds its
+// own strings to both tables (Object.assign(I18N.en, {...})) when its module is evaluated.
 
-const I18N = {
+import { S } from "./state.js";
+
+export const I18N = {
   en: {
     lang_button: "中文", lang_title: "Switch the page to Chinese",
     model_line: "{L} layers · {H} heads · d_model {dm} · d_head {dh} · n_ctx {nctx} · {tok} tokenizer · {params} parameters · {norm}",
@@ -89,7 +91,7 @@ const I18N = {
     attention: "Attention",
     part_cross: "cross-attention (target → source)", part_decoder: "decoder self-attention", part_encoder: "encoder self-attention",
     model_line_tr: "translation model · {Le} encoder + {L} decoder layers · {H} heads · d_model {dm} · d_head {dh} · n_ctx {nctx} · {tok} tokenizer · {params} parameters · {norm}",
-    kind_seq2seq: "an encoder-decoder that translates (its cross-attention reads the source)",
+    kind_translation: "an encoder-decoder that translates (its cross-attention reads the source)",
     hint_translate: "Type a sentence in the model's source language, words separated by spaces (typed without spaces, it is cut into words the model knows). The model translates it, the most likely word at each step, and the page shows what each word of the translation reads in the source. Enter translates.",
     translation_line: "Translation: {text}", translation_given: "Translation (given): {text}",
     translation_cut: "(cut at n_ctx: it did not end)",
@@ -195,7 +197,7 @@ const I18N = {
     attention: "注意力",
     part_cross: "交叉注意力（译文 → 原文）", part_decoder: "解码器自注意力", part_encoder: "编码器自注意力",
     model_line_tr: "翻译模型 · 编码器 {Le} 层 + 解码器 {L} 层 · 每层 {H} 个头 · d_model {dm} · d_head {dh} · n_ctx {nctx} · {tok}分词 · {params} 个参数 · {norm}",
-    kind_seq2seq: "会翻译的编码器–解码器（它的交叉注意力读取原文）",
+    kind_translation: "会翻译的编码器–解码器（它的交叉注意力读取原文）",
     hint_translate: "输入一句模型源语言的句子，词与词之间用空格分开（不带空格输入时会按模型认识的词切开）。模型每一步取最可能的词把它翻译出来，页面展示译文的每个词在原文中读了什么。按回车键翻译。",
     translation_line: "译文：{text}", translation_given: "译文（给定）：{text}",
     translation_cut: "（在 n_ctx 处被截断：没有结束）",
@@ -217,3 +219,10 @@ const I18N = {
     next_source: "编码器的查询是原文词，编码器不做预测。选择交叉注意力或解码器自注意力，才能看到译文每一步写出哪个词。",
   },
 };
+
+/** The string `key` in the current language with {name} replaced by vars[name] (already HTML). */
+export function t(key, vars) {
+  let s = I18N[S.lang][key] ?? I18N.en[key] ?? key;
+  if (vars) s = s.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? vars[name] : m));
+  return s;
+}

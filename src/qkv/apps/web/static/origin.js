@@ -1,10 +1,16 @@
-"use strict";
-// origin panel (see PANELS in app.js): where q, k and v come from, just before the step table.
+// origin panel (registered in panels.js): where q, k and v come from, just before the step table.
 // For the page's layer, head and query token it asks api/origin (qkv.analysis.origin) for x, x·W_Q + b_Q = q,
 // every visible key's k (and v) and the products q[c]·k_j[c] with their sums q·k_j, and shows each
 // vector as a coloured strip and as numbers (the neuron view of bertviz, every number written out).
 // Requests wait a moment after the last change (ORIGIN_WAIT ms); only the newest one's answer is drawn;
 // answers are kept per (ids, layer, head, token). The static export has no server: the panel says so.
+
+import { S } from "./state.js";
+import { $, esc, fmt } from "./util.js";
+import { I18N, t } from "./i18n.js";
+import { api, busy } from "./api.js";
+import { showError } from "./errors.js";
+import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
   origin_title: "Where q, k and v come from: query {i} “{tok}”, layer {l}, head {h}",
@@ -161,9 +167,9 @@ function originRender(what) {
   ORIGIN.timer = setTimeout(() => originFetch(body, key), ORIGIN_WAIT);
 }
 
-PANELS.push({
+register({
   name: "origin",
-  lazy: true,  // asleep while off-screen (app.js: eachPanel)
+  lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() {
     $("#origin").addEventListener("click", (e) => {
       const row = e.target.closest("tr[data-key]");

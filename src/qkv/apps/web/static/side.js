@@ -1,11 +1,20 @@
-"use strict";
-// side panel (see PANELS in app.js): two sentences side by side (我打了你 / 你打了我). Each is read by
+// side panel (registered in panels.js): two sentences side by side (我打了你 / 你打了我). Each is read by
 // api/view (the same document the main panels use), so both attention patterns are at hand for every
 // layer and head: the panel draws the page's layer and head (S.layer, S.head) for A and for B, and,
 // when the two have the same number of tokens, A − B cell by cell on a diverging scale. Under each
 // pattern: the next-token bars after the sentence's last token (the view's next_ids / next_probs), and
 // under the difference api/side's union of the two top-10 lists with both probabilities (a token in one
 // list still has a probability in the other sentence). The static export has no server: a note.
+
+import { S } from "./state.js";
+import { $, clamp, esc, fmt } from "./util.js";
+import { I18N, t } from "./i18n.js";
+import { announce } from "./announce.js";
+import { api, busy } from "./api.js";
+import { decode } from "./decode.js";
+import { FONT, MASKED, RAMP, fit, sizeCanvas } from "./paint.js";
+import { showTip } from "./tip.js";
+import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
   side_title: "Two sentences side by side",
@@ -204,8 +213,7 @@ function sideDraw() {
   }
   SIDE.drawn = `${l}:${h}:${S.lang}`;
   SIDE.view = { l, h, xa, xb, diff };
-  window.qkv.side = { layer: l, head: h, a: A.tokens, b: B.tokens, diff: diff ? Array.from(diff) : null, scale: m,
-    next: SIDE.next };
+  announce("side", { layer: l, head: h, a: A.tokens, b: B.tokens, diff, scale: m, next: SIDE.next });
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);
 }
 
@@ -233,9 +241,9 @@ function sideOff(key) {
   $("#side-result").innerHTML = "";
 }
 
-PANELS.push({
+register({
   name: "side",
-  lazy: true,  // asleep while off-screen (app.js: eachPanel)
+  lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { sideBuild(); },
   onDoc(doc) {
     const tr = doc.kind === "translation-view";

@@ -1,10 +1,16 @@
-"use strict";
-// transform panel (see PANELS in app.js): a matrix is a transformation of space.
+// transform panel (registered in panels.js): a matrix is a transformation of space.
 //  1. the stretch of the chosen head's W_Q, W_K, W_V, W_O: their singular values, next to a random
 //     (untrained) model of the same shape (POST api/transform, qkv.analysis.transform)
 //  2. a cloud of word vectors before and after x·W_Q (or W_K, W_V), as two 2-D pictures (PCA)
 //  3. a 2-D toy, computed here (it works in the static export too): points p (rows) move to p·M for a
-//     2 × 2 matrix M the learner sets, and M = U Σ Vᵀ is shown as rotate, stretch, rotate.
+//     2 × 2 matrix M the learner sets, and M = U Σ Vᵀ is shown as rotate, stretch, rotate (transform_toy.js).
+
+import { S } from "./state.js";
+import { $, esc, num } from "./util.js";
+import { I18N, t } from "./i18n.js";
+import { api } from "./api.js";
+import { TOY_PRESETS, tfCanvas, tfRenderToy, tfSetSliders, toyBind } from "./transform_toy.js";
+import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
   tf_title: "A matrix is a transformation of space",
@@ -81,50 +87,10 @@ Object.assign(I18N.zh, {
 
 const TF = {
   key: null, doc: null, req: 0, error: null, proj: "q",
-  M: [[1, 0], [0, 1]], stage: 3, frame: null,
-  sliders: { angle: 0, sx: 1, sy: 1, shear: 0 },
   COLORS: { fruit: "#d62728", company: "#1f77b4", energy: "#2ca02c", ambiguous: "#333" },
-  PRESETS: { id: [0, 1, 1, 0], rot: [30, 1, 1, 0], stretch: [0, 2, 0.5, 0], shear: [0, 1, 1, 1], mirror: [0, -1, 1, 0], flat: [0, 1, 0, 0] },
 };
 
-// ---- 2 × 2 algebra (rows are points: p' = p M) --------------------------------------------------
-
-const tfMul = (A, B) => [[A[0][0] * B[0][0] + A[0][1] * B[1][0], A[0][0] * B[0][1] + A[0][1] * B[1][1]],
-                         [A[1][0] * B[0][0] + A[1][1] * B[1][0], A[1][0] * B[0][1] + A[1][1] * B[1][1]]];
-/** The matrix that turns a row vector counterclockwise by `deg` degrees: (1, 0) ↦ (cos, sin). */
-const tfRot = (deg) => { const a = deg * Math.PI / 180, c = Math.cos(a), s = Math.sin(a); return [[c, s], [-s, c]]; };
-/** Scale, then shear (x += k·y), then rotate. */
-function tfFromSliders({ angle, sx, sy, shear }) {
-  return tfMul(tfMul([[sx, 0], [0, sy]], [[1, 0], [shear, 1]]), tfRot(angle));
-}
-/** Where a row vector (1, 0) goes under a rotation R, in degrees counterclockwise. */
-const tfAngle = (R) => Math.atan2(R[0][1], R[0][0]) * 180 / Math.PI;
-
-/** M = U Σ Vᵀ in closed form: U a rotation, σ₁ ≥ σ₂ ≥ 0, Vᵀ a rotation, or a mirror then a rotation
- *  when det M < 0. With Rot(α) = [[cos α, −sin α], [sin α, cos α]]: M = Rot(φ) diag(σ₁, s) Rot(θ). */
-function tfSvd(M) {
-  const [[a, b], [c, d]] = M;
-  const E = (a + d) / 2, F = (a - d) / 2, G = (c + b) / 2, H = (c - b) / 2;
-  const Q = Math.hypot(E, H), R = Math.hypot(F, G);
-  const a1 = Math.atan2(G, F), a2 = Math.atan2(H, E);
-  const theta = (a2 - a1) / 2, phi = (a2 + a1) / 2, s2 = Q - R;
-  const rot = (x) => [[Math.cos(x), -Math.sin(x)], [Math.sin(x), Math.cos(x)]];
-  const m = a * d - b * c < 0 ? -1 : 1;  // det M = σ₁·s: a mirror exactly when det < 0
-  const U = rot(phi), Vt = tfMul([[1, 0], [0, m]], rot(theta));
-  return { U, s: [Q + R, Math.abs(s2)], Vt, mirror: m < 0, det: a * d - b * c };
-}
-
 // ---- the panel ----------------------------------------------------------------------------------
-
-function tfCanvas(cv, w, h) {
-  const r = window.devicePixelRatio || 1;
-  cv.width = Math.round(w * r); cv.height = Math.round(h * r);
-  cv.style.width = w + "px"; cv.style.height = h + "px";
-  const ctx = cv.getContext("2d");
-  ctx.setTransform(r, 0, 0, r, 0, 0);
-  ctx.font = `11px ${typeof FONT === "string" ? FONT : "sans-serif"}`;
-  return ctx;
-}
 
 function tfBuild() {
   const slider = (id, min, max, step) => `<label class="tf-slider"><span data-tfi="tf_${id}"></span>
@@ -148,7 +114,7 @@ function tfBuild() {
         <div class="tf-entries"><span data-tfi="tf_entries"></span>
           <span class="tf-matrix"><input type="number" step="0.1" id="tf-a"><input type="number" step="0.1" id="tf-b"><br>
           <input type="number" step="0.1" id="tf-c"><input type="number" step="0.1" id="tf-d"></span></div>
-        <div class="tf-presets"><span class="label" data-tfi="tf_preset"></span>${Object.keys(TF.PRESETS).map((p) =>
+        <div class="tf-presets"><span class="label" data-tfi="tf_preset"></span>${Object.keys(TOY_PRESETS).map((p) =>
           `<button type="button" data-preset="${p}" data-tfi="tf_p_${p}"></button>`).join("")}</div>
         <div class="tf-stages"><span class="label" data-tfi="tf_stage"></span>${[0, 1, 2, 3].map((k) =>
           `<label><input type="radio" name="tf-stage" value="${k}"${k === 3 ? " checked" : ""}><span data-tfi="tf_stage_${k}"></span></label>`).join("")}
@@ -251,95 +217,14 @@ function tfScatter(cv, P, labels, words) {
   });
 }
 
-// ---- the toy ------------------------------------------------------------------------------------
-
-function tfSetSliders(v) {
-  Object.assign(TF.sliders, v);
-  for (const k of ["angle", "sx", "sy", "shear"]) $(`#tf-${k}`).value = TF.sliders[k];
-  TF.M = tfFromSliders(TF.sliders);
-  tfShowEntries();
-}
-function tfShowEntries() {
-  const [[a, b], [c, d]] = TF.M;
-  Object.entries({ a, b, c, d }).forEach(([k, x]) => { $(`#tf-${k}`).value = +x.toFixed(4); });
-}
-
-/** The matrix applied at stage `k` + fraction f of the next factor (0: none; 3: all of U Σ Vᵀ). */
-function tfStageMatrix(svd, k) {
-  const whole = Math.floor(k), f = k - whole;
-  const angU = tfAngle(svd.U), Rv = tfMul([[1, 0], [0, svd.mirror ? -1 : 1]], svd.Vt), angV = tfAngle(Rv);
-  const factor = [(g) => tfRot(g * angU), (g) => [[1 + g * (svd.s[0] - 1), 0], [0, 1 + g * (svd.s[1] - 1)]],
-                  (g) => tfMul([[1, 0], [0, svd.mirror ? 1 - 2 * g : 1]], tfRot(g * angV))];
-  let P = [[1, 0], [0, 1]];
-  for (let i = 0; i < 3; i++) if (i < whole) P = tfMul(P, factor[i](1)); else if (i === whole) P = tfMul(P, factor[i](f));
-  return P;
-}
-
-function tfRenderToy() {
-  const svd = tfSvd(TF.M);
-  for (const k of ["angle", "sx", "sy", "shear"]) $(`#tf-${k}-val`).textContent = (+TF.sliders[k]).toFixed(k === "angle" ? 0 : 2);
-  const mat = (A, id) => `<span class="tf-m" id="${id}">[${A.map((r) => r.map((x) => num(x)).join(" ")).join("; ")}]</span>`;
-  const angV = tfAngle(tfMul([[1, 0], [0, svd.mirror ? -1 : 1]], svd.Vt));
-  const det = svd.det, flat = Math.abs(det) < 1e-9;
-  $("#tf-svd").innerHTML = `<div>M = ${mat(TF.M, "tf-M")}</div>
-    <div>U = ${mat(svd.U, "tf-U")} Σ = <span id="tf-S">diag(${num(svd.s[0])}, ${num(svd.s[1])})</span> Vᵀ = ${mat(svd.Vt, "tf-Vt")}</div>
-    <div>${t("tf_svd", { a: num(tfAngle(svd.U)), s1: num(svd.s[0]), s2: num(svd.s[1]), mirror: svd.mirror ? t("tf_mirror") : "", b: num(angV) })}</div>
-    <div id="tf-det">${t("tf_det", { d: num(det), a: num(Math.abs(det)) })}${flat ? t("tf_det_zero") : det < 0 ? t("tf_det_neg") : ""}</div>`;
-  tfDrawToy(tfStageMatrix(svd, TF.stage), svd);
-}
-
-function tfDrawToy(P, svd) {
-  const cv = $("#tf-toy"), size = 340, ctx = tfCanvas(cv, size, size), R = 3.2, k = size / (2 * R);
-  const X = (p) => size / 2 + p[0] * k, Y = (p) => size / 2 - p[1] * k;
-  const map = (p) => [p[0] * P[0][0] + p[1] * P[1][0], p[0] * P[0][1] + p[1] * P[1][1]];
-  const path = (pts, close) => { ctx.beginPath(); pts.forEach((p, i) => (i ? ctx.lineTo(X(p), Y(p)) : ctx.moveTo(X(p), Y(p)))); if (close) ctx.closePath(); };
-  const grid = (f, color) => {
-    ctx.strokeStyle = color; ctx.lineWidth = 1;
-    for (let i = -3; i <= 3; i++) { path([f([i, -3]), f([i, 3])]); ctx.stroke(); path([f([-3, i]), f([3, i])]); ctx.stroke(); }
-  };
-  const circle = Array.from({ length: 65 }, (_, i) => [Math.cos(i * Math.PI / 32), Math.sin(i * Math.PI / 32)]);
-  const house = [[0, 0], [1, 0], [1, 1], [0.5, 1.6], [0, 1]], door = [[0.35, 0], [0.35, 0.5], [0.65, 0.5], [0.65, 0]];
-  grid((p) => p, "#eef0f4");
-  ctx.setLineDash([4, 3]); ctx.strokeStyle = "#9aa3b2"; path(circle); ctx.stroke(); path(house, true); ctx.stroke(); ctx.setLineDash([]);
-  grid(map, "rgba(29, 78, 216, 0.25)");
-  ctx.strokeStyle = "#1d4ed8"; ctx.lineWidth = 2; path(circle.map(map)); ctx.stroke();
-  ctx.fillStyle = "rgba(234, 88, 12, 0.25)"; ctx.strokeStyle = "#ea580c"; path(house.map(map), true); ctx.fill(); ctx.stroke();
-  path(door.map(map)); ctx.stroke();
-  const arrow = (p, color, label) => { ctx.strokeStyle = ctx.fillStyle = color; ctx.lineWidth = 2; path([[0, 0], p]); ctx.stroke(); ctx.fillText(label, X(p) + 4, Y(p) - 4); };
-  arrow(map([1, 0]), "#b91c1c", "e₁·M"); arrow(map([0, 1]), "#15803d", "e₂·M");
-}
-
 function tfBind() {
-  for (const k of ["angle", "sx", "sy", "shear"])
-    $(`#tf-${k}`).addEventListener("input", (e) => { tfSetSliders({ [k]: +e.target.value }); tfRenderToy(); });
-  for (const k of ["a", "b", "c", "d"])
-    $(`#tf-${k}`).addEventListener("input", () => {
-      const v = ["a", "b", "c", "d"].map((n) => parseFloat($(`#tf-${n}`).value));
-      if (v.every(Number.isFinite)) { TF.M = [[v[0], v[1]], [v[2], v[3]]]; tfRenderToy(); }
-    });
-  $("#transform .tf-presets").addEventListener("click", (e) => {
-    const b = e.target.closest("[data-preset]");
-    if (!b) return;
-    const [angle, sx, sy, shear] = TF.PRESETS[b.dataset.preset];
-    tfSetSliders({ angle, sx, sy, shear }); tfRenderToy();
-  });
-  $("#transform .tf-stages").addEventListener("change", (e) => { TF.stage = +e.target.value; tfRenderToy(); });
-  $("#tf-play").addEventListener("click", () => {
-    cancelAnimationFrame(TF.frame);
-    const start = performance.now(), svd = tfSvd(TF.M);
-    const step = (now) => {
-      const k = Math.min(3, (now - start) / 1000);  // one second per factor
-      tfDrawToy(tfStageMatrix(svd, k), svd);
-      if (k < 3) TF.frame = requestAnimationFrame(step); else { TF.stage = 3; document.querySelector("#transform [name=tf-stage][value='3']").checked = true; }
-    };
-    TF.frame = requestAnimationFrame(step);
-  });
+  toyBind();
   $("#tf-proj").addEventListener("change", (e) => { TF.proj = e.target.value; tfRenderCloud(); });
 }
 
-PANELS.push({
+register({
   name: "transform",
-  lazy: true,  // asleep while off-screen (app.js: eachPanel)
+  lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { tfBuild(); tfBind(); tfSetSliders({}); tfLang(); },
   render(what) {  // cheap unless the layer or head changed (tfLoad compares them first)
     if (S.mode !== "static" && !S.tr) tfLoad(); else if (what === "init" || what === "text") tfRenderDoc();

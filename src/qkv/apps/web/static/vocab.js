@@ -1,8 +1,13 @@
-"use strict";
-// vocab panel (see PANELS in app.js): what the model knows. api/vocab (qkv.analysis.vocab) lists the
+// vocab panel (registered in panels.js): what the model knows. api/vocab (qkv.analysis.vocab) lists the
 // tokenizer's tokens with their kind and how often each occurs in the model's training text (when the
 // server can find that text), most frequent first; the list filters as one types (prefix or substring,
 // and a kind). Clicking a token appends it to the text box. The static export has no server: a note.
+
+import { S, model } from "./state.js";
+import { $, esc } from "./util.js";
+import { I18N, t } from "./i18n.js";
+import { api } from "./api.js";
+import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
   vocab_title: "What the model knows",
@@ -111,23 +116,23 @@ function vocabText() {
   const parts = Object.entries(d.kinds).map(([k, n]) => `${n.toLocaleString("en-US")} ${t("vocab_kind_" + k)}`).join(", ");
   $("#vocab-summary").textContent = t("vocab_summary", { n: d.matches, size: d.size, shown: VOCAB.rows.length }) + " " +
     t("vocab_kinds", { parts });
-  $("#vocab-caption").innerHTML = d.counted ? t("vocab_counted", { src: d.source === "qkv corpus" ? t("vocab_corpus") : esc(d.source), total: d.total_count.toLocaleString("en-US") })
-    : t("vocab_uncounted", { why: esc(d.source) });
+  $("#vocab-caption").innerHTML = d.counted ? t("vocab_counted", { src: d.counted_from === "qkv corpus" ? t("vocab_corpus") : esc(d.counted_from), total: d.total_count.toLocaleString("en-US") })
+    : t("vocab_uncounted", { why: esc(d.counted_from) });
   for (const el of document.querySelectorAll("#vocab-list .vk")) el.textContent = t("vocab_one_" + el.parentElement.dataset.kind);
 }
 
 /** Add `word` to the end of the text box: after a space when the model's words are separated by spaces. */
 function vocabAppend(word) {
-  const box = $("#text"), text = box.value, m = S.info || (S.doc && S.doc.model);
+  const box = $("#text"), text = box.value, m = model();
   const spaced = !m || m.tokenizer !== "char";
   box.value = text + (text && spaced && !/\s$/.test(text) ? " " : "") + word;
   box.dispatchEvent(new Event("input", { bubbles: true }));
   box.focus();
 }
 
-PANELS.push({
+register({
   name: "vocab",
-  lazy: true,  // asleep while off-screen (app.js: eachPanel)
+  lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { vocabBuild(); },
   onDoc() {
     if (S.mode === "live" && !VOCAB.doc && !VOCAB.req) vocabFetch(0);

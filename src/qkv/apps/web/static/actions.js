@@ -1,0 +1,70 @@
+// What a learner does: analyse a text, choose a token, a head, a translation model's part. Each
+// changes S and redraws.
+
+import { S } from "./state.js";
+import { $ } from "./util.js";
+import { announce } from "./announce.js";
+import { api, busy } from "./api.js";
+import { markStale, showError } from "./errors.js";
+import { defaultToken, setDoc, usePart } from "./doc.js";
+import { eachPanel } from "./panels.js";
+import { fillSelects } from "./choice.js";
+import { measureLabels } from "./paint.js";
+import { drawThumbs } from "./thumbs.js";
+import { renderSpaceBox, renderTokenButtons, renderUnknown } from "./tokens.js";
+import { renderTranslation } from "./translation.js";
+import { render } from "./render.js";
+
+/** A new view document: made current, and every card that depends only on the document drawn. */
+export function loadDoc(doc) {
+  setDoc(doc);
+  announce("doc", doc);
+  markStale(null);
+  $("#text").value = doc.text;
+  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation(); renderUnknown();
+  renderSpaceBox();
+  eachPanel("onDoc", doc);
+}
+
+/** Analyse `text` (a string, or {ids: [...]} for tokens as generated): fetch its view, decode,
+ *  redraw. t0 = when the user's event began. Only the newest request's answer is shown. */
+export async function analyze(text, t0, what = "text") {
+  const req = ++S.req;
+  busy(true);
+  try {
+    const doc = await api("api/view", typeof text === "string" ? { text } : text);
+    if (req !== S.req) return;  // a newer request was made meanwhile
+    showError("");
+    loadDoc(doc);
+    render(what, t0);
+  } catch (e) {
+    if (req !== S.req) return;
+    showError(e.message);
+    if (S.doc) markStale(S.doc.text);  // what is below is not this text's
+  } finally {
+    busy(false);
+  }
+}
+
+export function chooseToken(i) {
+  const t0 = performance.now();
+  if (!S.doc) return;
+  S.token = i;
+  render("token", t0);
+}
+
+export function chooseHead(l, h, what, t0) {
+  S.layer = l; S.head = h;
+  render(what, t0);
+}
+
+/** Show another attention of a translation model (cross, decoder, encoder). */
+export function choosePart(name, t0) {
+  if (!S.tr || !S.doc.parts[name]) return;
+  const wasSource = S.P.queries === "source";
+  S.part = name;
+  usePart();
+  if ((S.P.queries === "source") !== wasSource) S.token = defaultToken(S.doc);  // other queries: open on the default
+  fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels();
+  render("part", t0);
+}

@@ -1,0 +1,82 @@
+// qkv explorer: the browser side, as ES modules. This entry module starts the page: a static
+// snapshot (the data embedded by qkv explain --html) or live (the same-origin JSON API of qkv serve).
+// No framework, no network beyond that API. What each module holds:
+//   state (S), util, i18n, api, errors, announce   the page's state and its small helpers
+//   decode, doc                                    the server's documents into typed arrays
+//   paint, tip, heatmap, thumbs, lines, steps, hull, residual, next, compare, translation, tokens,
+//   choice, model_line, generate                   one card (or control) each
+//   render, actions, events, lang                  the redraw, what a learner does, the language
+//   panels + playground, origin, ablate, side, vocab, transform   the panels, registered in panels.js
+//   measure                                        the timings and the test hook (window.qkv)
+// The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
+
+import { S } from "./state.js";
+import { $, clamp } from "./util.js";
+import { api, busy } from "./api.js";
+import { showError } from "./errors.js";
+import { eachPanel, watchLazyPanels } from "./panels.js";
+import { setModel } from "./model_line.js";
+import { render, watchBelow } from "./render.js";
+import { analyze, loadDoc } from "./actions.js";
+import { runCompare } from "./compare.js";
+import { applyLang, initialLang } from "./lang.js";
+import { bind } from "./events.js";
+import "./playground.js";  // the panels register themselves, in this order
+import "./origin.js";
+import "./ablate.js";
+import "./side.js";
+import "./vocab.js";
+import "./transform.js";
+import "./measure.js";
+
+async function init() {
+  const t0 = performance.now();
+  const embedded = document.getElementById("qkv-data");
+  const data = embedded ? JSON.parse(embedded.textContent) : null;
+  S.lang = initialLang(data);
+  bind();
+  eachPanel("init");
+  watchLazyPanels();
+  watchBelow();
+  if (embedded) {
+    S.mode = "static";
+    setModel(data.model || (data.view && data.view.model));
+    for (const id of ["#text", "#analyze", "#generate", "#compare-run", "#compare-a", "#compare-b", "#compare-word"]) $(id).disabled = true;
+    for (const b of document.querySelectorAll("#examples .example, #gen input")) b.disabled = true;
+    $("#static-note").hidden = false;
+    S.compare = data.compare || null;
+    const start = data.start || {};  // qkv explain --html --layer L --head H --token T opens there
+    if (data.view && typeof start.part === "string") S.part = start.part;  // a translation model's attention
+    if (data.view) loadDoc(data.view);
+    if (S.doc) {
+      if (Number.isInteger(start.layer)) S.layer = clamp(start.layer, 0, S.L - 1);
+      if (Number.isInteger(start.head)) S.head = clamp(start.head, 0, S.H - 1);
+      if (Number.isInteger(start.token)) S.token = clamp(start.token, 0, S.T - 1);
+    }
+    applyLang();
+    render("init", t0);
+    return;
+  }
+  applyLang();
+  busy(true);
+  try {
+    const m = await api("api/model");
+    setModel(m);
+    applyLang();
+    if (S.examples.length) {
+      $("#text").value = S.examples[0];
+      await analyze(S.examples[0], t0, "init");  // guarded: a click meanwhile wins
+    } else {
+      render("init", t0);
+    }
+    if ($("#compare-word").value) runCompare();
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    busy(false);
+  }
+}
+
+// a module runs once the document is parsed, before DOMContentLoaded: every element is there
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

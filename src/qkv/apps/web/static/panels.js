@@ -1,0 +1,58 @@
+// The panels (playground.js, origin.js, ...): each registers itself here with
+//   register({ name, init() once at start (bind events), onDoc(doc) when a new view arrives,
+//              render(what) after every redraw of the main cards, lang() after a language switch,
+//              lazy: true for a panel that asks the server or draws a lot })
+// and the page calls them through eachPanel. A lazy panel sleeps while its card (id = its name) is
+// more than half a screen away: what it was told meanwhile is replayed once when the card comes near
+// (onDoc with the newest document, lang, then one render), so a change of text, layer or head costs
+// only the cards a learner can see.
+
+import { S } from "./state.js";
+
+const PANELS = [];
+const LAZY_MARGIN = "50% 0px";
+
+export function register(panel) {
+  PANELS.push(panel);
+}
+
+/** Whether the panel called `name` is awake (a panel that is not lazy always is; none such: true). */
+export function awake(name) {
+  const p = PANELS.find((q) => q.name === name);
+  return !p || !p.lazy || !!p.awake;
+}
+
+/** Every panel's names and whether each is lazy and awake (for the test hook). */
+export const panelStates = () => PANELS.map((p) => ({ name: p.name, lazy: !!p.lazy, awake: !!p.awake }));
+
+export function eachPanel(hook, ...args) {
+  for (const p of PANELS) {
+    if (!p[hook]) continue;
+    if (p.lazy && !p.awake && hook !== "init") { defer(p, hook, args[0]); continue; }
+    p[hook](...args);
+  }
+}
+
+function defer(p, hook, what) {
+  const due = p.due || (p.due = { onDoc: false, lang: false, render: null });
+  if (hook === "render") due.render = due.render === "init" || due.render === "text" ? due.render : what;
+  else due[hook] = true;
+}
+
+export function watchLazyPanels() {
+  const lazy = PANELS.filter((p) => p.lazy && document.getElementById(p.name));
+  if (typeof IntersectionObserver !== "function") { for (const p of PANELS) p.awake = true; return; }
+  const seen = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const p = lazy.find((q) => q.name === e.target.id);
+      p.awake = e.isIntersecting;
+      const due = p.awake && p.due;
+      if (!due) continue;
+      p.due = null;
+      if (due.onDoc && p.onDoc && S.doc) p.onDoc(S.doc);
+      if (due.lang && p.lang) p.lang();
+      if (due.render !== null && p.render) p.render(due.render);
+    }
+  }, { rootMargin: LAZY_MARGIN });
+  for (const p of lazy) seen.observe(document.getElementById(p.name));
+}

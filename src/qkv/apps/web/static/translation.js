@@ -1,0 +1,14 @@
+// A translation model: the source and its translation, above the query tokens.
+
+import { S } from "./state.js";
+import { $, esc } from "./util.js";
+import { t } from "./i18n.js";
+
+export function renderTranslation() {
+  const el = $("#translation");
+  el.hidden = !S.tr;
+  if (!S.tr) return;
+  const d = S.doc;
+  el.innerHTML = t(d.translated ? "translation_line" : "translation_given", { text: `<b id="translation-text">${esc(d.translation)}</b>` }) +
+    (d.finished ? "" : " " + t("translation_cut"));
+}

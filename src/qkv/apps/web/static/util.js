@@ -1,0 +1,8 @@
+// Small helpers every card uses: the element lookup, the page's number format, HTML escaping.
+
+export const $ = (sel) => document.querySelector(sel);
+// The one number format of the page (tests parse it).
+export const fmt = (x) => (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(2) : x.toFixed(4);
+export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+export const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
+export const num = (x, attrs = "") => `<span class="num"${attrs}>${fmt(x)}</span>`;
