@@ -30,9 +30,9 @@ import urllib.request
 from pathlib import Path
 
 import torch
+from common import machine
 
 import qkv
-from common import machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from browser_util import ARGS, CHROMIUM, act, choose, free_port, load_page, settle, start_server, stop  # noqa: E402

@@ -28,7 +28,6 @@ import json
 
 import torch
 import torch.nn.functional as F
-
 from common import gpt2_shaped, interleaved, machine, median, model_pair
 
 import qkv

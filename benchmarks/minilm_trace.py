@@ -18,7 +18,6 @@ import sys
 import time
 
 import torch
-
 from common import interleaved, machine, median, quiet_transformers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -30,7 +30,6 @@ import math
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 from common import machine

@@ -16,9 +16,9 @@ import sys
 import time
 
 import torch
+from common import interleaved, machine, median, peak_rss_mib
 
 import qkv
-from common import interleaved, machine, median, peak_rss_mib
 
 T = 256
 

@@ -18,9 +18,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from common import gpt2_shaped, interleaved, machine, median, model_pair, peak_rss_mib, quiet_transformers, text_ids
 
 import qkv
-from common import gpt2_shaped, interleaved, machine, median, model_pair, peak_rss_mib, quiet_transformers, text_ids
 
 BATCH = {"baby": 12, "small": 12}
 D_VOCAB = 65  # tiny Shakespeare's characters

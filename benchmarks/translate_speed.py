@@ -15,9 +15,9 @@ import argparse
 import warnings
 
 import torch
+from common import interleaved, machine, median
 from torch import nn
 
-from common import interleaved, machine, median
 from qkv.core.config import ModelConfig
 from qkv.core.models.seq2seq import Seq2Seq
 from qkv.core.models.torch_transformer import torch_name

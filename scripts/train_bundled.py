@@ -24,8 +24,8 @@ from pathlib import Path
 
 from bundle import bundle  # scripts/bundle.py
 
-from qkv.core.corpus import default_text
 from qkv.core.bundled import learner_tokenizer
+from qkv.core.corpus import default_text
 from qkv.core.train import train
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "qkv" / "assets" / "model"

@@ -17,9 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bundle import bundle  # scripts/bundle.py
-
 import torch
+from bundle import bundle  # scripts/bundle.py
 
 from qkv.core.train_translate import train_translation
 

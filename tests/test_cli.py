@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from qkv.core import checkpoint, corpus
 from qkv.apps.cli import main
+from qkv.core import checkpoint, corpus
 from qkv.core.sample import generate
 from qkv.core.train import train
 
@@ -26,8 +26,8 @@ TINY = [
     "eval_interval=10",
     "eval_steps=2",
 ]
-from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
 from cli_util import run_error, run_ok  # noqa: E402
+from conftest import TEXT  # noqa: E402 (the text of the text_file fixture)
 
 
 def sets(pairs) -> list[str]:

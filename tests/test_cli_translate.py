@@ -8,12 +8,12 @@ import json
 import warnings
 
 import pytest
+from cli_util import run_error, run_ok
 
 from qkv.apps.cli import main
 from qkv.core import checkpoint
 from qkv.core.bundled import BUNDLED_TRANSLATE, default_translate_ckpt
 from qkv.core.corpus import pairs
-from cli_util import run_error, run_ok
 
 TINY = [
     "n_layers=1",

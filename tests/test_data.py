@@ -7,13 +7,12 @@ import torch
 
 from qkv.core.data import get_batch, read_text, split_ids
 
-
 # ---------------------------------------------------------------------------- read_text
 
 
 def test_reads_utf8(tmp_path):
     p = tmp_path / "t.txt"
-    p.write_bytes("héllo 你好\r\nworld\n".encode("utf-8"))
+    p.write_bytes("héllo 你好\r\nworld\n".encode())
     assert read_text(p) == "héllo 你好\r\nworld\n"  # exactly the bytes, newlines untouched
     assert read_text(str(p)) == read_text(p)
 

@@ -7,12 +7,11 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.core.checkpoint import save
 from qkv.apps.cli import commands
 from qkv.apps.cli.parser import build_parser
-from qkv.presentation.explanation import explain
+from qkv.core.checkpoint import save
 from qkv.core.tokenizers import train_tokenizer
-
+from qkv.presentation.explanation import explain
 
 TEXT = "the cat sat on the mat; the dog sat on the log."
 WORDS = "患者 服用 华法林 后 出现 黑便"

@@ -37,7 +37,7 @@ def tiny_pairs():
     return [p for p in pairs("train", n_sentences=200) if len(p.zh) <= 7][:6]
 
 
-def tiny_translator(root) -> "Path":  # noqa: F821
+def tiny_translator(root) -> Path:  # noqa: F821
     """The checkpoint directory of the tiny zh->en model under `root` (trained on the first call)."""
     from qkv.core import translation as tr
     from qkv.core.config import ModelConfig

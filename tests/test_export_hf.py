@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rundir_util import TINY, one_error, snapshot
 
 from qkv.apps.cli import main

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.core import checkpoint
-from qkv.core.config import ModelConfig
 from qkv.apps.cli.commands import figure as run_figure
 from qkv.apps.cli.parser import build_parser
-from qkv.presentation import fonts, plot_attention, plot_embedding, plot_position, plot_training
-from qkv.presentation.draw import figure
+from qkv.core import checkpoint
+from qkv.core.config import ModelConfig
 from qkv.core.models.gpt import GPT
 from qkv.core.tokenizers import CharTokenizer
+from qkv.presentation import fonts, plot_attention, plot_embedding, plot_position, plot_training
+from qkv.presentation.draw import figure
 
 TEXT = "我投资了苹果。苹果很好吃，我喜欢苹果。abc abd"
 TINY = [

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import save as st_save
-
 from conftest import TEXT  # the text of the text_file fixture
 from rundir_util import QKV, TINY, lines, one_error, sets, snapshot
+from safetensors.torch import save as st_save
 
 from qkv.apps.cli import main
 from qkv.core import checkpoint
@@ -27,7 +26,6 @@ from qkv.core.lock import LOCK_NAME, DirectoryLocked, locked
 from qkv.core.models.gpt import GPT
 from qkv.core.tokenizers import train_tokenizer
 from qkv.core.train import TrainingStopped, train
-
 
 # ---------------------------------------------------------------------------- only qkv's own files
 

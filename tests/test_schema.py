@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig, check, train_tokenizer
+from qkv.analysis.schema import validate
 from qkv.presentation.derivation import attend
 from qkv.presentation.explanation import explain
-from qkv.analysis.schema import validate
 
 TEXT = "患者 服用 华法林 后 出现 黑便 。"
 

@@ -2,10 +2,12 @@
 (known words longest first, then characters, then UTF-8 bytes) so that any text is read; the
 spelled training ids that teach the fallback; and the names of what is unknown."""
 
+import functools
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qkv.core.tokenizers import UnknownTokenError, WordTokenizer, load_tokenizer, tokenizer_from_dict, train_tokenizer
 from qkv.core.tokenizers.nearest import edit_distance, nearest_words
@@ -180,9 +182,8 @@ def test_without_fallback_the_error_names_only_what_no_word_covers():
 def test_edit_distance_and_nearest_words():
     for a, b in (("kitten", "sitting"), ("", "abc"), ("苹果", "苹果树"), ("flaw", "lawn")):
         # reference: the recursive definition, memoised
-        from functools import lru_cache
 
-        @lru_cache(maxsize=None)
+        @functools.cache
         def ref(i, j):
             if i == 0 or j == 0:
                 return i + j

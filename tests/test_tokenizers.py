@@ -7,7 +7,8 @@ import sys
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qkv.core.tokenizers import (
     BPETokenizer,
@@ -200,7 +201,7 @@ def test_display_of_bytes():
     assert _readable(b"\n") == "\\n"
     assert _readable(b"\t\r") == "\\t\\r"
     assert _readable(b"   ") == "␣␣␣"
-    assert _readable(" the".encode()) == " the"
+    assert _readable(b" the") == " the"
     assert _readable(b" \xf0\x9f") == " <f0 9f>"  # not only spaces: shown as they are
     assert _readable("é𝄞".encode()) == "é𝄞"
 

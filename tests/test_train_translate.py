@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from cli_util import eval_lines, step_losses
 
 from qkv.core import checkpoint
 from qkv.core import train_translate as tt
@@ -15,7 +16,6 @@ from qkv.core.models.seq2seq import Seq2Seq, seq2seq_loss
 from qkv.core.train import TrainingStopped, train
 from qkv.core.train_translate import direction_of, train_translation
 from qkv.core.translation import collate, make_examples
-from cli_util import eval_lines, log_lines, step_losses
 
 # a tiny encoder-decoder and few steps: each run takes well under a second
 TINY = [

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import qkv
+from qkv.analysis.origin import attention_input_name as input_name
 from qkv.analysis.transform import (
     attention_module,
     head_biases,
@@ -27,7 +28,6 @@ from qkv.analysis.transform import (
     spectrum,
     svd,
 )
-from qkv.analysis.origin import attention_input_name as input_name
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
 from qkv.apps import lessons
 from qkv.core.bundled import default_ckpt

@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 
 from qkv import load
 from qkv.analysis.compare import compare
-from qkv.presentation.explanation import explain
 from qkv.analysis.schema import validate
 from qkv.analysis.view import dumps, pack, unpack, unpack_view, view
+from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
 from qkv.core.bundled import default_ckpt
 from qkv.core.sample import generate_ids
-from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
+from qkv.presentation.explanation import explain
 
 SENTENCE = "我 投资了 苹果 ，"
 

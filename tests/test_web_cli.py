@@ -14,9 +14,9 @@ import pytest
 from qkv import load
 from qkv.analysis.schema import validate
 from qkv.analysis.view import unpack_view, view
-from qkv.core.bundled import default_ckpt
 from qkv.apps.web.export import _inline_json, page_html
 from qkv.apps.web.server import SCRIPTS
+from qkv.core.bundled import default_ckpt
 
 SENTENCE = "我 投资了 苹果 ，"
 

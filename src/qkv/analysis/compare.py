@@ -35,9 +35,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .explain import FORMAT, VERSION
 from .position_mean import MIN_REF, REFERENCE, position_means
 from .representations import stages, vectors_at
-from .explain import FORMAT, VERSION
 from .view import TextError, encode_text, read_text
 
 

@@ -51,10 +51,9 @@ from functools import lru_cache
 import torch
 
 from qkv.core.geometry import convex_weights
+from qkv.core.indices import check_index, check_layer_head
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
-
-from qkv.core.indices import check_index, check_layer_head
 
 from .explain import FORMAT, VERSION, model_fields, step_detail
 from .view import TextError
@@ -180,7 +179,10 @@ def explain_translation(
     r = read(model, tokenizer, text, target)
     T = len(r.tgt_in)
     pos = check_index(
-        default_step(tokenizer, r.written) if token is None else token, T, "token", f"the translation has {T} target steps"
+        default_step(tokenizer, r.written) if token is None else token,
+        T,
+        "token",
+        f"the translation has {T} target steps",
     )
     b = f"decoder.blocks.{layer}."
     wanted = {

@@ -115,7 +115,9 @@ def explain(
         "query": shown[pos],
         "layer": layer,
         "head": head,
-        "model": model_fields(model, ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")),
+        "model": model_fields(
+            model, ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")
+        ),
     }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))

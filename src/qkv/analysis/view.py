@@ -98,7 +98,7 @@ def dumps(doc: dict) -> bytes:
         f'"data": "{p["data"]}"}}'
         for name, p in arrays.items()
     ]
-    return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode("utf-8")
+    return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode()
 
 
 def model_info(model, tokenizer, name: str = "") -> dict:

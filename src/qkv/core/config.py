@@ -142,7 +142,7 @@ class ModelConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelConfig":
+    def from_dict(cls, d: dict) -> ModelConfig:
         """A config as saved by to_dict. One saved before embed_scale existed keeps its unscaled embeddings."""
         if isinstance(d, dict) and "embed_scale" not in d:
             d = {**d, "embed_scale": False}
@@ -190,7 +190,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
+    def from_dict(cls, d: dict) -> TrainConfig:
         return _from_dict(cls, d)
 
 

@@ -8,7 +8,7 @@ last n_ctx tokens (exactly what a model without a cache would do).
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 

@@ -22,8 +22,7 @@ start with encoder. or decoder.; its decoder blocks add cross_attn.hook_* (the p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import torch
 

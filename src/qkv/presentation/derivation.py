@@ -20,7 +20,7 @@ from .i18n import check_lang, t, translator
 from .text import tex_prose
 
 
-def attend(q, K, V, d_k=None, lang: str = "en") -> "Derivation":
+def attend(q, K, V, d_k=None, lang: str = "en") -> Derivation:
     """z = softmax(q Kᵀ / √d_k) V for one query (qkv.analysis.attend.attend), ready to be shown in `lang`."""
     steps = analysis.attend(q, K, V, d_k)
     return Derivation(**vars(steps), lang=check_lang(lang))

@@ -47,10 +47,8 @@ def figure(
     out = check_path(out)
     model = tokenizer = None
     if kind in NEEDS_MODEL or (kind in ("positions", "rope") and ckpt):
-        from qkv.core.bundled import default_ckpt
+        from qkv.core.bundled import default_ckpt, default_translate_ckpt
         from qkv.core.checkpoint import load
-
-        from qkv.core.bundled import default_translate_ckpt
 
         model, tokenizer = load(ckpt or (default_translate_ckpt() if kind == "alignment" else default_ckpt()))
     if kind == "alignment" or (kind in NEEDS_TRACE and model.family.translates):

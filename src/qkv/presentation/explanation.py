@@ -29,7 +29,7 @@ def explain(
     token: int | None = None,
     top: int = 5,
     lang: str = "en",
-) -> "Explanation":
+) -> Explanation:
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`; for a
     translation model (an encoder-decoder) qkv.analysis.cross.explain_translation: what each target word
     of the translation reads in the source, `layer` and `head` a decoder layer's cross-attention head,

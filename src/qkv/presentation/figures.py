@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 SUFFIXES = (".png", ".svg")
 
 

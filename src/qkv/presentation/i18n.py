@@ -13,7 +13,7 @@ the same {fields} in every message.
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
@@ -26,7 +26,7 @@ def check_lang(lang: str) -> str:
     return lang
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str, area: str) -> dict[str, str]:
     """The messages of one area in one language (imported once)."""
     check_lang(lang)

@@ -15,8 +15,8 @@ import numpy as np
 
 from .figures import check_path, new_figure, save
 from .i18n import translator
-from .text import wrap
 from .plot_attention import CMAP, _tick_labels
+from .text import wrap
 
 GOLD = "#d62728"
 

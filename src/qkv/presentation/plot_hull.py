@@ -20,7 +20,6 @@ from .figures import check_path, new_figure, save
 from .i18n import t, translator
 from .text import wrap
 
-
 MAX_DRAWN = 1e300  # |v| beyond this: the picture's margins would pass the largest float (1.8e308)
 
 

@@ -83,5 +83,3 @@ def translation_model_doc(model, tokenizer, name: str = "", first: str | None = 
         "compare": None,
         "source_lang": lang,
     }
-
-

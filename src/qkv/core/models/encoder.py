@@ -18,12 +18,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
-from .family import FAMILIES
 from ..nn.block import make_block
 from ..nn.layernorm import LayerNorm
 from ..nn.position import make_position
 from ..nn.tap import tap, written_out
 from ..trace import run_with_trace
+from .family import FAMILIES
 
 
 class Encoder(nn.Module):

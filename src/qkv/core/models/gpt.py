@@ -21,13 +21,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
-from .family import FAMILIES
 from ..nn.attention import KVCache
 from ..nn.block import make_block
 from ..nn.layernorm import LayerNorm, NoNorm
 from ..nn.position import make_position
 from ..nn.tap import tap, written_out
 from ..trace import run_with_trace
+from .family import FAMILIES
 
 
 class GPT(nn.Module):

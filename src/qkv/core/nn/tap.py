@@ -15,12 +15,12 @@ fused kernels: always while a trace records, and inside `written_out()` (GPT.for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import torch
 
-_recorder: "Recorder | None" = None
+_recorder: Recorder | None = None
 _written_out = False
 
 

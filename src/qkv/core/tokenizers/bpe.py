@@ -48,7 +48,8 @@ class BPETokenizer(Tokenizer):
 
     @classmethod
     def train(cls, text: str, vocab_size: int | None = None) -> BPETokenizer:
-        from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers
+        from tokenizers import Tokenizer as HFTokenizer
+        from tokenizers import decoders, models, pre_tokenizers, trainers
 
         hf = HFTokenizer(models.BPE())
         hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

@@ -31,7 +31,7 @@ BPE covers every byte, so neither ever refuses.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from .base import Tokenizer
 from .bpe import BPETokenizer
@@ -77,7 +77,9 @@ def to_hf_tokenizer(tok: Tokenizer):
 
 def _word_level(tokens: list[str], pre, normalizers: list, decoder):
     """A tokenizer that looks every piece of the pre-tokenizer up in `tokens` (id = position)."""
-    from tokenizers import Tokenizer as HFTokenizer, models, normalizers as hf_normalizers
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import models
+    from tokenizers import normalizers as hf_normalizers
 
     vocab = {t: i for i, t in enumerate(tokens)}
     unk = "<unk>"
@@ -186,7 +188,7 @@ def _spaced(tokens: list[str]):
 # --- Python's character classes, written out ------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _python_class(name: str, without: str = "") -> str:
     r"""The inside of a bracket expression matching what Python's `\w` ("w") or `\s` ("s") matches
     in str patterns (`\w`: str.isalnum() or "_"; `\s`: str.isspace()), less the characters `without`."""
