@@ -1,10 +1,14 @@
 # Two entry points: `make demo` and `make test`. Each creates .venv and installs what it needs.
+# `make test-fast` is the developer's loop: every test that is not slow, starts no process and
+# drives no browser (pytest -m; the markers are declared in pyproject.toml), on every core.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast lint bench clean
+
+FAST := not slow and not browser and not subprocess
 
 $(STAMP): pyproject.toml
 	@sh scripts/cjk-font.sh
@@ -17,9 +21,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/qkv demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	@sh scripts/chromium.sh
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n auto -q -m "$(FAST)"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
 	$(PY) benchmarks/train_speed.py

@@ -91,8 +91,8 @@ def measure(browser, rounds: int) -> None:
         by_kind.setdefault(t["what"], []).append(t)
     print(f"small preset (6 layers x 6 heads, d_head 64), 64 tokens, {rounds} rounds; target < {TARGET_MS} ms")
     print(
-        f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}{'painted < target':>18}"
-        f"{'all cards median':>18}"
+        f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}"
+        f"{'painted < target':>18}{'all cards median':>18}"
     )
     for kind in ("text", "layer", "head", "token"):
         rows = by_kind.get(kind, [])

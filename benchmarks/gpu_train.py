@@ -208,7 +208,8 @@ def main() -> None:
         pct = lambda m: f"{100 * m:.1f}%" if m is not None else "n/a"  # noqa: E731
         print(
             f"{shape:<7}{r['n_params'] / 1e6:>8.2f}M{r['batch']:>5} x {r['n_ctx']:<4}{SHORT[r['precision']]:>6}"
-            f"{q:>12,.0f}{h:>12,.0f}{q / h:>7.2f}x{pct(r['mfu']['qkv']):>9}{pct(r['mfu']['hf']):>8}  {r['max_logit_diff_fp32']:.1e}",
+            f"{q:>12,.0f}{h:>12,.0f}{q / h:>7.2f}x{pct(r['mfu']['qkv']):>9}{pct(r['mfu']['hf']):>8}"
+            f"  {r['max_logit_diff_fp32']:.1e}",
             flush=True,
         )
     if args.json:

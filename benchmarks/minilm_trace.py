@@ -73,7 +73,8 @@ def main() -> None:
         print(f"{k:<22}{v:>9.2f}{v / ms['BertModel']:>13.2f}x")
     print(f"max |qkv - BertModel| over the last hidden states: {diff:.2e}")
     print(
-        f"load_pretrained('minilm'): {load_s * 1e3:.0f} ms; explain (layer 2, head 5), model loaded: {median(e) * 1e3:.0f} ms"
+        f"load_pretrained('minilm'): {load_s * 1e3:.0f} ms; "
+        f"explain (layer 2, head 5), model loaded: {median(e) * 1e3:.0f} ms"
     )
     print(
         f'`qkv explain "I ate an apple" --ckpt minilm --layer 2 --head 5` in a fresh process: {cli_s:.2f} s '

@@ -49,8 +49,10 @@ FAST_MOVES = """([x0, y0, ms, id]) => new Promise((done) => {
   let n = 0;
   const timer = setInterval(() => {
     const t = performance.now() - t0, a = 4 * Math.PI * Math.min(t, ms) / ms;
-    svg.dispatchEvent(new PointerEvent('pointermove', { bubbles: true, pointerId: id, isPrimary: true, pointerType: 'mouse',
-      clientX: x0 + 60 * Math.sin(a), clientY: y0 - 30 * (1 - Math.cos(a)) }));
+    svg.dispatchEvent(new PointerEvent('pointermove', {
+      bubbles: true, pointerId: id, isPrimary: true, pointerType: 'mouse',
+      clientX: x0 + 60 * Math.sin(a), clientY: y0 - 30 * (1 - Math.cos(a)),
+    }));
     n++;
     if (t >= ms) { clearInterval(timer); done(n); }
   }, 2);
@@ -145,7 +147,8 @@ def measure(browser, url: str, moves: int, fast_ms: int, rounds: int) -> dict[in
                 ms = [m for r in runs for m in r["ms"]]
                 print(
                     f"{keys:<6}{how:<34}{fps:>10.1f}{statistics.median(r['browser_per_s'] for r in runs):>11.1f}"
-                    f"{statistics.median(r['moves_per_s'] for r in runs):>9.0f}{statistics.median(ms):>18.2f}{max(ms):>7.2f}"
+                    f"{statistics.median(r['moves_per_s'] for r in runs):>9.0f}"
+                    f"{statistics.median(ms):>18.2f}{max(ms):>7.2f}"
                 )
                 if fast:
                     figures[keys] = fps

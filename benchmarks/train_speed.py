@@ -3,8 +3,9 @@
 Both run the same step: forward, next-token cross-entropy on the logits, backward, gradient
 clipping and the same fused AdamW, on the same batches of tiny Shakespeare; only the model
 differs. Each pair computes the same function from the same weights, once with GPT-2's tanh
-GELU and once with the exact GELU (qkv's default); the last row compares the two defaults. Rounds alternate between the two; the medians and their ratio are printed. With
---memory, each model also trains in a fresh process and its peak resident memory is printed.
+GELU and once with the exact GELU (qkv's default); the last row compares the two defaults.
+Rounds alternate between the two; the medians and their ratio are printed. With --memory, each
+model also trains in a fresh process and its peak resident memory is printed.
 
     python benchmarks/train_speed.py [--presets baby small] [--steps 10] [--rounds 7] [--memory]
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from functools import partial
 
 import torch
 from common import interleaved, machine, median
@@ -85,9 +86,9 @@ def main() -> None:
         same = qkv_greedy(ours, src, True) == torch_greedy(ours, theirs, src) == qkv_greedy(ours, src, False)
         times = interleaved(
             {
-                "qkv": lambda: qkv_greedy(ours, src, True),
-                "torch": lambda: torch_greedy(ours, theirs, src),
-                "nocache": lambda: qkv_greedy(ours, src, False),
+                "qkv": partial(qkv_greedy, ours, src, True),
+                "torch": partial(torch_greedy, ours, theirs, src),
+                "nocache": partial(qkv_greedy, ours, src, False),
             },
             args.rounds,
         )

@@ -2,29 +2,26 @@
 
 browser_util (server and page driving) stays free of pytest, for benchmarks/explorer_redraw.py.
 
-One Chromium, one `qkv serve` of the bundled model and one static export of it serve the whole test
-session: each test module imports these fixtures, and pytest would make a fixture imported into two
-modules two fixtures, so what they hand out is started once per process (`_shared`) and stopped when
-the session ends. The tests stay independent: each gets a fresh browser context and page (its own
-storage, cache and viewport), no test changes the server's state (it holds the model and answers;
-nothing a request does changes a later answer), and the export is only read. A module that needs a
-server of its own (another checkpoint, its own settings) starts one in a module fixture.
+One `qkv serve` of the bundled model and one static export of it serve the whole test session
+(conftest.py: `server`, `bundled_export`): no test changes the server's state (it holds the model and
+answers; nothing a request does changes a later answer), and the export is only read. A module that
+needs a server of its own (another checkpoint, its own settings) starts one in a module fixture.
+
+Chromium is started once per test module (`browser`, imported into each): Playwright's synchronous
+API keeps an asyncio loop running in the main thread for as long as it is started, so a browser
+shared by the whole session would make every later test that runs an event loop of its own
+(uvicorn in-process, asyncio.run) fail, depending on the order the tests run in. Each test gets a
+fresh browser context and page (its own storage, cache and viewport).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from browser_util import ARGS, CHROMIUM, free_port, from_module, start_server, stop  # noqa: F401
-
-SENTENCE = "我 投资了 苹果 ，"  # the bundled model's sentence of the shared export
-_shared: dict[str, object] = {}  # what one process started, by name, for the whole session
 
 
 def require_chromium() -> None:
@@ -35,61 +32,14 @@ def require_chromium() -> None:
         pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)", allow_module_level=True)
 
 
-def _once(config, name: str, start, close):
-    """The object `start()` made the first time `name` was asked for in this process; `close(it)`
-    runs when the session ends."""
-    if name not in _shared:
-        it = start()
-        _shared[name] = it
-        config.add_cleanup(lambda: close(_shared.pop(name)))
-    return _shared[name]
-
-
-@pytest.fixture(scope="session")
-def browser(pytestconfig):
-    """Headless Chromium (Debian's), one for the session; tests open their own contexts in it."""
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (Debian's), one for the test module; tests open their own contexts in it."""
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-    def start():
-        p = sync_playwright().start()
-        return p, p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-
-    def close(pair):
-        p, b = pair
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
         b.close()
-        p.stop()
-
-    return _once(pytestconfig, "browser", start, close)[1]
-
-
-@pytest.fixture(scope="session")
-def server(pytestconfig):
-    """`qkv serve` of the bundled model, one for the session: its base URL. Started as a user starts
-    it, with no arguments (port 8000), unless something else holds that port here."""
-
-    def start():
-        with socket.socket() as s:
-            taken = s.connect_ex(("127.0.0.1", 8000)) == 0
-        return start_server(*(["--port", str(free_port())] if taken else []))
-
-    return _once(pytestconfig, "server", start, lambda pair: stop(pair[0]))[1]
-
-
-@pytest.fixture(scope="session")
-def bundled_export(pytestconfig, tmp_path_factory) -> Path:
-    """`qkv explain SENTENCE --html FILE` of the bundled model, written once (read-only: copy it to change it)."""
-
-    def start():
-        out = tmp_path_factory.mktemp("export") / "attention.html"
-        subprocess.run(
-            [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return out
-
-    return _once(pytestconfig, "bundled_export", start, lambda out: None)
 
 
 def open_page(browser, **context_args):
@@ -138,7 +88,8 @@ def step_rows(pg) -> dict[int, dict[str, str]]:
     rows = pg.eval_on_selector_all(
         "#steps tr[data-key]",
         """rows => rows.map(r => [+r.dataset.key,
-        Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(td => [td.dataset.field, td.textContent.trim()]))])""",
+        Object.fromEntries([...r.querySelectorAll('td[data-field]')]
+            .map(td => [td.dataset.field, td.textContent.trim()]))])""",
     )
     return {key: fields for key, fields in rows}
 

@@ -15,8 +15,9 @@ TEXT = "hello world, a tiny text for a tiny tokenizer.\n" * 3
 TOK = train_tokenizer("char", TEXT)
 
 
-def save_weights(d, model, step, optimizer=None, info=None, tc=TrainConfig()):
+def save_weights(d, model, step, optimizer=None, info=None, tc=None):
     """A training checkpoint: a new run in d, or the run in d continued (its config and run id kept)."""
+    tc = TrainConfig() if tc is None else tc
     w = Writer(d, model.cfg, tc, TOK, resume=(d / "state.json").exists())
     w.save(model, step, optimizer, info)
     w.close()

@@ -1,5 +1,8 @@
 import os
 import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +84,32 @@ def minilm():
         if os.environ.get("CI"):
             raise
         pytest.skip(str(e))
+
+
+SENTENCE = "我 投资了 苹果 ，"  # the bundled model's sentence of the shared export (browser tests)
+
+
+@pytest.fixture(scope="session")
+def server():
+    """`qkv serve` of the bundled model, one for the session (the browser tests): its base URL.
+    Started as a user starts it, with no arguments (port 8000), unless something else holds that port."""
+    from browser_util import free_port, start_server, stop
+
+    with socket.socket() as s:
+        taken = s.connect_ex(("127.0.0.1", 8000)) == 0
+    proc, url = start_server(*(["--port", str(free_port())] if taken else []))
+    yield url
+    stop(proc)
+
+
+@pytest.fixture(scope="session")
+def bundled_export(tmp_path_factory) -> Path:
+    """`qkv explain SENTENCE --html FILE` of the bundled model, written once (read-only: copy it to change it)."""
+    out = tmp_path_factory.mktemp("export") / "attention.html"
+    subprocess.run(
+        [sys.executable, "-m", "qkv", "explain", SENTENCE, "--html", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out

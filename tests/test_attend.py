@@ -1,4 +1,5 @@
-"""qkv.attend (qkv.analysis.attend, shown by qkv.presentation.derivation): one query's attention derived step by step, checked against the seed's worked example."""
+"""qkv.attend (qkv.analysis.attend, shown by qkv.presentation.derivation): one query's attention derived step by
+step, checked against the seed's worked example."""
 
 import contextlib
 import dataclasses

@@ -329,6 +329,8 @@ def test_generate_bad_settings(capsys, ckpt, args, match):
     assert match in line
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_real_process_prints_no_traceback(tmp_path):
     exe = Path(sys.executable).with_name("qkv")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "qkv"]

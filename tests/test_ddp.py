@@ -22,6 +22,8 @@ from cli_util import eval_lines, step_losses
 from qkv.core.checkpoint import load
 from qkv.core.distributed import World, free_port
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 # 24 steps of 8 windows of a tiny model; no dropout, so one process and two compute the same function
 SETTINGS = [
     "--set",
@@ -176,7 +178,8 @@ PEER = textwrap.dedent("""
             world.mean(torch.tensor(1.0))
     except distributed.PeerLost as e:
         print(e, file=sys.stderr)
-        sys.exit(3)
+        distributed.leave()  # as prepare.run_task does on its way out: left to interpreter shutdown,
+        sys.exit(3)  # gloo's broken group aborts the process now and then (exit -6, a second line)
 """)
 
 

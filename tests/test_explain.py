@@ -1,4 +1,5 @@
-"""qkv.explain (qkv.analysis.explain, shown by qkv.presentation.explanation): the numbers shown are the model's, in both languages, and bad input is one line."""
+"""qkv.explain (qkv.analysis.explain, shown by qkv.presentation.explanation): the numbers shown are the model's,
+in both languages, and bad input is one line."""
 
 import json
 import math

@@ -83,6 +83,7 @@ def capture(monkeypatch, module):
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
+@pytest.mark.slow
 def test_every_array_function_writes_png_and_svg(tmp_path, suffix, ckpt, run):
     tokens = ["a", "b", "c", "d", "e"]
     model, tokenizer = checkpoint.load(ckpt)
@@ -148,6 +149,7 @@ def labels(fig) -> list[str]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_every_figure_speaks_the_chosen_language(tmp_path, monkeypatch, lang, ckpt, run):
     """Every word of every figure comes from the chosen language's catalogue: in Chinese each label
     holds Chinese characters the CJK font can draw; in English none does (the tokens here are Latin)."""
@@ -247,6 +249,7 @@ def parse(*argv):
     return build_parser().parse_args(["figure", *argv])
 
 
+@pytest.mark.slow
 def test_cli_positions_rope_loss(tmp_path, run, capsys):
     for kind in ("positions", "rope"):
         out = tmp_path / f"{kind}.png"

@@ -139,6 +139,7 @@ def missing(source: str) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_every_key_the_source_uses_exists_with_its_fields():
     files = sorted(SRC.rglob("*.py"))
     uses = {path: used_keys(path.read_text(encoding="utf-8")) for path in files}

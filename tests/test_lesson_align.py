@@ -25,6 +25,8 @@ from qkv.core.corpus import pairs
 from qkv.presentation.i18n import t
 from qkv.presentation.lessons.align import MARGIN
 
+pytestmark = [pytest.mark.slow]
+
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 BLEU_FLOOR = 90.0  # the bundled model translates the held-out pairs (nearly) word for word: BLEU 100.0
 

@@ -12,6 +12,8 @@ from qkv.apps import lessons
 from qkv.apps.lessons import context
 from qkv.core.bundled import default_ckpt
 
+pytestmark = [pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
@@ -86,8 +88,8 @@ def test_figures_and_text(result):
     # the numbers the text quotes are the measured ones
     assert f"{n['cosine'][n['min_cosine_stage']]:.4f}, at {n['min_cosine_stage']}" in result.text
     assert (
-        f"{n['continuation_accuracy']:.1%} of the cases, the untrained one in {n['untrained_continuation_accuracy']:.1%}"
-        in result.text
+        f"{n['continuation_accuracy']:.1%} of the cases, "
+        f"the untrained one in {n['untrained_continuation_accuracy']:.1%}" in result.text
     )
     result.to_json()  # serialisable
 

@@ -169,6 +169,7 @@ def test_heads(results, bundled):
 # ---------------------------------------------------------------------------------------- dropout
 
 
+@pytest.mark.slow
 def test_dropout(results):
     en, zh = results("dropout")
     _common("dropout", en, zh, 1)

@@ -18,6 +18,8 @@ import torch
 from qkv.apps import lessons
 from qkv.apps.lessons import real_apple, real_heads, real_hull
 
+pytestmark = [pytest.mark.slow]
+
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
 

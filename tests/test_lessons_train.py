@@ -19,6 +19,8 @@ from qkv.apps.lessons.training import fit, tokenize
 from qkv.core.config import ModelConfig, TrainConfig
 from qkv.presentation.i18n import t
 
+pytestmark = [pytest.mark.slow]
+
 HAN = re.compile("[\u4e00-\u9fff]")
 
 

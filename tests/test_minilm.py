@@ -99,6 +99,7 @@ def test_padding_does_not_change_a_sentence(minilm, batch):
             torch.testing.assert_close(padded[b, : alone.shape[0]], alone, atol=TOL, rtol=0)
 
 
+@pytest.mark.slow
 def test_sentence_embedding_equals_sentence_transformers(minilm):
     from sentence_transformers import SentenceTransformer
 
@@ -110,6 +111,7 @@ def test_sentence_embedding_equals_sentence_transformers(minilm):
     torch.testing.assert_close(ours.norm(dim=-1), torch.ones(len(SENTENCES)), atol=1e-6, rtol=0)
 
 
+@pytest.mark.slow
 def test_trace_names_and_invariants_on_a_real_model(minilm):
     model, tok = minilm
     ids = torch.tensor([tok.encode("I ate an apple")])
@@ -183,6 +185,8 @@ def test_missing_package_names_the_install_command(monkeypatch):
         load_pretrained("minilm")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_figures_draw_a_real_model(minilm, tmp_path):
     import subprocess
     import sys
@@ -228,6 +232,7 @@ def test_sentence_embedding_of_a_long_text_is_cut_as_sentence_transformers_cuts_
     )
 
 
+@pytest.mark.slow
 def test_check_sees_padding(minilm, batch):
     model, _ = minilm
     ids, mask = batch
@@ -251,6 +256,8 @@ def test_check_sees_padding(minilm, batch):
     [("   ", "gives no tokens but special ones"), ("apple " * 600, "reads at most n_ctx = 512, all at once")],
 )
 @pytest.mark.parametrize("command", ["explain", "trace"])
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_an_encoder_text_is_refused_not_cut(command, text, says):
     import subprocess
     import sys

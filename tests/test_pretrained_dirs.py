@@ -213,6 +213,8 @@ def test_missing_path_hints_at_hub_names():
         load("no/such/run")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_cli_trace_and_check_on_an_hf_directory(gpt2_dir, tmp_path):
     import subprocess
     import sys

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from cli_util import step_losses
 
 from qkv.core import checkpoint, corpus
@@ -40,6 +41,7 @@ def test_fast_preset_overrides_like_any_preset():
     assert PRESETS["fast"].model["pos"] == "rope"  # the preset itself is not changed
 
 
+@pytest.mark.slow
 def test_a_short_fast_run_lowers_the_loss(tmp_path):
     # the preset's model and optimizer settings; fewer, smaller steps so that the test is quick
     out = tmp_path / "run"

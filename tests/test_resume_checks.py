@@ -129,6 +129,8 @@ def foreign_optimizer(d: Path, other: Path) -> None:
 
 
 @pytest.mark.parametrize("forged", [True, False])
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_resume_with_a_foreign_optimizer_fails_fast(runs, base, forged):
     if forged:
         foreign_optimizer(base, runs["other"])

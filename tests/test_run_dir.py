@@ -146,6 +146,8 @@ def start_run(out: Path, text_file: Path, *extra) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_kill_9_during_a_forced_run_leaves_the_old_checkpoint(base, text_file):
     before = snapshot(base)
     proc = start_run(base, text_file, "--force")
@@ -196,6 +198,8 @@ def test_the_lock_is_exclusive_and_leaves_nothing(tmp_path):
         pass
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_second_run_on_a_locked_directory_fails_at_once(capsys, tmp_path, text_file, monkeypatch):
     out = tmp_path / "run"
     proc = start_run(out, text_file)

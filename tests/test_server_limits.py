@@ -16,6 +16,8 @@ from browser_util import start_server, stop
 
 from qkv.apps.web.server import IDLE_TIMEOUT
 
+pytestmark = [pytest.mark.slow]
+
 HELD = 200  # connections held open at once (each one a file descriptor in the server)
 
 

@@ -76,11 +76,15 @@ def test_configure_applies_and_returns(keep_threads, monkeypatch):
     assert threads.governor() is None  # the user chose: nothing changes it
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_import_leaves_the_users_settings_alone():
     code = "import os, qkv; print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('OMP_NUM_THREADS'))"
     assert run_python(code, OMP_WAIT_POLICY="ACTIVE", OMP_NUM_THREADS="1") == "ACTIVE 1"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_users_omp_num_threads_is_what_configure_applies():
     code = "from qkv.core import threads; import torch; print(threads.configure(), torch.get_num_threads())"
     assert run_python(code, OMP_NUM_THREADS="1") == "1 1"

@@ -179,17 +179,21 @@ def test_without_fallback_the_error_names_only_what_no_word_covers():
     assert [u["how"] for u in unknown_pieces(tok, "很好")] == ["none"]
 
 
+def _reference_distance(a: str, b: str) -> int:
+    """The edit distance by its recursive definition, memoised."""
+
+    @functools.cache
+    def ref(i, j):
+        if i == 0 or j == 0:
+            return i + j
+        return min(ref(i - 1, j) + 1, ref(i, j - 1) + 1, ref(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
+
+    return ref(len(a), len(b))
+
+
 def test_edit_distance_and_nearest_words():
     for a, b in (("kitten", "sitting"), ("", "abc"), ("苹果", "苹果树"), ("flaw", "lawn")):
-        # reference: the recursive definition, memoised
-
-        @functools.cache
-        def ref(i, j):
-            if i == 0 or j == 0:
-                return i + j
-            return min(ref(i - 1, j) + 1, ref(i, j - 1) + 1, ref(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
-
-        assert edit_distance(a, b) == ref(len(a), len(b)) == edit_distance(b, a)
+        assert edit_distance(a, b) == _reference_distance(a, b) == edit_distance(b, a)
     assert nearest_words(["apple", "cat", "applet", "pear"], "Apples") == ["apple", "applet", "pear", "cat"]
     assert nearest_words(["猫"], "🎉") == []
 

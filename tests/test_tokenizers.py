@@ -57,6 +57,7 @@ def assert_roundtrip(tok, s):
 
 @settings(max_examples=150, deadline=None)
 @given(any_text.filter(bool))
+@pytest.mark.slow
 def test_char_roundtrip(s):
     tok = train_tokenizer("char", s)
     assert tok.vocab_size == len(set(s))
@@ -74,6 +75,7 @@ def test_word_roundtrip_without_segmentation(s):
 @needs_jieba
 @settings(max_examples=60, deadline=None)
 @given(cjk_text)
+@pytest.mark.slow
 def test_word_roundtrip_with_jieba(s):
     tok = train_tokenizer("word", s, segment="jieba")
     assert tok.to_dict()["segment"] == "jieba"

@@ -147,6 +147,7 @@ def _nan_after(monkeypatch, n_good: int) -> None:
     monkeypatch.setattr(tt, "seq2seq_loss", loss)
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
     good, out = tmp_path / "good", tmp_path / "run"
     run(good, until=10)

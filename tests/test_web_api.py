@@ -423,7 +423,7 @@ def test_compare_reads_each_sentence_alone_even_without_the_mask():
     model = GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2, causal=False)).eval()
     a, b = "a b c", "d e f a b c d e"
     doc = compare(model, tok, a, b, "c")
-    for side, text in (("a", a), ("b", b)):
+    for side in ("a", "b"):
         assert doc[side]["tokens"][doc[side]["pos"]] == "c"
     # compare reads each sentence alone too, with these very calls: the same floats, hence abs=1e-12
     alone = [vectors_at(model, [tok.encode(t)], [doc[s]["pos"]]) for s, t in (("a", a), ("b", b))]

@@ -17,22 +17,12 @@ import subprocess
 import sys
 
 import pytest
-from browser_fixtures import (  # noqa: F401
-    browser,
-    from_module,
-    near,
-    numbers,
-    page,
-    require_chromium,
-    server,
-    shown_equal,
-    step_rows,
-)
+from browser_fixtures import browser, from_module, near, numbers, page, require_chromium, shown_equal, step_rows  # noqa: F401
 from browser_util import act, api, choose, free_port, load_page, settle, start_server, stop
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 # ---------------------------------------------------------------------------
@@ -76,7 +66,8 @@ def z_inside_drawn_hull(pg) -> bool:
         const p = poly.getAttribute('points').trim().split(/\s+/).map(q => q.split(',').map(Number));
         let inside = false;
         for (let i = 0, j = p.length - 1; i < p.length; j = i++)
-            if ((p[i][1] > y) !== (p[j][1] > y) && x < (p[j][0] - p[i][0]) * (y - p[i][1]) / (p[j][1] - p[i][1]) + p[i][0])
+            if ((p[i][1] > y) !== (p[j][1] > y)
+                && x < (p[j][0] - p[i][0]) * (y - p[i][1]) / (p[j][1] - p[i][1]) + p[i][0])
                 inside = !inside;
         return inside;
     }""")

@@ -15,7 +15,7 @@ from browser_fixtures import browser, require_chromium  # noqa: F401
 from qkv.apps.web import bundle
 
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 PROGRAM = {
     "main.js": """import { log } from "./log.js";

@@ -16,16 +16,7 @@ import urllib.request
 
 import pytest
 import torch
-from browser_fixtures import (  # noqa: F401
-    browser,
-    bundled_export,
-    from_module,
-    numbers,
-    open_page,
-    page,
-    require_chromium,
-    server,
-)
+from browser_fixtures import browser, from_module, numbers, open_page, page, require_chromium  # noqa: F401
 from browser_util import act, api, free_port, load_page, settle, start_server, stop
 
 import qkv
@@ -34,7 +25,7 @@ from qkv.analysis.view import unpack_view
 SENTENCE = "我 投资了 苹果 ，"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,11 @@ server uses). Every expectation is computed at test time (the bundled model may 
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import pytest
 import torch
-from browser_fixtures import bring_into_view, browser, bundled_export, page, require_chromium, server, shown_equal  # noqa: F401
+from browser_fixtures import bring_into_view, browser, page, require_chromium, shown_equal  # noqa: F401
 from browser_util import act, choose, load_page
 
 from qkv.core.bundled import default_ckpt
@@ -22,7 +23,7 @@ from qkv.presentation.i18n import translator
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +163,7 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
         after = model.next_token_probs(w_o_zeroed(model, chosen)(x))[0]
     for token in (T - 1, 1):  # another query token: the same answer, read at another position
         if page.evaluate("qkv.state.token") != token:
-            act(page, lambda: page.click(f"#tokens .token[data-pos='{token}']"))
+            act(page, partial(page.click, f"#tokens .token[data-pos='{token}']"))
             bring_into_view(page, "#ablate")  # the click scrolled to the tokens: wake the panel again
         rows = next_rows(page)
         assert rows

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from browser_fixtures import browser, bundled_export, from_module, near, page, require_chromium, server  # noqa: F401
+from browser_fixtures import browser, from_module, near, page, require_chromium  # noqa: F401
 from browser_util import load_page
 
 from qkv.analysis.attend import attend
@@ -22,7 +22,7 @@ from qkv.analysis.numbers import fmt as attend_fmt
 from qkv.analysis.numbers import parse_number
 
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 EXACT = 1e-12  # relative: the page and numpy both compute in double precision (they may differ in the last bits)
 
@@ -68,7 +68,8 @@ def shown(pg) -> dict[tuple, str]:
     cells = pg.eval_on_selector_all(
         "#playground .pg-x",
         """xs => xs.map(x => [x.dataset.f,
-        x.dataset.j === undefined ? null : +x.dataset.j, x.dataset.i === undefined ? null : +x.dataset.i, x.textContent])""",
+        x.dataset.j === undefined ? null : +x.dataset.j,
+        x.dataset.i === undefined ? null : +x.dataset.i, x.textContent])""",
     )
     out: dict[tuple, str] = {}
     for f, j, i, text in cells:
@@ -84,7 +85,8 @@ def expected(doc: dict, key: tuple):
 
 
 def check_against_attend(pg) -> dict:
-    """Every number shown equals attend's display of the page's own q, K, V and d_k; the page's doubles equal attend's."""
+    """Every number shown equals attend's display of the page's own q, K, V and d_k;
+    the page's doubles equal attend's."""
     st = state(pg)
     steps = attend(st["q"], st["K"], st["V"], st["d_k"])
     doc = steps.to_json()
@@ -119,12 +121,14 @@ def check_against_attend(pg) -> dict:
 def z_inside_drawn_hull(pg) -> bool:
     """The ✕ of z, as drawn, lies strictly inside the drawn hull polygon (crossing rule, SVG coordinates)."""
     return pg.evaluate(r"""() => {
-        const [x, y] = document.querySelector('#pg-vplane .pg-z').getAttribute('transform').match(/-?[\d.]+/g).map(Number);
+        const [x, y] = document.querySelector('#pg-vplane .pg-z').getAttribute('transform')
+            .match(/-?[\d.]+/g).map(Number);
         const p = document.querySelector('#pg-vplane .pg-hull').getAttribute('points').trim().split(/\s+/)
             .map(q => q.split(',').map(Number));
         let inside = p.length >= 3 ? false : null;
         for (let i = 0, j = p.length - 1; i < p.length; j = i++)
-            if ((p[i][1] > y) !== (p[j][1] > y) && x < (p[j][0] - p[i][0]) * (y - p[i][1]) / (p[j][1] - p[i][1]) + p[i][0])
+            if ((p[i][1] > y) !== (p[j][1] > y)
+                && x < (p[j][0] - p[i][0]) * (y - p[i][1]) / (p[j][1] - p[i][1]) + p[i][0])
                 inside = !inside;
         return inside;
     }""")
@@ -238,7 +242,7 @@ def test_a_seeded_random_case_typed_in_matches_attend(page, server):
 def test_dragging_a_key_moves_it_under_the_mouse_and_the_numbers_follow(page, server):
     open_playground(page, server)
     before = attend(*(lambda s: (s["q"], s["K"], s["V"], s["d_k"]))(state(page))).to_json()
-    (x2, y1), (_, y3) = marker(page, "K", 1), marker(page, "K", 2)  # k2 = (0, 1), k3 = (0, -1): pixels per unit
+    (_, y1), (_, y3) = marker(page, "K", 1), marker(page, "K", 2)  # k2 = (0, 1), k3 = (0, -1): pixels per unit
     px = abs(y3 - y1) / 2
     end = drag(page, "K", 0, 0.45 * px, -0.3 * px)
     st = state(page)

@@ -13,7 +13,7 @@ from browser_fixtures import browser, from_module, numbers, page, require_chromi
 from browser_util import act, api, choose, free_port, load_page, start_server, stop
 
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import bring_into_view, browser, bundled_export, near, numbers, page, require_chromium, server  # noqa: F401
+from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium  # noqa: F401
 from browser_util import act, api, load_page
 
 from qkv.analysis.view import read_text
@@ -17,7 +17,7 @@ from qkv.core.bundled import default_ckpt
 from qkv.core.checkpoint import load
 
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 @pytest.fixture(scope="module")

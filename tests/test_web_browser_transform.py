@@ -10,17 +10,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from browser_fixtures import (  # noqa: F401
-    bring_into_view,
-    browser,
-    bundled_export,
-    from_module,
-    near,
-    numbers,
-    page,
-    require_chromium,
-    server,
-)
+from browser_fixtures import bring_into_view, browser, from_module, near, numbers, page, require_chromium  # noqa: F401
 from browser_util import act, load_page
 
 import qkv
@@ -29,7 +19,7 @@ from qkv.analysis.transform_cloud import word_cloud
 from qkv.core.bundled import default_ckpt
 
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 ROUNDING = 6e-4  # the page writes 4 decimals; a product of three such matrices is good to a few 1e-4
 
 
@@ -58,15 +48,18 @@ def test_the_panels_singular_values_are_the_python_apis(page, server, bundled):
     act(page, lambda: page.select_option("#head", str(head)))
     wait_for_head(page, layer, head)
     twin = random_twin(model, 0)
+
+    def cell(name, field):
+        return float(page.inner_text(f"#tf-table tr[data-matrix={name}] td[data-field={field}]"))
+
     for name, W in head_matrices(model, layer, head).items():
         expected = torch.linalg.svdvals(W).tolist()
         shown = numbers(page.text_content(f"#tf-table details[data-matrix={name}] .tf-sv"))
         assert len(shown) == len(expected) and all(near(a, b) for a, b in zip(shown, expected)), name
-        cell = lambda field: float(page.inner_text(f"#tf-table tr[data-matrix={name}] td[data-field={field}]"))  # noqa: E731
-        assert near(cell("s1"), expected[0]) and near(cell("sr"), expected[-1])
-        assert near(cell("cond"), expected[0] / expected[-1]), name  # σ₁/σᵣ
+        assert near(cell(name, "s1"), expected[0]) and near(cell(name, "sr"), expected[-1])
+        assert near(cell(name, "cond"), expected[0] / expected[-1]), name  # σ₁/σᵣ
         s = torch.linalg.svdvals(head_matrices(twin, layer, head)[name])
-        assert near(cell("rcond"), float(s[0] / s[-1])), name  # the random model's
+        assert near(cell(name, "rcond"), float(s[0] / s[-1])), name  # the random model's
     cloud = word_cloud(model, tok, layer, head)
     before = numbers(page.inner_text("#tf-cloud [data-side=before] [data-field=sep]"))
     after = numbers(page.inner_text("#tf-cloud [data-side=after] [data-field=sep]"))

@@ -20,7 +20,7 @@ from test_explain_seq2seq import SOURCE, tiny_translator
 
 WRITTEN = ["grandpa", "ate", "some", "banana", ".", "</s>"]
 require_chromium()
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 
 @pytest.fixture(scope="module")

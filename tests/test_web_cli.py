@@ -18,6 +18,8 @@ from qkv.apps.web.export import _inline_json, page_html
 from qkv.apps.web.server import SCRIPTS
 from qkv.core.bundled import default_ckpt
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 SENTENCE = "我 投资了 苹果 ，"
 
 

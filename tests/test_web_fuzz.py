@@ -15,6 +15,7 @@ import os
 from collections import Counter
 from urllib.parse import quote
 
+import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,6 +110,7 @@ def fuzz_once(request):
         assert doc["status"] == r.status_code and doc["error"] and "\n" not in doc["error"], doc
 
 
+@pytest.mark.slow
 def test_no_request_gets_a_500():
     SEEN.clear()
     fuzz_once()  # hypothesis runs EXAMPLES requests

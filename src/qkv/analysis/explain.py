@@ -34,9 +34,10 @@ JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
                 attn_out: |all heads + b_O|, x_plus_attn: |x + attn_out|, resid_mid: |resid_mid|}
     heads       (mode "summary") [{layer, head, top_pos, top_token, top_weight, entropy_bits}],
                 with max_entropy_bits = log2(number of visible keys) beside it
-    next        null for a model without LM head (an encoder), else {position, top: [{rank, id, token, prob}] the `top` most likely next tokens of
-                softmax(h W_out + b) at the query position, actual: {id, token, prob, rank} of the
-                token that follows in the text, or null for the last token}
+    next        null for a model without LM head (an encoder), else {position, top: [{rank, id, token, prob}]
+                the `top` most likely next tokens of softmax(h W_out + b) at the query position,
+                actual: {id, token, prob, rank} of the token that follows in the text, or null for the
+                last token}
 """
 
 from __future__ import annotations

@@ -31,10 +31,11 @@ word of the vocabulary covers, in text order,
 text: the run as typed, ASCII capitals folded (the document's own "text" is the whole text as the
 model reads it, for such a tokenizer its decoded ids: "我 吃了 苹果 ， 味道 很 好"); pieces: what it
 was read as, words and characters (a character read as UTF-8 bytes is listed whole; in a word of a
-spaced script, such as "apples" -> ["apple", "s"], the whole word is the run); how: "chars" (single-character tokens) or "bytes" (at
-least one character read as byte tokens); nearest: up to 5 known words, least edit distance first,
-among those sharing a character with the run. [] when every piece is a word, and always for char
-and BPE tokenizers. For a view of token ids, the runs are those of the ids' decoded text.
+spaced script, such as "apples" -> ["apple", "s"], the whole word is the run); how: "chars"
+(single-character tokens) or "bytes" (at least one character read as byte tokens); nearest: up to
+5 known words, least edit distance first, among those sharing a character with the run. [] when
+every piece is a word, and always for char and BPE tokenizers. For a view of token ids, the runs
+are those of the ids' decoded text.
 """
 
 from __future__ import annotations

@@ -59,14 +59,16 @@ def resolve(name: str | torch.device = "auto") -> torch.device:
     if name == "mps":
         if not _mps_available():
             raise ValueError(
-                "device mps is not available here (no Apple GPU, or this torch was built without MPS); use --device cpu or auto"
+                "device mps is not available here (no Apple GPU, or this torch was built without MPS); "
+                "use --device cpu or auto"
             )
         return torch.device("mps")
     kind, _, index = name.partition(":")
     if kind == "cuda" and (not index or index.isdigit()):
         if not torch.cuda.is_available():
             raise ValueError(
-                f"device {name} is not available here (no CUDA GPU, or this torch was built without CUDA); use --device cpu or auto"
+                f"device {name} is not available here (no CUDA GPU, or this torch was built without CUDA); "
+                "use --device cpu or auto"
             )
         if index and int(index) >= torch.cuda.device_count():
             raise ValueError(

@@ -114,7 +114,8 @@ class Derivation(analysis.Steps):
                     (
                         "math",
                         f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
-                        rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad \textstyle\sum = {latex(self.total_shifted)}",
+                        rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad "
+                        rf"\textstyle\sum = {latex(self.total_shifted)}",
                     ),
                 ],
             ),

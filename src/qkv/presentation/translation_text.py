@@ -24,7 +24,7 @@ def translation_blocks(d: dict, lang: str) -> list:
     """The translation document `d` (kind "translation") as blocks in `lang`."""
     say = translator(lang, "translation")
     steps = _say(lang)
-    L, H, src, n_src = d["layer"], d["head"], d["source"]["tokens"], len(d["source"]["tokens"])
+    L, H, n_src = d["layer"], d["head"], len(d["source"]["tokens"])
     out = [
         ("title", say("title", layer=L, head=H)),
         ("p", say("source", n=n_src, text=d["text"])),

@@ -9,7 +9,6 @@ import os
 import sys
 
 from qkv.core import threads
-from qkv.core.distributed import PeerLost
 
 from .commands import COMMANDS
 from .parser import build_parser

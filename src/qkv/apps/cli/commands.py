@@ -270,7 +270,8 @@ def _info_translation(ref, ckpt) -> None:
             else ""
         )
         print(
-            f"  trained on {data['pairs']:,} pairs from {where}; {data.get('val_pairs', 0):,} validation pairs{held}{left}"
+            f"  trained on {data['pairs']:,} pairs from {where}; "
+            f"{data.get('val_pairs', 0):,} validation pairs{held}{left}"
         )
 
 

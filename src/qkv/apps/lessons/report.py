@@ -17,9 +17,13 @@ from qkv.presentation.i18n import check_lang, t
 
 from .base import LessonResult, check_folder
 
-_CSS = """body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}
-pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}img{max-width:100%;border:1px solid #ddd;margin:.5rem 0}
-.headline{font-weight:600;background:#eef5ff;padding:.5rem .8rem;border-radius:6px}nav a{margin-right:.8rem}"""
+_CSS = (
+    "body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;"
+    "color:#222}\n"
+    "pre{white-space:pre-wrap;background:#f6f6f6;padding:.8rem;border-radius:6px}"
+    "img{max-width:100%;border:1px solid #ddd;margin:.5rem 0}\n"
+    ".headline{font-weight:600;background:#eef5ff;padding:.5rem .8rem;border-radius:6px}nav a{margin-right:.8rem}"
+)
 
 
 def write_report(
@@ -42,7 +46,8 @@ def write_report(
         )
     page = (
         f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style>'
-        f"<h1>{title}</h1><p>{html.escape(intro)} ({when}; {html.escape(model)})</p><nav>{nav}</nav>{''.join(sections)}</html>"
+        f"<h1>{title}</h1><p>{html.escape(intro)} ({when}; {html.escape(model)})</p><nav>{nav}</nav>"
+        f"{''.join(sections)}</html>"
     )
     (folder / "index.html").write_text(page, encoding="utf-8")
     write_json(

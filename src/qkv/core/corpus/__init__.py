@@ -188,8 +188,8 @@ def _sense_probes(rng: random.Random, lang: str) -> list[Probe]:
 
 def _order_probes(rng: random.Random, lang: str) -> list[Probe]:
     out: list[Probe] = []
-    for verb, pairs in _reserved()["order_list"].items():
-        for a, b in pairs:
+    for verb, word_pairs in _reserved()["order_list"].items():
+        for a, b in word_pairs:
             time = rng.randrange(len(L.ORDER_TIMES))
             place = rng.randrange(len(L.ORDER_PLACES))
             # English pronouns such as i/me would give the answer away (and

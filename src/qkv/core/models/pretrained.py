@@ -137,9 +137,8 @@ def _download(name: str) -> Path:
     try:
         return Path(snapshot_download(name, allow_patterns=patterns))
     except Exception as e:  # no network, no such repository, ...: the hub's own message, first line
-        raise ValueError(
-            f"could not fetch {name!r} from the Hugging Face hub: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
-        ) from None
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"could not fetch {name!r} from the Hugging Face hub: {first}") from None
 
 
 def _read_config(d: Path) -> dict:

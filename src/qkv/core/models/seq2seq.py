@@ -137,7 +137,8 @@ class Seq2Seq(nn.Module):
         return self.unembed(h)  # (B, T, d_vocab): h W_out + b
 
     def _embed(self, scope: str, table: nn.Embedding, pos_module, ids: torch.Tensor, offset: int) -> torch.Tensor:
-        """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + positions offset.., recorded as {scope}hook_embed, hook_pos_embed."""
+        """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + positions offset.., recorded as
+        {scope}hook_embed, hook_pos_embed."""
         B, T = ids.shape
         x = table(ids) * self.embed_scale if self.embed_scale != 1.0 else table(ids)  # (B, T, d_model)
         tap(scope + "hook_embed", x)

@@ -1,6 +1,7 @@
 """Write a qkv tokenizer as a Hugging Face `tokenizers.Tokenizer` that encodes and decodes the same.
 
-    hf = to_hf_tokenizer(tokenizer)      # hf.encode(s).ids == tokenizer.encode(s); hf.decode(ids) == tokenizer.decode(ids)
+    hf = to_hf_tokenizer(tokenizer)      # hf.encode(s).ids == tokenizer.encode(s);
+                                         # hf.decode(ids) == tokenizer.decode(ids)
 
 How each kind is expressed:
 

@@ -11,7 +11,10 @@ MESSAGES = {
     "mix": "Mix: z = Σ a_j v_j blends the values by their weights",
     "hull": "Check: is z inside the convex hull of the values?",
     "inside": "Yes. A linear program finds weights w = {w} (w ≥ 0, Σ w = 1) with Σ w_j v_j = z; distance 0.",
-    "other_w": "(When the values are affinely dependent the combination is not unique, so w may differ from a; any such w proves the point.)",
+    "other_w": "(When the values are affinely dependent the combination is not unique, so w may differ from a; any "
+    "such w proves the point.)",
     "outside": "No: z is at L1 distance {d} from the hull. This should not happen; it signals a numerical problem.",
-    "note": "Note: only one head's normalised weights guarantee that z stays inside the hull of the values. Concatenating heads and multiplying by W_O, adding the residual x, or applying dropout to the weights without renormalising them (their sum is then no longer 1, as in training) can all take the result outside it.",
+    "note": "Note: only one head's normalised weights guarantee that z stays inside the hull of the values. "
+    "Concatenating heads and multiplying by W_O, adding the residual x, or applying dropout to the weights without "
+    "renormalising them (their sum is then no longer 1, as in training) can all take the result outside it.",
 }

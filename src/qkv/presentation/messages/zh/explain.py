@@ -6,9 +6,11 @@ MESSAGES = {
     "scope_all": "所有层、所有头",
     "scope_layer": "第 {layer} 层的每个头",
     "scope_head": "每一层的第 {head} 个头",
-    "step1": "第一步：用「{tok}」的 query 与它能看到的每个词元的 key 做点积，s_j = q·k_j / √d_head（d_head = {d}，√d_head = {s:.3f}），再取 A = softmax(s)。",
+    "step1": "第一步：用「{tok}」的 query 与它能看到的每个词元的 key 做点积，s_j = q·k_j / √d_head（d_head = {d}，"
+    "√d_head = {s:.3f}），再取 A = softmax(s)。",
     "step1_end": "这些权重都不小于 0，总和为 {sum:.6f}；「{tok}」得到的权重最大。",
-    "step2": "第二步：按这些权重把各个 value 加起来，z = Σ_j A_j v_j。|z| = {norm:.4f}；前几个坐标 {first}（共 {d} 维）；|z − Σ_j A_j v_j| ≤ {err:.1e}。",
+    "step2": "第二步：按这些权重把各个 value 加起来，z = Σ_j A_j v_j。|z| = {norm:.4f}；"
+    "前几个坐标 {first}（共 {d} 维）；|z − Σ_j A_j v_j| ≤ {err:.1e}。",
     "step2_tab": "在 z 中分量最重的 value（A_j·|v_j| 及其在总和中的占比）：",
     "step3": "第三步：把注意力取回的信息加回残差流：x_new = x + Σ_h z_h W_O[h] + b_O（本头贡献的是 z W_O）。",
     "step3_post": "这是后归一化（post-norm）的块：resid_mid = LayerNorm(x + attn_out)。",
@@ -24,7 +26,8 @@ MESSAGES = {
     "sum_note": "注意力行的熵（比特）：0 表示权重全在一个词元上，{max:.3f} 表示均匀分给可见的 {n} 个词元。",
     "join": "⁀ 表示一个接在前一个词元后面的 WordPiece 片段（词表里写作 ##）：“em ⁀bed ⁀ding ⁀s” 合起来是一个词。",
     "bidirectional": "这个模型没有因果遮蔽：每个词元都能看到所有词元，包括它后面的，所以每一行都列出全部词元。",
-    "no_next": "这里没有下一个词元的预测：这是一个编码器，它为每个词元输出一个向量（该词元在语境中的含义），而不是下一个词元的概率。",
+    "no_next": "这里没有下一个词元的预测：这是一个编码器，它为每个词元输出一个向量（该词元在语境中的含义），"
+    "而不是下一个词元的概率。",
     "crop": "文本有 {n} 个词元，超过 n_ctx = {ctx}：丢弃了开头的 {drop} 个。",
     "space": "␣ 表示空格：空格本身也是词元，模型像对待其他词元一样关注它。",
     "largest": "◀ 最大",

@@ -8,9 +8,11 @@ MESSAGES = {
     "target": "target word (written at this step)",
     "source": "source word",
     "weight": "attention weight (each row sums to 1)",
-    "caption": "Row: the target word a decoder step writes; its query comes from the decoder. Column: a source word; its key and value come from the encoder.",
+    "caption": "Row: the target word a decoder step writes; its query comes from the decoder. Column: a source word; "
+    "its key and value come from the encoder.",
     "gold": "Red squares: the corpus's gold alignment (which source word each target word translates).",
     "no_pair": "No gold alignment: the source is not one of the corpus's sentences.",
     "differs": "No gold alignment: the model's translation differs from the corpus's.",
-    "hull_title": "Decoder layer {layer}, cross-attention head {head}: z of target step {pos} “{tok}” among the source values",
+    "hull_title": "Decoder layer {layer}, cross-attention head {head}: z of target step {pos} “{tok}” among "
+    "the source values",
 }

@@ -9,6 +9,7 @@ MESSAGES = {
     "fast": "fast",
     "slow": "slow",
     "pair": "pair {i} ({speed}): θ = {theta:.3g} rad per position",
-    "offset": "q·k after rotation: positions ({s}, {t}) → {a:.4f}, ({s2}, {t2}) → {b:.4f}\nthe dot product of two rotated vectors depends only on the offset t − s",
+    "offset": "q·k after rotation: positions ({s}, {t}) → {a:.4f}, ({s2}, {t2}) → {b:.4f}\n"
+    "the dot product of two rotated vectors depends only on the offset t − s",
     "rope_title": "RoPE: a query's pairs rotated by t·θ_i (d_head = {d_head})",
 }

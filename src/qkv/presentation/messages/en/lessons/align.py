@@ -11,24 +11,26 @@ MESSAGES = {
     "link_single": "one Chinese counterpart",
     "link_phrase": "a phrase of several",
     "link_punct": "punctuation",
-    "single_beats": "Where an English word has exactly one Chinese counterpart, the best head finds it {single_best:.3f} of "
-    "the time against the diagonal's {single_diagonal:.3f}: there it aligns by content, not by place.",
+    "single_beats": "Where an English word has exactly one Chinese counterpart, the best head finds it "
+    "{single_best:.3f} of the time against the diagonal's {single_diagonal:.3f}: there it aligns by "
+    "content, not by place.",
     "single_not": "Even where an English word has exactly one Chinese counterpart, the best head finds it only "
     "{single_best:.3f} of the time, against the diagonal's {single_diagonal:.3f}.",
-    "phrase_diagonal": "The diagonal does better inside phrases ({phrase_diagonal:.3f} against {phrase_best:.3f}): every "
-    "word of a long block counts there, so landing near the right place is enough.",
+    "phrase_diagonal": "The diagonal does better inside phrases ({phrase_diagonal:.3f} against "
+    "{phrase_best:.3f}): every word of a long block counts there, so landing near the right place is enough.",
     "comma_ahead": "The row that writes a comma misses the Chinese comma {comma_missed} times out of {commas}, and "
     "{comma_ahead} of those misses lie further right in the source, on what follows the comma: the "
     "decoder is already reading what it will write next.",
-    "comma_elsewhere": "The row that writes a comma misses the Chinese comma {comma_missed} times out of {commas}; only "
-    "{comma_ahead} of those misses lie further right in the source.",
+    "comma_elsewhere": "The row that writes a comma misses the Chinese comma {comma_missed} times out of "
+    "{commas}; only {comma_ahead} of those misses lie further right in the source.",
     "sense_food": "food",
     "sense_company": "company",
     "sense_cell": "{sense} ({en}): word {word_ok}/{n}, tail {tail_ok}/{n}, whole sentence {exact}/{n}",
     "sense_line": "- {word}: {cells}",
     "far_above": "The best head is far above the untrained model ({best_acc:.3f} against {untrained_best_acc:.3f}): "
     "the alignment was learned; the attention formula by itself gives none.",
-    "not_far_above": "The best head is not far above the untrained model ({best_acc:.3f} against {untrained_best_acc:.3f}).",
+    "not_far_above": "The best head is not far above the untrained model ({best_acc:.3f} against "
+    "{untrained_best_acc:.3f}).",
     "beats_diagonal": "It also beats the diagonal ({diagonal:.3f}), so it follows the words, not merely their places.",
     "not_beats_diagonal": "Over all words, though, it does not beat the diagonal ({diagonal:.3f}), which reads no "
     "attention at all; the kinds of link below show where it loses.",
@@ -48,29 +50,30 @@ MESSAGES = {
     "neither in {swap_neither}): the tail decides, not the verb.",
     "swap_mixed": "the English word follows the cue verb in {swap_cue} of {swap_n} sentences, the tail in {swap_tail} "
     "and neither in {swap_neither}: neither clue decides alone.",
-    "tail_faithful": "The tail itself comes out as written in {swap_faithful} of {swap_n} (a tail of the verb's sense in "
-    "{swap_verb_tail}), for example “{swap_zh}” → “{swap_en}”.",
-    "tail_unfaithful": "The tail itself comes out as written in only {swap_faithful} of {swap_n}: in {swap_verb_tail} the "
-    "decoder writes a tail of the verb's sense instead, as in “{swap_zh}” → “{swap_en}”. Past the "
+    "tail_faithful": "The tail itself comes out as written in {swap_faithful} of {swap_n} (a tail of the "
+    "verb's sense in {swap_verb_tail}), for example “{swap_zh}” → “{swap_en}”.",
+    "tail_unfaithful": "The tail itself comes out as written in only {swap_faithful} of {swap_n}: in "
+    "{swap_verb_tail} the decoder writes a tail of the verb's sense instead, as in “{swap_zh}” → “{swap_en}”. Past the "
     "ambiguous word it follows its own English more than the Chinese it reads; a translation model "
     "is also a language model of the target.",
-    "tail_mixed": "The tail comes out as written in only {swap_faithful} of {swap_n}, and as a tail of the verb's sense "
-    "in {swap_verb_tail}; the rest are neither, as in “{swap_zh}” → “{swap_en}”.",
-    "rows": "Teacher-forced on the reference, the rows that write {millet} put, averaged over all heads, {food_word_w:.3f} "
-    "of their weight on {split_word} itself, {food_cue_w:.3f} on the cue verb and {food_tail_w:.3f} on the tail; for "
-    "{xiaomi} it is {company_word_w:.3f}, {company_cue_w:.3f} and {company_tail_w:.3f}. The head that looks hardest "
-    "at the verb gives it {food_cue_head:.3f} and {company_cue_head:.3f}.",
+    "tail_mixed": "The tail comes out as written in only {swap_faithful} of {swap_n}, and as a tail of "
+    "the verb's sense in {swap_verb_tail}; the rest are neither, as in “{swap_zh}” → “{swap_en}”.",
+    "rows": "Teacher-forced on the reference, the rows that write {millet} put, averaged over all heads, "
+    "{food_word_w:.3f} of their weight on {split_word} itself, {food_cue_w:.3f} on the cue verb and {food_tail_w:.3f} "
+    "on the tail; for {xiaomi} it is {company_word_w:.3f}, {company_cue_w:.3f} and {company_tail_w:.3f}. The head "
+    "that looks hardest at the verb gives it {food_cue_head:.3f} and {company_cue_head:.3f}.",
     "rows_cue_least": "So the verb that decides gets the least of the three: cross-attention need not read it again, "
     "because the decoder's own prefix already holds the English verb it wrote a step earlier, and its "
     "self-attention can read it there.",
-    "rows_cue_most": "The verb that decides gets the most of the three: cross-attention reads the clue that settles the sense.",
-    "rows_cue_between": "The verb that decides gets neither the most nor the least of the three; the decoder's own prefix, "
-    "which already holds the English verb, is a second way for the clue to arrive.",
-    "text": "A translation model's decoder has a second attention in every block, cross-attention. Its queries come from "
-    "the English it is writing, its keys and values from the encoder's vectors of the Chinese sentence, so each "
-    "row of its pattern tells which Chinese words the decoder reads while it writes one English word. qkv's "
-    "corpus built both sentences from one phrase table, so it knows which words translate which, and the rows "
-    "can be scored.\n\n"
+    "rows_cue_most": "The verb that decides gets the most of the three: cross-attention reads the clue that "
+    "settles the sense.",
+    "rows_cue_between": "The verb that decides gets neither the most nor the least of the three; the "
+    "decoder's own prefix, which already holds the English verb, is a second way for the clue to arrive.",
+    "text": "A translation model's decoder has a second attention in every block, cross-attention. Its "
+    "queries come from the English it is writing, its keys and values from the encoder's vectors of the Chinese "
+    "sentence, so each row of its pattern tells which Chinese words the decoder reads while it writes one "
+    "English word. qkv's corpus built both sentences from one phrase table, so it knows which words translate "
+    "which, and the rows can be scored.\n\n"
     "The model has {n_layers} decoder layers of {n_heads} cross-attention heads (d_model = {d_model}). It reads "
     "{n_pairs} held-out pairs (frames it was never trained on) with the reference English fed in (teacher "
     "forcing). The row at target position j writes the English word w_j; its input is the word before (or <s> "

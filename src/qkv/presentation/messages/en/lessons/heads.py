@@ -13,17 +13,18 @@ MESSAGES = {
     "headline_part": "{short}: layer {layer} head {head} {mass:.3f}",
     "headline": "{parts} (uniform baseline {baseline:.3f}, {n_sentences} sentences)",
     "line": "- {label}: layer {layer}, head {head}, mean {mass:.3f} ({ratio:.1f}× the uniform baseline)",
-    "split_all": "The {categories} categories peak in {distinct_heads} different heads: the heads split the work, which is "
-    "what having several of them buys.",
-    "split_some": "The {categories} categories peak in only {distinct_heads} different heads: some heads do several jobs.",
+    "split_all": "The {categories} categories peak in {distinct_heads} different heads: the heads split the "
+    "work, which is what having several of them buys.",
+    "split_some": "The {categories} categories peak in only {distinct_heads} different heads: some heads "
+    "do several jobs.",
     "cue_weak": "The cue verb gets at most {cue:.3f}, far less than the previous token's {previous:.3f}: "
     "at this position no head watches the verb the way one watches the previous token.",
     "learned": "The split is learned, not prescribed.",
     "text": "Multi-head attention gives every head its own q, k and v, so each head can learn to look somewhere else. "
     "Rather than one example, this lesson averages over {n_sentences} held-out word-sense sentences "
-    "(such as “{example}”, where the verb that decides the sense is “{example_cue}”). The query is the last position of "
-    "the prompt, which ends with the comma: it has to guess the next word, and that word depends on whether the verb was about eating or "
-    "about investing.\n\n"
+    "(such as “{example}”, where the verb that decides the sense is “{example_cue}”). The query is the "
+    "last position of the prompt, which ends with the comma: it has to guess the next word, and that word depends on "
+    "whether the verb was about eating or about investing.\n\n"
     "A head that spread its weight evenly over the tokens it can see would give each category "
     "{baseline:.3f} on average. The head with the most weight in each category:\n{lines}\n\n{verdict}",
     "head": "head",

@@ -13,8 +13,8 @@ MESSAGES = {
     "same": "Dividing by a positive number keeps the logits in the same order, so greedy decoding (take the most "
     "likely) picks “{greedy}” at every temperature; T only changes what random sampling does.",
     "changed": "The greedy pick changed with T, which should not happen.",
-    "text": "After the last layer, the hidden vector h at the final position is multiplied by W_out and the bias b is added: "
-    "one score (logit) per token of the vocabulary, which softmax turns into probabilities. After "
+    "text": "After the last layer, the hidden vector h at the final position is multiplied by W_out and the "
+    "bias b is added: one score (logit) per token of the vocabulary, which softmax turns into probabilities. After "
     "“{prompt}” (its last token is “{last}”), the {k} most likely next tokens:\n"
     "  rank  token  probability\n{rows}\n"
     "Together they hold {top_sum:.4f}; the entropy of the whole distribution is {entropy_bits:.3f} bits "

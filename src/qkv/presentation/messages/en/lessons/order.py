@@ -6,15 +6,16 @@ MESSAGES = {
     "{acc_learned:.0%}, sinusoidal {acc_sinusoidal:.0%}, RoPE {acc_rope:.0%}; permutation "
     "deviation: no positions, no mask {perm_none:.1e}, learned {perm_learned:.1e}; RoPE shift deviation "
     "{rope_shift_dev:.1e}",
-    "leak_found": "It solves {acc_none2:.0%}, far above chance. That is not a positional encoding but the causal mask leaking "
-    "order. One way to do it: in the first layer every token sees only the words before it, so the person "
-    "who was hit (after the verb) can have the verb mixed into its vector, while the one who hit (before the "
-    "verb) cannot. The second layer then only has to look for 'the person who has seen the verb'. The mask is positional "
-    "information in disguise: a token can even count how many tokens precede it from the size of its "
-    "attention weights when they are spread evenly (1 / the number of tokens it sees).",
-    "leak_none": "It solves only {acc_none2:.0%}: within this budget it did not learn to exploit the causal mask. In principle "
-    "the mask leaks order: in the first layer each token sees only the words before it, so the person after the "
-    "verb gets a different vector from the person before it, and a second layer could tell them apart.",
+    "leak_found": "It solves {acc_none2:.0%}, far above chance. That is not a positional encoding but the "
+    "causal mask leaking order. One way to do it: in the first layer every token sees only the words before "
+    "it, so the person who was hit (after the verb) can have the verb mixed into its vector, while the one who "
+    "hit (before the verb) cannot. The second layer then only has to look for 'the person who has seen the verb'. The "
+    "mask is positional information in disguise: a token can even count how many tokens precede it from "
+    "the size of its attention weights when they are spread evenly (1 / the number of tokens it sees).",
+    "leak_none": "It solves only {acc_none2:.0%}: within this budget it did not learn to exploit the causal "
+    "mask. In principle the mask leaks order: in the first layer each token sees only the words before it, so the "
+    "person after the verb gets a different vector from the person before it, and a second layer could "
+    "tell them apart.",
     "text": "Attention by itself does not see order: the score q_i·k_j depends only on the two tokens' vectors, and "
     "neither softmax nor the weighted sum cares where they stand.\n\n"
     "(a) Permutation equivariance. Take a trained model without positions, drop the causal mask and shuffle an "
@@ -35,7 +36,8 @@ MESSAGES = {
     "be right and the other wrong. Share of pairs it tells apart: {apart_none:.0%}.\n"
     "One more layer (2 layers, no positions, still the causal mask): {leak}\n"
     "(Every model starts from GPT-2's N(0, 0.02²) token embeddings; the sinusoidal one multiplies them by "
-    "√d_model = {sinusoidal_embed_scale:g}, as the 2017 paper does: the table's entries lie in ±1 and would otherwise drown the words under their positions.)\n\n"
+    "√d_model = {sinusoidal_embed_scale:g}, as the 2017 paper does: the table's entries lie in ±1 and would otherwise "
+    "drown the words under their positions.)\n\n"
     "(c) RoPE sees only the offset. RoPE rotates each pair of components of q and k by an angle proportional to "
     "the position; two rotations combine into one by the difference of their angles. For two random unit vectors "
     "q and k of {rope_d} dimensions, shifting both positions (s, t) by d (d in {shifts}) leaves q·k unchanged: "

@@ -40,16 +40,17 @@ MESSAGES = {
     "numbers and their sizes, and loses the arrangement training gave them.",
     "cos_embed": "At the embedding output the two cosines are the same up to {pre_emb_gap:+.3f} (within − across): "
     "only the position varies there, and it is balanced.",
-    "cos_pre_holds": "In the pretrained model, from the first block on, two apples of the same sense are closer to each "
-    "other than a fruit apple is to a company apple: within − across lies between {pre_min_gap:.3f} and "
+    "cos_pre_holds": "In the pretrained model, from the first block on, two apples of the same sense are "
+    "closer to each other than a fruit apple is to a company apple: within − across lies between {pre_min_gap:.3f} and "
     "{pre_max_gap:.3f} (largest at {pre_max_gap_stage}). All the cosines stay high (the lowest is "
     "{pre_min_cos:.3f}): the vectors keep much of their direction, and the sense lies in the difference.",
-    "cos_pre_fails": "In the pretrained model, within − across is not positive after every block: its smallest value is "
-    "{pre_min_gap:.3f}, its largest {pre_max_gap:.3f} (at {pre_max_gap_stage}).",
-    "cos_controls_flat": "With random weights the two cosines never differ by more than {rand_abs_gap:.3f}, with shuffled "
-    "weights by more than {shuf_abs_gap:.3f}: there, apple's vector does not group by sense.",
-    "cos_controls": "With random weights the two cosines differ by up to {rand_abs_gap:.3f}, with shuffled weights by up "
-    "to {shuf_abs_gap:.3f}.",
+    "cos_pre_fails": "In the pretrained model, within − across is not positive after every block: its "
+    "smallest value is {pre_min_gap:.3f}, its largest {pre_max_gap:.3f} (at {pre_max_gap_stage}).",
+    "cos_controls_flat": "With random weights the two cosines never differ by more than "
+    "{rand_abs_gap:.3f}, with shuffled weights by more than {shuf_abs_gap:.3f}: there, apple's vector does not "
+    "group by sense.",
+    "cos_controls": "With random weights the two cosines differ by up to {rand_abs_gap:.3f}, with "
+    "shuffled weights by up to {shuf_abs_gap:.3f}.",
     "probe_embed": "At the embedding output every model's probe is at {pre_emb_probe:.3f}: equal positions give equal "
     "vectors there, one of each sense.",
     "probe_pre_all": "The pretrained model's apple carries its sense after every block: at least {pre_min_probe:.3f}, "

@@ -31,8 +31,8 @@ MESSAGES = {
     "weight evenly would give each single position {baseline:.3f} on average.\n\n"
     "The heads that give one kind of key more than {threshold} of their weight, on average "
     "(LxHy: layer x, head y, counted from 0):\n{lines}\n\n{verdict}",
-    "previous_head": "{best_previous} puts {best_previous_mass:.3f} of its weight on the previous token, nearly all of it: "
-    "a head that reads the token before.",
+    "previous_head": "{best_previous} puts {best_previous_mass:.3f} of its weight on the previous token, "
+    "nearly all of it: a head that reads the token before.",
     "next_head": "{best_next} gives the next token {best_next_mass:.3f}: a head that reads ahead, which a GPT's heads "
     "cannot do.",
     "cls_many": "Most of the heads that specialise ({n_cls}) choose [CLS]; they sit in layers {cls_layers}.",

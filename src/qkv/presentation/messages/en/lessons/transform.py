@@ -36,9 +36,10 @@ MESSAGES = {
     "vs {r_effective_rank_mean:.1f}; top-4 energy {t_top4_mean:.0%} vs {r_top4_mean:.0%}; "
     "cos(W, R) {t_rotation_cos_mean:.3f} vs {r_rotation_cos_mean:.3f}",
     "stretch_verdict": "A random matrix of this shape stretches its strongest direction only "
-    "{r_min:.1f} to {r_max:.1f} times as much as its weakest, far more evenly than the trained ones. The claim that training made the stretch uneven, i.e. that in every "
-    "place (layer, head and matrix) the trained matrix has a larger condition number than the untrained "
-    "one in the same place: it is larger in {more_uneven} of {n_places} places, so the claim {verdict}.",
+    "{r_min:.1f} to {r_max:.1f} times as much as its weakest, far more evenly than the trained ones. The claim that "
+    "training made the stretch uneven, i.e. that in every place (layer, head and matrix) the trained matrix has "
+    "a larger condition number than the untrained one in the same place: it is larger in {more_uneven} of {n_places} "
+    "places, so the claim {verdict}.",
     "stretch_means": "Some directions are stretched much more than others, so a head favours some directions of the "
     "residual stream over the rest: the effective ranks above are out of {d_head} possible.",
     "cloud_before": "Now the same maps acting on words. The vector of a word is what the head reads when the text is "
@@ -53,10 +54,11 @@ MESSAGES = {
     "input_plain": "the residual stream as it enters the block, which the attention reads without a LayerNorm first",
     "cloud_after": "After x·W_Q, head by head: ratio {ratios_q}; after x·W_K: {ratios_k}; after x·W_V: {ratios_v}.",
     "q_sorts": "W_Q moves the groups further apart in {hq} of {n_heads} heads.",
-    "q_not_sorts": "W_Q moves the groups further apart in only {hq} of {n_heads} heads: what a word's query asks for is "
-    "not, in these heads, a sharper version of what kind of word it is.",
+    "q_not_sorts": "W_Q moves the groups further apart in only {hq} of {n_heads} heads: what a word's "
+    "query asks for is not, in these heads, a sharper version of what kind of word it is.",
     "kv_counts": "W_K does so in {hk} of {n_heads} heads and W_V in {hv}.",
-    "kv_sort": "In most heads the keys and values of these words keep their topics further apart than their input vectors do.",
+    "kv_sort": "In most heads the keys and values of these words keep their topics further apart than their "
+    "input vectors do.",
     "kept": "Each of these maps reads only {d_head} of the {d_model} directions (the columns of U). The share of the "
     "cloud's spread that lies in those directions, head by head: W_Q {shares_q}, W_K {shares_k}, W_V {shares_v}; "
     "{d_head} random directions would hold {random_share:.0%} on average.",
@@ -67,8 +69,8 @@ MESSAGES = {
     "caveat": "Caveats: the two pictures are the top two principal components of each cloud, a flat shadow of "
     "{d_model} and {d_head} dimensions; the ratios and shares are measured in the full spaces (in the pictures' two "
     "dimensions the ratio of head {head} is {before_ratio_2d:.2f} before and {q_ratio_2d:.2f} after). With only "
-    "{n_group_words} words in the groups, the accuracy moves in steps of 1/{n_group_words}. The bias b_Q only shifts the whole cloud, so it is "
-    "left out; the trace's q minus b_Q equals x·W_Q to within {trace_max_diff:.1e}.",
+    "{n_group_words} words in the groups, the accuracy moves in steps of 1/{n_group_words}. The bias b_Q only shifts "
+    "the whole cloud, so it is left out; the trace's q minus b_Q equals x·W_Q to within {trace_max_diff:.1e}.",
     "fig_matrix": "{matrix} ($\\sigma_1/\\sigma_r$ = {cond:.1f})",
     "fig_index": "direction i",
     "fig_sigma": "singular value σ_i (stretch)",

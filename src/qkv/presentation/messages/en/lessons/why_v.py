@@ -7,7 +7,8 @@ MESSAGES = {
     "row": "- d_head {width}, {kind}: train loss {train:.3f}, validation loss {val:.3f}; sense {sense:.0%}, "
     "association {association:.0%}, order {order:.0%}; {params:,} parameters",
     "pair": "d_head = {width}: A·K ends with a validation loss {gap:.3f} nats {direction} than A·V (batch-loss gap "
-    "over steps {early_from}–{early_to}: {early:+.3f}); mean probe accuracy {acc_v:.0%} (A·V) versus {acc_k:.0%} (A·K).",
+    "over steps {early_from}–{early_to}: {early:+.3f}); mean probe accuracy {acc_v:.0%} (A·V) versus "
+    "{acc_k:.0%} (A·K).",
     "higher": "higher",
     "lower": "lower",
     "better": "At this budget the model with its own W_V is better.",

@@ -9,6 +9,7 @@ MESSAGES = {
     "fast": "快",
     "slow": "慢",
     "pair": "第 {i} 对（{speed}）：每个位置转 θ = {theta:.3g} 弧度",
-    "offset": "旋转后的 q·k：位置 ({s}, {t}) → {a:.4f}，({s2}, {t2}) → {b:.4f}\n两个旋转后向量的点积只取决于位置之差 t − s",
+    "offset": "旋转后的 q·k：位置 ({s}, {t}) → {a:.4f}，({s2}, {t2}) → {b:.4f}\n"
+    "两个旋转后向量的点积只取决于位置之差 t − s",
     "rope_title": "RoPE：查询向量的每一对维度按 t·θ_i 旋转（d_head = {d_head}）",
 }

@@ -29,8 +29,8 @@ MESSAGES = {
     "注意力公式本身给不出对齐。",
     "not_far_above": "最好的头并没有明显高于未训练的模型（{best_acc:.3f} 对 {untrained_best_acc:.3f}）。",
     "beats_diagonal": "它也高于对角线（{diagonal:.3f}），所以它跟随的是词本身，而不只是词所在的位置。",
-    "not_beats_diagonal": "不过在全部词上它没有超过对角线（{diagonal:.3f}），而对角线根本不看注意力；下面按对齐方式分开，"
-    "看它输在哪里。",
+    "not_beats_diagonal": "不过在全部词上它没有超过对角线（{diagonal:.3f}），而对角线根本不看注意力；"
+    "下面按对齐方式分开，看它输在哪里。",
     "mean_below": "所有头平均后得到 {acc_mean:.3f}，低于最好的头：并不是每个头都在对齐，有的头在读别的内容。",
     "mean_not_below": "所有头平均后得到 {acc_mean:.3f}，与最好的头差不多：平均并没有把对齐冲淡。",
     "reads_lower": "如果改为给晚一个位置的行打分（输入是 w_j 的那一行，即刚读完这个词、而不是正在写它的那一行），"
@@ -43,13 +43,13 @@ MESSAGES = {
     "两者都不是的 {swap_neither} 个）：决定词义的是后半句，而不是动词。",
     "swap_mixed": "在 {swap_n} 个句子中，英文词跟着动词走的有 {swap_cue} 个，跟着后半句走的有 {swap_tail} 个，"
     "两者都不是的有 {swap_neither} 个：两条线索都不能单独决定词义。",
-    "tail_faithful": "后半句本身在 {swap_faithful}/{swap_n} 个句子里按原文译出（换成动词词义的后半句的有 {swap_verb_tail} 个），"
-    "例如「{swap_zh}」被译成「{swap_en}」。",
-    "tail_unfaithful": "后半句本身只在 {swap_faithful}/{swap_n} 个句子里按原文译出：有 {swap_verb_tail} 个句子里，解码器改写了"
-    "一个符合动词词义的后半句，例如「{swap_zh}」被译成「{swap_en}」。写过多义词之后，它更相信自己已经写出的"
-    "英文，而不是它读到的中文；翻译模型同时也是目标语言的语言模型。",
-    "tail_mixed": "后半句只在 {swap_faithful}/{swap_n} 个句子里按原文译出，换成动词词义的后半句的有 {swap_verb_tail} 个；"
-    "其余两者都不是，例如「{swap_zh}」被译成「{swap_en}」。",
+    "tail_faithful": "后半句本身在 {swap_faithful}/{swap_n} 个句子里按原文译出（换成动词词义的后半句的有 "
+    "{swap_verb_tail} 个），例如「{swap_zh}」被译成「{swap_en}」。",
+    "tail_unfaithful": "后半句本身只在 {swap_faithful}/{swap_n} 个句子里按原文译出："
+    "有 {swap_verb_tail} 个句子里，解码器改写了一个符合动词词义的后半句，例如「{swap_zh}」被译成「{swap_en}」。"
+    "写过多义词之后，它更相信自己已经写出的英文，而不是它读到的中文；翻译模型同时也是目标语言的语言模型。",
+    "tail_mixed": "后半句只在 {swap_faithful}/{swap_n} 个句子里按原文译出，"
+    "换成动词词义的后半句的有 {swap_verb_tail} 个；其余两者都不是，例如「{swap_zh}」被译成「{swap_en}」。",
     "rows": "用参考译文做 teacher forcing 时，写出 {millet} 的那些行（对所有头取平均）把 {food_word_w:.3f} 的权重放在 "
     "{split_word} 本身，{food_cue_w:.3f} 放在动词上，{food_tail_w:.3f} 放在后半句；写出 {xiaomi} 时分别是 "
     "{company_word_w:.3f}、{company_cue_w:.3f} 和 {company_tail_w:.3f}。最关注动词的那个头给动词 "
@@ -57,7 +57,8 @@ MESSAGES = {
     "rows_cue_least": "可见决定词义的动词在三者中得到的最少：交叉注意力不必再读它，因为解码器自己的前文里已经有它上一步"
     "写下的英文动词，自注意力在那里就能读到。",
     "rows_cue_most": "决定词义的动词在三者中得到的最多：交叉注意力读的正是决定词义的线索。",
-    "rows_cue_between": "决定词义的动词在三者中既不是最多也不是最少；解码器自己的前文里已经有英文动词，这是线索传过来的另一条路。",
+    "rows_cue_between": "决定词义的动词在三者中既不是最多也不是最少；解码器自己的前文里已经有英文动词，"
+    "这是线索传过来的另一条路。",
     "text": "翻译模型的解码器在每个块里有第二种注意力：交叉注意力。它的查询来自正在写的英文，键和值来自编码器对中文句子"
     "算出的向量，所以注意力图的每一行都说明：解码器写一个英文词时读了哪些中文词。qkv 的语料用同一张短语表同时"
     "生成两种语言的句子，因此知道哪个词译成哪个词，于是可以给这些行打分。\n\n"
@@ -80,7 +81,8 @@ MESSAGES = {
     "（逐词相同 {exact_beam:.1%} 对 {exact_greedy_some:.1%}）。\n\n"
     "留出的词义句中的多义词（词：译成该词义的英文词；后半句：逗号后面的分句与参考译文相同）：\n{senses}\n\n"
     "{split_word} 在中文里只是一个词，英文里作食物是 {millet}，作公司是 {xiaomi}，只有上下文能分辨。"
-    "把 {swap_n} 个 {split_word} 句子的后半句互换（食物的动词配公司的后半句，反之亦然），两条线索就分开了：{split_verdict}",
+    "把 {swap_n} 个 {split_word} 句子的后半句互换（食物的动词配公司的后半句，反之亦然），两条线索就分开了："
+    "{split_verdict}",
     "headline": "对齐：最好的头 L{layer}H{head} {best_acc:.3f}，所有头平均 {acc_mean:.3f}，未训练 "
     "{untrained_best_acc:.3f}，对角线 {diagonal:.3f}；BLEU 贪心 {bleu_greedy:.1f}（{n_pairs} 句），"
     "束宽 {beam} {bleu_beam:.1f}（{n_beam} 句）；{split_word}：{millet} {millet_ok}/{millet_n}，"

@@ -32,17 +32,19 @@ MESSAGES = {
     "  训练后，“{company} ，” {nc}\n"
     "  未训练，“{fruit} ，”   {unf}\n"
     "  未训练，“{company} ，” {unc}\n"
-    "（完全均匀时，{d_vocab} 个词元每个得到 {uniform_probability:.4f}）。在全部 {n_continuation_probes} 个留出的词义探针上，训练后\n"
-    "的模型有 {continuation_accuracy:.1%} 给正确后文的概率高于另一词义的后文，未训练的模型是 {untrained_continuation_accuracy:.1%}。\n"
+    "（完全均匀时，{d_vocab} 个词元每个得到 {uniform_probability:.4f}）。"
+    "在全部 {n_continuation_probes} 个留出的词义探针上，训练后\n"
+    "的模型有 {continuation_accuracy:.1%} 给正确后文的概率高于另一词义的后文，"
+    "未训练的模型是 {untrained_continuation_accuracy:.1%}。\n"
     "\n"
     "光有公式，并不能让 z 变得有用。未训练的模型同样会混入上下文（最后的余弦是\n"
     "{ucos_last:.4f}）：随机、近乎平均的注意力照样会把前面的词元平均进来，所以一个本身用带标签的\n"
     "例子训练过的探针，最多能从中读出 {untrained_best_probe_accuracy:.3f}。但模型自己用不上它：它对下一个词的猜测\n"
     "几乎是平的{u_same}。z 只是一串数字，没有哪个坐标代表“水果”；是训练不断调整\n"
     "W_Q、W_K、W_V、W_O 以及其后的各层，直到注意力收集来的信息能够降低预测误差。",
-    "headline": "两句中苹果的余弦相似度：嵌入处 {embed_cosine:.3f}，最后一个块之后 {clast:.3f}（未训练 {ucos_last:.3f}）；"
-    "探针准确率 {best_probe_accuracy:.3f}，在“{best}”（未训练最高 {untrained_best_probe_accuracy:.3f}）；"
-    "下一个词 {f1} 对 {c1}",
+    "headline": "两句中苹果的余弦相似度：嵌入处 {embed_cosine:.3f}，"
+    "最后一个块之后 {clast:.3f}（未训练 {ucos_last:.3f}）；探针准确率 {best_probe_accuracy:.3f}，"
+    "在“{best}”（未训练最高 {untrained_best_probe_accuracy:.3f}）；下一个词 {f1} 对 {c1}",
     "same_first": "，两种语境里排第一的词也相同",
     "col_stage": "阶段",
     "col_trained": "训练后",

@@ -32,7 +32,8 @@ MESSAGES = {
     "“随机”是同一结构在训练之前的样子，按 BERT 的方式初始化（权重取自 N(0, {init_std}²)，偏置为 0，LayerNorm 的"
     "缩放为 1、平移为 0；种子 {seed}）。“打乱”是把 MiniLM 每个权重矩阵里的元素随机重排（种子 {seed}）："
     "每个矩阵保留了原来那些数和它们的大小，却失去了训练赋予它们的排列。",
-    "cos_embed": "在嵌入层输出处两种余弦几乎相等（同词义减跨词义为 {pre_emb_gap:+.3f}）：那里只有位置在变，而位置是平衡的。",
+    "cos_embed": "在嵌入层输出处两种余弦几乎相等（同词义减跨词义为 {pre_emb_gap:+.3f}）：那里只有位置在变，"
+    "而位置是平衡的。",
     "cos_pre_holds": "在预训练模型里，从第一个块起，同一词义的两个 apple 比水果 apple 与公司 apple 更接近："
     "同词义减跨词义在 {pre_min_gap:.3f} 到 {pre_max_gap:.3f} 之间（在 {pre_max_gap_stage} 最大）。"
     "所有余弦都很高（最低 {pre_min_cos:.3f}）：这些向量的方向大体一致，词义藏在它们的差别里。",
@@ -41,14 +42,16 @@ MESSAGES = {
     "cos_controls_flat": "权重随机时两种余弦之差从不超过 {rand_abs_gap:.3f}，权重打乱时不超过 {shuf_abs_gap:.3f}："
     "在那里，apple 的向量并不按词义聚在一起。",
     "cos_controls": "权重随机时两种余弦最多相差 {rand_abs_gap:.3f}，权重打乱时最多相差 {shuf_abs_gap:.3f}。",
-    "probe_embed": "在嵌入层输出处，三个模型的探针都是 {pre_emb_probe:.3f}：那里位置相同的向量完全相同，而每个位置上两种词义各有一句。",
-    "probe_pre_all": "预训练模型的 apple 在每个块之后都带着词义：准确率至少 {pre_min_probe:.3f}，在 {pre_best_stage} 达到 {pre_best:.3f}。",
+    "probe_embed": "在嵌入层输出处，三个模型的探针都是 {pre_emb_probe:.3f}：那里位置相同的向量完全相同，"
+    "而每个位置上两种词义各有一句。",
+    "probe_pre_all": "预训练模型的 apple 在每个块之后都带着词义：准确率至少 {pre_min_probe:.3f}，"
+    "在 {pre_best_stage} 达到 {pre_best:.3f}。",
     "probe_pre": "预训练模型最好的阶段是 {pre_best_stage}（{pre_best:.3f}）；最弱的块只有 {pre_min_probe:.3f}。",
-    "probe_random": "权重随机时探针仍能达到 {rand_best:.3f}（在 {rand_best_stage}）：随机的注意力同样会把相邻的词平均进 apple "
-    "的向量，而用带标签的句子拟合的探针能从中捡到一些痕迹。",
+    "probe_random": "权重随机时探针仍能达到 {rand_best:.3f}（在 {rand_best_stage}）："
+    "随机的注意力同样会把相邻的词平均进 apple 的向量，而用带标签的句子拟合的探针能从中捡到一些痕迹。",
     "probe_shuffled": "权重打乱时最多达到 {shuf_best:.3f}（在 {shuf_best_stage}）。",
-    "probe_training": "两者都低于预训练模型最弱的那个块：无论权重如何，公式都会混入上下文，但要让 apple 的向量说清自己是哪一个 "
-    "apple，靠的是训练出来的权重。",
+    "probe_training": "两者都低于预训练模型最弱的那个块：无论权重如何，公式都会混入上下文，"
+    "但要让 apple 的向量说清自己是哪一个 apple，靠的是训练出来的权重。",
     "headline": "apple，水果对公司（{n_fruit} + {n_company} 句）：最后一个块之后跨词义余弦 {pre_across_last:.3f}，"
     "同词义 {pre_within_last:.3f}；留出探针（各取最好阶段）：预训练 {pre_best:.3f}，随机 {rand_best:.3f}，"
     "打乱 {shuf_best:.3f}",

@@ -18,8 +18,8 @@ MESSAGES = {
     "zW_all": "2. 下面都在“{query}”处（位置 {position}）测量。乘上 W_O[h] 之后，z 进入 {d_model} 维的残差空间，"
     "而 z·W_O[h] = Σ_j a_j (v_j·W_O[h])，权重不变，所以它仍在各点 v_j·W_O[h] 的凸包里：{n_total} 个头里 "
     "{zW_inside} 个在里面（最大距离 {zW_max}）。",
-    "zW_some": "2. 下面都在“{query}”处（位置 {position}）测量。乘上 W_O[h] 之后，拿 z·W_O[h] 与各点 v_j·W_O[h] 的凸包比较："
-    "{n_total} 个头里有 {zW_outside} 个在外面（最大距离 {zW_max}）。",
+    "zW_some": "2. 下面都在“{query}”处（位置 {position}）测量。乘上 W_O[h] 之后，"
+    "拿 z·W_O[h] 与各点 v_j·W_O[h] 的凸包比较：{n_total} 个头里有 {zW_outside} 个在外面（最大距离 {zW_max}）。",
     "x_all": "3. 残差连接把残差流 x 加了进来（在这个位置上，各层的 |x| 在 {norm_x_min:.1f} 到 {norm_x_max:.1f} 之间，"
     "而一个头写入的 |z·W_O[h]| 中位数只有 {norm_zW_median:.2f}，最大 {norm_zW_max:.2f}）。与同一个 v_j·W_O[h] "
     "的凸包相比，全部 {n_total} 个头的 x + z·W_O[h] 都在外面，L1 距离从 {x_zW_min} 到 {x_zW_max}："
@@ -40,10 +40,11 @@ MESSAGES = {
     "（这里重算的结果与之相差不超过 {ln_gap}）。把移动后的值向量也送进 LN1，{n_total} 个头里有 {mid_outside} "
     "个的 resid_mid 在它们的凸包外面，{mid_inside} 个在里面（最近的是 {mid_min_head}，距离 {mid_min}，"
     "它在“{query}”处最大的权重是 {mid_min_weight:.4f}）。",
-    "mid_why": "LayerNorm 不是仿射变换：它把每个向量减去均值，再除以这个向量自己的离散程度，所以所有输出都落在同一个椭球面上"
-    "（去均值后长度为 √d_model，再按 γ 拉伸、按 β 平移）。椭球面上几个点的加权混合落在椭球内部，离开了曲面；"
-    "而混合之后再做 LN1，结果又回到曲面上；曲面上一组点的凸包只在这些点本身处碰到曲面，所以只有当 resid_mid "
-    "恰好与某个变换后的值向量重合时，它才可能在凸包里。一个头把几乎全部权重都给一个词元时，情况就接近这样。",
+    "mid_why": "LayerNorm 不是仿射变换：它把每个向量减去均值，再除以这个向量自己的离散程度，"
+    "所以所有输出都落在同一个椭球面上（去均值后长度为 √d_model，再按 γ 拉伸、按 β 平移）。"
+    "椭球面上几个点的加权混合落在椭球内部，离开了曲面；而混合之后再做 LN1，结果又回到曲面上；"
+    "曲面上一组点的凸包只在这些点本身处碰到曲面，所以只有当 resid_mid 恰好与某个变换后的值向量重合时，"
+    "它才可能在凸包里。一个头把几乎全部权重都给一个词元时，情况就接近这样。",
     "headline": "{model}，{n_total} 个头：z 在凸包内 {z_inside}/{z_points}（头 × 位置）；在“{query}”处：z·W_O 在内 "
     "{zW_inside}/{n_total}；x + z·W_O 在外 {x_zW_outside}/{n_total}；x + attn_out 在移动后的凸包内 "
     "{sum_inside}/{n_total}；LN1(x + attn_out) 在变换后的凸包外 {mid_outside}/{n_total}",

@@ -30,10 +30,11 @@ MESSAGES = {
     "{r_condition_mean:.1f}（{r_condition_min:.1f}–{r_condition_max:.1f}）；有效秩 {t_effective_rank_mean:.1f}，"
     "随机 {r_effective_rank_mean:.1f}；前 4 个方向的能量 {t_top4_mean:.0%}，随机 {r_top4_mean:.0%}；"
     "cos(W, R) {t_rotation_cos_mean:.3f}，随机 {r_rotation_cos_mean:.3f}",
-    "stretch_verdict": "这种形状的随机矩阵，拉伸最强的方向也只有最弱方向的 {r_min:.1f} 到 {r_max:.1f} 倍，比训练后的矩阵均匀得多。"
-    "“训练让拉伸变得不均匀”——即在每个位置（层、头、矩阵）上，训练后矩阵的条件数都大于未训练模型"
+    "stretch_verdict": "这种形状的随机矩阵，拉伸最强的方向也只有最弱方向的 {r_min:.1f} 到 {r_max:.1f} 倍，"
+    "比训练后的矩阵均匀得多。“训练让拉伸变得不均匀”——即在每个位置（层、头、矩阵）上，训练后矩阵的条件数都大于未训练模型"
     "同一位置上的矩阵——实测在 {n_places} 个位置中有 {more_uneven} 个更大，所以这一说法{verdict}。",
-    "stretch_means": "有些方向被拉伸得比其他方向多得多，所以一个头对残差流里的某些方向格外看重：上面的有效秩，满分是 {d_head}。",
+    "stretch_means": "有些方向被拉伸得比其他方向多得多，所以一个头对残差流里的某些方向格外看重：上面的有效秩，"
+    "满分是 {d_head}。",
     "cloud_before": "再看同样的变换作用在词上。一个词的向量，取的是文本只有这一个词时这个头实际读到的输入"
     "（{input}：{input_how}）。"
     "三组词：水果（{fruit_words}）、公司（{company_words}）、能源（{energy_words}）；"

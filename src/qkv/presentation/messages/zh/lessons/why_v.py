@@ -7,7 +7,8 @@ MESSAGES = {
     "row": "- d_head {width}，{kind}：训练损失 {train:.3f}，验证损失 {val:.3f}；词义 {sense:.0%}，"
     "远距离关联 {association:.0%}，语序 {order:.0%}；参数 {params:,} 个",
     "pair": "d_head = {width}：A·K 的验证损失比 A·V {direction} {gap:.3f} nat"
-    "（第 {early_from}–{early_to} 步的批次损失差 {early:+.3f}），三组探针平均准确率 {acc_v:.0%}（A·V）对 {acc_k:.0%}（A·K）。",
+    "（第 {early_from}–{early_to} 步的批次损失差 {early:+.3f}），三组探针平均准确率 {acc_v:.0%}（A·V）"
+    "对 {acc_k:.0%}（A·K）。",
     "higher": "高",
     "lower": "低",
     "better": "分开 W_V 的模型在这个预算下更好。",
