@@ -205,7 +205,7 @@ def main() -> None:
         r = measure(shape, args, device)
         results.append(r)
         q, h = r["tokens_per_s"]["qkv"], r["tokens_per_s"]["hf"]
-        pct = lambda m: f"{100 * m:.1f}%" if m is not None else "n/a"  # noqa: E731
+        pct = lambda m: f"{100 * m:.1f}%" if m is not None else "n/a"
         print(
             f"{shape:<7}{r['n_params'] / 1e6:>8.2f}M{r['batch']:>5} x {r['n_ctx']:<4}{SHORT[r['precision']]:>6}"
             f"{q:>12,.0f}{h:>12,.0f}{q / h:>7.2f}x{pct(r['mfu']['qkv']):>9}{pct(r['mfu']['hf']):>8}"

@@ -108,7 +108,7 @@ def test_the_senses_part_whatever_the_positions(bundled):
     cosine of the two senses is below that of two same-sense sentences with the same gap, and a shift
     of position changes it less than it changes the raw cosine at "L0 in"."""
     model, tok = bundled
-    last = lambda d, key: d["stages"][-1][key]  # noqa: E731
+    last = lambda d, key: d["stages"][-1][key]
     shifted = compare(model, tok, EAT, INVEST.replace("上周 ", ""), "苹果")  # other sense, other position
     aligned = compare(model, tok, EAT, INVEST, "苹果")  # other sense, same position
     same = compare(model, tok, EAT, EAT_SHORT, "苹果")  # same sense, other position

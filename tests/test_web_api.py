@@ -162,9 +162,7 @@ def test_generate_stops_at_n_ctx(client, bundled):
     model, tokenizer = bundled
     n_ctx = model.cfg.n_ctx
     words = lambda T: next(
-        " ".join(["苹果"] * k)
-        for k in range(1, n_ctx + 1)  # noqa: E731
-        if len(tokenizer.encode(" ".join(["苹果"] * k))) >= T
+        " ".join(["苹果"] * k) for k in range(1, n_ctx + 1) if len(tokenizer.encode(" ".join(["苹果"] * k))) >= T
     )
     text = words(n_ctx - 3)  # room for 3 more (or fewer)
     doc = client.post("/api/generate", json={"text": text, "max_new_tokens": 50, "temperature": 0}).json()

@@ -111,7 +111,7 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, server):
 
     model, tokenizer = load(default_ckpt())
     _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
-    stack = lambda hook: torch.stack([tr[hook, L][0] for L in range(model.cfg.n_layers)])  # noqa: E731
+    stack = lambda hook: torch.stack([tr[hook, L][0] for L in range(model.cfg.n_layers)])
     load_page(page, server + "?lang=en")
     mismatches = from_module(
         page,
@@ -130,7 +130,7 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, server):
 
 def test_the_language_switch_changes_every_label(page, server):
     load_page(page, server + "?lang=en")
-    labels = lambda: page.eval_on_selector_all("[data-i18n]", "es => es.map(e => e.textContent.trim())")  # noqa: E731
+    labels = lambda: page.eval_on_selector_all("[data-i18n]", "es => es.map(e => e.textContent.trim())")
     english = labels()
     assert english and all(english) and not any(re.search(r"[\u4e00-\u9fff]", t) for t in english)
     act(page, lambda: page.click("#lang"))

@@ -169,7 +169,7 @@ def test_on_a_phone_the_heatmap_follows_the_tokens_and_the_weights_column_fits(p
     settle(phone)
     rect = lambda sel: phone.eval_on_selector(
         sel,
-        "el => { const r = el.getBoundingClientRect();"  # noqa: E731
+        "el => { const r = el.getBoundingClientRect();"
         " return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right}; }",
     )
     inp, hm, steps = rect(".input-card"), rect(".heatmap-card"), rect(".steps-card")

@@ -412,7 +412,7 @@ def test_what_can_be_typed_and_what_is_refused(page, server):
 def test_the_language_button_switches_the_playground(page, server):
     open_playground(page, server)
     fill(page, "K", 2, 1, "-1/2")
-    title = lambda: page.inner_text("#playground h2")  # noqa: E731
+    title = lambda: page.inner_text("#playground h2")
     en = from_module(
         page, "i18n.js", "m => ['pg_title', 'pg_preset_temperature'].flatMap(k => [m.I18N.en[k], m.I18N.zh[k]])"
     )

@@ -74,7 +74,7 @@ def test_the_panels_singular_values_are_the_python_apis(page, server, bundled):
 
 
 def toy_numbers(pg) -> dict:
-    read = lambda sel: numbers(pg.inner_text(sel))  # noqa: E731
+    read = lambda sel: numbers(pg.inner_text(sel))
     M, U, Vt = (np.array(read(f"#tf-{k}")).reshape(2, 2) for k in ("M", "U", "Vt"))
     return {
         "M": M,

@@ -46,7 +46,7 @@ def assert_same_view(got: dict, want: dict) -> None:
     real difference (another text, layer, head or model) is orders of magnitude larger. Everything
     else (text, tokens, shapes, integer arrays, the vocabulary shown) must be equal."""
     assert {k: v for k, v in got.items() if k != "arrays"} == {k: v for k, v in want.items() if k != "arrays"}
-    meta = lambda doc: {k: {f: v for f, v in p.items() if f != "data"} for k, p in doc["arrays"].items()}  # noqa: E731
+    meta = lambda doc: {k: {f: v for f, v in p.items() if f != "data"} for k, p in doc["arrays"].items()}
     assert meta(got) == meta(want)
     a, b = unpack_view(got), unpack_view(want)
     for name, expected in b.items():

@@ -52,7 +52,7 @@ known_text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=40).map(" ".j
 any_text = known_text | st.text(max_size=80) | st.sampled_from(["", " ", "\x00", "\ud800", "苹果" * 2000])
 small_int = st.integers(min_value=-70, max_value=70) | st.integers()
 tiny = st.sampled_from([0.0, 5e-324, 1e-320, 1e-45, 1e-38, 1e-6, 1.0, 100.0])  # where float32 underflows
-opt = lambda s: st.none() | s  # noqa: E731
+opt = lambda s: st.none() | s
 
 BODIES = {
     "/api/view": st.fixed_dictionaries({}, optional={"text": any_text, "ids": st.lists(small_int, max_size=80)}),

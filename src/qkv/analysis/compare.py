@@ -87,7 +87,7 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
         vec_a, vec_b = vectors_at(model, [ids_a], pos[:1]), vectors_at(model, [ids_b], pos[1:])
     finally:
         model.train(was_training)
-    side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}  # noqa: E731
+    side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}
     means = position_means(model, tokenizer, max(pos) + 1)
     mu = {name: (means.at(name, pos[0]), means.at(name, pos[1])) for _, name in stages(model.cfg)}
     controlled = all(m is not None for pair in mu.values() for m in pair)

@@ -115,7 +115,7 @@ def depths(model, n_pos: int) -> list[int]:
     sentence to the deepest bucket end e <= n_pos whose n_e exceeds k (a bidirectional model: n from n_ctx)."""
     table = getattr(getattr(model, "embed", None), "weight", None)  # a row of W_E is looked up, not multiplied
     weights = max(1, model.num_params() - (table.numel() if table is not None else 0))
-    n_of = lambda e: max(MIN_REF, min(REF_SENTENCES, int(FLOP_BUDGET / (2 * weights * e))))  # noqa: E731
+    n_of = lambda e: max(MIN_REF, min(REF_SENTENCES, int(FLOP_BUDGET / (2 * weights * e))))
     if not model.cfg.causal:
         return [model.cfg.n_ctx] * n_of(model.cfg.n_ctx)
     ends = sorted({min(e, n_pos) for e in range(8, n_pos + 8, 8)})  # n_pos may be n_ctx, not a multiple of 8

@@ -29,18 +29,19 @@ import math
 
 import torch
 
+from qkv.core.models.family import family_of
 from qkv.core.translation import decode_target
 
 from . import cross
 from .explain import FORMAT, N_COORDS, VERSION
-from .view import MAX_CELLS, TOP_NEXT, TextError, _values_2d, model_info, pack
+from .view import MAX_CELLS, TOP_NEXT, TextError, layer_arrays, model_info, pack
 
 PARTS = ("cross", "decoder", "encoder")
-# part -> (stack, attention, the residual hook it reads, the one it writes, its output hook)
+# part -> (stack, attention, the residual hook it reads, the one it writes)
 _SITES = {
-    "cross": ("decoder", "cross_attn", "hook_resid_mid", "hook_resid_mid_cross", "hook_cross_attn_out"),
-    "decoder": ("decoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
-    "encoder": ("encoder", "attn", "hook_resid_pre", "hook_resid_mid", "hook_attn_out"),
+    "cross": ("decoder", "cross_attn", "hook_resid_mid", "hook_resid_mid_cross"),
+    "decoder": ("decoder", "attn", "hook_resid_pre", "hook_resid_mid"),
+    "encoder": ("encoder", "attn", "hook_resid_pre", "hook_resid_mid"),
 }
 _ATTN = ("hook_dots", "hook_pattern", "hook_v", "hook_z", "hook_result")
 _BLOCK = (
@@ -69,34 +70,10 @@ def check_size(cfg, n_src: int, n_tgt: int) -> None:
 
 
 def _part(tr, cfg, name: str, k: int) -> dict:
-    stack, attn, x_hook, mid_hook, out_hook = _SITES[name]
-    n_layers = cfg.n_encoder_layers if stack == "encoder" else cfg.n_layers
-    Ls = range(n_layers)
-    get = lambda hook: torch.stack([tr[f"{stack}.blocks.{L}.{hook}"][0] for L in Ls])  # noqa: E731 (every layer)
-    dots, pattern = get(f"{attn}.hook_dots"), get(f"{attn}.hook_pattern")  # (L, H, T_query, T_key)
-    v = get(f"{attn}.hook_v").transpose(1, 2)  # (L, T_key, H, d_head) -> (L, H, T_key, d_head)
-    z = get(f"{attn}.hook_z").transpose(1, 2)  # (L, H, T_query, d_head)
-    v_2d, z_2d, kept = _values_2d(v, z)
-    x, attn_out = get(x_hook), get(out_hook)  # (L, T_query, d_model)
-    arrays = {
-        "dots": dots,
-        "pattern": pattern,
-        "v_norm": v.norm(dim=-1),
-        "v_first": v[..., :k],
-        "z_norm": z.norm(dim=-1),
-        "z_first": z[..., :k],
-        "v_2d": v_2d,
-        "z_2d": z_2d,
-        "kept_2d": kept,
-        "head_out_norm": get(f"{attn}.hook_result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
-        "x_norm": x.norm(dim=-1),
-        "attn_out_norm": attn_out.norm(dim=-1),
-        "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
-        "resid_mid_norm": get(mid_hook).norm(dim=-1),
-        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1),
-        "resid_post_norm": get("hook_resid_post").norm(dim=-1),
-        "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
-    }
+    stack, attn, x_hook, mid_hook = _SITES[name]
+    n_layers = family_of(cfg).layers(cfg, stack)
+    get = lambda hook: torch.stack([tr[f"{stack}.blocks.{L}.{hook}"][0] for L in range(n_layers)])  # (L, ...)
+    arrays = layer_arrays(get, k, attn, x_hook, mid_hook)
     causal = name == "decoder"
     return {
         "queries": "source" if stack == "encoder" else "target",
@@ -122,7 +99,7 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     actual_p = probs[torch.arange(len(r.written)), written]  # (T_target,) the word the translation writes
     actual_rank = (probs > actual_p[:, None]).sum(-1) + 1
     shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(top_i.flatten().tolist())
-    display = lambda ids: [tokenizer.display(i) for i in ids]  # noqa: E731
+    display = lambda ids: [tokenizer.display(i) for i in ids]
     return {
         "format": FORMAT,
         "version": VERSION,

@@ -223,6 +223,37 @@ def check_size(cfg, T: int) -> None:
         )
 
 
+def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre", mid_hook: str = "hook_resid_mid"):
+    """The view's arrays of one stack, every layer at once (the keys of VIEW_ARRAYS but the next_*).
+
+    get(hook) stacks blocks.L.<hook> of the one sequence over the layers: (L, ...). attn is the
+    attention the page shows ("attn", "cross_attn"), x_hook what it reads, mid_hook the sum after it."""
+    dots, pattern = get(f"{attn}.hook_dots"), get(f"{attn}.hook_pattern")  # (L, H, T_query, T_key)
+    v = get(f"{attn}.hook_v").transpose(1, 2)  # (L, T_key, H, d_head) -> (L, H, T_key, d_head)
+    z = get(f"{attn}.hook_z").transpose(1, 2)  # (L, H, T_query, d_head)
+    v_2d, z_2d, kept = _values_2d(v, z)
+    x, attn_out = get(x_hook), get(f"hook_{attn}_out")  # (L, T_query, d_model)
+    return {
+        "dots": dots,
+        "pattern": pattern,
+        "v_norm": v.norm(dim=-1),
+        "v_first": v[..., :k],
+        "z_norm": z.norm(dim=-1),
+        "z_first": z[..., :k],
+        "v_2d": v_2d,
+        "z_2d": z_2d,
+        "kept_2d": kept,
+        "head_out_norm": get(f"{attn}.hook_result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
+        "x_norm": x.norm(dim=-1),
+        "attn_out_norm": attn_out.norm(dim=-1),
+        "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
+        "resid_mid_norm": get(mid_hook).norm(dim=-1),
+        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1),
+        "resid_post_norm": get("hook_resid_post").norm(dim=-1),
+        "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
+    }
+
+
 def _values_2d(v: torch.Tensor, z: torch.Tensor, iters: int = SUBSPACE_ITERS):
     """Project each head's values (and its z rows) on two directions along which the values spread most.
 
@@ -307,33 +338,8 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     finally:
         model.train(was_training)
 
-    stack = lambda hook: torch.stack([tr[hook, L][0] for L in Ls])  # noqa: E731 (one sequence, every layer)
-    dots, pattern = stack("dots"), stack("pattern")  # (L, H, T, T)
-    v = stack("v").transpose(1, 2)  # (L, T, H, d_head) -> (L, H, T, d_head)
-    z = stack("z").transpose(1, 2)
-    v_2d, z_2d, kept = _values_2d(v, z)
-    x, attn_out = stack("resid_pre"), stack("attn_out")  # (L, T, d_model)
     k = min(N_COORDS, cfg.d_head)
-
-    arrays = {
-        "dots": dots,
-        "pattern": pattern,
-        "v_norm": v.norm(dim=-1),
-        "v_first": v[..., :k],
-        "z_norm": z.norm(dim=-1),
-        "z_first": z[..., :k],
-        "v_2d": v_2d,
-        "z_2d": z_2d,
-        "kept_2d": kept,
-        "head_out_norm": stack("result").norm(dim=-1).transpose(1, 2),  # (L, T, H) -> (L, H, T)
-        "x_norm": x.norm(dim=-1),
-        "attn_out_norm": attn_out.norm(dim=-1),
-        "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
-        "resid_mid_norm": stack("resid_mid").norm(dim=-1),
-        "mlp_out_norm": stack("mlp_out").norm(dim=-1),
-        "resid_post_norm": stack("resid_post").norm(dim=-1),
-        "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
-    }
+    arrays = layer_arrays(lambda hook: torch.stack([tr[f"blocks.{L}.{hook}"][0] for L in Ls]), k)
     shown_ids = set(ids)
     if has_lm:  # an encoder has no next-token distribution: no next_* arrays
         nexts = _next_arrays(tr["probs"][0], ids, cfg.d_vocab)

@@ -377,7 +377,7 @@ def _measure(model, tokenizer, seed: int) -> dict:
     n = alignment(model, untrained(model, seed), tokenizer, items)
     some = slice(None, None, BEAM_EVERY)
     beam_out = translate_all(model, tokenizer, sources[some], BEAM)
-    exact = lambda hyps, refs: float(np.mean([h == r for h, r in zip(hyps, refs)]))  # noqa: E731
+    exact = lambda hyps, refs: float(np.mean([h == r for h, r in zip(hyps, refs)]))
     n.update(
         bleu_greedy=bleu(greedy_out, refs),
         exact_greedy=exact(greedy_out, refs),

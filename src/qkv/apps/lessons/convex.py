@@ -65,7 +65,7 @@ def separating_plane(VW, zW, x_new, x, near) -> dict:
     centred = centred - np.outer(centred @ e1, e1)
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     e2 = vt[0]
-    to2 = lambda P: np.stack([np.atleast_2d(P) @ e1, np.atleast_2d(P) @ e2], -1).tolist()  # noqa: E731  (n, 2)
+    to2 = lambda P: np.stack([np.atleast_2d(P) @ e1, np.atleast_2d(P) @ e2], -1).tolist()  # (n, 2)
     return {"values": to2(VW), "zW": to2(zW)[0], "x_new": to2(x_new)[0], "x": to2(x)[0], "nearest": to2(near)[0]}
 
 

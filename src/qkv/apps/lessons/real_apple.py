@@ -186,7 +186,7 @@ def cosines(X: np.ndarray, labels: np.ndarray) -> dict[str, float]:
     U = X / np.linalg.norm(X, axis=1, keepdims=True)
     C = U @ U.T  # (N, N)
     f, c = labels == 0, labels == 1
-    within = lambda m: float(C[np.ix_(m, m)][np.triu_indices(int(m.sum()), 1)].mean())  # noqa: E731
+    within = lambda m: float(C[np.ix_(m, m)][np.triu_indices(int(m.sum()), 1)].mean())
     out = {"across": float(C[np.ix_(f, c)].mean()), "within_fruit": within(f), "within_company": within(c)}
     out["within"] = (out["within_fruit"] + out["within_company"]) / 2
     out["gap"] = out["within"] - out["across"]

@@ -37,7 +37,7 @@ import random
 from dataclasses import dataclass
 
 from . import lexicon as L
-from .sentences import END, _drug, _job, _order, _reserved, _sense, check_choice, check_count, draw_sentences
+from .sentences import END, _drug, _job, _order, _reserved, _sense_drawn, check_choice, check_count, draw_sentences
 
 __all__ = ["KINDS", "Pair", "SPLITS", "pairs"]
 
@@ -98,23 +98,8 @@ def _heldout(seed: int) -> list[dict]:
     held = _reserved()
     out: list[dict] = []
     for amb, frames in held["sense_list"].items():
-        info = L.AMBIGUOUS[amb]
-        for subj, time, mod in frames:
-            for food in (True, False):
-                cues = info["food_cues"] if food else L.COMPANY_CUES
-                tails = info["food_tails"] if food else L.COMPANY_TAILS
-                out.append(
-                    _sense(
-                        amb,
-                        food,
-                        subj,
-                        time,
-                        mod,
-                        adv=rng.randrange(len(L.SENSE_ADVERBS)),
-                        cue=rng.randrange(len(cues)),
-                        tail=rng.randrange(len(tails)),
-                    )
-                )
+        for frame in frames:
+            out += [_sense_drawn(rng, amb, food, *frame) for food in (True, False)]
     for verb, people in held["order_list"].items():
         for a, b in people:
             for first, second in ((a, b), (b, a)):

@@ -295,21 +295,17 @@ def _draw_sense(rng: random.Random, held: dict) -> dict:
         )
         if frame not in held["sense"][amb]:
             break
-    subj, time, mod = frame
-    food = rng.random() < 0.5
+    return _sense_drawn(rng, amb, rng.random() < 0.5, *frame)
+
+
+def _sense_drawn(rng: random.Random, amb: str, food: bool, subj: int, time: int, mod: int) -> dict:
+    """The sense sentence of this frame, its adverb, cue and tail drawn from rng (in that order)."""
     info = L.AMBIGUOUS[amb]
     cues = info["food_cues"] if food else L.COMPANY_CUES
     tails = info["food_tails"] if food else L.COMPANY_TAILS
-    return _sense(
-        amb,
-        food,
-        subj,
-        time,
-        mod,
-        adv=rng.randrange(len(L.SENSE_ADVERBS)),
-        cue=rng.randrange(len(cues)),
-        tail=rng.randrange(len(tails)),
-    )
+    adv = rng.randrange(len(L.SENSE_ADVERBS))
+    cue = rng.randrange(len(cues))
+    return _sense(amb, food, subj, time, mod, adv=adv, cue=cue, tail=rng.randrange(len(tails)))
 
 
 def _draw_order(rng: random.Random, held: dict) -> dict:

@@ -254,7 +254,7 @@ def _bert(d: Path, hc: dict) -> Encoder:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     model = Encoder(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
     theirs, used = _read_tensors(d), set()
-    take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # noqa: E731  BertFor*: "bert." prefix
+    take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix
     ours = {
         "embed.weight": take("embeddings.word_embeddings.weight"),
         "pos_embed.W_pos": take("embeddings.position_embeddings.weight"),

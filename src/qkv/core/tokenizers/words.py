@@ -198,7 +198,7 @@ class WordTokenizer(_ListTokenizer):
         a, b = self._check_id(prev), self._check_id(id)
         if a >= self.byte_base and 0x80 <= b - self.byte_base < 0xC0:  # a continuation byte: the same character
             return b""
-        space = lambda i: i < self.byte_base and self.tokens[i].isspace()  # noqa: E731
+        space = lambda i: i < self.byte_base and self.tokens[i].isspace()
         return b"" if space(a) or space(b) else b" "
 
     def respace(self, text: str) -> str | None:
