@@ -144,3 +144,22 @@ def test_step_refuses_a_full_cache():
     model(torch.zeros(1, 4, dtype=torch.long), cache)
     with pytest.raises(ValueError, match="full"):
         model.stepper()(torch.tensor([0]), cache)
+
+
+def test_a_steps_transposed_weights_are_kept_until_the_weight_changes():
+    from qkv.core.nn.linear import linear_step, transposed
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(6, 4)
+    x = torch.randn(3, 6)
+    first = transposed(linear)
+    assert transposed(linear) is first  # nothing changed: the copy is reused
+    assert torch.allclose(linear_step(linear)(x), linear(x), atol=1e-6)
+    with torch.no_grad():
+        linear.weight.mul_(2)  # in place: the version moves on
+    assert transposed(linear) is not first and torch.allclose(linear_step(linear)(x), linear(x), atol=1e-6)
+    linear.load_state_dict(torch.nn.Linear(6, 4).state_dict())
+    assert torch.allclose(linear_step(linear)(x), linear(x), atol=1e-6)
+    linear.double()  # new storage
+    assert torch.allclose(linear_step(linear)(x.double()), linear(x.double()), atol=1e-12)
+    assert "_transposed" not in linear.state_dict()

@@ -24,6 +24,7 @@ from ..config import ModelConfig
 from ..nn.attention import KVCache
 from ..nn.block import make_block
 from ..nn.layernorm import LayerNorm, NoNorm
+from ..nn.linear import linear_step
 from ..nn.position import make_position
 from ..nn.tap import tap, written_out
 from ..trace import run_with_trace
@@ -107,7 +108,7 @@ class GPT(nn.Module):
         # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
         pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None
         blocks = [block.stepper() for block in self.blocks]
-        ln_final, W_U, b_U = self.ln_final.stepper(), self.unembed.weight, self.unembed.bias
+        ln_final, unembed = self.ln_final.stepper(), linear_step(self.unembed)
 
         def step(tokens, cache, positions=None, key_mask=None):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
@@ -125,7 +126,7 @@ class GPT(nn.Module):
             for block in blocks:
                 x = block(x, cache, positions, mask)
             cache.length = t + 1
-            return F.linear(ln_final(x), W_U, b_U)  # (B, d_vocab): h W_out + b
+            return unembed(ln_final(x))  # (B, d_vocab): h W_out + b
 
         return step
 

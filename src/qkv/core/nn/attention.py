@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .linear import linear_step
 from .position import RoPE
 from .tap import active, explicit, tap
 
@@ -170,12 +171,12 @@ class MultiHeadAttention(nn.Module):
         positions: (B,) each row's own position (rows of different lengths share the cache), None:
         every row at cache.length; key_mask: (B, 1, 1, cache.length + 1), False at the slots a row must
         not read (its padding), or None. The weights are read once, here (see GPT.stepper)."""
-        W_QKV, b_QKV, W_O, b_O = self.W_QKV.weight, self.W_QKV.bias, self.W_O.weight, self.W_O.bias
+        W_QKV, W_O = linear_step(self.W_QKV), linear_step(self.W_O)  # W^T copied now (nn/linear.py)
         rope, layer, n_proj, H, D = self.rope, self.layer, self.n_proj, self.n_heads, self.d_head
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
-            qkv = F.linear(x, W_QKV, b_QKV).view(B, n_proj, H, 1, D)
+            qkv = W_QKV(x).view(B, n_proj, H, 1, D)
             q, k = qkv[:, 0], qkv[:, 1]  # each (B, n_heads, 1, d_head)
             v = qkv[:, 2] if n_proj == 3 else k  # values="k": z = A k
             if rope is not None:
@@ -186,7 +187,7 @@ class MultiHeadAttention(nn.Module):
             z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, n_heads, 1, d_head)
             if self.head_mask is not None:  # read at each step: heads_off may switch heads off later
                 z = z * self.head_mask.view(1, -1, 1, 1)
-            return F.linear(z.view(B, H * D), W_O, b_O)  # (B, d_model)
+            return W_O(z.view(B, H * D))  # (B, d_model)
 
         return step
 

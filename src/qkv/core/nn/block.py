@@ -29,6 +29,7 @@ from torch import nn
 
 from .attention import KVCache, MultiHeadAttention
 from .layernorm import make_norm
+from .linear import linear_step
 from .tap import tap
 
 _ACTIVATIONS = {
@@ -60,14 +61,8 @@ class MLP(nn.Module):
 
     def stepper(self):
         """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
-        W_in, b_in, W_out, b_out, act = (
-            self.fc_in.weight,
-            self.fc_in.bias,
-            self.fc_out.weight,
-            self.fc_out.bias,
-            self.act,
-        )
-        return lambda x: F.linear(act(F.linear(x, W_in, b_in)), W_out, b_out)
+        fc_in, fc_out, act = linear_step(self.fc_in), linear_step(self.fc_out), self.act
+        return lambda x: fc_out(act(fc_in(x)))
 
 
 class Block(nn.Module):
