@@ -1,4 +1,4 @@
-"""Every `qkv` subcommand and its options (argparse). The handlers are in commands.py."""
+"""Every `qkv` subcommand and its options (argparse). The handlers are in commands.py and describe.py."""
 
 from __future__ import annotations
 
