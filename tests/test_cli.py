@@ -160,7 +160,7 @@ def test_generate_seed_is_reproducible(capsys, ckpt):
 
 
 def test_generate_no_cache_picks_the_same_tokens(capsys, ckpt):
-    """The KV cache (GPT.step: one query through SDPA) and --no-cache (the whole window through
+    """The KV cache (GPT.stepper: one query through SDPA) and --no-cache (the whole window through
     GPT.forward) do different float32 arithmetic: their logits agree to ~1e-6, not bit for bit, so
     the texts cannot be compared bit for bit by construction. Greedy picks are provably the same when
     at every step the best logit leads the second by far more than that: checked, then the texts."""

@@ -163,3 +163,17 @@ def test_a_steps_transposed_weights_are_kept_until_the_weight_changes():
     linear.double()  # new storage
     assert torch.allclose(linear_step(linear)(x.double()), linear(x.double()), atol=1e-12)
     assert "_transposed" not in linear.state_dict()
+
+
+def test_what_has_no_one_token_step_says_so():
+    from qkv.core.nn.attention import MultiHeadAttention
+
+    with pytest.raises(ValueError, match="one token per row"):
+        RoPE(8, 4)(torch.zeros(2, 1, 3, 4), torch.tensor([0, 1]))  # a position per row, but 3 tokens
+    cfg = _cfg()
+    with pytest.raises(ValueError, match="only a causal self-attention"):
+        MultiHeadAttention(cfg, cross=True).stepper()
+    with pytest.raises(ValueError, match="only a causal self-attention"):
+        MultiHeadAttention(cfg, causal=False).stepper()
+    with pytest.raises(ValueError, match="causal mask"):
+        GPT(_cfg(causal=False)).stepper()

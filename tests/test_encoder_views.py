@@ -95,7 +95,7 @@ def test_view_of_minilm_sends_the_full_matrix_and_no_next_tokens(minilm):
     assert (np.triu(A["pattern"], 1) > 0).any()  # keys after the query carry weight
     m = doc["model"]
     assert m["has_lm_head"] is False and m["parameters"] == model.num_params()
-    assert m["view"] == "encoder" and m["generates"] is False and m["translates"] is False
+    assert m["design"] == "encoder" and m["generates"] is False and m["translates"] is False
     assert (
         m["loaded_from"]["name"] == "minilm"
         and "MiniLM" in m["loaded_from"]["title"]

@@ -133,16 +133,22 @@ def test_the_command_draws_several_samples_as_one_batch_each_as_its_own_seed_wou
 
 
 def test_the_fast_steps_follow_every_change_of_the_weights():
-    """GPT.step reads the model's own weights: an in-place change and a load take effect at once."""
+    """GPT.stepper multiplies by transposed copies of the weights kept on each Linear (nn/linear.py):
+    after an in-place change of a bias or of every matrix, or a load, generation uses the new weights."""
     torch.manual_seed(0)
     model = GPT(ModelConfig(d_vocab=11, n_ctx=16, d_model=16, n_heads=2, n_layers=1, init_std=0.3)).eval()
-    before = list(generate_ids(model, [1, 2], 6, temperature=0))
+    greedy = lambda cache=True: list(generate_ids(model, [1, 2], 8, temperature=0, use_cache=cache))
+    before = greedy()
     with torch.no_grad():
         model.unembed.bias[before[0]] -= 1000.0  # in place: the first greedy token can no longer win
-    after = list(generate_ids(model, [1, 2], 6, temperature=0))
-    assert after[0] != before[0]
-    assert after == list(generate_ids(model, [1, 2], 6, temperature=0, use_cache=False))
+    after = greedy()
+    assert after[0] != before[0] and after == greedy(cache=False)
+    with torch.no_grad():
+        for block in model.blocks:  # every matrix a step multiplies by, changed in place
+            for linear in (block.attn.W_QKV, block.attn.W_O, block.mlp.fc_in, block.mlp.fc_out, model.unembed):
+                linear.weight.mul_(-1.5)
+    flipped = greedy()
+    assert flipped != after and flipped == greedy(cache=False)
     model.load_state_dict(GPT(model.cfg).state_dict())
-    assert list(generate_ids(model, [1, 2], 6, temperature=0)) == list(
-        generate_ids(model, [1, 2], 6, temperature=0, use_cache=False)
-    )
+    loaded = greedy()
+    assert loaded != flipped and loaded == greedy(cache=False)

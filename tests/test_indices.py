@@ -4,6 +4,7 @@ with the same one-line message."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from fastapi.testclient import TestClient
@@ -33,7 +34,8 @@ def test_the_rule():
     for bad in (4, -5):
         with pytest.raises(TextError, match=rf"layer {bad} is out of range: four \(use 0\.\.3 or -4\.\.-1\)"):
             check_index(bad, 4, "layer", "four")
-    for bad in (True, 1.0, "1", None):
+    assert check_index(np.int64(-1), 4, "layer", "") == 3 and check_index(torch.tensor(2), 4, "layer", "") == 2
+    for bad in (True, 1.0, "1", None, torch.tensor(1.5)):
         with pytest.raises(TextError, match="layer must be an integer"):
             check_index(bad, 4, "layer", "four")
     assert issubclass(TextError, ValueError)  # the CLI's one-line errors catch it as before
@@ -61,6 +63,7 @@ def test_every_analysis_reads_minus_one_as_the_last(tiny):
     assert all(torch.equal(m, last[k]) for k, m in head_matrices(model, -1, -1).items())
     _, trace = model.run_with_trace(torch.tensor([tok.encode(TEXT)]))
     assert torch.equal(trace["pattern", -1], trace["pattern", L - 1])
+    assert torch.equal(trace["pattern", np.int64(1)], trace["pattern", 1])  # a numpy index, as an argmax gives
     for call in (
         lambda: explain(model, tok, TEXT, layer=-L - 1, head=0),
         lambda: origin(model, tok, TEXT, -L - 1, 0, 0),

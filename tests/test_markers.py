@@ -30,7 +30,14 @@ def _module_marks(tree: ast.Module) -> set[str]:
     return set()
 
 
-def _spawns(fn: ast.FunctionDef) -> bool:
+def _calls(fn: ast.FunctionDef) -> set[str]:
+    """The names this function calls (f(...), mod.f(...): "f"), and its parameters (fixtures it takes)."""
+    called = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "") for n in ast.walk(fn)
+              if isinstance(n, ast.Call)}  # fmt: skip
+    return called | {a.arg for a in fn.args.args}
+
+
+def _direct(fn: ast.FunctionDef) -> bool:
     return any(
         isinstance(n, ast.Call)
         and isinstance(n.func, ast.Attribute)
@@ -38,6 +45,26 @@ def _spawns(fn: ast.FunctionDef) -> bool:
         and ast.unparse(n.func.value) == "subprocess"
         for n in ast.walk(fn)
     )
+
+
+def _spawners() -> set[str]:
+    """Every helper and fixture of the test folder that starts a process, directly or through another."""
+    functions = [
+        fn
+        for path in sorted(TESTS.glob("*.py"))
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(fn, ast.FunctionDef) and not fn.name.startswith("test_")
+    ]
+    found = {fn.name for fn in functions if _direct(fn)}
+    while True:  # what calls a spawner (or takes a spawning fixture) spawns too
+        more = {fn.name for fn in functions if fn.name not in found and _calls(fn) & found}
+        if not more:
+            return found
+        found |= more
+
+
+def _spawns(fn: ast.FunctionDef, spawners: set[str] = frozenset()) -> bool:
+    return _direct(fn) or bool(_calls(fn) & spawners)
 
 
 def _modules():
@@ -53,11 +80,13 @@ def test_every_module_that_drives_chromium_is_marked_browser():
 
 
 def test_every_test_that_starts_a_process_is_marked_subprocess():
-    unmarked = []
+    """Directly (subprocess.run, Popen), through a helper (start_server) or a fixture (server)."""
+    spawners, unmarked = _spawners(), []
+    assert {"start_server", "server", "bundled_export"} <= spawners  # the walk finds them
     for path, tree in _modules():
         module = _module_marks(tree)
         for fn in tree.body:
-            if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_") and _spawns(fn):
+            if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_") and _spawns(fn, spawners):
                 if "subprocess" not in module | _marks(fn.decorator_list):
                     unmarked.append(f"{path.name}::{fn.name}")
     assert not unmarked, f"start a process but are not marked subprocess: {unmarked}"

@@ -53,7 +53,7 @@ def test_config_is_minilm(minilm):
         2,
     )
     assert tok.vocab_size == cfg.d_vocab == 30522
-    assert not model.training and model.family.next_token is False and model.family.view == "encoder"
+    assert not model.training and model.family.next_token is False and model.family.design == "encoder"
 
 
 def test_hidden_states_and_patterns_equal_bert(minilm, reference, batch):

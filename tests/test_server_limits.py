@@ -16,7 +16,7 @@ from browser_util import start_server, stop
 
 from qkv.apps.web.server import IDLE_TIMEOUT
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # it starts qkv serve
 
 HELD = 200  # connections held open at once (each one a file descriptor in the server)
 

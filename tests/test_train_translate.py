@@ -121,7 +121,9 @@ def test_resume_refuses_other_data_direction_or_task(tmp_path):
         run(out, resume=True, n_sentences=300)
     with pytest.raises(ValueError, match="model settings cannot change"):
         run(out, resume=True, overrides=["d_model=64"])
-    with pytest.raises(ValueError, match="holds a translation model; resume it with --task translate"):
+    with pytest.raises(
+        ValueError, match=r"holds a translation model \(encoder-decoder\); resume it with qkv train --task translate"
+    ):
         train(out=out, resume=True, progress=False)
     gpt = tmp_path / "gpt"
     train(
@@ -130,7 +132,7 @@ def test_resume_refuses_other_data_direction_or_task(tmp_path):
         overrides=["n_layers=1", "d_model=16", "n_ctx=8", "steps=2", "batch_size=2", "eval_interval=2", "eval_steps=1"],
         progress=False,
     )
-    with pytest.raises(ValueError, match="holds a language model"):
+    with pytest.raises(ValueError, match="holds a GPT; resume it with qkv train without --task translate"):
         run(gpt, resume=True)
     assert checkpoint.load_checkpoint(out).state["step"] == 10  # nothing above touched it
 

@@ -24,9 +24,10 @@ from contextlib import contextmanager
 
 import torch
 
+from qkv.core.document import header
 from qkv.core.indices import check_heads, check_token
+from qkv.core.models import evaluating
 
-from .explain import FORMAT, VERSION
 from .origin import read_ids
 from .view import TextError, check_size, pack
 
@@ -100,14 +101,10 @@ def ablate(
     if token is not None:
         positions = [check_token(token, T)]
     first = min((L for L, _ in pairs), default=cfg.n_layers)
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         p0, A0 = _run(model, ids, first)
         with heads_off(model, pairs):
             p1, A1 = _run(model, ids, first)
-    finally:
-        model.train(was_training)
 
     delta = (A1.double() - A0.double()).abs()  # (n, n_heads, T, T)
     max_change = [[0.0] * cfg.n_heads for _ in range(first)] + delta.amax(dim=(-1, -2)).tolist()
@@ -134,9 +131,7 @@ def ablate(
         {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
     ]
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "ablate",
+        **header("ablate"),
         "text": text,
         "ids": [int(t) for t in ids],
         "tokens": [tokenizer.display(t) for t in ids],

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qkv.core.document import header
 from qkv.core.geometry import HullResult, convex_weights
 
 from .numbers import fmt, latex, parse_matrix, parse_number, parse_vector
@@ -102,9 +103,7 @@ class Steps:
         }
         hull = {"distance": self.hull.distance, "weights": self.hull.weights}
         out = {
-            "format": "qkv-explain",
-            "version": 1,
-            "kind": "attend",
+            **header("attend"),
             "n": int(self.K.shape[0]),
             "d_v": int(self.V.shape[1]),
         }

@@ -35,7 +35,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .explain import FORMAT, VERSION
+from qkv.core.document import header
+from qkv.core.models import evaluating
+
 from .position_mean import MIN_REF, REFERENCE, position_means
 from .representations import stages, vectors_at
 from .view import TextError, encode_text, read_text
@@ -80,13 +82,9 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
     for p, text in zip(pos, (a, b), strict=True):
         if p is None:
             raise TextError(f"the word {word!r} is not in the sentence {text!r}")
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         # one sentence at a time: a batch would pad the shorter one, which a non-causal model sees
         vec_a, vec_b = vectors_at(model, [ids_a], pos[:1]), vectors_at(model, [ids_b], pos[1:])
-    finally:
-        model.train(was_training)
     side = lambda ids, p: {"tokens": [tokenizer.display(i) for i in ids], "pos": p}
     means = position_means(model, tokenizer, max(pos) + 1)
     mu = {name: (means.at(name, pos[0]), means.at(name, pos[1])) for _, name in stages(model.cfg)}
@@ -109,9 +107,7 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
             "this tokenizer reads: no position-controlled cosine"
         )
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "compare",
+        **header("compare"),
         "word": word,
         "a": side(ids_a, pos[0]),
         "b": side(ids_b, pos[1]),

@@ -28,7 +28,7 @@ JSON (`explain_translation`), format "qkv-explain" version 1, kind "translation"
                  step writes (w1 … wn </s>)
     layer, head, head_choice ("given" | "sharpest"), token (a target step), query (its written word),
     query_reads (the word it reads last)
-    model        {n_layers, n_encoder_layers, n_heads, d_model, d_head, n_ctx, norm, pos, arch, view,
+    model        {n_layers, n_encoder_layers, n_heads, d_model, d_head, n_ctx, norm, pos, arch, design,
                  has_lm_head, generates, translates}
     heads        [{head, entropy_bits}] each cross-attention head of `layer`: the mean entropy of its rows
     reads        one per target step: {pos, token (written), reads, top_pos, top_token, top_weight (this
@@ -50,12 +50,14 @@ from functools import lru_cache
 
 import torch
 
+from qkv.core.document import header
 from qkv.core.geometry import convex_weights
 from qkv.core.indices import check_index, check_layer_head
+from qkv.core.models import evaluating
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
-from .explain import FORMAT, VERSION, model_fields, step_detail
+from .explain import model_fields, step_detail
 from .view import TextError
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
@@ -104,12 +106,8 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
     if len(src) > n_ctx:
         raise TextError(f"the source has {len(src)} words; this model reads at most n_ctx = {n_ctx}")
     if target is None:
-        was_training = model.training
-        model.eval()
-        try:
+        with evaluating(model):
             ids = greedy(model, torch.tensor([src], device=next(model.parameters()).device), max_len=n_ctx)[0].ids
-        finally:
-            model.train(was_training)
         finished = bool(ids) and ids[-1] == EOS
         words = ids[:-1] if finished else ids[: n_ctx - 1]
         written = ids[: len(words) + 1]
@@ -126,15 +124,11 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
 def trace(model, reading: Reading, names=None):
     """The teacher-forced trace of (source, <s> + translation), in eval mode."""
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         with torch.no_grad():
             _, tr = model.run_with_trace(
                 torch.tensor([reading.src], device=device), torch.tensor([reading.tgt_in], device=device), names=names
             )
-    finally:
-        model.train(was_training)
     return tr
 
 
@@ -205,9 +199,7 @@ def explain_translation(
     tgt = [tokenizer.display(i) for i in r.tgt_in]
     written = [tokenizer.display(i) for i in r.written]
     data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "translation",
+        **header("translation"),
         "text": r.text,
         "translation": decode_target(tokenizer, r.tgt_in),
         "translated": r.translated,

@@ -23,7 +23,7 @@ JSON (`to_json()`, a dict; json.dumps(ensure_ascii=False) writes it):
     tokens, ids readable token strings (tokenizer.display: a space is "␣", a newline "\\n") and ids
     token       the query position (0-based, in tokens);  query: its display string
     layer, head the ones asked for (null when not given), made non-negative
-    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal, arch, view, has_lm_head,
+    model       {n_layers, n_heads, d_model, d_head, n_ctx, norm, pos, causal, arch, design, has_lm_head,
                 generates, translates}
     attention   (mode "head") {scale: √d_head, argmax: position of the largest weight, weight_sum,
                 rows: [{pos, token, dot: q·k, scaled: q·k/√d_head, weight: A}] by position,
@@ -46,9 +46,11 @@ import math
 
 import torch
 
+from qkv.core.document import header
 from qkv.core.indices import check_layer_head, check_token
+from qkv.core.models import evaluating
 
-FORMAT, VERSION, N_COORDS = "qkv-explain", 1, 4
+N_COORDS = 4
 
 
 def model_fields(model, keys) -> dict:
@@ -56,7 +58,7 @@ def model_fields(model, keys) -> dict:
     family = model.family
     return {
         **{k: getattr(model.cfg, k) for k in keys},
-        "view": family.view,
+        "design": family.design,
         "has_lm_head": family.next_token,
         "generates": family.generates,
         "translates": family.translates,
@@ -94,19 +96,13 @@ def explain(
         wanted |= {a + n for n in ("hook_dots", "hook_attn_scores", "hook_v", "hook_z", "hook_result")}
         wanted |= {p + n for n in ("hook_resid_pre", "hook_attn_out", "hook_resid_mid")}
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=wanted.__contains__)
-    finally:
-        model.train(was_training)
 
     shown = [tokenizer.display(i) for i in ids]
     n_vis = pos + 1 if cfg.causal else T  # the keys this query can see
     data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "explain",
+        **header("explain"),
         "mode": mode,
         "text": text,
         "cropped": cropped,

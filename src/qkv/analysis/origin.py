@@ -22,9 +22,10 @@ import math
 
 import torch
 
+from qkv.core.document import header
 from qkv.core.indices import check_layer_head, check_token
+from qkv.core.models import evaluating
 
-from .explain import FORMAT, VERSION
 from .view import TextError, check_ids, read_text
 
 
@@ -70,12 +71,8 @@ def origin(
     x_name = attention_input_name(cfg, layer)
     attn = model.blocks[layer].attn
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=[x_name])
-    finally:
-        model.train(was_training)
     x = tr[x_name][0].double()  # (T, d_model)
 
     W = {name: w[head].double() for name, w in attn.head_weights().items() if name != "W_O"}  # (d_model, d_head)
@@ -125,9 +122,7 @@ def origin(
     if rope:
         query["q_rot"] = _rows(q_dot[i])
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "origin",
+        **header("origin"),
         "text": text,
         "ids": [int(t) for t in ids],
         "tokens": tokens,

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from qkv.core import corpus
+from qkv.core.models import evaluating
 
 from .representations import stages
 
@@ -142,9 +143,7 @@ def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
     sums = {name: np.zeros((n_pos, model.cfg.d_model)) for name in names}
     counts = np.zeros(n_pos, dtype=np.int64)
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         by_length: dict[int, list[list[int]]] = {}
         for ids in seqs:  # equal lengths in one batch: no padding, which a model attending both ways would read
             by_length.setdefault(len(ids), []).append(ids)
@@ -158,8 +157,6 @@ def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
                         trace[name][:, :m].double().sum(0).cpu().numpy()
                     )  # (B, m, d_model) -> (m, d_model)
                 counts[:m] += len(batch)
-    finally:
-        model.train(was_training)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = {name: sums[name] / counts[:, None] for name in names}
     out = PositionMeans(means, counts, len(seqs), key)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from qkv.core.models import evaluating
+
 
 @torch.no_grad()
 def continuation_logprob(model, tokenizer, prompt: str, continuation: str, sep: str = " ") -> float:
@@ -33,9 +35,5 @@ def probe_accuracy(model, tokenizer, probes, sep: str = " ") -> float:
     """The fraction of probes whose expected continuation is the most likely candidate."""
     if not probes:
         raise ValueError("no probes to score")
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         return sum(solved(model, tokenizer, p, sep) for p in probes) / len(probes)
-    finally:
-        model.train(was_training)

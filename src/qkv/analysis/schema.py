@@ -8,7 +8,7 @@ describes the fields in prose. `validate(doc)` checks a document (needs the json
 
 from __future__ import annotations
 
-FORMAT, VERSION = "qkv-explain", 1
+from qkv.core.document import FORMAT, VERSION
 
 _num = {"type": ["number", "null"]}
 _vec = {"type": "array", "items": _num}
@@ -213,7 +213,7 @@ _model = {
     "type": "object",
     "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos", "causal", "tokenizer"],
     "properties": {
-        "view": {"enum": ["decoder", "encoder", "translation"]},
+        "design": {"enum": ["decoder", "encoder", "encoder-decoder"]},
         "has_lm_head": {"type": "boolean"},
         "generates": {"type": "boolean"},
         "translates": {"type": "boolean"},

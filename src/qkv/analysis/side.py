@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import torch
 
-from .explain import FORMAT, VERSION
+from qkv.core.document import header
+from qkv.core.models import evaluating
+
 from .view import read_text
 
 MAX_TOP = 50
@@ -29,12 +31,8 @@ def _one(tokenizer, text: str, ids: list[int]) -> dict:
 def _last_probs(model, ids: list[int]) -> torch.Tensor:
     """softmax of the logits after the last token (the model's own "probs", as the view shows them)."""
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         _, trace = model.run_with_trace(torch.tensor([ids], device=device), names=lambda n: n == "probs")
-    finally:
-        model.train(was_training)
     return trace["probs"][0, -1].float().cpu()  # (d_vocab,)
 
 
@@ -44,9 +42,7 @@ def side_by_side(model, tokenizer, a: str, b: str, top: int = 10) -> dict:
     n_ctx = model.cfg.n_ctx
     (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
     doc = {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "side",
+        **header("side"),
         "a": _one(tokenizer, a, ids_a),
         "b": _one(tokenizer, b, ids_b),
         "same_length": len(ids_a) == len(ids_b),

@@ -37,20 +37,25 @@ def attention_module(model, layer: int):
     return model.blocks[layer].attn
 
 
+def _attention_head(model, layer: int, head: int):
+    """(the self-attention of block `layer`, head made non-negative), refused in that order."""
+    attn = attention_module(model, layer)
+    return attn, check_layer_head(model.cfg, None, head)[1]
+
+
 @torch.no_grad()
 def head_matrices(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     """W_Q, W_K, W_V (d_model, d_head) and W_O (d_head, d_model) of one head, in float64, in the row-vector
     convention q = x W_Q (MultiHeadAttention.head_weights)."""
-    layer, head = check_layer_head(model.cfg, layer, head)
-    weights = attention_module(model, layer).head_weights()  # each (n_heads, d_in, d_out)
+    attn, head = _attention_head(model, layer, head)
+    weights = attn.head_weights()  # each (n_heads, d_in, d_out)
     return {name: weights[name][head].detach().double().cpu() for name in MATRICES}
 
 
 @torch.no_grad()
 def head_biases(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     """b_Q, b_K, b_V (d_head,) of one head: q = x W_Q + b_Q. Zeros when the model has no biases."""
-    layer, head = check_layer_head(model.cfg, layer, head)
-    attn = attention_module(model, layer)
+    attn, head = _attention_head(model, layer, head)
     d_attn, d_head = attn.n_heads * attn.d_head, attn.d_head
     b = attn.W_QKV.bias
     out = {}

@@ -29,11 +29,12 @@ import math
 
 import torch
 
+from qkv.core.document import header
 from qkv.core.models.family import family_of
 from qkv.core.translation import decode_target
 
 from . import cross
-from .explain import FORMAT, N_COORDS, VERSION
+from .explain import N_COORDS
 from .view import MAX_CELLS, TOP_NEXT, TextError, layer_arrays, model_info, pack
 
 PARTS = ("cross", "decoder", "encoder")
@@ -101,9 +102,7 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(top_i.flatten().tolist())
     display = lambda ids: [tokenizer.display(i) for i in ids]
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "translation-view",
+        **header("translation-view"),
         "text": r.text,
         "translation": decode_target(tokenizer, r.tgt_in),
         "translated": r.translated,

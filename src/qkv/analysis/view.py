@@ -48,10 +48,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from qkv.core.document import header
 from qkv.core.indices import TextError
+from qkv.core.models import evaluating
 from qkv.core.tokenizers.unknown import unknown_pieces
 
-from .explain import FORMAT, N_COORDS, VERSION, model_fields
+from .explain import N_COORDS, model_fields
 
 TOP_NEXT = 10  # next-token candidates kept per position
 SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
@@ -106,7 +108,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     """The model's shape, its tokenizer, its size, and where it came from (a translation model's
     also n_encoder_layers).
 
-    view, generates, translates, has_lm_head: what its family is and can do (core.models.family);
+    design, generates, translates, has_lm_head: what its family is and can do (core.models.family);
     loaded_from: {name, path, architecture, title} — for a pretrained model what it was loaded from
     (model.loaded_from), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
     qkv, path null); weights_bytes: the size of its weight files on disk (safetensors), or null."""
@@ -331,12 +333,8 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     check_size(cfg, T)
     has_lm = model.family.next_token
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=_wanted if has_lm else _wanted_no_lm)
-    finally:
-        model.train(was_training)
 
     k = min(N_COORDS, cfg.d_head)
     arrays = layer_arrays(lambda hook: torch.stack([tr[f"blocks.{L}.{hook}"][0] for L in Ls]), k)
@@ -347,9 +345,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         arrays.update(nexts)
     special = getattr(tokenizer, "special", None) or ()
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "view",
+        **header("view"),
         "text": text,
         "ids": [int(i) for i in ids],
         "tokens": [tokenizer.display(i) for i in ids],

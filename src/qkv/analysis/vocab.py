@@ -22,8 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from qkv.core import corpus
-
-from .explain import FORMAT, VERSION
+from qkv.core.document import header
 
 KINDS = ("word", "char", "byte", "piece", "special")
 MATCHES = ("prefix", "substring")
@@ -146,9 +145,7 @@ def vocab(
         rows.sort(key=lambda r: (-n[r[0]], r[0]))
     page = rows[offset : offset + limit]
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": "vocab",
+        **header("vocab"),
         "size": tokenizer.vocab_size,
         "tokenizer": tokenizer.kind,
         "kinds": {k: by_kind[k] for k in KINDS if by_kind[k]},

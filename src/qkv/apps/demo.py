@@ -55,7 +55,7 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
     for name in lessons.LESSONS:
         t = time.perf_counter()
         # a lesson that cannot read this model's family reads its own default (align: the bundled translation model)
-        reads_it = model.family.view in lessons.lesson_module(name).READS
+        reads_it = model.family.design in lessons.lesson_module(name).READS
         results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=ckpt if reads_it else None))
         seconds[name] = round(time.perf_counter() - t, 1)
         print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .document import header
 from .geometry import convex_weights
 from .models.family import family_of
 
@@ -64,9 +65,7 @@ class CheckReport:
 
     def to_json(self) -> dict:
         return {
-            "format": "qkv-explain",
-            "version": 1,
-            "kind": "check",
+            **header("check"),
             "training": self.training,
             "passed": self.passed,
             "items": [
@@ -96,6 +95,7 @@ class _Site:
     pad: torch.Tensor | None  # (B, T_k) True at padding keys, or None
     pad_queries: bool  # the queries are the same (padded) tokens as the keys
     cross: bool = False  # its block has a cross-attention sub-layer too (a decoder block)
+    stack: str = ""  # the stack's name: the model's attribute that holds its blocks ("" : model.blocks)
 
 
 def _sites(trace) -> list[_Site]:
@@ -106,9 +106,12 @@ def _sites(trace) -> list[_Site]:
         own_pad = pad if stack.padded else None  # a decoder's target is not padded: its tokens are all real
         for L in range(getattr(cfg, stack.layers)):
             p = f"{stack.prefix}blocks.{L}."
-            sites.append(_Site(stack.name, L, p, "attn", stack.is_causal(cfg), own_pad, stack.padded, stack.cross))
+            causal = stack.is_causal(cfg)
+            sites.append(_Site(stack.name, L, p, "attn", causal, own_pad, stack.padded, stack.cross, stack.name))
             if stack.cross:  # its queries are the target's, its keys the (padded) source's
-                sites.append(_Site(f"{stack.name} cross-attention", L, p, "cross_attn", False, pad, False))
+                sites.append(
+                    _Site(f"{stack.name} cross-attention", L, p, "cross_attn", False, pad, False, False, stack.name)
+                )
     return sites
 
 
@@ -197,11 +200,7 @@ def _close(site: _Site, name: str, got: torch.Tensor, want: torch.Tensor) -> Che
 
 
 def _block(model, site: _Site):
-    if site.prefix.startswith("encoder."):
-        return model.encoder.blocks[site.layer]
-    if site.prefix.startswith("decoder."):
-        return model.decoder.blocks[site.layer]
-    return model.blocks[site.layer]
+    return (getattr(model, site.stack) if site.stack else model).blocks[site.layer]
 
 
 def _heads(trace, site: _Site) -> list[CheckItem]:

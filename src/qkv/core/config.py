@@ -107,9 +107,9 @@ class ModelConfig:
             if name not in family.fields and getattr(self, name) != self.__dataclass_fields__[name].default:
                 owners = " or ".join(f"arch={f.arch!r}" for f in FAMILIES.values() if name in f.fields)
                 raise ValueError(f"{name} is for {owners}; {family.title} has none (got {getattr(self, name)!r})")
-        for name in family.needs:
+        for name, why in family.needs:
             if getattr(self, name) is not True:
-                raise ValueError(f"{family.title} needs {name}=true; got {getattr(self, name)!r}")
+                raise ValueError(f"{family.title} needs {name}=true ({why}); got {getattr(self, name)!r}")
         if self.d_head is None:
             if self.d_model % self.n_heads:
                 raise ValueError(

@@ -8,6 +8,8 @@ The CLI, the server, the figures, the analyses and the trace's shorthand all che
 
 from __future__ import annotations
 
+import operator
+
 from .models.family import family_of
 
 
@@ -17,9 +19,14 @@ class TextError(ValueError):
 
 
 def check_index(value, n: int, what: str, unit: str) -> int:
-    """value as an index into n things (`unit` says what they are: "the text has 5 tokens")."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TextError(f"{what} must be an integer; got {value!r}")
+    """value as an index into n things (`unit` says what they are: "the text has 5 tokens"). Any
+    integer type is one (numpy's, a 0-d integer tensor: what operator.index accepts), a bool is not."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)
+    except TypeError:
+        raise TextError(f"{what} must be an integer; got {value!r}") from None
     if not -n <= value < n:
         raise TextError(f"{what} {value} is out of range: {unit} (use 0..{n - 1} or {-n}..-1)")
     return value % n

@@ -233,9 +233,7 @@ def refuse_other_task(config: dict, out: Path, task: str) -> None:
     """A one-line error when the checkpoint in `out` (its `config`) was trained for another task than `task`."""
     found = task_of(config)
     if found != task:
-        how = "--task translate" if found == "translate" else "qkv train without --task translate"
-        what = "a translation model" if found == "translate" else "a language model (GPT)"
-        raise ValueError(f"{out} holds {what}; resume it with {how}")
+        raise ValueError(f"{out} holds {trained_by(found).title}; resume it with {_HOW[found]}")
 
 
 def refuse_on_resume(out: Path, **given) -> None:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 import torch
 
 from .device import model_device
+from .document import header
 from .indices import check_layer_head
 from .models.family import family_of
 from .nn.tap import recording
@@ -164,9 +165,7 @@ class Trace(Mapping):
             ]
             acts[name] = {"shape": list(values.shape), "data": rounded}
         out = {
-            "format": "qkv-explain",
-            "version": 1,
-            "kind": "trace",
+            **header("trace"),
             "config": self.cfg.to_dict(),
             "ids": ids,
             "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None,

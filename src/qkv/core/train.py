@@ -28,6 +28,7 @@ from .data import get_batch, read_text, split_ids
 from .device import Precision, model_device
 from .distributed import ALONE, World
 from .loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, step_seed
+from .models import evaluating
 from .models.gpt import GPT, lm_loss
 from .prepare import Request, Task, run_task
 from .resume import recorded_origin
@@ -43,15 +44,13 @@ def evaluate(
     """Mean loss over eval_steps batches, always the same batches (a generator seeded by `seed`).
     With several processes, each scores its rows of every batch (as in training), and a batch's loss
     is the mean of the ranks' losses."""
-    was_training = model.training
-    model.eval()
     g, device, total = torch.Generator().manual_seed(tc.seed), model_device(model), 0.0
-    for _ in range(tc.eval_steps):
-        x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g)  # each (B, n_ctx)
-        x, y = world.shard(x).to(device), world.shard(y).to(device)  # each (B/N, n_ctx)
-        with precision.autocast():
-            total += lm_loss(model(x), y).item()
-    model.train(was_training)
+    with evaluating(model):
+        for _ in range(tc.eval_steps):
+            x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g)  # each (B, n_ctx)
+            x, y = world.shard(x).to(device), world.shard(y).to(device)  # each (B/N, n_ctx)
+            with precision.autocast():
+                total += lm_loss(model(x), y).item()
     return world.total(total) / (world.size * tc.eval_steps)
 
 

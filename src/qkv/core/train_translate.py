@@ -30,6 +30,7 @@ from .config import TrainConfig
 from .device import Precision
 from .distributed import ALONE, World
 from .loop import Start, TrainResult, optimize, step_seed
+from .models import evaluating
 from .models.seq2seq import seq2seq_loss
 from .prepare import Request, Task, run_task
 from .resume import recorded_origin
@@ -91,13 +92,11 @@ class PairData:
     def evaluate(self, model) -> tuple[float, float | None]:
         """(train loss, val loss) per target token: eval_steps batches of training pairs drawn from a
         generator seeded by `seed` (the same every time), and the first eval_steps * batch_size val pairs."""
-        was_training = model.training
-        model.eval()
-        g = torch.Generator().manual_seed(self.tc.seed)
-        train = _mean_loss(model, [self._batch(self.train, g) for _ in range(self.tc.eval_steps)])
-        n, b = min(len(self.val), self.tc.eval_steps * self.tc.batch_size), self.tc.batch_size
-        val = _mean_loss(model, [collate(self.val[i : i + b]) for i in range(0, n, b)]) if n else None
-        model.train(was_training)
+        with evaluating(model):
+            g = torch.Generator().manual_seed(self.tc.seed)
+            train = _mean_loss(model, [self._batch(self.train, g) for _ in range(self.tc.eval_steps)])
+            n, b = min(len(self.val), self.tc.eval_steps * self.tc.batch_size), self.tc.batch_size
+            val = _mean_loss(model, [collate(self.val[i : i + b]) for i in range(0, n, b)]) if n else None
         return train, val
 
 

@@ -95,8 +95,6 @@ def _trace(model, tokenizer, text: str | None):
         raise ValueError(
             f"the text has {len(ids)} tokens but the model's context holds {model.cfg.n_ctx} (n_ctx); shorten it"
         )
-    if not hasattr(model, "run_with_trace"):
-        raise ValueError("this model has no run_with_trace; update qkv")
     with torch.no_grad():
         _, trace = model.run_with_trace(torch.tensor([ids], dtype=torch.long))
     return ids, trace, [tokenizer.display(i) for i in ids]

@@ -1,6 +1,6 @@
-"""The `qkv` command: argument parsing (parser.py) and one handler per command (commands.py; info and corpus in describe.py), over the
-Python API. Every error in what the user gave prints one line `qkv: error: ...` and exits non-zero;
-QKV_DEBUG=1 shows the traceback instead.
+"""The `qkv` command: argument parsing (parser.py) and one handler per command (commands.py; info and
+corpus in describe.py), over the Python API. Every error in what the user gave prints one line
+`qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback instead.
 """
 
 from __future__ import annotations

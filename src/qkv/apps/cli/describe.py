@@ -70,7 +70,8 @@ def _info_pretrained(ref) -> None:
     m = model_info(model, tokenizer, str(ref))
     src = m["loaded_from"]
     size = f", {m['weights_bytes'] / 1e6:.1f} MB of weights" if m["weights_bytes"] else ""
-    kind = "a decoder with an LM head" if m["generates"] else "an encoder (no LM head: it cannot generate)"
+    how = f", a {model.family.design} with an LM head" if m["has_lm_head"] else " (no LM head: it cannot generate)"
+    kind = model.family.title + how
     print(
         f"{ref}: pretrained {src['title'] or src['architecture']}, {kind}, {m['parameters']:,} parameters{size}, "
         f"{tokenizer.kind} tokenizer with {tokenizer.vocab_size} tokens"

@@ -10,8 +10,8 @@ model or --ckpt; NEEDS_MODEL "minilm": it reads a pretrained BERT-family encoder
 from the `real` extra unless --ckpt names another; NEEDS_MODEL "translate": it reads a zh→en
 translation model, the bundled one unless --ckpt names another) or `measure(seed)` (it trains its own
 small models), returning a plain dict of numbers (JSON-able; curves as lists). A lesson that reads a
-model also declares READS, the model families it reads (their `Family.view`, qkv.core.models.family:
-"decoder", "encoder", "translation"), and may say in READS_WHY why it reads no other; `run` refuses
+model also declares READS, the model families it reads (their `Family.design`, qkv.core.models.family:
+"decoder", "encoder", "encoder-decoder"), and may say in READS_WHY why it reads no other; `run` refuses
 a model of another family in one line.
 qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `title(lang)`, `text(n, lang)`,
 `headline(n, lang)`, `figures(n, out, lang)`, from the message area "lessons.<name>". `run` below is
@@ -91,31 +91,20 @@ def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
     return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
 
 
-def reading(view: str) -> list[str]:
-    """The lessons that read a model of the family whose `Family.view` is `view`, in teaching order."""
-    return [name for name in ALL_LESSONS if view in lesson_module(name).READS]
-
-
-def _task(path) -> dict:
-    """The task a checkpoint directory's config.json records ({} when it records none)."""
-    from qkv.core.checkpoint import read_config
-
-    try:
-        task = read_config(Path(path)).get("task")
-    except (ValueError, OSError):
-        return {}
-    return task if isinstance(task, dict) else {}
+def reading(design: str) -> list[str]:
+    """The lessons that read a model of this `Family.design`, in teaching order."""
+    return [name for name in ALL_LESSONS if design in lesson_module(name).READS]
 
 
 def _refusal(name: str, lesson, ckpt, family) -> str:
     """One line: which families lesson `name` reads, what `ckpt` is, why, what it reads without --ckpt,
     and which lessons read a model of that family."""
-    wanted = " or ".join(f.title for f in FAMILIES.values() if f.view in lesson.READS)
+    wanted = " or ".join(f.title for f in FAMILIES.values() if f.design in lesson.READS)
     line = f"lesson {name!r} reads {wanted}, and {ckpt} is {family.title}"
     if getattr(lesson, "READS_WHY", ""):
         line += f": {lesson.READS_WHY}"
     line += f"; without --ckpt it reads {DEFAULT_MODEL[lesson.NEEDS_MODEL][0]}"
-    others = reading(family.view)
+    others = reading(family.design)
     return line + (f"; the lessons for {family.title}: {', '.join(others)}" if others else "")
 
 
@@ -130,13 +119,12 @@ def load_model(name: str, ckpt=None):
     lesson = lesson_module(name)
     path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
     model, tokenizer = load(path)
-    if model.family.view not in lesson.READS:
+    if model.family.design not in lesson.READS:
         raise ValueError(_refusal(name, lesson, path, model.family))
-    task = _task(path) if model.family.translates else {}
-    if task.get("kind") == "translate" and (task.get("source"), task.get("target")) != ("zh", "en"):
+    languages = getattr(model, "languages", None)  # (source, target) as its checkpoint records them
+    if languages is not None and languages != ("zh", "en"):
         raise ValueError(
-            f"lesson {name!r} reads a zh→en translation model, and {path} translates "
-            f"{task.get('source')}→{task.get('target')}"
+            f"lesson {name!r} reads a zh→en translation model, and {path} translates {'→'.join(languages)}"
         )
     return model.eval(), tokenizer
 

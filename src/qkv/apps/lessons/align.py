@@ -29,7 +29,7 @@ from qkv.core.corpus import pairs
 from .training import threads
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
-READS = ("translation",)  # the model families (Family.view) it reads
+READS = ("encoder-decoder",)  # the model families (Family.design) it reads
 BEAM = 4
 BEAM_EVERY = (
     8  # beam search decodes one sentence at a time: it runs on every 8th held-out pair, to keep the lesson quick

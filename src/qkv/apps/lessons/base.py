@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qkv.core.document import header
+
 
 def check_folder(path, what: str) -> Path:
     """`path` as a folder to write into: a one-line ValueError when a file already stands there."""
@@ -39,9 +41,7 @@ class LessonResult:
 
     def to_json(self) -> dict:
         return {
-            "format": "qkv-explain",
-            "version": 1,
-            "kind": "lesson",
+            **header("lesson"),
             "name": self.name,
             "lang": self.lang,
             "title": self.title,

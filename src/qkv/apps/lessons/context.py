@@ -37,7 +37,7 @@ from qkv.core.models.gpt import GPT
 from .training import threads
 
 NEEDS_MODEL = True
-READS = ("decoder",)  # the model families (Family.view) it reads
+READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = (  # why it reads no other family (said when it refuses one)
     "it compares the next words the model predicts, and an encoder has no next-token head; "
     "real-apple is this lesson on an encoder"

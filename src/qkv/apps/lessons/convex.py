@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
-READS = ("decoder",)  # the model families (Family.view) it reads
+READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = (  # why it reads no other family (said when it refuses one)
     "its sentence, query and cue word are chosen for the bundled word-level GPT, and its residual step is a "
     "pre-norm block's; real-hull is this lesson on an encoder"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 NEEDS_MODEL = True
-READS = ("decoder",)  # the model families (Family.view) it reads
+READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = "it rebuilds the model as a qkv GPT to switch attention dropout on"
 TEXT = "我 吃了 苹果 ， 很 甜 。"
 P = 0.2

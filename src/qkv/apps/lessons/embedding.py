@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
-READS = ("decoder", "encoder")  # the model families (Family.view) it reads
+READS = ("decoder", "encoder")  # the model families (Family.design) it reads
 FRUITS = ("苹果", "香蕉", "梨", "葡萄")
 OTHER = "原子能"
 MAP_WORDS = (

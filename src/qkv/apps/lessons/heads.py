@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
-READS = ("decoder",)  # the model families (Family.view) it reads
+READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = (  # why it reads no other family (said when it refuses one)
     "it reads the query after the comma of the corpus's sense probes, in a causal model; "
     "real-heads is this lesson on an encoder"

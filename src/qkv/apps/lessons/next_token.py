@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 NEEDS_MODEL = True
-READS = ("decoder",)  # the model families (Family.view) it reads
+READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = "it turns the last position's vector into next-token probabilities, and an encoder has no such head"
 TEXT = "我 投资了 苹果 ， "  # the next token is the first word of the tail (where spaces are tokens, the
 # trailing space is the last token, so that the space after the comma is not what is predicted)

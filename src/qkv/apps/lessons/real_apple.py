@@ -30,7 +30,7 @@ import torch
 from .real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
-READS = ("encoder",)  # the model families (Family.view) it reads
+READS = ("encoder",)  # the model families (Family.design) it reads
 WORD = "apple"
 K_FOLDS = 4
 RIDGE = 10.0  # λ of the probe's ridge penalty, on standardised vectors

@@ -25,7 +25,7 @@ import torch
 from .real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
-READS = ("encoder",)  # the model families (Family.view) it reads
+READS = ("encoder",)  # the model families (Family.design) it reads
 CATEGORIES = ("cls", "sep", "previous", "next", "same", "self")
 THRESHOLD = 0.5
 EXAMPLE = "Bees carry pollen from flower to flower."  # one of SENTENCES, quoted by the text

@@ -22,7 +22,7 @@ from .convex import pick_head
 from .real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
-READS = ("encoder",)  # the model families (Family.view) it reads
+READS = ("encoder",)  # the model families (Family.design) it reads
 TEXT = "I bought Apple shares, then ate an apple."
 QUERY, CUE = "apple", "ate"  # the query is the last occurrence of QUERY; CUE picks the head of the figure
 TOL = 1e-5  # the relative tolerance qkv.check uses for float32 activations

@@ -21,7 +21,7 @@ from qkv.analysis.transform import MATRICES, all_spectra, head_matrices, random_
 from qkv.analysis.transform_cloud import PROJECTIONS, word_cloud
 
 NEEDS_MODEL = True
-READS = ("decoder", "encoder")  # the model families (Family.view) it reads
+READS = ("decoder", "encoder")  # the model families (Family.design) it reads
 LAYER = 0  # the cloud's layer: its input is closest to the embeddings themselves
 HEAD = 0  # the head drawn in detail
 

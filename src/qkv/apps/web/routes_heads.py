@@ -55,7 +55,7 @@ class AblateIn(_TextOrIds):
 def head_labels(model, tokenizer) -> dict:
     """Each head's label from the lesson "heads": the category (cue, previous, start, self) it puts the
     most mean weight on, and that weight, with the lesson's own names for the categories in each language."""
-    if not model.family.generates:
+    if model.family.design not in heads_lesson.READS:
         return {"kind": "head-labels", "labels": None, "why": "the lesson heads measures a GPT's heads"}
     try:
         n = heads_lesson.measure(model, tokenizer)

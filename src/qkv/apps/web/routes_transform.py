@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from qkv.analysis.transform import MATRICES, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
+from qkv.core.document import header
 from qkv.core.indices import TextError, check_layer_head
 
 from .requests import Strict
@@ -28,9 +29,7 @@ def transform_doc(model, tokenizer, twin, layer: int, head: int) -> dict:
     except ValueError as e:  # a vocabulary without the cloud's words: the spectra still stand
         cloud, why = None, str(e)
     return {
-        "format": "qkv-explain",
-        "version": 1,
-        "kind": "transform",
+        **header("transform"),
         "layer": layer,
         "head": head,
         "d_model": model.cfg.d_model,

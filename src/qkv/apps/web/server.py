@@ -56,6 +56,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
+from qkv.core.document import header
 from qkv.core.indices import check_layer_head, check_token
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
@@ -181,9 +182,7 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
     pair = next(({"a": a, "b": b, "word": w} for a, b, w in pairs if fits(a) and fits(b)), None)
     return {
-        "format": "qkv-explain",
-        "version": 1,
-        "kind": "model",
+        **header("model"),
         "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
         "examples": list(dict.fromkeys(shown)),
         "compare": pair,
@@ -310,9 +309,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
         )
         return {
-            "format": "qkv-explain",
-            "version": 1,
-            "kind": "generate",
+            **header("generate"),
             "prompt": prompt,
             "text": tokenizer.decode(ids + new),
             "added": tokenizer.decode(new, prev=ids[-1]),

@@ -1,8 +1,8 @@
 """The explorer's "model" document for a translation model (an encoder-decoder): its shape, and source
 sentences from qkv's corpus it can read, so that the page opens on one.
 
-The sentences are in the model's source language: the one its checkpoint's config.json records
-(task.source, written by `qkv train --task translate`), else the one whose sentences it translates
+The sentences are in the model's source language: the one its checkpoint records (model.languages,
+from config.json's task, written by `qkv train --task translate`), else the one whose sentences it translates
 into the other language (a greedy translation of a Chinese sentence holding no Chinese: the source
 is Chinese). Held-out sentences come first (the model never trained on them), one of each kind:
 苹果 as a fruit and as a company, 小米, who did what to whom, a drug, a job, a plain sentence.
@@ -10,11 +10,10 @@ is Chinese). Held-out sentences come first (the model never trained on them), on
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from qkv.analysis.view import model_info
+from qkv.core.document import header
 from qkv.core.translation import translate
 
 # (kind, tags the pair must have) in the order offered
@@ -32,14 +31,9 @@ _CJK = re.compile("[\u3400-\u9fff]")
 
 def source_lang(model, tokenizer, name: str = "") -> str:
     """ "zh" or "en": the language the model translates from (see the module docstring)."""
-    config = Path(name) / "config.json" if name and name != "bundled" else None
-    if config is not None and config.is_file():
-        try:
-            task = json.loads(config.read_text(encoding="utf-8")).get("task") or {}
-        except (OSError, ValueError):
-            task = {}
-        if task.get("source") in ("zh", "en"):
-            return task["source"]
+    languages = getattr(model, "languages", None)  # (source, target) as its checkpoint records them
+    if languages is not None and languages[0] in ("zh", "en"):
+        return languages[0]
     probe = next((p for p in _pairs() if _fits(tokenizer, model.cfg.n_ctx, p.zh)), None)
     if probe is None:
         return "zh"
@@ -75,9 +69,7 @@ def translation_model_doc(model, tokenizer, name: str = "", first: str | None = 
     lang = source_lang(model, tokenizer, name)
     shown = ([first] if first else []) + examples(model, tokenizer, lang)
     return {
-        "format": "qkv-explain",
-        "version": 1,
-        "kind": "model",
+        **header("model"),
         "model": model_info(model, tokenizer, name),
         "examples": list(dict.fromkeys(shown)),
         "compare": None,

@@ -5,9 +5,22 @@ its entry as `model.family`."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from .family import family_of
 
 
 def make_model(cfg):
     """The model of cfg's family, built from cfg."""
     return family_of(cfg).model_class()(cfg)
+
+
+@contextmanager
+def evaluating(model):
+    """Within this block `model` is in evaluation mode (no dropout); its mode before comes back after."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from ..tokenizers.to_hf import to_hf_tokenizer
+from . import evaluating
 from .hf import to_hf
 from .pretrained import QKV_TOKENIZER
 
@@ -115,13 +116,9 @@ def _check_exportable(model, tokenizer) -> None:
 def _check_same_logits(model, hf_model) -> None:
     n = min(model.cfg.n_ctx, PROBE_TOKENS)
     ids = torch.randint(0, model.cfg.d_vocab, (1, n), generator=torch.Generator().manual_seed(0))
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         with torch.no_grad():
             ours, theirs = model(ids.to(model.embed.weight.device)).cpu(), hf_model(ids).logits
-    finally:
-        model.train(was_training)
     gap = (ours - theirs).abs().max().item()
     if not gap <= PROBE_TOLERANCE * max(1.0, ours.abs().max().item()):
         raise ValueError(

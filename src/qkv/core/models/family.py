@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Stack:
-    """One stack of blocks: its name (its tap prefix), its size field, its mask, what it reads."""
+    """One stack of blocks: its name (its tap prefix, and the model's attribute that holds it: Seq2Seq.encoder;
+    "": the model's own .blocks), its size field, its mask, what it reads."""
 
     name: str  # "" for a model of one stack, else "encoder" or "decoder" (taps: "encoder.blocks.0. ...")
     layers: str  # the ModelConfig field that counts its blocks
@@ -48,7 +49,7 @@ class Family:
     arch: str  # the value of ModelConfig.arch
     model: str  # "module:Class" of its model class, under qkv.core.models
     title: str  # how a message names one of its models: "a GPT"
-    view: str  # the explorer's layout for it: "decoder", "encoder" or "translation"
+    design: str  # its stacks' design: "decoder" (-only), "encoder" (-only) or "encoder-decoder" (the page, the lessons)
     stacks: tuple[Stack, ...]  # in the order of the computation; the last one writes the output
     next_token: bool  # it ends in an unembedding: logits and P(next token) (the documents' has_lm_head)
     generates: bool  # it continues a text from a prompt (qkv generate)
@@ -56,7 +57,7 @@ class Family:
     trains: str | None  # the task qkv train trains it with ("lm", "translate"), or None: it is only loaded
     exports_hf: bool  # qkv export writes it as a Hugging Face directory
     fields: tuple[str, ...] = ()  # ModelConfig fields only this family reads (the others must leave them unset)
-    needs: tuple[str, ...] = ()  # boolean ModelConfig fields that must be true for it
+    needs: tuple[tuple[str, str], ...] = ()  # (boolean ModelConfig field that must be true for it, why)
 
     @property
     def one_stack(self) -> bool:
@@ -99,13 +100,14 @@ FAMILIES: dict[str, Family] = {
             fields=("n_token_types",),
         ),
         Family(
-            "seq2seq", "seq2seq:Seq2Seq", "a translation model (encoder-decoder)", "translation",
+            "seq2seq", "seq2seq:Seq2Seq", "a translation model (encoder-decoder)", "encoder-decoder",
             (
                 Stack("encoder", "n_encoder_layers", causal=False, final_norm="always"),
                 Stack("decoder", "n_layers", causal=True, cross=True, padded=False, final_norm="always"),
             ),
             next_token=True, generates=False, translates=True, trains="translate", exports_hf=False,
-            fields=("n_encoder_layers", "share_embeddings"), needs=("causal", "residual"),
+            fields=("n_encoder_layers", "share_embeddings"),
+            needs=(("causal", "its decoder is causal"), ("residual", "it has no block without residual connections")),
         ),
     )
 }

@@ -97,13 +97,16 @@ class GPT(nn.Module):
     def stepper(self):
         """forward for one new token per row, as a function step(tokens, cache, positions=None,
         key_mask=None) -> logits (B, d_vocab): forward(tokens[:, None], cache)[:, -1] in evaluation mode,
-        with every module's own stepper and the weights read once, here (so gather it once per
-        generation; a weight changed later is not seen by a step made before).
+        from every module's own stepper. The matrices are read when the stepper is made (transposed
+        copies, nn/linear.py), so make one for each generation, after any change of the weights
+        (sample.generate_ids and generate_batch do); a causal model only (cfg.causal).
 
         tokens: (B,) the new ids (or one int: B = 1), all stored in cache slot cache.length; positions:
         (B,) each row's own position (its tokens before, padding not counted), None: every row at
         cache.length; key_mask: (B, cache.length + 1) bool, False at the slots a row must not read (its
         padding), or None when every row reads every slot (see sample.generate_batch)."""
+        if not self.cfg.causal:
+            raise ValueError("a model without the causal mask changes every earlier key with each new token: no step")
         W_E, scale, n_ctx = self.embed.weight, self.embed_scale, self.cfg.n_ctx
         # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
         pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None

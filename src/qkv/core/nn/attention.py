@@ -170,13 +170,18 @@ class MultiHeadAttention(nn.Module):
 
         positions: (B,) each row's own position (rows of different lengths share the cache), None:
         every row at cache.length; key_mask: (B, 1, 1, cache.length + 1), False at the slots a row must
-        not read (its padding), or None. The weights are read once, here (see GPT.stepper)."""
-        W_QKV, W_O = linear_step(self.W_QKV), linear_step(self.W_O)  # W^T copied now (nn/linear.py)
-        rope, layer, n_proj, H, D = self.rope, self.layer, self.n_proj, self.n_heads, self.d_head
+        not read (its padding), or None. The matrices are read when the stepper is made (GPT.stepper).
+
+        Only a causal self-attention has one: a new token changes no earlier query's keys there, and
+        a cross-attention's keys are the memory's, not the cache's."""
+        if self.cross or not self.causal:
+            raise ValueError("only a causal self-attention decodes one token at a time from its cache")
+        W_QKV, W_O = linear_step(self.W_QKV), linear_step(self.W_O)  # x W^T + b by kept W^T (nn/linear.py)
+        rope, layer, n_proj, n_heads, d_head = self.rope, self.layer, self.n_proj, self.n_heads, self.d_head
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
-            qkv = W_QKV(x).view(B, n_proj, H, 1, D)
+            qkv = W_QKV(x).view(B, n_proj, n_heads, 1, d_head)  # (B, 3 or 2, n_heads, 1, d_head)
             q, k = qkv[:, 0], qkv[:, 1]  # each (B, n_heads, 1, d_head)
             v = qkv[:, 2] if n_proj == 3 else k  # values="k": z = A k
             if rope is not None:
@@ -187,7 +192,7 @@ class MultiHeadAttention(nn.Module):
             z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, n_heads, 1, d_head)
             if self.head_mask is not None:  # read at each step: heads_off may switch heads off later
                 z = z * self.head_mask.view(1, -1, 1, 1)
-            return W_O(z.view(B, H * D))  # (B, d_model)
+            return W_O(z.view(B, n_heads * d_head))  # heads concatenated: (B, n_heads * d_head) -> (B, d_model)
 
         return step
 

@@ -50,7 +50,7 @@ class LayerNorm(nn.Module):
         return torch.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
 
     def stepper(self):
-        """fused, as a function of x with the weights read once (decoding: see GPT.stepper)."""
+        """fused, as a function of x (decoding: see GPT.stepper)."""
         shape, weight, bias, eps = self.weight.shape, self.weight, self.bias, self.eps
         return lambda x: torch.layer_norm(x, shape, weight, bias, eps)
 

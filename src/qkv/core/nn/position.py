@@ -62,6 +62,8 @@ class RoPE(nn.Module):
         """x: (B, n_heads, T, d_head) at positions offset .. offset+T-1; or, with offset a tensor (B,)
         of each row's own position, one token per row (T = 1: a batched decoding step)."""
         if isinstance(offset, torch.Tensor):
+            if x.shape[-2] != 1:
+                raise ValueError(f"a position per row rotates one token per row; got {x.shape[-2]}")
             cos, sin = self.cos[offset][:, None, None], self.sin[offset][:, None, None]  # (B, 1, 1, d_head/2)
         else:
             T = x.shape[-2]

@@ -1,14 +1,16 @@
 // The model's document (/api/model): the line at the top of the page (its shape, which model it
 // is and where it was loaded from), the hint under the text box, the example sentences.
 
-import { S, model, modelView } from "./state.js";
+import { S, model, modelDesign } from "./state.js";
 import { $, esc } from "./util.js";
 import { t } from "./i18n.js";
+
+const KIND = { decoder: "kind_decoder", encoder: "kind_encoder", "encoder-decoder": "kind_translation" };  // the design's words
 
 export function renderModelLine() {
   const m = model();
   if (!m) return;
-  const translation = modelView() === "translation";
+  const translation = modelDesign() === "encoder-decoder";
   $("#model-line").textContent = t(translation ? "model_line_tr" : "model_line", { L: m.n_layers, H: m.n_heads, dm: m.d_model,
     dh: m.d_head, nctx: m.n_ctx, tok: t("tok_" + m.tokenizer), params: Number(m.parameters).toLocaleString("en-US"),
     norm: t("norm_" + m.norm), Le: m.n_encoder_layers }) + (m.name ? ` · ${m.name}` : "");
@@ -24,7 +26,7 @@ function renderLoadedFrom(m) {
   const size = m.weights_bytes ? t("source_size", { mb: (m.weights_bytes / 1e6).toFixed(1) }) : "";
   $("#model-source").textContent = t("model_source", {
     title: src.title || src.name || m.name || "?",
-    kind: t("kind_" + modelView()),
+    kind: t(KIND[modelDesign()]),
     params: Number(m.parameters).toLocaleString("en-US"), size,
     from: src.path ? t("source_path", { path: src.path }) : src.name === "bundled" ? t("source_bundled") : "" });
   $("#model-source").title = src.path || "";

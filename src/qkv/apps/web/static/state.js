@@ -26,7 +26,7 @@ export const model = () => S.info || (S.doc && S.doc.model) || null;
 export const predictsNext = () => { const m = model(); return !m || m.has_lm_head !== false; };
 export const generates = () => { const m = model(); return !m || m.generates !== false; };
 export const translates = () => { const m = model(); return !!m && m.translates === true; };
-export const modelView = () => { const m = model(); return (m && m.view) || "decoder"; };
+export const modelDesign = () => { const m = model(); return (m && m.design) || "decoder"; };
 
 // [L,H,T,Tk] / [L,H,T] per query / [L,H,Tk] per key / [L,T] offsets into the arrays shown
 export const at4 = (l, h, i, j) => ((l * S.H + h) * S.T + i) * S.Tk + j;
