@@ -62,6 +62,19 @@ ATTEND = _kind(
 
 _token_row = {"type": "object", "required": ["pos", "token"], "properties": {"pos": _int, "token": _str}}
 
+# what every document's "model" says of its family (analysis.explain.model_fields, core.models.family)
+_FAMILY = {
+    "design": {"enum": ["decoder", "encoder", "encoder-decoder"]},
+    "has_lm_head": {"type": "boolean"},
+    "generates": {"type": "boolean"},
+    "translates": {"type": "boolean"},
+}
+
+
+def _model_of(required: list[str], **properties) -> dict:
+    return {"type": "object", "required": [*required, *_FAMILY], "properties": {**_FAMILY, **properties}}
+
+
 EXPLAIN = _kind(
     "explain",
     {
@@ -75,7 +88,7 @@ EXPLAIN = _kind(
         "query": _str,
         "layer": {"type": ["integer", "null"]},
         "head": {"type": ["integer", "null"]},
-        "model": {"type": "object", "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx"]},
+        "model": _model_of(["n_layers", "n_heads", "d_model", "d_head", "n_ctx"]),
         "next": {
             "type": ["object", "null"],
             "required": ["position", "top"],  # null: a model without LM head (an encoder)
@@ -127,11 +140,9 @@ TRANSLATION = _kind(
         "token": _int,
         "query": _str,
         "query_reads": _str,
-        "model": {
-            "type": "object",
-            "required": ["n_layers", "n_encoder_layers", "n_heads", "d_model", "d_head", "n_ctx"],
-            "properties": {"arch": {"const": "seq2seq"}},
-        },
+        "model": _model_of(
+            ["n_layers", "n_encoder_layers", "n_heads", "d_model", "d_head", "n_ctx"], translates={"const": True}
+        ),
         "heads": {"type": "array", "items": {"type": "object", "required": ["head", "entropy_bits"]}},
         "max_entropy_bits": _num,
         "reads": {
@@ -209,23 +220,16 @@ _packed = {
         "data": {"type": "string", "contentEncoding": "base64"},
     },
 }
-_model = {
-    "type": "object",
-    "required": ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos", "causal", "tokenizer"],
-    "properties": {
-        "design": {"enum": ["decoder", "encoder", "encoder-decoder"]},
-        "has_lm_head": {"type": "boolean"},
-        "generates": {"type": "boolean"},
-        "translates": {"type": "boolean"},
-        "parameters": _int,
-        "weights_bytes": {"type": ["integer", "null"]},
-        "loaded_from": {
-            "type": "object",
-            "required": ["name", "path", "architecture"],
-            "properties": {k: {"type": ["string", "null"]} for k in ("name", "path", "architecture", "title")},
-        },
+_model = _model_of(
+    ["n_layers", "n_heads", "d_model", "d_head", "n_ctx", "d_vocab", "norm", "pos", "causal", "tokenizer"],
+    parameters=_int,
+    weights_bytes={"type": ["integer", "null"]},
+    loaded_from={
+        "type": "object",
+        "required": ["name", "path", "architecture"],
+        "properties": {k: {"type": ["string", "null"]} for k in ("name", "path", "architecture", "title")},
     },
-}
+)
 VIEW_ARRAYS = (
     "dots",
     "pattern",
@@ -421,6 +425,7 @@ VOCAB = _kind(
         "size": _int,
         "tokenizer": _str,
         "counted": {"type": "boolean"},
+        "counted_from": {"type": ["string", "null"]},
         "matches": _int,
         "offset": _int,
         "tokens": {"type": "array", "items": {"type": "object", "required": ["id", "token", "kind"]}},
