@@ -57,13 +57,12 @@ from qkv.core.models import evaluating
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
-from .explain import model_fields, step_detail
+from .explain import model_fields, next_rows, step_detail
 from .view import TextError
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
-CORPUS_PAIRS = (
-    20_000  # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
-)
+# training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
+CORPUS_PAIRS = 20_000
 
 
 @dataclass(frozen=True)
@@ -280,20 +279,7 @@ def _step(tr, cfg, L, H, pos, src, top) -> dict:
 
 def _next(tr, tokenizer, written, pos, top) -> dict:
     """The most likely words at step `pos`, and the probability and rank of the one the translation has."""
-    probs = tr["probs"][0, pos]  # (d_vocab,)
-    values, indices = torch.topk(probs, min(top, probs.shape[0]))
-    rows = [
-        {"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
-        for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))
-    ]
-    nxt = written[pos]
-    actual = {
-        "id": nxt,
-        "token": tokenizer.display(nxt),
-        "prob": probs[nxt].item(),
-        "rank": int((probs > probs[nxt]).sum().item()) + 1,
-    }
-    return {"position": pos, "top": rows, "actual": actual}
+    return {"position": pos, **next_rows(tr["probs"][0, pos], tokenizer, top, written[pos])}
 
 
 @lru_cache(maxsize=4)

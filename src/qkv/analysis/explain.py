@@ -152,22 +152,28 @@ def default_token(tokenizer, ids: list[int]) -> int:
 def _next(tr, tokenizer, all_ids, cropped, pos, top) -> dict:
     """The `top` most likely next tokens at the query position, and the rank of the one that follows."""
     probs = tr["probs"][0, pos]  # (d_vocab,): softmax(h W_out + b) at the query position
-    k = min(top, probs.shape[0])
-    values, indices = torch.topk(probs, k)
-    top_rows = [
+    following = all_ids[pos + cropped + 1] if pos + cropped + 1 < len(all_ids) else None
+    return {"position": pos, **next_rows(probs, tokenizer, top, following)}
+
+
+def next_rows(probs: torch.Tensor, tokenizer, top: int, following: int | None) -> dict:
+    """{top: the `top` most likely tokens of probs (d_vocab,), actual: the probability and rank of
+    `following` (the token that comes next), or None when nothing follows}."""
+    values, indices = torch.topk(probs, min(top, probs.shape[0]))
+    rows = [
         {"rank": r + 1, "id": i, "token": tokenizer.display(i), "prob": p}
         for r, (p, i) in enumerate(zip(values.tolist(), indices.tolist()))
     ]
     actual = None
-    if pos + cropped + 1 < len(all_ids):
-        nxt = all_ids[pos + cropped + 1]
+    if following is not None:
+        p = probs[following]
         actual = {
-            "id": nxt,
-            "token": tokenizer.display(nxt),
-            "prob": probs[nxt].item(),
-            "rank": int((probs > probs[nxt]).sum().item()) + 1,
+            "id": following,
+            "token": tokenizer.display(following),
+            "prob": p.item(),
+            "rank": int((probs > p).sum()) + 1,
         }
-    return {"position": pos, "top": top_rows, "actual": actual}
+    return {"top": rows, "actual": actual}
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:

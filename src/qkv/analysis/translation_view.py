@@ -35,7 +35,7 @@ from qkv.core.translation import decode_target
 
 from . import cross
 from .explain import N_COORDS
-from .view import MAX_CELLS, TOP_NEXT, TextError, layer_arrays, model_info, pack
+from .view import MAX_CELLS, TextError, layer_arrays, model_info, next_arrays, pack
 
 PARTS = ("cross", "decoder", "encoder")
 # part -> (stack, attention, the residual hook it reads, the one it writes)
@@ -94,12 +94,8 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     check_size(cfg, len(r.src), len(r.tgt_in))
     tr = cross.trace(model, r, _wanted)
     k = min(N_COORDS, cfg.d_head)
-    probs = tr["probs"][0]  # (T_target, d_vocab)
-    top_p, top_i = torch.topk(probs, min(TOP_NEXT, cfg.d_vocab), dim=-1)  # (T_target, K)
-    written = torch.tensor(r.written, device=probs.device)
-    actual_p = probs[torch.arange(len(r.written)), written]  # (T_target,) the word the translation writes
-    actual_rank = (probs > actual_p[:, None]).sum(-1) + 1
-    shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(top_i.flatten().tolist())
+    nexts = next_arrays(tr["probs"][0], r.written)  # at each target step, what the translation writes there
+    shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(nexts["next_ids"].flatten().tolist())
     display = lambda ids: [tokenizer.display(i) for i in ids]
     return {
         **header("translation-view"),
@@ -120,13 +116,5 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
         "first": k,
         "vocab": {str(i): tokenizer.display(i) for i in sorted(shown)},
         "parts": {p: _part(tr, cfg, p, k) for p in PARTS},
-        "arrays": {
-            key: pack(value)
-            for key, value in (
-                ("next_ids", top_i),
-                ("next_probs", top_p),
-                ("actual_prob", actual_p),
-                ("actual_rank", actual_rank),
-            )
-        },
+        "arrays": {key: pack(value) for key, value in nexts.items()},
     }

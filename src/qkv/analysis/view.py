@@ -340,7 +340,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     arrays = layer_arrays(lambda hook: torch.stack([tr[f"blocks.{L}.{hook}"][0] for L in Ls]), k)
     shown_ids = set(ids)
     if has_lm:  # an encoder has no next-token distribution: no next_* arrays
-        nexts = _next_arrays(tr["probs"][0], ids, cfg.d_vocab)
+        nexts = next_arrays(tr["probs"][0], ids[1:])
         shown_ids |= set(nexts["next_ids"].flatten().tolist())
         arrays.update(nexts)
     special = getattr(tokenizer, "special", None) or ()
@@ -366,14 +366,14 @@ def _continues(tokenizer, i: int) -> bool:
     return bool(test(i)) if test is not None else False
 
 
-def _next_arrays(probs: torch.Tensor, ids: list[int], d_vocab: int) -> dict:
+def next_arrays(probs: torch.Tensor, following: list[int]) -> dict:
     """probs (T, d_vocab) -> the top TOP_NEXT next tokens at each position, and the probability and
-    rank of the token that actually follows."""
-    T = len(ids)
-    top_p, top_i = torch.topk(probs, min(TOP_NEXT, d_vocab), dim=-1)  # (T, K)
-    nxt = torch.tensor(ids[1:], dtype=torch.long, device=probs.device)
-    actual_p = probs[torch.arange(T - 1), nxt]  # (T-1,) the probability of the token that follows
-    actual_rank = (probs[: T - 1] > actual_p[:, None]).sum(-1) + 1
+    rank of the token that actually follows at the first len(following) positions."""
+    n = len(following)
+    top_p, top_i = torch.topk(probs, min(TOP_NEXT, probs.shape[-1]), dim=-1)  # (T, K)
+    nxt = torch.tensor(following, dtype=torch.long, device=probs.device)
+    actual_p = probs[torch.arange(n), nxt]  # (n,) the probability of the token that follows
+    actual_rank = (probs[:n] > actual_p[:, None]).sum(-1) + 1
     return {"next_ids": top_i, "next_probs": top_p, "actual_prob": actual_p, "actual_rank": actual_rank}
 
 

@@ -89,9 +89,8 @@ class KVCache:
         start, T = self.length, k.shape[-2]
         self.k[layer].narrow(2, start, T).copy_(k)  # k_buf[:, :, start:start+T] = k
         self.v[layer].narrow(2, start, T).copy_(v)
-        return self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(
-            2, 0, start + T
-        )  # (B, n_heads, start+T, d_head)
+        k_all, v_all = self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(2, 0, start + T)
+        return k_all, v_all  # (B, n_heads, start+T, d_head)
 
 
 class MultiHeadAttention(nn.Module):
