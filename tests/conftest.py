@@ -92,12 +92,15 @@ SENTENCE = "我 投资了 苹果 ，"  # the bundled model's sentence of the sha
 @pytest.fixture(scope="session")
 def server():
     """`qkv serve` of the bundled model, one for the session (the browser tests): its base URL.
-    Started as a user starts it, with no arguments (port 8000), unless something else holds that port."""
+    Started as a user starts it, with no arguments (port 8000), unless something else holds that port
+    (or another xdist worker may take it)."""
     from browser_util import free_port, start_server, stop
 
     with socket.socket() as s:
         taken = s.connect_ex(("127.0.0.1", 8000)) == 0
-    proc, url = start_server(*(["--port", str(free_port())] if taken else []))
+    # under pytest-xdist only the first worker may take 8000: two checking at once would both see it free
+    other_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0"
+    proc, url = start_server(*(["--port", str(free_port())] if taken or other_worker else []))
     yield url
     stop(proc)
 

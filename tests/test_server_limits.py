@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 from browser_util import start_server, stop
 
-from qkv.apps.web.server import IDLE_TIMEOUT
+from qkv.apps.web.listen import IDLE_TIMEOUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # it starts qkv serve
 
@@ -50,7 +50,7 @@ def test_the_address_is_printed_once_the_port_accepts(monkeypatch):
     """serve() in this process: while it prints its address its event loop is busy printing, so a
     connection can only be completed by the kernel, which does it only for a listening socket (the
     address used to be printed before listening: refused)."""
-    from qkv.apps.web import server as web
+    from qkv.apps.web import listen as web
 
     class Stdout(io.StringIO):
         def write(self, text):

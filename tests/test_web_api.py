@@ -389,7 +389,7 @@ def test_connections_to_the_server_have_nagle_off():
     import asyncio
     import socket
 
-    from qkv.apps.web.server import listening_socket
+    from qkv.apps.web.listen import listening_socket
 
     async def main():
         seen = asyncio.get_running_loop().create_future()

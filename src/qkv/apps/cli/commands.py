@@ -361,7 +361,7 @@ def figure(args) -> Path:
 
 
 def serve(args) -> None:
-    from qkv.apps.web.server import serve
+    from qkv.apps.web.listen import serve
 
     _cpu_only(args)
     serve(args.ckpt, host=args.host, port=args.port)

@@ -1,7 +1,7 @@
 """The explorer's web server: the page, its assets, and a JSON API over qkv.analysis.
 
     app = create_app(model, tokenizer, name="bundled")      # an ASGI app (FastAPI)
-    serve(ckpt=None, host="127.0.0.1", port=8000)           # what `qkv serve` runs (uvicorn)
+    listen.serve(ckpt=None, host="127.0.0.1", port=8000)    # what `qkv serve` runs (uvicorn; listen.py)
 
 Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
     GET  /                 the page (static/index.html)
@@ -33,8 +33,8 @@ wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed r
 text that cannot be shown (qkv.core.indices.TextError); anything else is a 500, a bug in qkv.
 Requests whose Host header is not the address the server listens on are refused (a web page
 elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
-elsewhere (Content-Security-Policy). A connection that has not sent a whole request within
-IDLE_TIMEOUT seconds is closed (IdleGuard), so idle or half-sent ones cannot use up the descriptors.
+elsewhere (Content-Security-Policy). listen.py closes a connection that has not sent a whole
+request within IDLE_TIMEOUT seconds, so idle or half-sent ones cannot use up the descriptors.
 """
 
 from __future__ import annotations
@@ -44,14 +44,11 @@ import threading
 import time
 from importlib import resources
 
-import h11
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
@@ -66,7 +63,6 @@ from .requests import MAX_CHARS, Strict
 from .translate import translation_model_doc
 
 MAX_NEW = 256
-IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
 PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
@@ -342,103 +338,3 @@ def allowed_hosts(host: str) -> set[str] | None:
     if host in ("0.0.0.0", "::", ""):
         return None
     return set(LOCAL_HOSTS) | {host} if host in LOCAL_HOSTS else {host}
-
-
-def listening_socket(host: str, port: int):
-    """A TCP socket bound to (host, port), so that a taken port is a one-line error before serving.
-
-    It is made with proto=IPPROTO_TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
-    connections whose socket says so, and with Nagle on every keep-alive response waited ~40 ms
-    for the browser's delayed ACK between its headers and its body."""
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    return sock
-
-
-class IdleGuard(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, with a deadline on each request: a connection that has not sent a
-    whole request (headers and body) within IDLE_TIMEOUT seconds of opening, or of its last answer, is
-    closed. uvicorn alone closes an idle keep-alive connection only after an answer, so a client that
-    connects and sends nothing, or half a header, would keep its socket and file descriptor forever."""
-
-    deadline = None
-
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
-        self._arm()
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if not self._waiting():  # the request is in: the answer may take as long as it takes
-            self._disarm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm()  # the next request on this connection gets its own IDLE_TIMEOUT
-
-    def connection_lost(self, exc) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def _waiting(self) -> bool:
-        return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
-
-    def _arm(self) -> None:
-        self._disarm()
-        if self._waiting() and not self.transport.is_closing():
-            self.deadline = self.loop.call_later(IDLE_TIMEOUT, self._expire)
-
-    def _disarm(self) -> None:
-        if self.deadline is not None:
-            self.deadline.cancel()
-            self.deadline = None
-
-    def _expire(self) -> None:
-        self.deadline = None
-        if self._waiting() and not self.transport.is_closing():
-            self.transport.close()
-
-
-class Server(uvicorn.Server):
-    """uvicorn's server, printing the line `ready` once its socket accepts connections (not before:
-    whoever reads the address, a person or a script, may connect at once)."""
-
-    ready = ""
-
-    async def startup(self, sockets=None) -> None:
-        await super().startup(sockets=sockets)
-        if self.started:
-            print(self.ready, flush=True)
-
-
-def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
-    """Load a checkpoint (default: the bundled model) and serve the explorer until Ctrl-C."""
-    import sys
-
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
-
-    if not 0 <= port <= 65535:
-        raise ValueError(f"port must be between 0 and 65535, got {port}")
-    model, tokenizer = load(ckpt or default_ckpt())
-    name = str(ckpt) if ckpt else "bundled"
-    app = create_app(model, tokenizer, name, host=host)
-    sock = listening_socket(host, port)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    if host not in LOCAL_HOSTS:
-        print(
-            f"warning: listening on {host}, not only on this computer: others on the network can use it",
-            file=sys.stderr,
-        )
-    server = Server(uvicorn.Config(app, log_level=log_level, http=IdleGuard, timeout_keep_alive=IDLE_TIMEOUT))
-    server.ready = f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)"
-    server.run(sockets=[sock])
