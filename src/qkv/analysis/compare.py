@@ -74,14 +74,30 @@ def _find(tokenizer, word: str, ids: list[int], n_ctx: int) -> int | None:
     return found
 
 
-@torch.no_grad()
-def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
-    n_ctx = model.cfg.n_ctx
+def locate(tokenizer, a: str, b: str, word: str, n_ctx: int):
+    """((a, ids_a), (b, ids_b), [position of word in a, in b]): the two sentences as compare reads
+    them, or a TextError saying which cannot be read or lacks the word (as this tokenizer spells it)."""
     (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
     pos = [_find(tokenizer, word, ids, n_ctx) for ids in (ids_a, ids_b)]
     for p, text in zip(pos, (a, b), strict=True):
         if p is None:
             raise TextError(f"the word {word!r} is not in the sentence {text!r}")
+    return (a, ids_a), (b, ids_b), pos
+
+
+def comparable(tokenizer, a: str, b: str, word: str, n_ctx: int) -> bool:
+    """Whether compare() accepts this pair on this tokenizer (a default is offered only then)."""
+    try:
+        locate(tokenizer, a, b, word, n_ctx)
+    except ValueError:
+        return False
+    return True
+
+
+@torch.no_grad()
+def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
+    n_ctx = model.cfg.n_ctx
+    (a, ids_a), (b, ids_b), pos = locate(tokenizer, a, b, word, n_ctx)
     with evaluating(model):
         # one sentence at a time: a batch would pad the shorter one, which a non-causal model sees
         vec_a, vec_b = vectors_at(model, [ids_a], pos[:1]), vectors_at(model, [ids_b], pos[1:])

@@ -15,6 +15,8 @@ _vec = {"type": "array", "items": _num}
 _mat = {"type": "array", "items": _vec}
 _int = {"type": "integer"}
 _str = {"type": "string"}
+# core.finite.dumps: the numbers written as null because they were NaN or infinite
+_NON_FINITE = {"type": "object", "required": ["count", "first"], "properties": {"count": _int, "first": _str}}
 
 
 def _kind(kind: str, required: dict, optional: dict | None = None) -> dict:
@@ -24,6 +26,7 @@ def _kind(kind: str, required: dict, optional: dict | None = None) -> dict:
         "kind": {"const": kind},
         **required,
         **(optional or {}),
+        "non_finite": _NON_FINITE,
     }
     return {"type": "object", "required": ["format", "version", "kind", *required], "properties": props}
 
@@ -186,6 +189,7 @@ CHECK = _kind(
     {
         "training": {"type": "boolean"},
         "passed": {"type": "boolean"},
+        "weights_finite": {"type": "boolean"},
         "items": {
             "type": "array",
             "items": {
@@ -195,6 +199,7 @@ CHECK = _kind(
             },
         },
     },
+    {"weights": _str},
 )
 
 TRACE = _kind(

@@ -21,6 +21,7 @@ import math
 
 import torch
 
+from qkv.core.finite import require_finite
 from qkv.core.indices import check_layer_head
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
@@ -49,7 +50,10 @@ def head_matrices(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     convention q = x W_Q (MultiHeadAttention.head_weights)."""
     attn, head = _attention_head(model, layer, head)
     weights = attn.head_weights()  # each (n_heads, d_in, d_out)
-    return {name: weights[name][head].detach().double().cpu() for name in MATRICES}
+    mats = {name: weights[name][head].detach().double().cpu() for name in MATRICES}
+    for name, W in mats.items():  # an SVD of a NaN matrix has no answer
+        require_finite(W, f"layer {layer} head {head}'s {name}", model)
+    return mats
 
 
 @torch.no_grad()

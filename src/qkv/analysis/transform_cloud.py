@@ -135,7 +135,8 @@ def kept_share(X, W) -> float:
     columns of U in W = U Σ Vᵀ): ‖X_c U‖² / ‖X_c‖². A random d_head-dimensional subspace keeps d_head/d_model."""
     Xc = np.asarray(X, dtype=np.float64) - np.asarray(X, dtype=np.float64).mean(0)
     U = np.linalg.svd(np.asarray(W, dtype=np.float64), full_matrices=False)[0]  # (d_in, r)
-    return float(np.sum((Xc @ U) ** 2) / np.sum(Xc**2))
+    with np.errstate(invalid="ignore", over="ignore"):  # an overflowing model's cloud: NaN, written null
+        return float(np.sum((Xc @ U) ** 2) / np.sum(Xc**2))
 
 
 def nearest_groups(X, labels) -> dict[str, str]:

@@ -30,6 +30,7 @@ import math
 import torch
 
 from qkv.core.document import header
+from qkv.core.finite import arrays_note
 from qkv.core.models.family import family_of
 from qkv.core.translation import decode_target
 
@@ -70,11 +71,13 @@ def check_size(cfg, n_src: int, n_tgt: int) -> None:
         )
 
 
-def _part(tr, cfg, name: str, k: int) -> dict:
+def _part(tr, cfg, name: str, k: int, raw: dict) -> dict:
+    """One stack's attention arrays, packed; `raw` gains them unpacked, by their place in the document."""
     stack, attn, x_hook, mid_hook = _SITES[name]
     n_layers = family_of(cfg).layers(cfg, stack)
     get = lambda hook: torch.stack([tr[f"{stack}.blocks.{L}.{hook}"][0] for L in range(n_layers)])  # (L, ...)
     arrays = layer_arrays(get, k, attn, x_hook, mid_hook)
+    raw.update({f"parts.{name}.arrays.{key}": value for key, value in arrays.items()})
     causal = name == "decoder"
     return {
         "queries": "source" if stack == "encoder" else "target",
@@ -97,8 +100,12 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     nexts = next_arrays(tr["probs"][0], r.written)  # at each target step, what the translation writes there
     shown = set(r.src) | set(r.tgt_in) | set(r.written) | set(nexts["next_ids"].flatten().tolist())
     display = lambda ids: [tokenizer.display(i) for i in ids]
+    raw = {f"arrays.{key}": value for key, value in nexts.items()}
+    parts = {p: _part(tr, cfg, p, k, raw) for p in PARTS}
+    note = arrays_note(raw)
     return {
         **header("translation-view"),
+        **({"non_finite": note} if note else {}),
         "text": r.text,
         "translation": decode_target(tokenizer, r.tgt_in),
         "translated": r.translated,
@@ -115,6 +122,6 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
         "scale": math.sqrt(cfg.d_head),
         "first": k,
         "vocab": {str(i): tokenizer.display(i) for i in sorted(shown)},
-        "parts": {p: _part(tr, cfg, p, k) for p in PARTS},
+        "parts": parts,
         "arrays": {key: pack(value) for key, value in nexts.items()},
     }

@@ -49,6 +49,7 @@ import numpy as np
 import torch
 
 from qkv.core.document import header
+from qkv.core.finite import arrays_note
 from qkv.core.indices import TextError
 from qkv.core.models import evaluating
 from qkv.core.tokenizers.unknown import unknown_pieces
@@ -344,8 +345,10 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         shown_ids |= set(nexts["next_ids"].flatten().tolist())
         arrays.update(nexts)
     special = getattr(tokenizer, "special", None) or ()
+    note = arrays_note({f"arrays.{key}": value for key, value in arrays.items()})
     return {
         **header("view"),
+        **({"non_finite": note} if note else {}),
         "text": text,
         "ids": [int(i) for i in ids],
         "tokens": [tokenizer.display(i) for i in ids],

@@ -18,11 +18,13 @@ the hull of the SOURCE's values, and resid_mid_cross = resid_mid + cross_attn_ou
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 
 from .document import header
+from .finite import weights_note
 from .geometry import convex_weights
 from .models.family import family_of
 
@@ -50,10 +52,11 @@ class CheckItem:
 class CheckReport:
     items: list[CheckItem]
     training: bool
+    weights: str | None = None  # core.finite.weights_note: which weight is NaN or infinite, None if none
 
     @property
     def passed(self) -> bool:
-        return all(item.passed for item in self.items)
+        return self.weights is None and all(item.passed for item in self.items)
 
     def failed(self) -> list[CheckItem]:
         return [item for item in self.items if not item.passed]
@@ -61,13 +64,16 @@ class CheckReport:
     def __str__(self) -> str:
         mode = "training mode (dropout active)" if self.training else "evaluation mode"
         head = f"{sum(i.passed for i in self.items)}/{len(self.items)} checks pass, {mode}"
-        return "\n".join([head] + [item.line() for item in self.items])
+        weights = [f"FAIL {self.weights}"] if self.weights else []
+        return "\n".join([head, *weights] + [item.line() for item in self.items])
 
     def to_json(self) -> dict:
         return {
             **header("check"),
             "training": self.training,
             "passed": self.passed,
+            "weights_finite": self.weights is None,
+            **({"weights": self.weights} if self.weights else {}),
             "items": [
                 {
                     "name": i.name,
@@ -123,7 +129,7 @@ def _rows(trace, site: _Site) -> list[CheckItem]:
     pattern = trace[f"{site.prefix}{site.attn}.hook_pattern"].double()  # (B, n_heads, T_q, T_k)
     sums = pattern.sum(-1)  # (B, n_heads, T_q)
     off = (sums - 1).abs()
-    bad = (off > TOL).nonzero().tolist()
+    bad = (~(off <= TOL)).nonzero().tolist()  # a NaN row is as wrong as a row that sums to 2
     items = [
         _item(
             site,
@@ -136,8 +142,8 @@ def _rows(trace, site: _Site) -> list[CheckItem]:
         _item(
             site,
             "weights are non-negative",
-            pattern.min().item() >= 0,
-            max(0.0, -pattern.min().item()),
+            pattern.min().item() >= 0,  # False when a weight is NaN (torch's min passes NaN on)
+            -pattern.min().item() if not pattern.min().item() >= 0 else 0.0,
             pattern.numel(),
         ),
     ]
@@ -179,8 +185,13 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     worst, failures = 0.0, []
     for b, h, i in points:
         keys = [j for j in real[b] if j <= i] if site.causal else real[b]  # the values z may mix
-        result = convex_weights(z[b, i, h].numpy(), v[b, keys, h].numpy(), tol=TOL)  # float32 rounding
-        worst = max(worst, result.distance)
+        point, values = z[b, i, h], v[b, keys, h]
+        if not (torch.isfinite(point).all() and torch.isfinite(values).all()):  # no hull to be in
+            worst = math.nan
+            failures.append((b, h, i, "not finite"))
+            continue
+        result = convex_weights(point.numpy(), values.numpy(), tol=TOL)  # float32 rounding
+        worst = worst if math.isnan(worst) else max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))
     name = (
@@ -195,7 +206,7 @@ def _close(site: _Site, name: str, got: torch.Tensor, want: torch.Tensor) -> Che
     diff = (got.double() - want.double()).abs()
     scale = 1.0 + want.abs().max().item()
     worst = diff.max().item()
-    bad = (diff.amax(-1) > TOL * scale).nonzero().tolist()  # (batch, position) pairs
+    bad = (~(diff.amax(-1) <= TOL * scale)).nonzero().tolist()  # (batch, position) pairs; NaN is bad
     return _item(site, name, not bad, worst, diff.shape[0] * diff.shape[1], [tuple(p) for p in bad])
 
 
@@ -270,4 +281,5 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
         items += _heads(trace, site)
         if site.attn == "attn":  # a block's residual sums, once per block
             items += _stream(trace, site)
-    return CheckReport(items, trace.training)
+    weights = weights_note(trace.model) if trace.model is not None else None
+    return CheckReport(items, trace.training, weights)

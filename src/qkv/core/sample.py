@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from .device import model_device
+from .finite import require_finite
 from .models.gpt import GPT
 
 
@@ -29,6 +30,7 @@ def pick(
     probabilities add up to at least p. The rest get probability 0 before sampling.
     """
     check_sampling(temperature, top_k, top_p, 0)
+    require_finite(logits, "the logits")
     return _pick(logits, temperature, top_k, top_p, generator)
 
 
@@ -108,6 +110,7 @@ def generate_ids(
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
     step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
     for i in range(max_new_tokens):
+        require_finite(logits, "the next-token logits", model)  # no distribution to pick from
         token = _pick(logits, temperature, top_k, top_p, generator)
         yield token
         if i == max_new_tokens - 1:
@@ -178,6 +181,7 @@ def generate_batch(
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
     while rows:
+        require_finite(logits, "the next-token logits", model)
         if temperature == 0:
             tokens = logits.argmax(-1).tolist()
         else:

@@ -7,9 +7,10 @@ that needs little start fast.
 from __future__ import annotations
 
 import codecs
-import json
 import sys
 from pathlib import Path
+
+from qkv.core.finite import dumps as finite_dumps
 
 from . import describe
 
@@ -212,6 +213,8 @@ def translate(args) -> None:
         )
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         for n, line in enumerate(sys.stdin, 1):
+            if n == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark, as some editors save a file, is not text
             try:
                 print(translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else "", flush=True)
             except ValueError as e:
@@ -235,7 +238,7 @@ def lesson(args) -> None:
         return
     result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
     if args.format == "json":
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        print(finite_dumps(result.to_json(), indent=2))
     else:
         print(result.to_markdown() if args.format == "markdown" else result.to_text(), end="")
 
@@ -271,7 +274,7 @@ def _trace_out(tr, tokenizer, args, keep) -> None:
         out["check"] = report.to_json()
         print(report, file=sys.stderr)
         out["activations"] = {k: v for k, v in out["activations"].items() if keep(k)}
-    _write_or_print(json.dumps(out, ensure_ascii=False), args.out)
+    _write_or_print(finite_dumps(out), args.out)
 
 
 def _cpu_only(args) -> None:
@@ -317,7 +320,7 @@ def explain(args) -> None:
         lang=args.lang or "en",
     )
     if args.format == "json":
-        print(json.dumps(ex.to_json(), ensure_ascii=False, indent=2))
+        print(finite_dumps(ex.to_json(), indent=2))
     else:
         print(ex.to_markdown() if args.format == "markdown" else ex.to_text(), end="")
 
@@ -334,7 +337,7 @@ def attend(args) -> None:
 
         check_drawable(d.V)
     if args.format == "json":
-        print(json.dumps(d.to_json(), ensure_ascii=False, indent=2))
+        print(finite_dumps(d.to_json(), indent=2))
     else:
         print({"text": d.to_text, "markdown": d.to_markdown, "latex": d.to_latex}[args.format]())
     if args.figure:

@@ -24,6 +24,16 @@ def info(args) -> None:
     for key in ("train_loss", "val_loss"):
         if ckpt.state.get(key) is not None:
             print(f"  {key}: {ckpt.state[key]:.4f}")
+    _finite(ckpt.model)
+
+
+def _finite(model) -> None:
+    """Say so when the weights hold NaN or infinities (a diverged fine-tune): every number built on them may too."""
+    from qkv.core.finite import weights_note
+
+    note = weights_note(model)
+    if note:
+        print(f"  warning: {note}")
 
 
 def _info_translation(ref, ckpt) -> None:
@@ -79,6 +89,7 @@ def _info_pretrained(ref) -> None:
     print(f"  from {src['path']} (model_type {src['architecture']})")
     for key, value in model.cfg.to_dict().items():
         print(f"  {key} = {value}")
+    _finite(model)
 
 
 def corpus(args) -> None:

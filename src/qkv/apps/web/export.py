@@ -13,13 +13,13 @@ the directory (a file to share).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import view
 from qkv.core.files import atomic_write
+from qkv.core.finite import dumps
 from qkv.core.indices import check_index, check_layer_head
 
 from .bundle import ENTRY, bundle
@@ -28,7 +28,7 @@ from .server import STYLES, asset, model_doc
 
 def _inline_json(obj) -> str:
     """JSON that is safe inside <script>: every "<" is written \\u003c, so no tag or comment can start."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = dumps(obj, separators=(",", ":"))  # a NaN is written null, and the document says so
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 

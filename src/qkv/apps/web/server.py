@@ -50,10 +50,12 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 
-from qkv.analysis.compare import compare
+from qkv.analysis.compare import comparable, compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
 from qkv.core.document import header
+from qkv.core.finite import NonFiniteError
+from qkv.core.finite import dumps as finite_dumps
 from qkv.core.indices import check_layer_head, check_token
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
@@ -96,7 +98,10 @@ COMPARISONS = [
 ]
 # for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
 PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
-PRETRAINED_COMPARISONS = [("I ate an apple", "I bought Apple shares", "apple")]
+PRETRAINED_COMPARISONS = [  # the apple pair needs an uncased tokenizer (BERT's); the bank pair reads either way
+    ("I ate an apple", "I bought Apple shares", "apple"),
+    ("I sat on the river bank", "I put money in the bank", "bank"),
+]
 
 
 def asset(name: str) -> str:
@@ -140,6 +145,13 @@ class CompareIn(Strict):
     word: str = Field(max_length=MAX_CHARS)
 
 
+class FiniteJSON(JSONResponse):
+    """Every JSON answer: a NaN or an infinity is written as null, and the document says so (core.finite)."""
+
+    def render(self, content) -> bytes:
+        return finite_dumps(content).encode("utf-8")
+
+
 def _error(status: int, message: str) -> JSONResponse:
     line = (message.strip().splitlines() or [""])[0] or "bad request"
     return JSONResponse({"error": line, "status": status}, status_code=status)
@@ -176,7 +188,14 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
         shown = [sample] if fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
-    pair = next(({"a": a, "b": b, "word": w} for a, b, w in pairs if fits(a) and fits(b)), None)
+    pair = next(
+        (
+            {"a": a, "b": b, "word": w}
+            for a, b, w in pairs
+            if fits(a) and fits(b) and comparable(tokenizer, a, b, w, n_ctx)
+        ),
+        None,
+    )  # compare's own test: the word must be in both sentences as this tokenizer spells it (cased or not)
     return {
         **header("model"),
         "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
@@ -204,7 +223,9 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     info = model_doc(model, tokenizer, name)
     translates = model.family.translates
 
-    app = FastAPI(title="qkv explorer", version="1", docs_url=None, redoc_url=None)  # the docs pages load a CDN
+    app = FastAPI(  # no docs pages: they load a CDN
+        title="qkv explorer", version="1", docs_url=None, redoc_url=None, default_response_class=FiniteJSON
+    )
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
@@ -228,6 +249,10 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.exception_handler(TextError)  # what the user gave cannot be shown: unknown words, too long, out of range
     async def bad_text(request, exc):
+        return _error(400, str(exc))
+
+    @app.exception_handler(NonFiniteError)  # the model's numbers are NaN or infinite where the answer needs them
+    async def not_finite(request, exc):
         return _error(400, str(exc))
 
     @app.exception_handler(Exception)

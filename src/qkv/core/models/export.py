@@ -44,9 +44,12 @@ def export_hf(model, tokenizer, out) -> Path:
     hf_tokenizer = to_hf_tokenizer(tokenizer)
     _check_same_logits(model, hf_model)
 
-    tmp = out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"  # hidden, beside out: same file system
+    where = Path(os.path.abspath(out))  # "." or "" has no name and its parent is itself: use the real path
+    tmp = (
+        where.parent / f".{where.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    )  # hidden, beside out: same file system
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        where.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
     except OSError as e:
         raise ValueError(f"cannot write {out}: {e.strerror or e}") from None
@@ -62,15 +65,34 @@ def export_hf(model, tokenizer, out) -> Path:
             "clean_up_tokenization_spaces": False,
         }  # decode must not touch spaces: qkv's decode does not
         (tmp / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        try:
-            os.replace(tmp, out)  # atomic; replaces only a missing or empty directory
-        except OSError:
-            _check_target(out)  # filled meanwhile: the usual one-line refusal
-            raise
+        _move_into(tmp, where, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _move_into(tmp: Path, where: Path, out: Path) -> None:
+    """Put the written files at `where`: a new directory is tmp renamed (atomic); an empty directory
+    that exists (perhaps the shell's current one) keeps its identity and gets the files moved in."""
+    if not where.is_dir():
+        try:
+            os.replace(tmp, where)
+            return
+        except OSError:
+            _check_target(out)  # made meanwhile: the usual one-line refusal, else the error itself
+            raise
+    _check_target(out)  # still empty
+    moved = []
+    try:
+        for f in sorted(tmp.iterdir(), key=lambda f: f.name == "config.json"):  # config.json, which marks it, last
+            os.replace(f, where / f.name)
+            moved.append(where / f.name)
+    except BaseException:
+        for f in moved:
+            f.unlink(missing_ok=True)
+        raise
+    tmp.rmdir()
 
 
 def _quietly(f, *args):

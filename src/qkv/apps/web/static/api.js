@@ -2,6 +2,7 @@
 
 import { S } from "./state.js";
 import { t } from "./i18n.js";
+import { noteNonFinite } from "./errors.js";
 
 /** GET `path` (no body) or POST `body` as JSON; the answer, or an Error with the server's message. */
 export async function api(path, body) {
@@ -15,6 +16,7 @@ export async function api(path, body) {
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON */ }
   if (!res.ok || data === null) throw new Error((data && data.error) || `HTTP ${res.status}`);
+  if (!Array.isArray(data)) noteNonFinite(data);
   return data;
 }
 

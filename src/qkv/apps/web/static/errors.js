@@ -1,6 +1,7 @@
 // Errors where the learner is looking: the text's own line, a card's line, and the dimmed results
 // of a failed analysis.
 
+import { S } from "./state.js";
 import { $ } from "./util.js";
 import { t } from "./i18n.js";
 
@@ -46,4 +47,19 @@ export function markStale(text) {
   const el = $("#stale");
   el.hidden = text === null;
   if (text !== null) el.textContent = t("stale_note", { text });
+}
+
+/** The server writes a NaN or an infinity as null and says so in a document's "non_finite" {count,
+ *  first} (core/finite.py): the page says so too, until the next view of a text has none. */
+export function noteNonFinite(data) {
+  if (data.non_finite) S.nonFinite = data.non_finite;
+  else if (data.kind === "view" || data.kind === "translation-view") S.nonFinite = null;
+  renderNonFinite();
+}
+
+export function renderNonFinite() {
+  const el = $("#non-finite"), note = S.nonFinite;
+  if (!el) return;
+  el.hidden = !note;
+  if (note) el.textContent = t("non_finite", { count: note.count.toLocaleString(), first: note.first });
 }

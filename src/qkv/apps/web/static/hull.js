@@ -29,6 +29,11 @@ export function renderHull() {
   const vis = visibleKeys(i), o4 = at4(l, h, i, 0);
   const pts = vis.map((j) => [A.v_2d[atK(l, h, j) * 2], A.v_2d[atK(l, h, j) * 2 + 1]]);
   const zo = at3(l, h, i) * 2, z = [A.z_2d[zo], A.z_2d[zo + 1]];
+  if (![...pts.flat(), ...z].every(Number.isFinite)) {  // a diverged model: no picture to draw (errors.js says why)
+    $("#hull").innerHTML = "";
+    $("#hull-caption").textContent = t("hull_not_finite");
+    return;
+  }
   const W = 420, Hh = 320, pad = 34;
   // one scale for both axes, so the geometry is not distorted; y grows upwards
   const xs = pts.map((p) => p[0]).concat(z[0]), ys = pts.map((p) => p[1]).concat(z[1]);

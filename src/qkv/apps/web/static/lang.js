@@ -3,7 +3,7 @@
 import { S } from "./state.js";
 import { $ } from "./util.js";
 import { t } from "./i18n.js";
-import { markStale } from "./errors.js";
+import { markStale, renderNonFinite } from "./errors.js";
 import { eachPanel } from "./panels.js";
 import { fillSelects } from "./choice.js";
 import { titleThumbs } from "./thumbs.js";
@@ -31,6 +31,7 @@ export function applyLang() {
   renderModelLine();
   renderGenAvailable();
   renderAdded();
+  renderNonFinite();
   if (S.doc) {
     titleTokens();
     titleThumbs();

@@ -22,7 +22,7 @@ export function drawLines() {
     if (i === S.token) continue;
     for (let j = 0; j < Tk; j++) {
       const a = P[base + i * Tk + j];
-      if (a < 0.02) continue;
+      if (!(a >= 0.02)) continue;  // (NaN, from a diverged model: no line)
       const p = buckets[Math.min(7, Math.floor(a * 8))];
       p.moveTo(xl, y(i)); p.lineTo(xr, y(j));
     }
@@ -35,7 +35,7 @@ export function drawLines() {
   ctx.strokeStyle = "#1d4ed8";
   for (let j = 0; j < Tk; j++) {
     const a = P[base + i * Tk + j];
-    if (a < 0.002) continue;
+    if (!(a >= 0.002)) continue;
     ctx.globalAlpha = 0.15 + 0.85 * Math.sqrt(a); ctx.lineWidth = 0.6 + 6 * a;
     ctx.beginPath(); ctx.moveTo(xl, y(i)); ctx.lineTo(xr, y(j)); ctx.stroke();
   }

@@ -13,7 +13,7 @@
 import { S } from "./state.js";
 import { $, clamp } from "./util.js";
 import { api, busy } from "./api.js";
-import { showError } from "./errors.js";
+import { noteNonFinite, showError } from "./errors.js";
 import { eachPanel, watchLazyPanels } from "./panels.js";
 import { setModel } from "./model_line.js";
 import { render, watchBelow } from "./render.js";
@@ -47,7 +47,7 @@ async function init() {
     S.compare = data.compare || null;
     const start = data.start || {};  // qkv explain --html --layer L --head H --token T opens there
     if (data.view && typeof start.part === "string") S.part = start.part;  // a translation model's attention
-    if (data.view) loadDoc(data.view);
+    if (data.view) { loadDoc(data.view); noteNonFinite(data.view); }
     if (S.doc) {
       if (Number.isInteger(start.layer)) S.layer = clamp(start.layer, 0, S.L - 1);
       if (Number.isInteger(start.head)) S.head = clamp(start.head, 0, S.H - 1);

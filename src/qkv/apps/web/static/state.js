@@ -16,6 +16,7 @@ export const S = {
   compare: null, added: null, stopped: null, req: 0,
   labelW: 40,                      // widest token label in px (measured once per document)
   hideSpace: false, pending: 0, opened: false,
+  nonFinite: null,  // the last answer's {count, first} of NaN or infinite numbers (errors.js), or null
 };
 
 /** The model document: /api/model's, or the view's own (a static export without one). */
