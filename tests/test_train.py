@@ -317,3 +317,21 @@ def test_logged_lr_follows_the_schedule(tmp_path):
     assert len(lrs) == 20
     assert lrs[3] == pytest.approx(1e-2)
     assert lrs[-1] == pytest.approx(1e-3)
+
+
+def test_an_error_after_the_bar_starts_on_a_line_of_its_own(tmp_path, text_file, monkeypatch, capsys):
+    """An error once training has begun (here: the model cannot be wrapped) ends the progress bar's
+    line before the CLI prints it."""
+    from qkv.apps.cli import main
+    from qkv.core.distributed import World
+
+    def refuse(self, model):
+        raise RuntimeError("the model could not be wrapped")
+
+    monkeypatch.setattr(World, "wrap", refuse)
+    out = tmp_path / "run"
+    argv = ["train", "--text", str(text_file), "--out", str(out)] + [a for s in TINY for a in ("--set", s)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "\nqkv: error: the model could not be wrapped\n" in "\n" + err.replace("\r", "\n")
+    assert err.splitlines()[-1] == "qkv: error: the model could not be wrapped"  # not glued onto the bar

@@ -18,8 +18,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -108,29 +110,114 @@ ALONE = World()  # this process, with no other
 
 
 def current() -> World:
-    """The world torchrun's environment describes (size 1 without torchrun)."""
-    size = int(os.environ.get("WORLD_SIZE", 1))
-    return World(int(os.environ.get("RANK", 0)), size, int(os.environ.get("LOCAL_RANK", 0)))
+    """The world torchrun's environment describes (size 1 without torchrun), checked before anything
+    uses it: a value that makes no sense is a one-line ValueError naming it, not a division by zero, a
+    run that trains as a rank of no world, or c10d's pages of logs on the way to a peer that cannot be."""
+    size = _whole("WORLD_SIZE", 1, low=1)
+    if "RANK" in os.environ and "WORLD_SIZE" not in os.environ:
+        raise ValueError(f"RANK={os.environ['RANK']} is set but WORLD_SIZE is not (torchrun sets both)")
+    if size > 1 and "RANK" not in os.environ:
+        raise ValueError(f"WORLD_SIZE={size} is set but RANK is not (torchrun sets both)")
+    rank = _whole("RANK", 0, high=size - 1, of=f"WORLD_SIZE={size}")
+    local_size = _whole("LOCAL_WORLD_SIZE", None, low=1)
+    local_high = None if local_size is None else local_size - 1
+    local_rank = _whole("LOCAL_RANK", 0, high=local_high, of=f"LOCAL_WORLD_SIZE={local_size}")
+    if size > 1:  # where the processes meet, and how long they wait there
+        for name in ("MASTER_ADDR", "MASTER_PORT"):
+            if not os.environ.get(name, "").strip():
+                raise ValueError(f"{name} is not set: the {size} processes meet at MASTER_ADDR:MASTER_PORT")
+        _whole("MASTER_PORT", None, low=1, high=65535)
+        timeout_s()
+    return World(rank, size, local_rank)
+
+
+def _whole(name: str, default: int | None, low: int = 0, high: int | None = None, of: str = "") -> int | None:
+    """The whole number from `low` to `high` in the environment variable `name` (`default` when it is
+    unset); anything else is a ValueError that names both (`of`: where `high` comes from)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high} ({of})" if high is not None else f"of at least {low}"
+        raise ValueError(f"{name}={text} in the environment must be a whole number {bounds}")
+    return value
+
+
+JOIN_MARGIN_S = 5.0  # how much longer than the timeout making the store may take before the process gives up
 
 
 def join(device: torch.device | None = None) -> World:
     """Join the process group torchrun's environment describes (once): gloo on the CPU; on CUDA, NCCL
-    for the gradients and gloo for the few CPU numbers (losses) the ranks share."""
+    for the gradients and gloo for the few CPU numbers (losses) the ranks share.
+
+    The store where the ranks meet is made here, not by init_process_group's env://, to give its making
+    a deadline: TCPStore's timeout bounds the connecting, not the wait for the store's first answer, and
+    a server that accepts and never answers holds the constructor in C++ for good, where no exception
+    reaches it. Past the timeout and a margin, the process says so in one line and ends."""
     world = current()
     if world.size > 1 and not dist.is_initialized():
         timeout = timeout_s()
+        where = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+
+        def failed(reason: str) -> str:
+            return (
+                f"could not join the {world.size} training processes at {where} "
+                f"(waited up to {timeout:.0f} s: {reason})"
+            )
+
         cuda = device is not None and device.type == "cuda"
         if cuda:
             torch.cuda.set_device(device)
         try:
-            dist.init_process_group("cpu:gloo,cuda:nccl" if cuda else "gloo", timeout=timedelta(seconds=timeout))
+            with _deadline(timeout + JOIN_MARGIN_S, failed("no answer from the store"), world):
+                store = _store(world, timeout)
+            dist.init_process_group(
+                "cpu:gloo,cuda:nccl" if cuda else "gloo",
+                store=store,
+                rank=world.rank,
+                world_size=world.size,
+                timeout=timedelta(seconds=timeout),
+            )
         except (RuntimeError, ValueError) as e:  # DistStoreError and friends are RuntimeErrors
-            raise PeerLost(
-                f"could not join the {world.size} training processes at "
-                f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')} "
-                f"(waited up to {timeout:.0f} s: {_first_line(e)})"
-            ) from None
+            raise PeerLost(failed(_first_line(e))) from None
     return world
+
+
+def _store(world: World, timeout: float) -> dist.Store:
+    """The TCPStore at MASTER_ADDR:MASTER_PORT as env:// makes it: served by rank 0, or by torchrun's
+    agent where it says so (TORCHELASTIC_USE_AGENT_STORE); the process group's keys under "default_pg"."""
+    agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    store = dist.TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        world.size,
+        is_master=world.main and not agent,
+        timeout=timedelta(seconds=timeout),
+        multi_tenant=not agent,
+    )
+    return dist.PrefixStore("default_pg", store)
+
+
+@contextmanager
+def _deadline(seconds: float, message: str, world: World):
+    """Within the block, a thread that ends the process after `seconds`, saying `message` as the qkv
+    command says an error (one line, exit status 1): the one way out of a call that never returns."""
+    timer = threading.Timer(seconds, _give_up, (message, world))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _give_up(message: str, world: World) -> None:
+    print(f"qkv: error{'' if world.main else f' (rank {world.rank})'}: {message}", file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 def gpu_for(world: World, device: torch.device) -> torch.device:
@@ -197,7 +284,7 @@ def free_port() -> int:
 def launch(nproc: int, argv: list[str]) -> int:
     """Run `python -m qkv <argv>` in nproc processes on this machine, as `torchrun --standalone
     --nproc-per-node=nproc -m qkv <argv>` would (the same environment); the first failure stops the
-    rest. Returns the exit status: 0, the failed rank's status, or 130 after Ctrl-C."""
+    rest. Returns the exit status: 0, the failed rank's status, 130 after Ctrl-C or 143 after SIGTERM."""
     if not 1 <= nproc <= 256:
         raise ValueError(f"--nproc must be between 1 and 256; got {nproc}")
     base = {
@@ -224,9 +311,9 @@ def launch(nproc: int, argv: list[str]) -> int:
     except KeyboardInterrupt:  # Ctrl-C reached every process: each stops, rank 0 saves first
         _stop(procs, grace=30)
         return 130
-    except _Terminated:  # `kill`, a scheduler: passed on as a Ctrl-C, so rank 0 still saves
-        for p in procs:
-            p.send_signal(signal.SIGINT)
+    except _Terminated:  # `kill`, a scheduler: passed on, and each rank stops as on Ctrl-C (rank 0 saves)
+        for p in procs:  # SIGTERM, not SIGINT: a shell script's `&` job, and all it starts, ignore SIGINT
+            p.terminate()
         _stop(procs, grace=30)
         return 143
     finally:
@@ -242,7 +329,8 @@ def _terminated(signum, frame):
 
 
 def _die_with_parent() -> None:
-    """In each child (Linux): SIGTERM when the launcher dies, however it dies; no orphans keep training."""
+    """In each child (Linux): SIGTERM when the launcher dies, however it dies; no orphans keep training
+    (SIGTERM stops a rank as Ctrl-C does: loop.run_loop)."""
     try:
         import ctypes
 

@@ -1,5 +1,6 @@
 """The training loop every task shares: AdamW with warmup + cosine decay, clipping, periodic
-evaluation, atomic checkpoints, a stop on a non-finite loss, and Ctrl-C keeping what was trained.
+evaluation, atomic checkpoints, a stop on a non-finite loss, and Ctrl-C (or SIGTERM) keeping what
+was trained.
 
 What a run trains on is a `Data`, this module's one interface: the loop asks it for the loss of a
 step, the tokens that step scored and an evaluation, and never which task it serves. Its two
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,13 +160,15 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         raise OSError(
             f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged"
         ) from None
-    bar = _progress(progress, tc.steps, start.step)
-    model.train()
-    trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
+    bar = None
     t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
-    governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
     done = saved = start.step  # steps finished; steps in the checkpoint
-    try:
+    restore_sigterm = _stop_on_sigterm()
+    try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
+        model.train()
+        trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
+        governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
+        bar = _progress(progress, tc.steps, start.step)
         for step in range(start.step, last):
             lr = lr_at(step, tc)
             for group in optimizer.param_groups:
@@ -199,7 +204,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
-    except KeyboardInterrupt:  # Ctrl-C: keep what was trained so far, unless that would replace a checkpoint
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
         if done > saved and not writer.staged:  # of another run before this one's first evaluation
             writer.save(model, done, optimizer, {"world_size": world.size})
         raise
@@ -215,8 +220,26 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         writer.close()
         if bar:
             bar.close()
+        restore_sigterm()
     seconds = time.perf_counter() - t0
     return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
+
+
+def _stop_on_sigterm():
+    """From here on SIGTERM (`kill`, a scheduler, `qkv train --nproc` passing its own on) stops the run
+    as Ctrl-C does, keeping what was trained. Ctrl-C itself may never arrive: a job that a shell script
+    starts with `&` ignores SIGINT, and so does every process it starts (Python then leaves it ignored).
+    Once: a second SIGTERM (the process group's, then the launcher's) does not break into the save.
+    Returns what puts the handler before back; signals reach the main thread only (nothing to do elsewhere)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
 class _NoWriter:

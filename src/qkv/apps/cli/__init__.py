@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if not (peer and isinstance(e, ValueError) and os.environ.get("QKV_LAUNCHED")):
-            print(f"qkv: error{f' (rank {rank})' if peer else ''}: {message}", file=sys.stderr)
+            # a peer shares the terminal with rank 0, whose progress bar may hold the line: start a new one
+            lead = "\n" if peer else ""
+            print(f"{lead}qkv: error{f' (rank {rank})' if peer else ''}: {message}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as e:  # a bug in qkv: still one line, the traceback on request
         if os.environ.get("QKV_DEBUG"):
