@@ -22,32 +22,39 @@ import hashlib
 import itertools
 import json
 import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load as st_load
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save as st_save
 
 from .config import ModelConfig, TrainConfig
-from .files import atomic_write, json_bytes, write_json
+from .files import JSON_LIMIT, TOKENIZER_LIMIT, atomic_write, check_regular, json_bytes, read_bytes, write_json
 from .lock import locked
 from .models import make_model
 from .models.family import family_of
 from .models.gpt import GPT
-from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run
-from .tokenizers import Tokenizer, load_tokenizer
+from .models.size import FLOAT_DTYPES, check_fits, param_shapes
+
+# header_meta is not used here, but read from here by tests/test_checkpoint_broken.py
+from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run  # noqa: F401
+from .tokenizers import Tokenizer, tokenizer_from_bytes
 
 VERSION = 1
 
 
 def read_json(path: Path, what: str) -> dict:
-    if not path.is_file():
-        raise ValueError(f"{path} is missing: not a qkv checkpoint ({what})")
+    """A JSON object from a regular file of at most JSON_LIMIT bytes: a missing file is "missing", a FIFO
+    or a device "not a regular file" (files.read_bytes), either way one line naming it."""
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = read_bytes(path, JSON_LIMIT, "JSON file")
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing: not a qkv checkpoint ({what})") from None
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise ValueError(f"{path} is not valid JSON: {e}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{path} must hold a JSON object")
@@ -303,55 +310,71 @@ class Checkpoint:
     optimizer_state: dict | None = field(default=None, repr=False)
 
 
-def _read_safetensors(path: Path, state: dict) -> tuple[dict[str, torch.Tensor], dict]:
-    """The tensors and metadata of a weight file named by state.json, which must belong to that state."""
-    if not path.is_file():
-        raise ValueError(f"{path} is missing: the checkpoint is incomplete")
-    data = path.read_bytes()
+@contextmanager
+def _open_weights(path: Path, state: dict):
+    """A weight file named by state.json, opened by safetensors: its header read, its tensors mapped
+    and read one at a time when asked (f.get_tensor), never the whole file into memory. It must be a
+    regular file (opening a FIFO would wait forever) and belong to that state (its run and step)."""
     try:
-        tensors = st_load(data)
-        meta = header_meta(path)
-    except (SafetensorError, ValueError, OSError) as e:
+        check_regular(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing: the checkpoint is incomplete") from None
+    try:
+        f = safe_open(str(path), framework="pt")
+    except (SafetensorError, OSError) as e:
         raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
-    run, step = meta.get("run"), meta.get("step")
-    if run is not None and state.get("run") is not None and run != state["run"]:
-        raise ValueError(f"{path} comes from another run (run {run}; state.json names run {state['run']})")
-    if step is not None and step != str(state["step"]):
-        raise ValueError(f"{path} holds step {step} but state.json says step {state['step']}")
-    return tensors, meta
+    with f:
+        meta = f.metadata() or {}
+        run, step = meta.get("run"), meta.get("step")
+        if run is not None and state.get("run") is not None and run != state["run"]:
+            raise ValueError(f"{path} comes from another run (run {run}; state.json names run {state['run']})")
+        if step is not None and step != str(state["step"]):
+            raise ValueError(f"{path} holds step {step} but state.json says step {state['step']}")
+        yield f
 
 
-def _check_model_tensors(path: Path, tensors: dict, expected: dict) -> None:
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
+def _check_model_tensors(path: Path, f, expected: dict[str, tuple[int, ...]]) -> None:
+    """The names, shapes and dtypes in a weight file's header against the config's (size.param_shapes),
+    before the model is built: nothing of a file that does not fit the config is allocated."""
+    found = {name: f.get_slice(name) for name in f.keys()}
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
     if missing or unexpected:
         raise ValueError(f"{path} does not match config.json: missing {missing[:3]}, unexpected {unexpected[:3]}")
-    for name, t in tensors.items():
-        if t.shape != expected[name].shape:
+    for name, t in found.items():
+        if tuple(t.get_shape()) != expected[name]:
             raise ValueError(
-                f"{path}: tensor {name} has shape {tuple(t.shape)} "
-                f"but config.json implies {tuple(expected[name].shape)}"
+                f"{path}: tensor {name} has shape {tuple(t.get_shape())} but config.json implies {expected[name]}"
             )
-        if not t.is_floating_point():
-            raise ValueError(f"{path}: tensor {name} has dtype {t.dtype}, not a floating-point type")
+        if t.get_dtype() not in FLOAT_DTYPES:
+            raise ValueError(f"{path}: tensor {name} has dtype {t.get_dtype()}, not a floating-point type")
+
+
+@torch.no_grad()
+def _load_model_tensors(path: Path, f, model) -> None:
+    """Copy the checked tensors into the model's float32 parameters, one tensor in memory at a time."""
+    params = dict(model.named_parameters())
+    for name in f.keys():
+        t = f.get_tensor(name)
         if not torch.isfinite(t).all():
             raise ValueError(f"{path}: tensor {name} holds NaN or infinite values")
+        params[name].copy_(t)
 
 
 def _optimizer_state(path: Path, state: dict) -> dict:
     """AdamW's state as torch's state_dict() has it: {"state": {i: {key: tensor}}, "param_groups": [...]}.
     Only its form is checked here; resume.check_optimizer_state compares it with the model."""
-    tensors, meta = _read_safetensors(path, state)
-    try:
-        groups = json.loads(meta["param_groups"])
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{path}: its metadata holds no valid param_groups (JSON)") from None
-    opt_state: dict[int, dict] = {}
-    for name, value in tensors.items():
-        parts = name.split(".")
-        if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit():
-            raise ValueError(f"{path}: tensor {name!r} is not named state.<index>.<key>")
-        opt_state.setdefault(int(parts[1]), {})[parts[2]] = value
+    with _open_weights(path, state) as f:
+        try:
+            groups = json.loads((f.metadata() or {})["param_groups"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{path}: its metadata holds no valid param_groups (JSON)") from None
+        opt_state: dict[int, dict] = {}
+        for name in f.keys():
+            parts = name.split(".")
+            if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit():
+                raise ValueError(f"{path}: tensor {name!r} is not named state.<index>.<key>")
+            opt_state.setdefault(int(parts[1]), {})[parts[2]] = f.get_tensor(name)
     return {"state": opt_state, "param_groups": groups}
 
 
@@ -384,11 +407,16 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
     except ValueError as e:
         raise ValueError(f"{cpath}: {e}") from None
-    tokenizer = load_tokenizer(tpath)
+    check_fits(model_cfg, cpath)  # before anything of its size is allocated
+    try:
+        tok_bytes = read_bytes(tpath, TOKENIZER_LIMIT, "tokenizer file")
+    except FileNotFoundError:
+        raise ValueError(f"cannot load tokenizer: {tpath} does not exist") from None
+    tokenizer = tokenizer_from_bytes(tok_bytes, tpath)
     if config.get("tokenizer") not in (None, tokenizer.kind):
         raise ValueError(f"{tpath} holds a {tokenizer.kind} tokenizer but {cpath} says {config.get('tokenizer')!r}")
     digest = config.get("tokenizer_sha256")
-    if digest is not None and digest != _sha256(tpath.read_bytes()):
+    if digest is not None and digest != _sha256(tok_bytes):
         raise ValueError(
             f"{tpath} is not the tokenizer this model was trained with (its sha256 differs from {cpath}'s)"
         )
@@ -402,10 +430,11 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         raise ValueError(
             f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})"
         )
-    tensors, _ = _read_safetensors(d / state["model"], state)
-    model = make_model(model_cfg)
-    _check_model_tensors(d / state["model"], tensors, model_tensors(model))
-    model.load_state_dict(tensors, strict=not model_cfg.tie_embeddings)  # copies into float32 parameters
+    wpath = d / state["model"]
+    with _open_weights(wpath, state) as f:
+        _check_model_tensors(wpath, f, param_shapes(model_cfg))  # a tied unembedding is not stored: W_E
+        model = make_model(model_cfg)
+        _load_model_tensors(wpath, f, model)
     model.eval()
     if device is not None:
         from .device import to_device

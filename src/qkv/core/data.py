@@ -10,15 +10,18 @@ from pathlib import Path
 
 import torch
 
+from .files import TEXT_LIMIT, read_bytes
+
 
 def read_text(path) -> str:
-    """The text of a UTF-8 file; a missing, empty or non-UTF-8 file raises ValueError (one line)."""
+    """The text of a UTF-8 file; a missing, empty or non-UTF-8 file, a FIFO or a device (a regular file
+    only: reading a pipe may never end), or one past TEXT_LIMIT raises ValueError (one line)."""
     p = Path(path)
     if not p.exists():
         raise ValueError(f"text file {p} does not exist")
-    if not p.is_file():
+    if p.is_dir():
         raise ValueError(f"{p} is not a file")
-    data = p.read_bytes()
+    data = read_bytes(p, TEXT_LIMIT, "training text")
     if not data.strip():
         raise ValueError(f"text file {p} is empty")
     try:

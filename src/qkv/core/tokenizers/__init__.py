@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 
+from ..files import TOKENIZER_LIMIT, read_bytes
 from .base import FORMAT_VERSION, Tokenizer, UnknownTokenError, _readable
 from .bpe import MAX_BPE_VOCAB, BPETokenizer
 from .words import _CJK_RE, WORD_FORMAT_VERSION, CharTokenizer, WordTokenizer
@@ -171,19 +171,26 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
 
 
 def load_tokenizer(path) -> Tokenizer:
-    """Read a tokenizer written by ``Tokenizer.save``."""
+    """Read a tokenizer written by ``Tokenizer.save`` (a regular file of at most TOKENIZER_LIMIT bytes)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = read_bytes(path, TOKENIZER_LIMIT, "tokenizer file")
     except FileNotFoundError:
         raise ValueError(f"cannot load tokenizer: {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
         raise ValueError(f"cannot load tokenizer from {path}: {err}") from None
+    return tokenizer_from_bytes(data, path)
+
+
+def tokenizer_from_bytes(data: bytes, path) -> Tokenizer:
+    """The tokenizer in `data`, the bytes of the file `path` (which the errors name)."""
     try:
-        data = json.loads(text)
+        d = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"cannot load tokenizer from {path}: {err}") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"cannot load tokenizer from {path}: not valid JSON ({err})") from None
     try:
-        return tokenizer_from_dict(data)
+        return tokenizer_from_dict(d)
     except ValueError as err:
         raise ValueError(f"cannot load tokenizer from {path}: {err}") from None
 

@@ -11,6 +11,8 @@ import json
 import unicodedata
 from pathlib import Path
 
+from ..files import TOKENIZER_LIMIT, check_regular, read_bytes
+
 FORMAT_VERSION = 1
 MAX_LISTED = 10
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -59,8 +61,25 @@ def _readable_char(c: str) -> str:
     return c
 
 
-def read_tokenizer_file(path, read):
-    """read() a tokenizer file with Hugging Face `tokenizers`; its errors become one line naming the file."""
+def read_tokenizer_file(path, read, also=()):
+    """read() a tokenizer file with Hugging Face `tokenizers`, which opens `path` (and the files `also`)
+    by name: each is checked first to be a regular file of at most TOKENIZER_LIMIT bytes, since a FIFO
+    there would hang the read and /dev/zero never end it. Its errors become one line naming the file."""
+    for p in (path, *also):
+        check_regular(p, TOKENIZER_LIMIT, "tokenizer file")
+    return _one_line(path, read)
+
+
+def read_tokenizer_json(path):
+    """A Hugging Face tokenizer.json as a `tokenizers` Tokenizer: its bytes read by files.read_bytes
+    (a regular file, bounded), then parsed from the string."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    data = read_bytes(path, TOKENIZER_LIMIT, "tokenizer file")
+    return _one_line(path, lambda: HFTokenizer.from_str(data.decode("utf-8")))
+
+
+def _one_line(path, read):
     try:
         return read()
     except Exception as e:  # the Rust side raises its own exception type

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .base import Tokenizer, read_tokenizer_file
+from ..files import read_json_object
+from .base import Tokenizer, read_tokenizer_file, read_tokenizer_json
 
 JOIN = "⁀"  # shown instead of "##"
 
@@ -35,28 +36,21 @@ class WordPieceTokenizer(Tokenizer):
 
     @classmethod
     def from_dir(cls, d: Path) -> WordPieceTokenizer:
-        """From tokenizer.json, or else vocab.txt (lower-cased unless tokenizer_config.json says not)."""
-        from tokenizers import Tokenizer as HFTokenizer
-
-        if (d / "tokenizer.json").is_file():
-            return cls(
-                read_tokenizer_file(d / "tokenizer.json", lambda: HFTokenizer.from_file(str(d / "tokenizer.json")))
-            )
-        if not (d / "vocab.txt").is_file():
+        """From tokenizer.json, or else vocab.txt (lower-cased unless tokenizer_config.json's do_lower_case
+        is false). Each file must be a regular one (a FIFO or a device is refused: files.py)."""
+        if (d / "tokenizer.json").exists():
+            return cls(read_tokenizer_json(d / "tokenizer.json"))
+        if not (d / "vocab.txt").exists():
             raise ValueError(f"{d} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer")
         from tokenizers.implementations import BertWordPieceTokenizer
 
         conf, lower = d / "tokenizer_config.json", True
-        if conf.is_file():
-            try:
-                lower = bool(json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case", True))
-            except (OSError, UnicodeDecodeError, ValueError, AttributeError) as e:
-                raise ValueError(f"{conf} could not be read: {e}") from None
-        return cls(
-            read_tokenizer_file(
-                d / "vocab.txt", lambda: BertWordPieceTokenizer(str(d / "vocab.txt"), lowercase=lower)._tokenizer
-            )
-        )
+        if conf.exists():
+            lower = read_json_object(conf).get("do_lower_case", True)
+            if not isinstance(lower, bool):
+                raise ValueError(f"{conf}: field 'do_lower_case' must be true or false; got {lower!r}")
+        vocab = d / "vocab.txt"
+        return cls(read_tokenizer_file(vocab, lambda: BertWordPieceTokenizer(str(vocab), lowercase=lower)._tokenizer))
 
     @property
     def vocab_size(self) -> int:

@@ -1,0 +1,154 @@
+"""How large a model is before it is built: every weight's shape from the config, the float32 bytes,
+and the memory this machine has for them.
+
+A config whose fields are each within bounds can still describe terabytes: GPT-2 with n_layer 1024
+and n_embd 4096 has 206 billion parameters, 825 GB as float32. Building it allocates until the
+allocator fails or the OOM killer ends the process (and whatever else runs beside it). `check_fits`
+refuses such a config in one line before anything is allocated, and the loaders compare a weight
+file's header (names and shapes, no data) with `param_shapes` before they build the model.
+
+`param_shapes` follows the modules (models/gpt.py, encoder.py, seq2seq.py and nn/): the tests build
+every family and variant and compare it with `named_parameters()`, name for name.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from ..config import ModelConfig
+from ..files import format_bytes
+
+BYTES = 4  # float32: the loaders turn every weight into float32, whatever the file holds
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the float types they read
+MEMINFO = Path("/proc/meminfo")
+# cgroup v2, then v1: (the limit, what the group uses now)
+CGROUPS = (
+    (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory.current")),
+    (Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"), Path("/sys/fs/cgroup/memory/memory.usage_in_bytes")),
+)
+
+
+def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """name -> shape of each of the model's parameters, as named_parameters() gives them: a tied
+    unembedding is W_E, so it is not listed again (nor stored in a checkpoint)."""
+    d, V = cfg.d_model, cfg.d_vocab
+    shapes: dict[str, tuple[int, ...]] = {"embed.weight": (V, d)}
+
+    def linear(name: str, d_in: int, d_out: int, bias: bool) -> None:
+        shapes[name + ".weight"] = (d_out, d_in)  # nn.Linear's (out, in)
+        if bias:
+            shapes[name + ".bias"] = (d_out,)
+
+    def layer_norm(name: str, always: bool = False) -> None:
+        if always or cfg.norm != "none":  # norm="none": the identity, no parameters
+            shapes[name + ".weight"] = (d,)
+            if cfg.bias:
+                shapes[name + ".bias"] = (d,)
+
+    def attention(name: str) -> None:
+        d_attn = cfg.n_heads * cfg.d_head
+        linear(name + ".W_QKV", d, (3 if cfg.values == "v" else 2) * d_attn, cfg.bias)  # values="k": no W_V
+        linear(name + ".W_O", d_attn, d, cfg.bias)
+
+    def blocks(prefix: str, n: int, cross: bool = False) -> None:
+        for i in range(n):
+            p = f"{prefix}blocks.{i}."
+            layer_norm(p + "ln1")
+            attention(p + "attn")
+            layer_norm(p + "ln2")
+            linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
+            linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
+            if cross:  # a decoder block: cross-attention, and ln3 before the MLP
+                attention(p + "cross_attn")
+                layer_norm(p + "ln3")
+
+    learned = cfg.pos == "learned"  # sinusoidal and RoPE tables are buffers, rebuilt and not stored
+    if cfg.arch == "seq2seq":
+        if not cfg.share_embeddings:
+            shapes["src_embed.weight"] = (V, d)
+        if learned:
+            shapes["pos_embed.W_pos"] = shapes["src_pos_embed.W_pos"] = (cfg.n_ctx, d)
+        blocks("encoder.", cfg.n_encoder_layers)
+        layer_norm("encoder.ln_final")
+        blocks("decoder.", cfg.n_layers, cross=True)
+        layer_norm("decoder.ln_final")
+    else:
+        if learned:
+            shapes["pos_embed.W_pos"] = (cfg.n_ctx, d)
+        if cfg.arch == "bert":
+            if cfg.n_token_types:
+                shapes["token_type_embed.weight"] = (cfg.n_token_types, d)
+            layer_norm("ln_embed", always=True)
+        blocks("", cfg.n_layers)
+        if cfg.arch == "gpt" and cfg.norm == "pre":  # a post-norm block already ends in a LayerNorm
+            layer_norm("ln_final")
+    if cfg.arch != "bert":
+        if not cfg.tie_embeddings:
+            shapes["unembed.weight"] = (V, d)
+        if cfg.unembed_bias:
+            shapes["unembed.bias"] = (V,)
+    return shapes
+
+
+def param_count(cfg: ModelConfig) -> int:
+    """sum(p.numel() for p in make_model(cfg).parameters()), without building it."""
+    return sum(math.prod(s) for s in param_shapes(cfg).values())
+
+
+def buffer_count(cfg: ModelConfig) -> int:
+    """The numbers in the model's fixed tables (buffers): sinusoidal positions, RoPE's cos and sin."""
+    tables = {"gpt": 1, "bert": 1, "seq2seq": 2}[cfg.arch]  # position modules (Seq2Seq: source and target)
+    if cfg.pos == "sinusoidal":
+        return tables * cfg.n_ctx * cfg.d_model
+    if cfg.pos == "rope":  # each self-attention keeps its own cos and sin, (n_ctx, d_head / 2) each
+        attentions = cfg.n_layers + (cfg.n_encoder_layers or 0)
+        return attentions * 2 * cfg.n_ctx * (cfg.d_head // 2)
+    return 0
+
+
+def available_memory() -> int | None:
+    """The bytes this process may still allocate: MemAvailable from /proc/meminfo, capped by the
+    cgroup's limit (less what the group uses) when one is set; where neither can be read (macOS), the
+    physical memory; None when nothing can be read (no limit is applied then)."""
+    found = []
+    try:
+        for line in MEMINFO.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_path, usage_path in CGROUPS:
+        limit = _read_int(limit_path)  # None for "max": no limit
+        if limit is not None:
+            found.append(max(0, limit - (_read_int(usage_path) or 0)))
+    if not found:
+        try:
+            found.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, OSError, ValueError):
+            pass
+    return min(found) if found else None
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def check_fits(cfg: ModelConfig, source) -> None:
+    """Refuse (ValueError, one line naming `source`, the config's file) a model whose float32 weights
+    and tables cannot fit in the memory available. Only what surely cannot fit is refused: no headroom
+    is asked for, since the loaders read a weight file tensor by tensor through a memory map and need
+    little beyond the model itself; a model just under the limit may still run short later (activations,
+    a KV cache), and that is the allocator's one-line error, not a machine brought down."""
+    n, tables = param_count(cfg), buffer_count(cfg)
+    need, have = BYTES * (n + tables), available_memory()
+    if have is not None and need > have:
+        extra = f" and {tables:,} numbers of fixed tables" if tables else ""
+        raise ValueError(
+            f"{source} describes {n:,} parameters{extra} ({format_bytes(need)} as float32); "
+            f"this machine has {format_bytes(have)} of memory available"
+        )
