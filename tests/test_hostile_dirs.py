@@ -512,6 +512,7 @@ def refused(path, kind, err) -> None:
 KINDS = ["fifo", "dev_zero"]
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "model.safetensors"])
 def test_a_gpt2_directory_file_that_is_not_regular(gpt2_dir, tmp_path, fifos, name, kind):  # noqa: F811
@@ -525,6 +526,7 @@ def test_a_gpt2_directory_file_that_is_not_regular(gpt2_dir, tmp_path, fifos, na
     refused(d / name, kind, err)
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["vocab.txt", "tokenizer_config.json", "vocab.json", "merges.txt"])
 def test_a_vocab_file_that_is_not_regular(bert_vocab_dir, gpt2_vocab_dir, tmp_path, fifos, name, kind):
@@ -535,6 +537,7 @@ def test_a_vocab_file_that_is_not_regular(bert_vocab_dir, gpt2_vocab_dir, tmp_pa
     refused(d / name, kind, err)
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_shard_or_sentence_config_that_is_not_regular(sharded_gpt2, bert_dir, tmp_path, fifos, kind):  # noqa: F811
     d = copy(sharded_gpt2[0], tmp_path, "sharded")
@@ -550,6 +553,7 @@ def test_a_shard_or_sentence_config_that_is_not_regular(sharded_gpt2, bert_dir, 
     refused(b / "sentence_bert_config.json", kind, err)
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["config.json", "state.json", "tokenizer.json", "weights"])
 def test_a_qkv_checkpoint_file_that_is_not_regular(ckpt, tmp_path, capsys, fifos, name, kind):
@@ -563,6 +567,7 @@ def test_a_qkv_checkpoint_file_that_is_not_regular(ckpt, tmp_path, capsys, fifos
     assert f"{path.name} is a" in line and "not a regular file" in line, line
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.slow  # trains the conftest's runs
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_log_that_is_not_regular_stops_a_resume(base, capsys, fifos, kind):
@@ -571,6 +576,7 @@ def test_a_log_that_is_not_regular_stops_a_resume(base, capsys, fifos, kind):
     assert "log.jsonl is a" in line and "not a regular file" in line, line
 
 
+@pytest.mark.subprocess  # a watchdog process per FIFO
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_training_text_that_is_not_regular(tmp_path, fifos, kind):
     p = tmp_path / "book.txt"
@@ -578,6 +584,39 @@ def test_a_training_text_that_is_not_regular(tmp_path, fifos, kind):
     with pytest.raises(ValueError) as err:
         within(lambda: read_text(p))
     refused(p, kind, err)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+def test_pairs_and_training_logs_that_are_not_regular(tmp_path, fifos, kind):
+    from qkv.core.translation import read_pairs
+    from qkv.presentation.plot_training import read_log
+
+    for path, read in ((tmp_path / "pairs.tsv", read_pairs), (tmp_path / "log.jsonl", read_log)):
+        hostile(path, kind, fifos)
+        with pytest.raises(ValueError) as err:
+            within(lambda: read(path))
+        refused(path, kind, err)
+
+
+def test_a_lock_file_that_is_not_regular_does_not_hang_the_message(tmp_path):
+    from qkv.core.lock import _holder
+
+    os.mkfifo(tmp_path / ".qkv.lock")
+    assert within(lambda: _holder(tmp_path / ".qkv.lock")) == "pid unknown"
+
+
+def test_a_new_run_too_large_for_the_memory_is_refused_before_building(tmp_path, capsys, no_build):
+    from checkpoint_util import TEXT
+
+    text = tmp_path / "t.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    sets = ["n_layers=1024", "d_model=8192", "n_heads=32", "d_mlp=32768"]
+    line = run_error(
+        capsys, ["train", "--text", str(text), "--out", str(tmp_path / "run"), *sum((["--set", s] for s in sets), [])]
+    )
+    assert re.search(r"--set describes [\d,]+ parameters \([\d.]+ [TG]B as float32\); this machine has", line), line
+    assert not (tmp_path / "run").exists()
 
 
 def test_files_past_their_size_limit_are_refused_unread(gpt2_dir, ckpt, tmp_path):  # noqa: F811

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from qkv.core import corpus
 from qkv.core.document import header
+from qkv.core.files import TEXT_LIMIT, read_bytes
 
 KINDS = ("word", "char", "byte", "piece", "special")
 MATCHES = ("prefix", "substring")
@@ -56,9 +57,9 @@ def training_text(ckpt_dir) -> tuple[str | None, str]:
         return text, "qkv corpus"
     path = data.get("path")
     if data.get("kind") == "file" and isinstance(path, str) and Path(path).is_file():
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        try:  # the recorded path may have become anything since: a regular file of bounded size only
+            text = read_bytes(path, TEXT_LIMIT, "training text").decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
             text = None
         if text is not None and _sha256(text) == sha:
             return text, path

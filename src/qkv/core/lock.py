@@ -14,6 +14,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .files import read_bytes
+
 try:
     import fcntl
 except ImportError:  # not POSIX (Windows): no lock
@@ -27,9 +29,9 @@ class DirectoryLocked(RuntimeError):
 
 
 def _holder(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
+    try:  # a regular file of a line (a FIFO or a device put there must not hang the message)
+        text = read_bytes(path, 4096, "lock file").decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
         text = ""
     return text or "pid unknown"
 

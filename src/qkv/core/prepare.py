@@ -37,6 +37,7 @@ from .distributed import World
 from .loop import Data, Run, Start, TrainResult, run_loop
 from .models import make_model
 from .models.family import FAMILIES, Family, family_of
+from .models.size import check_fits
 from .resume import read_log, recorded_origin
 from .tokenizers import Tokenizer
 
@@ -178,6 +179,7 @@ def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig) -> Start:
     if d_vocab < tokenizer.vocab_size:
         raise ValueError(f"d_vocab={d_vocab} is smaller than the tokenizer's {tokenizer.vocab_size} tokens")
     cfg = ModelConfig(**{**model_fields, "d_vocab": d_vocab})
+    check_fits(cfg, "--set")  # a model that cannot fit is refused before it is built
     torch.manual_seed(tc.seed)
     return Start(make_model(cfg), tokenizer, tc)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from .files import TEXT_LIMIT, read_bytes
 from .search import BOS, EOS, beam_search, greedy
 from .tokenizers import UnknownTokenError, WordTokenizer
 from .tokenizers.words import _CJK_RE
@@ -120,10 +121,12 @@ def collate(examples: list[Example]):
 def read_pairs(path) -> list[tuple[list[str], list[str]]]:
     """A UTF-8 file of one pair per line, source TAB target, words separated by spaces."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"pairs file {p} does not exist" if not p.exists() else f"{p} is not a file")
+    if not p.exists():
+        raise ValueError(f"pairs file {p} does not exist")
+    if p.is_dir():
+        raise ValueError(f"{p} is not a file")
     try:
-        lines = p.read_text(encoding="utf-8").removeprefix("\ufeff").splitlines()
+        lines = read_bytes(p, TEXT_LIMIT, "pairs file").decode("utf-8").removeprefix("\ufeff").splitlines()
     except UnicodeDecodeError as e:
         raise ValueError(f"pairs file {p} is not UTF-8 (byte {e.start})") from None
     pairs = []

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.core.files import LOG_LIMIT, read_bytes
+
 from .figures import check_path, new_figure, save
 from .i18n import translator
 
@@ -20,10 +22,10 @@ def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, floa
     """(steps, evals) from a run directory or its log.jsonl: [(step, loss)], [(step, train_loss, val_loss)]."""
     p = Path(path)
     file = p / "log.jsonl" if p.is_dir() or not (p.suffix or p.is_file()) else p
-    if not file.is_file():
+    if not file.exists():
         raise ValueError(f"{file} is missing: no training log there")
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_bytes(file, LOG_LIMIT, "training log").decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{file} is not a training log: not UTF-8 text (byte {e.start})") from None
     steps, evals = [], []
