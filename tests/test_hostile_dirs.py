@@ -494,7 +494,7 @@ def fifos():
         w.wait()
 
 
-def hostile(path, kind, fifos):
+def put_unreadable(path, kind, fifos):
     """Put a FIFO, or a link to /dev/zero, where the file `path` was."""
     if kind == "fifo":
         fifos(path)
@@ -517,7 +517,7 @@ KINDS = ["fifo", "dev_zero"]
 @pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "model.safetensors"])
 def test_a_gpt2_directory_file_that_is_not_regular(gpt2_dir, tmp_path, fifos, name, kind):  # noqa: F811
     d = copy(gpt2_dir[0], tmp_path)
-    hostile(d / name, kind, fifos)
+    put_unreadable(d / name, kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: load(d))
     refused(d / name, kind, err)
@@ -531,7 +531,7 @@ def test_a_gpt2_directory_file_that_is_not_regular(gpt2_dir, tmp_path, fifos, na
 @pytest.mark.parametrize("name", ["vocab.txt", "tokenizer_config.json", "vocab.json", "merges.txt"])
 def test_a_vocab_file_that_is_not_regular(bert_vocab_dir, gpt2_vocab_dir, tmp_path, fifos, name, kind):
     d = copy(bert_vocab_dir if name in ("vocab.txt", "tokenizer_config.json") else gpt2_vocab_dir, tmp_path)
-    hostile(d / name, kind, fifos)
+    put_unreadable(d / name, kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: load_pretrained(d))
     refused(d / name, kind, err)
@@ -542,12 +542,12 @@ def test_a_vocab_file_that_is_not_regular(bert_vocab_dir, gpt2_vocab_dir, tmp_pa
 def test_a_shard_or_sentence_config_that_is_not_regular(sharded_gpt2, bert_dir, tmp_path, fifos, kind):  # noqa: F811
     d = copy(sharded_gpt2[0], tmp_path, "sharded")
     shard = sorted(d.glob("model-*.safetensors"))[1]
-    hostile(shard, kind, fifos)
+    put_unreadable(shard, kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: load_pretrained(d))
     refused(shard, kind, err)
     b = copy(bert_dir[0], tmp_path, "bert")
-    hostile(b / "sentence_bert_config.json", kind, fifos)
+    put_unreadable(b / "sentence_bert_config.json", kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: load_pretrained(b))
     refused(b / "sentence_bert_config.json", kind, err)
@@ -559,7 +559,7 @@ def test_a_shard_or_sentence_config_that_is_not_regular(sharded_gpt2, bert_dir, 
 def test_a_qkv_checkpoint_file_that_is_not_regular(ckpt, tmp_path, capsys, fifos, name, kind):
     d = copy(ckpt, tmp_path)
     path = d / (json.loads((d / "state.json").read_text())["model"] if name == "weights" else name)
-    hostile(path, kind, fifos)
+    put_unreadable(path, kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: load_checkpoint(d))
     refused(path, kind, err)
@@ -571,7 +571,7 @@ def test_a_qkv_checkpoint_file_that_is_not_regular(ckpt, tmp_path, capsys, fifos
 @pytest.mark.slow  # trains the conftest's runs
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_log_that_is_not_regular_stops_a_resume(base, capsys, fifos, kind):
-    hostile(base / "log.jsonl", kind, fifos)
+    put_unreadable(base / "log.jsonl", kind, fifos)
     line = within(lambda: run_error(capsys, ["train", "--out", str(base), "--resume", "--quiet"]))
     assert "log.jsonl is a" in line and "not a regular file" in line, line
 
@@ -580,7 +580,7 @@ def test_a_log_that_is_not_regular_stops_a_resume(base, capsys, fifos, kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_training_text_that_is_not_regular(tmp_path, fifos, kind):
     p = tmp_path / "book.txt"
-    hostile(p, kind, fifos)
+    put_unreadable(p, kind, fifos)
     with pytest.raises(ValueError) as err:
         within(lambda: read_text(p))
     refused(p, kind, err)
@@ -593,9 +593,9 @@ def test_pairs_and_training_logs_that_are_not_regular(tmp_path, fifos, kind):
     from qkv.presentation.plot_training import read_log
 
     for path, read in ((tmp_path / "pairs.tsv", read_pairs), (tmp_path / "log.jsonl", read_log)):
-        hostile(path, kind, fifos)
+        put_unreadable(path, kind, fifos)
         with pytest.raises(ValueError) as err:
-            within(lambda: read(path))
+            within(lambda read=read, path=path: read(path))
         refused(path, kind, err)
 
 

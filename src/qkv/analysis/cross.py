@@ -282,7 +282,7 @@ def _next(tr, tokenizer, written, pos, top) -> dict:
     return {"position": pos, **next_rows(tr["probs"][0, pos], tokenizer, top, written[pos])}
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=1)  # one index, ~60 MB at CORPUS_PAIRS (the only size qkv asks for): a translation model's pages
 def _corpus_index(n_sentences: int) -> dict:
     from qkv.core.corpus import pairs
 

@@ -147,7 +147,7 @@ def _squarefree(n: int) -> bool:
     return all(n % (p * p) for p in range(2, int(n**0.5) + 1))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=1)  # a fixed table: ~300 bases
 def _bases() -> list[tuple[tuple, float]]:
     """The irrational bases tried, simplest first: √n, ln n, √n·ln m, π, e."""
     roots = [n for n in range(2, 101) if _squarefree(n)]
@@ -172,7 +172,7 @@ def _fraction(x: float) -> Fraction | None:
     return r if _close(x, float(r)) else None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # numbers met again (a head's scale, a weight): ~150 bytes each, 0.6 MB in all
 def _form(x: float) -> tuple[Fraction, tuple] | None:
     """(r, base) with x == r·base to 1e-12, or None. All bases and denominators are tried at once."""
     if not math.isfinite(x):
@@ -194,7 +194,7 @@ def _form(x: float) -> tuple[Fraction, tuple] | None:
     return Fraction(int(nums[b, q - 1]), q), bases[b]
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=1)  # the same table as arrays
 def _base_table() -> tuple[list[tuple], np.ndarray]:
     bases = _bases()
     return [b for b, _ in bases], np.array([v for _, v in bases])

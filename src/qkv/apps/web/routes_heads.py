@@ -24,9 +24,7 @@ from qkv.apps.lessons import heads as heads_lesson
 from qkv.presentation.i18n import LANGS
 from qkv.presentation.lessons import heads as heads_view
 
-from .requests import MAX_CHARS, Strict
-
-MAX_IDS = 4096
+from .requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict
 
 
 class _TextOrIds(Strict):
@@ -94,12 +92,13 @@ def add_routes(app, model, tokenizer, lock) -> None:
         with lock:
             if "labels" not in cached:  # measured once per server, at the first request
                 cached["labels"] = head_labels(model, tokenizer)
-        return cached["labels"]
+        return FiniteJSON(cached["labels"])
 
     @app.post("/api/origin")
     def post_origin(body: OriginIn):
         with lock:
-            return origin(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token, ids=body.ids)
+            doc = origin(model, tokenizer, body.text, layer=body.layer, head=body.head, token=body.token, ids=body.ids)
+        return FiniteJSON(doc)
 
     @app.post("/api/ablate")
     def post_ablate(body: AblateIn):
@@ -109,4 +108,5 @@ def add_routes(app, model, tokenizer, lock) -> None:
                 "heads: list each head once"
             )
         with lock:
-            return ablate(model, tokenizer, body.text, heads=body.heads, token=body.token, ids=body.ids, top=body.top)
+            doc = ablate(model, tokenizer, body.text, heads=body.heads, token=body.token, ids=body.ids, top=body.top)
+        return FiniteJSON(doc)

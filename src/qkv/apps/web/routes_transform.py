@@ -11,7 +11,7 @@ from qkv.analysis.transform_cloud import word_cloud
 from qkv.core.document import header
 from qkv.core.indices import TextError, check_layer_head
 
-from .requests import Strict
+from .requests import FiniteJSON, Strict
 
 
 class TransformIn(Strict):
@@ -55,4 +55,5 @@ def add_routes(app, model, tokenizer, lock) -> None:
         with lock:
             if not twins:
                 twins.append(random_twin(model, 0))
-            return transform_doc(model, tokenizer, twins[0], body.layer, body.head)
+            doc = transform_doc(model, tokenizer, twins[0], body.layer, body.head)
+        return FiniteJSON(doc)

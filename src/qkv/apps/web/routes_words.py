@@ -20,7 +20,7 @@ from qkv.analysis.side import MAX_TOP, side_by_side
 from qkv.analysis.view import TextError
 from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
 
-from .requests import MAX_CHARS, Strict
+from .requests import MAX_CHARS, FiniteJSON, Strict
 
 
 class VocabIn(Strict):
@@ -51,12 +51,13 @@ def add_routes(app, model, tokenizer, lock) -> None:
             known["text"], known["where"] = training_text(_checkpoint_dir(app))
         return known["text"], known["where"]
 
-    def answer(body: VocabIn) -> dict:
+    def answer(body: VocabIn) -> FiniteJSON:
         text, where = text_of()
         try:
-            return vocab(tokenizer, text, where, body.query, body.match, body.kind, body.limit, body.offset)
+            doc = vocab(tokenizer, text, where, body.query, body.match, body.kind, body.limit, body.offset)
         except ValueError as e:
             raise TextError(str(e)) from None
+        return FiniteJSON(doc)
 
     @app.get("/api/vocab")
     def get_vocab(
@@ -80,4 +81,5 @@ def add_routes(app, model, tokenizer, lock) -> None:
                 "panel is for a model that reads one text"
             )
         with lock:
-            return side_by_side(model, tokenizer, body.a, body.b, body.top)
+            doc = side_by_side(model, tokenizer, body.a, body.b, body.top)
+        return FiniteJSON(doc)

@@ -35,6 +35,27 @@ Requests whose Host header is not the address the server listens on are refused 
 elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
 elsewhere (Content-Security-Policy). listen.py closes a connection that has not sent a whole
 request within IDLE_TIMEOUT seconds, so idle or half-sent ones cannot use up the descriptors.
+
+No request holds up another: a body longer than its endpoint needs is a 413 before any of it is read
+(BodyLimit; BODY_LIMITS, and requests.py says why those sizes), so what FastAPI parses and validates
+on the event loop takes milliseconds; the endpoints that compute are plain functions, run in worker
+threads, and render their answers there (requests.FiniteJSON); /api/model, the page and its assets
+answer on the event loop, whatever the workers are doing.
+
+What requests fill, and its bound (the bundled model's server: ~350 MB, flat once warm):
+    WordTokenizer._cuts      the cuts of pieces outside the vocabulary: MAX_CACHED characters and ids,
+                             ~10 MB per tokenizer, then it starts again (core/tokenizers/words.py)
+    numbers._form            the exact forms of 4,096 numbers, ~0.6 MB (analysis/numbers.py)
+    position_mean._CACHE     the means /api/compare subtracts: one set per model, n_stages·n_ctx·d_model
+                             float64s (0.4 MB here); the corpus lines they read, ~1 MB (analysis/position_mean.py)
+    cross._corpus_index      one index of the corpus's pairs, ~60 MB, for a translation model (analysis/cross.py)
+    vocab._COUNTS            the training text's count of each id, per tokenizer (analysis/vocab.py)
+    the routes' own          /api/heads' labels, /api/vocab's training text, /api/transform's random twin
+                             (as large as the model): once per app
+    Linear W^T               a model that has generated keeps each Linear's W^T (core/nn/linear.py): its
+                             weights once more, made again only when they change
+    malloc                   two heaps keep what the threads free, and their free memory goes back to
+                             the system every TRIM_EVERY second (malloc_trim; listen.settle_memory)
 """
 
 from __future__ import annotations
@@ -55,13 +76,12 @@ from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
 from qkv.core.document import header
 from qkv.core.finite import NonFiniteError
-from qkv.core.finite import dumps as finite_dumps
 from qkv.core.indices import check_layer_head, check_token
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 from . import bundle, routes_heads, routes_transform, routes_words
-from .requests import MAX_CHARS, Strict
+from .requests import MAX_CHARS, FiniteJSON, Strict, body_limit
 from .translate import translation_model_doc
 
 MAX_NEW = 256
@@ -145,11 +165,51 @@ class CompareIn(Strict):
     word: str = Field(max_length=MAX_CHARS)
 
 
-class FiniteJSON(JSONResponse):
-    """Every JSON answer: a NaN or an infinity is written as null, and the document says so (core.finite)."""
+BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its text and list fields), requests.py
+    "/api/view": body_limit(1),  # text or ids
+    "/api/explain": body_limit(1),
+    "/api/generate": body_limit(1),
+    "/api/compare": body_limit(3),  # a, b, word
+    "/api/origin": body_limit(1),  # text or ids
+    "/api/ablate": body_limit(2),  # text or ids, heads
+    "/api/side": body_limit(2),  # a, b
+}  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
-    def render(self, content) -> bytes:
-        return finite_dumps(content).encode("utf-8")
+
+class BodyLimit:
+    """ASGI middleware: a body over its path's BODY_LIMITS is answered 413 before the app reads or
+    parses any of it: at once when its Content-Length says so, else (a chunked body) as soon as what
+    has come in passes the bound. A body within the bound is read here and handed on whole."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = BODY_LIMITS.get(scope["path"], body_limit())
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        if length.isdigit() and int(length) > limit:
+            return await _too_large(limit)(scope, receive, send)
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size, more = size + len(chunks[-1]), message.get("more_body", False)
+            if size > limit:
+                return await _too_large(limit)(scope, receive, send)
+        whole = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replay():
+            return whole.pop() if whole else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _too_large(limit: int) -> JSONResponse:
+    return _error(413, f"the request body is larger than the {limit:,} bytes this endpoint takes")
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -227,6 +287,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         title="qkv explorer", version="1", docs_url=None, redoc_url=None, default_response_class=FiniteJSON
     )
 
+    app.add_middleware(BodyLimit)  # added first, so it runs inside guard: Host is checked first, a 413 has its headers
+
     @app.middleware("http")
     async def guard(request: Request, call_next):
         if app.state.hosts is not None and host_name(request.headers.get("host", "")) not in app.state.hosts:
@@ -259,19 +321,21 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     async def bug(request, exc):
         return _error(500, f"internal error: {type(exc).__name__}: {exc}")
 
+    # the endpoints that compute are plain functions, run in worker threads; these few answer at once,
+    # on the event loop, so that no number of slow requests (each holding a thread) can keep them waiting
     @app.get("/", include_in_schema=False)
-    def page():
+    async def page():
         return Response(asset("index.html"), media_type="text/html; charset=utf-8")
 
     @app.get("/assets/{name}", include_in_schema=False)
-    def static(name: str):
+    async def static(name: str):
         if name not in ASSETS:  # a fixed list: no path the client sends reaches the file system
             return _error(404, f"no asset {name!r}")
         return Response(asset(name), media_type=ASSETS[name])
 
     @app.get("/api/model")
-    def get_model():
-        return info
+    async def get_model():
+        return FiniteJSON(info)
 
     @app.post("/api/view")
     def post_view(body: ViewIn):
@@ -299,7 +363,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             if body.token is not None:
                 check_token(body.token, T)
         with lock:
-            return explain(
+            doc = explain(
                 model,
                 tokenizer,
                 body.text,
@@ -309,6 +373,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
                 top=body.top,
                 lang=body.lang,
             ).to_json()
+        return FiniteJSON(doc)
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
@@ -329,7 +394,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         stopped = (
             {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
         )
-        return {
+        doc = {
             **header("generate"),
             "prompt": prompt,
             "text": tokenizer.decode(ids + new),
@@ -337,6 +402,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             "ids": ids + new,
             "stopped": stopped,
         }
+        return FiniteJSON(doc)
 
     @app.post("/api/compare")
     def post_compare(body: CompareIn):
@@ -346,7 +412,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
                 "attention from the translation to the source"
             )
         with lock:
-            return compare(model, tokenizer, body.a, body.b, body.word)
+            doc = compare(model, tokenizer, body.a, body.b, body.word)
+        return FiniteJSON(doc)
 
     app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
     if name == "bundled":

@@ -87,7 +87,8 @@ class WordTokenizer(_ListTokenizer):
         self.fold_case = fold_case
         self._jieba = _import_jieba() if use_jieba else None
         self._longest = max(map(len, self.tokens[: self.byte_base]), default=1)
-        self._cuts: dict[str, list[int]] = {}
+        self._cuts: dict[str, list[int]] = {}  # piece -> its ids (see MAX_CACHED)
+        self._cached = 0  # characters and ids held in _cuts
 
     @classmethod
     def train(
@@ -140,8 +141,11 @@ class WordTokenizer(_ListTokenizer):
                     ids.extend(self.byte_base + b for b in part.encode("utf-8", "surrogatepass"))
                 else:
                     raise self._unknown([piece])
-            if len(self._cuts) < MAX_CACHED:
-                self._cuts[piece] = ids
+            self._cached += len(piece) + len(ids)
+            if self._cached > MAX_CACHED:  # full: start again (a server reads texts without end)
+                self._cuts.clear()
+                self._cached = len(piece) + len(ids)
+            self._cuts[piece] = ids
         return list(ids)
 
     def unknown_runs(self, piece: str) -> list[list[tuple[str, int | None]]]:
@@ -237,7 +241,9 @@ class WordTokenizer(_ListTokenizer):
 
 
 N_BYTES = 256
-MAX_CACHED = 1 << 16  # pieces whose cut is remembered
+# the cuts remembered, as characters of their pieces plus their ids: at most ~40 bytes each (a str's
+# character, an id's list slot and int), so ~10 MB per tokenizer, however long or many the texts
+MAX_CACHED = 1 << 18
 WORD_FORMAT_VERSION = 2  # a word tokenizer with fold_case or a fallback
 
 
