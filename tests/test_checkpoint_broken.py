@@ -11,10 +11,10 @@ from checkpoint_util import TOK, save_weights, tiny_model, trained_step, weight_
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
-import qkv.core.checkpoint as ckpt_mod
 from qkv.core.checkpoint import load, load_checkpoint, save
 from qkv.core.config import TrainConfig
 from qkv.core.loop import make_optimizer
+from qkv.core.rundir import header_meta
 
 # ---------------------------------------------------------------------------- broken directories
 
@@ -153,7 +153,7 @@ def test_checkpoint_of_an_older_qkv_loads_and_is_replaced(ckpt_dir):
     (ckpt_dir / "config.json").write_text(json.dumps(config))
     for name in (old_state["model"], old_state["optimizer"]):
         path = ckpt_dir / name
-        meta = {k: v for k, v in ckpt_mod.header_meta(path).items() if k not in ("format", "run")}
+        meta = {k: v for k, v in header_meta(path).items() if k not in ("format", "run")}
         path.write_bytes(st_save(st_load(path.read_bytes()), meta))
     (ckpt_dir / "model-0000003.safetensors").write_bytes(st_save({"w": torch.zeros(1)}, {"step": "3"}))  # old debris?
     (ckpt_dir / "model-0000004.safetensors").write_bytes(st_save({"w": torch.zeros(1)}))  # not qkv's

@@ -76,7 +76,8 @@ def test_export_into_the_empty_current_directory(target, tiny_ckpt, tmp_path, mo
     run_ok(capsys, ["export", "--ckpt", str(tiny_ckpt), "--hf", target])
     assert (here / "config.json").is_file() and (here / "model.safetensors").is_file()
     assert here.stat().st_ino == inode  # the shell's current directory is still the directory it was
-    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary directory left
+    hidden = [p.name for d in (tmp_path, here) for p in d.iterdir() if p.name.startswith(".")]
+    assert not hidden  # no temporary directory left, beside it or inside it
     model, _ = load(here)
     assert model.loaded_from["architecture"] == "gpt2"
 

@@ -294,13 +294,16 @@ def test_the_memory_available_is_read_from_meminfo_and_the_cgroup(tmp_path, monk
     meminfo, limit, usage = tmp_path / "meminfo", tmp_path / "memory.max", tmp_path / "memory.current"
     meminfo.write_text("MemTotal:        2000 kB\nMemFree:  10 kB\nMemAvailable:    1000 kB\n")
     monkeypatch.setattr(size, "MEMINFO", meminfo)
-    monkeypatch.setattr(size, "CGROUPS", ((limit, usage),))
+    stat = tmp_path / "memory.stat"
+    monkeypatch.setattr(size, "CGROUPS", ((limit, usage, stat, "inactive_file"),))
     assert size.available_memory() == 1_024_000  # no cgroup
     limit.write_text("max\n")
     assert size.available_memory() == 1_024_000  # a cgroup without a limit
     limit.write_text("600000\n")
     usage.write_text("100000\n")
     assert size.available_memory() == 500_000  # the cgroup's limit less its use
+    stat.write_text("anon 60000\ninactive_file 30000\nactive_file 10000\n")
+    assert size.available_memory() == 530_000  # less its use that is page cache it can drop
     meminfo.unlink()
     limit.unlink()
     monkeypatch.setattr(os, "sysconf", lambda name: {"SC_PHYS_PAGES": 10, "SC_PAGE_SIZE": 4096}[name])
@@ -666,9 +669,6 @@ def _bad_index(d, how):
     index = _index(d)
     wm = index["weight_map"]
     first = sorted(set(wm.values()))[0]
-    if how == "both":
-        shutil.copy(d / first, d / "model.safetensors")
-        return "holds both model.safetensors and model.safetensors.index.json"
     if how == "missing_file":
         (d / first).unlink()
         return f"names {first}, which is missing"
@@ -691,9 +691,21 @@ def _bad_index(d, how):
     raise AssertionError(how)
 
 
+def test_model_safetensors_beside_an_index_is_what_is_read(sharded_gpt2, tmp_path):
+    """As transformers does: model.safetensors wins over the index beside it (a hub repository may hold both)."""
+    d, hf = sharded_gpt2
+    whole = tmp_path / "whole"
+    hf.save_pretrained(whole, safe_serialization=True)
+    both = copy(d, tmp_path)
+    shutil.copy(whole / "model.safetensors", both / "model.safetensors")
+    for shard in set(_index(both)["weight_map"].values()):
+        (both / shard).unlink()  # the index now names files that are gone: read, it would be refused
+    gpt2_logits_match(both, hf)
+
+
 @pytest.mark.parametrize(
     "how",
-    ["both", "missing_file", "parent", "subdirectory", "absolute", "not_a_map", "wrong_file", "no_model_safetensors"],
+    ["missing_file", "parent", "subdirectory", "absolute", "not_a_map", "wrong_file", "no_model_safetensors"],
 )
 def test_an_ambiguous_or_broken_layout_is_refused(sharded_gpt2, tmp_path, how):
     d = copy(sharded_gpt2[0], tmp_path)

@@ -50,6 +50,7 @@ import torch
 
 from qkv.core.document import header
 from qkv.core.finite import arrays_note
+from qkv.core.finite import dumps as finite_dumps
 from qkv.core.indices import TextError
 from qkv.core.models import evaluating
 from qkv.core.tokenizers.unknown import unknown_pieces
@@ -95,8 +96,8 @@ def dumps(doc: dict) -> bytes:
     need no escaping, so they are joined in rather than scanned (a test compares with json.dumps)."""
     arrays = doc.get("arrays")
     if not arrays:
-        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    rest = json.dumps({k: v for k, v in doc.items() if k != "arrays"}, ensure_ascii=False)
+        return finite_dumps(doc).encode("utf-8")
+    rest = finite_dumps({k: v for k, v in doc.items() if k != "arrays"})  # NaN lives in the arrays' bytes only
     parts = [
         f'"{name}": {{{", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in p.items() if k != "data")}, '
         f'"data": "{p["data"]}"}}'

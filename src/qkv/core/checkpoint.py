@@ -37,9 +37,7 @@ from .models import make_model
 from .models.family import family_of
 from .models.gpt import GPT
 from .models.size import FLOAT_DTYPES, check_fits, param_shapes
-
-# header_meta is not used here, but read from here by tests/test_checkpoint_broken.py
-from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, header_meta, inspect, is_debris, weights_run  # noqa: F401
+from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, inspect, is_debris, weights_run
 from .tokenizers import Tokenizer, tokenizer_from_bytes
 
 VERSION = 1

@@ -53,6 +53,7 @@ class CheckReport:
     items: list[CheckItem]
     training: bool
     weights: str | None = None  # core.finite.weights_note: which weight is NaN or infinite, None if none
+    weights_checked: bool = False  # a trace that holds its model: its weights were looked at
 
     @property
     def passed(self) -> bool:
@@ -63,8 +64,10 @@ class CheckReport:
 
     def __str__(self) -> str:
         mode = "training mode (dropout active)" if self.training else "evaluation mode"
-        head = f"{sum(i.passed for i in self.items)}/{len(self.items)} checks pass, {mode}"
-        weights = [f"FAIL {self.weights}"] if self.weights else []
+        weights = [f"FAIL {self.weights}" if self.weights else "ok   the model's weights are finite"]
+        weights = weights if self.weights_checked else []  # the weights' finiteness is one check more
+        passed = sum(i.passed for i in self.items) + (self.weights_checked and self.weights is None)
+        head = f"{passed}/{len(self.items) + len(weights)} checks pass, {mode}"
         return "\n".join([head, *weights] + [item.line() for item in self.items])
 
     def to_json(self) -> dict:
@@ -72,7 +75,7 @@ class CheckReport:
             **header("check"),
             "training": self.training,
             "passed": self.passed,
-            "weights_finite": self.weights is None,
+            **({"weights_finite": self.weights is None} if self.weights_checked else {}),
             **({"weights": self.weights} if self.weights else {}),
             "items": [
                 {
@@ -281,5 +284,5 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
         items += _heads(trace, site)
         if site.attn == "attn":  # a block's residual sums, once per block
             items += _stream(trace, site)
-    weights = weights_note(trace.model) if trace.model is not None else None
-    return CheckReport(items, trace.training, weights)
+    checked = trace.model is not None
+    return CheckReport(items, trace.training, weights_note(trace.model) if checked else None, checked)

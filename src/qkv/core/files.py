@@ -9,6 +9,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from .finite import dumps
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write bytes to path so that a reader sees either the old file or the whole new one."""
@@ -44,7 +46,8 @@ def fsync_dir(directory: Path) -> None:
 
 
 def json_bytes(obj, indent: int | None = 2) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+    """JSON as qkv writes it to a file: a NaN becomes null, and the document says so (core/finite.py)."""
+    return (dumps(obj, indent=indent) + "\n").encode("utf-8")
 
 
 def write_json(path: Path, obj) -> None:
@@ -104,7 +107,8 @@ def open_regular(path, limit: int | None = None, what: str = "file") -> BinaryIO
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         _refuse(path, os.fstat(fd), limit, what)
-        os.set_blocking(fd, True)
+        if hasattr(os, "O_NONBLOCK"):  # (Windows has neither)
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -40,12 +40,16 @@ def weights_note(model: torch.nn.Module) -> str | None:
     return f"the model's weights are not finite: {bad:,} NaN or infinite value{'s' * (bad != 1)}, the first in {name}"
 
 
+def not_finite_error(what: str, model: torch.nn.Module | None = None) -> NonFiniteError:
+    """The one-line refusal: `what` holds NaN or infinite values, and which weight of `model` is to blame."""
+    why = weights_note(model) if model is not None else None
+    return NonFiniteError(f"NaN or infinite values in {what}" + (f"; {why}" if why else ""))
+
+
 def require_finite(t: torch.Tensor, what: str, model: torch.nn.Module | None = None) -> None:
     """Raise NonFiniteError when `t` holds a NaN or an infinity (`what` says what t is)."""
-    if torch.isfinite(t).all():
-        return
-    why = weights_note(model) if model is not None else None
-    raise NonFiniteError(f"NaN or infinite values in {what}" + (f"; {why}" if why else ""))
+    if not torch.isfinite(t).all():
+        raise not_finite_error(what, model)
 
 
 def arrays_note(arrays: dict[str, torch.Tensor]) -> dict | None:
@@ -81,6 +85,7 @@ def dumps(doc, indent: int | None = None, separators: tuple[str, str] | None = N
     except ValueError:
         found: list[str] = []
         clean = _clean(doc, "", found)
-        if isinstance(clean, dict) and found:
-            clean["non_finite"] = {"count": len(found), "first": found[0]}
+        if isinstance(clean, dict) and found:  # added to a note the document has (a view's packed arrays)
+            had = clean.get("non_finite") or {"count": 0, "first": found[0]}
+            clean["non_finite"] = {"count": had["count"] + len(found), "first": had["first"]}
         return json.dumps(clean, ensure_ascii=False, indent=indent, separators=separators, allow_nan=False)

@@ -163,7 +163,8 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     bar = None
     t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
     done = saved = start.step  # steps finished; steps in the checkpoint
-    restore_sigterm = _stop_on_sigterm()
+    stop = _StopRequest()
+    stop.install()
     try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
         model.train()
         trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
@@ -204,6 +205,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
+            stop.check()  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
         if done > saved and not writer.staged:  # of another run before this one's first evaluation
             writer.save(model, done, optimizer, {"world_size": world.size})
@@ -217,29 +219,51 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     except OSError as e:  # e.g. the disk is full
         raise OSError(f"could not write to {out} ({e.strerror or e}) after step {done}; {writer.kept}") from None
     finally:
-        writer.close()
-        if bar:
-            bar.close()
-        restore_sigterm()
+        try:
+            writer.close()
+            if bar:
+                bar.close()
+        finally:  # whatever happens above, Ctrl-C and SIGTERM are as they were before training
+            stop.remove()
     seconds = time.perf_counter() - t0
     return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
 
 
-def _stop_on_sigterm():
-    """From here on SIGTERM (`kill`, a scheduler, `qkv train --nproc` passing its own on) stops the run
-    as Ctrl-C does, keeping what was trained. Ctrl-C itself may never arrive: a job that a shell script
-    starts with `&` ignores SIGINT, and so does every process it starts (Python then leaves it ignored).
-    Once: a second SIGTERM (the process group's, then the launcher's) does not break into the save.
-    Returns what puts the handler before back; signals reach the main thread only (nothing to do elsewhere)."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+class _StopRequest:
+    """Ctrl-C or SIGTERM while training: the run stops at the end of the step it is in, so what is
+    saved is a whole step, logged (an interrupt inside the optimizer's update, or between a step and
+    its log line, would save weights, step and log that disagree). A second Ctrl-C stops at once, as
+    Ctrl-C always did; a second SIGTERM (the process group's, then the launcher's) asks the same again.
+    SIGTERM (`kill`, a scheduler, `qkv train --nproc` passing its own on) matters because Ctrl-C may
+    never arrive: a job that a shell script starts with `&` ignores SIGINT, and so does every process
+    it starts (Python then leaves it ignored, and so does this). Signals reach the main thread only."""
 
-    def stop(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise KeyboardInterrupt
+    def __init__(self):
+        self.asked, self.before = False, {}
 
-    before = signal.signal(signal.SIGTERM, stop)
-    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.before[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._ask)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.before[signal.SIGINT] = signal.signal(signal.SIGINT, self._ask_or_stop)
+
+    def remove(self) -> None:
+        for signum, handler in self.before.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def _ask(self, signum, frame) -> None:
+        self.asked = True
+
+    def _ask_or_stop(self, signum, frame) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def check(self) -> None:
+        """At the end of a step: stop here if asked to (the KeyboardInterrupt that Ctrl-C raises)."""
+        if self.asked:
+            raise KeyboardInterrupt
 
 
 class _NoWriter:

@@ -8,12 +8,13 @@ last n_ctx tokens (exactly what a model without a cache would do).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 
 import torch
 
 from .device import model_device
-from .finite import require_finite
+from .finite import NonFiniteError, not_finite_error
 from .models.gpt import GPT
 
 
@@ -30,14 +31,21 @@ def pick(
     probabilities add up to at least p. The rest get probability 0 before sampling.
     """
     check_sampling(temperature, top_k, top_p, 0)
-    require_finite(logits, "the logits")
     return _pick(logits, temperature, top_k, top_p, generator)
 
 
+LOGITS = "the next-token logits"  # what holds NaN when there is no distribution to pick from
+
+
 def _pick(logits, temperature, top_k, top_p, generator) -> int:
-    """pick() without checking the settings again (generation checks them once)."""
+    """pick() without checking the settings again (generation checks them once). NaN or infinite
+    logits raise NonFiniteError: found at no cost per step, since the arg max of logits holding a NaN
+    is the NaN, and multinomial checks its probabilities itself."""
     if temperature == 0:
-        return int(logits.argmax())
+        best, token = logits.max(-1)
+        if not math.isfinite(best):
+            raise not_finite_error(LOGITS)
+        return int(token)
     wide = logits.float() if logits.device.type == "mps" else logits.double()  # MPS has no float64
     probs = GPT.next_token_probs(wide, temperature)  # softmax(logits / temperature)
     if top_k is not None and top_k < probs.numel():
@@ -51,7 +59,12 @@ def _pick(logits, temperature, top_k, top_p, generator) -> int:
         drop[0] = False  # the most likely token always stays, however small top_p is
         sorted_probs[drop] = 0.0
         probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=generator))
+    try:
+        return int(torch.multinomial(probs, 1, generator=generator))
+    except RuntimeError:  # "probability tensor contains either inf, nan or element < 0"
+        if torch.isfinite(probs).all():
+            raise
+        raise not_finite_error(LOGITS) from None
 
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None, max_new_tokens: int) -> None:
@@ -110,8 +123,10 @@ def generate_ids(
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
     step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
     for i in range(max_new_tokens):
-        require_finite(logits, "the next-token logits", model)  # no distribution to pick from
-        token = _pick(logits, temperature, top_k, top_p, generator)
+        try:
+            token = _pick(logits, temperature, top_k, top_p, generator)
+        except NonFiniteError:
+            raise not_finite_error(LOGITS, model) from None
         yield token
         if i == max_new_tokens - 1:
             return
@@ -181,11 +196,16 @@ def generate_batch(
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
     while rows:
-        require_finite(logits, "the next-token logits", model)
-        if temperature == 0:
-            tokens = logits.argmax(-1).tolist()
-        else:
-            tokens = [_pick(logits[j], temperature, top_k, top_p, generators[i]) for j, i in enumerate(rows)]
+        try:
+            if temperature == 0:
+                best, picked = logits.max(-1)
+                if not all(map(math.isfinite, best.tolist())):
+                    raise not_finite_error(LOGITS)
+                tokens = picked.tolist()
+            else:
+                tokens = [_pick(logits[j], temperature, top_k, top_p, generators[i]) for j, i in enumerate(rows)]
+        except NonFiniteError:
+            raise not_finite_error(LOGITS, model) from None
         keep = []
         for j, (i, token) in enumerate(zip(rows, tokens)):
             new[i].append(token)

@@ -191,16 +191,17 @@ class BodyLimit:
         length = dict(scope["headers"]).get(b"content-length", b"")
         if length.isdigit() and int(length) > limit:
             return await _too_large(limit)(scope, receive, send)
-        chunks, size, more = [], 0, True
+        chunks, size, more, gone = [], 0, True, None
         while more:
             message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
+            if message["type"] != "http.request":  # the client went away: the app hears so, as without this
+                gone = message
+                break
             chunks.append(message.get("body", b""))
             size, more = size + len(chunks[-1]), message.get("more_body", False)
             if size > limit:
                 return await _too_large(limit)(scope, receive, send)
-        whole = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        whole = [gone or {"type": "http.request", "body": b"".join(chunks), "more_body": False}]
 
         async def replay():
             return whole.pop() if whole else await receive()
@@ -245,8 +246,11 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
     examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
     shown = [t for t in ([first] if first else []) + examples if fits(t)]
     if not shown and model.family.generates:  # a model of some other text: offer what it writes itself
-        sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
-        shown = [sample] if fits(sample) else []
+        try:
+            sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
+        except NonFiniteError:  # a diverged model writes nothing: it is still shown, with no example
+            sample = None
+        shown = [sample] if sample is not None and fits(sample) else []
     pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
     pair = next(
         (
@@ -333,9 +337,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             return _error(404, f"no asset {name!r}")
         return Response(asset(name), media_type=ASSETS[name])
 
+    info_body = FiniteJSON(info).body  # rendered once: it never changes
+
     @app.get("/api/model")
     async def get_model():
-        return FiniteJSON(info)
+        return Response(info_body, media_type="application/json")
 
     @app.post("/api/view")
     def post_view(body: ViewIn):

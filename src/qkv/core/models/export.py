@@ -45,9 +45,10 @@ def export_hf(model, tokenizer, out) -> Path:
     _check_same_logits(model, hf_model)
 
     where = Path(os.path.abspath(out))  # "." or "" has no name and its parent is itself: use the real path
-    tmp = (
-        where.parent / f".{where.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    )  # hidden, beside out: same file system
+    # hidden, on out's file system: beside a new directory, inside an empty one that exists (which may be a
+    # mount point, or sit in a folder this user cannot write)
+    inside = where.is_dir()
+    tmp = (where if inside else where.parent) / f".{where.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
@@ -65,24 +66,25 @@ def export_hf(model, tokenizer, out) -> Path:
             "clean_up_tokenization_spaces": False,
         }  # decode must not touch spaces: qkv's decode does not
         (tmp / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        _move_into(tmp, where, out)
+        _move_into(tmp, where, out, inside)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
 
 
-def _move_into(tmp: Path, where: Path, out: Path) -> None:
+def _move_into(tmp: Path, where: Path, out: Path, inside: bool) -> None:
     """Put the written files at `where`: a new directory is tmp renamed (atomic); an empty directory
     that exists (perhaps the shell's current one) keeps its identity and gets the files moved in."""
-    if not where.is_dir():
+    if not inside:
         try:
             os.replace(tmp, where)
             return
         except OSError:
             _check_target(out)  # made meanwhile: the usual one-line refusal, else the error itself
             raise
-    _check_target(out)  # still empty
+    if any(p != tmp for p in where.iterdir()):  # filled meanwhile
+        raise ValueError(_NOT_EMPTY.format(out=out))
     moved = []
     try:
         for f in sorted(tmp.iterdir(), key=lambda f: f.name == "config.json"):  # config.json, which marks it, last
@@ -108,6 +110,11 @@ def _quietly(f, *args):
             hf_logging.enable_progress_bar()
 
 
+_NOT_EMPTY = (
+    "{out} is a directory that is not empty: export writes only a new or empty directory, so nothing is overwritten"
+)
+
+
 def _check_target(out: Path) -> None:
     above = next((p for p in out.absolute().parents if p.exists()), None)  # the nearest folder that exists
     if above is not None and not above.is_dir():
@@ -117,10 +124,7 @@ def _check_target(out: Path) -> None:
             f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten"
         )
     if out.is_dir() and any(out.iterdir()):
-        raise ValueError(
-            f"{out} is a directory that is not empty: export writes only a new or empty directory, "
-            "so nothing is overwritten"
-        )
+        raise ValueError(_NOT_EMPTY.format(out=out))
 
 
 def _check_exportable(model, tokenizer) -> None:

@@ -261,9 +261,7 @@ def _layout(d: Path) -> dict[Path, set[str] | None]:
     are the files transformers reads; another .safetensors file beside them is not read (it once was,
     and a stray copy sorted after model.safetensors silently replaced its weights)."""
     single, index = d / "model.safetensors", d / INDEX
-    if single.exists() and index.exists():
-        raise ValueError(f"{d} holds both model.safetensors and {INDEX}: which are its weights? Remove one")
-    if single.exists():
+    if single.exists():  # beside an index too: transformers reads model.safetensors then, and so does qkv
         return {single: None}
     if not index.exists():
         found = sorted(p.name for p in d.glob("*.safetensors"))

@@ -21,12 +21,18 @@ from ..config import ModelConfig
 from ..files import format_bytes
 
 BYTES = 4  # float32: the loaders turn every weight into float32, whatever the file holds
-FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the float types they read
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")  # safetensors' names of the float types they read
 MEMINFO = Path("/proc/meminfo")
 # cgroup v2, then v1: (the limit, what the group uses now)
-CGROUPS = (
-    (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory.current")),
-    (Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"), Path("/sys/fs/cgroup/memory/memory.usage_in_bytes")),
+V1 = Path("/sys/fs/cgroup/memory")
+CGROUPS = (  # cgroup v2, v1: (limit, usage, statistics, the one of them that is page cache it can drop)
+    (
+        Path("/sys/fs/cgroup/memory.max"),
+        Path("/sys/fs/cgroup/memory.current"),
+        Path("/sys/fs/cgroup/memory.stat"),
+        "inactive_file",
+    ),
+    (V1 / "memory.limit_in_bytes", V1 / "memory.usage_in_bytes", V1 / "memory.stat", "total_inactive_file"),
 )
 
 
@@ -119,16 +125,29 @@ def available_memory() -> int | None:
                 found.append(int(line.split()[1]) * 1024)  # kB
     except (OSError, ValueError, IndexError):
         pass
-    for limit_path, usage_path in CGROUPS:
+    for limit_path, usage_path, stat_path, cache in CGROUPS:
         limit = _read_int(limit_path)  # None for "max": no limit
-        if limit is not None:
-            found.append(max(0, limit - (_read_int(usage_path) or 0)))
+        if limit is not None:  # what the group uses, less the file cache it drops first (docker's "working set")
+            used = (_read_int(usage_path) or 0) - _stat(stat_path, cache)
+            found.append(max(0, limit - max(0, used)))
     if not found:
         try:
             found.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (AttributeError, OSError, ValueError):
             pass
     return min(found) if found else None
+
+
+def _stat(path: Path, key: str) -> int:
+    """A number in a cgroup's memory.stat ("key value" lines), 0 if it cannot be read."""
+    try:
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _read_int(path: Path) -> int | None:
