@@ -12,7 +12,8 @@ import torch
 
 from qkv.core.checks import check
 from qkv.core.models.encoder import Encoder, pad_batch, sentence_embedding
-from qkv.core.models.pretrained import bert_config, load_pretrained, minilm_dir
+from qkv.core.models.hf_config import bert_config
+from qkv.core.models.pretrained import load_pretrained, minilm_dir
 from qkv.core.trace import trace_names
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing below may reach the network

@@ -15,15 +15,13 @@ import torch
 from ..config import ModelConfig
 from .gpt import GPT
 
-_ACT_FROM_HF = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+ACT_FROM_HF = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 _ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
 
 
 def config_from_hf(hc) -> ModelConfig:
-    if hc.activation_function not in _ACT_FROM_HF:
-        raise ValueError(
-            f"activation {hc.activation_function!r} is not supported; use one of {', '.join(_ACT_FROM_HF)}"
-        )
+    if hc.activation_function not in ACT_FROM_HF:
+        raise ValueError(f"activation {hc.activation_function!r} is not supported; use one of {', '.join(ACT_FROM_HF)}")
     if not hc.scale_attn_weights or hc.scale_attn_by_inverse_layer_idx:
         raise ValueError("only GPT-2's standard 1/sqrt(d_head) attention scaling is supported")
     return ModelConfig(
@@ -41,7 +39,7 @@ def config_from_hf(hc) -> ModelConfig:
         bias=True,
         unembed_bias=False,
         tie_embeddings=bool(getattr(hc, "tie_word_embeddings", True)),
-        activation=_ACT_FROM_HF[hc.activation_function],
+        activation=ACT_FROM_HF[hc.activation_function],
         ln_eps=hc.layer_norm_epsilon,
     )
 
