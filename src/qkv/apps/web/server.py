@@ -37,7 +37,7 @@ elsewhere (Content-Security-Policy). listen.py closes a connection that has not 
 request within IDLE_TIMEOUT seconds, so idle or half-sent ones cannot use up the descriptors.
 
 No request holds up another: a body longer than its endpoint needs is a 413 before any of it is read
-(BodyLimit; BODY_LIMITS, and requests.py says why those sizes), so what FastAPI parses and validates
+(requests.BodyLimit over BODY_LIMITS; requests.py says why those sizes), so what FastAPI parses and validates
 on the event loop takes milliseconds; the endpoints that compute are plain functions, run in worker
 threads, and render their answers there (requests.FiniteJSON); /api/model, the page and its assets
 answer on the event loop, whatever the workers are doing.
@@ -67,7 +67,7 @@ from importlib import resources
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 
@@ -81,7 +81,7 @@ from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 from . import bundle, routes_heads, routes_transform, routes_words
-from .requests import MAX_CHARS, FiniteJSON, Strict, body_limit
+from .requests import MAX_CHARS, BodyLimit, FiniteJSON, Strict, body_limit, error_answer
 from .translate import translation_model_doc
 
 MAX_NEW = 256
@@ -176,48 +176,6 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
-class BodyLimit:
-    """ASGI middleware: a body over its path's BODY_LIMITS is answered 413 before the app reads or
-    parses any of it: at once when its Content-Length says so, else (a chunked body) as soon as what
-    has come in passes the bound. A body within the bound is read here and handed on whole."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        limit = BODY_LIMITS.get(scope["path"], body_limit())
-        length = dict(scope["headers"]).get(b"content-length", b"")
-        if length.isdigit() and int(length) > limit:
-            return await _too_large(limit)(scope, receive, send)
-        chunks, size, more, gone = [], 0, True, None
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: the app hears so, as without this
-                gone = message
-                break
-            chunks.append(message.get("body", b""))
-            size, more = size + len(chunks[-1]), message.get("more_body", False)
-            if size > limit:
-                return await _too_large(limit)(scope, receive, send)
-        whole = [gone or {"type": "http.request", "body": b"".join(chunks), "more_body": False}]
-
-        async def replay():
-            return whole.pop() if whole else await receive()
-
-        await self.app(scope, replay, send)
-
-
-def _too_large(limit: int) -> JSONResponse:
-    return _error(413, f"the request body is larger than the {limit:,} bytes this endpoint takes")
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    line = (message.strip().splitlines() or [""])[0] or "bad request"
-    return JSONResponse({"error": line, "status": status}, status_code=status)
-
-
 def _validation_message(exc: RequestValidationError) -> str:
     first = exc.errors()[0] if exc.errors() else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
@@ -291,12 +249,13 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         title="qkv explorer", version="1", docs_url=None, redoc_url=None, default_response_class=FiniteJSON
     )
 
-    app.add_middleware(BodyLimit)  # added first, so it runs inside guard: Host is checked first, a 413 has its headers
+    # added first, so it runs inside guard: Host is checked first, a 413 has its headers
+    app.add_middleware(BodyLimit, limits=BODY_LIMITS)
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
         if app.state.hosts is not None and host_name(request.headers.get("host", "")) not in app.state.hosts:
-            return _error(400, f"this server answers requests to {', '.join(sorted(app.state.hosts))} only")
+            return error_answer(400, f"this server answers requests to {', '.join(sorted(app.state.hosts))} only")
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -307,23 +266,23 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc):
-        return _error(422, _validation_message(exc))
+        return error_answer(422, _validation_message(exc))
 
     @app.exception_handler(HTTPException)
-    async def http_error(request, exc):
-        return _error(exc.status_code, str(exc.detail))
+    async def httperror_answer(request, exc):
+        return error_answer(exc.status_code, str(exc.detail))
 
     @app.exception_handler(TextError)  # what the user gave cannot be shown: unknown words, too long, out of range
     async def bad_text(request, exc):
-        return _error(400, str(exc))
+        return error_answer(400, str(exc))
 
     @app.exception_handler(NonFiniteError)  # the model's numbers are NaN or infinite where the answer needs them
     async def not_finite(request, exc):
-        return _error(400, str(exc))
+        return error_answer(400, str(exc))
 
     @app.exception_handler(Exception)
     async def bug(request, exc):
-        return _error(500, f"internal error: {type(exc).__name__}: {exc}")
+        return error_answer(500, f"internal error: {type(exc).__name__}: {exc}")
 
     # the endpoints that compute are plain functions, run in worker threads; these few answer at once,
     # on the event loop, so that no number of slow requests (each holding a thread) can keep them waiting
@@ -334,7 +293,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.get("/assets/{name}", include_in_schema=False)
     async def static(name: str):
         if name not in ASSETS:  # a fixed list: no path the client sends reaches the file system
-            return _error(404, f"no asset {name!r}")
+            return error_answer(404, f"no asset {name!r}")
         return Response(asset(name), media_type=ASSETS[name])
 
     info_body = FiniteJSON(info).body  # rendered once: it never changes
