@@ -183,9 +183,24 @@ def test_info_and_trace_check_say_the_weights_are_not_finite(nan_hf_dir, capsys)
     assert "NaN or infinite values in the next-token logits" in line
 
 
-def test_qkv_checkpoints_still_refuse_nan_weights(nan_model, tmp_path):
-    """qkv's own trainer stops at a non-finite loss, so a NaN in its checkpoint is damage: refused."""
+def test_qkv_checkpoints_still_refuse_nan_weights(nan_model, bundled, tmp_path):
+    """qkv's own trainer stops at a non-finite loss, so a NaN in its checkpoint is damage: refused when
+    it loads, and `save` does not write one."""
     d = tmp_path / "ckpt"
-    save(d, *nan_model)
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match=f"not finite: 1 NaN or infinite value, the first in {NAN_AT}; a checkpoint"):
+        save(d, *nan_model)
+    assert not d.exists()
+    save(d, *bundled)
+    weights = d / json.loads((d / "state.json").read_text())["model"]
+    tensors, meta = load_file(weights), safe_open_meta(weights)
+    tensors[NAN_AT][0, 0] = float("nan")
+    save_file(tensors, weights, metadata=meta)
+    with pytest.raises(ValueError, match=f"tensor {NAN_AT} holds NaN or infinite values"):
         load(d)
+
+
+def safe_open_meta(path) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        return f.metadata()

@@ -162,11 +162,19 @@ def _loaded_from(model, name: str) -> tuple[dict, str | None]:
 
 
 def _weights_bytes(path) -> int | None:
-    """Bytes of the model's safetensors files in `path` (a qkv checkpoint's optimizer state left out)."""
-    if not path or not Path(path).is_dir():
+    """Bytes of the files the model's weights were read from in `path`: the one a qkv checkpoint's
+    state.json names, or those a Hugging Face directory's layout names (no stray .safetensors file)."""
+    from qkv.core.checkpoint import read_state
+    from qkv.core.models.pretrained import weight_files
+
+    d = Path(path) if path else None
+    if d is None or not d.is_dir():
         return None
-    files = [f for f in Path(path).glob("*.safetensors") if not f.name.startswith("optimizer")]
-    return sum(f.stat().st_size for f in files) or None
+    try:
+        files = [d / read_state(d)["model"]] if (d / "state.json").exists() else weight_files(d)
+        return sum(f.stat().st_size for f in files) or None
+    except (OSError, ValueError):
+        return None
 
 
 def encode_text(tokenizer, text, n_ctx: int) -> list[int]:

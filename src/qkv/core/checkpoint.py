@@ -32,6 +32,7 @@ from safetensors.torch import save as st_save
 
 from .config import ModelConfig, TrainConfig
 from .files import JSON_LIMIT, TOKENIZER_LIMIT, atomic_write, check_regular, json_bytes, read_bytes, write_json
+from .finite import weights_note
 from .lock import locked
 from .models import make_model
 from .models.family import family_of
@@ -287,6 +288,9 @@ def save(out, model: GPT, tokenizer: Tokenizer, step: int = 0) -> None:
     may be on any device and in any float type; they are written from the CPU, as they are."""
     inspect(out)
     model_tensors(model)  # a model that cannot be saved (on the meta device) is refused before anything is written
+    note = weights_note(model)
+    if note:  # load_checkpoint would refuse the checkpoint: it is not written
+        raise ValueError(f"{note}; a checkpoint of them would not load, so nothing was written to {out}")
     with locked(out):
         writer = Writer(out, model.cfg, None, tokenizer)
         try:

@@ -142,7 +142,7 @@ def _whole(name: str, default: int | None, low: int = 0, high: int | None = None
     except ValueError:
         value = None
     if value is None or value < low or (high is not None and value > high):
-        bounds = f"from {low} to {high} ({of})" if high is not None else f"of at least {low}"
+        bounds = f"from {low} to {high}" + (f" ({of})" if of else "") if high is not None else f"of at least {low}"
         raise ValueError(f"{name}={text} in the environment must be a whole number {bounds}")
     return value
 

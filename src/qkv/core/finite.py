@@ -77,6 +77,13 @@ def _clean(obj, path: str, found: list[str]):
     return obj
 
 
+def non_finite_note(doc) -> dict | None:
+    """{count, first} of the NaN and infinite numbers in a document (a dict of lists), None if none."""
+    found: list[str] = []
+    _clean(doc, "", found)
+    return {"count": len(found), "first": found[0]} if found else None
+
+
 def dumps(doc, indent: int | None = None, separators: tuple[str, str] | None = None) -> str:
     """JSON text of a document; a non-finite number becomes null, and a dict document then gains
     "non_finite": {count, first}. Costs nothing extra when every number is finite."""

@@ -156,7 +156,7 @@ class Trace(Mapping):
         """The trace as JSON (docs/trace-format.md): each activation's shape and its numbers,
         rounded to `digits` significant digits; -inf (masked scores) becomes null."""
         ids = self.ids[0].tolist()
-        acts = {}
+        acts, bad, first = {}, 0, None
         for name, t in self.activations.items():
             values = t[0].double()  # the first sequence of the batch
             rounded = [
@@ -164,8 +164,16 @@ class Trace(Mapping):
                 for x in values.flatten().tolist()
             ]
             acts[name] = {"shape": list(values.shape), "data": rounded}
+            # a null is the mask's -inf in the scores; anywhere else (and NaN or +inf there) it was no number
+            lost = values.isnan() | (values == float("inf"))
+            if not name.endswith("hook_attn_scores"):
+                lost |= values == float("-inf")
+            if lost.any():
+                bad += int(lost.sum())
+                first = first or f"activations.{name}.data[{int(lost.flatten().nonzero()[0])}]"
         out = {
             **header("trace"),
+            **({"non_finite": {"count": bad, "first": first}} if bad else {}),
             "config": self.cfg.to_dict(),
             "ids": ids,
             "tokens": [tokenizer.display(i) for i in ids] if tokenizer else None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from qkv.analysis import cross
 from qkv.analysis import explain as analysis
+from qkv.core.finite import non_finite_note
 from qkv.core.tokenizers.wordpiece import JOIN  # how a WordPiece piece that continues a word is shown
 
 from .explain_steps import head_steps, next_token
@@ -72,6 +73,9 @@ def _blocks(d: dict, lang: str) -> list:
     say = translator(check_lang(lang), "explain")
     n = len(d["tokens"])
     out = [("title", _title(d, say))]
+    note = non_finite_note(d)
+    if note:
+        out.append(("p", say("not_finite", **note)))
     if d["cropped"]:
         out.append(("p", say("crop", n=n + d["cropped"], ctx=d["model"]["n_ctx"], drop=d["cropped"])))
     if any("␣" in token for token in d["tokens"]):

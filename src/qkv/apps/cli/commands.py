@@ -181,21 +181,24 @@ def generate(args) -> None:
             print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
         return
     sys.stdout.write(args.prompt)
-    stream(
-        tokenizer,
-        generate_ids(
-            model,
-            ids,
-            args.max_new_tokens,
-            args.temperature,
-            args.top_k,
-            args.top_p,
-            args.seed,
-            use_cache=not args.no_cache,
-        ),
-        prev=ids[-1],
-    )
-    sys.stdout.write("\n")
+    try:
+        stream(
+            tokenizer,
+            generate_ids(
+                model,
+                ids,
+                args.max_new_tokens,
+                args.temperature,
+                args.top_k,
+                args.top_p,
+                args.seed,
+                use_cache=not args.no_cache,
+            ),
+            prev=ids[-1],
+        )
+    finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
+        sys.stdout.write("\n")
+        sys.stdout.flush()
 
 
 def translate(args) -> None:

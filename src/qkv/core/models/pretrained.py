@@ -138,6 +138,12 @@ def _read_config(d: Path) -> dict:
         raise ValueError(f"{d} has no config.json: not a Hugging Face model directory") from None
 
 
+def weight_files(d: Path) -> list[Path]:
+    """The files that hold a Hugging Face directory's weights, as its layout names them (a ValueError if
+    it names none or is broken)."""
+    return list(_layout(d))
+
+
 def _layout(d: Path) -> dict[Path, set[str] | None]:
     """The weight files the directory's layout names, each with the tensors it must hold (None: what it
     holds): model.safetensors, or the shards model.safetensors.index.json maps every tensor to. These

@@ -50,10 +50,11 @@ export function markStale(text) {
 }
 
 /** The server writes a NaN or an infinity as null and says so in a document's "non_finite" {count,
- *  first} (core/finite.py): the page says so too, until the next view of a text has none. */
+ *  first} (core/finite.py). The page says so for the text it shows: each view of a text sets or clears
+ *  the notice (a panel's answer, about the same text, would only change which count is shown). */
 export function noteNonFinite(data) {
-  if (data.non_finite) S.nonFinite = data.non_finite;
-  else if (data.kind === "view" || data.kind === "translation-view") S.nonFinite = null;
+  if (data.kind !== "view" && data.kind !== "translation-view") return;
+  S.nonFinite = data.non_finite || null;
   renderNonFinite();
 }
 

@@ -4,6 +4,9 @@ import { S, model, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
 import { t } from "./i18n.js";
 
+/** A bar's length in % of the longest: none for a NaN (a diverged model), which has no length. */
+const share = (p, pmax) => (Number.isFinite(p / pmax) ? (100 * p / pmax).toFixed(1) : "0");
+
 export function renderNext() {
   if (!predictsNext() || !S.A.next_probs) return renderNoNext();
   if (S.tr && S.P.queries === "source") return renderNoNext("next_source");
@@ -17,7 +20,7 @@ export function renderNext() {
     const hit = id === actual;
     html += `<div class="bar${hit ? " actual" : ""}" data-rank="${r + 1}" data-id="${id}" data-prob="${p}">` +
       `<span class="rank">${r + 1}</span><span class="tok">${esc(tok)}</span>` +
-      `<span class="track"><span class="fill" style="width:${(100 * p / pmax).toFixed(1)}%"></span></span>` +
+      `<span class="track"><span class="fill" style="width:${share(p, pmax)}%"></span></span>` +
       `<span class="prob num">${fmt(p)}</span></div>`;
   }
   html += "</div>";

@@ -15,21 +15,26 @@ export const RAMP = (() => {
   return lut;
 })();
 export const MASKED = [226, 228, 233];
+export const NOT_A_NUMBER = [248, 113, 113];  // a NaN weight (a diverged model): red, off the ramp, never "large"
 export const FONT = '"Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Source Han Sans SC", system-ui, sans-serif';
+
+/** One cell's colour into px at o: masked (score −∞), NaN, or the ramp at its weight. */
+function paintCell(px, o, score, weight) {
+  if (score === -Infinity) {
+    px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2];
+  } else if (Number.isNaN(weight)) {
+    px[o] = NOT_A_NUMBER[0]; px[o + 1] = NOT_A_NUMBER[1]; px[o + 2] = NOT_A_NUMBER[2];
+  } else {
+    const r = Math.round(clamp(weight, 0, 1) * 255) * 3;
+    px[o] = RAMP[r]; px[o + 1] = RAMP[r + 1]; px[o + 2] = RAMP[r + 2];
+  }
+  px[o + 3] = 255;
+}
 
 /** Paint one head's T×Tk pattern into `img` (ImageData Tk wide, T high), one pixel per cell. */
 export function paintPattern(img, l, h) {
   const P = S.A.pattern, sc = S.A.scores, px = img.data, base = at4(l, h, 0, 0), n = S.T * S.Tk;
-  for (let c = 0; c < n; c++) {
-    const o = c * 4;
-    if (sc[base + c] === -Infinity) {
-      px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2];
-    } else {
-      const r = Math.round(clamp(P[base + c], 0, 1) * 255) * 3;
-      px[o] = RAMP[r]; px[o + 1] = RAMP[r + 1]; px[o + 2] = RAMP[r + 2];
-    }
-    px[o + 3] = 255;
-  }
+  for (let c = 0; c < n; c++) paintCell(px, c * 4, sc[base + c], P[base + c]);
 }
 
 /** Paint the cells of query rows `rows` and key columns `cols` (the ␣ toggle hides the others). */
@@ -38,13 +43,7 @@ export function paintCells(img, l, h, rows, cols) {
   let o = 0;
   for (const i of rows) for (const j of cols) {
     const c = base + i * S.Tk + j;
-    if (sc[c] === -Infinity) {
-      px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2];
-    } else {
-      const r = Math.round(clamp(P[c], 0, 1) * 255) * 3;
-      px[o] = RAMP[r]; px[o + 1] = RAMP[r + 1]; px[o + 2] = RAMP[r + 2];
-    }
-    px[o + 3] = 255;
+    paintCell(px, o, sc[c], P[c]);
     o += 4;
   }
 }

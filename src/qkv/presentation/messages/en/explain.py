@@ -28,6 +28,9 @@ MESSAGES = {
     "visible tokens.",
     "join": "⁀ marks a WordPiece token that continues the word before it (the vocabulary writes it ##): “em ⁀bed ⁀ding "
     "⁀s” is one word.",
+    "not_finite": "Warning: {count} of the numbers below are NaN or infinite (the first: {first}). This "
+    'model\'s weights have probably diverged, so a "largest" weight, a ranking or a sum among them means '
+    "nothing.",
     "bidirectional": "This model has no causal mask: every token sees every other one, those after it included, so "
     "each row lists all the tokens.",
     "no_next": "No next-token prediction: this model is an encoder, which outputs one vector per token (its meaning in "
