@@ -461,3 +461,19 @@ def test_concurrent_requests_each_get_their_own_trace(client, bundled):
         docs = list(pool.map(lambda t: client.post("/api/view", json={"text": t}).json(), texts))
     for text, doc in zip(texts, docs, strict=True):
         assert doc == view(*bundled, text, "bundled")
+
+
+@pytest.mark.parametrize(
+    "body, content_type, said",
+    [
+        (b'{"text": ', "application/json", "the body is not valid JSON (at character 9: Expecting value)"),
+        (b"", "application/json", "the request has no body: send a JSON object"),
+        (b"[1, 2]", "application/json", "the body must be a JSON object (with Content-Type: application/json)"),
+        (b"hello", "text/plain", "the body must be a JSON object (with Content-Type: application/json)"),
+        (b"{}", "application/json", "give either text or ids"),
+        (b'{"text": 5}', "application/json", "text: Input should be a valid string"),
+    ],
+)
+def test_a_malformed_body_is_said_of_the_body(client, body, content_type, said):
+    r = client.post("/api/view", content=body, headers={"Content-Type": content_type})
+    assert r.status_code == 422 and r.json() == {"error": said, "status": 422}

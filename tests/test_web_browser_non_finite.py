@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 from browser_fixtures import browser, page, require_chromium  # noqa: F401
-from browser_util import free_port, load_page, start_server, stop
+from browser_util import free_port, from_module, load_page, start_server, stop
 
 from qkv.core.bundled import BUNDLED
 from qkv.core.checkpoint import load, save
@@ -35,6 +35,11 @@ def test_page_says_the_numbers_are_not_finite(page, huge_server, tmp_path):  # n
     assert note.is_visible()
     assert "NaN or infinite" in note.inner_text() and "arrays." in note.inner_text()
     assert page.locator("#tokens .token").count() == len(page.evaluate("qkv.view.tokens")) > 0
+    assert page.evaluate("document.body.dataset.nonFinite") == "1"  # each card's title is marked
+    # a NaN weight is painted in its own colour, not as the darkest (largest) one of the ramp
+    first = from_module(page, "heatmap.js", "m => Array.from(m.heat.img.data.slice(0, 3))")
+    nan = from_module(page, "paint.js", "m => m.NOT_A_NUMBER")
+    assert first == nan
     page.screenshot(path=str(tmp_path / "en.png"), full_page=True)
     page.click("#lang")
     assert "NaN 或无穷大" in note.inner_text()

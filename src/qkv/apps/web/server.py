@@ -177,9 +177,18 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
 
 
 def _validation_message(exc: RequestValidationError) -> str:
+    """pydantic's first complaint about a body, said of the body: where it is wrong and how."""
     first = exc.errors()[0] if exc.errors() else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-    return f"{where}: {first.get('msg', 'invalid request')}" if where else first.get("msg", "invalid request")
+    kind, msg = first.get("type", ""), first.get("msg", "invalid request")
+    if kind == "json_invalid":  # loc: ("body", the character where the JSON breaks)
+        return f"the body is not valid JSON (at character {where}: {first.get('ctx', {}).get('error', msg)})"
+    if not where and kind == "missing":
+        return "the request has no body: send a JSON object"
+    if not where and kind in ("model_attributes_type", "dict_type"):
+        return "the body must be a JSON object (with Content-Type: application/json)"
+    msg = msg.removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
 
 
 def host_name(header: str) -> str:

@@ -60,6 +60,7 @@ export function noteNonFinite(data) {
 
 export function renderNonFinite() {
   const el = $("#non-finite"), note = S.nonFinite;
+  document.body.dataset.nonFinite = note ? "1" : "0";  // every card's title is marked too (app.css)
   if (!el) return;
   el.hidden = !note;
   if (note) el.textContent = t("non_finite", { count: note.count.toLocaleString(), first: note.first });
