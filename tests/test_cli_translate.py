@@ -109,12 +109,16 @@ def test_translate_bad_input(capsys, argv, match):
     assert match in run_error(capsys, argv)
 
 
-def test_translate_a_bad_line_on_stdin_names_it(capsys, monkeypatch):
-    monkeypatch.setattr("sys.stdin", io.StringIO("我 吃了 苹果 。\n我 吃了 榴莲 。\n"))
-    assert main(["translate", "-"]) == 1
+def test_translate_a_bad_line_on_stdin_names_it_and_the_others_come_out(capsys, monkeypatch):
+    good = list(HELD_OUT)[:2]
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{good[0]}\n我 吃了 榴莲 。\n{good[1]}\n我 吃了 火龙果\n"))
+    assert main(["translate", "-"]) == 1  # a line failed
     out, err = capsys.readouterr()
-    assert out == "i ate some apple .\n" or out.count("\n") == 1  # the first line is translated before the error
-    assert err.strip() == "qkv: error: line 2: the sentence has words this model never saw: '榴莲' (it knows 557 words)"
+    assert out.split("\n") == [HELD_OUT[good[0]], "", HELD_OUT[good[1]], "", ""]  # line n is line n's translation
+    assert err.splitlines() == [
+        "qkv: error: line 2: the sentence has words this model never saw: '榴莲' (it knows 557 words)",
+        "qkv: error: line 4: the sentence has words this model never saw: '火龙果' (it knows 557 words)",
+    ]
 
 
 def test_translate_refuses_a_gpt(capsys):

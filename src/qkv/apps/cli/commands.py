@@ -215,13 +215,18 @@ def translate(args) -> None:
             "encoder-decoder, e.g. one trained by qkv train --task translate"
         )
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
+        failed = 0
         for n, line in enumerate(sys.stdin, 1):
             if n == 1:
                 line = line.removeprefix("\ufeff")  # a byte-order mark, as some editors save a file, is not text
             try:
-                print(translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else "", flush=True)
-            except ValueError as e:
-                raise ValueError(f"line {n}: {e}") from None
+                out = translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else ""
+            except ValueError as e:  # this line's own error; the lines after it are still translated
+                failed += 1
+                out = ""  # an empty line keeps line n of the output the translation of line n
+                print(f"qkv: error: line {n}: {e}", file=sys.stderr, flush=True)
+            print(out, flush=True)
+        return 1 if failed else None
     else:
         print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
 

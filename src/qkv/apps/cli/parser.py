@@ -169,7 +169,8 @@ def _add_translate(sub) -> None:
         help="translate a sentence with a translation model (encoder-decoder)",
         description="Words are separated by spaces as in the corpus (我 投资了 苹果 ，); text without "
         "spaces is split into known words when it can be. '-' reads one sentence per line "
-        "from stdin and prints one translation per line.",
+        "from stdin and prints one translation per line; a line it cannot translate gets its error "
+        "on stderr and an empty line, the others still come out, and the exit status is 1.",
     )
     p.add_argument(
         "text", nargs="+", metavar="TEXT", help="the sentence (several arguments are joined by spaces), or -"
