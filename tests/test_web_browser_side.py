@@ -61,6 +61,8 @@ def test_two_sentences_side_by_side(page, server, bundled):
     )  # as cut
     ids = check_side(page, model, tok, a, b)
     assert "another order" in page.inner_text("#side .side-kind")  # 我 打了 你 / 你 打了 我: the same tokens
+    scale = page.evaluate("qkv.side.scale")  # the caption states the difference's colour scale, its largest
+    assert f"±{scale:.4f}" in page.inner_text("#side-result .caption") and scale > 0
     # the next-token bars under A and B are each sentence's view, at its last token
     for col, text in (("a", a), ("b", b)):
         view = api(server, "api/view", {"text": text})
@@ -109,6 +111,7 @@ def test_side_of_other_lengths_and_errors_stay_in_the_card(page, server, bundled
     na, nb = (len(read_text(tok, s, model.cfg.n_ctx)[1]) for s in ("我 昨天 吃了 苹果", "我 投资了 苹果"))
     assert na != nb and page.evaluate("qkv.side.diff") is None
     assert page.is_visible("#side-diff-none") and str(na) in page.inner_text("#side-diff-none")
+    assert "±" not in page.inner_text("#side-result .caption")  # no difference, so no colour scale to state
     page.fill("#side-a", "")
     page.click("#side-run")
     page.wait_for_selector("#side-error:not([hidden])")

@@ -30,8 +30,8 @@ Object.assign(I18N.en, {
   side_th_tok: "token", side_th_pa: "p after A", side_th_pb: "p after B", side_th_diff: "A − B",
   side_no_next: "This model is an encoder: it predicts no next token.",
   side_caption: "Both patterns are the model's own weights A<sub>ij</sub> = softmax<sub>j</sub>(q<sub>i</sub>·k<sub>j</sub>/√d<sub>head</sub>) for each sentence read alone; choose the layer and head above. " +
-    "The difference is red where A gives a key more weight than B, blue where less; the colour scale runs to ±{m}, the largest difference of this head. " +
     "The table lists every token in either sentence's top 10, with its probability after A and after B.",
+  side_scale: "The difference is red where A gives a key more weight than B, blue where less; the colour scale runs to ±{m}, the largest difference of this head.",
   side_loading: "Reading both sentences…",
   side_static: "Two sentences side by side need the model: run <code>qkv serve</code> to compare them.",
   side_tr: "A translation model is shown across its two sentences above; this panel is for a model that reads one text.",
@@ -52,8 +52,8 @@ Object.assign(I18N.zh, {
   side_th_tok: "词元", side_th_pa: "A 之后的 p", side_th_pb: "B 之后的 p", side_th_diff: "A − B",
   side_no_next: "这个模型是编码器，不预测下一个词元。",
   side_caption: "两个矩阵都是模型自己的权重 A<sub>ij</sub> = softmax<sub>j</sub>(q<sub>i</sub>·k<sub>j</sub>/√d<sub>head</sub>)，每个句子单独读入；层和头在上方选择。" +
-    "差值图中，红色表示 A 给这个键的权重比 B 大，蓝色表示比 B 小；颜色刻度到 ±{m}，即这个头最大的差值。" +
     "表格列出两个句子各自前 10 名中的所有词元，以及它们在 A 之后和 B 之后的概率。",
+  side_scale: "差值图中，红色表示 A 给这个键的权重比 B 大，蓝色表示比 B 小；颜色刻度到 ±{m}，即这个头最大的差值。",
   side_loading: "正在读入两个句子……",
   side_static: "两个句子的并排比较需要模型：运行 <code>qkv serve</code> 才能比较。",
   side_tr: "翻译模型已在上方跨两个句子展示；这个面板用于只读一段文本的模型。",
@@ -200,7 +200,8 @@ function sideDraw() {
     col("b", `<h3>${t("side_pattern", { s: "B" })}</h3>${canvas("side-heat-b")}${sideBars(B)}`) +
     col("diff", `<h3>${t("side_diff")}</h3>` + (same ? `<p class="side-kind">${t(sameTokens ? "side_same_tokens" : "side_same_length")}</p>` +
       canvas("side-heat-d") : `<p class="note" id="side-diff-none">${t("side_diff_none", { ta: Ta, tb: Tb })}</p>`) + sideNextTable()) +
-    `</div><p class="caption">${t("side_caption", { m: fmt(m) })}</p>`;
+    // the colour scale is said only where there is a difference to colour (two sentences of one length)
+    `</div><p class="caption">${t("side_caption")}${same ? " " + t("side_scale", { m: fmt(m) }) : ""}</p>`;
   const box = $("#side-result");
   box.innerHTML = html;
   const masked = (i, j) => causal && j > i;
