@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from .files import TEXT_LIMIT, read_bytes
+from .files import TEXT_LIMIT, read_bytes, without_bom
 
 
 def read_text(path) -> str:
@@ -31,7 +31,7 @@ def read_text(path) -> str:
         raise ValueError(
             f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start : e.start + 4]!r})"
         ) from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the text
+    text = without_bom(text)
     if not text.strip():
         raise ValueError(f"text file {p} is empty")
     return text

@@ -74,6 +74,13 @@ _NOT_REGULAR = (
 )
 
 
+BOM = "\ufeff"  # a byte-order mark, as some editors begin a UTF-8 file: not part of the text
+
+
+def without_bom(text: str) -> str:
+    return text.removeprefix(BOM)
+
+
 def format_bytes(n: int) -> str:
     """3.3 TB, 21.9 GB, 16.0 MB, 512 bytes: decimal units, as disks and `df -H` count."""
     for unit, size in (("TB", 10**12), ("GB", GB), ("MB", MB), ("kB", 10**3)):

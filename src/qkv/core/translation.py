@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from .files import TEXT_LIMIT, read_bytes
+from .files import TEXT_LIMIT, read_bytes, without_bom
 from .search import BOS, EOS, beam_search, greedy
 from .tokenizers import UnknownTokenError, WordTokenizer
 from .tokenizers.words import _CJK_RE
@@ -126,7 +126,7 @@ def read_pairs(path) -> list[tuple[list[str], list[str]]]:
     if p.is_dir():
         raise ValueError(f"{p} is not a file")
     try:
-        lines = read_bytes(p, TEXT_LIMIT, "pairs file").decode("utf-8").removeprefix("\ufeff").splitlines()
+        lines = without_bom(read_bytes(p, TEXT_LIMIT, "pairs file").decode("utf-8")).splitlines()
     except UnicodeDecodeError as e:
         raise ValueError(f"pairs file {p} is not UTF-8 (byte {e.start})") from None
     pairs = []

@@ -10,6 +10,7 @@ import codecs
 import sys
 from pathlib import Path
 
+from qkv.core.files import format_bytes, without_bom
 from qkv.core.finite import dumps as finite_dumps
 
 from . import describe
@@ -218,7 +219,7 @@ def translate(args) -> None:
         failed = 0
         for n, line in enumerate(sys.stdin, 1):
             if n == 1:
-                line = line.removeprefix("\ufeff")  # a byte-order mark, as some editors save a file, is not text
+                line = without_bom(line)
             try:
                 out = translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else ""
             except ValueError as e:  # this line's own error; the lines after it are still translated
@@ -315,7 +316,7 @@ def explain(args) -> None:
             token=args.token,
             lang=args.lang,
         )
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in a browser, no server needed")
+        print(f"wrote {path} ({format_bytes(path.stat().st_size)}): open it in a browser, no server needed")
         return
     ex = explain(
         model,

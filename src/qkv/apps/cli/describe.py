@@ -3,6 +3,8 @@ corpus holds, read and printed (the other handlers are in commands.py)."""
 
 from __future__ import annotations
 
+from qkv.core.files import format_bytes
+
 
 def info(args) -> None:
     from qkv.core.checkpoint import load_checkpoint
@@ -79,7 +81,7 @@ def _info_pretrained(ref) -> None:
     model, tokenizer = load(ref)
     m = model_info(model, tokenizer, str(ref))
     src = m["loaded_from"]
-    size = f", {m['weights_bytes'] / 1e6:.1f} MB of weights" if m["weights_bytes"] else ""
+    size = f", {format_bytes(m['weights_bytes'])} of weights" if m["weights_bytes"] else ""
     how = f", a {model.family.design} with an LM head" if m["has_lm_head"] else " (no LM head: it cannot generate)"
     kind = model.family.title + how
     print(
