@@ -13,7 +13,8 @@ from cli_util import run_error, run_ok
 from fastapi.testclient import TestClient
 
 from qkv.analysis.compare import comparable
-from qkv.apps.web.server import PRETRAINED_COMPARISONS, create_app, model_doc
+from qkv.apps.web.offer import PRETRAINED_COMPARISONS, model_doc
+from qkv.apps.web.server import create_app
 from qkv.core.checkpoint import load, save
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

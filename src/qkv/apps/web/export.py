@@ -23,7 +23,8 @@ from qkv.core.finite import dumps
 from qkv.core.indices import check_index, check_layer_head
 
 from .bundle import ENTRY, bundle
-from .server import STYLES, asset, model_doc
+from .offer import model_doc
+from .server import STYLES, asset
 
 
 def _inline_json(obj) -> str:

@@ -6,7 +6,7 @@
 Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
     GET  /                 the page (static/index.html)
     GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
-    GET  /api/model        the model's shape (and whether spaces, or any whitespace, are tokens), example
+    GET  /api/model        (offer.py) the model's shape (and whether spaces, or any whitespace, are tokens), example
                            sentences, a default comparison
     POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
@@ -60,7 +60,6 @@ What requests fill, and its bound (the bundled model's server: ~350 MB, flat onc
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from importlib import resources
@@ -71,9 +70,9 @@ from fastapi.responses import Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 
-from qkv.analysis.compare import comparable, compare
+from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
-from qkv.analysis.view import TextError, dumps, encode_text, model_info, read_text, view
+from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
 from qkv.core.document import header
 from qkv.core.finite import NonFiniteError
 from qkv.core.indices import check_layer_head, check_token
@@ -81,8 +80,8 @@ from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 from . import bundle, routes_heads, routes_transform, routes_words
+from .offer import model_doc
 from .requests import MAX_CHARS, BodyLimit, FiniteJSON, Strict, body_limit, error_answer
-from .translate import translation_model_doc
 
 MAX_NEW = 256
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
@@ -98,30 +97,6 @@ CSP = (
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-WHITESPACE = re.compile(r"(?:\u2423|\\[nrt]|\s)+")  # a token shown as only whitespace: ␣, \n, \t, \r
-
-# sentences to offer, kept when the model's tokenizer knows every piece of them
-EXAMPLES = [
-    "我 投资了 苹果 ，",
-    "我 昨天 吃了 苹果 ，",
-    "患者 服用 华法林 后 出现了 黑便 。",
-    "i invested in apple ,",
-    "i ate apple ,",
-    "To be, or not to be, that is the question:",
-    "First Citizen:\nBefore we proceed any further",
-]
-# the word at the same position in both sentences, so that position does not weigh in the cosine
-COMPARISONS = [
-    ("我 昨天 吃了 苹果", "我 上周 投资了 苹果", "苹果"),
-    ("i ate apple", "i joined apple", "apple"),
-    ("the king is dead", "the king is here", "king"),
-]
-# for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
-PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
-PRETRAINED_COMPARISONS = [  # the apple pair needs an uncased tokenizer (BERT's); the bank pair reads either way
-    ("I ate an apple", "I bought Apple shares", "apple"),
-    ("I sat on the river bank", "I put money in the bank", "bank"),
-]
 
 
 def asset(name: str) -> str:
@@ -194,55 +169,6 @@ def _validation_message(exc: RequestValidationError) -> str:
 def host_name(header: str) -> str:
     """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "::1"."""
     return header[1 : header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
-
-
-def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
-    """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
-    if model.family.translates:
-        return translation_model_doc(model, tokenizer, name, first)
-    n_ctx = model.cfg.n_ctx
-
-    def fits(text):
-        try:
-            ids = encode_text(tokenizer, text, n_ctx)
-        except ValueError:
-            return False
-        return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
-
-    pretrained = model.loaded_from is not None
-    examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
-    shown = [t for t in ([first] if first else []) + examples if fits(t)]
-    if not shown and model.family.generates:  # a model of some other text: offer what it writes itself
-        try:
-            sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
-        except NonFiniteError:  # a diverged model writes nothing: it is still shown, with no example
-            sample = None
-        shown = [sample] if sample is not None and fits(sample) else []
-    pairs = (PRETRAINED_COMPARISONS if pretrained else []) + COMPARISONS
-    pair = next(
-        (
-            {"a": a, "b": b, "word": w}
-            for a, b, w in pairs
-            if fits(a) and fits(b) and comparable(tokenizer, a, b, w, n_ctx)
-        ),
-        None,
-    )  # compare's own test: the word must be in both sentences as this tokenizer spells it (cased or not)
-    return {
-        **header("model"),
-        "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
-        "examples": list(dict.fromkeys(shown)),
-        "compare": pair,
-    }
-
-
-def space_tokens(tokenizer, d_vocab: int) -> dict:
-    """{"space_tokens": a space is a token (shown ␣), "whitespace_tokens": some token is only
-    whitespace (␣, a line break \\n, a tab)}: the page's hint and its ␣ toggle depend on them."""
-    shown = [tokenizer.display(i) for i in range(min(d_vocab, getattr(tokenizer, "vocab_size", d_vocab)))]
-    return {
-        "space_tokens": any(s and set(s) == {"\u2423"} for s in shown),
-        "whitespace_tokens": any(s and WHITESPACE.fullmatch(s) for s in shown),
-    }
 
 
 def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
