@@ -314,6 +314,23 @@ def test_ctrl_c_stops_every_process_and_rank_0_keeps_what_was_trained(text_file,
     assert _gone(ranks)
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_stop_signal_that_reaches_one_rank_stops_every_rank_at_the_same_step(text_file, tmp_path, rank):
+    """The signal reaches each process at its own moment; a rank that stopped a step before the
+    other would leave it waiting on a peer that is gone. The extreme case: only one rank hears it."""
+    out = tmp_path / f"one-heard-{rank}"
+    proc = _start_long_run(text_file, out)
+    ranks = _ranks(proc.pid)
+    assert len(ranks) == 2
+    os.kill(ranks[rank], signal.SIGTERM)
+    _, err = proc.communicate(timeout=WAIT_S)
+    assert "another training process" not in err, err
+    assert proc.returncode == 130 and err.strip() == "interrupted", err
+    steps = [line["step"] for line in map(json.loads, (out / "log.jsonl").read_text().splitlines())]
+    assert json.loads((out / "state.json").read_text())["step"] == steps[-1] >= 5
+    assert _gone(ranks)
+
+
 def test_a_killed_process_stops_the_run_with_one_line(text_file, tmp_path):
     out = tmp_path / "killed"
     proc = _start_long_run(text_file, out)

@@ -205,7 +205,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
                 if bar:
                     val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
                     bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
-            stop.check()  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
+            stop.check(world)  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
         if done > saved and not writer.staged:  # of another run before this one's first evaluation
             writer.save(model, done, optimizer, {"world_size": world.size})
@@ -260,9 +260,12 @@ class _StopRequest:
             raise KeyboardInterrupt
         self.asked = True
 
-    def check(self) -> None:
-        """At the end of a step: stop here if asked to (the KeyboardInterrupt that Ctrl-C raises)."""
-        if self.asked:
+    def check(self, world: World) -> None:
+        """At the end of a step: stop here if asked to (the KeyboardInterrupt that Ctrl-C raises).
+        The ranks agree first: a Ctrl-C reaches each of them at its own moment, and a rank that
+        stopped one step before another would leave that one waiting on it in the next step."""
+        if world.total(float(self.asked)) > 0:
+            self.asked = True
             raise KeyboardInterrupt
 
 
