@@ -12,6 +12,11 @@ after that frame: "all cards" is the time until they are painted too (the frame 
 sentence change, the same request timed from Python (server + transfer).
 
     python benchmarks/explorer_redraw.py [--rounds 10] [--screenshot docs/img/explorer.png]
+    python benchmarks/explorer_redraw.py --bundled    # the bundled model on everyday Chinese instead
+
+--bundled serves the bundled model (4 layers x 4 heads, a vocabulary of ~8,000 tokens) on two texts
+of the teacher's sentences (benchmarks/data/teacher_zh.txt), each as many whole sentences as fit in
+its n_ctx.
 
 --screenshot also serves the bundled model and saves the page at 1280 x 900 (the README's picture).
 """
@@ -53,6 +58,22 @@ def small_checkpoint(folder: Path) -> Path:
     return folder / "small"
 
 
+def bundled_texts(n: int = 2) -> list[str]:
+    """n texts of the teacher's sentences, each as many whole ones as the bundled model reads at once."""
+    from qkv.core.bundled import default_ckpt
+
+    _, tok = qkv.load(default_ckpt())
+    n_ctx = json.loads((default_ckpt() / "config.json").read_text())["model"]["n_ctx"]
+    lines = (Path(__file__).parent / "data" / "teacher_zh.txt").read_text(encoding="utf-8").split()
+    texts, at = [], 0
+    for _ in range(n):
+        text = ""
+        while at < len(lines) and len(tok.encode(text + lines[at])) <= n_ctx:
+            text, at = text + lines[at], at + 1
+        texts.append(text)
+    return texts
+
+
 def view_request_ms(url: str, text: str, rounds: int) -> tuple[list[float], list[float]]:
     """The request's time from Python, and the server's own time computing the view (its Server-Timing)."""
     body = json.dumps({"text": text}).encode()
@@ -68,28 +89,37 @@ def view_request_ms(url: str, text: str, rounds: int) -> tuple[list[float], list
     return out, server
 
 
-def measure(browser, rounds: int) -> None:
+def measure(browser, rounds: int, bundled: bool = False) -> None:
+    from qkv.core.bundled import default_ckpt
+
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_server("--ckpt", str(small_checkpoint(Path(tmp))), "--port", str(free_port()), threads=None)
+        ckpt = default_ckpt() if bundled else small_checkpoint(Path(tmp))
+        model, tok = qkv.load(ckpt)
+        texts = bundled_texts() if bundled else SENTENCES
+        n_tokens = min(len(tok.encode(t)) for t in texts)
+        L, H = model.cfg.n_layers, model.cfg.n_heads
+        proc, url = start_server("--ckpt", str(ckpt), "--port", str(free_port()), threads=None)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
             pg = context.new_page()
             load_page(pg, url + "?lang=en")
             settle(pg)
             for r in range(rounds):
-                pg.fill("#text", SENTENCES[r % 2])
+                pg.fill("#text", texts[r % 2])
                 act(pg, lambda: pg.click("#analyze"))
                 settle(pg)
-                choose(pg, layer=(r + 1) % 6, head=(r + 2) % 6, token=63 - r, between=lambda: settle(pg))
+                choose(pg, layer=(r + 1) % L, head=(r + 2) % H, token=n_tokens - 1 - r, between=lambda: settle(pg))
             timings = pg.evaluate("qkv.timings")
-            python_ms, server_ms = view_request_ms(url, SENTENCES[0], rounds)
+            python_ms, server_ms = view_request_ms(url, texts[0], rounds)
         finally:
             context.close()
             stop(proc)
     by_kind: dict[str, list[dict]] = {}
     for t in timings:
         by_kind.setdefault(t["what"], []).append(t)
-    print(f"small preset (6 layers x 6 heads, d_head 64), 64 tokens, {rounds} rounds; target < {TARGET_MS} ms")
+    what = "the bundled model" if bundled else "small preset"
+    shape = f"{L} layers x {H} heads, d_head {model.cfg.d_head}, d_vocab {model.cfg.d_vocab}"
+    print(f"{what} ({shape}), {n_tokens}+ tokens, {rounds} rounds; target < {TARGET_MS} ms")
     print(
         f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}"
         f"{'painted < target':>18}{'all cards median':>18}"
@@ -140,6 +170,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--screenshot", type=Path, metavar="PNG")
+    ap.add_argument("--bundled", action="store_true", help="the bundled model on everyday Chinese")
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         sys.exit(f"explorer_redraw: {CHROMIUM} is missing (apt-get install chromium)")
@@ -149,7 +180,7 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            measure(browser, args.rounds)
+            measure(browser, args.rounds, args.bundled)
             if args.screenshot:
                 screenshot(browser, args.screenshot)
         finally:

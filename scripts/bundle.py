@@ -7,9 +7,17 @@ import json
 import shutil
 from pathlib import Path
 
+HSK_CREDIT = (
+    "The HSK sentences come from the PyPI package hsk-sentences-audio (code MIT; sentences, translations "
+    "and glosses CC-BY-SA-4.0, by its authors), read through its loader and never copied into qkv. Only "
+    "their training part (qkv.core.corpus.hsk.split('train')) was trained on; every figure on everyday "
+    "Chinese is measured on the held-out part."
+)
 
-def bundle(run: Path, out: Path) -> float:
-    """Replace `out` with the checkpoint in `run` minus the optimizer; return its size in MiB."""
+
+def bundle(run: Path, out: Path, card: str) -> float:
+    """Replace `out` with the checkpoint in `run` minus the optimizer, and its card (README.md: what it
+    is, what it was trained on, whose data that is); return its size in MiB."""
     state = json.loads((run / "state.json").read_text(encoding="utf-8"))
     state.pop("optimizer", None)
     if out.exists():
@@ -18,4 +26,5 @@ def bundle(run: Path, out: Path) -> float:
     for name in ("config.json", "tokenizer.json", "log.jsonl", state["model"]):
         shutil.copy(run / name, out / name)
     (out / "state.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(card.strip() + "\n", encoding="utf-8")
     return sum(p.stat().st_size for p in out.iterdir()) / 2**20

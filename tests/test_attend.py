@@ -274,3 +274,15 @@ def test_the_shift_by_the_maximum_is_written_with_one_sign(q, shown):
     text, tex = d.to_text(), d.to_latex()
     assert f"e^(s {shown} " in text and "- -" not in text and "- −" not in text
     assert f"e^{{s {shown} " in tex and "- -" not in tex
+
+
+def test_cli_reads_the_numbers_the_pages_playground_reads():
+    """√2, ln 2, π, 2√3 and 3 ln 2 (the playground's notations, static/exact.js) are the numbers
+    sqrt(2), ln(2), pi, 2*sqrt(3) and 3*ln(2): the same derivation, number for number."""
+    page = ["--q", "√2, 0", "--k", "ln 2, 0; 0, 1; 0, −1", "--v", "0,0; 2√3,0; 0,3 ln 2", "--dk", "π/2"]
+    python = ["--q", "sqrt(2), 0", "--k", "ln(2), 0; 0, 1; 0, -1", "--v", "0,0; 2*sqrt(3),0; 0,3*ln(2)", "--dk", "pi/2"]
+    as_page, _ = _cli(["attend", *page, "--format", "json"])
+    as_python, _ = _cli(["attend", *python, "--format", "json"])
+    assert json.loads(as_page) == json.loads(as_python)
+    with pytest.raises(ValueError, match="cannot read '2 3' as a number"):  # two numbers with no sign between
+        _cli(["attend", "--q", "2 3", "--k", "1", "--v", "1"])

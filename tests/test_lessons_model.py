@@ -119,7 +119,7 @@ def test_convex(results, bundled):
 
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
-    assert f"layer {L} head {H}" in en.headline and f"第 {L} 层第 {H} 个头" in zh.headline
+    assert f"layer {L} head {H}" in en.headline and f"层 {L} 头 {H}" in zh.headline
     assert "outside" in en.headline and "在凸包外" in zh.headline
 
 
@@ -145,7 +145,7 @@ def test_heads(results, bundled):
         assert best["ratio"] == pytest.approx(M.max() / n["baseline"])
         assert best["mass"] > n["baseline"], c  # some head beats a uniform spread
         assert f"layer {L} head {H} {M.max():.3f}" in en.headline
-        assert f"第 {L} 层第 {H} 个头 {M.max():.3f}" in zh.headline
+        assert f"层 {L} 头 {H} {M.max():.3f}" in zh.headline
     # four different positions: their masses in one row cannot add up to more than 1
     assert (sum(tables.values()) <= 1 + 1e-9).all()
     assert f"uniform baseline {n['baseline']:.3f}" in en.headline
@@ -193,8 +193,9 @@ def test_dropout_breaks_a_fresh_copy(bundled):
     from qkv.apps.lessons.dropout import summarise, with_dropout
 
     model, tok = bundled
+    before = model.cfg.dropout_attn
     copy = with_dropout(model, 0.2)
-    assert copy.cfg.dropout_attn == 0.2 and model.cfg.dropout_attn == 0.0
+    assert copy.cfg.dropout_attn == 0.2 and model.cfg.dropout_attn == before  # the bundled model is left alone
     ids = torch.tensor([tok.encode("我 吃了 苹果 ，")])
     assert torch.equal(copy.eval()(ids), model(ids))  # the same weights
     torch.manual_seed(1)

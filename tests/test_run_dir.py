@@ -86,13 +86,17 @@ def test_force_replaces_a_qkv_checkpoint_and_nothing_else(capsys, base, text_fil
     assert [json.loads(line)["step"] for line in after["log.jsonl"].decode().splitlines()][:2] == [1, 2]
 
 
+def _bundled_weights() -> str:
+    return json.loads((default_ckpt() / "state.json").read_text())["model"]
+
+
 def test_weight_files_of_other_runs_are_left_alone(base, runs, text_file):
     """A qkv weight file copied in from another run (qkv's name and marker, another run id) and one from
     a version of qkv before run ids are someone else's: resuming and saving leaves them in place."""
     other = json.loads((runs["other"] / "state.json").read_text())["model"]
     copied = {
         "model-0000005.safetensors": (runs["other"] / other).read_bytes(),
-        "model-0001500.safetensors": (default_ckpt() / "model-0001500.safetensors").read_bytes(),
+        "model-0001500.safetensors": (default_ckpt() / _bundled_weights()).read_bytes(),
     }
     for name, data in copied.items():
         (base / name).write_bytes(data)

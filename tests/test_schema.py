@@ -77,7 +77,7 @@ def test_the_panels_documents_validate():
 
     model, tok = load(default_ckpt())
     client = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")
-    text = "我吃了苹果，味道很好"
+    text = "我吃了苹果，味道很龘"  # 龘: no word, not even a character of the vocabulary
     answers = {
         "view": client.post("/api/view", json={"text": text}),
         "origin": client.post("/api/origin", json={"text": text, "layer": 1, "head": 2, "token": 3}),
@@ -94,7 +94,7 @@ def test_the_panels_documents_validate():
         doc = res.json()
         assert doc["kind"] == kind
         validate(doc)
-    assert [u["text"] for u in answers["view"].json()["unknown"]]  # 好 is no word of the corpus
+    assert [u["text"] for u in answers["view"].json()["unknown"]]  # 龘
     bad = dict(answers["origin"].json(), keys=[{"pos": 0}])  # a key without its vectors
     with pytest.raises(jsonschema.ValidationError):
         validate(bad)

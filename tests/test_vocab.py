@@ -16,6 +16,7 @@ from qkv.analysis.vocab import MAX_LIMIT, token_kind, training_text, vocab
 from qkv.apps.web.server import create_app
 from qkv.core import corpus
 from qkv.core.bundled import default_ckpt
+from qkv.core.bundled import training_text as bundled_text
 from qkv.core.checkpoint import load, read_config
 
 
@@ -43,9 +44,12 @@ def _all(tok, text, where="", **kw):
 def test_the_bundled_models_training_text_is_found_by_its_sha256():
     recorded = read_config(default_ckpt())["data"]["sha256"]
     text, where = training_text(default_ckpt())
-    builtin = corpus.default_text()
-    if hashlib.sha256(builtin.encode("utf-8")).hexdigest() == recorded:
+    builtin, everyday = corpus.default_text(), bundled_text()
+    sha = lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest()
+    if sha(builtin) == recorded:
         assert text == builtin and where == "qkv corpus"
+    elif sha(everyday) == recorded:  # the built-in corpus with the HSK training sentences
+        assert text == everyday and where == "qkv corpus + HSK"
     else:  # a bundled model trained on something else: then it must not claim the corpus
         assert text is None
 

@@ -136,7 +136,7 @@ def test_the_vocabulary_browser_lists_filters_and_adds(page, server, bundled):
         assert [int(c) for _, c in shown] == sorted((count[i] for i in range(tok.vocab_size)), reverse=True)[
             : len(shown)
         ]
-        assert "qkv corpus" in page.inner_text("#vocab-caption")
+        assert "qkv corpus" in page.inner_text("#vocab-caption")  # "qkv corpus" or "qkv corpus and the HSK ..."
     before = int(page.eval_on_selector("#vocab-list", "e => +e.dataset.ready"))
     page.fill("#vocab-q", "苹")
     page.wait_for_function("n => +document.querySelector('#vocab-list').dataset.ready > n", arg=before, timeout=30_000)
@@ -179,7 +179,8 @@ def test_compare_shows_positions_and_the_position_controlled_cosine(page, server
     same = api(server, "api/compare", {"a": "我 昨天 吃了 苹果", "b": "我 上周 投资了 苹果", "word": "苹果"})
     assert same["same_position"] and page.get_attribute("#compare-pos", "class") == "cpos"
     caption = page.inner_text("#compare-result .caption")
-    assert f"over {same['control']['sentences']} sentences of the {same['control']['reference']}" in caption
+    said = {"qkv corpus": "qkv corpus", "qkv corpus + HSK": "qkv corpus and the HSK training sentences"}
+    assert f"over {same['control']['sentences']} sentences of the {said[same['control']['reference']]}" in caption
     assert page.errors == []
 
 

@@ -27,6 +27,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.indices import check_heads, check_token
 from qkv.core.models import evaluating
+from qkv.core.refusal import family_title
 
 from .origin import read_ids
 from .view import TextError, check_size, pack
@@ -41,7 +42,7 @@ def heads_off(model, heads):
     off: their z is multiplied by 0 before W_O. Each attention's head_mask is restored afterwards.
     The masks live on the model, so callers that share it must hold their lock around the block."""
     if not model.family.one_stack:
-        raise TextError(f"switching heads off is for a GPT or an encoder, not {model.family.title}")
+        raise TextError.of("errors.ablate_family", title=family_title(model.family))
     pairs = check_heads(model.cfg, heads)
     attns = [block.attn for block in model.blocks]
     saved = [a.head_mask for a in attns]
@@ -92,7 +93,7 @@ def ablate(
     (None: at every position), and the patterns of the layers from the first ablated one on."""
     cfg = model.cfg
     if not model.family.generates:
-        raise TextError("switching heads off is shown on the next-token probabilities of a GPT; this model has none")
+        raise TextError.of("errors.ablate_no_next_token")
     pairs = check_heads(cfg, heads)
     text, ids = read_ids(model, tokenizer, text, ids)
     T = len(ids)

@@ -41,6 +41,7 @@ import numpy as np
 
 from qkv.core.document import header
 from qkv.core.geometry import HullResult, convex_weights
+from qkv.core.refusal import Refusal, phrase
 
 from .numbers import fmt, latex, parse_matrix, parse_number, parse_vector
 
@@ -131,11 +132,11 @@ def _array(x, name: str, ndim: int) -> np.ndarray:
     """Lists, numpy arrays, torch tensors or text (parsed by numbers.py) -> a float64 array of `ndim` dims."""
     if isinstance(x, str):
         if ndim == 1 and ";" in x.strip().rstrip(";"):
-            raise ValueError(f"{name} is one vector: separate its entries with ',' (no ';')")
+            raise Refusal.of("errors.attend_one_vector", name=name)
         try:
             x = parse_vector(x.strip().rstrip(";")) if ndim == 1 else parse_matrix(x)
         except ValueError as e:
-            raise ValueError(f"{name}: {e}") from None
+            raise Refusal.of("errors.in", where=name, error=e) from None
     elif hasattr(x, "detach"):  # a torch tensor
         x = x.detach().cpu().double().numpy()
     elif isinstance(x, (list, tuple)):
@@ -143,17 +144,17 @@ def _array(x, name: str, ndim: int) -> np.ndarray:
     try:
         a = np.array(x, dtype=float)
     except (ValueError, TypeError):
-        raise ValueError(f"{name} has rows of different lengths or entries that are not numbers") from None
+        raise Refusal.of("errors.attend_ragged", name=name) from None
     if a.size == 0:
-        raise ValueError(f"{name} is empty: give at least one {'entry' if ndim == 1 else 'row'}")
+        raise Refusal.of("errors.attend_empty_vector" if ndim == 1 else "errors.attend_empty_matrix", name=name)
     if ndim == 2 and a.ndim == 1:
         a = a[None, :]  # a single key or value
     if a.ndim != ndim:
-        raise ValueError(
-            f"{name} must be {'a vector' if ndim == 1 else 'a matrix (one row per key)'}, got shape {a.shape}"
+        raise Refusal.of(
+            "errors.attend_not_vector" if ndim == 1 else "errors.attend_not_matrix", name=name, shape=str(a.shape)
         )
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains a number that is not finite")
+        raise Refusal.of("errors.attend_not_finite", name=name)
     return a
 
 
@@ -170,13 +171,12 @@ def _check_size(q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
     check's linear program holds a dense (d_v + 1) x (n + 2 d_v) matrix (geometry.convex_weights)."""
     longest = max(len(q), V.shape[1])
     if longest > MAX_ENTRIES:
-        raise ValueError(
-            f"{'q' if len(q) == longest else 'each value'} has {longest:,} entries; "
-            f"attend takes at most {MAX_ENTRIES:,} per vector"
+        raise Refusal.of(
+            "errors.attend_long_q" if len(q) == longest else "errors.attend_long_value", n=longest, max=MAX_ENTRIES
         )
     count = q.size + K.size + V.size
     if count > MAX_NUMBERS:
-        raise ValueError(f"q, K and V hold {count:,} numbers; attend derives at most {MAX_NUMBERS:,} step by step")
+        raise Refusal.of("errors.attend_too_many", n=count, max=MAX_NUMBERS)
 
 
 def _check_finite(
@@ -191,17 +191,14 @@ def _check_finite(
     """A one-line ValueError naming the first step (in the order computed) whose number passes the
     largest float (≈1.8e308); later steps only inherit its ∞."""
     for values, say in (
-        (dot_terms, lambda j, i: f"q·k{j + 1}: the term {q[i]:g}·{K[j, i]:g}"),
-        (dots, lambda j: f"q·k{j + 1}: the sum"),
+        (dot_terms, lambda j, i: phrase("errors.attend_term", j=j + 1, a=f"{q[i]:g}", b=f"{K[j, i]:g}")),
+        (dots, lambda j: phrase("errors.attend_sum", j=j + 1)),
         (scores, lambda j: f"s{j + 1} = {dots[j]:g} / √{d_k:g}"),
         (shifted, lambda j: f"s{j + 1} − max s = {scores[j]:g} − {scores.max():g}"),
     ):
         bad = np.argwhere(~np.isfinite(values))
         if len(bad):
-            raise ValueError(
-                f"{say(*bad[0])} overflows: it passes ±{np.finfo(float).max:.3g}, the largest float "
-                "(use smaller numbers)"
-            )
+            raise Refusal.of("errors.attend_overflow", what=say(*bad[0]), max=f"{np.finfo(float).max:.3g}")
 
 
 def attend(q, K, V, d_k=None) -> Steps:
@@ -209,12 +206,12 @@ def attend(q, K, V, d_k=None) -> Steps:
     q, K, V = _array(q, "q", 1), _array(K, "K", 2), _array(V, "V", 2)
     _check_size(q, K, V)
     if K.shape[1] != q.shape[0]:
-        raise ValueError(f"K has {K.shape[1]} columns but q has {q.shape[0]} entries: each key needs as many as q")
+        raise Refusal.of("errors.attend_columns", columns=K.shape[1], entries=q.shape[0])
     if V.shape[0] != K.shape[0]:
-        raise ValueError(f"V has {V.shape[0]} rows but K has {K.shape[0]}: give one value per key")
+        raise Refusal.of("errors.attend_rows", v=V.shape[0], k=K.shape[0])
     d_k = float(len(q)) if d_k is None else (parse_number(d_k) if isinstance(d_k, str) else float(d_k))
     if not (math.isfinite(d_k) and d_k > 0):
-        raise ValueError(f"d_k must be a positive number, got {d_k}")
+        raise Refusal.of("errors.attend_dk", d_k=d_k)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is found below and named
         dot_terms = q[None, :] * K  # (n, d)
         dots = K @ q  # (n,)

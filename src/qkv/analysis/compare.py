@@ -38,7 +38,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.models import evaluating
 
-from .position_mean import MIN_REF, REFERENCE, position_means
+from .position_mean import MIN_REF, position_means, reference_name
 from .representations import stages, vectors_at
 from .view import TextError, encode_text, read_text
 
@@ -62,7 +62,7 @@ def _find(tokenizer, word: str, ids: list[int], n_ctx: int) -> int | None:
     special = getattr(tokenizer, "special", None) or ()
     word_ids = [i for i in encode_text(tokenizer, word, n_ctx) if i not in special]
     if not word_ids:
-        raise TextError(f"the word {word!r} gives no tokens but special ones: type a word")
+        raise TextError.of("errors.word_only_special", word=repr(word))
     found = _last_occurrence(ids, word_ids)
     if found is None and not word.startswith(" "):
         try:
@@ -81,7 +81,7 @@ def locate(tokenizer, a: str, b: str, word: str, n_ctx: int):
     pos = [_find(tokenizer, word, ids, n_ctx) for ids in (ids_a, ids_b)]
     for p, text in zip(pos, (a, b), strict=True):
         if p is None:
-            raise TextError(f"the word {word!r} is not in the sentence {text!r}")
+            raise TextError.of("errors.word_not_in_sentence", word=repr(word), text=repr(text))
     return (a, ids_a), (b, ids_b), pos
 
 
@@ -112,14 +112,14 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
         out.append({"label": label, "name": name, "cosine": _cosine(x, y), "cosine_pos": centred})
     control = {
         "method": "position mean",
-        "reference": REFERENCE,
+        "reference": reference_name(),
         "sentences": means.sentences,
         "counts": [int(means.counts[p]) if p < len(means.counts) else 0 for p in pos],
         "min": MIN_REF,
     }
     if not controlled:
         control["why"] = (
-            f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
+            f"fewer than {MIN_REF} reference sentences ({reference_name()}) reach position {max(pos)} in a form "
             "this tokenizer reads: no position-controlled cosine"
         )
     return {

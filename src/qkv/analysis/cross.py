@@ -54,6 +54,7 @@ from qkv.core.document import header
 from qkv.core.geometry import convex_weights
 from qkv.core.indices import check_index, check_layer_head
 from qkv.core.models import evaluating
+from qkv.core.refusal import Refusal, family_title, phrase
 from qkv.core.search import BOS, EOS, greedy
 from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 
@@ -80,19 +81,19 @@ class Reading:
 def check_translation_model(model, tokenizer) -> None:
     """A one-line ValueError unless this is an encoder-decoder with a translation tokenizer."""
     if not model.family.translates:
-        raise ValueError(f"this is not a translation model: it is {model.family.title}")
+        raise Refusal.of("errors.not_translation_model", title=family_title(model.family))
     if not is_translation_tokenizer(tokenizer):
-        raise ValueError("this model's tokenizer has no <pad> <s> </s>: it is not a translation tokenizer")
+        raise Refusal.of("errors.not_translation_tokenizer")
 
 
 def _words(tokenizer, text, what: str, lang: str | None = None) -> list[int]:
     if not isinstance(text, str):
-        raise TextError(f"the {what} must be a string, not {type(text).__name__}")
+        raise TextError.of("errors.source_type" if what == "source" else "errors.target_type", type=type(text).__name__)
     try:
         check_language(text, lang, what)  # a zh→en model is not shown reading English
-        return encode_source(tokenizer, text)
+        return encode_source(tokenizer, text, what)
     except ValueError as e:  # unknown words, empty text: one line that names them
-        raise TextError(str(e).replace("the sentence to translate", f"the {what}", 1)) from None
+        raise TextError.recast(e) from None
 
 
 @torch.no_grad()
@@ -103,7 +104,7 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
     langs = getattr(model, "languages", None) or (None, None)
     src = _words(tokenizer, text, "source", langs[0])
     if len(src) > n_ctx:
-        raise TextError(f"the source has {len(src)} words; this model reads at most n_ctx = {n_ctx}")
+        raise TextError.of("errors.source_too_long", n=len(src), n_ctx=n_ctx)
     if target is None:
         with evaluating(model):
             ids = greedy(model, torch.tensor([src], device=next(model.parameters()).device), max_len=n_ctx)[0].ids
@@ -113,7 +114,7 @@ def read(model, tokenizer, text: str, target: str | None = None) -> Reading:
     else:
         words = _words(tokenizer, target, "target", langs[1])
         if len(words) + 1 > n_ctx:
-            raise TextError(f"the target has {len(words)} words; with <s> this model reads at most n_ctx = {n_ctx}")
+            raise TextError.of("errors.target_too_long", n=len(words), n_ctx=n_ctx)
         written, finished = [*words, EOS], True
     return Reading(
         " ".join(tokenizer.tokens[i] for i in src), src, [BOS, *words], list(written), finished, target is None
@@ -167,7 +168,7 @@ def explain_translation(
     cfg = model.cfg
     check_translation_model(model, tokenizer)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top must be an integer of at least 1, got {top!r}")
+        raise Refusal.of("errors.top_type", top=repr(top))
     layer, head = check_layer_head(cfg, cfg.n_layers - 1 if layer is None else layer, head, "decoder")
     r = read(model, tokenizer, text, target)
     T = len(r.tgt_in)
@@ -175,7 +176,7 @@ def explain_translation(
         default_step(tokenizer, r.written) if token is None else token,
         T,
         "token",
-        f"the translation has {T} target steps",
+        phrase("errors.unit_steps", n=T),
     )
     b = f"decoder.blocks.{layer}."
     wanted = {

@@ -49,6 +49,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.indices import check_layer_head, check_token
 from qkv.core.models import evaluating
+from qkv.core.refusal import Refusal
 
 N_COORDS = 4
 
@@ -78,9 +79,9 @@ def explain(
     """Explain how the model processes `text` at one query token (see the module docstring)."""
     cfg = model.cfg
     if not isinstance(text, str) or not text:
-        raise ValueError("the text is empty: give at least one token to explain")
+        raise Refusal.of("errors.explain_empty")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top must be an integer of at least 1, got {top!r}")
+        raise Refusal.of("errors.top_type", top=repr(top))
     layer, head = check_layer_head(cfg, layer, head)
     all_ids = tokenizer.encode(text)  # UnknownTokenError (a ValueError) names what is missing
     ids, cropped = fit_context(cfg, tokenizer, all_ids)
@@ -129,14 +130,11 @@ def fit_context(cfg, tokenizer, ids: list[int]) -> tuple[list[int], int]:
     n_ctx tokens of a longer text; an encoder sees all tokens at once, framed by [CLS] … [SEP], so a
     text longer than n_ctx is refused, not cut. Text of no tokens (or only special ones) is refused."""
     if not ids:
-        raise ValueError("the text is empty: give at least one token")
+        raise Refusal.of("errors.fit_empty")
     if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:
-        raise ValueError("the text gives no tokens but special ones: give at least one word")
+        raise Refusal.of("errors.fit_only_special")
     if len(ids) > cfg.n_ctx and not cfg.causal:
-        raise ValueError(
-            f"the text has {len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}, all at once "
-            "(it has no causal mask), so it cannot be given only the last ones"
-        )
+        raise Refusal.of("errors.fit_too_long", T=len(ids), n_ctx=cfg.n_ctx)
     cropped = max(0, len(ids) - cfg.n_ctx)
     return ids[cropped:], cropped
 

@@ -1,10 +1,12 @@
 """Numbers as people write them: safe parsing of small expressions, and exact forms for display.
 
-Parsing (`parse_number`, `parse_vector`, `parse_matrix`) reads text such as ``"sqrt(2), 0"`` or
-``"ln(2),0; 0,1; 0,-1"`` with Python's `ast` module and evaluates only a whitelist of node types:
-numbers, + - * / and powers (``^`` or ``**``), parentheses, the functions sqrt, ln, log (natural;
-``log(x, b)`` is the logarithm to base b), exp, and the constants pi and e. Nothing is ever
-passed to eval or exec; anything else is a one-line ValueError naming the text.
+Parsing (`parse_number`, `parse_vector`, `parse_matrix`) reads text such as ``"sqrt(2), 0"``,
+``"√2, 0"`` or ``"ln 2,0; 0,1; 0,-1"`` the way the page's playground reads it (static/exact.js):
+numbers, + - * / and powers (``^`` or ``**``), parentheses, the functions sqrt or √, ln, log
+(natural; ``log(x, b)`` is the logarithm to base b) and exp, with or without brackets around one
+argument (``ln 2``), the constants pi or π and e, and a product without a sign when a name or a
+bracket follows a number (``2√3``, ``3 ln 2``). A small reader of that grammar computes the value;
+nothing is ever passed to eval or exec, and anything else is a one-line ValueError naming the text.
 
 Display (`closed_form`, `fmt`, `latex`) finds a simple exact form r·B for a float x, where r = p/q
 is a fraction with q ≤ 64 and B is one of 1, √n, ln n, √n·ln m, π, e, accepted when
@@ -13,27 +15,21 @@ is a fraction with q ≤ 64 and B is one of 1, √n, ln n, √n·ln m, π, e, ac
 
 from __future__ import annotations
 
-import ast
 import math
 import operator
+import re
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
+from qkv.core.refusal import Refusal, phrase
+
 TOL = 1e-12
 MAX_DEN = 64
 MAX_TEXT = 2000
 
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_CONSTANTS = {"pi": math.pi, "e": math.e}
+_CONSTANTS = {"pi": math.pi, "π": math.pi, "e": math.e}
 
 
 def _log(x: float, base: float | None = None) -> float:
@@ -42,60 +38,166 @@ def _log(x: float, base: float | None = None) -> float:
 
 # name -> (smallest and largest number of arguments, function)
 _FUNCTIONS = {"sqrt": (1, 1, math.sqrt), "ln": (1, 1, math.log), "log": (1, 2, _log), "exp": (1, 1, math.exp)}
+_ALLOWED_NAMES = ["pi", "π", "e", "sqrt", "√", "ln", "log", "exp"]
+# what the page's reader (static/exact.js pgParse) rewrites before reading: other minus signs and products
+_SAME = str.maketrans({"\u2212": "-", "\u2013": "-", "·": "*", "×": "*", "÷": "/"})
+_TOKEN = re.compile(r"[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[A-Za-z_π]+|\S")
+# a Python error's own words -> the catalogue's, so that they too are said in the reader's language
+_REASONS = {"math domain error": "errors.number_domain", "float division by zero": "errors.number_zero_division"}
 
 
-def _eval(node: ast.AST) -> float:
-    """Evaluate one whitelisted node; every other node type is refused."""
-    if isinstance(node, ast.Expression):
-        return _eval(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)  # floats everywhere: 10**10**10 overflows instead of hanging
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval(node.left), _eval(node.right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_eval(node.operand))
-    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
-        return _CONSTANTS[node.id]
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _FUNCTIONS
-        and not node.keywords
-    ):
-        lo, hi, fn = _FUNCTIONS[node.func.id]
-        if not lo <= len(node.args) <= hi:
-            raise ValueError(f"{node.func.id}() takes {lo if lo == hi else f'{lo} or {hi}'} argument(s)")
-        return fn(*(_eval(a) for a in node.args))
-    if isinstance(node, ast.Call):
-        name = node.func.id if isinstance(node.func, ast.Name) else type(node.func).__name__
-        raise ValueError(f"calling {name!r} is not allowed (allowed: {', '.join(_FUNCTIONS)}, positional arguments)")
-    if isinstance(node, ast.Name):
-        raise ValueError(f"unknown name {node.id!r} (allowed: {', '.join([*_CONSTANTS, *_FUNCTIONS])})")
-    raise ValueError(f"{type(node).__name__} is not allowed")
+class _NotANumber(Exception):
+    """The text stops being an expression here (parse_number says "cannot read ... as a number")."""
+
+
+class _NotReal(Exception):
+    """A power whose value is complex: (-8)^0.5."""
+
+
+class _Reader:
+    """A recursive-descent reader of one expression, the grammar of the page's playground (exact.js):
+
+        expr  = term {("+" | "-") term}
+        term  = unary {"*" unary | "/" unary | power}     a power right after: 2√3, 3 ln 2, 2(1+1)
+        unary = ("-" | "+") unary | power
+        power = atom ["^" unary]                          "**" is "^"
+        atom  = number | "(" expr ")" | "√" atom | pi | π | e | name "(" expr {"," expr} ")" | name atom
+
+    where name is sqrt, ln, log or exp, and "ln 2" is ln(2). Each step is a float operation, so
+    10^10^10 overflows instead of running for ever."""
+
+    def __init__(self, tokens: list[str]):
+        self.tokens, self.i = tokens, 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> str | None:
+        token = self.peek()
+        self.i += 1
+        return token
+
+    def expr(self) -> float:
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            value = value + self.term() if self.take() == "+" else value - self.term()
+        return value
+
+    def term(self) -> float:
+        value = self.unary()
+        while True:
+            token = self.peek()
+            if token == "*":
+                self.take()
+                value *= self.unary()
+            elif token == "/":
+                self.take()
+                value /= self.unary()
+            elif token == "(" or token == "√" or _is_name(token):
+                value *= self.power()
+            else:
+                return value
+
+    def unary(self) -> float:
+        if self.peek() == "-":
+            self.take()
+            return -self.unary()
+        if self.peek() == "+":
+            self.take()
+            return self.unary()
+        return self.power()
+
+    def power(self) -> float:
+        base = self.atom()
+        if self.peek() != "^":
+            return base
+        self.take()
+        exponent = self.unary()
+        value = operator.pow(base, exponent)
+        if isinstance(value, complex):  # (-8)^0.5
+            raise _NotReal
+        return value
+
+    def atom(self) -> float:
+        token = self.take()
+        if token is None:
+            raise _NotANumber
+        if token[0].isdigit() or token[0] == ".":
+            return float(token)
+        if token == "(":
+            value = self.expr()
+            self.expect(")")
+            return value
+        if token == "√":
+            return math.sqrt(self.atom())
+        if not _is_name(token):
+            raise _NotANumber
+        if token in _CONSTANTS:
+            return _CONSTANTS[token]
+        if token not in _FUNCTIONS:
+            if self.peek() == "(":
+                raise Refusal.of("errors.number_call", name=repr(token), functions=list(_FUNCTIONS))
+            raise Refusal.of("errors.number_name", name=repr(token), allowed=_ALLOWED_NAMES)
+        lo, hi, fn = _FUNCTIONS[token]
+        if self.peek() != "(":
+            return fn(self.atom())  # ln 2, sqrt 2: the function of the next atom
+        self.take()
+        args = [self.expr()]
+        while self.peek() == ",":
+            self.take()
+            args.append(self.expr())
+        self.expect(")")
+        if not lo <= len(args) <= hi:
+            count = str(lo) if lo == hi else f"{lo} or {hi}"
+            raise Refusal.of("errors.number_arguments", name=token, count=count)
+        return fn(*args)
+
+    def expect(self, token: str) -> None:
+        if self.take() != token:
+            raise _NotANumber
+
+
+def _is_name(token: str | None) -> bool:
+    return token is not None and (token[0].isalpha() or token[0] == "_")
 
 
 def parse_number(text: str) -> float:
-    """The value of a small arithmetic expression, e.g. "1/2", "sqrt(2)/2", "ln(2)", "2^-3", "-pi"."""
+    """The value of a small arithmetic expression, as the page's playground reads it: "1/2",
+    "sqrt(2)/2", "√2", "ln(2)", "ln 2", "2^-3", "2**-3", "3 ln 2", "2√3/3", "-pi", "π/2"."""
     if not isinstance(text, str):
-        raise ValueError(f"expected text, got {type(text).__name__}")
-    source = text.strip().replace("^", "**").replace("\u2212", "-")  # also accept the Unicode minus
-    shown = " ".join(text.split())[:80]
+        raise Refusal.of("errors.number_type", type=type(text).__name__)
+    source = text.strip().translate(_SAME).replace("**", "^")
+    shown = repr(" ".join(text.split())[:80])
     if not source:
-        raise ValueError("empty number")
+        raise Refusal.of("errors.number_empty")
     if len(source) > MAX_TEXT:
-        raise ValueError(f"number too long ({len(source)} characters): {shown!r}...")
+        raise Refusal.of("errors.number_too_long", n=len(source), text=shown)
+    reader = _Reader(_TOKEN.findall(source))
     try:
-        value = _eval(ast.parse(source, mode="eval"))
-    except SyntaxError:
-        raise ValueError(f"cannot read {shown!r} as a number") from None
-    except OverflowError:
-        raise ValueError(f"cannot read {shown!r} as a number: the value is too large") from None
-    except (ValueError, ZeroDivisionError, TypeError, RecursionError, MemoryError) as e:
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ValueError(f"cannot read {shown!r} as a number: {reason}") from None
-    if isinstance(value, complex) or not math.isfinite(value):  # (-8)**0.5 is complex in Python
-        raise ValueError(f"cannot read {shown!r} as a number: the value is not a finite real number")
+        value = reader.expr()
+        if reader.peek() is not None:
+            raise _NotANumber
+    except _NotANumber:
+        raise Refusal.of("errors.number_unreadable", text=shown) from None
+    except (Refusal, ValueError, ZeroDivisionError, OverflowError, RecursionError, _NotReal) as e:
+        raise Refusal.of("errors.number_because", text=shown, why=_why(e)) from None
+    if not math.isfinite(value):
+        raise Refusal.of("errors.number_because", text=shown, why=phrase("errors.number_not_real"))
     return float(value)
+
+
+def _why(error: Exception):
+    """Why a text is not a number, as parse_number says it after "cannot read '...' as a number: "."""
+    if isinstance(error, Refusal):  # an unknown name, a wrong number of arguments
+        return error
+    if isinstance(error, _NotReal):
+        return phrase("errors.number_not_real")
+    if isinstance(error, OverflowError):
+        return phrase("errors.number_too_large")
+    if isinstance(error, RecursionError):
+        return phrase("errors.number_too_deep")
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return phrase(_REASONS[reason]) if reason in _REASONS else reason
 
 
 def parse_vector(text: str) -> list[float]:
@@ -103,7 +205,7 @@ def parse_vector(text: str) -> list[float]:
     entries = _split_top_level(text, ",")
     for j, entry in enumerate(entries):
         if not entry.strip():
-            raise ValueError(f"empty entry {j + 1} in {text.strip()!r}")
+            raise Refusal.of("errors.number_empty_entry", j=j + 1, text=repr(text.strip()))
     return [parse_number(e) for e in entries]
 
 
@@ -113,17 +215,19 @@ def parse_matrix(text: str) -> list[list[float]]:
     if rows and not rows[-1].strip():  # allow one trailing ';'
         rows = rows[:-1]
     if not rows or not any(r.strip() for r in rows):
-        raise ValueError("empty matrix: give rows separated by ';' and entries by ','")
+        raise Refusal.of("errors.number_empty_matrix")
     matrix = []
     for i, row in enumerate(rows):
         if not row.strip():
-            raise ValueError(f"row {i + 1} is empty in {text.strip()!r}")
+            raise Refusal.of("errors.number_empty_row", i=i + 1, text=repr(text.strip()))
         try:
             matrix.append(parse_vector(row))
         except ValueError as e:
-            raise ValueError(f"row {i + 1} ({row.strip()!r}): {e}") from None
+            raise Refusal.of("errors.number_in_row", i=i + 1, row=repr(row.strip()), error=e) from None
         if len(matrix[-1]) != len(matrix[0]):
-            raise ValueError(f"row {i + 1} ({row.strip()!r}) has {len(matrix[-1])} entries, row 1 has {len(matrix[0])}")
+            raise Refusal.of(
+                "errors.number_ragged", i=i + 1, row=repr(row.strip()), n=len(matrix[-1]), first=len(matrix[0])
+            )
     return matrix
 
 

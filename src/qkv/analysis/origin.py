@@ -25,6 +25,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.indices import check_layer_head, check_token
 from qkv.core.models import evaluating
+from qkv.core.refusal import family_title
 
 from .view import TextError, check_ids, read_text
 
@@ -38,7 +39,7 @@ def attention_input_name(cfg, layer: int) -> str:
 def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
     """(text, ids) from a text or from token ids (one of the two), checked as the view checks them."""
     if (text is None) == (ids is None):
-        raise TextError("give either a text or token ids")
+        raise TextError.of("errors.text_or_ids")
     if ids is None:
         return read_text(tokenizer, text, model.cfg.n_ctx)
     ids = check_ids(ids, model.cfg)
@@ -63,7 +64,7 @@ def origin(
     and the coordinate-wise products q_i[c] k_j[c] with their sums, for one layer, head and query token."""
     cfg = model.cfg
     if not model.family.one_stack:
-        raise TextError(f"the origin of q, k and v is shown for a GPT or an encoder, not {model.family.title}")
+        raise TextError.of("errors.origin_family", title=family_title(model.family))
     layer, head = check_layer_head(cfg, layer, head)
     text, ids = read_ids(model, tokenizer, text, ids)
     T = len(ids)

@@ -17,6 +17,7 @@ import torch
 
 from qkv.core.document import header
 from qkv.core.models import evaluating
+from qkv.core.refusal import Refusal
 
 from .view import read_text
 
@@ -38,7 +39,7 @@ def _last_probs(model, ids: list[int]) -> torch.Tensor:
 
 def side_by_side(model, tokenizer, a: str, b: str, top: int = 10) -> dict:
     if not 1 <= top <= MAX_TOP:
-        raise ValueError(f"top must be 1..{MAX_TOP}, got {top}")
+        raise Refusal.of("errors.top_range", max=MAX_TOP, top=top)
     n_ctx = model.cfg.n_ctx
     (a, ids_a), (b, ids_b) = read_text(tokenizer, a, n_ctx), read_text(tokenizer, b, n_ctx)
     doc = {

@@ -23,6 +23,7 @@ import torch
 
 from qkv.core.finite import require_finite
 from qkv.core.indices import check_layer_head
+from qkv.core.refusal import Refusal, family_title, phrase
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 TOP_K = (1, 4, 8)  # energy shares reported: the top 1, 4 and 8 directions
@@ -31,9 +32,7 @@ TOP_K = (1, 4, 8)  # energy shares reported: the top 1, 4 and 8 directions
 def attention_module(model, layer: int):
     """The self-attention module of block `layer` of a GPT or an encoder (a one-line ValueError otherwise)."""
     if not model.family.one_stack:
-        raise ValueError(
-            f"the transform view reads a GPT's or an encoder's self-attention; this is {model.family.title}"
-        )
+        raise Refusal.of("errors.transform_family", title=family_title(model.family))
     layer, _ = check_layer_head(model.cfg, layer, None)
     return model.blocks[layer].attn
 
@@ -52,7 +51,7 @@ def head_matrices(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     weights = attn.head_weights()  # each (n_heads, d_in, d_out)
     mats = {name: weights[name][head].detach().double().cpu() for name in MATRICES}
     for name, W in mats.items():  # an SVD of a NaN matrix has no answer
-        require_finite(W, f"layer {layer} head {head}'s {name}", model)
+        require_finite(W, phrase("errors.head_matrix", layer=layer, head=head, name=name), model)
     return mats
 
 

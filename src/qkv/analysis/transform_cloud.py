@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from qkv.core.indices import check_layer_head
+from qkv.core.refusal import Refusal, phrase
 from qkv.core.trace import run_with_trace
 
 from .origin import attention_input_name
@@ -164,8 +165,7 @@ def word_cloud(model, tokenizer, layer: int, head: int, groups=None, ambiguous=A
     member = np.array([lab != "ambiguous" for lab in labels])
     present = sorted({lab for lab in labels if lab != "ambiguous"}, key=list(groups).index)
     if len(present) < 2 or any(sum(lab == g for lab in labels) < 2 for g in present):
-        found = ", ".join(words) or "none"
-        raise ValueError(f"this vocabulary has too few of the cloud's words as single tokens (found: {found})")
+        raise Refusal.of("errors.cloud_words", found=list(words) or phrase("errors.none"))
     mats, biases = head_matrices(model, layer, head), head_biases(model, layer, head)
     Xn = X.numpy()
     lab = np.array(labels)

@@ -21,6 +21,9 @@ i and keys j of its own:
 Target step i reads target token i (<s> w1 … wn) and writes word i (w1 … wn </s>): the top-level
 arrays next_ids, next_probs (T_target, TOP_NEXT) are its most likely words, actual_prob and
 actual_rank (T_target,) the probability and rank of the word the translation writes there.
+"confidence" is the smallest of them (qkv.core.translation.confidence), "weakest" the word written
+with it, and "unsure" says it is below "unsure_below" (UNSURE_BELOW): there the model was choosing
+between words, so its translation is a guess.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.finite import arrays_note
 from qkv.core.models.family import family_of
-from qkv.core.translation import decode_target
+from qkv.core.translation import UNSURE_BELOW, confidence, decode_target
 
 from . import cross
 from .explain import N_COORDS
@@ -65,10 +68,7 @@ def check_size(cfg, n_src: int, n_tgt: int) -> None:
     """Refuse a view whose attention matrices would not fit a page (about MAX_CELLS in all)."""
     cells = cfg.n_heads * (cfg.n_encoder_layers * n_src**2 + cfg.n_layers * (n_tgt**2 + n_tgt * n_src))
     if cells > MAX_CELLS:
-        raise TextError(
-            f"{n_src} source and {n_tgt} target tokens make {cells:,} attention weights, more than a page "
-            f"can show ({MAX_CELLS:,}): use a shorter sentence"
-        )
+        raise TextError.of("errors.translation_too_large", n_src=n_src, n_tgt=n_tgt, cells=cells, max=MAX_CELLS)
 
 
 def _part(tr, cfg, name: str, k: int, raw: dict) -> dict:
@@ -103,6 +103,8 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     raw = {f"arrays.{key}": value for key, value in nexts.items()}
     parts = {p: _part(tr, cfg, p, k, raw) for p in PARTS}
     note = arrays_note(raw)
+    written_p = nexts["actual_prob"].tolist()  # the probability of each word written, and of </s>
+    sure = confidence(written_p)
     return {
         **header("translation-view"),
         **({"non_finite": note} if note else {}),
@@ -110,6 +112,10 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
         "translation": decode_target(tokenizer, r.tgt_in),
         "translated": r.translated,
         "finished": r.finished,
+        "confidence": sure,
+        "unsure": sure < UNSURE_BELOW,
+        "unsure_below": UNSURE_BELOW,
+        "weakest": tokenizer.display(r.written[written_p.index(sure)]) if written_p else "",
         "source": {"ids": r.src, "tokens": display(r.src)},
         "target": {
             "ids": r.tgt_in,

@@ -180,17 +180,17 @@ def _weights_bytes(path) -> int | None:
 def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
     """The ids of `text`, or a TextError that says what is wrong (in one line)."""
     if not isinstance(text, str):
-        raise TextError(f"the text must be a string, not {type(text).__name__}")
+        raise TextError.of("errors.text_type", type=type(text).__name__)
     if not text:
-        raise TextError("the text is empty: type at least one token")
+        raise TextError.of("errors.text_empty")
     try:
         ids = tokenizer.encode(text)
     except ValueError as e:  # UnknownTokenError names the characters or words
-        raise TextError(str(e)) from None
+        raise TextError.recast(e) from None
     if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:  # WordPiece: "   " is [CLS] [SEP]
-        raise TextError("the text gives no tokens: type at least one token")
+        raise TextError.of("errors.text_no_tokens")
     if len(ids) > n_ctx:
-        raise TextError(f"the text has {len(ids)} tokens; this model reads at most n_ctx = {n_ctx}")
+        raise TextError.of("errors.text_too_long", T=len(ids), n_ctx=n_ctx)
     return ids
 
 
@@ -215,12 +215,12 @@ def read_text(tokenizer, text, n_ctx: int) -> tuple[str, list[int]]:
 def check_ids(ids, cfg) -> list[int]:
     """Token ids given directly (as generation returns them), checked like a text's."""
     if not ids:
-        raise TextError("no token ids: give at least one")
+        raise TextError.of("errors.ids_empty")
     bad = [i for i in ids if not 0 <= i < cfg.d_vocab]
     if bad:
-        raise TextError(f"token id {bad[0]} is out of range: the vocabulary has ids 0..{cfg.d_vocab - 1}")
+        raise TextError.of("errors.ids_range", id=bad[0], last=cfg.d_vocab - 1)
     if len(ids) > cfg.n_ctx:
-        raise TextError(f"{len(ids)} tokens; this model reads at most n_ctx = {cfg.n_ctx}")
+        raise TextError.of("errors.ids_too_long", T=len(ids), n_ctx=cfg.n_ctx)
     return list(ids)
 
 
@@ -229,9 +229,8 @@ def check_size(cfg, T: int) -> None:
     cells = cfg.n_layers * cfg.n_heads * T * T
     if cells > MAX_CELLS:
         most = math.isqrt(MAX_CELLS // (cfg.n_layers * cfg.n_heads))
-        raise TextError(
-            f"{T} tokens make {cells:,} attention weights over {cfg.n_layers} layers x {cfg.n_heads} "
-            f"heads, more than a page can show ({MAX_CELLS:,}): use at most {most} tokens"
+        raise TextError.of(
+            "errors.view_too_large", T=T, cells=cells, L=cfg.n_layers, H=cfg.n_heads, max=MAX_CELLS, most=most
         )
 
 
@@ -332,7 +331,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
     words are cut apart is shown cut (`read_text`), and its "text" says so."""
     cfg = model.cfg
     if (text is None) == (ids is None):
-        raise TextError("give either a text or token ids")
+        raise TextError.of("errors.text_or_ids")
     if ids is None:
         typed = text
         text, ids = read_text(tokenizer, text, cfg.n_ctx)

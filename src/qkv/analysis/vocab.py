@@ -24,6 +24,7 @@ from pathlib import Path
 from qkv.core import corpus
 from qkv.core.document import header
 from qkv.core.files import TEXT_LIMIT, read_bytes
+from qkv.core.refusal import Refusal
 
 KINDS = ("word", "char", "byte", "piece", "special")
 MATCHES = ("prefix", "substring")
@@ -36,11 +37,24 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _known_texts():
+    """The texts qkv makes itself that a checkpoint may have trained on: the built-in corpus, and the
+    bundled GPT's (the corpus with the HSK sentences, when hsk-sentences-audio is installed)."""
+    yield corpus.default_text(), "qkv corpus"
+    try:
+        from qkv.core.bundled import training_text as bundled_text
+
+        yield bundled_text(), "qkv corpus + HSK"
+    except ValueError:  # the HSK sentences are not installed
+        return
+
+
 def training_text(ckpt_dir) -> tuple[str | None, str]:
     """(the text a qkv checkpoint was trained on, where it was found), or (None, why not).
 
-    config.json records the text's sha256 (data.sha256): qkv's built-in corpus (corpus.default_text)
-    or the file it names (data.path) is the training text when its sha256 is that one."""
+    config.json records the text's sha256 (data.sha256): qkv's built-in corpus (corpus.default_text),
+    the bundled GPT's text (bundled.training_text) or the file it names (data.path) is the training
+    text when its sha256 is that one."""
     from qkv.core.checkpoint import read_config
 
     if ckpt_dir is None or not Path(ckpt_dir).is_dir():
@@ -52,9 +66,9 @@ def training_text(ckpt_dir) -> tuple[str | None, str]:
     sha = data.get("sha256") if isinstance(data, dict) else None
     if not isinstance(sha, str):
         return None, "the checkpoint does not record its training text"
-    text = corpus.default_text()
-    if _sha256(text) == sha:
-        return text, "qkv corpus"
+    for text, where in _known_texts():
+        if _sha256(text) == sha:
+            return text, where
     path = data.get("path")
     if data.get("kind") == "file" and isinstance(path, str) and Path(path).is_file():
         try:  # the recorded path may have become anything since: a regular file of bounded size only
@@ -123,11 +137,11 @@ def vocab(
     the counts are unknown), `limit` of them from `offset`. `text`: the training text (None: unknown,
     then `where` says why); `where`: where it came from."""
     if match not in MATCHES:
-        raise ValueError(f"match must be one of {', '.join(MATCHES)}, got {match!r}")
+        raise Refusal.of("errors.one_of", name="match", choices=list(MATCHES), got=repr(match))
     if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise Refusal.of("errors.one_of", name="kind", choices=list(KINDS), got=repr(kind))
     if not 1 <= limit <= MAX_LIMIT or offset < 0:
-        raise ValueError(f"limit must be 1..{MAX_LIMIT} and offset at least 0, got {limit} and {offset}")
+        raise Refusal.of("errors.vocab_range", max=MAX_LIMIT, limit=limit, offset=offset)
     n = counts(tokenizer, text) if text is not None else None
     q = query.casefold()
     rows = []

@@ -38,25 +38,26 @@ from .models import make_model
 from .models.family import family_of
 from .models.gpt import GPT
 from .models.size import FLOAT_DTYPES, check_fits, param_shapes
+from .refusal import Refusal, phrase
 from .rundir import FIXED, FORMAT, STAGED, WEIGHTS_RE, inspect, is_debris, weights_run
 from .tokenizers import Tokenizer, tokenizer_from_bytes
 
 VERSION = 1
 
 
-def read_json(path: Path, what: str) -> dict:
+def read_json(path: Path, what) -> dict:
     """A JSON object from a regular file of at most JSON_LIMIT bytes: a missing file is "missing", a FIFO
     or a device "not a regular file" (files.read_bytes), either way one line naming it."""
     try:
         data = read_bytes(path, JSON_LIMIT, "JSON file")
     except FileNotFoundError:
-        raise ValueError(f"{path} is missing: not a qkv checkpoint ({what})") from None
+        raise Refusal.of("errors.ckpt_file_missing", path=path, what=what) from None
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise ValueError(f"{path} is not valid JSON: {e}") from None
+        raise Refusal.of("errors.ckpt_not_json", path=path, error=str(e)) from None
     if not isinstance(obj, dict):
-        raise ValueError(f"{path} must hold a JSON object")
+        raise Refusal.of("errors.ckpt_not_object", path=path)
     return obj
 
 
@@ -82,12 +83,12 @@ _STATE_FIELDS = {  # state.json: field -> is this value right? (None: the field 
 def read_state(d: Path) -> dict:
     """state.json, every field checked: the step, and the names of the checkpoint's files."""
     path = d / "state.json"
-    state = read_json(path, "no state.json: no finished checkpoint was written")
+    state = read_json(path, phrase("errors.ckpt_no_state"))
     for key, ok in _STATE_FIELDS.items():
         if key in ("step", "model") and key not in state:
-            raise ValueError(f"{path} is malformed: field {key!r} is missing")
+            raise Refusal.of("errors.ckpt_field_missing", path=path, field=repr(key))
         if not ok(state.get(key)):
-            raise ValueError(f"{path} is malformed: field {key!r} = {state.get(key)!r}")
+            raise Refusal.of("errors.ckpt_field_bad", path=path, field=repr(key), value=repr(state.get(key)))
     return state
 
 
@@ -109,7 +110,7 @@ def _files(state: dict | None) -> set[str]:
 def read_config(d: Path) -> dict:
     """The checkpoint's config (the file its state.json names; config.json when there is none)."""
     name = (_live_state(d) or {}).get("config") or FIXED["config"]
-    return read_json(d / name, "no config.json")
+    return read_json(d / name, phrase("errors.ckpt_no_config"))
 
 
 # ---------------------------------------------------------------------------- writing
@@ -320,11 +321,11 @@ def _open_weights(path: Path, state: dict):
     try:
         check_regular(path)
     except FileNotFoundError:
-        raise ValueError(f"{path} is missing: the checkpoint is incomplete") from None
+        raise Refusal.of("errors.ckpt_incomplete", path=path) from None
     try:
         f = safe_open(str(path), framework="pt")
     except (SafetensorError, OSError) as e:
-        raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
+        raise Refusal.of("errors.ckpt_not_safetensors", path=path, error=str(e)) from None
     with f:
         meta = f.metadata() or {}
         run, step = meta.get("run"), meta.get("step")
@@ -388,32 +389,30 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     The optimizer state stays on the CPU: optimizer.load_state_dict moves it to the parameters."""
     d = Path(path)
     if d.is_file():
-        raise ValueError(f"{d} is a file, not a checkpoint directory")
+        raise Refusal.of("errors.ckpt_is_file", path=d)
     if not d.is_dir():
-        raise ValueError(f"checkpoint directory {d} does not exist")
+        raise Refusal.of("errors.ckpt_no_dir", path=d)
     state = read_state(d) if (d / "state.json").exists() else None
     names = {k: (state or {}).get(k) or FIXED[k] for k in FIXED}
     cpath, tpath = d / names["config"], d / names["tokenizer"]
-    config = read_json(cpath, "no config.json")
+    config = read_json(cpath, phrase("errors.ckpt_no_config"))
     if config.get("format") != FORMAT:
-        raise ValueError(f"{cpath} is not a qkv checkpoint config")
+        raise Refusal.of("errors.ckpt_not_config", path=cpath)
     if config.get("version") != VERSION:
-        raise ValueError(
-            f"{cpath}: checkpoint version {config.get('version')} is not supported (this qkv reads {VERSION})"
-        )
+        raise Refusal.of("errors.ckpt_version", path=cpath, version=config.get("version"), reads=VERSION)
     if "model" not in config:
-        raise ValueError(f"{cpath}: field 'model' is missing")
+        raise Refusal.of("errors.ckpt_no_model", path=cpath)
     # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
     try:
         model_cfg = ModelConfig.from_dict(config["model"])
         train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
     except ValueError as e:
-        raise ValueError(f"{cpath}: {e}") from None
+        raise Refusal.of("errors.in", where=cpath, error=e) from None
     check_fits(model_cfg, cpath)  # before anything of its size is allocated
     try:
         tok_bytes = read_bytes(tpath, TOKENIZER_LIMIT, "tokenizer file")
     except FileNotFoundError:
-        raise ValueError(f"cannot load tokenizer: {tpath} does not exist") from None
+        raise Refusal.of("errors.ckpt_no_tokenizer", path=tpath) from None
     tokenizer = tokenizer_from_bytes(tok_bytes, tpath)
     if config.get("tokenizer") not in (None, tokenizer.kind):
         raise ValueError(f"{tpath} holds a {tokenizer.kind} tokenizer but {cpath} says {config.get('tokenizer')!r}")

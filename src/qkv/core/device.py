@@ -24,6 +24,8 @@ from contextlib import nullcontext
 
 import torch
 
+from .refusal import Refusal
+
 CHOICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 _DTYPES = {
@@ -48,7 +50,7 @@ def resolve(name: str | torch.device = "auto") -> torch.device:
     if isinstance(name, torch.device):
         name = str(name)
     if not isinstance(name, str):
-        raise ValueError(f"device must be one of {', '.join(CHOICES)}; got {name!r}")
+        raise Refusal.of("errors.device_type", choices=list(CHOICES), got=repr(name))
     name = name.strip().lower()
     if name == "auto":
         if torch.cuda.is_available():
@@ -58,24 +60,16 @@ def resolve(name: str | torch.device = "auto") -> torch.device:
         return torch.device("cpu")
     if name == "mps":
         if not _mps_available():
-            raise ValueError(
-                "device mps is not available here (no Apple GPU, or this torch was built without MPS); "
-                "use --device cpu or auto"
-            )
+            raise Refusal.of("errors.device_no_mps")
         return torch.device("mps")
     kind, _, index = name.partition(":")
     if kind == "cuda" and (not index or index.isdigit()):
         if not torch.cuda.is_available():
-            raise ValueError(
-                f"device {name} is not available here (no CUDA GPU, or this torch was built without CUDA); "
-                "use --device cpu or auto"
-            )
+            raise Refusal.of("errors.device_no_cuda", name=name)
         if index and int(index) >= torch.cuda.device_count():
-            raise ValueError(
-                f"device {name} is not available here: this machine has {torch.cuda.device_count()} CUDA GPU(s)"
-            )
+            raise Refusal.of("errors.device_no_gpu", name=name, n=torch.cuda.device_count())
         return torch.device(name)
-    raise ValueError(f"unknown device {name!r}; choose one of {', '.join(CHOICES)} (or cuda:N)")
+    raise Refusal.of("errors.device_unknown", name=repr(name), choices=list(CHOICES))
 
 
 def model_device(model: torch.nn.Module) -> torch.device:

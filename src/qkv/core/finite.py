@@ -18,8 +18,10 @@ import math
 
 import torch
 
+from .refusal import Phrase, Refusal, phrase
 
-class NonFiniteError(ValueError):
+
+class NonFiniteError(Refusal):
     """The model's numbers are not finite where an answer needs them to be."""
 
 
@@ -31,22 +33,31 @@ def first_non_finite(model: torch.nn.Module) -> str | None:
     return None
 
 
-def weights_note(model: torch.nn.Module) -> str | None:
-    """One line for `qkv info` and `qkv.check`: which weight is not finite, None if all are."""
+def weights_phrase(model: torch.nn.Module) -> Phrase | None:
+    """Which weight is not finite, as a catalogued phrase (None if all are): weights_note, said in either language."""
     name = first_non_finite(model)
     if name is None:
         return None
     bad = sum(int((~torch.isfinite(p)).sum()) for p in model.parameters())
-    return f"the model's weights are not finite: {bad:,} NaN or infinite value{'s' * (bad != 1)}, the first in {name}"
+    return phrase("errors.weights_not_finite_one" if bad == 1 else "errors.weights_not_finite", bad=bad, name=name)
 
 
-def not_finite_error(what: str, model: torch.nn.Module | None = None) -> NonFiniteError:
-    """The one-line refusal: `what` holds NaN or infinite values, and which weight of `model` is to blame."""
-    why = weights_note(model) if model is not None else None
-    return NonFiniteError(f"NaN or infinite values in {what}" + (f"; {why}" if why else ""))
+def weights_note(model: torch.nn.Module) -> str | None:
+    """One line for `qkv info` and `qkv.check`: which weight is not finite, None if all are."""
+    why = weights_phrase(model)
+    return None if why is None else str(why)
 
 
-def require_finite(t: torch.Tensor, what: str, model: torch.nn.Module | None = None) -> None:
+def not_finite_error(what, model: torch.nn.Module | None = None) -> NonFiniteError:
+    """The one-line refusal: `what` (a phrase, or plain text) holds NaN or infinite values, and which
+    weight of `model` is to blame."""
+    why = weights_phrase(model) if model is not None else None
+    if why is None:
+        return NonFiniteError.of("errors.not_finite", what=what)
+    return NonFiniteError.of("errors.not_finite_because", what=what, why=why)
+
+
+def require_finite(t: torch.Tensor, what, model: torch.nn.Module | None = None) -> None:
     """Raise NonFiniteError when `t` holds a NaN or an infinity (`what` says what t is)."""
     if not torch.isfinite(t).all():
         raise not_finite_error(what, model)

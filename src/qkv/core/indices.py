@@ -11,25 +11,32 @@ from __future__ import annotations
 import operator
 
 from .models.family import family_of
+from .refusal import Refusal, phrase
 
 
-class TextError(ValueError):
+class TextError(Refusal):
     """What the user gave cannot be shown: an index out of range, a text that is empty, too long
     for n_ctx, or holds what the tokenizer does not know. The server answers it with a 400."""
 
 
-def check_index(value, n: int, what: str, unit: str) -> int:
-    """value as an index into n things (`unit` says what they are: "the text has 5 tokens"). Any
+def check_index(value, n: int, what: str, unit) -> int:
+    """value as an index into n things (`unit` says what they are: phrase("errors.unit_tokens", n=5),
+    "the text has 5 tokens"; a plain string is said as it is in every language). Any
     integer type is one (numpy's, a 0-d integer tensor: what operator.index accepts), a bool is not."""
     try:
         if isinstance(value, bool):
             raise TypeError
         value = operator.index(value)
     except TypeError:
-        raise TextError(f"{what} must be an integer; got {value!r}") from None
+        raise TextError.of("errors.index_type", what=_named(what), value=repr(value)) from None
     if not -n <= value < n:
-        raise TextError(f"{what} {value} is out of range: {unit} (use 0..{n - 1} or {-n}..-1)")
+        raise TextError.of("errors.index_range", what=_named(what), value=value, unit=unit, last=n - 1, neg=-n)
     return value % n
+
+
+def _named(what: str):
+    """How a sentence names the index: layer, head, or token (a position: 位置 in Chinese)."""
+    return phrase(f"errors.what_{what}") if what in ("layer", "head", "token") else what
 
 
 def check_layer_head(cfg, layer, head, stack: str | None = None) -> tuple[int | None, int | None]:
@@ -39,10 +46,14 @@ def check_layer_head(cfg, layer, head, stack: str | None = None) -> tuple[int | 
     family's last stack, the one that writes the output)."""
     s = family_of(cfg).stack(stack)
     n_layers = getattr(cfg, s.layers)
-    where = f"the {s.name}" if s.name else "the model"
+    layers = (
+        phrase("errors.unit_stack_layers", stack=phrase(f"errors.stack_{s.name}"), n=n_layers)
+        if s.name
+        else phrase("errors.unit_layers", n=n_layers)
+    )
     return (
-        None if layer is None else check_index(layer, n_layers, "layer", f"{where} has {n_layers} layers"),
-        None if head is None else check_index(head, cfg.n_heads, "head", f"each layer has {cfg.n_heads} heads"),
+        None if layer is None else check_index(layer, n_layers, "layer", layers),
+        None if head is None else check_index(head, cfg.n_heads, "head", phrase("errors.unit_heads", n=cfg.n_heads)),
     )
 
 
@@ -51,11 +62,11 @@ def check_heads(cfg, heads) -> list[tuple[int, int]]:
     out = set()
     for pair in heads:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise TextError(f"a head is a pair [layer, head], got {pair!r}")
+            raise TextError.of("errors.head_pair", pair=repr(pair))
         out.add(check_layer_head(cfg, pair[0], pair[1]))
     return sorted(out)
 
 
 def check_token(token, T: int) -> int:
     """A query position in a text of T tokens."""
-    return check_index(token, T, "token", f"the text has {T} tokens")
+    return check_index(token, T, "token", phrase("errors.unit_tokens", n=T))

@@ -16,6 +16,7 @@ import torch
 from .device import model_device
 from .finite import NonFiniteError, not_finite_error
 from .models.gpt import GPT
+from .refusal import Refusal, phrase
 
 
 def pick(
@@ -34,7 +35,7 @@ def pick(
     return _pick(logits, temperature, top_k, top_p, generator)
 
 
-LOGITS = "the next-token logits"  # what holds NaN when there is no distribution to pick from
+LOGITS = phrase("errors.logits")  # what holds NaN when there is no distribution to pick from
 
 
 def _pick(logits, temperature, top_k, top_p, generator) -> int:
@@ -69,30 +70,24 @@ def _pick(logits, temperature, top_k, top_p, generator) -> int:
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None, max_new_tokens: int) -> None:
     if not temperature >= 0 or temperature > 100:
-        raise ValueError(f"temperature must be between 0 and 100; got {temperature}")
+        raise Refusal.of("errors.temperature_range", got=temperature)
     if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k must be >= 1; got {top_k}")
+        raise Refusal.of("errors.top_k_range", got=top_k)
     if top_p is not None and not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1]; got {top_p}")
+        raise Refusal.of("errors.top_p_range", got=top_p)
     if max_new_tokens < 0 or max_new_tokens > 1_000_000:
-        raise ValueError(f"max_new_tokens must be between 0 and 1000000; got {max_new_tokens}")
+        raise Refusal.of("errors.max_new_tokens_range", got=max_new_tokens)
 
 
 def check_generates(model) -> None:
     """A one-line ValueError for a model that does not continue a prompt (an encoder, a translator)."""
     family = model.family
     if not family.next_token:
-        raise ValueError(
-            f"this model is {family.title}: it outputs one vector per token, not a next-token "
-            "distribution, so it cannot generate text (qkv explain and qkv serve show what it computes)"
-        )
+        raise Refusal.of("errors.no_next_token", title=family.title)
     if family.translates:
-        raise ValueError(
-            "this model translates: it writes a target sentence for a source sentence rather than "
-            "continuing a prompt (use qkv translate)"
-        )
+        raise Refusal.of("errors.translates_not_generates")
     if not family.generates:
-        raise ValueError(f"this model is {family.title}: it does not continue a prompt")
+        raise Refusal.of("errors.does_not_generate", title=family.title)
 
 
 @torch.inference_mode()
@@ -113,7 +108,7 @@ def generate_ids(
     check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
     if not prompt_ids:
-        raise ValueError("the prompt is empty: give at least one token")
+        raise Refusal.of("errors.prompt_empty")
     n_ctx = model.cfg.n_ctx
     device = model_device(model)
     generator = torch.Generator(device).manual_seed(seed) if seed is not None else None

@@ -117,15 +117,22 @@ def _digest(pairs) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _builtin(direction: str, n_sentences: int):
-    """(train pairs, val pairs, origin) from qkv's corpus: the val pairs are the held-out frames."""
-    from .corpus import pairs
+def _builtin(direction: str, n_sentences: int, everyday: bool = False):
+    """(train pairs, val pairs, origin) from qkv's corpus: the val pairs are the held-out frames. With
+    `everyday`, the HSK sentences too: their training part to learn from, their held-out part for the
+    val loss (corpus.hsk; needs hsk-sentences-audio)."""
+    from .corpus import hsk, pairs
 
     flip = direction == "en-zh"
-    side = (lambda p: (list(p.en), list(p.zh))) if flip else (lambda p: (list(p.zh), list(p.en)))
-    train = [side(p) for p in pairs("train", seed=CORPUS_SEED, n_sentences=n_sentences)]
-    val = [side(p) for p in pairs("heldout", seed=CORPUS_SEED)]
-    return train, val, {"kind": "builtin", "corpus_seed": CORPUS_SEED, "n_sentences": n_sentences}
+    side = (lambda zh, en: (en, zh)) if flip else (lambda zh, en: (zh, en))
+    train = [side(list(p.zh), list(p.en)) for p in pairs("train", seed=CORPUS_SEED, n_sentences=n_sentences)]
+    val = [side(list(p.zh), list(p.en)) for p in pairs("heldout", seed=CORPUS_SEED)]
+    origin = {"kind": "builtin", "corpus_seed": CORPUS_SEED, "n_sentences": n_sentences}
+    if everyday:
+        train += [side(*s.pair) for s in hsk.split("train")]
+        val += [side(*s.pair) for s in hsk.split("heldout")]
+        origin["everyday"] = "hsk"
+    return train, val, origin
 
 
 def _from_file(path, val_fraction: float):
@@ -137,15 +144,16 @@ def _from_file(path, val_fraction: float):
     return every[: len(every) - n_val], every[len(every) - n_val :], {"kind": "file", "path": str(Path(path).resolve())}
 
 
-def _read(pairs_path, direction: str, n_sentences: int | None, val_fraction: float):
+def _read(pairs_path, direction: str, n_sentences: int | None, val_fraction: float, everyday: bool = False):
     """(train pairs, val pairs, origin). Val pairs with a word that no training pair uses are left out."""
     if pairs_path is None:
         if isinstance(n_sentences, int) and n_sentences > 1_000_000:
             raise ValueError(f"n_sentences must be at most 1000000; got {n_sentences}")
-        train, val, origin = _builtin(direction, DEFAULT_SENTENCES if n_sentences is None else n_sentences)
+        n = DEFAULT_SENTENCES if n_sentences is None else n_sentences
+        train, val, origin = _builtin(direction, n, everyday)
     else:
-        if n_sentences is not None:
-            raise ValueError("n_sentences is for the built-in corpus; a pairs file gives its own pairs")
+        if n_sentences is not None or everyday:
+            raise ValueError("n_sentences and everyday are for the built-in corpus; a pairs file gives its own pairs")
         train, val, origin = _from_file(pairs_path, val_fraction)
     known = {w for pair in train for side in pair for w in side}  # the tokenizer's words
     scored = [(s, t) for s, t in val if known.issuperset(s) and known.issuperset(t)]  # a word never trained: no score
@@ -176,9 +184,10 @@ class TranslateTask(Task[Pairs]):
     pairs_path: str | Path | None = None
     direction: str | None = None  # "zh-en" by default
     n_sentences: int | None = None  # from the built-in corpus (DEFAULT_SENTENCES by default)
+    everyday: bool = False  # the built-in corpus with the HSK sentences (corpus.hsk)
 
     def new_run_settings(self) -> dict[str, object]:
-        return {"n_sentences": self.n_sentences}
+        return {"n_sentences": self.n_sentences, "everyday": self.everyday or None}
 
     def recall(self, config: dict, out: Path) -> TranslateTask:
         """What was not given again, as the checkpoint records it: the direction, the file or the corpus's size."""
@@ -191,11 +200,14 @@ class TranslateTask(Task[Pairs]):
             pairs_path=pairs_path,
             direction=self.direction or "-".join(direction_of(config)),
             n_sentences=recorded.get("n_sentences") if pairs_path is None else None,
+            everyday=pairs_path is None and recorded.get("everyday") == "hsk",
         )
 
     def read(self, tc: TrainConfig) -> tuple[Pairs, dict]:
         source, target = parse_direction(self.direction or "zh-en", builtin=self.pairs_path is None)
-        train, val, origin = _read(self.pairs_path, f"{source}-{target}", self.n_sentences, tc.val_fraction)
+        train, val, origin = _read(
+            self.pairs_path, f"{source}-{target}", self.n_sentences, tc.val_fraction, self.everyday
+        )
         return Pairs(train, val, (source, target)), origin
 
     def check_resume(self, pairs: Pairs, config: dict, out: Path) -> None:
@@ -228,6 +240,7 @@ def train_translation(
     out="runs/translate",
     direction: str | None = None,
     n_sentences: int | None = None,
+    everyday: bool = False,
     preset: str | None = None,
     overrides: list[str] | tuple[str, ...] = (),
     resume: bool = False,
@@ -240,10 +253,12 @@ def train_translation(
     The pairs: the built-in corpus (`n_sentences` training pairs, DEFAULT_SENTENCES if None; the
     held-out frames for the val loss) or `pairs_path`, a UTF-8 TSV file of source TAB target.
     `direction` ("zh-en" by default, or "en-zh") picks which side of the corpus is the source; for
-    a file it names the languages of its two columns. `preset` ("translate" by default) and
-    `overrides` ("key=value") shape a new run; `resume`, `force` and `until` work as in train.train.
+    a file it names the languages of its two columns. `everyday` adds the HSK sentences to the built-in
+    corpus (their training part; the held-out part joins the val pairs; needs hsk-sentences-audio).
+    `preset` ("translate" by default) and `overrides` ("key=value") shape a new run; `resume`, `force`
+    and `until` work as in train.train.
     """
-    task = TranslateTask(pairs_path=pairs_path, direction=direction, n_sentences=n_sentences)
+    task = TranslateTask(pairs_path=pairs_path, direction=direction, n_sentences=n_sentences, everyday=everyday)
     request = Request(
         out=Path(out),
         preset=preset,

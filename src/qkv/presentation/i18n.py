@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
+from qkv.core import refusal
+
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
 
@@ -53,3 +55,47 @@ def translator(lang: str, area: str):
     """t with the language and area fixed: say = translator("zh", "explain"); say("step4")."""
     check_lang(lang)
     return lambda name, **fields: t(f"{area}.{name}", lang, **fields)
+
+
+# ------------------------------------------------------------------ errors (qkv.core.refusal)
+
+
+def say_error(error: BaseException, lang: str) -> str:
+    """What `error` says in `lang`: a catalogued refusal (qkv.core.refusal) in that language, any other
+    error in its own (English) text. Area "errors" holds the sentences, and says how qkv writes them."""
+    check_lang(lang)
+    if not getattr(error, "key", None):
+        return str(error)
+    try:
+        return _said(error, lang)
+    except KeyError:  # a key the catalogue lacks (a test looks for them): English, else the key itself
+        return _plain(error)
+
+
+def _plain(item) -> str:
+    """A refusal or phrase in English (its str()), or its key and fields when the catalogue lacks it."""
+    try:
+        return _said(item, "en")
+    except KeyError:
+        return f"{item.key} {item.fields}"
+
+
+def _said(item, lang: str) -> str:
+    """A refusal or phrase in `lang`, its fields said in the same language (lists joined by its comma)."""
+    area, _, name = item.key.rpartition(".")
+    text = catalogue(lang, area)[name]  # as t() looks it up; a field may be called "key" or "lang" here
+    fields = {field: _field(value, lang) for field, value in item.fields.items()}
+    return text.format(**fields) if fields else text
+
+
+def _field(value, lang: str):
+    if isinstance(value, (refusal.Refusal, refusal.Phrase)) and value.key:
+        return _said(value, lang)
+    if isinstance(value, list):
+        return t("errors.comma", lang).join(str(_field(v, lang)) for v in value)
+    if isinstance(value, BaseException):
+        return str(value)
+    return value
+
+
+refusal.speak_english(_plain)

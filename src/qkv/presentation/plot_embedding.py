@@ -2,15 +2,21 @@
 pointing alike. The map projects the rows onto their two main directions (PCA); the lines join each
 token to its nearest neighbours by cosine similarity measured in all d_model dimensions, so a line
 between two far-apart points shows what the 2-D projection hides.
+
+When the map shows one of the built-in corpus's two-sense words (苹果, 小米, 黑莓 and their English
+spellings, core.corpus.lexicon.AMBIGUOUS) for a model qkv trained, a caption says why such a word need
+not sit with the fruits: the corpus's sense sentences use it as a food and as a company, and its one
+row of W_E is trained by both.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from qkv.core.corpus.lexicon import AMBIGUOUS
 from qkv.core.geometry import pca_2d
 
-from .figures import check_path, new_figure, save
+from .figures import caption, check_path, new_figure, save
 from .i18n import translator
 
 DEFAULT_COUNT = 60
@@ -81,6 +87,20 @@ def default_ids(tokenizer) -> list[int]:
     return list(range(min(DEFAULT_COUNT, tokenizer.vocab_size)))
 
 
+# the two-sense words of the built-in corpus, as its Chinese and English sentences write them
+TWO_SENSES = tuple(
+    dict.fromkeys([*AMBIGUOUS, *(e[key] for e in AMBIGUOUS.values() for key in ("en_food", "en_company"))])
+)
+
+
+def two_sense_words(model, shown: list[str]) -> list[str]:
+    """The built-in corpus's two-sense words among the tokens shown, for a model qkv trained (a pretrained
+    model learned its words from other text: the corpus says nothing about it)."""
+    if getattr(model, "loaded_from", None) is not None:
+        return []
+    return [w for w in TWO_SENSES if w in shown]
+
+
 def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "en"):
     """PCA map of the chosen tokens' embeddings, each joined to its k nearest (cosine) among them.
 
@@ -124,4 +144,8 @@ def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "
     ax.set_title(say("title", n=len(ids), d=E.shape[1]))
     if k:
         ax.text(0.01, 0.01, say("lines", k=k, d=E.shape[1]), transform=ax.transAxes, fontsize="small", color="0.35")
+    senses = two_sense_words(model, [tokenizer.display(i) for i in ids])
+    if senses:  # why 苹果 may sit with the companies rather than the fruits
+        sep = "、" if lang == "zh" else ", "
+        caption(fig, say("two_senses", words=sep.join(senses)), 110 if lang == "zh" else 120, fontsize=9)
     return save(fig, path)

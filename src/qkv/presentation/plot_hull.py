@@ -16,9 +16,9 @@ import numpy as np
 from qkv.analysis.numbers import fmt
 from qkv.core.geometry import hull_polygon, pca_2d, project
 
+from .figures import caption as write_caption
 from .figures import check_path, new_figure, save
 from .i18n import t, translator
-from .text import wrap
 
 MAX_DRAWN = 1e300  # |v| beyond this: the picture's margins would pass the largest float (1.8e308)
 
@@ -106,9 +106,6 @@ def hull_figure(values, z, weights, path, labels=None, title=None, caption=None,
     if d > 2:
         ax.set_xlabel("PC1")
         ax.set_ylabel("PC2")
-    wrapped = wrap(caption, 90)
-    fig.text(0.5, 0.01, wrapped, ha="center", va="bottom", fontsize=9)
-    bottom = 0.02 + 0.025 * (wrapped.count("\n") + 1)  # room for the caption's lines
-    fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))
+    write_caption(fig, caption, 90, fontsize=9)  # one Text per line: the lines never run into each other
     save(fig, path)
     return HullFigure(path=path, title=title, caption=caption, projected=d > 2)

@@ -1,6 +1,9 @@
 """The `qkv` command: argument parsing (parser.py) and one handler per command (commands.py; info and
 corpus in describe.py), over the Python API. Every error in what the user gave prints one line
-`qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback instead.
+`qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback instead. A command whose
+--lang is the language it speaks in (SPEAKS) says its errors in that language, from the message
+catalogue (`qkv: 错误：...` with --lang zh: the catalogue's errors.cli_prefix); argparse's own
+usage errors stay English.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ import os
 import sys
 
 from qkv.core import threads
+from qkv.presentation.i18n import DEFAULT_LANG, LANGS, say_error, t
 
 from .commands import COMMANDS
 from .parser import build_parser
@@ -16,6 +20,8 @@ from .parser import build_parser
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 # the commands that compute enough for the thread count to matter (qkv.core.threads picks it)
 COMPUTING = {"train", "generate", "translate", "demo", "lesson", "trace", "explain", "figure", "serve"}
+# the commands whose --lang is the language they speak in (corpus's picks which sentences it prints)
+SPEAKS = {"demo", "lesson", "explain", "attend", "figure"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     # under `qkv train --nproc` (one machine, the same inputs) leaves errors in the inputs to rank 0
     rank = os.environ.get("RANK", "0")
     peer = args.command == "train" and os.environ.get("WORLD_SIZE", "1") != "1" and rank != "0"
+    lang = getattr(args, "lang", None) if args.command in SPEAKS else None
+    lang = lang if lang in LANGS else DEFAULT_LANG
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
@@ -41,16 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RuntimeError) as e:
         if os.environ.get("QKV_DEBUG"):
             raise
-        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if not (peer and isinstance(e, ValueError) and os.environ.get("QKV_LAUNCHED")):
-            # a peer shares the terminal with rank 0, whose progress bar may hold the line: start a new one
-            lead = "\n" if peer else ""
-            print(f"{lead}qkv: error{f' (rank {rank})' if peer else ''}: {message}", file=sys.stderr)
+        said = say_error(e, lang).strip()
+        message = said.splitlines()[0] if said else type(e).__name__
+        if peer:  # a peer shares the terminal with rank 0, whose progress bar may hold the line: start a new one
+            if not (isinstance(e, ValueError) and os.environ.get("QKV_LAUNCHED")):
+                print(f"\nqkv: error (rank {rank}): {message}", file=sys.stderr)
+        else:
+            print(t("errors.cli_prefix", lang, message=message), file=sys.stderr)
         return EXIT_ERROR
     except Exception as e:  # a bug in qkv: still one line, the traceback on request
         if os.environ.get("QKV_DEBUG"):
             raise
-        print(f"qkv: internal error: {type(e).__name__}: {e} (set QKV_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(t("errors.cli_internal", lang, kind=type(e).__name__, detail=e), file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from qkv.core.files import format_bytes, without_bom
 from qkv.core.finite import dumps as finite_dumps
+from qkv.core.refusal import Refusal
 
 from . import describe
 
@@ -205,7 +206,7 @@ def generate(args) -> None:
 def translate(args) -> None:
     from qkv.core.bundled import default_translate_ckpt
     from qkv.core.checkpoint import load
-    from qkv.core.translation import translate
+    from qkv.core.translation import translated
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
@@ -221,7 +222,9 @@ def translate(args) -> None:
             if n == 1:
                 line = without_bom(line)
             try:
-                out = translate(model, tokenizer, line, args.beam, args.max_len) if line.strip() else ""
+                out = ""  # an empty line stays empty
+                if line.strip():
+                    out = _translation(translated(model, tokenizer, line, args.beam, args.max_len), n)
             except ValueError as e:  # this line's own error; the lines after it are still translated
                 failed += 1
                 out = ""  # an empty line keeps line n of the output the translation of line n
@@ -229,7 +232,22 @@ def translate(args) -> None:
             print(out, flush=True)
         return 1 if failed else None
     else:
-        print(translate(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
+        print(_translation(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len)))
+
+
+def _translation(t, line: int | None = None) -> str:
+    """The translation's text; a note on stderr when the model is unsure of it (a guess, not a translation)."""
+    from qkv.core.translation import UNSURE_BELOW
+
+    if t.unsure:
+        where = f"line {line}: " if line is not None else ""
+        print(
+            f"qkv: note: {where}the model is unsure of this translation: it wrote {t.weakest!r} with probability "
+            f"{t.confidence:.2f} (below {UNSURE_BELOW}), choosing between words; read it as a guess",
+            file=sys.stderr,
+            flush=True,
+        )
+    return t.text
 
 
 def demo(args) -> None:
@@ -291,10 +309,7 @@ def _cpu_only(args) -> None:
     from qkv.core.device import resolve
 
     if resolve(args.device).type != "cpu":
-        raise ValueError(
-            f"qkv {args.command} computes on the CPU, where its explanations read every weight and "
-            f"activation; --device {args.device} is for qkv train and qkv generate"
-        )
+        raise Refusal.of("errors.cpu_only", command=args.command, device=args.device)
 
 
 def explain(args) -> None:
@@ -339,7 +354,7 @@ def attend(args) -> None:
     from qkv.presentation.derivation import attend
 
     if args.figure and not str(args.figure).lower().endswith((".png", ".svg")):
-        raise ValueError(f"figure file must end in .png or .svg, got {args.figure!r}")
+        raise Refusal.of("errors.figure_suffix", path=repr(args.figure))
     d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
     if args.figure:  # refused before anything is printed
         from qkv.presentation.plot_hull import check_drawable

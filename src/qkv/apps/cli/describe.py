@@ -60,8 +60,10 @@ def _info_translation(ref, ckpt) -> None:
     )
     data = ckpt.config.get("data")
     if isinstance(data, dict) and data.get("pairs") is not None:
-        where = "the built-in corpus" if data.get("kind") == "builtin" else data.get("path")
-        held = " (held-out frames)" if data.get("kind") == "builtin" else ""
+        builtin, everyday = data.get("kind") == "builtin", data.get("everyday") == "hsk"
+        where = "the built-in corpus" if builtin else data.get("path")
+        where += " and the HSK training sentences" if builtin and everyday else ""
+        held = (" (held-out frames and HSK sentences)" if everyday else " (held-out frames)") if builtin else ""
         left = (
             f" ({data['val_left_out']} more left out: they have words no training pair has)"
             if data.get("val_left_out")

@@ -232,8 +232,10 @@ def _add_seeing(sub) -> None:
     p = sub.add_parser(
         "attend",
         help="derive one query's attention step by step, with exact numbers",
-        description="Entries are separated by ',' and rows by ';'; sqrt(), ln(), log(), exp(), "
-        "pi, e and fractions are allowed. A value starting with '-' needs '=': --q=-1,0",
+        description="Entries are separated by ',' and rows by ';'. Each is a number as the web page's "
+        "playground reads it: sqrt(2) or √2, ln(2) or ln 2, log(x) or log(x, b), exp(), pi or π, e, "
+        "fractions, powers (2^-1), and a number before a name multiplies it (2√3, 3 ln 2). "
+        "A value starting with '-' needs '=': --q=-1,0",
     )
     p.add_argument("--q", required=True, metavar="VECTOR", help='the query, e.g. "sqrt(2),0"')
     p.add_argument("--k", required=True, metavar="MATRIX", help='the keys, one row each, e.g. "ln(2),0; 0,1; 0,-1"')

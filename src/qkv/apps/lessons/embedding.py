@@ -59,9 +59,19 @@ def cosines(E: torch.Tensor) -> torch.Tensor:
     return unit @ unit.T
 
 
+def _training_text() -> str:
+    """The bundled GPT's training text; the built-in corpus alone without the HSK sentences installed."""
+    from qkv.core.bundled import training_text
+    from qkv.core.corpus import default_text
+
+    try:
+        return training_text()
+    except ValueError:
+        return default_text()
+
+
 @torch.no_grad()
 def measure(model, tokenizer, seed: int = 0) -> dict:
-    from qkv.core.corpus import default_text
     from qkv.presentation.plot_embedding import nearest_neighbours
 
     fruits = single_tokens(tokenizer, FRUITS)
@@ -82,7 +92,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     n_f = len(fruits)
     within = float(np.mean([cos[i, j].item() for i, j in combinations(range(n_f), 2)]))
     across = float(np.mean([cos[i, n_f].item() for i in range(n_f)]))
-    text = default_text()  # the bundled model's training text: how often it shows each word
+    text = _training_text()  # how often the bundled model's training text shows each word
     counts = Counter(text.split())
     return {
         "words": words,

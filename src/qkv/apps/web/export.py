@@ -21,6 +21,7 @@ from qkv.analysis.view import view
 from qkv.core.files import atomic_write
 from qkv.core.finite import dumps
 from qkv.core.indices import check_index, check_layer_head
+from qkv.core.refusal import Refusal, phrase
 
 from .bundle import ENTRY, bundle
 from .offer import model_doc
@@ -64,17 +65,17 @@ def export_html(
     `layer`, `head` and query `token` when given (negative ones count from the end), in `lang`
     ("zh" or "en"; None: the reader's browser language; ?lang= in the address wins)."""
     if lang not in (None, "zh", "en"):
-        raise ValueError(f"lang must be zh or en, got {lang!r}")
+        raise Refusal.of("errors.export_lang", got=repr(lang))
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{path} is a directory: give a file name for the page, e.g. {path / 'attention.html'}")
+        raise Refusal.of("errors.export_dir", path=path, example=path / "attention.html")
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
     translates = model.family.translates  # then layer and head are the decoder's, token a target step
     doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
     T = len(doc["target"]["ids"] if translates else doc["ids"])
     layer, head = check_layer_head(model.cfg, layer, head)
-    unit = f"the translation has {T} target steps" if translates else f"the text has {T} tokens"
+    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
     token = None if token is None else check_index(token, T, "token", unit)
     start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths

@@ -1,6 +1,11 @@
 """The explorer's "model" document, what GET /api/model answers: the model's shape, and what the page
-offers it: example sentences its tokenizer reads, and a default comparison that compare() accepts on
-this tokenizer (cased or not). A translation model's document is translate.py's.
+offers it: example sentences its tokenizer reads, a default comparison that compare() accepts on
+this tokenizer (cased or not), and the two sentences the side-by-side panel opens on. "Reads" means
+every piece is in the vocabulary: a WordPiece tokenizer never refuses text, it writes its unknown
+token ([UNK]) instead, so a sentence that gives one is not offered (MiniLM's English vocabulary
+turns most Chinese characters into [UNK]: it is offered English sentences). The model document names
+that unknown token ("unknown_token", null when the tokenizer has none), so that the page can say
+when a text holds it. A translation model's document is translate.py's.
 """
 
 from __future__ import annotations
@@ -33,12 +38,29 @@ COMPARISONS = [
     ("i ate apple", "i joined apple", "apple"),
     ("the king is dead", "the king is here", "king"),
 ]
+# the side-by-side panel: the same words in another order, so that every difference is word order's
+SIDE_PAIRS = [
+    ("我打了你", "你打了我"),
+    ("the dog bit the man", "the man bit the dog"),
+]
 # for a pretrained model (MiniLM, a Hugging Face directory): English first, the issue's apple pair
 PRETRAINED_EXAMPLES = ["I ate an apple", "I bought Apple shares", "The embeddings of a word change with its context."]
 PRETRAINED_COMPARISONS = [  # the apple pair needs an uncased tokenizer (BERT's); the bank pair reads either way
     ("I ate an apple", "I bought Apple shares", "apple"),
     ("I sat on the river bank", "I put money in the bank", "bank"),
 ]
+PRETRAINED_SIDE_PAIRS = [("The dog bit the man", "The man bit the dog")]
+
+
+def unknown_token(tokenizer) -> str | None:
+    """The token a tokenizer writes for text its vocabulary cannot spell (WordPiece's [UNK]), as
+    `display` shows it; None for a tokenizer that refuses such text instead (qkv's own)."""
+    hf = getattr(tokenizer, "hf", None)
+    name = getattr(getattr(hf, "model", None), "unk_token", None) if hf is not None else None
+    if not name and getattr(tokenizer, "kind", "") == "wordpiece":
+        name = "[UNK]"
+    unk = hf.token_to_id(name) if hf is not None and name else None
+    return tokenizer.display(unk) if unk is not None else None
 
 
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
@@ -46,13 +68,14 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
     if model.family.translates:
         return translation_model_doc(model, tokenizer, name, first)
     n_ctx = model.cfg.n_ctx
+    unk = unknown_token(tokenizer)
 
     def fits(text):
         try:
             ids = encode_text(tokenizer, text, n_ctx)
         except ValueError:
             return False
-        return not any(tokenizer.display(i) == "[UNK]" for i in ids)  # WordPiece never refuses: it writes [UNK]
+        return not any(tokenizer.display(i) == unk for i in ids)  # WordPiece never refuses: it writes [UNK]
 
     pretrained = model.loaded_from is not None
     examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
@@ -72,11 +95,20 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         ),
         None,
     )  # compare's own test: the word must be in both sentences as this tokenizer spells it (cased or not)
+    sides = (PRETRAINED_SIDE_PAIRS if pretrained else []) + SIDE_PAIRS
+    side = next(({"a": a, "b": b} for a, b in sides if fits(a) and fits(b)), None)
+    if side is None and len(shown) >= 2:  # a model of other text: two sentences it reads
+        side = {"a": shown[0], "b": shown[1]}
     return {
         **header("model"),
-        "model": {**model_info(model, tokenizer, name), **space_tokens(tokenizer, model.cfg.d_vocab)},
+        "model": {
+            **model_info(model, tokenizer, name),
+            **space_tokens(tokenizer, model.cfg.d_vocab),
+            "unknown_token": unk,
+        },
         "examples": list(dict.fromkeys(shown)),
         "compare": pair,
+        "side": side,
     }
 
 

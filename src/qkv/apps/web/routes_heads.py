@@ -21,6 +21,7 @@ from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.origin import origin
 from qkv.analysis.view import TextError
 from qkv.apps.lessons import heads as heads_lesson
+from qkv.core.refusal import Refusal
 from qkv.presentation.i18n import LANGS
 from qkv.presentation.lessons import heads as heads_view
 
@@ -34,7 +35,7 @@ class _TextOrIds(Strict):
     @model_validator(mode="after")
     def one_of(self):
         if (self.text is None) == (self.ids is None):
-            raise ValueError("give either text or ids")
+            raise Refusal.of("requests.text_or_ids")
         return self
 
 
@@ -103,9 +104,8 @@ def add_routes(app, model, tokenizer, lock) -> None:
     @app.post("/api/ablate")
     def post_ablate(body: AblateIn):
         if len(body.heads) > model.cfg.n_layers * model.cfg.n_heads:  # the list, before its duplicates are dropped
-            raise TextError(
-                f"{len(body.heads)} pairs given; the model has {model.cfg.n_layers * model.cfg.n_heads} "
-                "heads: list each head once"
+            raise TextError.of(
+                "errors.ablate_too_many", n=len(body.heads), heads=model.cfg.n_layers * model.cfg.n_heads
             )
         with lock:
             doc = ablate(model, tokenizer, body.text, heads=body.heads, token=body.token, ids=body.ids, top=body.top)

@@ -6,12 +6,16 @@ POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, 
 
 from __future__ import annotations
 
+from fastapi import Request
+
 from qkv.analysis.transform import MATRICES, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
 from qkv.core.document import header
 from qkv.core.indices import TextError, check_layer_head
+from qkv.core.refusal import family_title
+from qkv.presentation.i18n import DEFAULT_LANG, say_error
 
-from .requests import FiniteJSON, Strict
+from .requests import FiniteJSON, Strict, request_lang
 
 
 class TransformIn(Strict):
@@ -19,15 +23,16 @@ class TransformIn(Strict):
     head: int
 
 
-def transform_doc(model, tokenizer, twin, layer: int, head: int) -> dict:
-    """The document of POST /api/transform (kind "transform"): plain numbers for the page."""
+def transform_doc(model, tokenizer, twin, layer: int, head: int, lang: str = DEFAULT_LANG) -> dict:
+    """The document of POST /api/transform (kind "transform"): plain numbers for the page (and, when
+    the word cloud cannot be drawn, why, in `lang`)."""
     layer, head = check_layer_head(model.cfg, layer, head)
     trained = head_spectra(model, layer, head)
     random = head_spectra(twin, layer, head)
     try:
         cloud, why = word_cloud(model, tokenizer, layer, head), None
     except ValueError as e:  # a vocabulary without the cloud's words: the spectra still stand
-        cloud, why = None, str(e)
+        cloud, why = None, say_error(e, lang)
     return {
         **header("transform"),
         "layer": layer,
@@ -47,13 +52,11 @@ def add_routes(app, model, tokenizer, lock) -> None:
     twins = []  # the random model of the same shape, made on the first request
 
     @app.post("/api/transform")
-    def post_transform(body: TransformIn):
+    def post_transform(body: TransformIn, request: Request):
         if not model.family.one_stack:
-            raise TextError(
-                f"the transform panel reads a GPT's or an encoder's self-attention; this is {model.family.title}"
-            )
+            raise TextError.of("errors.transform_panel_family", title=family_title(model.family))
         with lock:
             if not twins:
                 twins.append(random_twin(model, 0))
-            doc = transform_doc(model, tokenizer, twins[0], body.layer, body.head)
+            doc = transform_doc(model, tokenizer, twins[0], body.layer, body.head, request_lang(request))
         return FiniteJSON(doc)

@@ -56,7 +56,7 @@ def add_routes(app, model, tokenizer, lock) -> None:
         try:
             doc = vocab(tokenizer, text, where, body.query, body.match, body.kind, body.limit, body.offset)
         except ValueError as e:
-            raise TextError(str(e)) from None
+            raise TextError.recast(e) from None
         return FiniteJSON(doc)
 
     @app.get("/api/vocab")
@@ -76,10 +76,7 @@ def add_routes(app, model, tokenizer, lock) -> None:
     @app.post("/api/side")
     def post_side(body: SideIn):
         if not model.family.one_stack:
-            raise TextError(
-                "a translation model is shown across its two sentences: the page's side-by-side "
-                "panel is for a model that reads one text"
-            )
+            raise TextError.of("errors.side_translation")
         with lock:
             doc = side_by_side(model, tokenizer, body.a, body.b, body.top)
         return FiniteJSON(doc)

@@ -31,6 +31,8 @@ generating and comparing are 400s (it translates instead of continuing a text).
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
 wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
 text that cannot be shown (qkv.core.indices.TextError); anything else is a 500, a bug in qkv.
+The line is in the request's language (Accept-Language, which the page sets to its own; English
+without it), from the message catalogue: requests.py says how.
 Requests whose Host header is not the address the server listens on are refused (a web page
 elsewhere cannot reach a local server through DNS rebinding), and the page may load nothing from
 elsewhere (Content-Security-Policy). listen.py closes a connection that has not sent a whole
@@ -76,12 +78,23 @@ from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
 from qkv.core.document import header
 from qkv.core.finite import NonFiniteError
 from qkv.core.indices import check_layer_head, check_token
+from qkv.core.refusal import Refusal
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
 from . import bundle, routes_heads, routes_transform, routes_words
 from .offer import model_doc
-from .requests import MAX_CHARS, BodyLimit, FiniteJSON, Strict, body_limit, error_answer
+from .requests import (
+    MAX_CHARS,
+    BodyLimit,
+    FiniteJSON,
+    Strict,
+    body_limit,
+    error_answer,
+    http_refusal,
+    invalid_body,
+    request_lang,
+)
 
 MAX_NEW = 256
 LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
@@ -114,7 +127,7 @@ class ViewIn(Strict):
     @model_validator(mode="after")
     def one_of(self):
         if (self.text is None) == (self.ids is None):
-            raise ValueError("give either text or ids")
+            raise Refusal.of("requests.text_or_ids")
         return self
 
 
@@ -151,21 +164,6 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
-def _validation_message(exc: RequestValidationError) -> str:
-    """pydantic's first complaint about a body, said of the body: where it is wrong and how."""
-    first = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-    kind, msg = first.get("type", ""), first.get("msg", "invalid request")
-    if kind == "json_invalid":  # loc: ("body", the character where the JSON breaks)
-        return f"the body is not valid JSON (at character {where}: {first.get('ctx', {}).get('error', msg)})"
-    if not where and kind == "missing":
-        return "the request has no body: send a JSON object"
-    if not where and kind in ("model_attributes_type", "dict_type"):
-        return "the body must be a JSON object (with Content-Type: application/json)"
-    msg = msg.removeprefix("Value error, ")
-    return f"{where}: {msg}" if where else msg
-
-
 def host_name(header: str) -> str:
     """The host part of a Host header: "127.0.0.1:8000" -> "127.0.0.1", "[::1]:8000" -> "::1"."""
     return header[1 : header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
@@ -190,7 +188,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.middleware("http")
     async def guard(request: Request, call_next):
         if app.state.hosts is not None and host_name(request.headers.get("host", "")) not in app.state.hosts:
-            return error_answer(400, f"this server answers requests to {', '.join(sorted(app.state.hosts))} only")
+            refusal = Refusal.of("requests.wrong_host", hosts=sorted(app.state.hosts))
+            return error_answer(400, refusal, request_lang(request))
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -201,23 +200,25 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc):
-        return error_answer(422, _validation_message(exc))
+        return error_answer(422, invalid_body(exc.errors()), request_lang(request))
 
     @app.exception_handler(HTTPException)
     async def httperror_answer(request, exc):
-        return error_answer(exc.status_code, str(exc.detail))
+        return error_answer(exc.status_code, http_refusal(exc.status_code, exc.detail), request_lang(request))
 
     @app.exception_handler(TextError)  # what the user gave cannot be shown: unknown words, too long, out of range
     async def bad_text(request, exc):
-        return error_answer(400, str(exc))
+        return error_answer(400, exc, request_lang(request))
 
     @app.exception_handler(NonFiniteError)  # the model's numbers are NaN or infinite where the answer needs them
     async def not_finite(request, exc):
-        return error_answer(400, str(exc))
+        return error_answer(400, exc, request_lang(request))
 
     @app.exception_handler(Exception)
     async def bug(request, exc):
-        return error_answer(500, f"internal error: {type(exc).__name__}: {exc}")
+        return error_answer(
+            500, Refusal.of("requests.internal", kind=type(exc).__name__, detail=exc), request_lang(request)
+        )
 
     # the endpoints that compute are plain functions, run in worker threads; these few answer at once,
     # on the event loop, so that no number of slow requests (each holding a thread) can keep them waiting
@@ -226,9 +227,9 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         return Response(asset("index.html"), media_type="text/html; charset=utf-8")
 
     @app.get("/assets/{name}", include_in_schema=False)
-    async def static(name: str):
+    async def static(name: str, request: Request):
         if name not in ASSETS:  # a fixed list: no path the client sends reaches the file system
-            return error_answer(404, f"no asset {name!r}")
+            return error_answer(404, Refusal.of("requests.no_asset", name=repr(name)), request_lang(request))
         return Response(asset(name), media_type=ASSETS[name])
 
     info_body = FiniteJSON(info).body  # rendered once: it never changes
@@ -241,7 +242,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     def post_view(body: ViewIn):
         t0 = time.perf_counter()
         if translates and body.ids is not None:
-            raise TextError("a translation model reads a source text, not token ids")
+            raise TextError.of("errors.view_translation_ids")
         with lock:
             doc = (
                 translation_view(model, tokenizer, body.text, name)
@@ -280,11 +281,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         try:
             check_generates(model)  # an encoder has no next-token distribution
         except ValueError as e:
-            raise TextError(str(e)) from None
+            raise TextError.recast(e) from None
         prompt, ids = read_text(tokenizer, body.text, n_ctx)
         room = n_ctx - len(ids)  # the page shows at most n_ctx tokens: generation stops there, and says so
         if room < 1:
-            raise TextError(f"the text already fills n_ctx = {n_ctx} tokens: shorten it to generate more")
+            raise TextError.of("errors.text_fills_context", n_ctx=n_ctx)
         with lock:
             new = list(
                 generate_ids(
@@ -307,10 +308,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.post("/api/compare")
     def post_compare(body: CompareIn):
         if translates:
-            raise TextError(
-                "a translation model is not compared across two sentences here: its page shows the "
-                "attention from the translation to the source"
-            )
+            raise TextError.of("errors.compare_translation")
         with lock:
             doc = compare(model, tokenizer, body.a, body.b, body.word)
         return FiniteJSON(doc)

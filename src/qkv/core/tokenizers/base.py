@@ -12,23 +12,29 @@ import unicodedata
 from pathlib import Path
 
 from ..files import TOKENIZER_LIMIT, check_regular, read_bytes
+from ..refusal import Refusal, phrase
 
 FORMAT_VERSION = 1
 MAX_LISTED = 10
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-class UnknownTokenError(ValueError):
+class UnknownTokenError(Refusal):
     """Raised by ``encode`` when the text holds symbols the vocabulary lacks."""
 
 
-def _unknown_error(things: list[str], noun: str) -> UnknownTokenError:
-    n = len(things)
-    listed = ", ".join(repr(t) for t in things[:MAX_LISTED])
+def unknown_error(listed: list, n: int, noun: str) -> UnknownTokenError:
+    """ "3 words are not in the tokenizer's vocabulary: 'a', 'b', 'c'": the first MAX_LISTED of `listed`
+    (each a repr or a phrase), then how many more; `noun` is "token", "character" or "word"."""
+    shown = listed[:MAX_LISTED]
     if n > MAX_LISTED:
-        listed += f" and {n - MAX_LISTED} more"
-    plural, verb = (noun, "is") if n == 1 else (noun + "s", "are")
-    return UnknownTokenError(f"{n} {plural} {verb} not in the tokenizer's vocabulary: {listed}")
+        shown = phrase("errors.and_more", items=shown, n=n - MAX_LISTED)
+    noun = phrase(f"errors.noun_{noun}{'' if n == 1 else 's'}")
+    return UnknownTokenError.of("errors.unknown_one" if n == 1 else "errors.unknown_many", n=n, noun=noun, listed=shown)
+
+
+def _unknown_error(things: list[str], noun: str) -> UnknownTokenError:
+    return unknown_error([repr(t) for t in things], len(things), noun)
 
 
 def _readable(data: bytes) -> str:
@@ -108,7 +114,7 @@ class Tokenizer:
     def _check_id(self, id) -> int:
         i = int(id)
         if not 0 <= i < self.vocab_size:
-            raise ValueError(f"token id {i} is out of range (vocabulary has {self.vocab_size} tokens)")
+            raise Refusal.of("errors.token_id_range", id=i, n=self.vocab_size)
         return i
 
     def separator(self, prev: int | None, id: int) -> bytes:

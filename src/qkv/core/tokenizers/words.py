@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .base import FORMAT_VERSION, MAX_LISTED, UnknownTokenError, _ListTokenizer
+from ..refusal import phrase
+from .base import FORMAT_VERSION, MAX_LISTED, UnknownTokenError, _ListTokenizer, unknown_error
 from .nearest import fold_ascii, nearest_words
 
 # Word tokens: a run of whitespace, a run of word characters, or one other
@@ -174,18 +175,19 @@ class WordTokenizer(_ListTokenizer):
         words = self.tokens[: self.n_words]
         if missing:
             listed = [
-                f"{m!r} (nearest known words: {', '.join(nearest_words(words, m)) or 'none shares a character'})"
+                phrase("errors.nearest_words", piece=repr(m), words=nearest_words(words, m) or phrase("errors.no_near"))
                 for m in missing[:MAX_LISTED]
             ]
         else:
             listed = [
-                f"{p!r} (known words once cut: {' '.join(part for part, _ in cut_longest(p, self.ids, self._longest))})"
+                phrase(
+                    "errors.cut_words",
+                    piece=repr(p),
+                    cut=" ".join(part for part, _ in cut_longest(p, self.ids, self._longest)),
+                )
                 for p in pieces[:MAX_LISTED]
             ]
-        n = len(missing or pieces)
-        more = f" and {n - MAX_LISTED} more" if n > MAX_LISTED else ""
-        plural, verb = ("word", "is") if n == 1 else ("words", "are")
-        return UnknownTokenError(f"{n} {plural} {verb} not in the tokenizer's vocabulary: {', '.join(listed)}{more}")
+        return unknown_error(listed, len(missing or pieces), "word")
 
     def token_kind(self, id: int) -> str:
         """ "word" (a word of the training text), "char" (a character kept for the fallback) or "byte"."""

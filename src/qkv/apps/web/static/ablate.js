@@ -42,10 +42,10 @@ Object.assign(I18N.en, {
 });
 Object.assign(I18N.zh, {
   ablate_title: "关掉注意力头",
-  ablate_caption: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是第 L 层的注意力输出少了 z_h W_O[h]，" +
+  ablate_caption: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是它所在那一层（层 L）的注意力输出少了 z_h W_O[h]，" +
     "之后每一层读到的残差流都不同了。每个头旁边写着课程 <code>heads</code> 测得它最常看哪里，以及在那里的平均权重" +
     "（{n} 个句子，均匀基线 {base}）。",
-  ablate_caption_nolabels: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是第 L 层的注意力输出少了 z_h W_O[h]，" +
+  ablate_caption_nolabels: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是它所在那一层（层 L）的注意力输出少了 z_h W_O[h]，" +
     "之后每一层读到的残差流都不同了。（没有课程标签：{why}）",
   ablate_clear: "全部打开",
   ablate_head: "L{l} H{h}",
@@ -56,11 +56,11 @@ Object.assign(I18N.zh, {
   ablate_moved: "移动的概率（½ Σ |P_之后 − P_之前|）：{moved}",
   ablate_th_tok: "词元", ablate_th_before: "之前", ablate_th_after: "之后", ablate_th_delta: "变化",
   ablate_layers: "之后各层每个头的注意力模式的最大变化 max |A_之后 − A_之前|（点击显示那个头）",
-  ablate_row: "第 {l} 层第 {h} 个头：查询 {i}「{tok}」看向哪里，之前 → 之后",
-  ablate_row_early: "第 {l} 层在第一个被关掉的头（第 {first} 层）之前：它的注意力模式不会变。",
-  ablate_row_same: "第 {l} 层就是被关掉的第一层：它自己的注意力模式在丢掉 z 之前就算好了，所以不变；之后的层才会变。",
+  ablate_row: "层 {l} 头 {h}：查询 {i}「{tok}」看向哪里，之前 → 之后",
+  ablate_row_early: "层 {l} 在最早被关掉的头所在的层（层 {first}）之前：它的注意力模式不会变。",
+  ablate_row_same: "层 {l} 就是最早有头被关掉的那一层：它自己的注意力模式在丢掉 z 之前就算好了，所以不变；之后的层才会变。",
   ablate_changes: "变化最大的注意力权重",
-  ablate_change: "第 {l} 层第 {h} 个头：查询 {i} → 键 {j}",
+  ablate_change: "层 {l} 头 {h}：查询 {i} → 键 {j}",
   ablate_static: "关掉注意力头要重新运行模型：运行 <code>qkv serve</code> 才能试。",
   ablate_no_lm: "关掉注意力头的效果显示在下一个词元的概率上：这个模型不预测下一个词元。",
   ablate_tr: "关掉注意力头只对 GPT 的下一个词元概率展示，不用于翻译模型。",

@@ -15,27 +15,54 @@ import { renderSpaceBox, renderTokenButtons, renderUnknown } from "./tokens.js";
 import { renderTranslation } from "./translation.js";
 import { render } from "./render.js";
 
-/** A new view document: made current, and every card that depends only on the document drawn. */
-export function loadDoc(doc) {
+// typing analyses too: TYPE_WAIT ms after the last key (a debounce), as if Enter had been pressed
+export const TYPE_WAIT = 400;
+let typing = 0;  // the pending timer of analyzeSoon (0: none)
+
+/** A new view document: made current, and every card that depends only on the document drawn.
+ *  keepText: leave the text box as the learner is typing it (not rewritten to the text as read). */
+export function loadDoc(doc, keepText = false) {
   setDoc(doc);
   announce("doc", doc);
   markStale(null);
-  $("#text").value = doc.text;
+  if (!keepText) $("#text").value = doc.text;
   fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation(); renderUnknown();
   renderSpaceBox();
   eachPanel("onDoc", doc);
 }
 
+/** Forget a pending analyzeSoon (generating writes the text box itself). */
+export function cancelTyping() {
+  clearTimeout(typing);
+  typing = 0;
+}
+
+/** Analyse the text box TYPE_WAIT ms after the last keystroke: each new key restarts the wait, and
+ *  any analysis started meanwhile (Enter, the button, an example) cancels it. An empty box, or the
+ *  text already shown, is left alone. */
+export function analyzeSoon() {
+  clearTimeout(typing);
+  typing = setTimeout(() => {
+    typing = 0;
+    const text = $("#text").value;
+    if (!text.trim() || (S.doc && !S.tr && text === S.doc.text)) return;
+    analyze(text, performance.now(), "text", true);
+  }, TYPE_WAIT);
+}
+
 /** Analyse `text` (a string, or {ids: [...]} for tokens as generated): fetch its view, decode,
- *  redraw. t0 = when the user's event began. Only the newest request's answer is shown. */
-export async function analyze(text, t0, what = "text") {
+ *  redraw. t0 = when the user's event began. Only the newest request's answer is shown: an older
+ *  one that arrives later is dropped, so it never paints over a newer text. typed: started by
+ *  typing, so the text box is not rewritten under the learner's cursor. */
+export async function analyze(text, t0, what = "text", typed = false) {
+  cancelTyping();
   const req = ++S.req;
   busy(true);
   try {
     const doc = await api("api/view", typeof text === "string" ? { text } : text);
     if (req !== S.req) return;  // a newer request was made meanwhile
     showError("");
-    loadDoc(doc);
+    loadDoc(doc, typed || (typeof text === "string" && $("#text").value !== text));  // typed on meanwhile: kept
     render(what, t0);
   } catch (e) {
     if (req !== S.req) return;

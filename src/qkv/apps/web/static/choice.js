@@ -6,6 +6,22 @@ import { $, esc } from "./util.js";
 import { t } from "./i18n.js";
 
 export const PARTS = ["cross", "decoder", "encoder"];
+// a phone stacks the cards: the heads card, far below the heatmap there, would leave the layer and
+// head selects a screen away from what they change, so on a narrow screen they move into the heatmap card
+const NARROW = "(max-width: 720px)";
+
+/** The part, layer and head selects where the learner looks: above the heatmap on a phone (NARROW),
+ *  in the heads card otherwise; kept there as the window changes width. */
+export function placeSelects() {
+  const box = document.querySelector(".selects"), q = window.matchMedia ? window.matchMedia(NARROW) : null;
+  if (!box) return;
+  const place = () => {
+    if (q && q.matches) $("#heatmap-title").after(box); else $("#heads").before(box);
+    box.dataset.place = q && q.matches ? "heatmap" : "heads";
+  };
+  place();
+  if (q && q.addEventListener) q.addEventListener("change", place);
+}
 
 export function fillSelects() {
   const opts = (n) => Array.from({ length: n }, (_, i) => `<option value="${i}">${i}</option>`).join("");

@@ -6,6 +6,16 @@ import { t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { showErrorIn } from "./errors.js";
 
+// the reference texts the server names (analysis.position_mean.reference_name), as the page says them
+const REFERENCES = { "qkv corpus": "compare_corpus", "qkv corpus + HSK": "compare_corpus_hsk" };
+
+/** A stage as the page names it: "embed", "L0 in", "L3 out" (analysis.representations.stages) in the
+ *  page's language; the label itself stays in data-stage. */
+export function stageLabel(label) {
+  const m = /^L(\d+) (in|out)$/.exec(label);
+  return label === "embed" ? t("stage_embed") : m ? t("stage_" + m[2], { l: m[1] }) : label;
+}
+
 export function renderCompare() {
   const box = $("#compare-result"), c = S.compare;
   if (!c) { box.innerHTML = S.mode === "static" ? `<p class="caption">${t("compare_none")}</p>` : ""; return; }
@@ -24,12 +34,12 @@ export function renderCompare() {
     return `<span class="cval" ${attr}><span class="cbar${x < 0 ? " neg" : ""}" style="width:${w}%"></span><span class="num">${none ? "—" : fmt(x)}</span></span>`;
   };
   for (const st of c.stages) {
-    html += `<div class="crow"><span class="clabel">${esc(st.label)}</span>` + cell(st.cosine, `data-stage="${esc(st.label)}" data-cosine="${st.cosine}"`) +
+    html += `<div class="crow"><span class="clabel" title="${esc(st.name || "")}">${esc(stageLabel(st.label))}</span>` + cell(st.cosine, `data-stage="${esc(st.label)}" data-cosine="${st.cosine}"`) +
       (control ? cell(st.cosine_pos, `data-stage-pos="${esc(st.label)}" data-cosine-pos="${st.cosine_pos}"`) : "") + "</div>";
   }
   const pos = S.info && ["learned", "sinusoidal"].includes(S.info.pos);  // is a position vector added at "L0 in"?
   const ctl = c.control || {};
-  html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: ctl.reference === "qkv corpus" ? t("compare_corpus") : esc(ctl.reference || "") })}` +
+  html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: REFERENCES[ctl.reference] ? t(REFERENCES[ctl.reference]) : esc(ctl.reference || "") })}` +
     (control ? "" : " " + t("compare_nocontrol", { why: esc(ctl.why || "") })) + "</p>";
   box.innerHTML = html;
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);

@@ -9,12 +9,14 @@ import { drawLines, linesRow } from "./lines.js";
 import { showTip } from "./tip.js";
 import { isSpace, shownIdx } from "./tokens.js";
 import { runCompare } from "./compare.js";
+import { placeSelects } from "./choice.js";
 import { runGenerate } from "./generate.js";
 import { applyLang } from "./lang.js";
 import { render } from "./render.js";
-import { analyze, chooseHead, choosePart, chooseToken } from "./actions.js";
+import { analyze, analyzeSoon, chooseHead, choosePart, chooseToken } from "./actions.js";
 
 export function bind() {
+  placeSelects();
   $("#analyze").addEventListener("click", () => analyze($("#text").value, performance.now()));
   $("#text").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {  // Shift+Enter types a newline
@@ -22,6 +24,9 @@ export function bind() {
       analyze($("#text").value, performance.now());
     }
   });
+  // typing alone analyses too, a moment after the last key (an input method's composition: once it ends)
+  $("#text").addEventListener("input", (e) => { if (!e.isComposing && S.mode === "live") analyzeSoon(); });
+  $("#text").addEventListener("compositionend", () => { if (S.mode === "live") analyzeSoon(); });
   $("#examples").addEventListener("click", (e) => {
     const b = e.target.closest(".example");
     if (b && S.mode === "live") { const t0 = performance.now(); $("#text").value = S.examples[+b.dataset.n]; analyze($("#text").value, t0); }

@@ -6,7 +6,7 @@ import { $ } from "./util.js";
 import { t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { showErrorIn } from "./errors.js";
-import { analyze } from "./actions.js";
+import { analyze, cancelTyping } from "./actions.js";
 
 /** The number in input `id`, or null when empty and `optional`; throws a translated error. */
 function readNumber(id, label, optional, integer) {
@@ -19,6 +19,7 @@ function readNumber(id, label, optional, integer) {
 
 export async function runGenerate() {
   const t0 = performance.now();
+  cancelTyping();  // the text typed is what is continued: no analysis of it is to come meanwhile
   let body;
   try {
     body = {

@@ -37,12 +37,12 @@ Object.assign(I18N.en, {
   origin_strip: "each cell one coordinate: blue > 0, red < 0, the deeper the larger (scaled to the row's largest |value|)",
 });
 Object.assign(I18N.zh, {
-  origin_title: "q、k、v 从哪里来：查询 {i}「{tok}」，第 {l} 层，第 {h} 个头",
+  origin_title: "q、k、v 从哪里来：查询 {i}「{tok}」，层 {l}，头 {h}",
   origin_x_pre: "x 是注意力读入的向量：残差流经过 LayerNorm 之后，<code>{name}</code>（d_model = {d}）。",
   origin_x_post: "x 是注意力读入的向量：残差流本身，<code>{name}</code>（d_model = {d}）；{why}",
   origin_why_post: "后置归一化的块里，LayerNorm 在注意力之后。",
   origin_why_none: "这个模型没有 LayerNorm。",
-  origin_formula: "q = x W_Q + b_Q，k_j = x_j W_K + b_K，v_j = x_j W_V + b_V：都是 (d_model) × (d_model, {dh}) 的乘积，再加上第 {h} 个头的偏置。" +
+  origin_formula: "q = x W_Q + b_Q，k_j = x_j W_K + b_K，v_j = x_j W_V + b_V：都是 (d_model) × (d_model, {dh}) 的乘积，再加上头 {h} 的偏置。" +
     "q · k_j = Σ_c q[c] k_j[c]，即下面各个乘积之和；逐步计算表再把它除以 √d_head = {scale}。",
   origin_rope: "RoPE：投影之后，q 和 k 按各自位置的角度旋转；乘积用的是旋转后的向量。",
   origin_values_k: "values=\"k\"：这个模型没有 W_V，值就是键（v_j = k_j）。",

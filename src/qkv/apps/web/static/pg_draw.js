@@ -30,7 +30,8 @@ export function pgBuild() {
     `<h2>${t("pg_title")}</h2><p class="caption pg-intro">${t("pg_intro")}</p>` +
     `<div class="pg-presets"><span class="label">${t("pg_presets")}</span>` +
     Object.keys(PG_PRESETS).map((p) => `<button type="button" data-preset="${p}"${p === PG.preset ? ' class="on"' : ""}>${t("pg_preset_" + p)}</button>`).join("") +
-    `</div><p class="pg-about">${PG.preset ? t("pg_about_" + PG.preset) : ""}</p>` +
+    `</div><p class="pg-about" data-state="${PG.preset ? "preset" : "none"}"><span class="pg-claim">${PG.preset ? t("pg_about_" + PG.preset) : ""}</span>` +
+    `<span class="pg-changed">${PG.preset ? t("pg_about_changed", { name: t("pg_preset_" + PG.preset) }) : ""}</span></p>` +
     `<div class="pg-main">` +
     `<figure class="pg-plane"><svg id="pg-kplane" viewBox="0 0 ${PG_W} ${PG_H}" role="img" aria-label="q, k">${pgPlaneK(n)}</svg>` +
     `<figcaption class="caption">${t("pg_kplane")}</figcaption></figure>` +
@@ -61,7 +62,8 @@ export function pgBuild() {
   const el = { box, inputs: {}, kplane: box.querySelector("#pg-kplane"), vplane: box.querySelector("#pg-vplane"), nums: [] };
   for (const inp of all(".pg-in")) { el.inputs[pgKey(inp.dataset.kind, +inp.dataset.j, +inp.dataset.i)] = inp; }
   for (const x of all(".pg-x")) el.nums.push({ x, d: x.nextElementSibling, f: x.dataset.f, j: x.dataset.j, i: x.dataset.i, text: null });
-  for (const name of ["error", "change", "hull-cap", "range", "move-j", "sum-a"]) el[name] = box.querySelector(".pg-" + name);
+  for (const name of ["error", "change", "hull-cap", "range", "move-j", "sum-a", "about"]) el[name] = box.querySelector(".pg-" + name);
+  el.presets = all(".pg-presets button[data-preset]");
   Object.assign(el, {
     delta: all(".pg-delta"), wcell: all(".pg-w"), paren: all(".pg-paren"), trows: all(".pg-trow"),
     kpts: all("#pg-kplane .pg-pt"), vpts: all("#pg-vplane .pg-pt"), proj: all(".pg-proj"), spokes: all(".pg-spoke"),
@@ -175,6 +177,7 @@ export function pgDraw() {
     pgDrawPlanes(s, n);
     pgDrawNumbers(s, n);
   }
+  pgDrawAbout();
   announce("pg-frame", { t0 });
 }
 
@@ -215,6 +218,26 @@ function pgDrawPlanes(s, n) {
   });
   pgSet(el.z, "transform", pgAt(pv, s.z));
   el.zWhere = pgWhere(hull, s.z);
+}
+
+/** Whether q, K, V and d_k are still the preset's numbers (the temperature preset invites a change of
+ *  d_k: only q, K and V count there). */
+function pgAtPreset() {
+  const p = PG.preset && PG.presetAt;
+  if (!p) return false;
+  const same = (a, b) => a.length === b.length && a.every((x, i) => (Array.isArray(x) ? same(x, b[i]) : x === b[i]));
+  return same(PG.q, p.q) && same(PG.K, p.K) && same(PG.V, p.V) && (PG.preset === "temperature" || PG.dk === p.d_k);
+}
+
+/** The preset's line under the buttons: its claim while its numbers are untouched; once a point is
+ *  dragged or a number typed, a line saying they changed, and its button no longer marked on. Both
+ *  lines are in the page, one over the other (playground.css): the one not shown keeps its room, so
+ *  the planes below never move under the mouse that drags a point. */
+function pgDrawAbout() {
+  const el = PG.el, at = pgAtPreset(), changed = !!PG.preset && !at;
+  const state = !PG.preset ? "none" : changed ? "changed" : "preset";
+  if (el.about.dataset.state !== state) el.about.dataset.state = state;
+  for (const b of el.presets) b.classList.toggle("on", b.dataset.preset === PG.preset && at);
 }
 
 /** Where z lies with respect to the drawn hull: "inside", "edge" or "outside" (in the plane's units). */

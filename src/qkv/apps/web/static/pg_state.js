@@ -51,7 +51,7 @@ export const PG_W = 320;
 export const PG_H = 260;
 
 export const PG = {
-  preset: "article", text: null, q: [0, 0], K: [], V: [], dk: 2, errors: {},
+  preset: "article", presetAt: null, text: null, q: [0, 0], K: [], V: [], dk: 2, errors: {},
   steps: null, ref: null, what: "", drag: null, raf: 0, el: null,
   planes: { k: { x0: -1, y0: -1, sc: 40 }, v: { x0: -1, y0: -1, sc: 40 } },
 };

@@ -10,7 +10,7 @@ import { clamp } from "./util.js";
 import { I18N } from "./i18n.js";
 import { register } from "./panels.js";
 import { pgClosed, pgFmt } from "./exact.js";
-import { PG, PG_PRESETS, pgKey, pgLoad, pgN, pgName, pgRead, pgSetRef } from "./pg_state.js";
+import { PG, PG_PRESETS, pgKey, pgLoad, pgN, pgName, pgRead, pgSetRef, pgSnapshot } from "./pg_state.js";
 import { pgBuild, pgDragTo, pgDraw, pgFit, pgSchedule, pgWrite } from "./pg_draw.js";
 
 Object.assign(I18N.en, {
@@ -22,6 +22,7 @@ Object.assign(I18N.en, {
   pg_about_article: "The worked example of the articles: the scores come out as ln 2, 0, 0, so e<sup>s</sup> is 2, 1, 1 and the weights are 1/2, 1/4, 1/4; z = (1, 1) sits inside the triangle of the three values.",
   pg_about_dominant: "k<sub>1</sub> points where q points and is long, so its score towers over the others: softmax hands it nearly all the weight and z lands almost on v<sub>1</sub>, close to a plain look-up.",
   pg_about_equal: "The keys are different points, but all lie on one line at right angles to q, so every q·k<sub>j</sub> is the same: each weight is 1/n and z is the plain average (the centroid) of the values.",
+  pg_about_changed: "You changed the numbers of “{name}”: what this preset said about them no longer holds (the table below shows what they give now). Press “{name}” again to bring them back.",
   pg_about_temperature: "Same q, K and V; only d<sub>k</sub> changes. Dividing the scores by √d<sub>k</sub> acts like a temperature: a small d<sub>k</sub> sharpens the weights toward the best-matching key, a large one flattens them toward 1/n. Move the d<sub>k</sub> slider, or compare the rows at the bottom.",
   pg_kplane: "Query and keys. The dashed lines drop each k<sub>j</sub> onto the direction of q: the farther along q, the larger q·k<sub>j</sub>.",
   pg_vplane: "Values, their convex hull (shaded) and z (✕); each spoke is as strong as its weight.",
@@ -52,18 +53,19 @@ Object.assign(I18N.en, {
   pg_err_in: "{where}: {msg} (the last number that could be read is used)",
 });
 Object.assign(I18N.zh, {
-  pg_title: "注意力试验场：平面上的一个 Query 和几个 Key",
-  pg_intro: "拖动 q、某个 Key k<sub>j</sub> 或 Value v<sub>j</sub>，或直接输入坐标。下面每一步都会立刻在页面里重新计算，做法与 <code>qkv attend</code> 相同；数值有精确形式（1/2、ln 2、√2）时就显示精确形式。",
+  pg_title: "注意力试验场：平面上的一个查询和几个键",
+  pg_intro: "拖动 q、某个键 k<sub>j</sub> 或值 v<sub>j</sub>，或直接输入坐标。下面每一步都会立刻在页面里重新计算，做法与 <code>qkv attend</code> 相同；数值有精确形式（1/2、ln 2、√2）时就显示精确形式。",
   pg_presets: "预设",
-  pg_preset_article: "文章的例子", pg_preset_dominant: "一个 Key 占主导",
-  pg_preset_equal: "所有 Key 同分", pg_preset_temperature: "温度",
-  pg_about_article: "文章里的手算例子：分数是 ln 2、0、0，于是 e<sup>s</sup> 为 2、1、1，权重为 1/2、1/4、1/4；z = (1, 1) 落在三个 Value 围成的三角形里。",
-  pg_about_dominant: "k<sub>1</sub> 与 q 同向而且很长，分数远高于其他 Key：softmax 几乎把全部权重都给了它，z 几乎落在 v<sub>1</sub> 上，接近一次直接查表。",
-  pg_about_equal: "这几个 Key 位置各不相同，却都在一条与 q 垂直的直线上，所以每个 q·k<sub>j</sub> 都一样：每个权重都是 1/n，z 就是各 Value 的平均（重心）。",
-  pg_about_temperature: "q、K、V 不变，只改 d<sub>k</sub>。分数除以 √d<sub>k</sub> 就像温度：d<sub>k</sub> 小，权重更集中到最匹配的 Key；d<sub>k</sub> 大，权重趋向 1/n。拖动 d<sub>k</sub> 滑块，或比较最下面几行。",
-  pg_kplane: "Query 与 Key。虚线把每个 k<sub>j</sub> 投影到 q 的方向上：沿 q 的方向越远，q·k<sub>j</sub> 越大。",
-  pg_vplane: "Value、它们的凸包（阴影）和 z（✕）；每条连线的深浅对应其权重。",
-  pg_key: "Key", pg_value: "Value", pg_add: "+ Key", pg_del: "删除这个 Key 及其 Value",
+  pg_preset_article: "文章的例子", pg_preset_dominant: "一个键占主导",
+  pg_preset_equal: "所有键同分", pg_preset_temperature: "温度",
+  pg_about_article: "文章里的手算例子：分数是 ln 2、0、0，于是 e<sup>s</sup> 为 2、1、1，权重为 1/2、1/4、1/4；z = (1, 1) 落在三个值向量围成的三角形里。",
+  pg_about_dominant: "k<sub>1</sub> 与 q 同向而且很长，分数远高于其他键：softmax 几乎把全部权重都给了它，z 几乎落在 v<sub>1</sub> 上，接近一次直接查表。",
+  pg_about_equal: "这几个键位置各不相同，却都在一条与 q 垂直的直线上，所以每个 q·k<sub>j</sub> 都一样：每个权重都是 1/n，z 就是各值向量的平均（重心）。",
+  pg_about_changed: "你改动了「{name}」里的数：这个预设原来那段说明已不再成立（下面的表给出现在这些数的结果）。再按一次「{name}」即可恢复。",
+  pg_about_temperature: "q、K、V 不变，只改 d<sub>k</sub>。分数除以 √d<sub>k</sub> 就像温度：d<sub>k</sub> 小，权重更集中到最匹配的键；d<sub>k</sub> 大，权重趋向 1/n。拖动 d<sub>k</sub> 滑块，或比较最下面几行。",
+  pg_kplane: "查询与键。虚线把每个 k<sub>j</sub> 投影到 q 的方向上：沿 q 的方向越远，q·k<sub>j</sub> 越大。",
+  pg_vplane: "值向量、它们的凸包（阴影）和 z（✕）；每条连线的深浅对应其权重。",
+  pg_key: "键", pg_value: "值", pg_add: "+ 键", pg_del: "删除这个键及其值向量",
   pg_dk_title: "s = q·k / √d_k 中的 d_k：任意正数",
   pg_move: "向 q 移动一半", pg_move_title: "k_j ← k_j + (q − k_j)/2，并显示前后对比",
   pg_drag_tip: "用鼠标拖动点：坐标按 0.05 对齐（按住 Shift 则按 0.0001）。",
@@ -74,7 +76,7 @@ Object.assign(I18N.zh, {
   pg_th_delta: "Δa<sub>j</sub>", pg_th_av: "a<sub>j</sub>v<sub>j</sub>",
   pg_delta_title: "从上次拖动、编辑或移动开始以来 a_j 的变化（平面上的淡色记号标出原来的位置）",
   pg_stable: "softmax 按稳定形式计算：e<sup>s<sub>j</sub> − max s</sup> / Σ e<sup>s<sub>i</sub> − max s</sup>，权重不变，而且任何 e<sup>s</sup> 都不会溢出。",
-  pg_hull: "z = {sum} = ({z})：权重都 ≥ 0 且和为 1，所以 z 是各 Value 的凸组合（a<sub>j</sub> 就是它的重心坐标），位于它们的凸包内 —— {where}。",
+  pg_hull: "z = {sum} = ({z})：权重都 ≥ 0 且和为 1，所以 z 是各值向量的凸组合（a<sub>j</sub> 就是它的重心坐标），位于它们的凸包内 —— {where}。",
   pg_inside: "按图验证：在内部", pg_edge: "按图验证：在边界上", pg_outside: "按图验证：在外面（不应出现）",
   pg_change: "前 → 后（{what}）：a = ({a0}) → ({a1})；z = ({z0}) → ({z1})。",
   pg_nochange: "拖动一个点、输入坐标或按“向 q 移动一半”：每个权重如何变化会显示在这里和 Δa 列。",
@@ -135,6 +137,7 @@ function pgMoveToward() {
 function pgPreset(name) {
   PG.preset = name;
   pgLoad(PG_PRESETS[name]);
+  PG.presetAt = pgSnapshot();  // its numbers: the claim under the buttons holds while they are these
   pgRebuild();
 }
 
@@ -205,6 +208,7 @@ register({
     const box = document.getElementById("playground");
     if (!box) return;
     pgLoad(PG_PRESETS.article);
+    PG.presetAt = pgSnapshot();
     pgBind(box);
     pgRebuild();
   },

@@ -1,4 +1,5 @@
-// side panel (registered in panels.js): two sentences side by side (我打了你 / 你打了我). Each is read by
+// side panel (registered in panels.js): two sentences side by side (我打了你 / 你打了我 for the bundled
+// model; /api/model offers the pair, S.side, in words the model's vocabulary holds). Each is read by
 // api/view (the same document the main panels use), so both attention patterns are at hand for every
 // layer and head: the panel draws the page's layer and head (S.layer, S.head) for A and for B, and,
 // when the two have the same number of tokens, A − B cell by cell on a diverging scale. Under each
@@ -41,12 +42,12 @@ Object.assign(I18N.en, {
 Object.assign(I18N.zh, {
   side_title: "两个句子并排比较",
   side_a: "句子 A", side_b: "句子 B", side_run: "比较",
-  side_head: "第 {l} 层，第 {h} 个头（上方选定的层和头）",
+  side_head: "层 {l}，头 {h}（上方选定的层和头）",
   side_pattern: "{s}：注意力权重",
   side_diff: "A − B",
   side_diff_none: "A 有 {ta} 个词元，B 有 {tb} 个：两个注意力矩阵形状不同，无法逐格相减。请输入长度相同的两个句子（例如同样的词换个顺序）。",
   side_same_tokens: "词元相同，只是顺序不同：下面的每一处差别都只来自词序。",
-  side_same_length: "词元个数相同、词元不同：第 i 行比较的是 A 的第 i 个词元和 B 的第 i 个词元。",
+  side_same_length: "词元个数相同、词元不同：行 i 比较的是 A 和 B 在同一位置 i 上的词元。",
   side_next: "「{tok}」之后的下一个词元",
   side_next_diff: "下一个词元：p(A) − p(B)",
   side_th_tok: "词元", side_th_pa: "A 之后的 p", side_th_pb: "B 之后的 p", side_th_diff: "A − B",
@@ -57,8 +58,8 @@ Object.assign(I18N.zh, {
   side_loading: "正在读入两个句子……",
   side_static: "两个句子的并排比较需要模型：运行 <code>qkv serve</code> 才能比较。",
   side_tr: "翻译模型已在上方跨两个句子展示；这个面板用于只读一段文本的模型。",
-  side_tip: "第 {i} 行「{qa}」/「{qb}」，键 {j}「{ka}」/「{kb}」：A {a}，B {b}，A − B {d}",
-  side_tip_one: "第 {i} 行「{q}」，键 {j}「{k}」：权重 {a}",
+  side_tip: "行 {i}「{qa}」/「{qb}」，键 {j}「{ka}」/「{kb}」：A {a}，B {b}，A − B {d}",
+  side_tip_one: "行 {i}「{q}」，键 {j}「{k}」：权重 {a}",
 });
 
 const SIDE = { a: null, b: null, pa: null, pb: null, next: null, req: 0, drawn: "", started: false, cells: {} };
@@ -67,8 +68,8 @@ function sideBuild() {
   $("#side").innerHTML =
     `<h2 data-i18n="side_title">${t("side_title")}</h2>` +
     '<div class="side-form">' +
-    `<label><span data-i18n="side_a">${t("side_a")}</span><input id="side-a" type="text" spellcheck="false" value="我打了你"></label>` +
-    `<label><span data-i18n="side_b">${t("side_b")}</span><input id="side-b" type="text" spellcheck="false" value="你打了我"></label>` +
+    `<label><span data-i18n="side_a">${t("side_a")}</span><input id="side-a" type="text" spellcheck="false"></label>` +
+    `<label><span data-i18n="side_b">${t("side_b")}</span><input id="side-b" type="text" spellcheck="false"></label>` +
     `<button id="side-run" type="button" class="primary" data-i18n="side_run">${t("side_run")}</button></div>` +
     '<p id="side-error" class="error" role="alert" hidden></p><p id="side-note" class="note" hidden></p>' +
     '<div id="side-result" data-ready="0"></div>';
@@ -250,7 +251,9 @@ register({
     const tr = doc.kind === "translation-view";
     $("#side").hidden = tr;
     if (tr) return;
-    if (S.mode === "live" && !SIDE.started) sideRun();
+    if (S.mode !== "live" || SIDE.started) return;
+    if (S.side && !$("#side-a").value && !$("#side-b").value) { $("#side-a").value = S.side.a; $("#side-b").value = S.side.b; }
+    if ($("#side-a").value && $("#side-b").value) sideRun();  // none offered: the learner types two
   },
   render(what) {
     if (S.mode === "static" && !$("#side-note").dataset.key) sideOff("side_static");

@@ -8,6 +8,7 @@
 export const S = {
   lang: "en", mode: "live",        // the page's language; "live" (qkv serve) or "static" (an export)
   info: null, examples: [],        // from /api/model
+  side: null,                      // its two sentences for the side-by-side panel ({a, b}), or null
   doc: null, A: null,              // the current view document and its decoded arrays
   T: 0, L: 0, H: 0, k: 0,
   layer: 0, head: 0, token: 0,

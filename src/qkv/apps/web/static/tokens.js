@@ -45,16 +45,28 @@ export function renderSpaceBox() {
   document.body.dataset.hideSpace = S.hideSpace ? "1" : "0";
 }
 
+/** The token a tokenizer writes for what its vocabulary cannot spell (WordPiece's [UNK]): /api/model's
+ *  unknown_token; a document without the field (a static export) assumes [UNK] for WordPiece. */
+export function unknownToken() {
+  const m = model() || {};
+  return m.unknown_token !== undefined ? m.unknown_token : m.tokenizer === "wordpiece" ? "[UNK]" : null;
+}
+
 /** The note under the text box for pieces the model never learned as words (doc.unknown, from a
- *  word tokenizer with a fallback: read as characters or bytes), with the nearest known words. */
+ *  word tokenizer with a fallback: read as characters or bytes), with the nearest known words; and,
+ *  for a tokenizer that writes an unknown token instead (MiniLM's WordPiece on Chinese), how many
+ *  tokens are that one token, which tells the model nothing of the characters it stands for. */
 export function renderUnknown() {
   const el = $("#unknown"), list = (S.doc && !S.tr && S.doc.unknown) || [];
-  el.hidden = !list.length;
+  const unk = unknownToken(), n = unk && S.doc && !S.tr ? S.P.q.filter((tok) => tok === unk).length : 0;
+  el.hidden = !list.length && !n;
+  el.dataset.unk = String(n);
   const sep = S.lang === "zh" ? "、" : ", ";
-  el.innerHTML = list.map((u) => t((u.nearest || []).length ? "unknown_line" : "unknown_far", {
+  const lines = n ? [t("unk_note", { n, unk: `<span class="piece">${esc(unk)}</span>` })] : [];
+  el.innerHTML = lines.concat(list.map((u) => t((u.nearest || []).length ? "unknown_line" : "unknown_far", {
     text: `<b>${esc(u.text)}</b>`, pieces: u.pieces.map((p) => `<span class="piece">${esc(p)}</span>`).join(" · "),
     how: t(u.how === "bytes" ? "unknown_bytes" : "unknown_chars"),
-    nearest: (u.nearest || []).map(esc).join(sep) })).join("<br>");
+    nearest: (u.nearest || []).map(esc).join(sep) }))).join("<br>");
 }
 
 /** A token button's tooltip: its position and id; a translation's target step: what it reads and writes. */

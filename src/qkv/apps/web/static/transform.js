@@ -10,6 +10,7 @@ import { $, esc, num } from "./util.js";
 import { I18N, t } from "./i18n.js";
 import { api } from "./api.js";
 import { TOY_PRESETS, tfCanvas, tfRenderToy, tfSetSliders, toyBind } from "./transform_toy.js";
+import { FONT } from "./paint.js";
 import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
@@ -29,6 +30,7 @@ Object.assign(I18N.en, {
   tf_sep: "between/within {r} (in this picture {p}), nearest centre right for {a}",
   tf_kept: "share of the cloud's spread in the {d} directions {w} reads: {s} (random directions: {r})",
   tf_group_fruit: "fruit", tf_group_company: "company", tf_group_energy: "energy", tf_group_ambiguous: "fruit and company",
+  tf_ambiguous: "Why the black words stand apart: the built-in corpus's sense sentences use each of them as a food (after 吃了, 洗了 …) and as a company (after 投资了, 加入了 …, followed by share prices and profits), and each word has one vector, trained by both, so they are in no group and can sit nearer the companies than the fruits.",
   tf_no_cloud: "No word cloud for this model: {why}",
   tf_static: "The stretch and the word cloud need the model: run <code>qkv serve</code>. The 2-D toy below works here.",
   tf_translate: "This panel reads a GPT's or an encoder's self-attention; a translation model is not shown here.",
@@ -51,7 +53,7 @@ Object.assign(I18N.en, {
 Object.assign(I18N.zh, {
   tf_title: "矩阵就是对空间的变换",
   tf_intro: "向量乘以矩阵得到一个新向量；同一个矩阵一次搬动所有向量。任何矩阵都是 <b>W = U Σ Vᵀ</b>：先转（U），再把每个方向拉伸 σ<sub>i</sub> 倍（Σ），再转（Vᵀ）。σ<sub>i</sub> 叫奇异值，就是矩阵的拉伸倍数。",
-  tf_spectra_title: "第 {l} 层第 {h} 个头：每个矩阵的拉伸",
+  tf_spectra_title: "层 {l} 头 {h}：每个矩阵的拉伸",
   tf_spectra_caption: "柱：训练后矩阵的奇异值 σ<sub>1</sub> ≥ σ<sub>2</sub> ≥ …；点：形状相同、未经训练的随机模型（种子 0）。",
   tf_col_matrix: "矩阵", tf_col_shape: "形状", tf_col_s1: "σ₁（最大）", tf_col_sr: "σᵣ（最小）",
   tf_col_cond: "σ₁/σᵣ", tf_col_erank: "有效秩", tf_col_top4: "前 4 个方向的能量", tf_col_cos: "cos(W, U Vᵀ)",
@@ -65,6 +67,7 @@ Object.assign(I18N.zh, {
   tf_sep: "组间/组内 {r}（只看这幅图 {p}），最近中心判对 {a}",
   tf_kept: "词云的离散程度落在 {w} 读取的 {d} 个方向里的比例：{s}（随机方向：{r}）",
   tf_group_fruit: "水果", tf_group_company: "公司", tf_group_energy: "能源", tf_group_ambiguous: "既是水果又是公司",
+  tf_ambiguous: "黑色的词为什么单独放：内置语料的词义句把它们既当吃的用（跟在“吃了”“洗了”等后面），又当公司用（跟在“投资了”“加入了”等后面，后文讲股价和利润）；每个词只有一个向量，两种句子都在训练它，所以它们不归入任何一组，而且可能离公司比离水果更近。",
   tf_no_cloud: "这个模型画不出词云：{why}",
   tf_static: "拉伸和词云需要模型：请运行 <code>qkv serve</code>。下面的二维演示在这里也能用。",
   tf_translate: "这个面板读取 GPT 或编码器的自注意力；翻译模型不在这里显示。",
@@ -196,25 +199,75 @@ function tfRenderCloud() {
   $("#tf-cloud-caption").innerHTML = t("tf_cloud_caption", { input: `<code>${esc(c.input)}</code>`, w });
   const pct = (x) => `${(100 * x).toFixed(0)}%`;
   const sep = (side) => t("tf_sep", { r: num(side.separation.ratio), p: num(side.separation_2d.ratio), a: pct(side.separation.accuracy) });
-  el.innerHTML = `<figure data-side="before"><figcaption>${t("tf_before", { d: c.d_model })}<br><span data-field="sep">${sep(c.before)}</span></figcaption><canvas></canvas></figure>
-    <figure data-side="after"><figcaption>${t("tf_after", { w, d: c.d_head })}<br><span data-field="sep">${sep(after)}</span></figcaption><canvas></canvas></figure>
+  el.innerHTML = `<figure data-side="before"><figcaption>${t("tf_before", { d: c.d_model })}<br><span data-field="sep">${sep(c.before)}</span></figcaption><div class="tf-plot"></div></figure>
+    <figure data-side="after"><figcaption>${t("tf_after", { w, d: c.d_head })}<br><span data-field="sep">${sep(after)}</span></figcaption><div class="tf-plot"></div></figure>
     <p class="tf-legend">${[...c.groups, "ambiguous"].map((g) => `<span><i style="background:${TF.COLORS[g]}"></i>${t("tf_group_" + g)}</span>`).join("")}</p>
+    ${c.labels.includes("ambiguous") ? `<p class="caption" data-field="ambiguous">${t("tf_ambiguous")}</p>` : ""}
     <p class="caption" data-field="kept">${t("tf_kept", { d: c.d_head, w, s: pct(after.kept_share), r: pct(c.random_share) })}</p>`;
-  tfScatter($("#tf-cloud [data-side=before] canvas"), c.before.points, c.labels, c.words);
-  tfScatter($("#tf-cloud [data-side=after] canvas"), after.points, c.labels, c.words);
+  $("#tf-cloud [data-side=before] .tf-plot").innerHTML = tfScatter(c.before.points, c.labels, c.words);
+  $("#tf-cloud [data-side=after] .tf-plot").innerHTML = tfScatter(after.points, c.labels, c.words);
 }
 
-function tfScatter(cv, P, labels, words) {
-  const w = 300, h = 240, ctx = tfCanvas(cv, w, h), pad = 26;
+// The word cloud as SVG: a dot per word and its label as a <text>, placed where it overlaps no other
+// label, no other dot and stays inside the picture (the first free spot on rings around the dot, else
+// the least crowded one; a label moved away from its dot gets a thin line back to it).
+const CLOUD_W = 320, CLOUD_H = 250, CLOUD_PAD = 24, CLOUD_SIZE = 11;
+const CLOUD_AROUND = [[1, -1, "start"], [1, 1, "start"], [-1, -1, "end"], [-1, 1, "end"], [0, -1.2, "middle"], [0, 1.3, "middle"],
+  [1.2, 0, "start"], [-1.2, 0, "end"]];
+const CLOUD_RINGS = [5, 9, 14, 20, 27, 35];
+let cloudMeasure = null;
+
+/** [width, ascent, descent] in px of `word` at the cloud's font, the box the browser gives its <text>
+ *  (a canvas measures it: no layout needed). */
+function cloudMetrics(word) {
+  if (!cloudMeasure) cloudMeasure = document.createElement("canvas").getContext("2d");
+  cloudMeasure.font = `${CLOUD_SIZE}px ${FONT}`;
+  const m = cloudMeasure.measureText(word);
+  return [m.width, m.fontBoundingBoxAscent ?? CLOUD_SIZE * 1.16, m.fontBoundingBoxDescent ?? CLOUD_SIZE * 0.29];
+}
+
+/** Label boxes [x0, y0, x1, y1] for dots at `pts` ([x, y] in the picture), with x, y, anchor for each. */
+export function placeCloudLabels(pts, words, w = CLOUD_W, h = CLOUD_H) {
+  const over = (a, b) => Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  const dots = pts.map(([x, y]) => [x - 4.5, y - 4.5, x + 4.5, y + 4.5]);
+  const placed = [];
+  return pts.map(([x, y], i) => {
+    const [w0, asc, desc] = cloudMetrics(words[i]), tw = w0 + 1;
+    let best = null;
+    for (const r of CLOUD_RINGS) {
+      for (const [sx, sy, anchor] of CLOUD_AROUND) {
+        const lx = x + sx * r, base = y + sy * r + (sy > 0 ? asc : sy === 0 ? asc / 2 - desc / 2 : -desc);
+        const x0 = anchor === "start" ? lx : anchor === "end" ? lx - tw : lx - tw / 2;
+        const box = [x0, base - asc, x0 + tw, base + desc];
+        const out = tw * (asc + desc) - over(box, [0, 0, w, h]);
+        const cost = placed.reduce((a, b) => a + over(box, b), 0) + dots.reduce((a, b, j) => a + (j === i ? 0 : over(box, b)), 0) + out;
+        if (!best || cost < best.cost) best = { cost, x: lx, y: base, anchor, box, r };
+        if (cost <= 0) break;
+      }
+      if (best.cost <= 0) break;
+    }
+    placed.push(best.box);
+    return best;
+  });
+}
+
+/** The SVG of one cloud picture: P the 2-D points, labels their groups, words their words. */
+function tfScatter(P, labels, words) {
+  const w = CLOUD_W, h = CLOUD_H, pad = CLOUD_PAD;
   const xs = P.map((p) => p[0]), ys = P.map((p) => p[1]);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
   const sx = (x) => pad + (w - 2 * pad) * (x - x0) / ((x1 - x0) || 1), sy = (y) => h - pad - (h - 2 * pad) * (y - y0) / ((y1 - y0) || 1);
-  ctx.strokeStyle = "#e2e5ec"; ctx.strokeRect(0.5, 0.5, w - 1, h - 1);
-  P.forEach(([x, y], i) => {
-    ctx.fillStyle = TF.COLORS[labels[i]] || "#777";
-    ctx.beginPath(); ctx.arc(sx(x), sy(y), labels[i] === "ambiguous" ? 3 : 4, 0, 2 * Math.PI); ctx.fill();
-    ctx.fillText(words[i], sx(x) + 5, sy(y) - 4);
+  const pts = P.map(([x, y]) => [sx(x), sy(y)]), spots = placeCloudLabels(pts, words, w, h);
+  const f = (v) => v.toFixed(1);
+  let dots = "", text = "";
+  pts.forEach(([x, y], i) => {
+    const colour = TF.COLORS[labels[i]] || "#777", s = spots[i];
+    dots += `<circle cx="${f(x)}" cy="${f(y)}" r="${labels[i] === "ambiguous" ? 3 : 4}" fill="${colour}"/>`;
+    if (s.r >= 14) dots += `<line x1="${f(x)}" y1="${f(y)}" x2="${f(s.anchor === "end" ? s.box[2] : s.anchor === "start" ? s.box[0] : s.x)}" y2="${f((s.box[1] + s.box[3]) / 2)}" class="tf-lead"/>`;
+    text += `<text class="tf-word" x="${f(s.x)}" y="${f(s.y)}" text-anchor="${s.anchor}" data-word="${esc(words[i])}">${esc(words[i])}</text>`;
   });
+  return `<svg class="tf-scatter" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" style="font: ${CLOUD_SIZE}px ${esc(FONT)}">` +
+    `<rect x="0.5" y="0.5" width="${w - 1}" height="${h - 1}" class="tf-frame"/>${dots}${text}</svg>`;
 }
 
 function tfBind() {

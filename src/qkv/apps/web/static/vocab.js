@@ -23,7 +23,7 @@ Object.assign(I18N.en, {
   vocab_uncounted: "Counts unknown ({why}); sorted by id. Click a token to add it to the text.",
   vocab_untyped: "a byte or special token: it cannot be typed",
   vocab_static: "The vocabulary browser asks the model's tokenizer: run <code>qkv serve</code> to browse it.",
-  vocab_none: "No token matches.", vocab_corpus: "qkv corpus",
+  vocab_none: "No token matches.", vocab_corpus: "qkv corpus", vocab_corpus_hsk: "qkv corpus and the HSK training sentences",
 });
 Object.assign(I18N.zh, {
   vocab_title: "模型认识哪些词",
@@ -39,10 +39,12 @@ Object.assign(I18N.zh, {
   vocab_uncounted: "次数未知（{why}）；按编号排序。点击词元可把它加到文本框里。",
   vocab_untyped: "字节或特殊词元：无法直接输入",
   vocab_static: "词表浏览器要查询模型的分词器：运行 <code>qkv serve</code> 才能浏览。",
-  vocab_none: "没有符合的词元。", vocab_corpus: "qkv 内置语料",
+  vocab_none: "没有符合的词元。", vocab_corpus: "qkv 内置语料", vocab_corpus_hsk: "qkv 内置语料和 HSK 训练句",
 });
 
 const VOCAB_PAGE = 200, VOCAB_WAIT = 150;
+// the training texts the server names (analysis.vocab.training_text), as the page says them
+const TEXTS = { "qkv corpus": "vocab_corpus", "qkv corpus + HSK": "vocab_corpus_hsk" };
 const VOCAB = { doc: null, rows: [], req: 0, timer: 0, off: false };
 
 function vocabBuild() {
@@ -116,7 +118,7 @@ function vocabText() {
   const parts = Object.entries(d.kinds).map(([k, n]) => `${n.toLocaleString("en-US")} ${t("vocab_kind_" + k)}`).join(", ");
   $("#vocab-summary").textContent = t("vocab_summary", { n: d.matches, size: d.size, shown: VOCAB.rows.length }) + " " +
     t("vocab_kinds", { parts });
-  $("#vocab-caption").innerHTML = d.counted ? t("vocab_counted", { src: d.counted_from === "qkv corpus" ? t("vocab_corpus") : esc(d.counted_from), total: d.total_count.toLocaleString("en-US") })
+  $("#vocab-caption").innerHTML = d.counted ? t("vocab_counted", { src: TEXTS[d.counted_from] ? t(TEXTS[d.counted_from]) : esc(d.counted_from), total: d.total_count.toLocaleString("en-US") })
     : t("vocab_uncounted", { why: esc(d.counted_from) });
   for (const el of document.querySelectorAll("#vocab-list .vk")) el.textContent = t("vocab_one_" + el.parentElement.dataset.kind);
 }

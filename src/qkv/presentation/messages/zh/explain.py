@@ -1,11 +1,11 @@
 """qkv explain: what one token attends to, step by step (Chinese)."""
 
 MESSAGES = {
-    "title_head": "第 {layer} 层第 {head} 个头：第 {pos} 个词元「{tok}」在看哪里（共 {n} 个词元）",
-    "title_sum": "{scope}：第 {pos} 个词元「{tok}」在看哪里（共 {n} 个词元）",
+    "title_head": "层 {layer} 头 {head}：位置 {pos} 的词元「{tok}」在看哪里（共 {n} 个词元）",
+    "title_sum": "{scope}：位置 {pos} 的词元「{tok}」在看哪里（共 {n} 个词元）",
     "scope_all": "所有层、所有头",
-    "scope_layer": "第 {layer} 层的每个头",
-    "scope_head": "每一层的第 {head} 个头",
+    "scope_layer": "层 {layer} 的每个头",
+    "scope_head": "每一层的头 {head}",
     "step1": "第一步：用「{tok}」的 query 与它能看到的每个词元的 key 做点积，s_j = q·k_j / √d_head（d_head = {d}，"
     "√d_head = {s:.3f}），再取 A = softmax(s)。",
     "step1_end": "这些权重都不小于 0，总和为 {sum:.6f}；「{tok}」得到的权重最大。",
@@ -20,7 +20,7 @@ MESSAGES = {
     "r_sum": "|x + attn_out|（即 resid_mid）",
     "r_sum_post": "|x + attn_out|",
     "r_mid": "|resid_mid| = |LayerNorm(x + attn_out)|",
-    "next": "{step}经过全部 {n} 层后，在第 {pos} 个位置上 P(下一个词元) = softmax(h W_out + b)，概率最高的 {k} 个：",
+    "next": "{step}经过全部 {n} 层后，在位置 {pos} 上 P(下一个词元) = softmax(h W_out + b)，概率最高的 {k} 个：",
     "step4": "第四步：",
     "actual": "文本中实际的下一个词元是「{tok}」：概率 {p}，排第 {r} 名。",
     "sum_note": "注意力行的熵（比特）：0 表示权重全在一个词元上，{max:.3f} 表示均匀分给可见的 {n} 个词元。",

@@ -2,7 +2,7 @@
 
 MESSAGES = {
     "title": "交叉注意力对齐词语：解码器每写一个英文词时读的是哪个中文词",
-    "layer_acc": "第 {layer} 层 {acc:.3f}",
+    "layer_acc": "层 {layer} {acc:.3f}",
     "kind_acc": "{kind} {best:.3f}，对角线 {diagonal:.3f}（{n} 个词）",
     "kind_sense": "词义句",
     "kind_order": "施受句（谁对谁做了什么）",
@@ -34,9 +34,9 @@ MESSAGES = {
     "mean_below": "所有头平均后得到 {acc_mean:.3f}，低于最好的头：并不是每个头都在对齐，有的头在读别的内容。",
     "mean_not_below": "所有头平均后得到 {acc_mean:.3f}，与最好的头差不多：平均并没有把对齐冲淡。",
     "reads_lower": "如果改为给晚一个位置的行打分（输入是 w_j 的那一行，即刚读完这个词、而不是正在写它的那一行），"
-    "最好的头只有 {reads_best_acc:.3f}（第 {reads_layer} 层第 {reads_head} 个头）：对齐出现在写出这个词的那一行。",
+    "最好的头只有 {reads_best_acc:.3f}（层 {reads_layer} 头 {reads_head}）：对齐出现在写出这个词的那一行。",
     "reads_higher": "如果改为给晚一个位置的行打分（输入是 w_j 的那一行），最好的头达到 {reads_best_acc:.3f}"
-    "（第 {reads_layer} 层第 {reads_head} 个头），高于正在写这个词的那一行：这个模型是在写完一个词之后才去查它的来源。",
+    "（层 {reads_layer} 头 {reads_head}），高于正在写这个词的那一行：这个模型是在写完一个词之后才去查它的来源。",
     "swap_cue": "在 {swap_n} 个句子中，有 {swap_cue} 个的英文词跟着动词走（跟着后半句走的 {swap_tail} 个，"
     "两者都不是的 {swap_neither} 个）：决定词义的是动词。",
     "swap_tail": "在 {swap_n} 个句子中，有 {swap_tail} 个的英文词跟着后半句走（跟着动词走的 {swap_cue} 个，"
@@ -66,7 +66,7 @@ MESSAGES = {
     "个留出的句对（训练时从未见过的句式），并把参考英文喂给解码器（teacher forcing）。目标位置 j 的那一行"
     "负责写出英文词 w_j，它的输入是前一个词（句首是 <s>）。对 {n_words} 个有标准对齐的英文词，取这一行里权重最大"
     "的中文词作为这个头的判断；如果语料把这两个词连在一起，就算对。\n"
-    "- 最好的头：第 {layer} 层第 {head} 个头：{best_acc:.3f}\n"
+    "- 最好的头：层 {layer} 头 {head}：{best_acc:.3f}\n"
     "- 每层所有头平均成一张图：{layers}\n"
     "- 所有头平均：{acc_mean:.3f}\n"
     "- 同样结构但未训练的模型（固定随机种子的初始权重）：最好的头 {untrained_best_acc:.3f}，所有头平均 "
@@ -90,7 +90,7 @@ MESSAGES = {
     "fig_pick": "每行权重最大处",
     "fig_source": "被读的中文词（源）",
     "fig_target": "正在写的英文词（目标）",
-    "fig_head": "第 {layer} 层第 {head} 个头（最好的头）",
+    "fig_head": "层 {layer} 头 {head}（最好的头）",
     "fig_mean": "所有头平均",
     "fig_matrix_title": "一个留出句对上的交叉注意力；方框是标准对齐",
     "fig_trained": "训练后",
@@ -100,7 +100,7 @@ MESSAGES = {
     "fig_chance": "随机 {acc:.3f}",
     "fig_acc": "对齐准确率",
     "fig_heads_title": "每个交叉注意力头的对齐准确率（{n_words} 个词，{n_pairs} 个留出句对）",
-    "fig_cue_head": "第 {layer} 层第 {head} 个头（最关注动词）",
+    "fig_cue_head": "层 {layer} 头 {head}（最关注动词）",
     "fig_split_panel": "在「{prefix}」之后写「{written}」",
     "fig_weight": "交叉注意力权重",
     "fig_split_title": "解码器写出 {word} 的英文时读了什么",

@@ -5,13 +5,13 @@ MESSAGES = {
     "inside": "在凸包内",
     "outside": "在凸包外",
     "where": "{side}（距离 {d}）",
-    "headline": "例子：a = {a}，z = {z}，{ex_at}；第 {layer} 层第 {head} 个头「{tok}」的 z：{z_at}；"
+    "headline": "例子：a = {a}，z = {z}，{ex_at}；层 {layer} 头 {head}「{tok}」的 z：{z_at}；"
     "z·W_O：{zW_at}；x + z·W_O：{x_at}；x + attn_out：{mid_at}",
     "text": "一个注意力头把各位置的 Value 按权重相加：z = Σ a_j v_j。softmax 给出的权重都不小于 0，加起来正好是 1，"
     "所以 z 只能落在这些 Value 张成的凸包里——它是它们的一个“加权平均”。\n\n"
     "先看手算的小例子：缩放后的分数 s = {s}，softmax 得到 a = {a}，"
     "z = {z}。线性规划的结论：{ex_side}（三个 Value 围成的三角形，距离 {ex_d}）。\n\n"
-    "再看训练好的模型。句子「{text}」，最后一个词元「{tok}」在第 {layer} 层第 {head} 个头上的权重是：{w}"
+    "再看训练好的模型。句子「{text}」，最后一个词元「{tok}」在层 {layer} 头 {head} 上的权重是：{w}"
     "（这个头对「{cue}」的权重 {cue_weight:.3f}，是所有头里最大的）。它的 z 有 {d_head} 维，"
     "线性规划的结论：{z_side}，距离 {z_d}。\n\n"
     "z 乘上 W_O[h] 进入 {d_model} 维的残差空间后，仍然是 v_j·W_O[h] 的同一组凸组合——线性映射不改变系数，"
@@ -20,7 +20,7 @@ MESSAGES = {
     "x + z·W_O 到这个凸包的 L1 距离是 {x_d}（欧氏距离 {residual_l2_distance:.3f}），"
     "{x_side}。把所有头和偏置都加上的 x + attn_out 同样{mid_side}"
     "（距离 {mid_d}）。凸包的保证只属于单个头、归一化后的那一步。",
-    "head_title": "第 {layer} 层第 {head} 个头：「{tok}」的 z 在 Value 的凸包内",
+    "head_title": "层 {layer} 头 {head}：「{tok}」的 z 在 Value 的凸包内",
     "fig_hull": "v_j·W_O[h] 的凸包",
     "fig_zW": "z·W_O[h]（在内）",
     "fig_x_new": "x + z·W_O[h]（在外）",

@@ -19,5 +19,5 @@ MESSAGES = {
     "eval_mode": "评估模式",
     "train_mode": "训练模式，dropout p = {p}",
     "key": "键",
-    "fig_title": "第 {layer} 层第 {head} 个头：左侧标出每一行的和 Σ",
+    "fig_title": "层 {layer} 头 {head}：左侧标出每一行的和 Σ",
 }

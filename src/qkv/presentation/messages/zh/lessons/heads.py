@@ -10,9 +10,9 @@ MESSAGES = {
     "short_previous": "前一个",
     "short_start": "句首",
     "short_self": "自己",
-    "headline_part": "{short}：第 {layer} 层第 {head} 个头 {mass:.3f}",
+    "headline_part": "{short}：层 {layer} 头 {head} {mass:.3f}",
     "headline": "{parts}（均匀基线 {baseline:.3f}，{n_sentences} 个句子）",
-    "line": "- {label}：第 {layer} 层第 {head} 个头，平均 {mass:.3f}（均匀基线的 {ratio:.1f} 倍）",
+    "line": "- {label}：层 {layer} 头 {head}，平均 {mass:.3f}（均匀基线的 {ratio:.1f} 倍）",
     "split_all": "这 {categories} 类各由不同的头拿到最多的注意力（{distinct_heads} 个不同的头）：头与头之间有分工，"
     "这就是“多头”的意义。",
     "split_some": "这 {categories} 类只落在 {distinct_heads} 个不同的头上：有的头同时承担了几类。",

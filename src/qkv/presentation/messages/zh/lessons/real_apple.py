@@ -15,7 +15,7 @@ MESSAGES = {
     "text": "“context”一课在 qkv 自己训练的小模型里追踪“苹果”。这里把同一个问题拿到一个由别人在真实文本上训练的模型上："
     "{model}，一个 {n_layers} 层的 BERT 编码器（d_model = {d_model}，每层 {n_heads} 个头）。它的分词器会把所有字母"
     "转成小写，所以水果和公司进入模型时是同一个词元：“{company_example}”被切成 {pieces}，"
-    "两种意思下 apple 都是第 {token_id} 号词元。\n\n"
+    "两种意思下 apple 都是编号为 {token_id} 的词元。\n\n"
     "为这一课写了 {n_fruit} 个把 apple 当水果用的句子（例如“{fruit_example}”），{n_company} 个把它当公司用的句子"
     "（例如“{company_example}”）。两组句子里 apple 出现在同样的位置上，次数也相同（{position_counts}，"
     "指每种意思各有几句；[CLS] 是位置 0）。\n\n"

@@ -27,11 +27,11 @@ MESSAGES = {
     "[SEP]、而词元编号相同的其他位置（同一个词或词片再次出现；"
     "这一列只在 {n_same_queries} 个词元会再次出现的查询上取平均）。如果一个头把权重平均分给所有位置，"
     "每个位置平均只能得到 {baseline:.3f}。\n\n"
-    "平均把超过 {threshold} 的权重给了某一类键的头（LxHy 表示第 x 层第 y 个头，从 0 数起）：\n{lines}\n\n{verdict}",
+    "平均把超过 {threshold} 的权重给了某一类键的头（LxHy 表示层 x、头 y，都从 0 数起）：\n{lines}\n\n{verdict}",
     "previous_head": "{best_previous} 把 {best_previous_mass:.3f} 的权重放在前一个词元上，几乎是全部："
     "这是一个专门读前一个词元的头。",
     "next_head": "{best_next} 给后一个词元 {best_next_mass:.3f}：这个头往后看，而 GPT 的头做不到这一点。",
-    "cls_many": "专门化的头里大多数（{n_cls} 个）选的是 [CLS]，它们在第 {cls_layers} 层。",
+    "cls_many": "专门化的头里大多数（{n_cls} 个）选的是 [CLS]，它们在层 {cls_layers}。",
     "weak_rest": "没有哪个头给 [SEP] 超过 {threshold}（最多 {best_sep_mass:.3f}，{best_sep}），给别处的同一个词元"
     "（{best_same_mass:.3f}，{best_same}）或给自己（{best_self_mass:.3f}，{best_self}）也都没有。",
     "caveat": "权重说明一个头看向哪里，却不说明它从那里拿走了什么：如果某个头里 [CLS] 的值向量很小，"

@@ -10,16 +10,16 @@ MESSAGES = {
     "group_company": "公司",
     "group_energy": "能源",
     "group_ambiguous": "既是水果又是公司",
-    "headline": "第 {layer} 层第 {head} 个头：W_Q 的拉伸比 σ_1/σ_{r} = {q_cond:.1f}（随机模型 {rq_cond:.1f}）；"
+    "headline": "层 {layer} 头 {head}：W_Q 的拉伸比 σ_1/σ_{r} = {q_cond:.1f}（随机模型 {rq_cond:.1f}）；"
     "训练后的条件数 {t_min:.1f}–{t_max:.1f}，随机模型 {r_min:.1f}–{r_max:.1f}，"
     "{n_places} 个位置中 {more_uneven} 个更大（说法{verdict}）；"
     "词组的组间/组内距离比：变换前 {before_ratio:.2f}，x·W_Q 之后 {ratios_q}",
     "intro": "向量乘以矩阵，得到的是一个挪了位置的新向量；同一个矩阵乘遍所有向量，等于把整个空间一起搬动。"
     "任何矩阵都能拆成 W = U Σ Vᵀ（奇异值分解）：对行向量来说，x W = ((x U) Σ) Vᵀ，"
-    "先把 x 转到一组互相垂直的方向上（U），再把第 i 个方向拉长或压短 σ_i 倍（Σ），"
+    "先把 x 转到一组互相垂直的方向上（U），再把方向 i 拉长或压短 σ_i 倍（Σ），"
     "最后转进输出空间（Vᵀ）——转、拉、转。把所有 σ_i 都换成 1，剩下的 R = U Vᵀ 就是“旋转部分”：只转不拉。\n\n"
     "内置模型里，每个头的 W_Q、W_K、W_V 是 {d_model} × {d_head}（从 {d_model} 维的残差流到 {d_head} 维的头），"
-    "W_O 是 {d_head} × {d_model}。第 {layer} 层第 {head} 个头的四个矩阵，把 U Σ Vᵀ 乘回去与原矩阵相差不超过 "
+    "W_O 是 {d_head} × {d_model}。层 {layer} 头 {head} 的四个矩阵，把 U Σ Vᵀ 乘回去与原矩阵相差不超过 "
     "{reconstruction_error:.1e}，旋转部分正交到 {orthogonality_error:.1e} 以内：这个分解是精确的，不是近似。",
     "stretch": "先看拉伸。这个头的 W_Q 把最强的方向拉长 σ_1 = {q_s1:.3f} 倍，最弱的方向只有 σ_{r} = {q_sr:.3f}，"
     "两者之比（条件数）为 {q_cond:.1f}。{r} 个方向里前 4 个占了全部能量（Σσ²）的 {q_top4:.0%}；"
@@ -42,7 +42,7 @@ MESSAGES = {
     "分得开不开，用两个数衡量：各组中心之间的平均距离除以每个词到本组中心的平均距离；"
     "以及去掉这个词后重新算中心、离它最近的中心恰好是本组的词所占的比例。"
     "变换之前的 x：距离比 {before_ratio:.2f}，{before_accuracy:.0%} 的词离本组中心最近。",
-    "input_pre": "词嵌入的那一行加上第 0 个位置的向量，再经过本块的 LayerNorm",
+    "input_pre": "词嵌入的那一行加上位置 0 的向量，再经过本块的 LayerNorm",
     "input_plain": "进入本块时的残差流，注意力不经 LayerNorm 直接读取它",
     "cloud_after": "x·W_Q 之后，逐个头：距离比 {ratios_q}；x·W_K 之后：{ratios_k}；x·W_V 之后：{ratios_v}。",
     "q_sorts": "在 {n_heads} 个头中有 {hq} 个，W_Q 把这几组词推得更开了。",
@@ -52,21 +52,21 @@ MESSAGES = {
     "kv_sort": "在多数头里，这些词的键和值比它们的输入向量更清楚地按话题分开。",
     "kept": "这些变换都只读取 {d_model} 个方向中的 {d_head} 个（U 的各列）。词云的离散程度落在这些方向里的比例，"
     "逐个头：W_Q {shares_q}，W_K {shares_k}，W_V {shares_v}；随便取 {d_head} 个方向，平均能占 {random_share:.0%}。",
-    "nearest": "一词两义的词，按最近的组中心看，第 {head} 个头的 x·W_Q 前 → 后：{words}。",
+    "nearest": "一词两义的词，按最近的组中心看，头 {head} 的 x·W_Q 前 → 后：{words}。",
     "nearest_word": "{word} {before} → {after}",
     "twin": "在形状相同但未训练的模型里，同样这些词的距离比在变换前是 {twin_before_ratio:.2f}，经过它的 W_Q 之后是 "
     "{twin_q_ratio:.2f}：它的词嵌入是随机的，本来就没有可供变换搬动的分组。",
     "caveat": "说明：两幅图是各自词云的前两个主成分，只是 {d_model} 维和 {d_head} 维空间投下的一个平面影子；"
-    "距离比和比例都是在完整空间里量的（只看图上这两维，第 {head} 个头的距离比变换前是 {before_ratio_2d:.2f}，"
+    "距离比和比例都是在完整空间里量的（只看图上这两维，头 {head} 的距离比变换前是 {before_ratio_2d:.2f}，"
     "变换后是 {q_ratio_2d:.2f}）。分组里只有 {n_group_words} 个词，所以准确率以 1/{n_group_words} 为一档跳动。"
     "偏置 b_Q 只是把整个词云平移，不改变词与词之间的距离，所以没有计入；trace 里的 q 减去 b_Q 与 x·W_Q "
     "相差不超过 {trace_max_diff:.1e}。",
     "fig_matrix": "{matrix}（$\\sigma_1/\\sigma_r$ = {cond:.1f}）",
-    "fig_index": "第 i 个方向",
+    "fig_index": "方向 i（σ_i 的序号，从 1 数起）",
     "fig_sigma": "奇异值 σ_i（拉伸倍数）",
-    "fig_spectra": "第 {layer} 层第 {head} 个头的拉伸倍数：训练后 vs 未训练",
+    "fig_spectra": "层 {layer} 头 {head} 的拉伸倍数：训练后 vs 未训练",
     "fig_before": "变换前：x（组间/组内 {ratio:.2f}）",
-    "fig_after": "变换后：第 {head} 个头的 x·W_Q（组间/组内 {ratio:.2f}）",
+    "fig_after": "变换后：头 {head} 的 x·W_Q（组间/组内 {ratio:.2f}）",
     "fig_pc1": "主成分 1",
     "fig_pc2": "主成分 2",
 }
