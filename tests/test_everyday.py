@@ -164,3 +164,13 @@ def test_the_bundled_gpt_is_small_enough_to_ship():
     assert sum(p.stat().st_size for p in bundled.default_ckpt().iterdir()) <= 8_000_000
     assert (bundled.default_ckpt() / "README.md").read_text().count("CC-BY-SA-4.0") == 1
     assert "CC-BY-SA-4.0" in (bundled.default_translate_ckpt() / "README.md").read_text()
+
+
+def test_the_page_and_the_cli_measure_the_same_confidence(translator):
+    from qkv.analysis.translation_view import translation_view
+
+    model, tok = translator
+    doc = translation_view(model, tok, "妈妈今天买了三斤香蕉。")
+    t = translated(model, tok, "妈妈今天买了三斤香蕉。")
+    assert doc["translation"] == t.text and doc["weakest"] == t.weakest
+    assert doc["unsure"] is t.unsure is True and math.isclose(doc["confidence"], t.confidence, rel_tol=1e-4)

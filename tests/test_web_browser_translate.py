@@ -164,3 +164,30 @@ def test_static_export_of_a_translation_model_works_offline(browser, tmp_path, c
         assert [u for u in requests if not u.startswith("file:")] == [] and errors == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_unsure_translation_is_said_beside_it(browser, lang):
+    """The bundled translator on the issue's invented sentence: the page says, in the page's language,
+    which word it was unsure of and how sure; on a held-out sentence of the corpus it says nothing."""
+    from qkv.core.bundled import default_translate_ckpt
+    from qkv.core.corpus import pairs
+
+    proc, url = start_server("--ckpt", str(default_translate_ckpt()), "--port", str(free_port()))
+    try:
+        pg = browser.new_page()
+        load_page(pg, url + f"?lang={lang}")
+        for text in ("妈妈今天买了三斤香蕉。", pairs("heldout")[0].text("zh")):
+            doc = api(url, "api/view", {"text": text})
+            pg.fill("#text", text)
+            act(pg, lambda: pg.click("#analyze"))
+            assert pg.inner_text("#translation-text") == doc["translation"]
+            note = pg.query_selector("#translation-unsure")
+            assert (note is not None) == doc["unsure"], text
+            if note is not None:
+                said = note.inner_text()
+                assert f"{doc['weakest']}" in said and f"{doc['confidence']:.2f}" in said
+                assert ("没有把握" in said) == (lang == "zh") and ("unsure" in said) == (lang == "en")
+        pg.close()
+    finally:
+        stop(proc)

@@ -10,5 +10,7 @@ export function renderTranslation() {
   if (!S.tr) return;
   const d = S.doc;
   el.innerHTML = t(d.translated ? "translation_line" : "translation_given", { text: `<b id="translation-text">${esc(d.translation)}</b>` }) +
-    (d.finished ? "" : " " + t("translation_cut"));
+    (d.finished ? "" : " " + t("translation_cut")) +
+    // a word written while the model was choosing between several: the translation is a guess
+    (d.unsure ? ` <span id="translation-unsure" class="unsure">${t("translation_unsure", { word: esc(d.weakest), p: d.confidence.toFixed(2), below: d.unsure_below })}</span>` : "");
 }
