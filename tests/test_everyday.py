@@ -31,7 +31,7 @@ def translator():
 
 def test_every_record_becomes_its_words_and_marks_in_order():
     every = hsk.sentences()
-    assert len(every) == 4354 and [s.id for s in every] == sorted(s.id for s in every)
+    assert len(every) == 4354 and [s.id for s in every] == sorted(s.id for s in every)  # ids of 4 digits
     first = every[0]
     assert first.words == ("老师", "，", "您", "好", "！") and first.english == "Hello, teacher!"
     assert first.glosses[0] == "teacher" and first.glosses[1] is None and first.glosses[4] is None
@@ -121,6 +121,9 @@ def test_the_translator_learned_the_hsk_pairs_and_reads_an_unspaced_sentence(tra
 def test_an_unknown_character_is_named_alone_never_the_whole_sentence(translator):
     model, tok = translator
     assert unknown_parts(tok, "我打龘你") == ["龘"]
+    assert unknown_parts(tok, "我打龘你 。") == ["龘"]  # a space before the mark: still typed without spaces
+    assert unknown_parts(tok, "我 吃了 火龙果。") == ["火龙果"]  # spaced words: the word, without its mark
+    assert unknown_parts(tok, "我 吃了 榴莲 和 火龙果") == ["榴莲", "火龙果"]
     with pytest.raises(ValueError, match="never saw: '龘'") as e:
         translated(model, tok, "我打龘你")
     assert "我打龘你" not in str(e.value)
@@ -132,15 +135,19 @@ def test_confidence_is_the_probability_of_the_least_likely_word():
 
 
 def test_the_cli_says_beside_a_translation_that_the_model_is_unsure(capsys):
-    from qkv.apps.cli.commands import _translation
+    from qkv.apps.cli.commands import _say
     from qkv.core.translation import Translated
 
-    sure = Translated("i ate an apple .", "我 吃了 苹果 。", 0.97, ".", True)
-    assert _translation(sure) == "i ate an apple ." and capsys.readouterr().err == ""
-    guess = Translated("this patient started taking isoniazid .", "妈妈 今天 买了", 0.36, "isoniazid", True)
-    assert _translation(guess, 3) == guess.text
-    err = capsys.readouterr().err
-    assert err.startswith("qkv: note: line 3: the model is unsure") and "'isoniazid' with probability 0.36" in err
+    _say(Translated("i ate an apple .", "我 吃了 苹果 。", 0.97, ".", True))
+    assert capsys.readouterr() == ("i ate an apple .\n", "")
+    _say(Translated("this patient started taking isoniazid .", "妈妈 今天 买了", 0.36, "isoniazid", True, ("“",)), 3)
+    out, err = capsys.readouterr()
+    assert out == "this patient started taking isoniazid .\n"
+    assert err.splitlines() == [
+        "qkv: note: line 3: the model never saw '“': it translated the sentence without them",
+        "qkv: note: line 3: the model is unsure of this translation: it wrote 'isoniazid' with probability 0.36 "
+        "(below 0.5), choosing between words; read it as a guess",
+    ]
 
 
 def test_qkv_translate_reads_the_articles_example(capsys):
@@ -174,3 +181,16 @@ def test_the_page_and_the_cli_measure_the_same_confidence(translator):
     t = translated(model, tok, "妈妈今天买了三斤香蕉。")
     assert doc["translation"] == t.text and doc["weakest"] == t.weakest
     assert doc["unsure"] is t.unsure is True and math.isclose(doc["confidence"], t.confidence, rel_tol=1e-4)
+
+
+def test_marks_the_translator_never_saw_are_left_out_and_said(translator):
+    model, tok = translator
+    t = translated(model, tok, "小明说：“我昨天吃了苹果，味道很甜！”")  # the HSK sentences have no quotes
+    assert t.left_out == ("：", "“", "”") and "“" not in t.source and t.text
+    assert translated(model, tok, "我昨天吃了苹果，味道很甜！").left_out == ()
+
+
+def test_the_recipe_rebuilds_the_bundled_tokenizer_exactly(gpt_tokenizer):
+    pytest.importorskip("jieba")
+    rebuilt = bundled.learner_tokenizer(bundled.training_text(), extra_chars=bundled.common_chars())
+    assert rebuilt.to_dict() == gpt_tokenizer.to_dict()

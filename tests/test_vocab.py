@@ -52,6 +52,7 @@ def test_the_bundled_models_training_text_is_found_by_its_sha256():
         assert text == everyday and where == "qkv corpus + HSK"
     else:  # a bundled model trained on something else: then it must not claim the corpus
         assert text is None
+    assert recorded in (sha(builtin), sha(everyday))  # and the bundled model is one of the two: its text is found
 
 
 def test_counts_are_the_words_of_the_training_text(bundled):

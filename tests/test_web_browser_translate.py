@@ -177,13 +177,17 @@ def test_an_unsure_translation_is_said_beside_it(browser, lang):
     try:
         pg = browser.new_page()
         load_page(pg, url + f"?lang={lang}")
-        for text in ("妈妈今天买了三斤香蕉。", pairs("heldout")[0].text("zh")):
+        for text in ("妈妈今天买了三斤香蕉。", pairs("heldout")[0].text("zh"), "小明说：“我昨天吃了苹果，味道很甜！”"):
             doc = api(url, "api/view", {"text": text})
             pg.fill("#text", text)
             act(pg, lambda: pg.click("#analyze"))
             assert pg.inner_text("#translation-text") == doc["translation"]
             note = pg.query_selector("#translation-unsure")
             assert (note is not None) == doc["unsure"], text
+            left = pg.query_selector("#translation-left-out")
+            assert (left is not None) == bool(doc["left_out"]), text
+            if left is not None:
+                assert all(m in left.inner_text() for m in doc["left_out"])
             if note is not None:
                 said = note.inner_text()
                 assert f"{doc['weakest']}" in said and f"{doc['confidence']:.2f}" in said

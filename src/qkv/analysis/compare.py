@@ -38,7 +38,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.models import evaluating
 
-from .position_mean import MIN_REF, position_means, reference_name
+from .position_mean import MIN_REF, REFERENCE, position_means
 from .representations import stages, vectors_at
 from .view import TextError, encode_text, read_text
 
@@ -112,14 +112,14 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
         out.append({"label": label, "name": name, "cosine": _cosine(x, y), "cosine_pos": centred})
     control = {
         "method": "position mean",
-        "reference": reference_name(),
+        "reference": REFERENCE,
         "sentences": means.sentences,
         "counts": [int(means.counts[p]) if p < len(means.counts) else 0 for p in pos],
         "min": MIN_REF,
     }
     if not controlled:
         control["why"] = (
-            f"fewer than {MIN_REF} reference sentences ({reference_name()}) reach position {max(pos)} in a form "
+            f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
             "this tokenizer reads: no position-controlled cosine"
         )
     return {

@@ -196,6 +196,8 @@ def _why(error: Exception):
         return phrase("errors.number_too_large")
     if isinstance(error, RecursionError):
         return phrase("errors.number_too_deep")
+    if isinstance(error, ZeroDivisionError):  # 1/0, and 0 to a negative power, whatever Python calls it
+        return phrase("errors.number_zero_division")
     reason = str(error).splitlines()[0] if str(error) else type(error).__name__
     return phrase(_REASONS[reason]) if reason in _REASONS else reason
 

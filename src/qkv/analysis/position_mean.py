@@ -16,9 +16,9 @@ Subtracting mu_s(p) from a vector read at position p removes it (qkv.analysis.co
 for its position-controlled cosine). At "L0 in" with learned positions x = W_E[t] + W_pos[p], so
 the mean is (mean of W_E at p) + W_pos[p] and the position row cancels exactly.
 
-The reference sentences are lines of the bundled model's training text (qkv.core.bundled.training_text:
-the built-in corpus with the HSK training sentences; the built-in corpus alone when the HSK package
-is not installed), read from their first token as a compared sentence is. Up to REF_SENTENCES
+The reference sentences are lines of qkv's built-in corpus (corpus.default_text, the part of the
+bundled model's training text that qkv generates; every word tokenizer trained on it reads them),
+read from their first token as a compared sentence is. Up to REF_SENTENCES
 line starts are spread evenly over the corpus and taken in bit-reversed order, so that the first n
 of them are spread evenly too. A causal model reads each from its line start on through the
 following lines (what comes later cannot change an earlier position). Deeper positions cost more,
@@ -49,6 +49,7 @@ REF_SENTENCES = 1024  # at most this many reference sentences
 MIN_REF = 64  # a position seen by fewer reference sentences gets no mean
 FLOP_BUDGET = 1.5e10  # fewer sentences for a large model: about 2 * parameters (less W_E) * tokens in all
 BATCH = 128
+REFERENCE = "qkv corpus"  # what the page names as the reference text
 
 # model -> PositionMeans (with its key): one per live model, gone with it, n_stages * n_ctx * d_model
 # float64s at most (the bundled model: 0.4 MB; GPT-2 small: 14 * 1024 * 768 * 8 = 88 MB); remade when its weights change
@@ -69,25 +70,9 @@ class PositionMeans:
         return self.means[name][pos]
 
 
-@lru_cache(maxsize=1)
-def _reference() -> tuple[str, tuple[str, ...]]:
-    """(the reference text's name as the page knows it, its lines), once (~1 MB)."""
-    from qkv.core.bundled import training_text
-
-    try:
-        name, text = "qkv corpus + HSK", training_text()
-    except ValueError:  # without the HSK sentences: the built-in corpus, which the bundled model read too
-        name, text = "qkv corpus", corpus.default_text()
-    return name, tuple(line for line in text.splitlines() if line.strip())
-
-
-def reference_name() -> str:
-    """What the page names as the reference text: "qkv corpus + HSK" or "qkv corpus"."""
-    return _reference()[0]
-
-
+@lru_cache(maxsize=1)  # the corpus's lines, once (~1 MB)
 def reference_lines() -> tuple[str, ...]:
-    return _reference()[1]
+    return tuple(line for line in corpus.default_text().splitlines() if line.strip())
 
 
 def _encode(tokenizer, text: str) -> list[int] | None:

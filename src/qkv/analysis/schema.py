@@ -325,6 +325,7 @@ TRANSLATION_VIEW = _kind(
         "unsure": {"type": "boolean"},
         "unsure_below": _num,
         "weakest": _str,
+        "left_out": {"type": "array", "items": _str},
         "source": _words,
         "target": {**_words, "required": ["tokens", "ids", "written", "written_ids"]},
         "default_token": _int,

@@ -23,7 +23,8 @@ arrays next_ids, next_probs (T_target, TOP_NEXT) are its most likely words, actu
 actual_rank (T_target,) the probability and rank of the word the translation writes there.
 "confidence" is the smallest of them (qkv.core.translation.confidence), "weakest" the word written
 with it, and "unsure" says it is below "unsure_below" (UNSURE_BELOW): there the model was choosing
-between words, so its translation is a guess.
+between words, so its translation is a guess. "left_out": the punctuation marks of the text the model
+never saw (it reads the sentence without them).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.finite import arrays_note
 from qkv.core.models.family import family_of
-from qkv.core.translation import UNSURE_BELOW, confidence, decode_target
+from qkv.core.translation import UNSURE_BELOW, decode_target, unknown_marks, weakest
 
 from . import cross
 from .explain import N_COORDS
@@ -103,8 +104,7 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
     raw = {f"arrays.{key}": value for key, value in nexts.items()}
     parts = {p: _part(tr, cfg, p, k, raw) for p in PARTS}
     note = arrays_note(raw)
-    written_p = nexts["actual_prob"].tolist()  # the probability of each word written, and of </s>
-    sure = confidence(written_p)
+    sure, at = weakest(nexts["actual_prob"].tolist())  # of the words written and </s>
     return {
         **header("translation-view"),
         **({"non_finite": note} if note else {}),
@@ -115,7 +115,8 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
         "confidence": sure,
         "unsure": sure < UNSURE_BELOW,
         "unsure_below": UNSURE_BELOW,
-        "weakest": tokenizer.display(r.written[written_p.index(sure)]) if written_p else "",
+        "weakest": tokenizer.display(r.written[at]) if r.written else "",
+        "left_out": unknown_marks(tokenizer, text),
         "source": {"ids": r.src, "tokens": display(r.src)},
         "target": {
             "ids": r.tgt_in,

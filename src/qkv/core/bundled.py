@@ -4,7 +4,6 @@ model (scripts/train_bundled_translate.py, on the built-in pairs and the HSK tra
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 
@@ -43,17 +42,16 @@ def common_chars(n: int = COMMON_CHARS) -> list[str]:
     read as one token each instead of three UTF-8 bytes. Needs jieba (the zh extra)."""
     import jieba
 
+    from .tokenizers.words import _CJK_RE
+
     counts: dict[str, int] = {}
     with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as f:
         for line in f:
             word, freq = line.split()[:2]
             for c in word:
                 counts[c] = counts.get(c, 0) + int(freq)
-    han = [c for c in counts if _HAN.fullmatch(c)]
+    han = [c for c in counts if _CJK_RE.fullmatch(c)]
     return sorted(han, key=lambda c: (-counts[c], c))[:n]
-
-
-_HAN = re.compile("[\u4e00-\u9fff]")
 
 
 def learner_tokenizer(text: str, spell_seed: int = 0, extra_chars: list[str] = ()):

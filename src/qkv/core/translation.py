@@ -8,7 +8,9 @@ w1 .. wn </s>: at each position, the next target word.
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +74,9 @@ def encode_source(tok: WordTokenizer, text: str, what: str = "sentence") -> list
     special = [w for w in text.split() if w in SPECIALS]
     if special:
         raise Refusal.of("errors.mt_special", token=special[0])
+    marks = unknown_marks(tok, text)
+    if marks:  # a mark the model never saw carries no word: it reads the sentence without it
+        text = "".join(" " if c in marks else c for c in text)
     tries = [text, text.lower()]
     for t in list(tries):
         spaced = tok.respace(t)
@@ -90,23 +95,28 @@ def encode_source(tok: WordTokenizer, text: str, what: str = "sentence") -> list
     raise Refusal.of("errors.mt_unknown_words", words=[repr(w) for w in unknown[:10]], n=n)
 
 
+def unknown_marks(tok: WordTokenizer, text: str) -> list[str]:
+    """The punctuation marks of `text` that are not tokens of the vocabulary (a translation model
+    trained on sentences without quotes knows no “ ”): encode_source reads the sentence without them."""
+    return list(dict.fromkeys(c for c in text if unicodedata.category(c).startswith("P") and c not in tok.ids))
+
+
 def unknown_parts(tok: WordTokenizer, text: str) -> list[str]:
-    """What of `text` no known word covers. A text of several words separated by spaces: each word that
-    cannot be cut into known ones (我 吃了 火龙果 -> 火龙果). A text typed without spaces: in each run of
-    Chinese, only the characters that no word cut longest first reaches (我打龘你 -> 龘), never the whole
-    run; a word of another script, whole."""
+    """What of `text` no known word covers. Words separated by spaces (two or more chunks with word
+    characters): each word that cannot be cut into known ones, without its marks (我 吃了 火龙果。 ->
+    火龙果). Text typed without spaces: in each run of Chinese, only the characters that no word, cut
+    longest first, reaches (我打龘你 。 -> 龘), never the whole run; a word of another script, whole."""
     chunks = text.split()
+    spaced = sum(1 for c in chunks if _WORD_CHAR.search(c)) > 1
     out = []
-    for chunk in chunks:
-        for piece in tok.split(chunk):
-            if piece in tok.ids:
-                continue
-            runs = tok.unknown_runs(piece)
-            if runs and len(chunks) > 1:  # the user spaced the words: name the word
-                out.append(chunk)
-                break
-            out += ["".join(part for part, _ in run) for run in runs]
+    for piece in (p for chunk in chunks for p in tok.split(chunk) if p not in tok.ids):
+        runs = tok.unknown_runs(piece)
+        if runs:
+            out += [piece] if spaced else ["".join(part for part, _ in run) for run in runs]
     return list(dict.fromkeys(out))
+
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 # A translation is marked unsure when some word of it had a probability below this when the model wrote
@@ -119,7 +129,14 @@ UNSURE_BELOW = 0.5
 def confidence(probs) -> float:
     """How sure the model was of a translation: the probability of its least likely token (of the
     words it wrote and </s>), between 0 and 1; 0 for no token."""
-    return min((float(p) for p in probs), default=0.0)
+    return weakest(probs)[0]
+
+
+def weakest(probs) -> tuple[float, int]:
+    """(the smallest probability, its index) of a translation's tokens; (0, 0) for none. A probability
+    that is not a number (a model whose weights diverged) counts as 0: nothing to be sure of."""
+    probs = [float(p) if math.isfinite(float(p)) else 0.0 for p in probs]
+    return (min(probs), probs.index(min(probs))) if probs else (0.0, 0)
 
 
 def written_probs(model, src: torch.Tensor, ids: list[int]) -> list[float]:
@@ -140,6 +157,7 @@ class Translated:
     confidence: float
     weakest: str  # the token written with that probability (a word, or </s>)
     finished: bool  # it ended with </s> (false: cut at max_len)
+    left_out: tuple[str, ...] = ()  # punctuation marks it never saw, read as if they were not there
 
     @property
     def unsure(self) -> bool:
@@ -237,5 +255,8 @@ def translated(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int
     finished = bool(best.ids) and best.ids[-1] == EOS
     source = " ".join(tok.tokens[i] for i in ids)
     probs = written_probs(model, src, best.ids) if best.ids else []
-    weakest = tok.tokens[best.ids[probs.index(min(probs))]] if probs else ""
-    return Translated(decode_target(tok, best.ids), source, confidence(probs), weakest, finished)
+    sure, at = weakest(probs)
+    left_out = tuple(unknown_marks(tok, text))
+    return Translated(
+        decode_target(tok, best.ids), source, sure, tok.tokens[best.ids[at]] if probs else "", finished, left_out
+    )

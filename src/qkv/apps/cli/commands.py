@@ -221,33 +221,38 @@ def translate(args) -> None:
         for n, line in enumerate(sys.stdin, 1):
             if n == 1:
                 line = without_bom(line)
+            if not line.strip():
+                print(flush=True)  # an empty line stays empty
+                continue
             try:
-                out = ""  # an empty line stays empty
-                if line.strip():
-                    out = _translation(translated(model, tokenizer, line, args.beam, args.max_len), n)
+                _say(translated(model, tokenizer, line, args.beam, args.max_len), n)
             except ValueError as e:  # this line's own error; the lines after it are still translated
                 failed += 1
-                out = ""  # an empty line keeps line n of the output the translation of line n
                 print(f"qkv: error: line {n}: {e}", file=sys.stderr, flush=True)
-            print(out, flush=True)
+                print(flush=True)  # an empty line keeps line n of the output the translation of line n
         return 1 if failed else None
-    else:
-        print(_translation(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len)))
+    _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
 
 
-def _translation(t, line: int | None = None) -> str:
-    """The translation's text; a note on stderr when the model is unsure of it (a guess, not a translation)."""
+def _say(t, line: int | None = None) -> None:
+    """A translation on stdout; after it, on stderr, what its reader should know: the marks it read
+    the sentence without, and that it is a guess when the model was unsure of it."""
     from qkv.core.translation import UNSURE_BELOW
 
+    print(t.text, flush=True)
+    where = f"line {line}: " if line is not None else ""
+    if t.left_out:
+        marks = ", ".join(repr(m) for m in t.left_out)
+        print(
+            f"qkv: note: {where}the model never saw {marks}: it translated the sentence without them", file=sys.stderr
+        )
     if t.unsure:
-        where = f"line {line}: " if line is not None else ""
         print(
             f"qkv: note: {where}the model is unsure of this translation: it wrote {t.weakest!r} with probability "
             f"{t.confidence:.2f} (below {UNSURE_BELOW}), choosing between words; read it as a guess",
             file=sys.stderr,
             flush=True,
         )
-    return t.text
 
 
 def demo(args) -> None:

@@ -59,15 +59,16 @@ def cosines(E: torch.Tensor) -> torch.Tensor:
     return unit @ unit.T
 
 
-def _training_text() -> str:
-    """The bundled GPT's training text; the built-in corpus alone without the HSK sentences installed."""
+def _training_text() -> tuple[str, str]:
+    """(the bundled GPT's training text, "bundled"); ("the built-in corpus, "builtin") without the HSK
+    sentences installed: the part of that text which qkv generates."""
     from qkv.core.bundled import training_text
     from qkv.core.corpus import default_text
 
     try:
-        return training_text()
+        return training_text(), "bundled"
     except ValueError:
-        return default_text()
+        return default_text(), "builtin"
 
 
 @torch.no_grad()
@@ -92,7 +93,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     n_f = len(fruits)
     within = float(np.mean([cos[i, j].item() for i, j in combinations(range(n_f), 2)]))
     across = float(np.mean([cos[i, n_f].item() for i in range(n_f)]))
-    text = _training_text()  # how often the bundled model's training text shows each word
+    text, source = _training_text()  # how often the bundled model's training text shows each word
     counts = Counter(text.split())
     return {
         "words": words,
@@ -116,6 +117,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "d_model": model.cfg.d_model,
         "d_vocab": model.cfg.d_vocab,
         "corpus_counts": {w: counts[w] for w in words},
+        "corpus_source": source,
         "corpus_lines": text.count("\n"),
         "map_tokens": single_tokens(tokenizer, MAP_WORDS),
     }

@@ -13,8 +13,9 @@ The punctuation between the words (the records list only words) is put back, eac
 The split is fixed once: within each level, the sentences in the order of their ids, every
 `HELD_OUT_EVERY`-th one (the 10th, 20th, ...) is held out. So each level lends the held-out part
 the same share, the split does not depend on the package's order of records, and a sentence keeps
-its side when others are added (a held-out sentence whose Chinese repeats a training sentence's
-trains instead: the package holds one). Nothing that ships with qkv trains on the held-out part; every
+its side when others are added after it (a held-out sentence whose Chinese repeats a training
+sentence's trains instead: the package holds one). The package is pinned (1.0.0): a release that
+renumbered its sentences would move the split. Nothing that ships with qkv trains on the held-out part; every
 quality figure on everyday Chinese is measured on it.
 
 `everyday_lines` writes the training part as the built-in corpus writes Chinese (words separated
@@ -103,7 +104,13 @@ def sentences() -> tuple[HskSentence, ...]:
         from hsk_sentences_audio import load_sentences
     except ImportError:
         raise ValueError("everyday Chinese comes from the package hsk-sentences-audio: pip install 'qkv[zh]'") from None
-    return tuple(sorted(map(_from_record, load_sentences()), key=lambda s: s.id))
+    return tuple(sorted(map(_from_record, load_sentences()), key=_order))
+
+
+def _order(s: HskSentence) -> tuple[int, int, str]:
+    """Ids in the order of their level and number ("hsk1-0002" before "hsk1-10000")."""
+    number = s.id.rpartition("-")[2]
+    return (s.level, int(number) if number.isdigit() else 0, s.id)
 
 
 def held_out(rank: int) -> bool:
@@ -125,7 +132,7 @@ def split(part: str) -> tuple[HskSentence, ...]:
         (held if held_out(r) else train).append(s)
     trained = {s.chinese for s in train}
     if part == "train":
-        return tuple(sorted(train + [s for s in held if s.chinese in trained], key=lambda s: s.id))
+        return tuple(sorted(train + [s for s in held if s.chinese in trained], key=_order))
     return tuple(s for s in held if s.chinese not in trained)
 
 

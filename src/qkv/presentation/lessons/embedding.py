@@ -36,6 +36,11 @@ def _fields(n: dict, lang: str) -> dict:
         "arrow": say("arrow", tok=tok) if tok else say("no_token"),
         "pairs": ", ".join(f"{x}-{y} {c:.3f}" for x, y, c in n["cosines"]),
         "counts": ", ".join(f"{k} {v}" for k, v in n["corpus_counts"].items()),
+        "source": (
+            say("source_builtin", corpus_lines=n["corpus_lines"])
+            if n.get("corpus_source") == "builtin"
+            else say("source_bundled", corpus_lines=n["corpus_lines"])
+        ),
     }
 
 

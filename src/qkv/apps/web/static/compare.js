@@ -6,9 +6,6 @@ import { t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { showErrorIn } from "./errors.js";
 
-// the reference texts the server names (analysis.position_mean.reference_name), as the page says them
-const REFERENCES = { "qkv corpus": "compare_corpus", "qkv corpus + HSK": "compare_corpus_hsk" };
-
 /** A stage as the page names it: "embed", "L0 in", "L3 out" (analysis.representations.stages) in the
  *  page's language; the label itself stays in data-stage. */
 export function stageLabel(label) {
@@ -39,7 +36,7 @@ export function renderCompare() {
   }
   const pos = S.info && ["learned", "sinusoidal"].includes(S.info.pos);  // is a position vector added at "L0 in"?
   const ctl = c.control || {};
-  html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: REFERENCES[ctl.reference] ? t(REFERENCES[ctl.reference]) : esc(ctl.reference || "") })}` +
+  html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: ctl.reference === "qkv corpus" ? t("compare_corpus") : esc(ctl.reference || "") })}` +
     (control ? "" : " " + t("compare_nocontrol", { why: esc(ctl.why || "") })) + "</p>";
   box.innerHTML = html;
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);

@@ -151,7 +151,7 @@ MESSAGES = {
     "number_not_real": "the value is not a finite real number",
     "number_too_deep": "the brackets are nested too deeply",
     "number_domain": "math domain error",
-    "number_zero_division": "float division by zero",
+    "number_zero_division": "division by zero",
     "number_name": "unknown name {name} (allowed: {allowed})",
     "number_call": "calling {name} is not allowed (allowed: {functions}, positional arguments)",
     "number_arguments": "{name}() takes {count} argument(s)",

@@ -22,7 +22,10 @@ MESSAGES = {
     "{within_fruit_mean:.3f}; between a fruit and {other} it is {fruit_other_mean:.3f}, so the claim that "
     "fruits sit together, away from atomic energy, {verdict}.\n\n"
     "The nearest tokens to “{a}” in the whole vocabulary: {nn_a}; to “{other}”: {nn_other}.",
-    "caveat": "A caveat: these distances depend on how often each word occurs in the training text. In the built-in "
-    "corpus, the bundled model's training text ({corpus_lines} lines): {counts}; a rare word's embedding "
-    "gets few updates.",
+    "caveat": "A caveat: these distances depend on how often each word occurs in the training text. In {source}: "
+    "{counts}; a rare word's embedding gets few updates.",
+    "source_bundled": "the bundled model's training text ({corpus_lines} lines: the built-in corpus and the HSK "
+    "training sentences)",
+    "source_builtin": "the built-in corpus ({corpus_lines} lines; the rest of the bundled model's training text, the "
+    "HSK sentences, is not installed)",
 }

@@ -20,6 +20,8 @@ MESSAGES = {
     "余弦相似度：{pairs}。水果两两之间的平均值是 {within_fruit_mean:.3f}，"
     "水果与{other}之间是 {fruit_other_mean:.3f}，所以“水果彼此更近、离原子能更远”这一说法在这里{verdict}。\n\n"
     "在整个词表里离「{a}」最近的词元：{nn_a}；离「{other}」最近的：{nn_other}。",
-    "caveat": "提醒：这些距离取决于训练语料里每个词出现了多少次。内置语料（即内置模型的训练语料，"
-    "{corpus_lines} 行）中：{counts}；出现得少的词，嵌入得到的训练也少。",
+    "caveat": "提醒：这些距离取决于训练语料里每个词出现了多少次。在{source}中："
+    "{counts}；出现得少的词，嵌入得到的训练也少。",
+    "source_bundled": "内置模型的训练语料（{corpus_lines} 行：内置语料加上 HSK 训练句）",
+    "source_builtin": "内置语料（{corpus_lines} 行；内置模型训练语料的另一部分，即 HSK 例句，没有安装）",
 }
