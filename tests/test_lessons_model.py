@@ -297,6 +297,12 @@ def test_verdicts_follow_the_numbers(results):
     cue, previous = h["best"]["cue"]["mass"], h["best"]["previous"]["mass"]
     cue_weak = t("lessons.heads.cue_weak", "en", cue=cue, previous=previous)
     assert (cue_weak in results("heads")[0].text) == (cue < previous / 2)
+    faint = [c for c in h["categories"] if h["best"][c]["ratio"] < 2]
+    assert ("no head has made that its job" in results("heads")[0].text) == bool(faint)
+    clear = copy.deepcopy(h)
+    for c in clear["categories"]:
+        clear["best"][c]["ratio"] = 3.0
+    assert "no head has made that its job" not in said("heads", clear, "en")[0]
     changed = copy.deepcopy(h)
     changed["best"]["cue"]["mass"], changed["distinct_heads"] = previous, 2
     text = said("heads", changed, "zh")[0]

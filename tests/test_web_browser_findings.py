@@ -363,3 +363,16 @@ def test_minilm_says_its_vocabulary_lacks_chinese_and_offers_english(page, minil
     assert re.fullmatch(r"[A-Za-z ,.]+", a) and re.fullmatch(r"[A-Za-z ,.]+", b), (a, b)
     page.wait_for_selector("#side-result canvas, #side-result .side-kind", timeout=60_000)
     assert page.errors == []
+
+
+def test_the_step_table_of_a_teachers_sentence_shows_every_row_above_its_sum(page, server):
+    """A 14-token sentence: every key's row is on screen at once, none hidden under the sticky header or
+    Σ row, so the weights a learner sees are the ones the Σ adds up."""
+    load_page(page, server + "?lang=zh")
+    page.fill("#text", "小明说：“我昨天吃了苹果，味道很甜！”")
+    act(page, lambda: page.click("#analyze"))
+    bring_into_view(page, "#steps")
+    n, seen, whole = page.eval_on_selector(
+        "#steps .table-wrap", "w => [w.querySelector('tbody').rows.length, w.clientHeight, w.scrollHeight]"
+    )
+    assert n == 14 and whole <= seen, (seen, whole)

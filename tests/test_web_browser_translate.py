@@ -192,6 +192,12 @@ def test_an_unsure_translation_is_said_beside_it(browser, lang):
                 said = note.inner_text()
                 assert f"{doc['weakest']}" in said and f"{doc['confidence']:.2f}" in said
                 assert ("没有把握" in said) == (lang == "zh") and ("unsure" in said) == (lang == "en")
+        # a sentence it refuses: the translation shown is the previous sentence's, and it is dimmed as such
+        pg.fill("#text", "我打龘你")
+        pg.click("#analyze")
+        pg.wait_for_selector("#stale:not([hidden])")
+        faded = pg.eval_on_selector("#translation", "e => +getComputedStyle(e).opacity")
+        assert faded < 1 and pg.inner_text("#translation-text") == doc["translation"]
         pg.close()
     finally:
         stop(proc)

@@ -207,6 +207,7 @@ def translate(args) -> None:
     from qkv.core.bundled import default_translate_ckpt
     from qkv.core.checkpoint import load
     from qkv.core.translation import translated
+    from qkv.presentation.i18n import say_error, t
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
@@ -225,34 +226,32 @@ def translate(args) -> None:
                 print(flush=True)  # an empty line stays empty
                 continue
             try:
-                _say(translated(model, tokenizer, line, args.beam, args.max_len), n)
+                _say(translated(model, tokenizer, line, args.beam, args.max_len), args.lang, n)
             except ValueError as e:  # this line's own error; the lines after it are still translated
                 failed += 1
-                print(f"qkv: error: line {n}: {e}", file=sys.stderr, flush=True)
+                where = t("translation.note_line", args.lang, n=n)
+                print(t("errors.cli_prefix", args.lang, message=where + say_error(e, args.lang)), file=sys.stderr)
                 print(flush=True)  # an empty line keeps line n of the output the translation of line n
         return 1 if failed else None
-    _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len))
+    _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len), args.lang)
 
 
-def _say(t, line: int | None = None) -> None:
+def _say(tr, lang: str = "en", line: int | None = None) -> None:
     """A translation on stdout; after it, on stderr, what its reader should know: the marks it read
     the sentence without, and that it is a guess when the model was unsure of it."""
     from qkv.core.translation import UNSURE_BELOW
+    from qkv.presentation.i18n import t
 
-    print(t.text, flush=True)
-    where = f"line {line}: " if line is not None else ""
-    if t.left_out:
-        marks = ", ".join(repr(m) for m in t.left_out)
-        print(
-            f"qkv: note: {where}the model never saw {marks}: it translated the sentence without them", file=sys.stderr
-        )
-    if t.unsure:
-        print(
-            f"qkv: note: {where}the model is unsure of this translation: it wrote {t.weakest!r} with probability "
-            f"{t.confidence:.2f} (below {UNSURE_BELOW}), choosing between words; read it as a guess",
-            file=sys.stderr,
-            flush=True,
-        )
+    print(tr.text, flush=True)
+    where = t("translation.note_line", lang, n=line) if line is not None else ""
+    notes = []
+    if tr.left_out:
+        marks = "".join(f"「{m}」" for m in tr.left_out) if lang == "zh" else ", ".join(map(repr, tr.left_out))
+        notes.append(t("translation.note_left_out", lang, marks=marks))
+    if tr.unsure:
+        notes.append(t("translation.note_unsure", lang, word=tr.weakest, p=f"{tr.confidence:.2f}", below=UNSURE_BELOW))
+    for note in notes:
+        print(t("translation.note", lang, text=where + note), file=sys.stderr, flush=True)
 
 
 def demo(args) -> None:

@@ -180,6 +180,7 @@ def _add_translate(sub) -> None:
     )
     p.add_argument("--beam", type=int, default=1, metavar="K", help="beam search with K hypotheses (default 1: greedy)")
     p.add_argument("--max-len", type=int, metavar="N", help="at most N target tokens (default: the model's n_ctx)")
+    p.add_argument("--lang", choices=LANGS, default="en", help="language of its notes and errors (default en)")
 
 
 def _add_lessons(sub) -> None:

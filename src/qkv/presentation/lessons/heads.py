@@ -11,6 +11,8 @@ from ..figures import new_figure, save
 from ..i18n import translator
 from .common import listing, then
 
+CLEAR_RATIO = 2  # a head "looks at" a category when it gives it at least this many times the uniform share
+
 
 def title(lang: str) -> str:
     return translator(lang, "lessons.heads")("title")
@@ -54,6 +56,9 @@ def text(n: dict, lang: str) -> str:
     verdict = [
         say("split_all" if n["distinct_heads"] == k else "split_some", categories=k, distinct_heads=n["distinct_heads"])
     ]
+    faint = [label[c] for c in n["categories"] if n["best"][c]["ratio"] < CLEAR_RATIO]
+    if faint:  # a category no head clearly prefers is no job a head took on
+        verdict.append(say("faint", names=say("and").join(faint), ratio=CLEAR_RATIO))
     cue, previous = n["best"]["cue"]["mass"], n["best"]["previous"]["mass"]
     if cue < previous / 2:
         verdict.append(say("cue_weak", cue=cue, previous=previous))

@@ -1,6 +1,12 @@
 """qkv explain on a translation model: what each target word reads in the source (English)."""
 
 MESSAGES = {
+    # qkv translate's notes beside a translation (on stderr), and the line a note or error is about
+    "note": "qkv: note: {text}",
+    "note_line": "line {n}: ",
+    "note_left_out": "the model never saw {marks}: it translated the sentence without them",
+    "note_unsure": "the model is unsure of this translation: it wrote “{word}” with probability {p} (below {below}), "
+    "choosing between words; read it as a guess",
     "title": "Translation model: what each target word reads in the source (cross-attention of decoder layer "
     "{layer}, head {head})",
     "source": "Source ({n} words): {text}",

@@ -1,6 +1,12 @@
 """qkv explain 用于翻译模型：译文的每个词在原文中读了哪些词（中文）。"""
 
 MESSAGES = {
+    # qkv translate 在译文旁（标准错误输出）给的提示，以及提示或错误所在的行
+    "note": "qkv: 注意：{text}",
+    "note_line": "第 {n} 行：",
+    "note_left_out": "模型没见过标点{marks}，翻译时当它们不存在",
+    "note_unsure": "模型对这句译文没有把握：它写下「{word}」时的概率只有 {p}（低于 {below}），是在几个词之间挑的，"
+    "请把它当作猜测",
     "title": "翻译模型：译文的每个词在原文中读了哪些词（解码器层 {layer} 头 {head} 的交叉注意力）",
     "source": "原文（{n} 个词）：{text}",
     "translated": "模型的译文（{n} 个词；贪心解码：每一步都取最可能的词）：{text}",

@@ -19,6 +19,9 @@ MESSAGES = {
     "do several jobs.",
     "cue_weak": "The cue verb gets at most {cue:.3f}, far less than the previous token's {previous:.3f}: "
     "at this position no head watches the verb the way one watches the previous token.",
+    "faint": "But for {names} even the best head gives less than {ratio}× the uniform share: no head has "
+    "made that its job.",
+    "and": " and ",
     "learned": "The split is learned, not prescribed.",
     "text": "Multi-head attention gives every head its own q, k and v, so each head can learn to look somewhere else. "
     "Rather than one example, this lesson averages over {n_sentences} held-out word-sense sentences "
