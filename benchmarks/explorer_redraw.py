@@ -156,7 +156,7 @@ def screenshot(browser, path: Path) -> None:
         load_page(pg, url + "?lang=en")
         pg.fill("#text", "我 投资了 苹果 ，")
         act(pg, lambda: pg.click("#analyze"))
-        choose(pg, layer=1, head=0, token=4)
+        choose(pg, layer=2, head=1, token=3)  # the head that reads the verb (qkv lesson heads), from the comma
         pg.wait_for_selector("#compare-result [data-stage]")
         path.parent.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(path), full_page=True)
