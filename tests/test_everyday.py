@@ -152,7 +152,8 @@ def test_the_cli_says_beside_a_translation_that_the_model_is_unsure(capsys):
     _say(guess, "zh")
     assert capsys.readouterr().err.splitlines() == [
         "qkv: 注意：模型没见过标点「“」，翻译时当它们不存在",
-        "qkv: 注意：模型对这句译文没有把握：它写下「isoniazid」时的概率只有 0.36（低于 0.5），是在几个词之间挑的，请把它当作猜测",
+        "qkv: 注意：模型对这句译文没有把握：它写下「isoniazid」时的概率只有 0.36（低于 0.5），"
+        "是在几个词之间挑的，请把它当作猜测",
     ]
 
 
