@@ -201,3 +201,10 @@ def test_the_recipe_rebuilds_the_bundled_tokenizer_exactly(gpt_tokenizer):
     pytest.importorskip("jieba")
     rebuilt = bundled.learner_tokenizer(bundled.training_text(), extra_chars=bundled.common_chars())
     assert rebuilt.to_dict() == gpt_tokenizer.to_dict()
+
+
+def test_a_sentence_of_unknown_marks_alone_is_empty(translator):
+    from qkv.core.translation import encode_source
+
+    with pytest.raises(ValueError, match="the sentence to translate is empty"):
+        encode_source(translator[1], "“ ”")

@@ -77,6 +77,8 @@ def encode_source(tok: WordTokenizer, text: str, what: str = "sentence") -> list
     marks = unknown_marks(tok, text)
     if marks:  # a mark the model never saw carries no word: it reads the sentence without it
         text = "".join(" " if c in marks else c for c in text)
+        if not text.strip():
+            raise Refusal.of("errors.mt_empty", what=phrase(f"errors.mt_the_{what}"))
     tries = [text, text.lower()]
     for t in list(tries):
         spaced = tok.respace(t)
