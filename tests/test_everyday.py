@@ -135,7 +135,7 @@ def test_confidence_is_the_probability_of_the_least_likely_word():
 
 
 def test_the_cli_says_beside_a_translation_that_the_model_is_unsure(capsys):
-    from qkv.apps.cli.commands import _say
+    from qkv.apps.cli.translate import _say
     from qkv.core.translation import Translated
 
     _say(Translated("i ate an apple .", "我 吃了 苹果 。", 0.97, ".", True))

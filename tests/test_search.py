@@ -44,6 +44,22 @@ def test_cache_changes_no_token_and_no_score(seed):
     assert [h.logprob for h in cached] == pytest.approx([h.logprob for h in plain], abs=1e-5)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_token_keeps_the_log_probability_it_was_written_with(seed):
+    """A hypothesis carries log P of each of its tokens: they add up to its log P and are the
+    teacher-forced pass's, for greedy (a padded batch) and for every hypothesis of a beam."""
+    model = _model(seed)
+    src = torch.randint(3, 7, (2, 4))
+    mask = torch.tensor([[1] * 4, [1] * 2 + [0] * 2])
+    hyps = [(h, src[b : b + 1], mask[b : b + 1]) for b, h in enumerate(greedy(model, src, mask, max_len=8))]
+    hyps += [(h, src[:1], None) for h in beam_search(model, src[:1], 3, 8)]
+    for h, s, m in hyps:
+        assert len(h.token_logprobs) == len(h.ids) and sum(h.token_logprobs) == pytest.approx(h.logprob, abs=1e-9)
+        forced = model(s, torch.tensor([[1, *h.ids[:-1]]]), m).log_softmax(-1)[0]  # (T, d_vocab)
+        expected = forced.gather(1, torch.tensor(h.ids)[:, None])[:, 0]
+        assert h.token_logprobs == pytest.approx(expected.tolist(), abs=1e-5)
+
+
 def test_batched_greedy_equals_one_source_at_a_time_with_padding():
     model = _model(3)
     a, b = [3, 4, 5, 6], [5, 3]

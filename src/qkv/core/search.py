@@ -14,7 +14,7 @@ Prefixes cut off at max_len without </s> are returned only when fewer than k fin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -26,6 +26,7 @@ class Hypothesis:
     ids: list[int]  # the target tokens, without <s>; with </s> at the end if it finished
     logprob: float  # log P(ids | source), the sum over its tokens
     score: float  # logprob / len(ids) ** length_penalty (what the beam ranks finished hypotheses by)
+    token_logprobs: list[float] = field(default_factory=list)  # log P of each token as it was written; sum: logprob
 
 
 def _check(model, max_len: int, beam: int = 1) -> None:
@@ -72,23 +73,26 @@ def greedy(
     steps = _Steps(model, model.encode(src_ids, src_mask), src_mask, use_cache)
     B = src_ids.shape[0]
     prefixes = torch.full((B, 1), BOS, dtype=torch.long, device=src_ids.device)  # (B, 1): <s>
-    logprob = torch.zeros(B, dtype=torch.float64)
+    written = []  # (B,) per step: log P of the token each source's translation wrote there
     done = torch.zeros(B, dtype=torch.bool)
     lengths = torch.full((B,), max_len)
     for t in range(max_len):
         logp = steps.next(prefixes)  # (B, d_vocab)
         best = logp.argmax(-1)  # (B,)
-        logprob += torch.where(done, 0.0, logp.gather(1, best[:, None])[:, 0].cpu())
+        written.append(torch.where(done, 0.0, logp.gather(1, best[:, None])[:, 0].cpu().double()))
         prefixes = torch.cat([prefixes, best[:, None]], 1)  # (B, t + 2)
         ended = ~done & (best.cpu() == EOS)
         lengths[ended] = t + 1
         done |= ended
         if done.all():
             break
+    written = torch.stack(written, 1)  # (B, steps)
     out = []
     for b in range(B):
-        ids = prefixes[b, 1 : 1 + int(lengths[b])].tolist()
-        out.append(Hypothesis(ids, float(logprob[b]), float(logprob[b]) / len(ids)))
+        n = int(lengths[b])
+        ids, token_logprobs = prefixes[b, 1 : 1 + n].tolist(), written[b, :n].tolist()
+        logprob = float(sum(token_logprobs))
+        out.append(Hypothesis(ids, logprob, logprob / len(ids), token_logprobs))
     return out
 
 
@@ -111,6 +115,7 @@ def beam_search(
     steps = _Steps(model, model.encode(src_ids), None, use_cache)
     prefixes = torch.full((1, 1), BOS, dtype=torch.long, device=src_ids.device)  # the live prefixes, with <s>
     scores = torch.zeros(1, dtype=torch.float64)  # log P of each live prefix
+    history: list[list[float]] = [[]]  # log P of each token of each live prefix
     finished: list[Hypothesis] = []
     cut: list[Hypothesis] = []  # prefixes that reached max_len without </s>: a last resort
     norm = lambda logprob, n: logprob / n**length_penalty
@@ -118,14 +123,16 @@ def beam_search(
         logp = steps.next(prefixes).cpu()  # (live, d_vocab)
         total = (scores[:, None] + logp).flatten()  # (live * d_vocab,): every prefix extended by every token
         top = total.topk(min(2 * beam, total.numel()))  # enough that `beam` survive after the finished are taken out
-        keep_rows, keep_tokens, keep_scores = [], [], []
+        keep_rows, keep_tokens, keep_scores, kept_history = [], [], [], []
         for value, flat in zip(top.values.tolist(), top.indices.tolist()):
             row, token = divmod(flat, logp.shape[1])
+            written = history[row] + [float(logp[row, token])]
             if token == EOS or t == max_len - 1:  # ends here (or is cut: the target is as long as it may be)
                 ids = prefixes[row, 1:].tolist() + [token]
-                (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids))))
+                (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids)), written))
             elif len(keep_rows) < beam:
                 keep_rows.append(row), keep_tokens.append(token), keep_scores.append(value)
+                kept_history.append(written)
         finished.sort(key=lambda h: -h.score)
         best_done = finished[beam - 1].score if len(finished) >= beam else None
         if not keep_rows or (best_done is not None and length_penalty == 0 and max(keep_scores) <= best_done):
@@ -140,6 +147,7 @@ def beam_search(
             1,
         )  # (live, t + 2)
         scores = torch.tensor(keep_scores, dtype=torch.float64)
+        history = kept_history
         if (
             len(finished) >= beam
             and length_penalty > 0

@@ -141,15 +141,6 @@ def weakest(probs) -> tuple[float, int]:
     return (min(probs), probs.index(min(probs))) if probs else (0.0, 0)
 
 
-def written_probs(model, src: torch.Tensor, ids: list[int]) -> list[float]:
-    """The probability the model gave each token of a translation `ids` of source `src` (1, S) as it
-    wrote it: one teacher-forced pass on <s> + ids[:-1]."""
-    tgt_in = torch.tensor([[BOS, *ids[:-1]]], device=src.device)  # (1, T)
-    with torch.inference_mode():
-        probs = model(src, tgt_in).softmax(-1)[0]  # (T, d_vocab)
-    return probs.gather(1, torch.tensor(ids, device=src.device)[:, None])[:, 0].tolist()
-
-
 @dataclass(frozen=True)
 class Translated:
     """A translation and how sure of it the model was (`confidence`; `unsure` below UNSURE_BELOW)."""
@@ -256,7 +247,7 @@ def translated(model, tok: WordTokenizer, text: str, beam: int = 1, max_len: int
     best = greedy(model, src, max_len=max_len)[0] if beam == 1 else beam_search(model, src, beam, max_len)[0]
     finished = bool(best.ids) and best.ids[-1] == EOS
     source = " ".join(tok.tokens[i] for i in ids)
-    probs = written_probs(model, src, best.ids) if best.ids else []
+    probs = [math.exp(lp) for lp in best.token_logprobs]  # of each token as the search wrote it
     sure, at = weakest(probs)
     left_out = tuple(unknown_marks(tok, text))
     return Translated(

@@ -5,6 +5,7 @@ MESSAGES = {
     "note": "qkv: note: {text}",
     "note_line": "line {n}: ",
     "note_left_out": "the model never saw {marks}: it translated the sentence without them",
+    "note_mark": "'{mark}'",
     "note_unsure": "the model is unsure of this translation: it wrote “{word}” with probability {p} (below {below}), "
     "choosing between words; read it as a guess",
     "title": "Translation model: what each target word reads in the source (cross-attention of decoder layer "

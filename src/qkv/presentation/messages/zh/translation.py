@@ -5,6 +5,7 @@ MESSAGES = {
     "note": "qkv: 注意：{text}",
     "note_line": "第 {n} 行：",
     "note_left_out": "模型没见过标点{marks}，翻译时当它们不存在",
+    "note_mark": "「{mark}」",
     "note_unsure": "模型对这句译文没有把握：它写下「{word}」时的概率只有 {p}（低于 {below}），是在几个词之间挑的，"
     "请把它当作猜测",
     "title": "翻译模型：译文的每个词在原文中读了哪些词（解码器层 {layer} 头 {head} 的交叉注意力）",

@@ -1,0 +1,60 @@
+"""The handler of `qkv translate`: a sentence (or one per line of stdin) in, its translation out, and
+beside it, on stderr, what its reader should know (the marks it was read without; that the model was
+unsure of it), in the language of --lang."""
+
+from __future__ import annotations
+
+import sys
+
+from qkv.core.files import without_bom
+
+
+def translate(args) -> None:
+    from qkv.core.bundled import default_translate_ckpt
+    from qkv.core.checkpoint import load
+    from qkv.core.translation import translated
+    from qkv.presentation.i18n import say_error, t
+
+    if args.max_len is not None and args.max_len < 1:
+        raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
+    model, tokenizer = load(args.ckpt or default_translate_ckpt())
+    if not model.family.translates:
+        raise ValueError(
+            f"{args.ckpt} is not a translation model ({model.family.title}): qkv translate needs an "
+            "encoder-decoder, e.g. one trained by qkv train --task translate"
+        )
+    if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
+        failed = 0
+        for n, line in enumerate(sys.stdin, 1):
+            if n == 1:
+                line = without_bom(line)
+            if not line.strip():
+                print(flush=True)  # an empty line stays empty
+                continue
+            try:
+                _say(translated(model, tokenizer, line, args.beam, args.max_len), args.lang, n)
+            except ValueError as e:  # this line's own error; the lines after it are still translated
+                failed += 1
+                where = t("translation.note_line", args.lang, n=n)
+                print(t("errors.cli_prefix", args.lang, message=where + say_error(e, args.lang)), file=sys.stderr)
+                print(flush=True)  # an empty line keeps line n of the output the translation of line n
+        return 1 if failed else None
+    _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len), args.lang)
+
+
+def _say(tr, lang: str = "en", line: int | None = None) -> None:
+    """A translation on stdout; after it, on stderr, what its reader should know: the marks it read
+    the sentence without, and that it is a guess when the model was unsure of it."""
+    from qkv.core.translation import UNSURE_BELOW
+    from qkv.presentation.i18n import t
+
+    print(tr.text, flush=True)
+    where = t("translation.note_line", lang, n=line) if line is not None else ""
+    notes = []
+    if tr.left_out:
+        marks = t("errors.comma", lang).join(t("translation.note_mark", lang, mark=m) for m in tr.left_out)
+        notes.append(t("translation.note_left_out", lang, marks=marks))
+    if tr.unsure:
+        notes.append(t("translation.note_unsure", lang, word=tr.weakest, p=f"{tr.confidence:.2f}", below=UNSURE_BELOW))
+    for note in notes:
+        print(t("translation.note", lang, text=where + note), file=sys.stderr, flush=True)
