@@ -12,6 +12,6 @@ export function renderTranslation() {
   el.innerHTML = t(d.translated ? "translation_line" : "translation_given", { text: `<b id="translation-text">${esc(d.translation)}</b>` }) +
     (d.finished ? "" : " " + t("translation_cut")) +
     // a word written while the model was choosing between several: the translation is a guess
-    (d.left_out && d.left_out.length ? ` <span id="translation-left-out">${t("translation_left_out", { marks: d.left_out.map(esc).join(" ") })}</span>` : "") +
+    (d.left_out && d.left_out.length ? ` <span id="translation-left-out">${t("translation_left_out", { marks: d.left_out.map((m) => t("translation_mark", { mark: esc(m) })).join(" ") })}</span>` : "") +
     (d.unsure ? ` <span id="translation-unsure" class="unsure">${t("translation_unsure", { word: esc(d.weakest), p: d.confidence.toFixed(2), below: d.unsure_below })}</span>` : "");
 }
