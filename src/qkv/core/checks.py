@@ -173,9 +173,10 @@ def _padding(trace) -> torch.Tensor | None:
 
 
 def _hull(trace, site: _Site, max_points: int) -> CheckItem:
-    v = trace[f"{site.prefix}{site.attn}.hook_v"].double()  # (B, T_k, n_heads, d_head): the values (a source's)
+    v = trace[f"{site.prefix}{site.attn}.hook_v"].double()  # (B, T_k, n_kv_heads, d_head): the values (a source's)
     z = trace[f"{site.prefix}{site.attn}.hook_z"].double()  # (B, T_q, n_heads, d_head)
-    B, T_k, H, _ = v.shape
+    B, T_k, H = v.shape[0], v.shape[1], z.shape[2]
+    group = H // v.shape[2]  # grouped-query attention: query head h reads key/value head h // group
     T_q = z.shape[1]
     real = [
         list(range(T_k)) if site.pad is None else (~site.pad[b]).nonzero().flatten().tolist() for b in range(B)
@@ -188,7 +189,7 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     worst, failures = 0.0, []
     for b, h, i in points:
         keys = [j for j in real[b] if j <= i] if site.causal else real[b]  # the values z may mix
-        point, values = z[b, i, h], v[b, keys, h]
+        point, values = z[b, i, h], v[b, keys, h // group]
         if not (torch.isfinite(point).all() and torch.isfinite(values).all()):  # no hull to be in
             worst = math.nan
             failures.append((b, h, i, "not finite"))
@@ -254,6 +255,8 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
             b = trace[p + before]
         else:  # the lesson's model without residual connections: nothing is added
             b, summed = 0.0, out.removeprefix("hook_")
+        if cfg.pre_norm:
+            items += _norm(trace, site, ln, trace[p + before])
         if cfg.norm != "post":
             items.append(_close(site, f"{name} = {summed}", a, b + o))
         elif trace.model is not None:
@@ -261,6 +264,28 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
             with torch.no_grad():
                 items.append(_close(site, f"{name} = {ln.upper()}({summed})", a, _apply(norm, b + o)))
     return items
+
+
+def _norm(trace, site: _Site, ln: str, x: torch.Tensor) -> list[CheckItem]:
+    """A pre-norm block's LayerNorm or RMSNorm, from the residual x it reads: its scale is
+    sqrt(mean(x^2) + eps) (LayerNorm: of x - mean(x)), and out = (x - mean) / scale * weight (+ bias)."""
+    norm = getattr(_block(trace.model, site), ln) if trace.model is not None else None
+    weight = getattr(norm, "weight", None)
+    if weight is None:  # norm="none", or a trace without its model
+        return []
+    p, rms = f"{site.prefix}{ln}.", trace.cfg.norm == "rms"
+    x = x.double()
+    centred = x if rms else x - x.mean(-1, keepdim=True)
+    scale = (centred.pow(2).mean(-1, keepdim=True) + norm.eps).sqrt()  # (B, T, 1)
+    out = centred / scale * weight.detach().double().cpu()
+    if getattr(norm, "bias", None) is not None:
+        out = out + norm.bias.detach().double().cpu()
+    what = "sqrt(mean(x²) + eps)" if rms else "sqrt(var(x) + eps)"
+    formula = "x / scale · weight" if rms else "(x - mean) / scale · weight + bias"
+    return [
+        _close(site, f"{ln}'s scale = {what}", trace[p + "hook_scale"], scale),
+        _close(site, f"{ln}'s out = {formula}", trace[p + "hook_out"], out),
+    ]
 
 
 def check(trace, max_hull_points: int = 2000) -> CheckReport:

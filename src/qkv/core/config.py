@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from .models.family import FAMILIES, OWNED_FIELDS
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
-NORM_KINDS = ("pre", "post", "none")
+NORM_KINDS = ("pre", "post", "rms", "none")
 VALUE_KINDS = ("v", "k")
-ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
+MLP_KINDS = ("plain", "gated")
+ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu")
+ROPE_LAYOUTS = ("adjacent", "halves")
+ROPE_SCALING_FIELDS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
 ARCHS = tuple(FAMILIES)
 
 
@@ -53,6 +56,13 @@ class ModelConfig:
     `embed_scale` multiplies the token embeddings by sqrt(d_model) before positions are added, as
     the 2017 paper does; None means "as the paper" for sinusoidal positions and off otherwise. A
     saved config without the field (written before it existed) loads with it off (from_dict).
+    The parts of today's open LLMs (Llama, Mistral, Qwen2, Qwen3) are switches of a GPT: `mlp="gated"`
+    (SwiGLU: (act(x W_gate) * x W_in) W_out, with activation="silu"), `n_kv_heads` (grouped-query
+    attention: n_heads / n_kv_heads query heads share each key/value head; None: n_heads),
+    `rope_layout` ("adjacent": rotate pairs (x_2i, x_2i+1); "halves": pairs (x_i, x_i+d_head/2), as
+    Llama), `rope_scaling` (Llama 3's stretch of the slow frequencies: a dict of ROPE_SCALING_FIELDS),
+    `qkv_bias` (biases on q, k, v only; None: as `bias`) and `qk_norm` (an RMSNorm over each head's q
+    and k, as Qwen3).
     arch="bert" builds qkv.core.models.encoder.Encoder: the same blocks, plus `n_token_types`
     segment embeddings and a LayerNorm over the embeddings, and no unembedding (it outputs hidden
     states); BERT runs it with causal=False and norm="post".
@@ -82,6 +92,12 @@ class ModelConfig:
     unembed_bias: bool = True  # the b in softmax(h W_out + b)
     tie_embeddings: bool = False  # W_out = W_E^T
     activation: str = "gelu"
+    mlp: str = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out
+    n_kv_heads: int | None = None  # grouped-query attention: key/value heads (None: n_heads)
+    rope_layout: str = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
+    rope_scaling: dict | None = None  # Llama 3's: factor, low/high_freq_factor, original_max_position_embeddings
+    qkv_bias: bool | None = None  # biases of q, k, v (None: as bias); Qwen2: true with bias false
+    qk_norm: bool = False  # an RMSNorm over each head's q and k before RoPE (Qwen3)
     embed_scale: bool | None = None  # x = sqrt(d_model) * W_E[ids] + PE; None: True for pos="sinusoidal"
     ln_eps: float = 1e-5
     rope_base: float = 10000.0
@@ -125,11 +141,37 @@ class ModelConfig:
         _check_choice("norm", self.norm, NORM_KINDS)
         _check_choice("values", self.values, VALUE_KINDS)
         _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("mlp", self.mlp, MLP_KINDS)
+        _check_choice("rope_layout", self.rope_layout, ROPE_LAYOUTS)
+        if self.n_kv_heads is None:
+            self.n_kv_heads = self.n_heads
+        _check_int("n_kv_heads", self.n_kv_heads, 1, self.n_heads)
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads}): "
+                "each key/value head serves a group of query heads of one size"
+            )
+        if self.qkv_bias is None:
+            self.qkv_bias = self.bias
+        _check_rope_scaling(self.rope_scaling)
+        if not family.llm_parts:  # the encoder and the encoder-decoder are built of the 2017 paper's parts
+            used = {
+                "norm='rms'": self.norm == "rms",
+                "mlp='gated'": self.mlp != "plain",
+                "n_kv_heads": self.n_kv_heads != self.n_heads,
+                "rope_layout='halves'": self.rope_layout != "adjacent",
+                "rope_scaling": self.rope_scaling is not None,
+                "qkv_bias": self.qkv_bias != self.bias,
+                "qk_norm": self.qk_norm,
+            }
+            if any(used.values()):
+                raise ValueError(f"{next(k for k, v in used.items() if v)} is for a GPT; {family.title} has none")
         for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
         if self.embed_scale is None:
             self.embed_scale = self.pos == "sinusoidal"
-        for name in ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale", "share_embeddings"):
+        booleans = ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale", "share_embeddings")
+        for name in (*booleans, "qkv_bias", "qk_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
         _check_float("ln_eps", self.ln_eps, 0.0, 1.0)
@@ -137,6 +179,16 @@ class ModelConfig:
         _check_float("init_std", self.init_std, 0.0, 10.0)
         if self.pos == "rope" and self.d_head % 2:
             raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
+
+    @property
+    def pre_norm(self) -> bool:
+        """The blocks normalise before each sub-layer (LayerNorm or RMSNorm), so the stack ends in a final norm."""
+        return self.norm in ("pre", "rms")
+
+    @property
+    def group(self) -> int:
+        """How many query heads read each key/value head (1: ordinary multi-head attention)."""
+        return self.n_heads // self.n_kv_heads
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -147,6 +199,18 @@ class ModelConfig:
         if isinstance(d, dict) and "embed_scale" not in d:
             d = {**d, "embed_scale": False}
         return _from_dict(cls, d)
+
+
+def _check_rope_scaling(scaling) -> None:
+    """None, or Llama 3's RoPE scaling: every field of ROPE_SCALING_FIELDS a positive number, high > low."""
+    if scaling is None:
+        return
+    if not isinstance(scaling, dict) or set(scaling) != set(ROPE_SCALING_FIELDS):
+        raise ValueError(f"rope_scaling must be null or an object of {', '.join(ROPE_SCALING_FIELDS)}; got {scaling!r}")
+    for name in ROPE_SCALING_FIELDS:
+        _check_float(f"rope_scaling.{name}", scaling[name], 1e-6, 1e9)
+    if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
+        raise ValueError("rope_scaling.high_freq_factor must exceed low_freq_factor")
 
 
 @dataclass

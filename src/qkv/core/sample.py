@@ -114,7 +114,8 @@ def generate_ids(
     generator = torch.Generator(device).manual_seed(seed) if seed is not None else None
     context = list(prompt_ids)[-n_ctx:]
     # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
-    cache = model.new_cache() if use_cache and model.cfg.causal else None
+    # room for the prompt and what is generated (at most n_ctx), not for the model's whole context
+    cache = model.new_cache(capacity=len(context) + max_new_tokens) if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
     step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
     for i in range(max_new_tokens):
@@ -126,7 +127,7 @@ def generate_ids(
         if i == max_new_tokens - 1:
             return
         context.append(token)
-        if cache is not None and cache.length < n_ctx:
+        if cache is not None and cache.length < cache.capacity:
             if step is not None:
                 logits = step(token, cache)[0]
             else:
@@ -189,7 +190,8 @@ def generate_batch(
     incremental = model.cfg.causal and not model.training
     step = model.stepper() if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
-    logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device) if rows else (None, None, None)
+    room = min(n_ctx, max((len(s) for s in seqs), default=0) + max_new_tokens)  # the cache's capacity
+    logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room) if rows else (None,) * 3
     while rows:
         try:
             if temperature == 0:
@@ -221,8 +223,8 @@ def generate_batch(
             index = torch.tensor(keep, device=device)
             cache.reorder(index)
             pad = pad[index]
-        if not incremental or cache.length == n_ctx:
-            logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device)
+        if not incremental or cache.length == cache.capacity:
+            logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room)
             continue
         t = cache.length
         key_mask = None
@@ -252,16 +254,16 @@ def _stop_sets(stop_ids, n: int) -> list[set[int]]:
     return [set() if x is None else {x} if isinstance(x, int) else set(x) for x in items]
 
 
-def _prefill(model, windows: list[list[int]], device):
+def _prefill(model, windows: list[list[int]], device, capacity: int):
     """Run each window alone and gather the rows' keys and values into one cache, right-aligned.
 
     Returns (logits (B, d_vocab) of each window's last token, the cache (B rows, length = the
     longest window), pad (B,): how many slots each row leaves empty on the left)."""
     P = max(len(w) for w in windows)
-    cache = model.new_cache(len(windows))
+    cache = model.new_cache(len(windows), max(capacity, P))
     logits = []
     for b, window in enumerate(windows):
-        one = model.new_cache()
+        one = model.new_cache(capacity=len(window))
         logits.append(model(torch.tensor([window], device=device), one)[0, -1])  # (d_vocab,)
         start = P - len(window)
         for layer in range(len(cache.k)):  # row b's slots start .. P-1 hold its tokens 0 .. len-1

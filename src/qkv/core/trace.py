@@ -6,8 +6,9 @@
     trace["normalized", 0, "ln1"]            # blocks.0.ln1.hook_normalized: (x - mean) / scale
 
 Names and meanings follow TransformerLens 4 (docs/trace-format.md lists every name, its shape and
-formula, and whether TransformerLens records the same value). Shapes: hook_q/k/v/rot_q/rot_k/z
-(B, T, n_heads, d_head); hook_dots (raw q . k, qkv's own), hook_attn_scores (scaled, masked: -inf)
+formula, and whether TransformerLens records the same value). Shapes: hook_q/rot_q/z
+(B, T, n_heads, d_head); hook_k/v/rot_k (B, T, n_kv_heads, d_head) (grouped-query attention: fewer
+key/value heads; the shorthand trace["v", L] repeats each for the query heads of its group); hook_dots (raw q . k, qkv's own), hook_attn_scores (scaled, masked: -inf)
 and hook_pattern (B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): each head's
 z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B, T, d_model);
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs
@@ -37,6 +38,8 @@ ATTN_HOOKS = (
     "hook_q",
     "hook_k",
     "hook_v",
+    "hook_q_normed",
+    "hook_k_normed",
     "hook_rot_q",
     "hook_rot_k",
     "hook_dots",
@@ -47,6 +50,9 @@ ATTN_HOOKS = (
 )
 
 
+_KV_HOOKS = ("attn.hook_k", "attn.hook_v", "attn.hook_k_normed", "attn.hook_rot_k")  # n_kv_heads of them
+
+
 def _ln(cfg, name: str) -> list[str]:
     return [] if cfg.norm == "none" else [f"{name}.{hook}" for hook in LN_HOOKS]
 
@@ -55,11 +61,14 @@ def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
     """The names of one block with prefix p, in the order of the computation."""
 
     def attn(name: str, rotates: bool) -> list[str]:
-        hooks = [f"{p}{name}.{hook}" for hook in ATTN_HOOKS if rotates or not hook.startswith("hook_rot")]
-        return hooks + [f"{p}hook_{name}_out"]
+        def kept(hook: str) -> bool:
+            return (rotates or not hook.startswith("hook_rot")) and (cfg.qk_norm or not hook.endswith("_normed"))
+
+        return [f"{p}{name}.{hook}" for hook in ATTN_HOOKS if kept(hook)] + [f"{p}hook_{name}_out"]
 
     ln1, ln2, ln3 = (_ln(cfg, p + n) for n in ("ln1", "ln2", "ln3"))
-    mlp = [p + "mlp.hook_pre", p + "mlp.hook_post", p + "hook_mlp_out"]
+    gated = [p + "mlp.hook_pre_linear"] if cfg.mlp == "gated" else []  # x W_in beside the gate's x W_gate
+    mlp = [p + "mlp.hook_pre", *gated, p + "mlp.hook_post", p + "hook_mlp_out"]
     # (sub-layer names, its LayerNorm, the residual hook after it): x = x + f(LN(x)) or x = LN(x + f(x))
     subs = [(attn("attn", rope), ln1, p + "hook_resid_mid")]
     if cross:  # a decoder block: cross-attention between the two, LN2 before it, the MLP's LN is LN3
@@ -87,7 +96,7 @@ def trace_names(cfg) -> list[str]:
             ]
         for layer in range(getattr(cfg, stack.layers)):
             names += _block_names(cfg, f"{p}blocks.{layer}.", rope, stack.cross)
-        if stack.final_norm == "always" or (stack.final_norm == "pre" and cfg.norm == "pre"):
+        if stack.final_norm == "always" or (stack.final_norm == "pre" and cfg.pre_norm):
             names += _ln(cfg, p + "ln_final")  # a post-norm block already ends in its LayerNorm
     return names + (["logits", "probs"] if family.next_token else [])
 
@@ -137,8 +146,13 @@ class Trace(Mapping):
         raise KeyError(f"{candidates[0]} is not in this trace (it holds {len(self.activations)} activations)")
 
     def __getitem__(self, key) -> torch.Tensor:
+        """A full name gives the activation as recorded; the shorthand ("v", L) gives, with grouped-query
+        attention, what each query head reads: the key/value heads repeated for their groups (B, T, n_heads, d)."""
         if isinstance(key, tuple):
             key = self.resolve(*key)
+            group = getattr(self.cfg, "group", 1)
+            if group > 1 and key.endswith(_KV_HOOKS) and ".cross_attn." not in key:
+                return self.activations[key].repeat_interleave(group, dim=2)
         elif key not in self.activations:
             key = self.resolve(key)
         return self.activations[key]

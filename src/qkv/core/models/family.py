@@ -58,6 +58,7 @@ class Family:
     exports_hf: bool  # qkv export writes it as a Hugging Face directory
     fields: tuple[str, ...] = ()  # ModelConfig fields only this family reads (the others must leave them unset)
     needs: tuple[tuple[str, str], ...] = ()  # (boolean ModelConfig field that must be true for it, why)
+    llm_parts: bool = False  # it may be built of the parts of today's LLMs: RMSNorm, gated MLP, grouped-query attention
 
     @property
     def one_stack(self) -> bool:
@@ -91,7 +92,7 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family(
             "gpt", "gpt:GPT", "a GPT", "decoder", (_ONE,),
-            next_token=True, generates=True, translates=False, trains="lm", exports_hf=True,
+            next_token=True, generates=True, translates=False, trains="lm", exports_hf=True, llm_parts=True,
         ),
         Family(
             "bert", "encoder:Encoder", "an encoder", "encoder",

@@ -23,7 +23,7 @@ from torch import nn
 from ..config import ModelConfig
 from ..nn.attention import KVCache
 from ..nn.block import make_block
-from ..nn.layernorm import LayerNorm, NoNorm
+from ..nn.layernorm import NoNorm, make_norm
 from ..nn.linear import linear_step
 from ..nn.position import make_position
 from ..nn.tap import tap, written_out
@@ -48,9 +48,8 @@ class GPT(nn.Module):
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
         self.p_embed = cfg.dropout_embed
         self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
-        # a post-norm block already ends in a LayerNorm, so only pre-norm needs a final one
-        pre = cfg.norm == "pre"
-        self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, "ln_final") if pre else NoNorm()
+        # a post-norm block already ends in a LayerNorm, so only pre-norm (LayerNorm or RMSNorm) needs a final one
+        self.ln_final = make_norm(cfg, "ln_final") if cfg.pre_norm else NoNorm()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
         self.reset_parameters()
         if cfg.tie_embeddings:
@@ -118,7 +117,7 @@ class GPT(nn.Module):
                 with torch.no_grad():
                     return step(tokens, cache, positions, key_mask)
             t = cache.length
-            if t >= n_ctx:
+            if t >= cache.capacity:
                 raise ValueError(f"the cache is full ({t} tokens, n_ctx {n_ctx})")
             x = W_E[tokens] if isinstance(tokens, torch.Tensor) else W_E[tokens][None]  # (B, d_model): W_E[token]
             if scale != 1.0:
@@ -151,9 +150,10 @@ class GPT(nn.Module):
         """(logits, trace): the forward pass with every named intermediate recorded (see qkv.trace)."""
         return run_with_trace(self, ids, names)
 
-    def new_cache(self, batch_size: int = 1) -> KVCache:
+    def new_cache(self, batch_size: int = 1, capacity: int | None = None) -> KVCache:
+        """An empty KV cache for batch_size rows of at most `capacity` tokens (None: n_ctx)."""
         p = self.embed.weight
-        return KVCache(self.cfg, batch_size, p.device, p.dtype)
+        return KVCache(self.cfg, batch_size, p.device, p.dtype, capacity)
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -50,13 +50,15 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     def layer_norm(name: str, always: bool = False) -> None:
         if always or cfg.norm != "none":  # norm="none": the identity, no parameters
             shapes[name + ".weight"] = (d,)
-            if cfg.bias:
+            if cfg.bias and cfg.norm != "rms":  # RMSNorm has no shift
                 shapes[name + ".bias"] = (d,)
 
     def attention(name: str) -> None:
-        d_attn = cfg.n_heads * cfg.d_head
-        linear(name + ".W_QKV", d, (3 if cfg.values == "v" else 2) * d_attn, cfg.bias)  # values="k": no W_V
+        d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
+        linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
         linear(name + ".W_O", d_attn, d, cfg.bias)
+        if cfg.qk_norm:
+            shapes[name + ".q_norm.weight"] = shapes[name + ".k_norm.weight"] = (cfg.d_head,)
 
     def blocks(prefix: str, n: int, cross: bool = False) -> None:
         for i in range(n):
@@ -64,6 +66,8 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
             layer_norm(p + "ln1")
             attention(p + "attn")
             layer_norm(p + "ln2")
+            if cfg.mlp == "gated":
+                linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
             linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
             linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
             if cross:  # a decoder block: cross-attention, and ln3 before the MLP
@@ -88,7 +92,7 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
                 shapes["token_type_embed.weight"] = (cfg.n_token_types, d)
             layer_norm("ln_embed", always=True)
         blocks("", cfg.n_layers)
-        if cfg.arch == "gpt" and cfg.norm == "pre":  # a post-norm block already ends in a LayerNorm
+        if cfg.arch == "gpt" and cfg.pre_norm:  # a post-norm block already ends in a LayerNorm
             layer_norm("ln_final")
     if cfg.arch != "bert":
         if not cfg.tie_embeddings:
@@ -104,13 +108,14 @@ def param_count(cfg: ModelConfig) -> int:
 
 
 def buffer_count(cfg: ModelConfig) -> int:
-    """The numbers in the model's fixed tables (buffers): sinusoidal positions, RoPE's cos and sin."""
+    """The numbers in the model's fixed tables (buffers): sinusoidal positions, RoPE's frequencies (its
+    cos and sin are computed for the positions a text reaches: nn.position.RoPE.table)."""
     tables = {"gpt": 1, "bert": 1, "seq2seq": 2}[cfg.arch]  # position modules (Seq2Seq: source and target)
     if cfg.pos == "sinusoidal":
         return tables * cfg.n_ctx * cfg.d_model
-    if cfg.pos == "rope":  # each self-attention keeps its own cos and sin, (n_ctx, d_head / 2) each
+    if cfg.pos == "rope":  # each self-attention keeps its own frequencies theta, (d_head / 2,)
         attentions = cfg.n_layers + (cfg.n_encoder_layers or 0)
-        return attentions * 2 * cfg.n_ctx * (cfg.d_head // 2)
+        return attentions * (cfg.d_head // 2)
     return 0
 
 

@@ -9,6 +9,11 @@ v = x W_V, concatenates the heads' z and maps them back with W_O; the block adds
 the residual stream. `attention` below is the truth; the fused kernel
 (torch's scaled_dot_product_attention) is a faster path that a test proves equal to it.
 
+Grouped-query attention (Llama, Mistral, Qwen) keeps fewer key/value heads than query heads: each
+of n_kv_heads k, v heads serves a group of n_heads / n_kv_heads query heads (query head h reads
+key/value head h // group). hook_k and hook_v keep the n_kv_heads shape, as TransformerLens 4
+records them; the pattern and z have one per query head.
+
 Cross-attention (an encoder-decoder's decoder) is the same module and the same formula with a
 `memory`: q = x W_Q from the decoder's tokens, k = m W_K and v = m W_V from the encoder's output m.
 The queries ask, the source sentence's keys answer, and z mixes its values.
@@ -26,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .layernorm import RMSNorm
 from .linear import linear_step
 from .position import RoPE
 from .tap import active, explicit, tap
@@ -57,12 +63,15 @@ def causal_mask(T_q: int, T_k: int, device=None) -> torch.Tensor:
 class KVCache:
     """Keys and values of the tokens seen so far, for incremental decoding.
 
-    One preallocated buffer pair per layer, (B, n_heads, n_ctx, d_head), filled left to right;
-    `length` tokens are stored. The model advances `length` after each forward.
+    One preallocated buffer pair per layer, (B, n_kv_heads, capacity, d_head), filled left to right;
+    `length` tokens are stored. The model advances `length` after each forward. `capacity` (default
+    n_ctx) is the most tokens it holds: a model of a long context (Llama 3: 131,072) needs room for
+    the text being generated, not for its whole context.
     """
 
-    def __init__(self, cfg, batch_size: int = 1, device=None, dtype=torch.float32):
-        shape = (batch_size, cfg.n_heads, cfg.n_ctx, cfg.d_head)
+    def __init__(self, cfg, batch_size: int = 1, device=None, dtype=torch.float32, capacity: int | None = None):
+        self.capacity = min(cfg.n_ctx, capacity) if capacity else cfg.n_ctx
+        shape = (batch_size, cfg.n_kv_heads, self.capacity, cfg.d_head)
         self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         # cross-attention: layer -> the keys and values of the encoder's output (the memory)
@@ -85,19 +94,24 @@ class KVCache:
         }
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        """Store this step's k, v (B, n_heads, T, d_head) and return all keys and values so far."""
+        """Store this step's k, v (B, n_kv_heads, T, d_head) and return all keys and values so far."""
         start, T = self.length, k.shape[-2]
+        if start + T > self.capacity:
+            raise ValueError(f"the cache is full ({start} tokens stored, room for {self.capacity})")
         self.k[layer].narrow(2, start, T).copy_(k)  # k_buf[:, :, start:start+T] = k
         self.v[layer].narrow(2, start, T).copy_(v)
         k_all, v_all = self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(2, 0, start + T)
-        return k_all, v_all  # (B, n_heads, start+T, d_head)
+        return k_all, v_all  # (B, n_kv_heads, start+T, d_head)
 
 
 class MultiHeadAttention(nn.Module):
     """n_heads attention heads side by side, then W_O: Attn(x) = concat_h(z_h) W_O + b_O.
 
     W_QKV holds W_Q, W_K and W_V side by side so one matrix product computes q, k and v for all
-    heads (the layout of GPT-2's c_attn); `head_weights()` shows them per head. The output is
+    heads (the layout of GPT-2's c_attn; with grouped-query attention W_K and W_V have n_kv_heads
+    heads); `head_weights()` shows them per query head. Its bias is cfg.qkv_bias (Qwen2 has one on
+    q, k, v and none on W_O). With cfg.qk_norm each head's q and k pass an RMSNorm over d_head
+    first (Qwen3: attn.q_norm, attn.k_norm). The output is
     recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
 
     Switching heads off (ablation): `head_mask`, when set, multiplies each head's z before W_O,
@@ -114,16 +128,22 @@ class MultiHeadAttention(nn.Module):
         self.layer = layer
         self.tap_prefix = f"{scope}blocks.{layer}.{name}."
         self.out_name = f"{scope}blocks.{layer}.hook_{name}_out"
-        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
+        self.n_heads, self.d_head, self.n_kv_heads, self.group = cfg.n_heads, cfg.d_head, cfg.n_kv_heads, cfg.group
         self.causal = cfg.causal if causal is None else causal
         self.cross = cross
         self.dropout_attn, self.dropout_resid = cfg.dropout_attn, cfg.dropout_resid
-        d_attn = cfg.n_heads * cfg.d_head
+        d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
         self.n_proj = 3 if cfg.values == "v" else 2  # values="k": no W_V, the keys are mixed
-        self.W_QKV = nn.Linear(cfg.d_model, self.n_proj * d_attn, bias=cfg.bias)
+        self.split = (d_attn, d_kv, d_kv)[: self.n_proj]  # W_QKV's rows: W_Q's, W_K's (and W_V's)
+        self.W_QKV = nn.Linear(cfg.d_model, sum(self.split), bias=cfg.qkv_bias)
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         # positions rotate q and k of one sequence; across two sequences there is no common position
-        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base) if cfg.pos == "rope" and not cross else None
+        rotates = cfg.pos == "rope" and not cross
+        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base, cfg.rope_layout, cfg.rope_scaling) if rotates else None
+        if cfg.qk_norm:
+            self.q_norm, self.k_norm = RMSNorm(cfg.d_head, cfg.ln_eps, None), RMSNorm(cfg.d_head, cfg.ln_eps, None)
+        else:
+            self.q_norm = self.k_norm = None
         # (n_heads,) multipliers of each head's z, or None (the default: nothing is multiplied). A plain
         # attribute, not a parameter or buffer: it is not saved, and qkv.analysis.ablate sets it for a while.
         self.head_mask: torch.Tensor | None = None
@@ -145,12 +165,15 @@ class MultiHeadAttention(nn.Module):
             k, v = cache.cross_kv(self.layer, project) if cache is not None else project()
         else:
             offset = cache.length if cache is not None else 0
-            q, k, v = self.project(x)  # q = x W_Q, k = x W_K, v = x W_V: each (B, n_heads, T, d_head)
+            q, k, v = self.project(x)  # q = x W_Q: (B, n_heads, T, d_head); k, v: (B, n_kv_heads, T, d_head)
+            if self.q_norm is not None:  # Qwen3: each head's q and k over d_head, before positions
+                q, k = self.q_norm(q), self.k_norm(k)
+                self._tap_heads(("hook_q_normed", q), ("hook_k_normed", k))
             if self.rope is not None:
                 q, k = self.rope(q, offset), self.rope(k, offset)
                 self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
             if cache is not None:
-                k, v = cache.append(self.layer, k, v)  # (B, n_heads, offset + T, d_head)
+                k, v = cache.append(self.layer, k, v)  # (B, n_kv_heads, offset + T, d_head)
         z = self.attend(q, k, v, offset, key_mask)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
         if self.head_mask is not None:  # ablation: z_h times head_mask[h] (0 switches head h off) before W_O
             z = z * self.head_mask.view(1, -1, 1, 1)
@@ -176,19 +199,24 @@ class MultiHeadAttention(nn.Module):
         if self.cross or not self.causal:
             raise ValueError("only a causal self-attention decodes one token at a time from its cache")
         W_QKV, W_O = linear_step(self.W_QKV), linear_step(self.W_O)  # x W^T + b by kept W^T (nn/linear.py)
-        rope, layer, n_proj, n_heads, d_head = self.rope, self.layer, self.n_proj, self.n_heads, self.d_head
+        rope, layer, split, n_heads, d_head = self.rope, self.layer, self.split, self.n_heads, self.d_head
+        q_norm = self.q_norm.stepper() if self.q_norm is not None else None
+        k_norm = self.k_norm.stepper() if self.k_norm is not None else None
+        gqa = self.group > 1
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
-            qkv = W_QKV(x).view(B, n_proj, n_heads, 1, d_head)  # (B, 3 or 2, n_heads, 1, d_head)
-            q, k = qkv[:, 0], qkv[:, 1]  # each (B, n_heads, 1, d_head)
-            v = qkv[:, 2] if n_proj == 3 else k  # values="k": z = A k
+            q, k, *v = W_QKV(x).split(split, -1)  # (B, n_heads * d_head), (B, n_kv_heads * d_head) ...
+            q, k = q.view(B, -1, 1, d_head), k.view(B, -1, 1, d_head)  # (B, heads, 1, d_head)
+            v = v[0].view(B, -1, 1, d_head) if v else k  # values="k": z = A k
+            if q_norm is not None:
+                q, k = q_norm(q), k_norm(k)
             if rope is not None:
                 at = cache.length if positions is None else positions
-                q, k = rope(q, at), rope(k, at)
-            k, v = cache.append(layer, k, v)  # (B, n_heads, cache.length + 1, d_head)
+                q, k = rope(q, at, cache.capacity), rope(k, at, cache.capacity)
+            k, v = cache.append(layer, k, v)  # (B, n_kv_heads, cache.length + 1, d_head)
             # no causal mask: every cached key is in the past
-            z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, n_heads, 1, d_head)
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask, enable_gqa=gqa)  # (B, n_heads, 1, d_head)
             if self.head_mask is not None:  # read at each step: heads_off may switch heads off later
                 z = z * self.head_mask.view(1, -1, 1, 1)
             return W_O(z.view(B, n_heads * d_head))  # heads concatenated: (B, n_heads * d_head) -> (B, d_model)
@@ -196,10 +224,15 @@ class MultiHeadAttention(nn.Module):
         return step
 
     def project(self, x: torch.Tensor):
-        """q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V (values="k": v = k), per head."""
+        """q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V (values="k": v = k), per head: q has
+        n_heads heads, k and v n_kv_heads."""
         B, T, _ = x.shape
-        qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)  # (B, T, 3 or 2, n_heads, d_head)
-        q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        if self.group == 1:  # one product, one view of it: (B, T, 3 or 2, n_heads, d_head)
+            qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)
+            q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
+        else:
+            heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
+            q, k, *v = (heads(t) for t in self.W_QKV(x).split(self.split, -1))
         v = v[0] if v else k  # values="k": z = A k
         self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
         return q, k, v
@@ -207,7 +240,7 @@ class MultiHeadAttention(nn.Module):
     def project_q(self, x: torch.Tensor) -> torch.Tensor:
         """Cross-attention's q = x W_Q + b_Q, per head: W_QKV's first rows (as nn.MultiheadAttention's in_proj)."""
         B, T, _ = x.shape
-        d_attn = self.n_heads * self.d_head
+        d_attn = self.split[0]
         bias = self.W_QKV.bias[:d_attn] if self.W_QKV.bias is not None else None
         q = (
             F.linear(x, self.W_QKV.weight[:d_attn], bias).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
@@ -218,7 +251,7 @@ class MultiHeadAttention(nn.Module):
     def project_kv(self, memory: torch.Tensor):
         """Cross-attention's k = m W_K + b_K, v = m W_V + b_V from the memory m (the encoder's output), per head."""
         B, S, _ = memory.shape
-        d_attn = self.n_heads * self.d_head
+        d_attn = self.split[0]
         bias = self.W_QKV.bias[d_attn:] if self.W_QKV.bias is not None else None
         kv = F.linear(memory, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
         k, *v = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
@@ -229,8 +262,11 @@ class MultiHeadAttention(nn.Module):
     def attend(self, q, k, v, offset: int, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         """z = softmax(q k^T / sqrt(d_head)) v: written out while a trace records (or explicit()),
         else torch's fused kernel. q: (B, n_heads, T, d_head); k, v: (B, n_heads, offset + T, d_head);
-        key_mask: (B, offset + T) bool, False where a key is padding."""
+        key_mask: (B, offset + T) bool, False where a key is padding. With grouped-query attention k
+        and v have n_kv_heads heads: the written-out path repeats each for its group (query head h
+        reads head h // group), the fused kernel reads them in place (enable_gqa)."""
         T, T_k = q.shape[-2], k.shape[-2]
+        gqa = self.group > 1
         p = self.dropout_attn if self.training else 0.0
         needs_mask = self.causal and T > 1  # one new query after cached keys sees them all
         if key_mask is not None:  # padding: (T, T_k) causal & (B, 1, 1, T_k) real keys -> (B, 1, T, T_k)
@@ -239,15 +275,17 @@ class MultiHeadAttention(nn.Module):
         else:
             mask = causal_mask(T, T_k, q.device) if needs_mask else None
         if explicit():
+            if gqa:  # (B, n_kv_heads, T_k, d_head) -> (B, n_heads, T_k, d_head): each kv head for its group
+                k, v = k.repeat_interleave(self.group, dim=1), v.repeat_interleave(self.group, dim=1)
             z, pattern, scores = attention(q, k, v, mask, p)
             tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
             tap(self.tap_prefix + "hook_attn_scores", scores)
             tap(self.tap_prefix + "hook_pattern", pattern)
             return z  # recorded as hook_z by forward, after the head mask
         if offset == 0 and key_mask is None:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa)
         # padding, or a chunk after cached tokens (its causal mask is offset): is_causal cannot express either
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa)
 
     def _tap_heads(self, *named) -> None:
         if active():
@@ -255,11 +293,15 @@ class MultiHeadAttention(nn.Module):
                 tap(self.tap_prefix + name, lambda t=t: t.transpose(1, 2))
 
     def head_weights(self) -> dict[str, torch.Tensor]:
-        """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per head,
-        in the row-vector convention of the formulas: q = x W_Q[h], out = sum_h z_h W_O[h]."""
-        d_attn = self.n_heads * self.d_head
-        W_q, W_k, *W_v = self.W_QKV.weight.split(d_attn)  # each (n_heads * d_head, d_model)
+        """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per query head,
+        in the row-vector convention of the formulas: q = x W_Q[h], out = sum_h z_h W_O[h]. With
+        grouped-query attention W_K[h] and W_V[h] are those of the key/value head that h reads."""
+        W_q, W_k, *W_v = self.W_QKV.weight.split(self.split)  # (n_heads * d_head, d_model), (n_kv_heads * d_head, ...)
         W_v = W_v[0] if W_v else W_k
-        per_head = lambda W: W.T.reshape(-1, self.n_heads, self.d_head).transpose(0, 1)  # (n_heads, d_model, d_head)
+
+        def per_head(W):  # (h * d_head, d_model) -> (n_heads, d_model, d_head)
+            heads = W.T.reshape(W.shape[1], -1, self.d_head).transpose(0, 1)  # (h, d_model, d_head)
+            return heads.repeat_interleave(self.n_heads // heads.shape[0], dim=0)
+
         W_o = self.W_O.weight.T.reshape(self.n_heads, self.d_head, -1)  # (n_heads, d_head, d_model)
         return {"W_Q": per_head(W_q), "W_K": per_head(W_k), "W_V": per_head(W_v), "W_O": W_o}

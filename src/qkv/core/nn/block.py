@@ -1,6 +1,6 @@
 """The Transformer block: attention then an MLP, each wrapped in a residual connection and LayerNorm.
 
-    pre-norm  (GPT-2):        x = x + Attn(LN1(x));   x = x + MLP(LN2(x))
+    pre-norm  (GPT-2, Llama): x = x + Attn(LN1(x));   x = x + MLP(LN2(x))   (Llama: LN is RMSNorm)
     post-norm (2017 paper):   x = LN1(x + Attn(x));   x = LN2(x + MLP(x))
 
 The residual connection lets each sub-layer learn only a change to x; LayerNorm rescales every
@@ -36,6 +36,7 @@ _ACTIVATIONS = {
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's "gelu_new"
     "relu": F.relu,
+    "silu": F.silu,  # x * sigmoid(x): the "Swish" of SwiGLU
 }
 
 
@@ -65,6 +66,41 @@ class MLP(nn.Module):
         return lambda x: fc_out(act(fc_in(x)))
 
 
+class GatedMLP(nn.Module):
+    """GatedMLP(x) = (act(x W_gate) * (x W_in)) W_out: SwiGLU with act = silu (Llama, Mistral, Qwen).
+
+    One product decides how much of each hidden unit passes (the gate), the other what passes.
+    Recorded under TransformerLens's names: mlp.hook_pre = x W_gate (before act), mlp.hook_pre_linear
+    = x W_in, mlp.hook_post = act(pre) * pre_linear, then hook_mlp_out."""
+
+    def __init__(self, cfg, layer: int = 0, scope: str = ""):
+        super().__init__()
+        self.tap_prefix = f"{scope}blocks.{layer}."
+        self.fc_gate = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
+        self.fc_in = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
+        self.fc_out = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
+        self.act = _ACTIVATIONS[cfg.activation]
+        self.dropout_resid = cfg.dropout_resid
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        p = self.tap_prefix
+        pre = tap(p + "mlp.hook_pre", self.fc_gate(x))  # (B, T, d_mlp)
+        pre_linear = tap(p + "mlp.hook_pre_linear", self.fc_in(x))  # (B, T, d_mlp)
+        post = tap(p + "mlp.hook_post", self.act(pre) * pre_linear)
+        out = tap(p + "hook_mlp_out", self.fc_out(post))  # (B, T, d_model)
+        return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
+
+    def stepper(self):
+        """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
+        gate, fc_in, fc_out, act = linear_step(self.fc_gate), linear_step(self.fc_in), linear_step(self.fc_out), self.act
+        return lambda x: fc_out(act(gate(x)) * fc_in(x))
+
+
+def make_mlp(cfg, layer: int = 0, scope: str = "") -> nn.Module:
+    """The MLP of cfg.mlp: the 2017 paper's and GPT-2's ("plain"), or SwiGLU's ("gated")."""
+    return (GatedMLP if cfg.mlp == "gated" else MLP)(cfg, layer, scope)
+
+
 class Block(nn.Module):
     """What every block holds: ln1, attn, ln2, mlp. Subclasses say how they connect."""
 
@@ -74,7 +110,7 @@ class Block(nn.Module):
         self.ln1 = make_norm(cfg, p + "ln1")
         self.attn = MultiHeadAttention(cfg, layer, scope, causal=causal)
         self.ln2 = make_norm(cfg, p + "ln2")
-        self.mlp = MLP(cfg, layer, scope)
+        self.mlp = make_mlp(cfg, layer, scope)
 
     # forward(x, cache=None, key_mask=None): key_mask (B, T) is False at padding (see MultiHeadAttention)
     # stepper() -> step(x, cache, positions=None, key_mask=None): forward for one new token per row,

@@ -1,8 +1,13 @@
-"""LayerNorm: each token's vector rescaled to mean 0 and variance 1, then a learned scale and shift.
+"""LayerNorm: each token's vector rescaled to mean 0 and variance 1, then a learned scale and shift;
+RMSNorm (Llama, Qwen): rescaled to a root mean square of 1, then a learned scale, nothing centred.
 
     scale      = sqrt(mean((x - mean(x))^2) + eps)     one number per token     hook_scale (B, T, 1)
     normalized = (x - mean(x)) / scale                 mean 0, variance ~1      hook_normalized
     LN(x)      = normalized * weight + bias            the learned scale, shift hook_out
+
+    scale      = sqrt(mean(x^2) + eps)                  RMSNorm: no mean is taken   hook_scale (B, T, 1)
+    normalized = x / scale                                                       hook_normalized
+    RMS(x)     = normalized * weight                                             hook_out
 
 The names and meanings are TransformerLens 4's. `layer_norm` below is the truth; torch's fused
 layer_norm kernel is the faster path, taken unless a trace records or the model runs with
@@ -58,6 +63,51 @@ class LayerNorm(nn.Module):
         return f"{self.weight.shape[0]}, eps={self.eps}, bias={self.bias is not None}, name={self.name!r}"
 
 
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float):
+    """RMSNorm(x) over the last dimension, written out. Returns (out, normalized, scale).
+
+    As transformers' Llama and Qwen, the scale is computed in float32 whatever x's dtype, and the
+    normalized vector is cast back to it before the weight multiplies (this matters in bfloat16)."""
+    x32 = x.float()
+    scale = (x32.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the root mean square
+    normalized = (x32 / scale).to(x.dtype)
+    return normalized * weight, normalized, scale.to(x.dtype)
+
+
+class RMSNorm(nn.Module):
+    """RMS(x) = x / sqrt(mean(x^2) + eps) * weight, recorded as <name>.hook_scale, <name>.hook_normalized
+    and <name>.hook_out (name None: nothing is recorded; attention records a normed q and k itself).
+    Its parameter is named as transformers' LlamaRMSNorm's (weight; no bias)."""
+
+    def __init__(self, d: int, eps: float = 1e-6, name: str | None = "ln"):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+        self.name = name
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not explicit():
+            return self.fused(x)
+        out, normalized, scale = rms_norm(x, self.weight, self.eps)
+        if self.name is None:
+            return out
+        tap(self.name + ".hook_scale", scale)
+        tap(self.name + ".hook_normalized", normalized)
+        return tap(self.name + ".hook_out", out)
+
+    def fused(self, x: torch.Tensor) -> torch.Tensor:
+        """RMS(x) by torch's fused kernel in float32, recording nothing (the same rounding as rms_norm)."""
+        shape = self.weight.shape
+        return torch.rms_norm(x.float(), shape, None, self.eps).to(x.dtype) * self.weight
+
+    def stepper(self):
+        """fused, as a function of x (decoding: see GPT.stepper)."""
+        return self.fused
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}, name={self.name!r}"
+
+
 class NoNorm(nn.Identity):
     """Where a block has no LayerNorm (norm="none", or a post-norm GPT's final one): x itself."""
 
@@ -66,5 +116,7 @@ class NoNorm(nn.Identity):
 
 
 def make_norm(cfg, name: str) -> nn.Module:
-    """A LayerNorm named `name` (its hooks' prefix), or the identity for norm="none"."""
+    """A LayerNorm named `name` (its hooks' prefix), an RMSNorm for norm="rms", or the identity for norm="none"."""
+    if cfg.norm == "rms":
+        return RMSNorm(cfg.d_model, cfg.ln_eps, name)
     return NoNorm() if cfg.norm == "none" else LayerNorm(cfg.d_model, cfg.ln_eps, cfg.bias, name)

@@ -6,6 +6,8 @@ only positions tell them apart.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -44,33 +46,69 @@ class SinusoidalPosition(nn.Module):
         return self.table[offset : offset + T]  # (T, d_model)
 
 
+def rope_frequencies(d_head: int, base: float = 10000.0, scaling: dict | None = None) -> torch.Tensor:
+    """theta_i = base^(-2i/d_head) for i < d_head/2 (float64), and Llama 3's scaling when given.
+
+    Llama 3 stretches the slow rotations to read a longer context than it was trained on: a
+    frequency whose wavelength 2 pi / theta is longer than original_max_position_embeddings /
+    low_freq_factor is divided by `factor`; one shorter than .../high_freq_factor is kept; those
+    between move smoothly from one to the other."""
+    theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head/2,)
+    if scaling is None:
+        return theta
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    trained = scaling["original_max_position_embeddings"]
+    wavelength = 2 * math.pi / theta
+    smooth = ((trained / wavelength - low) / (high - low)).clamp(0, 1)  # 0: slow (divided), 1: fast (kept)
+    return (1 - smooth) * theta / factor + smooth * theta
+
+
 class RoPE(nn.Module):
-    """Rotary position embedding: rotate each pair (x_2i, x_2i+1) of q and k by angle t * theta_i.
+    """Rotary position embedding: rotate pairs of q's and k's dimensions by angle t * theta_i.
 
     theta_i = base^(-2i/d_head). Since rotations compose, (R_s q) . (R_t k) = q . (R_{t-s} k):
-    the score depends on the offset t - s, not on where the pair of tokens sits.
+    the score depends on the offset t - s, not on where the pair of tokens sits. Two layouts of the
+    pairs: "adjacent" rotates (x_2i, x_2i+1), as the RoFormer paper writes it; "halves" rotates
+    (x_i, x_i+d_head/2), as Llama, Mistral and Qwen do (transformers' rotate_half). The cos and sin of
+    t * theta are computed in float64 for the positions a text reaches, and kept (growing, at most n_ctx).
     """
 
-    def __init__(self, n_ctx: int, d_head: int, base: float = 10000.0):
+    def __init__(
+        self, n_ctx: int, d_head: int, base: float = 10000.0, layout: str = "adjacent", scaling: dict | None = None
+    ):
         super().__init__()
-        theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head/2,)
-        angle = torch.arange(n_ctx, dtype=torch.float64)[:, None] * theta  # (n_ctx, d_head/2)
-        self.register_buffer("cos", angle.cos().float(), persistent=False)
-        self.register_buffer("sin", angle.sin().float(), persistent=False)
+        self.register_buffer("theta", rope_frequencies(d_head, base, scaling), persistent=False)  # (d_head/2,)
+        self.n_ctx, self.halves = n_ctx, layout == "halves"
+        self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # (cos, sin), each (length, d_head/2)
 
-    def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0) -> torch.Tensor:
+    def table(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin of t * theta for t < length (at least), in float32 on theta's device."""
+        kept = self._table
+        if kept is None or kept[0].shape[0] < length or kept[0].device != self.theta.device:
+            n = min(self.n_ctx, max(length, 64, 2 * kept[0].shape[0] if kept is not None else 0))
+            angle = torch.arange(n, dtype=torch.float64, device=self.theta.device)[:, None] * self.theta
+            kept = self._table = (angle.cos().float(), angle.sin().float())  # (n, d_head/2) each
+        return kept
+
+    def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0, upto: int | None = None) -> torch.Tensor:
         """x: (B, n_heads, T, d_head) at positions offset .. offset+T-1; or, with offset a tensor (B,)
-        of each row's own position, one token per row (T = 1: a batched decoding step)."""
+        of each row's own position (each below `upto`, default n_ctx), one token per row (T = 1: a
+        batched decoding step)."""
         if isinstance(offset, torch.Tensor):
             if x.shape[-2] != 1:
                 raise ValueError(f"a position per row rotates one token per row; got {x.shape[-2]}")
-            cos, sin = self.cos[offset][:, None, None], self.sin[offset][:, None, None]  # (B, 1, 1, d_head/2)
+            cos, sin = self.table(upto or self.n_ctx)
+            cos, sin = cos[offset][:, None, None], sin[offset][:, None, None]  # (B, 1, 1, d_head/2)
         else:
             T = x.shape[-2]
-            cos, sin = self.cos[offset : offset + T], self.sin[offset : offset + T]  # (T, d_head/2)
+            cos, sin = (t[offset : offset + T] for t in self.table(offset + T))  # (T, d_head/2)
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        if self.halves:
+            a, b = x.chunk(2, dim=-1)  # (B, n_heads, T, d_head/2) each: the pairs (x_i, x_i+d_head/2)
+            return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
         pairs = x.unflatten(-1, (-1, 2))  # (B, n_heads, T, d_head/2, 2)
-        x0, x1 = pairs[..., 0], pairs[..., 1]
-        rotated = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+        a, b = pairs[..., 0], pairs[..., 1]
+        rotated = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)
         return rotated.flatten(-2)  # (B, n_heads, T, d_head)
 
 
