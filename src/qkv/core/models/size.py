@@ -20,7 +20,7 @@ from pathlib import Path
 from ..config import ModelConfig
 from ..files import format_bytes
 
-BYTES = 4  # float32: the loaders turn every weight into float32, whatever the file holds
+DTYPES = {"float32": 4, "bfloat16": 2}  # the dtypes a model is loaded in, and the bytes of one number
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")  # safetensors' names of the float types they read
 MEMINFO = Path("/proc/meminfo")
 # cgroup v2, then v1: (the limit, what the group uses now)
@@ -162,17 +162,17 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
-def check_fits(cfg: ModelConfig, source) -> None:
-    """Refuse (ValueError, one line naming `source`, the config's file) a model whose float32 weights
+def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:
+    """Refuse (ValueError, one line naming `source`, the config's file) a model whose weights (in `dtype`)
     and tables cannot fit in the memory available. Only what surely cannot fit is refused: no headroom
     is asked for, since the loaders read a weight file tensor by tensor through a memory map and need
     little beyond the model itself; a model just under the limit may still run short later (activations,
     a KV cache), and that is the allocator's one-line error, not a machine brought down."""
     n, tables = param_count(cfg), buffer_count(cfg)
-    need, have = BYTES * (n + tables), available_memory()
+    need, have = DTYPES[dtype] * n + 4 * tables, available_memory()
     if have is not None and need > have:
         extra = f" and {tables:,} numbers of fixed tables" if tables else ""
         raise ValueError(
-            f"{source} describes {n:,} parameters{extra} ({format_bytes(need)} as float32); "
+            f"{source} describes {n:,} parameters{extra} ({format_bytes(need)} as {dtype}); "
             f"this machine has {format_bytes(have)} of memory available"
         )

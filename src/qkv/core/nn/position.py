@@ -42,6 +42,10 @@ class SinusoidalPosition(nn.Module):
         super().__init__()
         self.register_buffer("table", sinusoidal_table(n_ctx, d_model), persistent=False)
 
+    def reset_buffers(self) -> None:
+        """Compute the table again (a model built on the meta device, then given memory, has none)."""
+        self.table = sinusoidal_table(*self.table.shape).to(self.table.device)
+
     def forward(self, offset: int, T: int) -> torch.Tensor:
         return self.table[offset : offset + T]  # (T, d_model)
 
@@ -77,9 +81,14 @@ class RoPE(nn.Module):
         self, n_ctx: int, d_head: int, base: float = 10000.0, layout: str = "adjacent", scaling: dict | None = None
     ):
         super().__init__()
-        self.register_buffer("theta", rope_frequencies(d_head, base, scaling), persistent=False)  # (d_head/2,)
+        self.frequencies = lambda: rope_frequencies(d_head, base, scaling)
+        self.register_buffer("theta", self.frequencies(), persistent=False)  # (d_head/2,)
         self.n_ctx, self.halves = n_ctx, layout == "halves"
         self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # (cos, sin), each (length, d_head/2)
+
+    def reset_buffers(self) -> None:
+        """Compute theta again (a model built on the meta device, then given memory, has none)."""
+        self.theta, self._table = self.frequencies().to(self.theta.device), None
 
     def table(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin of t * theta for t < length (at least), in float32 on theta's device."""
