@@ -8,7 +8,8 @@
 Names and meanings follow TransformerLens 4 (docs/trace-format.md lists every name, its shape and
 formula, and whether TransformerLens records the same value). Shapes: hook_q/rot_q/z
 (B, T, n_heads, d_head); hook_k/v/rot_k (B, T, n_kv_heads, d_head) (grouped-query attention: fewer
-key/value heads; the shorthand trace["v", L] repeats each for the query heads of its group); hook_dots (raw q . k, qkv's own), hook_attn_scores (scaled, masked: -inf)
+key/value heads; the shorthand trace["v", L] repeats each for the query heads of its group);
+hook_dots (raw q . k, qkv's own), hook_attn_scores (scaled, masked: -inf)
 and hook_pattern (B, n_heads, T_q, T_k); hook_result (B, T, n_heads, d_model): each head's
 z_h W_O[h]; a LayerNorm's hook_scale (B, T, 1), hook_normalized and hook_out (B, T, d_model);
 residual-stream hooks (B, T, d_model); mlp.hook_pre/post (B, T, d_mlp); logits and probs

@@ -8,7 +8,8 @@ A directory in `save_pretrained` layout (config.json, model.safetensors or the s
 model.safetensors.index.json names, tokenizer.json or vocab files) of the GPT-2 family becomes a qkv
 GPT, of the Llama family (llama, mistral, qwen2, qwen3: models.llama) a qkv GPT of RMSNorm, SwiGLU and
 grouped-query attention, of the BERT family a qkv Encoder. `dtype` (float32, the default, for
-exactness; bfloat16 halves the memory) is the dtype of the weights as loaded. The weights are read with safetensors and renamed tensor by
+exactness; bfloat16 halves the memory) is the dtype of the weights as loaded. The weights are read
+with safetensors and renamed tensor by
 tensor (GPT-2's Conv1D weights transposed, BERT's query, key and value stacked into W_QKV);
 `transformers` is not needed. Anything that does not line up is a one-line ValueError naming the file
 and the field or the tensor, and it is found before anything is allocated: every config field is
