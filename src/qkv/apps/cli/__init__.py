@@ -12,6 +12,7 @@ import os
 import sys
 
 from qkv.core import threads
+from qkv.core.models.pretrained import loading_dtype
 from qkv.presentation.i18n import DEFAULT_LANG, LANGS, say_error, t
 
 from .commands import COMMANDS
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
-        code = COMMANDS[args.command](args)  # an exit status (qkv train --nproc), or None, or a result
+        with loading_dtype(getattr(args, "dtype", None) or "float32"):  # --dtype: what --ckpt's weights load as
+            code = COMMANDS[args.command](args)  # an exit status (qkv train --nproc), or None, or a result
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:
         if not peer:

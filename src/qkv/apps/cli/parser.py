@@ -63,7 +63,13 @@ def _ckpt(p, required: bool = False) -> None:
         "--ckpt",
         required=required,
         metavar="DIR",
-        help="checkpoint directory" + ("" if required else " (default: the bundled model)"),
+        help="checkpoint directory, or a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT)"
+        + ("" if required else " (default: the bundled model)"),
+    )
+    p.add_argument(
+        "--dtype",
+        choices=("float32", "bfloat16"),
+        help="what a Hugging Face model's weights load as (default float32, exact; bfloat16 halves the memory)",
     )
 
 

@@ -77,9 +77,25 @@ def is_pretrained_ref(ref) -> bool:
         return False
 
 
-def load_pretrained(ref, dtype: str = "float32") -> tuple[GPT | Encoder, object]:
+_dtype = ["float32"]  # what load_pretrained loads weights as when not told (loading_dtype sets it)
+
+
+@contextmanager
+def loading_dtype(dtype: str):
+    """Within this block a pretrained model loads in `dtype` unless told otherwise (the CLI's --dtype)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+    _dtype.append(dtype)
+    try:
+        yield
+    finally:
+        _dtype.pop()
+
+
+def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, object]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory,
-    its weights in `dtype` ("float32" or "bfloat16")."""
+    its weights in `dtype` ("float32" or "bfloat16"; None: float32, or loading_dtype's)."""
+    dtype = dtype or _dtype[-1]
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
     s = str(ref)

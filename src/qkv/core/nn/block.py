@@ -92,7 +92,8 @@ class GatedMLP(nn.Module):
 
     def stepper(self):
         """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
-        gate, fc_in, fc_out, act = (linear_step(m) for m in (self.fc_gate, self.fc_in, self.fc_out)), self.act
+        gate, fc_in, fc_out = (linear_step(m) for m in (self.fc_gate, self.fc_in, self.fc_out))
+        act = self.act
         return lambda x: fc_out(act(gate(x)) * fc_in(x))
 
 
