@@ -240,8 +240,9 @@ def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre"
     get(hook) stacks blocks.L.<hook> of the one sequence over the layers: (L, ...). attn is the
     attention the page shows ("attn", "cross_attn"), x_hook what it reads, mid_hook the sum after it."""
     dots, pattern = get(f"{attn}.hook_dots"), get(f"{attn}.hook_pattern")  # (L, H, T_query, T_key)
-    v = get(f"{attn}.hook_v").transpose(1, 2)  # (L, T_key, H, d_head) -> (L, H, T_key, d_head)
     z = get(f"{attn}.hook_z").transpose(1, 2)  # (L, H, T_query, d_head)
+    v = get(f"{attn}.hook_v")  # (L, T_key, H_kv, d_head): grouped-query attention keeps fewer value heads
+    v = v.repeat_interleave(z.shape[1] // v.shape[2], dim=2).transpose(1, 2)  # what each head reads: (L, H, T_key, d)
     v_2d, z_2d, kept = _values_2d(v, z)
     x, attn_out = get(x_hook), get(f"hook_{attn}_out")  # (L, T_query, d_model)
     return {

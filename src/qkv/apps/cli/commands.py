@@ -7,6 +7,7 @@ that needs little start fast.
 from __future__ import annotations
 
 import codecs
+import itertools
 import sys
 from pathlib import Path
 
@@ -166,6 +167,7 @@ def generate(args) -> None:
             f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only",
             file=sys.stderr,
         )
+    stops = set(getattr(model, "stop_ids", ()))  # a pretrained LLM's end of text (generation_config.json)
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
         from qkv.core.sample import generate_texts
 
@@ -178,26 +180,24 @@ def generate(args) -> None:
             top_k=args.top_k,
             top_p=args.top_p,
             seed=args.seed,
+            stop_ids=stops,
         )
         for i, text in enumerate(texts):
             print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
         return
     sys.stdout.write(args.prompt)
     try:
-        stream(
-            tokenizer,
-            generate_ids(
-                model,
-                ids,
-                args.max_new_tokens,
-                args.temperature,
-                args.top_k,
-                args.top_p,
-                args.seed,
-                use_cache=not args.no_cache,
-            ),
-            prev=ids[-1],
+        new = generate_ids(
+            model,
+            ids,
+            args.max_new_tokens,
+            args.temperature,
+            args.top_k,
+            args.top_p,
+            args.seed,
+            use_cache=not args.no_cache,
         )
+        stream(tokenizer, itertools.takewhile(lambda token: token not in stops, new), prev=ids[-1])
     finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
         sys.stdout.write("\n")
         sys.stdout.flush()

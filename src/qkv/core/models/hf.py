@@ -95,6 +95,8 @@ def to_hf(model: GPT):
         problems.append(f"pos={cfg.pos} (GPT-2 uses learned positions)")
     if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
         problems.append("GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v")
+    if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
+        problems.append("GPT-2 has a plain MLP, one key/value head per head, no q/k norm and biases everywhere")
     if cfg.d_head * cfg.n_heads != cfg.d_model:
         problems.append("GPT-2 needs d_head * n_heads == d_model")
     if cfg.embed_scale:

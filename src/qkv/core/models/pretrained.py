@@ -128,6 +128,7 @@ def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, objec
     model.loaded_from = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
     if kind in LLAMA_TYPES:
         model.stop_ids = _eos_ids(d, hc)  # where generation ends, as generation_config.json says
+        tokenizer.padded_size = model.cfg.d_vocab  # rows of the embedding beyond the vocabulary: no text
     return model.eval(), tokenizer
 
 

@@ -97,10 +97,17 @@ class Tokenizer:
     """Base class: a fixed vocabulary of tokens, each with an integer id."""
 
     kind: str = ""
+    # a pretrained model's embedding may have more rows than its tokenizer has tokens (Qwen2.5: 151,936
+    # for 151,665), rounded up for speed: ids vocab_size .. padded_size-1 are such rows, no text at all
+    padded_size: int = 0
 
     @property
     def vocab_size(self) -> int:
         raise NotImplementedError
+
+    def is_padding(self, id) -> bool:
+        """Whether id is one of the model's rows beyond the vocabulary (see padded_size)."""
+        return self.vocab_size <= int(id) < self.padded_size
 
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError
@@ -131,7 +138,7 @@ class Tokenizer:
         return b"".join(pieces).decode("utf-8", errors="replace")
 
     def display(self, id: int) -> str:
-        return _readable(self.token_bytes(id))
+        return f"<unused {int(id)}>" if self.is_padding(id) else _readable(self.token_bytes(id))
 
     def save(self, path) -> None:
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)

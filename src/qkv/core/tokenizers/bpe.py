@@ -71,7 +71,7 @@ class BPETokenizer(Tokenizer):
         return self.hf.encode(text).ids
 
     def token_bytes(self, id: int) -> bytes:
-        return self._bytes[self._check_id(id)]
+        return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}

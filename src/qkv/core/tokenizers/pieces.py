@@ -43,7 +43,7 @@ class PieceTokenizer(Tokenizer):
         return self.hf.encode(text).ids
 
     def token_bytes(self, id: int) -> bytes:
-        return self._bytes[self._check_id(id)]
+        return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
 
     def decode(self, ids, prev: int | None = None) -> str:
         """The text of `ids`, without the space SentencePiece put in front of the first word (when
