@@ -165,7 +165,7 @@ def _weights_bytes(path) -> int | None:
     """Bytes of the files the model's weights were read from in `path`: the one a qkv checkpoint's
     state.json names, or those a Hugging Face directory's layout names (no stray .safetensors file)."""
     from qkv.core.checkpoint import read_state
-    from qkv.core.models.pretrained import weight_files
+    from qkv.core.models.weights import weight_files
 
     d = Path(path) if path else None
     if d is None or not d.is_dir():

