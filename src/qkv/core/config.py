@@ -191,7 +191,14 @@ class ModelConfig:
         return self.n_heads // self.n_kv_heads
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields as saved; n_kv_heads and qkv_bias as None where they follow n_heads and bias (so a
+        config edited by hand, n_heads changed, still means what it says)."""
+        d = dataclasses.asdict(self)
+        if self.n_kv_heads == self.n_heads:
+            d["n_kv_heads"] = None
+        if self.qkv_bias == self.bias:
+            d["qkv_bias"] = None
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:
