@@ -70,8 +70,10 @@ _LLAMA3 = ("factor", "low_freq_factor", "high_freq_factor", "original_max_positi
 
 def _rope(hc: dict) -> tuple[float, dict | None]:
     """(rope_theta, Llama 3's scaling or None) from rope_parameters (transformers 5) or the older
-    rope_theta and rope_scaling; a RoPE type qkv does not build is refused by name."""
-    params = hc["rope_parameters"] or {**(hc["rope_scaling"] or {}), "rope_theta": hc["rope_theta"]}
+    rope_theta and rope_scaling; where both are written, rope_scaling wins, as in transformers. A RoPE
+    type qkv does not build is refused by name."""
+    written = hc["rope_parameters"] or {}
+    params = {**written, **hc["rope_scaling"]} if hc["rope_scaling"] else written
     kind = params.get("rope_type", params.get("type", "default"))
     theta = params.get("rope_theta", hc["rope_theta"])
     if not _POSITIVE[0](theta):
