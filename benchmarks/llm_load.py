@@ -12,7 +12,11 @@ Each load runs in a fresh process, so its peak resident memory (VmHWM, which sta
 its own: qkv's load_pretrained(dir, dtype) and transformers' AutoModelForCausalLM.from_pretrained(dir,
 dtype=...), each in float32 and in bfloat16. "import s" is the library's import after torch's, "load s"
 the load call alone; "base GB" is the process's resident memory just before the load (Python, torch and
-the library), "peak GB" its peak, "after GB" what it holds once loaded. The weight file is read once
+the library), "peak GB" its peak (VmHWM), "anon+file" that peak's two parts as sampled every 5 ms
+(RssAnon: memory of the process's own; RssFile: pages of mapped files, the weight file's among them,
+which are the page cache's and shared), "after GB" what it holds once loaded, and "used GB" what it
+holds after every weight has been read once (a loader that leaves the weights in the mapped file, as
+transformers does for bfloat16, shows little "after" and pays it at the first use). The weight file is read once
 beforehand so that every load finds it in the page cache. With --rounds N the four loads run N times,
 every other round in the reverse order, and the medians are shown. GB is 10^9 bytes.
 
@@ -195,6 +199,32 @@ def _gb(kib: int) -> float:
     return kib * 1024 / 1e9
 
 
+class _Sampler:
+    """Polls /proc/self/status every few ms in a thread: the resident memory's anonymous and file-backed
+    parts (RssAnon, RssFile: the mmap'd weight file's pages count as the latter) when their sum was
+    highest. A sample, so it can miss the very peak by a little; VmHWM is the exact peak."""
+
+    def __init__(self, every: float = 0.005):
+        import threading
+
+        self.best = (0, 0, 0)  # (total, anon, file) KiB
+        self.every, self.stop = every, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            anon, file = _status_kib("RssAnon") or 0, _status_kib("RssFile") or 0
+            if anon + file > self.best[0]:
+                self.best = (anon + file, anon, file)
+            self.stop.wait(self.every)
+
+    def done(self) -> tuple[int, int, int]:
+        self.stop.set()
+        self.thread.join()
+        return self.best
+
+
 def one(lib: str, dtype: str, d: Path, threads: int) -> None:
     """In a fresh process: import the library, load the model once, print one JSON line."""
     import torch
@@ -211,6 +241,7 @@ def one(lib: str, dtype: str, d: Path, threads: int) -> None:
         transformers.logging.disable_progress_bar()
     t1 = time.perf_counter()
     base = _status_kib("VmRSS")
+    sampler = _Sampler()
     if lib == "qkv":
         model, _ = load_pretrained(str(d), dtype=dtype)
     else:
@@ -221,6 +252,12 @@ def one(lib: str, dtype: str, d: Path, threads: int) -> None:
         import resource
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _, anon, file = sampler.done()
+    after = _status_kib("VmRSS") or 0
+    with torch.no_grad():  # read every weight once: a weight still in the mapped file is paged in now
+        for q in model.parameters():
+            q.sum()
+    used = _status_kib("VmRSS") or 0
     p = next(model.parameters())
     n = sum(q.numel() for q in model.parameters())
     out = dict(
@@ -228,7 +265,10 @@ def one(lib: str, dtype: str, d: Path, threads: int) -> None:
         load_s=t2 - t1,
         base_gb=_gb(base or 0),
         peak_gb=_gb(peak),
-        after_gb=_gb(_status_kib("VmRSS") or 0),
+        peak_anon_gb=_gb(anon),
+        peak_file_gb=_gb(file),
+        after_gb=_gb(after),
+        used_gb=_gb(used),
         dtype=str(p.dtype),
         n=n,
     )
@@ -286,8 +326,8 @@ def main() -> None:
     )
     print(f"float32 weights (n_params x 4): {f32:.2f} GB; bfloat16 weights: {bf16:.2f} GB")
     print(
-        f"{'':<22}{'import s':>9}{'load s':>8}{'base GB':>9}{'peak GB':>9}{'after GB':>10}"
-        f"{'peak/f32 w':>12}  loaded as"
+        f"{'':<22}{'import s':>9}{'load s':>8}{'base GB':>9}{'peak GB':>9}{'anon+file':>12}{'after GB':>10}"
+        f"{'used GB':>9}{'peak/f32 w':>12}  loaded as"
     )
     for run in RUNS:
         name = f"{run[0]} {run[1]}"
@@ -298,20 +338,28 @@ def main() -> None:
         extra = "" if last["n"] == n else f", {last['n']:,} parameters"
         print(
             f"{name:<22}{med(run, 'import_s'):>9.2f}{med(run, 'load_s'):>8.2f}{med(run, 'base_gb'):>9.2f}"
-            f"{med(run, 'peak_gb'):>9.2f}{med(run, 'after_gb'):>10.2f}{med(run, 'peak_gb') / f32:>11.2f}x"
+            f"{med(run, 'peak_gb'):>9.2f}{med(run, 'peak_anon_gb'):>7.2f}+{med(run, 'peak_file_gb'):<4.2f}"
+            f"{med(run, 'after_gb'):>10.2f}{med(run, 'used_gb'):>9.2f}{med(run, 'peak_gb') / f32:>11.2f}x"
             f"  {last['dtype']}{extra}"
         )
     print("\nratio qkv/transformers:")
     for dtype in ("float32", "bfloat16"):
         q, h = ("qkv", dtype), ("transformers", dtype)
         if results[q] and results[h]:
+            ratio = lambda key, q=q, h=h: med(q, key) / med(h, key)  # noqa: E731
+            with_import = (med(q, "load_s") + med(q, "import_s")) / (med(h, "load_s") + med(h, "import_s"))
+            above_base = (med(q, "peak_gb") - med(q, "base_gb")) / (med(h, "peak_gb") - med(h, "base_gb"))
             print(
-                f"  {dtype:<9} load time {med(q, 'load_s') / med(h, 'load_s'):.2f}x, "
-                f"load + import {(med(q, 'load_s') + med(q, 'import_s')) / (med(h, 'load_s') + med(h, 'import_s')):.2f}x, "
-                f"peak RSS {med(q, 'peak_gb') / med(h, 'peak_gb'):.2f}x, "
-                f"peak RSS above base {(med(q, 'peak_gb') - med(q, 'base_gb')) / (med(h, 'peak_gb') - med(h, 'base_gb')):.2f}x"
+                f"  {dtype:<9} load time {ratio('load_s'):.2f}x, load + import {with_import:.2f}x, "
+                f"peak RSS {ratio('peak_gb'):.2f}x, peak RSS above base {above_base:.2f}x, "
+                f"RSS once every weight is read {ratio('used_gb'):.2f}x"
             )
-    q32, h32, q16, h16 = (("qkv", "float32"), ("transformers", "float32"), ("qkv", "bfloat16"), ("transformers", "bfloat16"))
+    q32, h32, q16, h16 = (
+        ("qkv", "float32"),
+        ("transformers", "float32"),
+        ("qkv", "bfloat16"),
+        ("transformers", "bfloat16"),
+    )
     if results[q32]:
         ratio = med(q32, "peak_gb") / f32
         print(
