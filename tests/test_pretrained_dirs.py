@@ -150,9 +150,18 @@ def _copy(d, tmp_path):
 def test_unsupported_architecture_is_named(gpt2_dir, tmp_path):
     d = _copy(gpt2_dir[0], tmp_path)
     config = json.loads((d / "config.json").read_text())
-    config.update(model_type="llama", architectures=["LlamaForCausalLM"])
+    config.update(model_type="gemma", architectures=["GemmaForCausalLM"])
     (d / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match=r"model_type 'llama' \(LlamaForCausalLM\) is not supported; qkv reads GPT-2"):
+    with pytest.raises(ValueError, match=r"model_type 'gemma' \(GemmaForCausalLM\) is not supported; qkv reads GPT-2"):
+        load(d)
+
+
+def test_a_field_a_family_needs_and_the_config_lacks_is_named_missing(gpt2_dir, tmp_path):
+    d = _copy(gpt2_dir[0], tmp_path)
+    config = json.loads((d / "config.json").read_text())
+    config.update(model_type="llama", architectures=["LlamaForCausalLM"])  # GPT-2's fields: no hidden_size
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"config\.json: field 'hidden_size' is missing \(it must be an integer"):
         load(d)
 
 

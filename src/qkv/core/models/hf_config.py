@@ -120,6 +120,8 @@ def _checked(hc: dict, fields: dict, defaults: dict | None = None, divisible: tu
     ValueError naming the first wrong field (and `divisible`: width, heads, when heads do not divide it)."""
     hc = {**(defaults or {}), **hc}
     for name, (ok, wants) in fields.items():
+        if name not in hc:  # no default either: a field every config of the family writes
+            raise ValueError(f"field {name!r} is missing (it must be {wants})")
         if not ok(hc.get(name)):
             shown = repr(hc.get(name))
             raise ValueError(f"field {name!r} must be {wants}; got {shown if len(shown) <= 40 else shown[:37] + '...'}")
