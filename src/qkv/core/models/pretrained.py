@@ -193,8 +193,14 @@ def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict, used: set
     params = dict(model.named_parameters())
     with torch.no_grad():
         for name, (how, names) in plan.items():
-            ts = [theirs[n].read() for n in names]
-            params[name].copy_(ts[0].T if how == "T" else torch.cat(ts) if how == "cat" else ts[0])
+            if how == "T":
+                params[name].copy_(theirs[names[0]].read().T)
+                continue
+            row = 0  # one stored tensor, or several stacked row-wise ("cat"): each into its own rows
+            for n in names:
+                rows = theirs[n].shape[0]
+                theirs[n].read_into(params[name][row : row + rows])
+                row += rows
     return model
 
 

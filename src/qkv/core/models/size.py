@@ -19,9 +19,10 @@ from pathlib import Path
 
 from ..config import ModelConfig
 from ..files import format_bytes
+from .weights import SAFETENSORS_FLOATS
 
 DTYPES = {"float32": 4, "bfloat16": 2}  # the dtypes a model is loaded in, and the bytes of one number
-FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")  # safetensors' names of the float types they read
+FLOAT_DTYPES = tuple(SAFETENSORS_FLOATS)  # safetensors' names of the float types the loaders read
 MEMINFO = Path("/proc/meminfo")
 # cgroup v2, then v1: (the limit, what the group uses now)
 V1 = Path("/sys/fs/cgroup/memory")
