@@ -5,13 +5,14 @@ W^T (d_in, d_out) is read row by row: about 1.3x faster on an x86 CPU with MKL a
 at one row at `small`'s sizes (benchmarks/generate_speed.py). The copy is kept on the Linear itself
 and made again when its weight has changed since: every in-place change (an optimizer step, a
 load_state_dict) bumps the tensor's version, and a move to another device gives it new storage. So
-a stepper always multiplies by the current weights, and a model that has generated holds its
-weights twice.
+a stepper always multiplies by the current weights. Only float32 matrices of at most MAX_TRANSPOSED
+numbers are copied: a small model that has generated holds its weights twice, a large one does not.
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -25,8 +26,18 @@ def transposed(linear: nn.Linear) -> torch.Tensor:
     return kept[1]
 
 
+# the largest float32 weight kept transposed: above it (an LLM's matrices, its 151,936-row unembedding) the
+# copy would double the memory of the weights for little or nothing (F.linear reads W in place as fast),
+# and in bfloat16 the copy is slower than F.linear (Qwen2.5-0.5B's shape: 91 vs 70 ms per token)
+MAX_TRANSPOSED = 1 << 20
+
+
 def linear_step(linear: nn.Linear):
     """The function x (B, d_in) -> x W^T + b (B, d_out) of `linear`, for the weights it holds now."""
+    w = linear.weight
+    if w.dtype != torch.float32 or w.numel() > MAX_TRANSPOSED:
+        W, b = w.detach(), None if linear.bias is None else linear.bias.detach()
+        return lambda x: F.linear(x, W, b)
     W_t, b = transposed(linear), linear.bias
     if b is None:
         return lambda x: torch.mm(x, W_t)

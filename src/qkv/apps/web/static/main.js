@@ -36,7 +36,6 @@ async function init() {
   S.lang = initialLang(data);
   bind();
   eachPanel("init");
-  watchLazyPanels();
   watchBelow();
   if (embedded) {
     S.mode = "static";
@@ -55,6 +54,7 @@ async function init() {
     }
     applyLang();
     render("init", t0);
+    watchLazyPanels();  // the lazy panels wake once the first document is drawn (panels.js)
     return;
   }
   applyLang();
@@ -74,6 +74,7 @@ async function init() {
     showError(e.message);
   } finally {
     busy(false);
+    watchLazyPanels();
   }
 }
 

@@ -5,7 +5,8 @@
 // and the page calls them through eachPanel. A lazy panel sleeps while its card (id = its name) is
 // more than half a screen away: what it was told meanwhile is replayed once when the card comes near
 // (onDoc with the newest document, lang, then one render), so a change of text, layer or head costs
-// only the cards a learner can see.
+// only the cards a learner can see. They all sleep until the page has drawn its first document
+// (main.js calls watchLazyPanels then).
 
 import { S } from "./state.js";
 
@@ -39,6 +40,10 @@ function defer(p, hook, what) {
   else due[hook] = true;
 }
 
+/** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before
+ *  that every card is empty and short, all of them near the window, and a panel woken then would send
+ *  its requests at once (a large model's /api/heads measures for minutes, holding the model's lock, so
+ *  the next sentence would wait for it). An observer made now reports the cards where they really are. */
 export function watchLazyPanels() {
   const lazy = PANELS.filter((p) => p.lazy && document.getElementById(p.name));
   if (typeof IntersectionObserver !== "function") { for (const p of PANELS) p.awake = true; return; }
