@@ -237,12 +237,18 @@ def _take(d: Path, theirs: dict, used: set, name: str, prefixes: tuple[str, ...]
     raise ValueError(f"{d}: tensor {prefixes[0] + name} is missing")
 
 
-def _gpt2(d: Path, hc: dict, dtype: str) -> GPT:
+def _config(d: Path, read, hc: dict, dtype: str) -> ModelConfig:
+    """read(hc), the family's ModelConfig, with config.json named in its error; refused if it cannot fit."""
     try:
-        cfg = gpt2_config(hc)
+        cfg = read(hc)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{d / 'config.json'}: {e}") from None
     check_fits(cfg, d / "config.json", dtype)
+    return cfg
+
+
+def _gpt2(d: Path, hc: dict, dtype: str) -> GPT:
+    cfg = _config(d, gpt2_config, hc, dtype)
     tied = cfg.tie_embeddings
     with stored_tensors(d) as theirs:
         used, plan = set(), {}
@@ -259,11 +265,7 @@ def _gpt2(d: Path, hc: dict, dtype: str) -> GPT:
 
 
 def _llama(d: Path, hc: dict, dtype: str) -> GPT:
-    try:
-        cfg = llama_config(hc)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"{d / 'config.json'}: {e}") from None
-    check_fits(cfg, d / "config.json", dtype)
+    cfg = _config(d, llama_config, hc, dtype)
     with stored_tensors(d) as theirs:
         used = set()
         plan = weight_plan(cfg, lambda name: _take(d, theirs, used, name, ("model.", "")))  # LlamaForCausalLM: model.
@@ -286,11 +288,7 @@ def _eos_ids(d: Path, hc: dict) -> tuple[int, ...]:
 
 
 def _bert(d: Path, hc: dict, dtype: str) -> Encoder:
-    try:
-        cfg = bert_config(hc)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"{d / 'config.json'}: {e}") from None
-    check_fits(cfg, d / "config.json", dtype)
+    cfg = _config(d, bert_config, hc, dtype)
     with stored_tensors(d) as theirs:
         used = set()
         take = lambda name: _take(d, theirs, used, name, ("", "bert."))  # BertFor*: "bert." prefix

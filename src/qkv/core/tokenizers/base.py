@@ -148,6 +148,29 @@ class Tokenizer:
         return f"{type(self).__name__}(vocab_size={self.vocab_size})"
 
 
+class HFBacked(Tokenizer):
+    """A vocabulary held by a Hugging Face ``tokenizers`` object: encoding is the object's own (its
+    normalizer, pre-tokenizer and post-processor), and each token's bytes are given by the subclass,
+    which reads them off its pieces (byte-level BPE's characters, SentencePiece's ▁ and <0xE5>)."""
+
+    def __init__(self, hf_tokenizer, token_bytes: list[bytes]):
+        self.hf = hf_tokenizer
+        self._bytes = token_bytes
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._bytes)
+
+    def encode(self, text: str) -> list[int]:
+        return self.hf.encode(text).ids
+
+    def token_bytes(self, id: int) -> bytes:
+        return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}
+
+
 class _ListTokenizer(Tokenizer):
     """Shared code for tokenizers whose vocabulary is a plain list of strings."""
 

@@ -3,9 +3,7 @@ because every one of the 256 bytes is a token."""
 
 from __future__ import annotations
 
-import json
-
-from .base import FORMAT_VERSION, Tokenizer
+from .base import HFBacked
 
 MAX_BPE_VOCAB = 10_000_000  # as many as a model's d_vocab may have
 
@@ -26,7 +24,7 @@ def _byte_to_char() -> dict[int, str]:
 _CHAR_TO_BYTE = {c: b for b, c in _byte_to_char().items()}
 
 
-class BPETokenizer(Tokenizer):
+class BPETokenizer(HFBacked):
     """Byte-level BPE (as in GPT-2) backed by a Hugging Face ``tokenizers`` object.
 
     Text is turned into UTF-8 bytes, and frequent pairs of tokens are merged
@@ -36,15 +34,15 @@ class BPETokenizer(Tokenizer):
     kind = "bpe"
 
     def __init__(self, hf_tokenizer):
-        self.hf = hf_tokenizer
-        self._bytes = []
+        pieces = []
         for i in range(hf_tokenizer.get_vocab_size()):
             token = hf_tokenizer.id_to_token(i)
             if token is None or any(c not in _CHAR_TO_BYTE for c in token):
                 raise ValueError(f"BPE token {i} ({token!r}) is not a byte-level token")
-            self._bytes.append(bytes(_CHAR_TO_BYTE[c] for c in token))
-        if len({b for b in self._bytes if len(b) == 1}) < 256:
+            pieces.append(bytes(_CHAR_TO_BYTE[c] for c in token))
+        if len({b for b in pieces if len(b) == 1}) < 256:
             raise ValueError("BPE vocabulary must contain all 256 single bytes")
+        super().__init__(hf_tokenizer, pieces)
 
     @classmethod
     def train(cls, text: str, vocab_size: int | None = None) -> BPETokenizer:
@@ -62,16 +60,3 @@ class BPETokenizer(Tokenizer):
         )
         hf.train_from_iterator([text], trainer=trainer)
         return cls(hf)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._bytes)
-
-    def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text).ids
-
-    def token_bytes(self, id: int) -> bytes:
-        return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}
