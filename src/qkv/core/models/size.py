@@ -75,7 +75,7 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
                 attention(p + "cross_attn")
                 layer_norm(p + "ln3")
 
-    learned = cfg.pos == "learned"  # sinusoidal and RoPE tables are buffers, rebuilt and not stored
+    learned = cfg.pos == "learned"  # sinusoidal tables (buffers) and RoPE's angles are rebuilt, not stored
     if cfg.arch == "seq2seq":
         if not cfg.share_embeddings:
             shapes["src_embed.weight"] = (V, d)
@@ -109,14 +109,11 @@ def param_count(cfg: ModelConfig) -> int:
 
 
 def buffer_count(cfg: ModelConfig) -> int:
-    """The numbers in the model's fixed tables (buffers): sinusoidal positions, RoPE's frequencies (its
-    cos and sin are computed for the positions a text reaches: nn.position.RoPE.table)."""
+    """The numbers in the model's fixed tables (buffers): sinusoidal positions. (RoPE keeps its
+    frequencies and the cos and sin of the positions a text reaches outside the buffers: nn.position.RoPE.)"""
     tables = {"gpt": 1, "bert": 1, "seq2seq": 2}[cfg.arch]  # position modules (Seq2Seq: source and target)
     if cfg.pos == "sinusoidal":
         return tables * cfg.n_ctx * cfg.d_model
-    if cfg.pos == "rope":  # each self-attention keeps its own frequencies theta, (d_head / 2,)
-        attentions = cfg.n_layers + (cfg.n_encoder_layers or 0)
-        return attentions * (cfg.d_head // 2)
     return 0
 
 

@@ -128,7 +128,7 @@ class MultiHeadAttention(nn.Module):
         self.layer = layer
         self.tap_prefix = f"{scope}blocks.{layer}.{name}."
         self.out_name = f"{scope}blocks.{layer}.hook_{name}_out"
-        self.n_heads, self.d_head, self.n_kv_heads, self.group = cfg.n_heads, cfg.d_head, cfg.n_kv_heads, cfg.group
+        self.n_heads, self.d_head, self.group = cfg.n_heads, cfg.d_head, cfg.group
         self.causal = cfg.causal if causal is None else causal
         self.cross = cross
         self.dropout_attn, self.dropout_resid = cfg.dropout_attn, cfg.dropout_resid
@@ -227,12 +227,8 @@ class MultiHeadAttention(nn.Module):
         """q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V (values="k": v = k), per head: q has
         n_heads heads, k and v n_kv_heads."""
         B, T, _ = x.shape
-        if self.group == 1:  # one product, one view of it: (B, T, 3 or 2, n_heads, d_head)
-            qkv = self.W_QKV(x).view(B, T, self.n_proj, self.n_heads, self.d_head)
-            q, k, *v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, T, d_head)
-        else:
-            heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
-            q, k, *v = (heads(t) for t in self.W_QKV(x).split(self.split, -1))
+        heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
+        q, k, *v = (heads(t) for t in self.W_QKV(x).split(self.split, -1))  # one product, its rows split
         v = v[0] if v else k  # values="k": z = A k
         self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
         return q, k, v

@@ -57,7 +57,8 @@ def rope_frequencies(d_head: int, base: float = 10000.0, scaling: dict | None = 
     frequency whose wavelength 2 pi / theta is longer than original_max_position_embeddings /
     low_freq_factor is divided by `factor`; one shorter than .../high_freq_factor is kept; those
     between move smoothly from one to the other."""
-    theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head/2,)
+    # on the CPU whatever device a model is being built on (the meta device of pretrained._built)
+    theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64, device="cpu") / d_head)  # (d_head/2,)
     if scaling is None:
         return theta
     factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
@@ -81,22 +82,19 @@ class RoPE(nn.Module):
         self, n_ctx: int, d_head: int, base: float = 10000.0, layout: str = "adjacent", scaling: dict | None = None
     ):
         super().__init__()
-        self.frequencies = lambda: rope_frequencies(d_head, base, scaling)
-        self.register_buffer("theta", self.frequencies(), persistent=False)  # (d_head/2,)
+        # theta and the table are plain tensors, not buffers: model.to(torch.bfloat16) must not round the
+        # angles (their float64 is what keeps positions apart), and a model built on the meta device has them
+        self.theta = rope_frequencies(d_head, base, scaling)  # (d_head/2,), float64, on the CPU
         self.n_ctx, self.halves = n_ctx, layout == "halves"
         self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # (cos, sin), each (length, d_head/2)
 
-    def reset_buffers(self) -> None:
-        """Compute theta again (a model built on the meta device, then given memory, has none)."""
-        self.theta, self._table = self.frequencies().to(self.theta.device), None
-
-    def table(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos and sin of t * theta for t < length (at least), in float32 on theta's device."""
+    def table(self, length: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin of t * theta for t < length (at least), float32, on `device`."""
         kept = self._table
-        if kept is None or kept[0].shape[0] < length or kept[0].device != self.theta.device:
+        if kept is None or kept[0].shape[0] < length or kept[0].device != torch.device(device or "cpu"):
             n = min(self.n_ctx, max(length, 64, 2 * kept[0].shape[0] if kept is not None else 0))
-            angle = torch.arange(n, dtype=torch.float64, device=self.theta.device)[:, None] * self.theta
-            kept = self._table = (angle.cos().float(), angle.sin().float())  # (n, d_head/2) each
+            angle = torch.arange(n, dtype=torch.float64, device="cpu")[:, None] * self.theta  # (n, d_head/2)
+            kept = self._table = (angle.cos().float().to(device), angle.sin().float().to(device))
         return kept
 
     def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0, upto: int | None = None) -> torch.Tensor:
@@ -106,11 +104,11 @@ class RoPE(nn.Module):
         if isinstance(offset, torch.Tensor):
             if x.shape[-2] != 1:
                 raise ValueError(f"a position per row rotates one token per row; got {x.shape[-2]}")
-            cos, sin = self.table(upto or self.n_ctx)
+            cos, sin = self.table(upto or self.n_ctx, x.device)
             cos, sin = cos[offset][:, None, None], sin[offset][:, None, None]  # (B, 1, 1, d_head/2)
         else:
             T = x.shape[-2]
-            cos, sin = (t[offset : offset + T] for t in self.table(offset + T))  # (T, d_head/2)
+            cos, sin = (t[offset : offset + T] for t in self.table(offset + T, x.device))  # (T, d_head/2)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         if self.halves:
             a, b = x.chunk(2, dim=-1)  # (B, n_heads, T, d_head/2) each: the pairs (x_i, x_i+d_head/2)

@@ -4,8 +4,10 @@
 import { S } from "./state.js";
 import { $, esc } from "./util.js";
 import { t } from "./i18n.js";
+import { revealThumb } from "./thumbs.js";
 
 export const PARTS = ["cross", "decoder", "encoder"];
+let marked = "";  // the head whose thumbnail was last marked: a new one is scrolled into the grid's view
 // a phone stacks the cards: the heads card, far below the heatmap there, would leave the layer and
 // head selects a screen away from what they change, so on a narrow screen they move into the heatmap card
 const NARROW = "(max-width: 720px)";
@@ -42,4 +44,6 @@ export function markChosen() {
   for (const c of document.querySelectorAll("#heads canvas.on")) c.classList.remove("on");
   const c = document.querySelector(`#heads canvas[data-layer="${S.layer}"][data-head="${S.head}"]`);
   if (c) c.classList.add("on");
+  if (c && `${S.layer}/${S.head}` !== marked) revealThumb(c);
+  marked = `${S.layer}/${S.head}`;
 }

@@ -1,32 +1,96 @@
-// Head thumbnails: every head's pattern, drawn once per document (1 px per cell, CSS scales them up).
+// Head thumbnails: every head's pattern, 1 px per cell (CSS scales them up), in a grid that scrolls
+// inside its card (24 layers x 14 heads, 16 x 32: hundreds of them). They are drawn lazily: a new
+// document draws only those in or near the grid's scrolled view, and only while the heads card is
+// near the window; the others are drawn when they scroll into view (two IntersectionObservers). A
+// drawn thumbnail says so: data-drawn (the tests count them).
 
 import { S } from "./state.js";
 import { $ } from "./util.js";
 import { t } from "./i18n.js";
 import { paintPattern } from "./paint.js";
 
+const MARGIN = "48px";  // drawn ahead of the scroll: about two rows
+const TH = { near: new Set(), cardNear: false, seen: null, card: null, img: null, doc: null };
+
+/** A new document (or another part of a translation's): build the grid for its shape if it changed,
+ *  forget what the thumbnails show, and draw those in view. */
 export function drawThumbs() {
-  const box = $("#heads"), T = S.T, Tk = S.Tk;
+  const box = $("#heads");
   let canvases = box.querySelectorAll("canvas");
   if (canvases.length !== S.L * S.H) {  // a new model shape: build the grid (otherwise reuse it)
-    box.style.gridTemplateColumns = `auto repeat(${S.H}, 1fr)`;
-    let html = "<span></span>";
-    for (let h = 0; h < S.H; h++) html += `<span class="axis">h${h}</span>`;
+    box.style.setProperty("--heads", S.H);
+    box.classList.toggle("many", S.H > 8 || S.L > 12);
+    let html = `<span class="axis corner"></span>`;
+    for (let h = 0; h < S.H; h++) html += `<span class="axis top">h${h}</span>`;
     for (let l = 0; l < S.L; l++) {
-      html += `<span class="axis">L${l}</span>`;
+      html += `<span class="axis side">L${l}</span>`;
       for (let h = 0; h < S.H; h++) html += `<canvas data-layer="${l}" data-head="${h}"></canvas>`;
     }
+    if (TH.seen) TH.seen.disconnect();
+    TH.near.clear();
     box.innerHTML = html;
     canvases = box.querySelectorAll("canvas");
     titleThumbs();
+    watch(box, canvases);
   }
-  const img = new ImageData(Tk, T);
+  TH.img = new ImageData(S.Tk, S.T);
+  TH.doc = S.A;
   for (const cv of canvases) {
-    if (cv.width !== Tk || cv.height !== T) { cv.width = Tk; cv.height = T; }
-    if (S.tr) cv.style.aspectRatio = `${Tk} / ${T}`;
-    paintPattern(img, +cv.dataset.layer, +cv.dataset.head);
-    cv.getContext("2d").putImageData(img, 0, 0);
+    if (cv.dataset.drawn === undefined) continue;
+    delete cv.dataset.drawn;  // it shows the previous text: cleared unless redrawn below
+    if (!TH.near.has(cv) || !TH.cardNear) cv.getContext("2d").clearRect(0, 0, cv.width, cv.height);
   }
+  if (TH.cardNear) for (const cv of TH.near) drawOne(cv);
+}
+
+function drawOne(cv) {
+  if (!S.A || cv.dataset.drawn !== undefined) return;
+  const T = S.T, Tk = S.Tk;
+  if (TH.doc !== S.A || !TH.img || TH.img.width !== Tk || TH.img.height !== T) { TH.img = new ImageData(Tk, T); TH.doc = S.A; }
+  if (cv.width !== Tk || cv.height !== T) { cv.width = Tk; cv.height = T; }
+  cv.style.aspectRatio = S.tr ? `${Tk} / ${T}` : "";
+  paintPattern(TH.img, +cv.dataset.layer, +cv.dataset.head);
+  cv.getContext("2d").putImageData(TH.img, 0, 0);
+  cv.dataset.drawn = "";
+}
+
+/** Observe the thumbnails (against the grid's own scroll box) and the card (against the window). */
+function watch(box, canvases) {
+  if (typeof IntersectionObserver !== "function") {  // no observer: every thumbnail, at once
+    TH.cardNear = true;
+    for (const cv of canvases) TH.near.add(cv);
+    return;
+  }
+  TH.seen = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (e.isIntersecting) { TH.near.add(e.target); if (TH.cardNear) drawOne(e.target); }
+      else TH.near.delete(e.target);
+    }
+  }, { root: box, rootMargin: MARGIN });
+  for (const cv of canvases) TH.seen.observe(cv);
+  if (TH.card) return;
+  TH.card = new IntersectionObserver((entries) => {
+    TH.cardNear = entries[entries.length - 1].isIntersecting;
+    if (TH.cardNear) for (const cv of TH.near) drawOne(cv);
+  }, { rootMargin: "50% 0px" });
+  TH.card.observe(box.closest(".card"));
+}
+
+/** The chosen head's thumbnail scrolled into the grid's view (the grid only, never the page),
+ *  after the frame that shows it: read then, its position costs no extra layout in a redraw. */
+export function revealThumb(cv) {
+  const box = $("#heads");
+  if (!cv) return;
+  requestAnimationFrame(() => setTimeout(() => {
+    if (box.scrollHeight <= box.clientHeight && box.scrollWidth <= box.clientWidth) return;  // nothing to scroll
+    const b = box.getBoundingClientRect(), c = cv.getBoundingClientRect();
+    const top = box.querySelector(".axis.top"), left = box.querySelector(".axis.side");
+    const padTop = top ? top.offsetHeight + 4 : 0, padLeft = left ? left.offsetWidth + 4 : 0;  // under the sticky labels
+    if (c.top < b.top + padTop) box.scrollTop -= b.top + padTop - c.top;
+    else if (c.bottom > b.bottom) box.scrollTop += c.bottom - b.bottom;
+    if (c.left < b.left + padLeft) box.scrollLeft -= b.left + padLeft - c.left;
+    else if (c.right > b.right) box.scrollLeft += c.right - b.right;
+  }, 0));
 }
 
 export function titleThumbs() {
