@@ -464,3 +464,23 @@ def test_cli_figure(qwen2_dir, tmp_path):
     proc = qkv_cli("figure", "attention", "--ckpt", str(qwen2_dir), "--text", "hello world", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "<svg" in out.read_text(encoding="utf-8")
+
+
+def test_generation_ends_at_the_eos_that_generation_config_names(family, tmp_path, capsys):
+    """qkv generate stops where the model writes generation_config.json's eos_token_id, and does not print it."""
+    from qkv.apps.cli import main
+
+    d, _, model = family("qwen2")
+    d = shutil.copytree(d, tmp_path / "qwen2")
+    text = "the cat sat"
+    _, tok = load_pretrained(d)
+    prompt = tok.encode(text)
+    greedy = list(generate_ids(model, prompt, 6, temperature=0))
+    eos = greedy[3]  # the 4th new token: the model's end of text, as far as this directory says
+    (d / "generation_config.json").write_text(json.dumps({"eos_token_id": [eos, 0]}))
+    assert load_pretrained(d)[0].stop_ids == (eos, 0)
+    args = ["generate", "--ckpt", str(d), "--prompt", text, "--max-new-tokens", "6", "--temperature", "0"]
+    assert main(args) in (0, None)
+    out = capsys.readouterr().out
+    new = greedy[: greedy.index(eos)]
+    assert out == text + tok.decode(new, prev=prompt[-1]) + "\n"

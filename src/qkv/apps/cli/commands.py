@@ -167,7 +167,7 @@ def generate(args) -> None:
             f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only",
             file=sys.stderr,
         )
-    stops = set(getattr(model, "stop_ids", ()))  # a pretrained LLM's end of text (generation_config.json)
+    stops = set(model.stop_ids)  # a pretrained model's end of text (generation_config.json), not printed
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
         from qkv.core.sample import generate_texts
 

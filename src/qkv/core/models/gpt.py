@@ -34,6 +34,7 @@ from .family import FAMILIES
 class GPT(nn.Module):
     family = FAMILIES["gpt"]  # what it is and can do (models.family)
     loaded_from = None  # a pretrained model: where it was loaded from (models.pretrained)
+    stop_ids: tuple[int, ...] = ()  # a pretrained model's end-of-text ids (generation_config.json): qkv generate stops
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

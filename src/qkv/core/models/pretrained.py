@@ -125,9 +125,9 @@ def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, objec
     if tokenizer.vocab_size > model.cfg.d_vocab:
         raise ValueError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
     model.loaded_from = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
-    if kind in LLAMA_TYPES:
+    tokenizer.padded_size = model.cfg.d_vocab  # rows of the embedding beyond the vocabulary: no text
+    if model.family.generates:
         model.stop_ids = _eos_ids(d, hc)  # where generation ends, as generation_config.json says
-        tokenizer.padded_size = model.cfg.d_vocab  # rows of the embedding beyond the vocabulary: no text
     return model.eval(), tokenizer
 
 
@@ -206,7 +206,7 @@ def _load_weights(d: Path, cfg: ModelConfig, plan: dict, theirs: dict, used: set
 
 def _built(cfg: ModelConfig, dtype: torch.dtype):
     """make_model(cfg) with its parameters in `dtype`, allocated but not initialised (they are loaded next);
-    the fixed tables (RoPE's frequencies, sinusoidal positions) computed again, as the meta device has none."""
+    the fixed tables (sinusoidal positions) computed again, as the meta device has none."""
     before = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
     try:

@@ -93,7 +93,18 @@ export function revealThumb(cv) {
   }, 0));
 }
 
+/** The thumbnails' titles, and the note under a grid that scrolls, in the page's language. */
 export function titleThumbs() {
   for (const cv of document.querySelectorAll("#heads canvas"))
     cv.title = t("thumb_title", { l: cv.dataset.layer, h: cv.dataset.head });
+  noteScroll();
+}
+
+/** Under a grid that does not fit its box, a note that it scrolls (read after the frame that lays it out). */
+function noteScroll() {
+  const box = $("#heads"), note = $("#heads-note");
+  requestAnimationFrame(() => setTimeout(() => {
+    note.hidden = !(box.scrollHeight > box.clientHeight + 1 || box.scrollWidth > box.clientWidth + 1);
+    note.textContent = note.hidden ? "" : t("heads_scroll", { L: S.L, H: S.H });
+  }, 0));
 }
