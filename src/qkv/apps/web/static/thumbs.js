@@ -20,10 +20,10 @@ export function drawThumbs() {
   if (canvases.length !== S.L * S.H) {  // a new model shape: build the grid (otherwise reuse it)
     box.style.setProperty("--heads", S.H);
     box.classList.toggle("many", S.H > 8 || S.L > 12);
-    let html = `<span class="axis corner"></span>`;
-    for (let h = 0; h < S.H; h++) html += `<span class="axis top">h${h}</span>`;
+    let html = `<span class="axis ax-corner"></span>`;
+    for (let h = 0; h < S.H; h++) html += `<span class="axis ax-head">h${h}</span>`;
     for (let l = 0; l < S.L; l++) {
-      html += `<span class="axis side">L${l}</span>`;
+      html += `<span class="axis ax-layer">L${l}</span>`;
       for (let h = 0; h < S.H; h++) html += `<canvas data-layer="${l}" data-head="${h}"></canvas>`;
     }
     if (TH.seen) TH.seen.disconnect();
@@ -84,7 +84,7 @@ export function revealThumb(cv) {
   requestAnimationFrame(() => setTimeout(() => {
     if (box.scrollHeight <= box.clientHeight && box.scrollWidth <= box.clientWidth) return;  // nothing to scroll
     const b = box.getBoundingClientRect(), c = cv.getBoundingClientRect();
-    const top = box.querySelector(".axis.top"), left = box.querySelector(".axis.side");
+    const top = box.querySelector(".axis.ax-head"), left = box.querySelector(".axis.ax-layer");
     const padTop = top ? top.offsetHeight + 4 : 0, padLeft = left ? left.offsetWidth + 4 : 0;  // under the sticky labels
     if (c.top < b.top + padTop) box.scrollTop -= b.top + padTop - c.top;
     else if (c.bottom > b.bottom) box.scrollTop += c.bottom - b.bottom;
