@@ -432,6 +432,7 @@ def test_cli_explain(qwen2_dir):
     proc = qkv_cli("explain", "hello world", "--ckpt", str(qwen2_dir))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() and "Traceback" not in proc.stderr
+    assert "softmax(h W_out) at position" in proc.stdout  # Qwen2 has no unembedding bias: no "+ b"
 
 
 @pytest.mark.slow

@@ -114,7 +114,8 @@ def explain(
         "layer": layer,
         "head": head,
         "model": model_fields(
-            model, ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")
+            model,
+            ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch", "unembed_bias"),
         ),
     }
     if mode == "head":

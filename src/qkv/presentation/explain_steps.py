@@ -69,8 +69,9 @@ def next_token(d: dict, say) -> list:
     if nx is None:
         return [("p", say("no_next"))]
     step = say("step4") if d.get("mode") != "summary" else ""  # a translation's explanation follows one head
+    logits = "h W_out + b" if d["model"].get("unembed_bias", True) else "h W_out"  # GPT-2, Llama: no b
     out = [
-        ("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]))),
+        ("p", say("next", step=step, n=d["model"]["n_layers"], pos=d["token"], k=len(nx["top"]), logits=logits)),
         (
             "table",
             [say("c_rank"), say("c_tok"), say("c_prob")],

@@ -21,7 +21,7 @@ MESSAGES = {
     "r_sum": "|x + attn_out| (= resid_mid)",
     "r_sum_post": "|x + attn_out|",
     "r_mid": "|resid_mid| = |LayerNorm(x + attn_out)|",
-    "next": "{step}After all {n} layers: P(next token) = softmax(h W_out + b) at position {pos}, the top {k}:",
+    "next": "{step}After all {n} layers: P(next token) = softmax({logits}) at position {pos}, the top {k}:",
     "step4": "Step 4. ",
     "actual": "The token that actually follows is “{tok}”: probability {p}, rank {r}.",
     "sum_note": "Entropy of a row of A in bits: 0 = all weight on one token, {max:.3f} = spread evenly over the {n} "

@@ -53,6 +53,6 @@ MESSAGES = {
     "r_sum": "|x + attn_out| (= resid_mid_cross)",
     "r_sum_post": "|x + attn_out|",
     "r_mid": "|resid_mid_cross| = |LayerNorm(x + attn_out)|",
-    "next": "{step}After all {n} decoder layers: P(next word) = softmax(h W_out + b) at step {pos}, the top {k}:",
+    "next": "{step}After all {n} decoder layers: P(next word) = softmax({logits}) at step {pos}, the top {k}:",
     "actual": "The translation has “{tok}” here: probability {p}, rank {r}.",
 }

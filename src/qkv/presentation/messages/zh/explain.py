@@ -20,7 +20,7 @@ MESSAGES = {
     "r_sum": "|x + attn_out|（即 resid_mid）",
     "r_sum_post": "|x + attn_out|",
     "r_mid": "|resid_mid| = |LayerNorm(x + attn_out)|",
-    "next": "{step}经过全部 {n} 层后，在位置 {pos} 上 P(下一个词元) = softmax(h W_out + b)，概率最高的 {k} 个：",
+    "next": "{step}经过全部 {n} 层后，在位置 {pos} 上 P(下一个词元) = softmax({logits})，概率最高的 {k} 个：",
     "step4": "第四步：",
     "actual": "文本中实际的下一个词元是「{tok}」：概率 {p}，排第 {r} 名。",
     "sum_note": "注意力行的熵（比特）：0 表示权重全在一个词元上，{max:.3f} 表示均匀分给可见的 {n} 个词元。",

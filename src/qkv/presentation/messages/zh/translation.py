@@ -50,6 +50,6 @@ MESSAGES = {
     "r_sum": "|x + attn_out|（即 resid_mid_cross）",
     "r_sum_post": "|x + attn_out|",
     "r_mid": "|resid_mid_cross| = |LayerNorm(x + attn_out)|",
-    "next": "{step}经过解码器全部 {n} 层后，在目标步 {pos} 上 P(下一个词) = softmax(h W_out + b)，概率最高的 {k} 个：",
+    "next": "{step}经过解码器全部 {n} 层后，在目标步 {pos} 上 P(下一个词) = softmax({logits})，概率最高的 {k} 个：",
     "actual": "译文在这里写的是「{tok}」：概率 {p}，排第 {r} 名。",
 }
