@@ -13,10 +13,19 @@ sentence change, the same request timed from Python (server + transfer).
 
     python benchmarks/explorer_redraw.py [--rounds 10] [--screenshot docs/img/explorer.png]
     python benchmarks/explorer_redraw.py --bundled    # the bundled model on everyday Chinese instead
+    python benchmarks/explorer_redraw.py --ckpt /tmp/qkv-bench/qwen2.5-0.5b-shape [--dtype bfloat16]
 
 --bundled serves the bundled model (4 layers x 4 heads, a vocabulary of ~8,000 tokens) on two texts
 of the teacher's sentences (benchmarks/data/teacher_zh.txt), each as many whole sentences as fit in
 its n_ctx.
+
+--ckpt DIR measures the bundled model as --bundled does, then serves DIR (a Hugging Face directory,
+e.g. the Qwen2.5-0.5B-shaped one benchmarks/llm_load.py builds, or a qkv checkpoint; --dtype: what its
+weights load as) and changes between two sentences of at most MAX_TOKENS tokens (an English one and
+a Chinese one, cut to fit its tokenizer), against a target of TARGET_LLM_MS for the painted sentence;
+then prints both side by side. Before the rounds it waits until the page has no request in flight:
+the page's first comparison (`/api/compare`, the position means) holds the model for seconds at that
+size, and a sentence sent meanwhile waits for it.
 
 --screenshot also serves the bundled model and saves the page at 1280 x 900 (the README's picture).
 """
@@ -31,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -47,6 +57,13 @@ SENTENCES = [
     "Now is the winter of our discontent made glorious summer by this",
 ]
 TARGET_MS = 100
+# --ckpt: a large model's sentence change, at most MAX_TOKENS tokens, painted within TARGET_LLM_MS
+MAX_TOKENS = 32
+TARGET_LLM_MS = 1500
+LLM_SENTENCES = [
+    "The cat sat on the warm mat and looked at the birds outside the window.",
+    "我昨天在超市买了三个苹果，味道很甜。",
+]
 
 
 def small_checkpoint(folder: Path) -> Path:
@@ -89,26 +106,64 @@ def view_request_ms(url: str, text: str, rounds: int) -> tuple[list[float], list
     return out, server
 
 
-def measure(browser, rounds: int, bundled: bool = False) -> None:
+def post_view(url: str, text: str) -> dict:
+    req = urllib.request.Request(
+        url + "api/view", json.dumps({"text": text}).encode(), {"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=300) as res:
+            return json.loads(res.read())
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"/api/view answered {e.code}: {e.read().decode(errors='replace')[:300]}") from None
+
+
+def fit_texts(url: str, texts: list[str], max_tokens: int) -> list[str]:
+    """Each text, cut (a word or a character at a time, from the end) to at most max_tokens tokens of the
+    served model's tokenizer, as /api/view counts them (its answer's tokens)."""
+    out = []
+    for text in texts:
+        while len(post_view(url, text)["tokens"]) > max_tokens and len(text) > 1:
+            text = text.rsplit(" ", 1)[0] if " " in text.strip() else text[:-1]
+        out.append(text)
+    return out
+
+
+def measure(browser, rounds: int, bundled: bool = False, ckpt: Path | None = None, dtype: str | None = None) -> dict:
+    """Serve the model, run the rounds, print its table; returns the numbers the side-by-side table shows."""
     from qkv.core.bundled import default_ckpt
 
     with tempfile.TemporaryDirectory() as tmp:
-        ckpt = default_ckpt() if bundled else small_checkpoint(Path(tmp))
-        model, tok = qkv.load(ckpt)
-        texts = bundled_texts() if bundled else SENTENCES
-        n_tokens = min(len(tok.encode(t)) for t in texts)
-        L, H = model.cfg.n_layers, model.cfg.n_heads
-        proc, url = start_server("--ckpt", str(ckpt), "--port", str(free_port()), threads=None)
+        target = TARGET_LLM_MS if ckpt else TARGET_MS
+        if ckpt is None:
+            ckpt = default_ckpt() if bundled else small_checkpoint(Path(tmp))
+        extra = ["--dtype", dtype] if dtype else []
+        t_start = time.perf_counter()
+        proc, url = start_server("--ckpt", str(ckpt), *extra, "--port", str(free_port()), threads=None)
+        started_s = time.perf_counter() - t_start
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
+            info = json.loads(urllib.request.urlopen(url + "api/model", timeout=60).read())["model"]
+            if target == TARGET_LLM_MS:
+                texts = fit_texts(url, LLM_SENTENCES, MAX_TOKENS)
+            else:
+                texts = bundled_texts() if bundled else SENTENCES
+            lengths = [len(post_view(url, t)["tokens"]) for t in texts]
+            n_tokens = min(lengths)
+            L, H = info["n_layers"], info["n_heads"]
             pg = context.new_page()
+            t_page = time.perf_counter()
             load_page(pg, url + "?lang=en")
             settle(pg)
+            shown_s = time.perf_counter() - t_page
+            # the page's own first requests (the comparison card's) answered: the model is free again
+            pg.wait_for_function("() => document.body.dataset.busy === '0'", timeout=600_000, polling=100)
+            idle_s = time.perf_counter() - t_page
             for r in range(rounds):
                 pg.fill("#text", texts[r % 2])
-                act(pg, lambda: pg.click("#analyze"))
+                act(pg, lambda: pg.click("#analyze"), timeout=120_000)
                 settle(pg)
-                choose(pg, layer=(r + 1) % L, head=(r + 2) % H, token=n_tokens - 1 - r, between=lambda: settle(pg))
+                token = max(0, n_tokens - 1 - r % n_tokens)
+                choose(pg, layer=(r + 1) % L, head=(r + 2) % H, token=token, between=lambda: settle(pg))
             timings = pg.evaluate("qkv.timings")
             python_ms, server_ms = view_request_ms(url, texts[0], rounds)
         finally:
@@ -117,9 +172,20 @@ def measure(browser, rounds: int, bundled: bool = False) -> None:
     by_kind: dict[str, list[dict]] = {}
     for t in timings:
         by_kind.setdefault(t["what"], []).append(t)
-    what = "the bundled model" if bundled else "small preset"
-    shape = f"{L} layers x {H} heads, d_head {model.cfg.d_head}, d_vocab {model.cfg.d_vocab}"
-    print(f"{what} ({shape}), {n_tokens}+ tokens, {rounds} rounds; target < {TARGET_MS} ms")
+    name = info.get("loaded_from", {}).get("title") or Path(info.get("loaded_from", {}).get("path") or "?").name
+    what = (
+        "the bundled model" if bundled else "small preset" if target == TARGET_MS else f"{name} ({dtype or 'float32'})"
+    )
+    shape = f"{L} layers x {H} heads, d_head {info['d_head']}, d_vocab {info['d_vocab']}"
+    if target == TARGET_LLM_MS:
+        shape += f", d_model {info['d_model']}, {info['parameters'] / 1e6:.0f} M parameters"
+    span = f"{min(lengths)}" if min(lengths) == max(lengths) else f"{min(lengths)}-{max(lengths)}"
+    print(f"{what} ({shape}), texts of {span} tokens, {rounds} rounds; target < {target} ms")
+    if target == TARGET_LLM_MS:
+        print(
+            f"  server up in {started_s:.1f} s; the page drew its first text {shown_s:.1f} s after it was opened, "
+            f"and had no request in flight after {idle_s:.1f} s"
+        )
     print(
         f"{'redraw after a change of':<26}{'script median':>14}{'painted median':>15}{'painted max':>12}"
         f"{'painted < target':>18}{'all cards median':>18}"
@@ -130,7 +196,7 @@ def measure(browser, rounds: int, bundled: bool = False) -> None:
             script, painted = [t["ms"] for t in rows], [t["paint_ms"] for t in rows]
             print(
                 f"{kind:<26}{statistics.median(script):>14.1f}{statistics.median(painted):>15.1f}{max(painted):>12.1f}"
-                f"{sum(p < TARGET_MS for p in painted):>13}/{len(painted)}"
+                f"{sum(p < target for p in painted):>13}/{len(painted)}"
                 f"{statistics.median(t.get('done_ms') or t['paint_ms'] for t in rows):>18.1f}"
             )
     print(
@@ -146,6 +212,48 @@ def measure(browser, rounds: int, bundled: bool = False) -> None:
         f"load average while measuring (other processes share the CPUs): {os.getloadavg()[0]:.2f} "
         f"on {os.cpu_count()} CPUs"
     )
+    text = [t["paint_ms"] for t in by_kind.get("text", [])]
+    return {
+        "what": what,
+        "shape": f"{L} x {H}, d_model {info['d_model']}, d_vocab {info['d_vocab']}",
+        "tokens": span,
+        "target": target,
+        "painted": (statistics.median(text), max(text), sum(p < target for p in text), len(text)) if text else None,
+        "others": {
+            k: statistics.median(t["paint_ms"] for t in by_kind[k]) for k in ("layer", "head", "token") if k in by_kind
+        },
+        "view": (statistics.median(python_ms), statistics.median(server_ms) if server_ms else None),
+    }
+
+
+def side_by_side(a: dict, b: dict) -> None:
+    """The two models' sentence change (and the rest) in two columns."""
+    print()
+    print("side by side: a sentence change, from the click to the painted frame (median of the rounds)")
+    rows = [
+        ("model", a["what"], b["what"]),
+        ("shape", a["shape"], b["shape"]),
+        ("sentence length, tokens", a["tokens"], b["tokens"]),
+    ]
+    for m in (a, b):
+        p = m["painted"]
+        m["_p"] = f"{p[0]:.0f} ms (max {p[1]:.0f})" if p else "-"
+        m["_t"] = f"{p[2]}/{p[3]} under {m['target']} ms" if p else "-"
+        m["_v"] = (
+            f"{m['view'][0]:.0f} ms (view() {m['view'][1]:.0f})"
+            if m["view"][1] is not None
+            else f"{m['view'][0]:.0f} ms"
+        )
+        m["_o"] = " / ".join(f"{m['others'][k]:.0f}" for k in ("layer", "head", "token") if k in m["others"]) + " ms"
+    rows += [
+        ("sentence painted", a["_p"], b["_p"]),
+        ("within target", a["_t"], b["_t"]),
+        ("/api/view from Python", a["_v"], b["_v"]),
+        ("layer / head / token painted", a["_o"], b["_o"]),
+    ]
+    w0, w1 = max(len(r[0]) for r in rows) + 2, max(len(r[1]) for r in rows) + 3
+    for r in rows:
+        print(f"{r[0]:<{w0}}{r[1]:<{w1}}{r[2]}")
 
 
 def screenshot(browser, path: Path) -> None:
@@ -171,7 +279,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--screenshot", type=Path, metavar="PNG")
     ap.add_argument("--bundled", action="store_true", help="the bundled model on everyday Chinese")
+    ap.add_argument(
+        "--ckpt", type=Path, metavar="DIR", help="also serve DIR, a sentence of <= 32 tokens, beside the bundled model"
+    )
+    ap.add_argument(
+        "--dtype", choices=("float32", "bfloat16"), help="what --ckpt's weights load as (qkv serve --dtype)"
+    )
     args = ap.parse_args()
+    if args.dtype and not args.ckpt:
+        ap.error("--dtype needs --ckpt")
     if not Path(CHROMIUM).exists():
         sys.exit(f"explorer_redraw: {CHROMIUM} is missing (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
@@ -180,7 +296,15 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            measure(browser, args.rounds, args.bundled)
+            if args.ckpt:
+                bundled = measure(browser, args.rounds, bundled=True)
+                print()
+                try:
+                    side_by_side(bundled, measure(browser, args.rounds, ckpt=args.ckpt, dtype=args.dtype))
+                except RuntimeError as e:  # the server refused the sentence: say so, in one line
+                    print(f"{args.ckpt} ({args.dtype or 'float32'}): not measured: {e}")
+            else:
+                measure(browser, args.rounds, args.bundled)
             if args.screenshot:
                 screenshot(browser, args.screenshot)
         finally:

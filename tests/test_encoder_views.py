@@ -238,7 +238,7 @@ def test_gpt2_dir_explain_next_tokens_are_transformers_softmax(gpt2_dir):
     assert [r["id"] for r in doc["next"]["top"]] == torch.topk(probs[2], 5).indices.tolist()
     assert doc["next"]["actual"]["prob"] == pytest.approx(probs[2, ids[3]].item(), abs=1e-5)
     text_out = explain(model, tok, text, layer=1, head=0, lang="zh").to_text()
-    assert "softmax(h W_out + b)" in text_out
+    assert "softmax(h W_out)，" in text_out
 
 
 def test_gpt2_dir_view_and_compare(gpt2_dir):
@@ -263,6 +263,6 @@ def test_gpt2_dir_view_and_compare(gpt2_dir):
 def test_gpt2_dir_cli(capsys, gpt2_dir):
     d, _ = gpt2_dir
     out = run_ok(capsys, ["explain", "i ate an apple", "--ckpt", str(d), "--layer", "0", "--head", "1"])
-    assert "softmax(h W_out + b)" in out
+    assert "softmax(h W_out) at position" in out
     out = run_ok(capsys, ["info", "--ckpt", str(d)])
     assert "gpt2" in out.splitlines()[0] and "decoder" in out.splitlines()[0]

@@ -14,7 +14,7 @@ import { S } from "./state.js";
 import { $, clamp } from "./util.js";
 import { api, busy } from "./api.js";
 import { noteNonFinite, showError } from "./errors.js";
-import { eachPanel, watchLazyPanels } from "./panels.js";
+import { eachPanel, startPanels, watchLazyPanels } from "./panels.js";
 import { setModel } from "./model_line.js";
 import { render, watchBelow } from "./render.js";
 import { analyze, loadDoc } from "./actions.js";
@@ -66,6 +66,7 @@ async function init() {
     if (S.examples.length) {
       $("#text").value = S.examples[0];
       await analyze(S.examples[0], t0, "init");  // guarded: a click meanwhile wins
+      if (S.doc) startPanels(S.doc);
     } else {
       render("init", t0);
     }

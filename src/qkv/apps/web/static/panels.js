@@ -1,7 +1,8 @@
 // The panels (playground.js, origin.js, ...): each registers itself here with
 //   register({ name, init() once at start (bind events), onDoc(doc) when a new view arrives,
 //              render(what) after every redraw of the main cards, lang() after a language switch,
-//              lazy: true for a panel that asks the server or draws a lot })
+//              lazy: true for a panel that asks the server or draws a lot,
+//              start(doc) once, with the first document, awake or not: what it computes at load })
 // and the page calls them through eachPanel. A lazy panel sleeps while its card (id = its name) is
 // more than half a screen away: what it was told meanwhile is replayed once when the card comes near
 // (onDoc with the newest document, lang, then one render), so a change of text, layer or head costs
@@ -38,6 +39,12 @@ function defer(p, hook, what) {
   const due = p.due || (p.due = { onDoc: false, lang: false, render: null });
   if (hook === "render") due.render = due.render === "init" || due.render === "text" ? due.render : what;
   else due[hook] = true;
+}
+
+/** The first document is drawn: each panel's start (the side-by-side panel compares the pair /api/model
+ *  offers at load, as the comparison card does; the other panels wait until they are seen). */
+export function startPanels(doc) {
+  for (const p of PANELS) if (p.start) p.start(doc);
 }
 
 /** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before

@@ -243,18 +243,22 @@ function sideOff(key) {
   $("#side-result").innerHTML = "";
 }
 
+/** The first document: the pair /api/model offers (S.side) is compared once; a translation hides the panel. */
+function sideFirst(doc) {
+  const tr = doc.kind === "translation-view";
+  $("#side").hidden = tr;
+  if (tr) return;
+  if (S.mode !== "live" || SIDE.started) return;
+  if (S.side && !$("#side-a").value && !$("#side-b").value) { $("#side-a").value = S.side.a; $("#side-b").value = S.side.b; }
+  if ($("#side-a").value && $("#side-b").value) sideRun();  // none offered: the learner types two
+}
+
 register({
   name: "side",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { sideBuild(); },
-  onDoc(doc) {
-    const tr = doc.kind === "translation-view";
-    $("#side").hidden = tr;
-    if (tr) return;
-    if (S.mode !== "live" || SIDE.started) return;
-    if (S.side && !$("#side-a").value && !$("#side-b").value) { $("#side-a").value = S.side.a; $("#side-b").value = S.side.b; }
-    if ($("#side-a").value && $("#side-b").value) sideRun();  // none offered: the learner types two
-  },
+  onDoc(doc) { sideFirst(doc); },
+  start(doc) { sideFirst(doc); },  // the default pair is compared at load, in view or not (panels.js)
   render(what) {
     if (S.mode === "static" && !$("#side-note").dataset.key) sideOff("side_static");
     if (SIDE.a && SIDE.drawn !== `${S.layer}:${S.head}:${S.lang}`) sideDraw();  // only when layer, head or language changed
