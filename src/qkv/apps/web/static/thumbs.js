@@ -76,20 +76,21 @@ function watch(box, canvases) {
   TH.card.observe(box.closest(".card"));
 }
 
-/** The chosen head's thumbnail scrolled into the grid's view (the grid only, never the page),
- *  after the frame that shows it: read then, its position costs no extra layout in a redraw. */
+/** The chosen head's thumbnail scrolled into the middle of the grid's view when it is not (wholly) in
+ *  view: the grid only, never the page. After the frame that shows it: its position read then costs
+ *  the redraw no layout of its own. */
 export function revealThumb(cv) {
   const box = $("#heads");
   if (!cv) return;
   requestAnimationFrame(() => setTimeout(() => {
     if (box.scrollHeight <= box.clientHeight && box.scrollWidth <= box.clientWidth) return;  // nothing to scroll
-    const b = box.getBoundingClientRect(), c = cv.getBoundingClientRect();
+    const b = box.getBoundingClientRect(), c = cv.getBoundingClientRect(), edge = 4;  // its outline too
     const top = box.querySelector(".axis.ax-head"), left = box.querySelector(".axis.ax-layer");
-    const padTop = top ? top.offsetHeight + 4 : 0, padLeft = left ? left.offsetWidth + 4 : 0;  // under the sticky labels
-    if (c.top < b.top + padTop) box.scrollTop -= b.top + padTop - c.top;
-    else if (c.bottom > b.bottom) box.scrollTop += c.bottom - b.bottom;
-    if (c.left < b.left + padLeft) box.scrollLeft -= b.left + padLeft - c.left;
-    else if (c.right > b.right) box.scrollLeft += c.right - b.right;
+    const y0 = b.top + (top ? top.offsetHeight : 0), x0 = b.left + (left ? left.offsetWidth : 0);  // under the sticky labels
+    if (c.top - edge < y0 || c.bottom + edge > b.top + box.clientHeight)
+      box.scrollTop += (c.top + c.bottom) / 2 - (y0 + b.top + box.clientHeight) / 2;
+    if (c.left - edge < x0 || c.right + edge > b.left + box.clientWidth)
+      box.scrollLeft += (c.left + c.right) / 2 - (x0 + b.left + box.clientWidth) / 2;
   }, 0));
 }
 
