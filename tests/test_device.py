@@ -271,5 +271,9 @@ def test_a_bf16_model_traces_with_ids_of_any_dtype():
     model, _ = tiny_model()
     model.to(torch.bfloat16).eval()
     logits, tr = run_with_trace(model, sample_ids(model).int())
-    assert logits.dtype == torch.bfloat16 and tr["pattern", 0].dtype == torch.bfloat16
+    # the trace holds float32 copies of the model's bfloat16 numbers (NumPy and the analysis have no bfloat16):
+    # exact copies, each a bfloat16 number
+    assert logits.dtype == torch.float32 and tr["pattern", 0].dtype == torch.float32
+    assert torch.equal(tr["pattern", 0], tr["pattern", 0].bfloat16().float())
+    assert torch.equal(logits, logits.bfloat16().float())
     torch.testing.assert_close(tr["pattern", 0].float().sum(-1), torch.ones(2, 2, model.cfg.n_ctx), rtol=0, atol=2e-2)

@@ -485,3 +485,24 @@ def test_generation_ends_at_the_eos_that_generation_config_names(family, tmp_pat
     out = capsys.readouterr().out
     new = greedy[: greedy.index(eos)]
     assert out == text + tok.decode(new, prev=prompt[-1]) + "\n"
+
+
+def test_a_bfloat16_model_is_traced_checked_and_viewed_in_float32_numbers(family):
+    """--dtype bfloat16: the trace holds float32 copies (exact), the checks pass at bfloat16's rounding
+    (which float32's tolerance would not), and the page's view document is made."""
+    from qkv.analysis.view import view
+    from qkv.core.checks import TOL, tolerance
+
+    d, _, _ = family("qwen2")
+    model, tok = load_pretrained(d, dtype="bfloat16")
+    logits, trace = model.run_with_trace(IDS[:1, :12])
+    assert logits.dtype == torch.float32 and all(t.dtype == torch.float32 for t in trace.values())
+    with torch.no_grad():
+        # the written-out path's own bfloat16 numbers, widened exactly (the fused path rounds otherwise)
+        assert torch.equal(logits, model(IDS[:1, :12], explicit=True).float())
+    report = check(trace, max_hull_points=64)
+    assert report.passed and report.tol == tolerance(model) == 2**-7
+    assert max(item.worst for item in report.items) > TOL  # float32's bound would have failed it
+    assert "half precision" in str(report).splitlines()[0]
+    doc = view(model, tok, "the cat sat on the mat")
+    assert doc["arrays"]["pattern"]["dtype"] == "float32"

@@ -189,6 +189,7 @@ CHECK = _kind(
     {
         "training": {"type": "boolean"},
         "passed": {"type": "boolean"},
+        "tolerance": _num,
         "weights_finite": {"type": "boolean"},
         "items": {
             "type": "array",

@@ -28,7 +28,15 @@ from .finite import weights_note
 from .geometry import convex_weights
 from .models.family import family_of
 
-TOL = 1e-5
+TOL = 1e-5  # float32's rounding, relative to the size of the numbers
+# a model that computes in half precision (--dtype bfloat16) rounds every sum at its own precision
+HALF_TOL = {torch.bfloat16: 2**-7, torch.float16: 2**-9}
+
+
+def tolerance(model) -> float:
+    """How far a check may deviate for a model computing in its parameters' dtype (None: float32)."""
+    p = next(model.parameters(), None) if model is not None else None
+    return HALF_TOL.get(p.dtype, TOL) if p is not None else TOL
 
 
 @dataclass
@@ -54,6 +62,7 @@ class CheckReport:
     training: bool
     weights: str | None = None  # core.finite.weights_note: which weight is NaN or infinite, None if none
     weights_checked: bool = False  # a trace that holds its model: its weights were looked at
+    tol: float = TOL  # the deviation that passes (relative): float32's, or a half-precision model's
 
     @property
     def passed(self) -> bool:
@@ -68,6 +77,8 @@ class CheckReport:
         weights = weights if self.weights_checked else []  # the weights' finiteness is one check more
         passed = sum(i.passed for i in self.items) + (self.weights_checked and self.weights is None)
         head = f"{passed}/{len(self.items) + len(weights)} checks pass, {mode}"
+        if self.tol != TOL:
+            head += f", at the model's half precision (deviations up to {self.tol:g} pass)"
         return "\n".join([head, *weights] + [item.line() for item in self.items])
 
     def to_json(self) -> dict:
@@ -75,6 +86,7 @@ class CheckReport:
             **header("check"),
             "training": self.training,
             "passed": self.passed,
+            "tolerance": self.tol,  # the relative deviation that passes: float32's, or a half-precision model's
             **({"weights_finite": self.weights is None} if self.weights_checked else {}),
             **({"weights": self.weights} if self.weights else {}),
             "items": [
@@ -105,21 +117,24 @@ class _Site:
     pad_queries: bool  # the queries are the same (padded) tokens as the keys
     cross: bool = False  # its block has a cross-attention sub-layer too (a decoder block)
     stack: str = ""  # the stack's name: the model's attribute that holds its blocks ("" : model.blocks)
+    tol: float = TOL  # the deviation that passes (checks.tolerance)
 
 
 def _sites(trace) -> list[_Site]:
     """Every attention sub-layer of the model, stack by stack (its family's stacks, models.family)."""
-    cfg, pad = trace.cfg, _padding(trace)
+    cfg, pad, tol = trace.cfg, _padding(trace), tolerance(trace.model)
     sites = []
     for stack in family_of(cfg).stacks:
         own_pad = pad if stack.padded else None  # a decoder's target is not padded: its tokens are all real
         for L in range(getattr(cfg, stack.layers)):
             p = f"{stack.prefix}blocks.{L}."
             causal = stack.is_causal(cfg)
-            sites.append(_Site(stack.name, L, p, "attn", causal, own_pad, stack.padded, stack.cross, stack.name))
+            sites.append(_Site(stack.name, L, p, "attn", causal, own_pad, stack.padded, stack.cross, stack.name, tol))
             if stack.cross:  # its queries are the target's, its keys the (padded) source's
                 sites.append(
-                    _Site(f"{stack.name} cross-attention", L, p, "cross_attn", False, pad, False, False, stack.name)
+                    _Site(
+                        f"{stack.name} cross-attention", L, p, "cross_attn", False, pad, False, False, stack.name, tol
+                    )
                 )
     return sites
 
@@ -132,7 +147,7 @@ def _rows(trace, site: _Site) -> list[CheckItem]:
     pattern = trace[f"{site.prefix}{site.attn}.hook_pattern"].double()  # (B, n_heads, T_q, T_k)
     sums = pattern.sum(-1)  # (B, n_heads, T_q)
     off = (sums - 1).abs()
-    bad = (~(off <= TOL)).nonzero().tolist()  # a NaN row is as wrong as a row that sums to 2
+    bad = (~(off <= site.tol)).nonzero().tolist()  # a NaN row is as wrong as a row that sums to 2
     items = [
         _item(
             site,
@@ -194,7 +209,7 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
             worst = math.nan
             failures.append((b, h, i, "not finite"))
             continue
-        result = convex_weights(point.numpy(), values.numpy(), tol=TOL)  # float32 rounding
+        result = convex_weights(point.numpy(), values.numpy(), tol=site.tol)  # the model's rounding
         worst = worst if math.isnan(worst) else max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))
@@ -210,7 +225,7 @@ def _close(site: _Site, name: str, got: torch.Tensor, want: torch.Tensor) -> Che
     diff = (got.double() - want.double()).abs()
     scale = 1.0 + want.abs().max().item()
     worst = diff.max().item()
-    bad = (~(diff.amax(-1) <= TOL * scale)).nonzero().tolist()  # (batch, position) pairs; NaN is bad
+    bad = (~(diff.amax(-1) <= site.tol * scale)).nonzero().tolist()  # (batch, position) pairs; NaN is bad
     return _item(site, name, not bad, worst, diff.shape[0] * diff.shape[1], [tuple(p) for p in bad])
 
 
@@ -310,4 +325,5 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
         if site.attn == "attn":  # a block's residual sums, once per block
             items += _stream(trace, site)
     checked = trace.model is not None
-    return CheckReport(items, trace.training, weights_note(trace.model) if checked else None, checked)
+    weights = weights_note(trace.model) if checked else None
+    return CheckReport(items, trace.training, weights, checked, tolerance(trace.model))

@@ -32,7 +32,7 @@ from .device import model_device
 from .document import header
 from .indices import check_layer_head
 from .models.family import family_of
-from .nn.tap import recording
+from .nn.tap import readable, recording
 
 LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
 ATTN_HOOKS = (
@@ -224,7 +224,8 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     bounded on long inputs. Attention dropout and residual dropout apply only if the model is in
     training mode, exactly as in a training step. `inputs` go to the model (an encoder's
     attention_mask). The model runs on its own device (ids and inputs are moved there); the
-    logits and the trace come back on the CPU (on a CPU model: the very tensors, no copies).
+    logits and the trace come back on the CPU (on a CPU model: the very tensors, no copies; a bfloat16
+    model's in float32, exactly: tap.readable).
     """
     if ids.dim() == 1:
         ids = ids[None]  # (1, T)
@@ -233,18 +234,16 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     with recording(keep) as recorder:
         logits = model(ids.to(device), explicit=True, **inputs)
-    acts = recorder.activations  # on the CPU (tap.Recorder)
+    acts = recorder.activations  # on the CPU, in float32 for a bfloat16 model (tap.readable)
+    logits = readable(logits)
     cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
     if not model.family.next_token:
-        return logits.to("cpu"), trace
-    probs = (
-        model.next_token_probs(logits) if keep("probs") else None
-    )  # P(next token) = softmax(h W_out + b), in the logits' dtype
-    logits = logits.to("cpu")
+        return logits, trace
+    probs = model.next_token_probs(logits) if keep("probs") else None  # P(next token) = softmax(h W_out + b)
     if keep("logits"):
         acts["logits"] = logits
     if probs is not None:
-        acts["probs"] = probs.to("cpu")
+        acts["probs"] = probs
     return logits, trace

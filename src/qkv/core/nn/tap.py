@@ -7,7 +7,8 @@ Names follow TransformerLens: blocks.0.attn.hook_pattern, blocks.0.hook_resid_po
 
 Recorded tensors are kept on the CPU: a model on a GPU records its activations as CPU copies, so
 the analysis code (which works on the CPU) reads them as it reads a CPU model's. On the CPU this
-costs nothing: `.to("cpu")` of a CPU tensor is that tensor.
+costs nothing: `.to("cpu")` of a CPU tensor is that tensor. A model in bfloat16 (`--dtype bfloat16`)
+records float32 copies, exactly equal (`readable`).
 
 `explicit()` tells attention and LayerNorm to take their written-out formulas instead of the
 fused kernels: always while a trace records, and inside `written_out()` (GPT.forward(explicit=True)).
@@ -32,7 +33,15 @@ class Recorder:
     def record(self, name: str, value) -> None:
         if self.keep(name):
             tensor = value() if callable(value) else value
-            self.activations[name] = tensor.detach().to("cpu")  # the same tensor on the CPU; a copy from a GPU
+            self.activations[name] = readable(tensor)
+
+
+def readable(tensor: torch.Tensor) -> torch.Tensor:
+    """An activation as the analysis reads it: on the CPU (the same tensor from a CPU model, a copy from a
+    GPU), and in float32 if the model computes in bfloat16 or float16 (exactly: every such number is a
+    float32 number), since NumPy and the explanations have no bfloat16."""
+    tensor = tensor.detach().to("cpu")
+    return tensor.float() if tensor.dtype in (torch.bfloat16, torch.float16) else tensor
 
 
 def tap(name: str, value):
