@@ -87,13 +87,16 @@ def attention_mass(model, items) -> dict:
     return {"mass": mass, "baseline": float((1.0 / lengths.double()).mean()), "n": len(items)}
 
 
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0, limit: int | None = None) -> dict:
     """The attention mass of every head per category, and the head that puts the most on each:
     n["mass"][category] (n_layers, n_heads) and n["best"][category] {layer, head, mass, ratio}, for
-    each category of CATEGORIES."""
+    each category of CATEGORIES. limit: at most that many sentences, spread evenly over the probes
+    (a large model's forward over all of them takes minutes)."""
     items = prompts(tokenizer)
     if not items:
         raise ValueError("no sense probe can be encoded by this checkpoint's tokenizer")
+    if limit is not None and len(items) > limit:
+        items = [items[i * len(items) // limit] for i in range(limit)]
     m = attention_mass(model, items)
     mass, baseline = m["mass"], m["baseline"]
     best = {}

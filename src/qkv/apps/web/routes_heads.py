@@ -51,13 +51,21 @@ class AblateIn(_TextOrIds):
     top: int = Field(TOP, ge=1, le=100)
 
 
+# the work the labels may cost, in parameters x sentences: every probe for the bundled model (1.8 M
+# parameters), 16 for Qwen2.5-0.5B (494 M), whose forward over all ~1,000 took 98 s with the model busy
+LABEL_WORK = 2 * 10**9
+MIN_SENTENCES = 16
+
+
 def head_labels(model, tokenizer) -> dict:
     """Each head's label from the lesson "heads": the category (cue, previous, start, self) it puts the
-    most mean weight on, and that weight, with the lesson's own names for the categories in each language."""
+    most mean weight on, and that weight, with the lesson's own names for the categories in each language;
+    measured on at most LABEL_WORK / parameters sentences (at least MIN_SENTENCES; the document says how many)."""
     if model.family.design not in heads_lesson.READS:
         return {"kind": "head-labels", "labels": None, "why": "the lesson heads measures a GPT's heads"}
     try:
-        n = heads_lesson.measure(model, tokenizer)
+        limit = max(MIN_SENTENCES, LABEL_WORK // sum(p.numel() for p in model.parameters()))
+        n = heads_lesson.measure(model, tokenizer, limit=limit)
     except ValueError as e:  # no probe sentence fits this tokenizer, or a model that is not causal
         return {"kind": "head-labels", "labels": None, "why": str(e).splitlines()[0] if str(e) else "unavailable"}
     cats = n["categories"]
