@@ -33,7 +33,7 @@ from .view import TextError, check_ids, read_text
 def attention_input_name(cfg, layer: int) -> str:
     """The trace name of the vectors attention reads in `layer`: LN1's output in a pre-norm block,
     the residual stream itself in a post-norm block (LN comes after) or without LayerNorm."""
-    return f"blocks.{layer}.ln1.hook_out" if cfg.norm == "pre" else f"blocks.{layer}.hook_resid_pre"
+    return f"blocks.{layer}.ln1.hook_out" if cfg.pre_norm else f"blocks.{layer}.hook_resid_pre"
 
 
 def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
@@ -77,24 +77,18 @@ def origin(
     x = tr[x_name][0].double()  # (T, d_model)
 
     W = {name: w[head].double() for name, w in attn.head_weights().items() if name != "W_O"}  # (d_model, d_head)
-    d_attn = cfg.n_heads * cfg.d_head
     bias = attn.W_QKV.bias
-    b = {}
-    for n, name in enumerate(("b_Q", "b_K", "b_V")[: attn.n_proj]):
-        b[name] = (
-            bias[n * d_attn : (n + 1) * d_attn].view(cfg.n_heads, cfg.d_head)[head].double()
-            if bias is not None
-            else torch.zeros(cfg.d_head, dtype=torch.float64, device=x.device)
-        )
-    b.setdefault("b_V", b["b_K"])  # values="k": v = k
+    b = {name: t[head].double().to(x.device) for name, t in attn.head_biases().items()}  # (d_head,) each
 
     xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
     q, k, v = xW["Q"] + b["b_Q"], xW["K"] + b["b_K"], xW["V"] + b["b_V"]  # (T, d_head)
     rope = attn.rope is not None
     q_dot, k_dot = q, k
+    if attn.q_norm is not None:  # Qwen3: an RMSNorm over each head's q and k, before the rotation
+        q_dot, k_dot = (norm(t.float()).double() for norm, t in ((attn.q_norm, q), (attn.k_norm, k)))
     if rope:  # the rotation takes (B, n_heads, T, d_head) and positions 0..T-1
-        q_dot = attn.rope(q[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)
-        k_dot = attn.rope(k[None, None], 0)[0, 0]
+        q_dot = attn.rope(q_dot[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)
+        k_dot = attn.rope(k_dot[None, None], 0)[0, 0]
     causal = cfg.causal
     visible = list(range(i + 1)) if causal else list(range(T))
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
@@ -132,6 +126,8 @@ def origin(
         "token": i,
         "x_name": x_name,
         "norm": cfg.norm,
+        "pre_norm": cfg.pre_norm,
+        "qk_norm": attn.q_norm is not None,
         "rope": rope,
         "values": cfg.values,
         "causal": causal,

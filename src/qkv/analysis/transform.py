@@ -59,17 +59,7 @@ def head_matrices(model, layer: int, head: int) -> dict[str, torch.Tensor]:
 def head_biases(model, layer: int, head: int) -> dict[str, torch.Tensor]:
     """b_Q, b_K, b_V (d_head,) of one head: q = x W_Q + b_Q. Zeros when the model has no biases."""
     attn, head = _attention_head(model, layer, head)
-    d_attn, d_head = attn.n_heads * attn.d_head, attn.d_head
-    b = attn.W_QKV.bias
-    out = {}
-    for i, name in enumerate(("b_Q", "b_K", "b_V")):
-        j = i if i < attn.n_proj else attn.n_proj - 1  # values="k": v = k
-        out[name] = (
-            b[j * d_attn + head * d_head : j * d_attn + (head + 1) * d_head].detach().double().cpu()
-            if b is not None
-            else torch.zeros(d_head, dtype=torch.float64)
-        )
-    return out
+    return {name: b[head].detach().double().cpu() for name, b in attn.head_biases().items()}
 
 
 def svd(W: torch.Tensor):

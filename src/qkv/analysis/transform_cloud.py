@@ -79,7 +79,8 @@ def word_inputs(model, tokenizer, words, layer: int) -> tuple[list[str], torch.T
         at = torch.arange(len(group)), torch.tensor([pos for *_, pos in group])
         kept += [w for w, *_ in group]
         rows.append(trace[name][at].double())  # (n, d_model)
-        qkv_rows.append(torch.stack([trace[h][at].double() for h in hooks]))  # (3, n, n_heads, d_head)
+        # (3, n, n_heads, d_head): the shorthand gives each query head its key/value head (grouped-query attention)
+        qkv_rows.append(torch.stack([trace[p, layer][at].double() for p in PROJECTIONS]))
     order = sorted(range(len(kept)), key=lambda i: words.index(kept[i]))
     return [kept[i] for i in order], torch.cat(rows)[order], torch.cat(qkv_rows, dim=1)[:, order]
 

@@ -48,7 +48,7 @@ def head_steps(d: dict, say, after_values: list = ()) -> list:
     )
     out += after_values
     out.append(("p", say("step3")))
-    pre = r["norm"] == "pre"
+    pre = r["norm"] != "post"  # resid_mid is the plain sum x + attn_out (pre-norm, RMSNorm, no norm)
     rows = [
         [say("r_x"), f"{r['x']:.4f}"],
         [say("r_head"), f"{r['head_out']:.4f}"],

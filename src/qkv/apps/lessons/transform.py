@@ -80,6 +80,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "d_model": model.cfg.d_model,
         "d_head": model.cfg.d_head,
         "norm": model.cfg.norm,
+        "pre_norm": model.cfg.pre_norm,  # the heads read LN1(x) (LayerNorm or RMSNorm), not x
         "summary": summary,
         "more_uneven": more_uneven,
         "n_places": len(places),

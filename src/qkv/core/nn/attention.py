@@ -180,7 +180,7 @@ class MultiHeadAttention(nn.Module):
         self._tap_heads(("hook_z", z))
         z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
         # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
-        tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_weights()["W_O"]))
+        tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_W_O()))
         out = self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
         tap(self.out_name, out)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
@@ -299,5 +299,19 @@ class MultiHeadAttention(nn.Module):
             heads = W.T.reshape(W.shape[1], -1, self.d_head).transpose(0, 1)  # (h, d_model, d_head)
             return heads.repeat_interleave(self.n_heads // heads.shape[0], dim=0)
 
-        W_o = self.W_O.weight.T.reshape(self.n_heads, self.d_head, -1)  # (n_heads, d_head, d_model)
-        return {"W_Q": per_head(W_q), "W_K": per_head(W_k), "W_V": per_head(W_v), "W_O": W_o}
+        return {"W_Q": per_head(W_q), "W_K": per_head(W_k), "W_V": per_head(W_v), "W_O": self.head_W_O()}
+
+    def head_W_O(self) -> torch.Tensor:
+        """W_O per head, (n_heads, d_head, d_model): head h's output is z_h W_O[h]."""
+        return self.W_O.weight.T.reshape(self.n_heads, self.d_head, -1)
+
+    def head_biases(self) -> dict[str, torch.Tensor]:
+        """b_Q, b_K, b_V (n_heads, d_head), per query head as head_weights: q = x W_Q[h] + b_Q[h]; zeros
+        without biases; with grouped-query attention b_K[h], b_V[h] are those of the head h reads."""
+        b = self.W_QKV.bias
+        if b is None:
+            zero = self.W_QKV.weight.new_zeros(self.n_heads, self.d_head)
+            return {"b_Q": zero, "b_K": zero, "b_V": zero}
+        b_q, b_k, *b_v = b.split(self.split)  # (n_heads * d_head,), (n_kv_heads * d_head,) ...
+        per_head = lambda t: t.view(-1, self.d_head).repeat_interleave(self.n_heads * self.d_head // t.numel(), dim=0)
+        return {"b_Q": per_head(b_q), "b_K": per_head(b_k), "b_V": per_head(b_v[0] if b_v else b_k)}

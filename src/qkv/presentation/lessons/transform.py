@@ -66,7 +66,7 @@ def _fields(n: dict, lang: str) -> dict:
         "t_max": max(s["trained"]["condition_max"] for s in n["summary"].values()),
         "r_min": min(s["random"]["condition_min"] for s in n["summary"].values()),
         "r_max": max(s["random"]["condition_max"] for s in n["summary"].values()),
-        "input_how": say("input_pre" if n.get("norm") == "pre" else "input_plain"),
+        "input_how": say("input_pre" if n["pre_norm"] else "input_plain"),
         "n_group_words": sum(lab != "ambiguous" for lab in n["labels"]),
         "verdict": say("holds" if n["uneven_claim_holds"] else "fails"),
     }

@@ -102,7 +102,7 @@ function originDraw(d) {
   const kk = d.keys[ORIGIN.pick === null ? best : pickN];
   const why = d.norm === "none" ? t("origin_why_none") : t("origin_why_post");
   let html = `<h2>${esc(t("origin_title", { i: d.token, tok: q.token, l: d.layer, h: d.head }))}</h2>` +
-    `<p class="caption">${t(d.norm === "pre" ? "origin_x_pre" : "origin_x_post", { name: esc(d.x_name), d: d.d_model, why })} ` +
+    `<p class="caption">${t(d.pre_norm ? "origin_x_pre" : "origin_x_post", { name: esc(d.x_name), d: d.d_model, why })} ` +
     `${t("origin_formula", { dh: d.d_head, h: d.head, scale: fmt(d.scale) })}</p>` +
     (rot ? `<p class="caption">${t("origin_rope")}</p>` : "") +
     (d.values === "k" ? `<p class="caption">${t("origin_values_k")}</p>` : "");
