@@ -407,3 +407,16 @@ def test_origin_rebuilds_every_heads_dot_products_with_grouped_heads_q_k_norm_an
         assert doc["b_K"] == pytest.approx(bias[kv].tolist(), abs=1e-7)
         assert doc["b_V"] == pytest.approx(bias[kv + n_kv_heads].tolist(), abs=1e-7)
         assert doc["pre_norm"] and doc["qk_norm"]
+
+
+def test_a_rope_model_trains_after_it_generated():
+    """RoPE's cos and sin are made when a text first needs them; made under generation's inference_mode,
+    they must still serve a training step's backward pass."""
+    from qkv.core.models.gpt import lm_loss
+
+    model = variant(LLAMA)
+    list(generate_ids(model.eval(), [1, 2, 3], 4, temperature=0))  # the tables are made here, in inference mode
+    ids = torch.randint(0, BASE["d_vocab"], (2, BASE["n_ctx"]), generator=gen(5))
+    loss = lm_loss(model.train()(ids[:, :-1]), ids[:, 1:])
+    loss.backward()
+    assert all(p.grad is not None for p in model.parameters())

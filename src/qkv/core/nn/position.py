@@ -93,8 +93,10 @@ class RoPE(nn.Module):
         kept = self._table
         if kept is None or kept[0].shape[0] < length or kept[0].device != torch.device(device or "cpu"):
             n = min(self.n_ctx, max(length, 64, 2 * kept[0].shape[0] if kept is not None else 0))
-            angle = torch.arange(n, dtype=torch.float64, device="cpu")[:, None] * self.theta  # (n, d_head/2)
-            kept = self._table = (angle.cos().float().to(device), angle.sin().float().to(device))
+            # ordinary tensors even when first asked for under inference_mode (generation): training reads them later
+            with torch.inference_mode(False), torch.no_grad():
+                angle = torch.arange(n, dtype=torch.float64, device="cpu")[:, None] * self.theta  # (n, d_head/2)
+                kept = self._table = (angle.cos().float().to(device), angle.sin().float().to(device))
         return kept
 
     def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0, upto: int | None = None) -> torch.Tensor:
