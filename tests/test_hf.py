@@ -139,7 +139,8 @@ def test_round_trip_to_hf(pair):
         assert n1 == n2 and torch.equal(p1, p2), n1  # copied there and back: exact
 
 
-def test_native_model_round_trip():
+@pytest.mark.parametrize("activation", ["gelu_tanh", "silu"])
+def test_native_model_round_trip(activation):
     """A model built in qkv (not loaded) exports to HF with the same logits."""
     torch.manual_seed(0)
     cfg = ModelConfig(
@@ -149,7 +150,7 @@ def test_native_model_round_trip():
         n_heads=3,
         n_layers=2,
         unembed_bias=False,
-        activation="gelu_tanh",
+        activation=activation,
         init_std=0.3,
     )
     ours = GPT(cfg).eval()
@@ -168,6 +169,11 @@ def test_native_model_round_trip():
         dict(bias=False),
         dict(d_head=4),
         dict(embed_scale=True),
+        dict(norm="rms"),
+        dict(mlp="gated"),
+        dict(n_kv_heads=1),
+        dict(qk_norm=True),
+        dict(qkv_bias=False),
     ],
 )
 def test_to_hf_rejects_other_architectures(kw):
@@ -177,6 +183,6 @@ def test_to_hf_rejects_other_architectures(kw):
 
 
 def test_unsupported_activation_is_rejected():
-    hf = random_hf(n_embd=16, n_head=2, n_layer=1, n_positions=8, vocab_size=20, activation_function="silu")
-    with pytest.raises(ValueError, match="silu"):
+    hf = random_hf(n_embd=16, n_head=2, n_layer=1, n_positions=8, vocab_size=20, activation_function="quick_gelu")
+    with pytest.raises(ValueError, match="quick_gelu"):
         from_hf(hf)

@@ -506,3 +506,19 @@ def test_a_bfloat16_model_is_traced_checked_and_viewed_in_float32_numbers(family
     assert "half precision" in str(report).splitlines()[0]
     doc = view(model, tok, "the cat sat on the mat")
     assert doc["arrays"]["pattern"]["dtype"] == "float32"
+
+
+def test_what_transformers_leaves_out_or_adds_still_loads(family, tmp_path):
+    """A config.json without "architectures" (a bare model's save) and a Llama 2 file that also stores
+    RoPE's rotary_emb.inv_freq (qkv computes them) load with the same logits."""
+    d, _, model = family("llama")
+    d = shutil.copytree(d, tmp_path / "llama")
+    config = json.loads((d / "config.json").read_text())
+    del config["architectures"]
+    (d / "config.json").write_text(json.dumps(config))
+    weights = load_file(str(d / "model.safetensors"))
+    weights["model.layers.0.self_attn.rotary_emb.inv_freq"] = torch.ones(8)
+    save_file(weights, str(d / "model.safetensors"))
+    again, _ = load_pretrained(d)
+    with torch.no_grad():
+        assert torch.equal(again(IDS), model(IDS))

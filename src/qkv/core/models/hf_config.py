@@ -140,7 +140,7 @@ def max_seq_length(conf: dict, n_ctx: int) -> int:
 
 def check_common(hc: dict) -> None:
     """The fields every family's config may hold (model_type, architectures), checked."""
-    _checked(hc, _COMMON_FIELDS)
+    _checked(hc, _COMMON_FIELDS, {"model_type": None, "architectures": None})  # either may be left out
 
 
 def gpt2_config(hc: dict) -> ModelConfig:

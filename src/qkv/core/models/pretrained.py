@@ -44,7 +44,8 @@ SUPPORTED = "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistr
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
 
 # tensors a checkpoint may hold that these models do not use (buffers, task heads)
-_IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias)$|^(pooler|cls)\.")
+# (rotary_emb.inv_freq: RoPE's frequencies, which some Llama 2 files store and qkv computes)
+_IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias|rotary_emb\.inv_freq)$|^(pooler|cls)\.")
 
 
 def minilm_dir() -> Path:
