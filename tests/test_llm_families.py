@@ -485,6 +485,18 @@ def test_generation_ends_at_the_eos_that_generation_config_names(family, tmp_pat
     out = capsys.readouterr().out
     new = greedy[: greedy.index(eos)]
     assert out == text + tok.decode(new, prev=prompt[-1]) + "\n"
+    model, tok = load_pretrained(d)  # the same ending in every way of generating
+    assert list(generate_ids(model, prompt, 6, temperature=0)) == new
+    assert main([*args, "--samples", "2"]) in (0, None)
+    sample = text + tok.decode(new, prev=prompt[-1])
+    assert capsys.readouterr().out.split("\n")[1:4:2] == [sample, sample]
+    from fastapi.testclient import TestClient
+
+    from qkv.apps.web.server import create_app
+
+    page = TestClient(create_app(model, tok, "qwen2"), base_url="http://127.0.0.1:8000")
+    doc = page.post("/api/generate", json={"text": text, "max_new_tokens": 6, "temperature": 0}).json()
+    assert doc["ids"] == prompt + new and doc["stopped"]["end"] and doc["stopped"]["made"] == len(new)
 
 
 def test_a_bfloat16_model_is_traced_checked_and_viewed_in_float32_numbers(family):

@@ -176,7 +176,12 @@ def test_generate_says_when_it_stops_at_n_ctx(client, bundled):
     model, tokenizer = bundled
     n_ctx, T = model.cfg.n_ctx, len(tokenizer.encode(SENTENCE))
     doc = client.post("/api/generate", json={"text": SENTENCE, "max_new_tokens": n_ctx, "temperature": 0}).json()
-    assert len(doc["ids"]) == n_ctx and doc["stopped"] == {"asked": n_ctx, "made": n_ctx - T, "n_ctx": n_ctx}
+    assert len(doc["ids"]) == n_ctx and doc["stopped"] == {
+        "asked": n_ctx,
+        "made": n_ctx - T,
+        "n_ctx": n_ctx,
+        "end": False,
+    }
     doc = client.post("/api/generate", json={"text": SENTENCE, "max_new_tokens": n_ctx - T, "temperature": 0}).json()
     assert len(doc["ids"]) == n_ctx and doc["stopped"] is None  # all it asked for: nothing to say
 

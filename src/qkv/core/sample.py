@@ -100,11 +100,13 @@ def generate_ids(
     top_p: float | None = None,
     seed: int | None = None,
     use_cache: bool = True,
+    stop_ids=None,
 ) -> Iterator[int]:
     """Yield max_new_tokens new token ids, one at a time, continuing prompt_ids (cropped to n_ctx).
 
-    Works wherever the model's weights are: inputs, the cache and the seeded generator are made
-    on that device."""
+    A token of stop_ids (None: the model's own, GPT.stop_ids: a pretrained model's end of text) ends
+    the text: it is not yielded, and nothing after it. Works wherever the model's weights are: inputs,
+    the cache and the seeded generator are made on that device."""
     check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
     if not prompt_ids:
@@ -113,8 +115,9 @@ def generate_ids(
     device = model_device(model)
     generator = torch.Generator(device).manual_seed(seed) if seed is not None else None
     context = list(prompt_ids)[-n_ctx:]
-    # a non-causal model lets earlier tokens see later ones, so their cached keys would go stale
-    # room for the prompt and what is generated (at most n_ctx), not for the model's whole context
+    stops = set(model.stop_ids if stop_ids is None else stop_ids)
+    # room for the prompt and what is generated (at most n_ctx), not for the model's whole context; a
+    # non-causal model lets earlier tokens see later ones, so their cached keys would go stale: no cache
     cache = model.new_cache(capacity=len(context) + max_new_tokens) if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
     step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
@@ -123,6 +126,8 @@ def generate_ids(
             token = _pick(logits, temperature, top_k, top_p, generator)
         except NonFiniteError:
             raise not_finite_error(LOGITS, model) from None
+        if token in stops:
+            return
         yield token
         if i == max_new_tokens - 1:
             return
@@ -158,7 +163,8 @@ def generate_batch(
     a token in stop_ids (which ends its list), or when should_stop(row, its new ids) says so;
     finished rows are no longer extended, so the lists have their own lengths.
 
-    stop_ids: ids that end every row ({0} or [0, 7]), or one collection (or None) per prompt.
+    stop_ids: ids that end every row ({0} or [0, 7]), or one collection (or None) per prompt; None:
+    the model's own (GPT.stop_ids, a pretrained model's end of text).
     Sampling with a seed is reproducible: row i draws from its own generator seeded seed + i, so it
     samples what generate_ids(prompts[i], seed=seed + i) samples, whatever the other rows do.
     return_logits: give (ids, logits (n_new, d_vocab)) per row instead of the ids alone.
@@ -177,7 +183,7 @@ def generate_batch(
     for i, prompt in enumerate(prompts):
         if not prompt:
             raise ValueError(f"prompt {i} is empty: give at least one token")
-    stops = _stop_sets(stop_ids, len(prompts))
+    stops = _stop_sets(model.stop_ids if stop_ids is None else stop_ids, len(prompts))
     device, n_ctx = model_device(model), model.cfg.n_ctx
     generators = [
         torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))
@@ -280,7 +286,8 @@ def generate_texts(
     """Continuations of several prompts at once (generate_batch), as text.
 
     stop: a string that ends every continuation, or one string (or None) per prompt; a row stops
-    being extended as soon as its text contains its stop string, and the text is cut before it."""
+    being extended as soon as its text contains its stop string, and the text is cut before it. A
+    row that ends at a stop id (generate_batch's stop_ids) is its text without that token."""
     stops = [stop] * len(prompts) if stop is None or isinstance(stop, str) else list(stop)
     if len(stops) != len(prompts):
         raise ValueError(f"stop must be one string, or one per prompt ({len(prompts)}); got {len(stops)}")
@@ -288,6 +295,8 @@ def generate_texts(
     text = lambda i, new: tokenizer.decode(new, prev=ids[i][-1] if ids[i] else None)
     should_stop = lambda i, new: bool(stops[i]) and stops[i] in text(i, new)
     out = generate_batch(model, ids, max_new_tokens, should_stop=should_stop, **kwargs)
+    ended = _stop_sets(model.stop_ids if kwargs.get("stop_ids") is None else kwargs["stop_ids"], len(prompts))
+    out = [new[:-1] if new and new[-1] in end else new for new, end in zip(out, ended)]  # the end token: no text
     texts = [text(i, new) for i, new in enumerate(out)]
     return [t.split(s, 1)[0] if s else t for t, s in zip(texts, stops)]
 

@@ -7,7 +7,6 @@ that needs little start fast.
 from __future__ import annotations
 
 import codecs
-import itertools
 import sys
 from pathlib import Path
 
@@ -167,7 +166,6 @@ def generate(args) -> None:
             f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only",
             file=sys.stderr,
         )
-    stops = set(model.stop_ids)  # a pretrained model's end of text (generation_config.json), not printed
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
         from qkv.core.sample import generate_texts
 
@@ -180,14 +178,13 @@ def generate(args) -> None:
             top_k=args.top_k,
             top_p=args.top_p,
             seed=args.seed,
-            stop_ids=stops,
         )
         for i, text in enumerate(texts):
             print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
         return
     sys.stdout.write(args.prompt)
     try:
-        new = generate_ids(
+        new = generate_ids(  # it ends at the model's end of text (a pretrained model's generation_config.json)
             model,
             ids,
             args.max_new_tokens,
@@ -197,7 +194,7 @@ def generate(args) -> None:
             args.seed,
             use_cache=not args.no_cache,
         )
-        stream(tokenizer, itertools.takewhile(lambda token: token not in stops, new), prev=ids[-1])
+        stream(tokenizer, new, prev=ids[-1])
     finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
         sys.stdout.write("\n")
         sys.stdout.flush()

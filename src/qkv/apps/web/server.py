@@ -292,8 +292,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
                     model, ids, min(body.max_new_tokens, room), body.temperature, body.top_k, body.top_p, body.seed
                 )
             )
+        at_end = len(new) < min(body.max_new_tokens, room)  # the model wrote its end of text (GPT.stop_ids)
         stopped = (
-            {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx} if len(new) < body.max_new_tokens else None
+            {"asked": body.max_new_tokens, "made": len(new), "n_ctx": n_ctx, "end": at_end}
+            if len(new) < body.max_new_tokens
+            else None
         )
         doc = {
             **header("generate"),

@@ -50,9 +50,9 @@ export function renderAdded() {
   const el = $("#gen-added");
   el.hidden = S.added === null;
   if (S.added !== null) el.textContent = t("gen_added", { text: S.added });
-  const stop = $("#gen-stopped"), st = S.stopped;  // fewer tokens than asked: the text reached n_ctx
+  const stop = $("#gen-stopped"), st = S.stopped;  // fewer tokens than asked: the model's end of text, or n_ctx
   stop.hidden = !st;
-  if (st) stop.textContent = t("gen_stopped", { made: st.made, asked: st.asked, n: st.n_ctx });
+  if (st) stop.textContent = t(st.end ? "gen_end" : "gen_stopped", { made: st.made, asked: st.asked, n: st.n_ctx });
 }
 
 /** The form is off for a model that does not generate, with the reason: it translates, or it is an encoder. */
