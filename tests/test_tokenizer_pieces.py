@@ -99,3 +99,17 @@ def test_a_llama_directory_with_pieces_gives_transformers_logits(pieces, tmp_pat
     with torch.no_grad():
         want = hf_model(torch.tensor([ids])).logits
     torch.testing.assert_close(model(torch.tensor([ids])), want, atol=1e-5, rtol=0)
+
+
+def test_the_analyses_look_past_the_bos_the_tokenizer_adds(pieces):
+    """<s> is a special token: a word is found in a sentence (its tokens alone carry no <s>), and the
+    query shown by default is the last real token, as for BERT's [CLS] and [SEP]."""
+    from qkv.analysis.compare import locate
+    from qkv.analysis.explain import default_token
+
+    ours = PieceTokenizer(pieces)
+    assert ours.special == {0, 1, 2}
+    a, b = "the cat sat on the mat", "the dog ate the mat"
+    (_, ids_a), (_, ids_b), (at_a, at_b) = locate(ours, a, b, "mat", 64)  # "mat" alone is [<s>, mat]
+    assert ours.display(ids_a[at_a]) == ours.display(ids_b[at_b]) == " mat"
+    assert default_token(ours, ids_a + [2]) == len(ids_a) - 1  # a closing </s> is passed over too

@@ -156,6 +156,8 @@ class HFBacked(Tokenizer):
     def __init__(self, hf_tokenizer, token_bytes: list[bytes]):
         self.hf = hf_tokenizer
         self._bytes = token_bytes
+        # its special tokens (<s>, <|begin_of_text|>, <|endoftext|>): the analyses look past them, as past [CLS]
+        self.special = {i for i, t in hf_tokenizer.get_added_tokens_decoder().items() if t.special}
 
     @property
     def vocab_size(self) -> int:
