@@ -245,9 +245,10 @@ def _heads(trace, site: _Site) -> list[CheckItem]:
 
 
 def _apply(module, x: torch.Tensor) -> torch.Tensor:
-    """module(x) on the module's device (a model on a GPU), the result where x is (the trace's CPU)."""
+    """module(x) on the module's device and in its dtype (a model on a GPU, or in bfloat16), the result
+    where and as x is (the trace's CPU, float32)."""
     p = next(module.parameters(), None)
-    return module(x.to(p.device)).to(x.device) if p is not None else module(x)
+    return module(x.to(p.device, p.dtype)).to(x.device, x.dtype) if p is not None else module(x)
 
 
 def _stream(trace, site: _Site) -> list[CheckItem]:

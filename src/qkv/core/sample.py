@@ -172,8 +172,9 @@ def generate_batch(
     How: each prompt is run alone through GPT.forward (the prefill), and its keys and values are
     copied into one shared cache, right-aligned: the shorter prompts are padded on the left, and
     a row's attention never reads its padding slots (a key mask) while its positions count from its
-    own first token. From then on GPT.stepper's step adds one token per row per step. When the
-    cache's n_ctx slots are used up, every row is run again from its last n_ctx tokens, the window
+    own first token. From then on GPT.stepper's step adds one token per row per step. The cache holds
+    the longest prompt and max_new_tokens (at most n_ctx); when it is full, every row is run again
+    from its last n_ctx tokens, the window
     generate_ids slides (so a row that outgrows n_ctx costs one full forward per step, as alone).
     """
     check_generates(model)
@@ -263,8 +264,9 @@ def _stop_sets(stop_ids, n: int) -> list[set[int]]:
 def _prefill(model, windows: list[list[int]], device, capacity: int):
     """Run each window alone and gather the rows' keys and values into one cache, right-aligned.
 
-    Returns (logits (B, d_vocab) of each window's last token, the cache (B rows, length = the
-    longest window), pad (B,): how many slots each row leaves empty on the left)."""
+    Returns (logits (B, d_vocab) of each window's last token, the cache (B rows, room for `capacity`
+    tokens or the longest window if longer, length = the longest window), pad (B,): how many slots
+    each row leaves empty on the left)."""
     P = max(len(w) for w in windows)
     cache = model.new_cache(len(windows), max(capacity, P))
     logits = []

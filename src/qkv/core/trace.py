@@ -151,9 +151,9 @@ class Trace(Mapping):
         attention, what each query head reads: the key/value heads repeated for their groups (B, T, n_heads, d)."""
         if isinstance(key, tuple):
             key = self.resolve(*key)
-            group = getattr(self.cfg, "group", 1)
-            if group > 1 and key.endswith(_KV_HOOKS) and ".cross_attn." not in key:
-                return self.activations[key].repeat_interleave(group, dim=2)
+            t, group = self.activations[key], self.cfg.group
+            if group > 1 and key.endswith(_KV_HOOKS) and t.shape[2] == self.cfg.n_kv_heads:  # (B, T, n_kv_heads, d)
+                return t.repeat_interleave(group, dim=2)
         elif key not in self.activations:
             key = self.resolve(key)
         return self.activations[key]

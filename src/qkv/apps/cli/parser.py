@@ -66,9 +66,13 @@ def _ckpt(p, required: bool = False) -> None:
         help="checkpoint directory, or a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT)"
         + ("" if required else " (default: the bundled model)"),
     )
+    _dtype(p)
+
+
+def _dtype(p) -> None:
     p.add_argument(
         "--dtype",
-        choices=("float32", "bfloat16"),
+        choices=("float32", "bfloat16"),  # models.size.DTYPES (not imported: it would import torch)
         help="what a Hugging Face model's weights load as (default float32, exact; bfloat16 halves the memory)",
     )
 
@@ -257,8 +261,9 @@ def _add_seeing(sub) -> None:
     p.add_argument(
         "--ckpt",
         metavar="DIR",
-        help="checkpoint directory (attention, head, hull, embedding; default: the bundled model)",
+        help="checkpoint or Hugging Face directory (attention, head, hull, embedding; default: the bundled model)",
     )
+    _dtype(p)
     p.add_argument("--text", help="the text to run through the model (attention, head, hull)")
     p.add_argument("--layer", type=int, metavar="L", help="layer (head, hull: default 0; attention: default all)")
     p.add_argument("--head", type=int, metavar="H", help="head (head, hull: default 0)")

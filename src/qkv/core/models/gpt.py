@@ -117,9 +117,7 @@ class GPT(nn.Module):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
                 with torch.no_grad():
                     return step(tokens, cache, positions, key_mask)
-            t = cache.length
-            if t >= cache.capacity:
-                raise ValueError(f"the cache is full ({t} tokens, n_ctx {n_ctx})")
+            t = cache.length  # (a full cache refuses the step: KVCache.append)
             x = W_E[tokens] if isinstance(tokens, torch.Tensor) else W_E[tokens][None]  # (B, d_model): W_E[token]
             if scale != 1.0:
                 x = x * scale

@@ -17,11 +17,10 @@ stored tensors make each qkv parameter; models.pretrained reads the files.
 
 from __future__ import annotations
 
-from ..config import ModelConfig
+from ..config import ROPE_SCALING_FIELDS, ModelConfig
 from .hf_config import _BOOL, _EPSILON, _PROBABILITY, _checked, _integer, _is_number, _one_of, _or_null
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-TITLES = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "qwen3": "Qwen3"}
 
 # what transformers leaves out of config.json when a value is its default (its config classes' defaults)
 _DEFAULTS = dict(
@@ -65,7 +64,6 @@ _FIELDS = {
     "use_sliding_window": _BOOL,
     "partial_rotary_factor": (lambda v: v == 1, "1 (RoPE on part of each head is not built)"),
 }
-_LLAMA3 = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
 
 
 def _rope(hc: dict) -> tuple[float, dict | None]:
@@ -82,10 +80,10 @@ def _rope(hc: dict) -> tuple[float, dict | None]:
         return float(theta), None
     if kind != "llama3":
         raise ValueError(f"field 'rope_type' must be one of default, llama3 (the RoPE types qkv builds); got {kind!r}")
-    missing = [k for k in _LLAMA3 if not _is_number(params.get(k))]
+    missing = [k for k in ROPE_SCALING_FIELDS if not _is_number(params.get(k))]
     if missing:
         raise ValueError(f"field 'rope_scaling' of type llama3 must give {missing[0]} as a number")
-    return float(theta), {k: float(params[k]) for k in _LLAMA3}
+    return float(theta), {k: float(params[k]) for k in ROPE_SCALING_FIELDS}
 
 
 def llama_config(hc: dict) -> ModelConfig:

@@ -9,10 +9,10 @@ model.safetensors.index.json names, tokenizer.json or vocab files) of the GPT-2 
 GPT, of the Llama family (llama, mistral, qwen2, qwen3: models.llama) a qkv GPT of RMSNorm, SwiGLU and
 grouped-query attention, of the BERT family a qkv Encoder. `dtype` (float32, the default, for
 exactness; bfloat16 halves the memory) is the dtype of the weights as loaded. The weights are read
-with safetensors and renamed tensor by
-tensor (GPT-2's Conv1D weights transposed, BERT's query, key and value stacked into W_QKV);
-`transformers` is not needed. Anything that does not line up is a one-line ValueError naming the file
-and the field or the tensor, and it is found before anything is allocated: every config field is
+tensor by tensor from the files the layout names (models.weights) and renamed (GPT-2's Conv1D weights
+transposed; BERT's and Llama's query, key and value stacked into W_QKV); `transformers` is not
+needed. Anything that does not line up is a one-line ValueError naming the file and the field or
+the tensor, and it is found before anything is allocated: every config field is
 checked (type and range), the model's size against the memory available (size.check_fits), and the
 weight files' headers (names, shapes, dtypes) against the config. Only regular files are read, each
 of a bounded size (files.read_bytes): a FIFO or a link to /dev/zero is refused, not read forever.
@@ -83,21 +83,23 @@ _dtype = ["float32"]  # what load_pretrained loads weights as when not told (loa
 @contextmanager
 def loading_dtype(dtype: str):
     """Within this block a pretrained model loads in `dtype` unless told otherwise (the CLI's --dtype)."""
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
-    _dtype.append(dtype)
+    _dtype.append(_checked_dtype(dtype))
     try:
         yield
     finally:
         _dtype.pop()
 
 
+def _checked_dtype(dtype: str) -> str:
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+    return dtype
+
+
 def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, object]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory,
     its weights in `dtype` ("float32" or "bfloat16"; None: float32, or loading_dtype's)."""
-    dtype = dtype or _dtype[-1]
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+    dtype = _checked_dtype(dtype or _dtype[-1])
     s = str(ref)
     if _names_minilm(s):
         d = minilm_dir()
@@ -281,10 +283,11 @@ def _eos_ids(d: Path, hc: dict) -> tuple[int, ...]:
     """The ids that end a generation: generation_config.json's eos_token_id (one or a list), else config.json's."""
     gen = d / "generation_config.json"
     found = read_json_object(gen).get("eos_token_id") if gen.exists() else None
+    source = gen if found is not None else d / "config.json"  # the file the ids are read from
     found = hc.get("eos_token_id") if found is None else found
     ids = found if isinstance(found, list) else [] if found is None else [found]
     if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i for i in ids):
-        raise ValueError(f"{gen if gen.exists() else d / 'config.json'}: field 'eos_token_id' must be token ids")
+        raise ValueError(f"{source}: field 'eos_token_id' must be a token id or a list of token ids")
     return tuple(ids)
 
 

@@ -1,5 +1,5 @@
-"""How large a model is before it is built: every weight's shape from the config, the float32 bytes,
-and the memory this machine has for them.
+"""How large a model is before it is built: every weight's shape from the config, its bytes in the
+dtype it is loaded in, and the memory this machine has for them.
 
 A config whose fields are each within bounds can still describe terabytes: GPT-2 with n_layer 1024
 and n_embd 4096 has 206 billion parameters, 825 GB as float32. Building it allocates until the
@@ -163,7 +163,7 @@ def _read_int(path: Path) -> int | None:
 def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:
     """Refuse (ValueError, one line naming `source`, the config's file) a model whose weights (in `dtype`)
     and tables cannot fit in the memory available. Only what surely cannot fit is refused: no headroom
-    is asked for, since the loaders read a weight file tensor by tensor through a memory map and need
+    is asked for, since the loaders read a weight file tensor by tensor with plain reads and need
     little beyond the model itself; a model just under the limit may still run short later (activations,
     a KV cache), and that is the allocator's one-line error, not a machine brought down."""
     n, tables = param_count(cfg), buffer_count(cfg)

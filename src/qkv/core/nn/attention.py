@@ -70,7 +70,9 @@ class KVCache:
     """
 
     def __init__(self, cfg, batch_size: int = 1, device=None, dtype=torch.float32, capacity: int | None = None):
-        self.capacity = min(cfg.n_ctx, capacity) if capacity else cfg.n_ctx
+        if capacity is not None and capacity < 1:
+            raise ValueError(f"a KV cache holds at least one token; got capacity {capacity}")
+        self.capacity = cfg.n_ctx if capacity is None else min(cfg.n_ctx, capacity)
         shape = (batch_size, cfg.n_kv_heads, self.capacity, cfg.d_head)
         self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
