@@ -366,3 +366,19 @@ def test_a_vocabulary_without_the_words_has_spectra_and_no_cloud():
     assert doc["cloud"] is None and "too few" in doc["cloud_error"]
     W = head_matrices(model, 0, 1)["W_V"]
     assert doc["trained"]["W_V"]["singular_values"] == pytest.approx(torch.linalg.svdvals(W).tolist(), rel=1e-9)
+
+
+def test_a_random_twin_that_cannot_fit_beside_the_model_is_one_line_400(bundled, monkeypatch):
+    """The transform panel's untrained twin is a second model of the same size: where the memory has no
+    room for it (an LLM), /api/transform says so in one line instead of allocating."""
+    from fastapi.testclient import TestClient
+
+    from qkv.apps.web.server import create_app
+    from qkv.core.models import size
+
+    model, tok = bundled
+    monkeypatch.setattr(size, "available_memory", lambda: 1000)
+    page = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")
+    r = page.post("/api/transform", json={"layer": 0, "head": 0})
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+    assert "a random model of this shape" in r.json()["error"] and "1.0 kB" in r.json()["error"]

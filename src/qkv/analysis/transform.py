@@ -114,7 +114,11 @@ def all_spectra(model) -> list[list[dict]]:
 
 def random_twin(model, seed: int = 0):
     """A model of the same class and config, freshly initialised from `seed` (never trained), in eval mode.
-    The global random state is left as it was."""
+    The global random state is left as it was. A second model of an LLM's size may not fit beside the
+    first: refused in one line (size.check_fits) before it is built."""
+    from qkv.core.models.size import check_fits
+
+    check_fits(model.cfg, f"a random model of this shape ({model.family.title})")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         twin = type(model)(model.cfg)

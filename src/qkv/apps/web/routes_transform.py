@@ -57,6 +57,9 @@ def add_routes(app, model, tokenizer, lock) -> None:
             raise TextError.of("errors.transform_panel_family", title=family_title(model.family))
         with lock:
             if not twins:
-                twins.append(random_twin(model, 0))
+                try:
+                    twins.append(random_twin(model, 0))
+                except ValueError as e:  # a second model of this size does not fit beside the first
+                    raise TextError.recast(e) from None
             doc = transform_doc(model, tokenizer, twins[0], body.layer, body.head, request_lang(request))
         return FiniteJSON(doc)
