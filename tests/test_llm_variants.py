@@ -380,35 +380,6 @@ def test_qkv_train_builds_a_tiny_llama(tmp_path, capsys, monkeypatch):
     )
 
 
-# ---------------------------------------------------------------------------- 9. the origin panel on them
-
-
-@pytest.mark.parametrize("n_kv_heads", [1, 2, 4])
-def test_origin_rebuilds_every_heads_dot_products_with_grouped_heads_q_k_norm_and_q_k_v_biases(n_kv_heads):
-    """The explorer's origin panel (x, q = x W_Q + b_Q, k, the products q_i[c] k_j[c]) gives each head's
-    hook_dots, and its biases are W_QKV's rows for that head (its own key/value head's, grouped)."""
-    from qkv.analysis.origin import origin
-    from qkv.core.tokenizers import train_tokenizer
-
-    text = "abcdefghijklmnopqrstuvw"[: BASE["d_vocab"]]
-    tok = train_tokenizer("char", text)
-    model = variant({**LLAMA, "n_kv_heads": n_kv_heads, "qkv_bias": True, "qk_norm": True}, seed=3).eval()
-    ids = [5, 2, 9, 14, 7]
-    _, trace = model.run_with_trace(torch.tensor([ids]))
-    group = model.cfg.n_heads // n_kv_heads
-    bias = model.blocks[1].attn.W_QKV.bias.detach().view(-1, model.cfg.d_head)  # (n_heads + 2 n_kv_heads, d_head)
-    for head in range(model.cfg.n_heads):
-        doc = origin(model, tok, layer=1, head=head, token=4, ids=ids)
-        dots = [key["dot"] for key in doc["keys"]]
-        want = trace["blocks.1.attn.hook_dots"][0, head, 4].double()  # (T,): q_4 . k_j of this head
-        torch.testing.assert_close(torch.tensor(dots, dtype=torch.float64), want, atol=1e-5, rtol=0)
-        kv = model.cfg.n_heads + head // group  # the row of its key/value head's bias
-        assert doc["b_Q"] == pytest.approx(bias[head].tolist(), abs=1e-7)
-        assert doc["b_K"] == pytest.approx(bias[kv].tolist(), abs=1e-7)
-        assert doc["b_V"] == pytest.approx(bias[kv + n_kv_heads].tolist(), abs=1e-7)
-        assert doc["pre_norm"] and doc["qk_norm"]
-
-
 def test_a_rope_model_trains_after_it_generated():
     """RoPE's cos and sin are made when a text first needs them; made under generation's inference_mode,
     they must still serve a training step's backward pass."""

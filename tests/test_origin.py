@@ -168,3 +168,38 @@ def test_api_origin(bundled):
         assert r.status_code == status, (bad, r.json())
         err = r.json()["error"]
         assert err and "\n" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("n_kv_heads", [1, 2, 4])
+def test_origin_rebuilds_every_heads_dot_products_with_grouped_heads_q_k_norm_and_q_k_v_biases(n_kv_heads):
+    """On a Qwen3-like model (RMSNorm, grouped-query attention, q/k/v biases, q/k norm, RoPE on halves) the
+    panel's products give each head's hook_dots, and its biases are W_QKV's rows for that head (its own
+    key/value head's, grouped)."""
+    from qkv.core.tokenizers import train_tokenizer
+
+    cfg = ModelConfig(
+        d_vocab=23, n_ctx=24, d_model=32, n_heads=4, n_layers=2, init_std=0.25, norm="rms", mlp="gated",
+        activation="silu", pos="rope", rope_layout="halves", bias=False, qkv_bias=True, qk_norm=True,
+        n_kv_heads=n_kv_heads,
+    )  # fmt: skip
+    torch.manual_seed(3)
+    model = make_model(cfg).eval()
+    with torch.no_grad():  # norm weights far from 1 and biases far from 0, so that they matter
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(torch.randn_like(p) * 0.3 + (0.0 if name.endswith("bias") else 1.0))
+    tok = train_tokenizer("char", "abcdefghijklmnopqrstuvw")
+    ids = [5, 2, 9, 14, 7]
+    _, trace = model.run_with_trace(torch.tensor([ids]))
+    group = cfg.n_heads // n_kv_heads
+    bias = model.blocks[1].attn.W_QKV.bias.detach().view(-1, cfg.d_head)  # (n_heads + 2 n_kv_heads, d_head)
+    for head in range(cfg.n_heads):
+        doc = origin(model, tok, layer=1, head=head, token=4, ids=ids)
+        dots = [key["dot"] for key in doc["keys"]]
+        want = trace["blocks.1.attn.hook_dots"][0, head, 4].double()  # (T,): q_4 . k_j of this head
+        torch.testing.assert_close(torch.tensor(dots, dtype=torch.float64), want, atol=1e-5, rtol=0)
+        kv = cfg.n_heads + head // group  # the row of its key/value head's bias
+        assert doc["b_Q"] == pytest.approx(bias[head].tolist(), abs=1e-7)
+        assert doc["b_K"] == pytest.approx(bias[kv].tolist(), abs=1e-7)
+        assert doc["b_V"] == pytest.approx(bias[kv + n_kv_heads].tolist(), abs=1e-7)
+        assert doc["pre_norm"] and doc["qk_norm"]
