@@ -259,3 +259,32 @@ def test_what_transformers_leaves_out_or_adds_still_loads(family, tmp_path):
     again, _ = load_pretrained(d)
     with torch.no_grad():
         assert torch.equal(again(IDS), model(IDS))
+
+
+@pytest.mark.parametrize("variant", ["llama", "mistral", "qwen2", "qwen3"])
+def test_every_family_opens_in_every_command_and_the_page(variant, family, tmp_path, capsys):
+    """explain, trace --check, generate, figure and serve's documents on a directory of each family, in-process
+    (the subprocess tests above run the real command on Qwen2)."""
+    from fastapi.testclient import TestClient
+
+    from qkv.apps.cli import main
+    from qkv.apps.web.server import create_app
+
+    d, _, model = family(variant)
+    ckpt = ["--ckpt", str(d)]
+    assert main(["explain", "the cat sat", *ckpt, "--lang", "zh"]) in (0, None)
+    assert "经过全部 2 层后" in capsys.readouterr().out
+    assert main(["trace", "the cat sat", *ckpt, "--check"]) in (0, None)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["check"]["passed"] and doc["config"]["norm"] == "rms"
+    assert main(["generate", *ckpt, "--prompt", "the cat", "--max-new-tokens", "4", "--temperature", "0"]) in (0, None)
+    assert capsys.readouterr().out.startswith("the cat")
+    out = tmp_path / "attention.png"
+    assert main(["figure", "attention", *ckpt, "--text", "the cat sat", "--out", str(out)]) in (0, None)
+    assert out.stat().st_size > 1000
+    _, tok = load_pretrained(d)
+    page = TestClient(create_app(model, tok, variant), base_url="http://127.0.0.1:8000")
+    about = page.get("/api/model").json()["model"]
+    assert about["parameters"] == sum(p.numel() for p in model.parameters()) and about["norm"] == "rms"
+    view = page.post("/api/view", json={"text": "the cat sat"})
+    assert view.status_code == 200 and view.json()["model"]["n_heads"] == 4
