@@ -117,7 +117,8 @@ class GPT(nn.Module):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
                 with torch.no_grad():
                     return step(tokens, cache, positions, key_mask)
-            t = cache.length  # (a full cache refuses the step: KVCache.append)
+            t = cache.length
+            cache.check_room(1)  # before the positions' table is read at t
             x = W_E[tokens] if isinstance(tokens, torch.Tensor) else W_E[tokens][None]  # (B, d_model): W_E[token]
             if scale != 1.0:
                 x = x * scale

@@ -95,11 +95,15 @@ class KVCache:
             layer: (k.index_select(0, index), v.index_select(0, index)) for layer, (k, v) in self.memory_kv.items()
         }
 
+    def check_room(self, T: int) -> None:
+        """Refuse T more tokens where they would not fit (ValueError, one line)."""
+        if self.length + T > self.capacity:
+            raise ValueError(f"the cache is full ({self.length} tokens stored, room for {self.capacity})")
+
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
         """Store this step's k, v (B, n_kv_heads, T, d_head) and return all keys and values so far."""
         start, T = self.length, k.shape[-2]
-        if start + T > self.capacity:
-            raise ValueError(f"the cache is full ({start} tokens stored, room for {self.capacity})")
+        self.check_room(T)
         self.k[layer].narrow(2, start, T).copy_(k)  # k_buf[:, :, start:start+T] = k
         self.v[layer].narrow(2, start, T).copy_(v)
         k_all, v_all = self.k[layer].narrow(2, 0, start + T), self.v[layer].narrow(2, 0, start + T)

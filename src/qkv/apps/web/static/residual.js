@@ -38,7 +38,7 @@ export function renderResidual() {
   const hint = t(Math.abs(cos) < 0.2 ? "cos_orth" : cos > 0 ? "cos_along" : "cos_against");
   const rule = model.residual === false ? "res_off" : post ? "res_post" : model.norm === "none" ? "res_none" : "res_pre";
   html += `</div><p class="cos">${t("cos_line", { cos: `<span id="update-cos" class="num">${fmt(cos)}</span>`, hint })}</p>` +
-    `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule)}` +
+    `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule, { norm: model.norm === "rms" ? "RMSNorm" : "LayerNorm" })}` +
     `${S.tr && S.part === "decoder" ? " " + t("res_dec") : ""}</p>`;
   $("#residual-title").textContent = t("residual_title", { tok: S.P.q[i], l });
   $("#residual").innerHTML = html;
