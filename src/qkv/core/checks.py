@@ -192,6 +192,9 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     z = trace[f"{site.prefix}{site.attn}.hook_z"].double()  # (B, T_q, n_heads, d_head)
     B, T_k, H = v.shape[0], v.shape[1], z.shape[2]
     group = H // v.shape[2]  # grouped-query attention: query head h reads key/value head h // group
+    # the distance is L1, over d_head coordinates: a half-precision model rounds each of them at its own
+    # precision, so its bound is d_head of them (float32's stays TOL: its rounding is far below it)
+    hull_tol = site.tol if site.tol == TOL else site.tol * v.shape[-1]
     T_q = z.shape[1]
     real = [
         list(range(T_k)) if site.pad is None else (~site.pad[b]).nonzero().flatten().tolist() for b in range(B)
@@ -209,7 +212,7 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
             worst = math.nan
             failures.append((b, h, i, "not finite"))
             continue
-        result = convex_weights(point.numpy(), values.numpy(), tol=site.tol)  # the model's rounding
+        result = convex_weights(point.numpy(), values.numpy(), tol=hull_tol)  # the model's rounding
         worst = worst if math.isnan(worst) else max(worst, result.distance)
         if not result.inside:
             failures.append((b, h, i, round(result.distance, 6)))

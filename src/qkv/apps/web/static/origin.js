@@ -14,7 +14,7 @@ import { register } from "./panels.js";
 
 Object.assign(I18N.en, {
   origin_title: "Where q, k and v come from: query {i} “{tok}”, layer {l}, head {h}",
-  origin_x_pre: "x is what attention reads: the LayerNorm of the residual stream, <code>{name}</code> (d_model = {d}).",
+  origin_x_pre: "x is what attention reads: the {norm} of the residual stream, <code>{name}</code> (d_model = {d}).",
   origin_x_post: "x is what attention reads: the residual stream itself, <code>{name}</code> (d_model = {d}); {why}",
   origin_why_post: "in a post-norm block the LayerNorm comes after attention.",
   origin_why_none: "this model has no LayerNorm.",
@@ -38,7 +38,7 @@ Object.assign(I18N.en, {
 });
 Object.assign(I18N.zh, {
   origin_title: "q、k、v 从哪里来：查询 {i}「{tok}」，层 {l}，头 {h}",
-  origin_x_pre: "x 是注意力读入的向量：残差流经过 LayerNorm 之后，<code>{name}</code>（d_model = {d}）。",
+  origin_x_pre: "x 是注意力读入的向量：残差流经过 {norm} 之后，<code>{name}</code>（d_model = {d}）。",
   origin_x_post: "x 是注意力读入的向量：残差流本身，<code>{name}</code>（d_model = {d}）；{why}",
   origin_why_post: "后置归一化的块里，LayerNorm 在注意力之后。",
   origin_why_none: "这个模型没有 LayerNorm。",
@@ -102,7 +102,7 @@ function originDraw(d) {
   const kk = d.keys[ORIGIN.pick === null ? best : pickN];
   const why = d.norm === "none" ? t("origin_why_none") : t("origin_why_post");
   let html = `<h2>${esc(t("origin_title", { i: d.token, tok: q.token, l: d.layer, h: d.head }))}</h2>` +
-    `<p class="caption">${t(d.pre_norm ? "origin_x_pre" : "origin_x_post", { name: esc(d.x_name), d: d.d_model, why })} ` +
+    `<p class="caption">${t(d.pre_norm ? "origin_x_pre" : "origin_x_post", { name: esc(d.x_name), d: d.d_model, why, norm: d.norm === "rms" ? "RMSNorm" : "LayerNorm" })} ` +
     `${t("origin_formula", { dh: d.d_head, h: d.head, scale: fmt(d.scale) })}</p>` +
     (rot ? `<p class="caption">${t("origin_rope")}</p>` : "") +
     (d.values === "k" ? `<p class="caption">${t("origin_values_k")}</p>` : "");
