@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 from cli_util import run_ok
-from test_llm_parts import complex_rotation
+from test_llm_parts import LLAMA3, complex_rotation, gen
 
 from qkv.core import checkpoint, corpus
 from qkv.core.checks import check
@@ -25,22 +25,6 @@ from qkv.core.sample import generate_batch, generate_ids
 from qkv.core.trace import trace_names
 
 transformers = pytest.importorskip("transformers")
-
-LLAMA3 = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=256)
-
-
-def gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
-def ulps_bf16(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """How many bfloat16 steps lie between a and b, elementwise (the bits read as a signed-magnitude integer)."""
-
-    def ordered(t):
-        bits = t.contiguous().view(torch.int16).int()
-        return torch.where(bits < 0, -(bits & 0x7FFF), bits)
-
-    return (ordered(a) - ordered(b)).abs()
 
 
 # ---------------------------------------------------------------------------- 4. the variants

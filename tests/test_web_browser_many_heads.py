@@ -25,7 +25,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv s
 
 L, H = 24, 14
 NAME = "tiny-qwen2-24x14"
-TEXT = "hello world, the cat sat on the warm mat. the dog ate an apple. 我昨天在超市买了三个苹果。\n" * 30
 SENTENCE = "The cat sat on the warm mat"
 DRAWN = "() => document.querySelectorAll('#heads canvas[data-drawn]').length"
 
@@ -34,20 +33,11 @@ def build_model_dir(d):
     """A random Qwen2ForCausalLM of L layers x H heads (seeded) with a byte-level tokenizer.json, saved as
     transformers saves it (config.json, model.safetensors, generation_config.json)."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from llm_dirs import byte_level_tokenizer
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-        special_tokens=["<|endoftext|>"],
-    )
-    tok.train_from_iterator([TEXT], trainer=trainer)
+    tok = byte_level_tokenizer()
     config = transformers.Qwen2Config(
         vocab_size=320,
         hidden_size=56,
