@@ -65,13 +65,9 @@ def test_ablating_nothing_is_the_model_bit_for_bit(bundled):
         plain, plain_explicit = model(x), model(x, explicit=True)
         with heads_off(model, []):
             assert torch.equal(model(x), plain) and torch.equal(model(x, explicit=True), plain_explicit)
-        for attn in (b.attn for b in model.blocks):  # a mask of ones multiplies by 1.0: exact
-            attn.head_mask = torch.ones(model.cfg.n_heads)
-        try:
-            assert torch.equal(model(x), plain) and torch.equal(model(x, explicit=True), plain_explicit)
-        finally:
-            for attn in (b.attn for b in model.blocks):
-                attn.head_mask = None
+        ones = lambda z, hook: z * 1.0  # a hook that multiplies every z by 1.0: exact, on the written-out path
+        with model.hooks([(lambda name: name.endswith("attn.hook_z"), ones)]):
+            assert torch.equal(model(x), plain_explicit) and torch.equal(model(x, explicit=True), plain_explicit)
 
 
 @pytest.mark.parametrize("pick", ["each", "sets"])
@@ -123,13 +119,16 @@ def test_only_later_layers_change(bundled):
             assert max(max(r) for r in later) > 0  # z_h is not zero, so later layers read something else
 
 
-def test_mask_is_restored(bundled):
+def test_the_switch_is_removed_after_an_error(bundled):
     model, tok = bundled
-    with pytest.raises(RuntimeError):
-        with heads_off(model, [(0, 0)]):
-            assert model.blocks[0].attn.head_mask is not None
-            raise RuntimeError("boom")
-    assert all(b.attn.head_mask is None for b in model.blocks)
+    x = torch.tensor([tok.encode(SENTENCE)])
+    with torch.no_grad():
+        plain = model(x)
+        with pytest.raises(RuntimeError):
+            with heads_off(model, [(0, 0)]):
+                assert not torch.equal(model(x), plain)
+                raise RuntimeError("boom")
+        assert torch.equal(model(x), plain)
 
 
 def test_fused_and_cached_paths_see_the_mask(bundled):
@@ -190,7 +189,10 @@ def test_api_ablate(bundled):
     r = c.post("/api/ablate", json={"text": SENTENCE, "heads": heads})
     assert r.status_code == 200
     assert r.json() == ablate(model, tok, SENTENCE, heads=heads)
-    assert all(b.attn.head_mask is None for b in model.blocks)
+    with torch.no_grad():  # the switch stayed in the request's own pass: the model is as it was
+        x = torch.tensor([tok.encode(SENTENCE)])
+        assert torch.equal(model(x, explicit=True), model.run_with_trace(x)[0])
+        assert not torch.allclose(model(x), w_o_zeroed(model, [tuple(h) for h in heads])(x), atol=1e-4)
     for bad, status in (
         ({"text": SENTENCE, "heads": [[99, 0]]}, 400),
         ({"text": SENTENCE, "heads": [[0, 0, 0]]}, 422),

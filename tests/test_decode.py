@@ -122,22 +122,6 @@ def test_gpt_step_with_rows_at_their_own_positions_is_each_row_alone(pos):
     assert torch.allclose(got[0], want_a, atol=1e-5) and torch.allclose(got[1], want_b, atol=1e-5)
 
 
-def test_a_switched_off_head_is_off_in_the_step_too():
-    from qkv.analysis.ablate import heads_off
-
-    torch.manual_seed(0)
-    model = GPT(_cfg()).eval()
-    ids = torch.tensor([[1, 2, 3, 4]])
-    step = model.stepper()  # made before the heads are switched off: the mask is read at each step
-    with heads_off(model, [(0, 1), (1, 2)]):
-        want = model(ids)[0, -1]
-        cache = model.new_cache()
-        model(ids[:, :3], cache)
-        got = step(ids[0, 3:], cache)[0]
-    assert torch.allclose(got, want, atol=1e-5)
-    assert not torch.allclose(got, model(ids)[0, -1], atol=1e-3)  # the heads mattered
-
-
 def test_step_refuses_a_full_cache():
     model = GPT(ModelConfig(d_vocab=7, n_ctx=4, d_model=8, n_heads=2, n_layers=1)).eval()
     cache = model.new_cache()

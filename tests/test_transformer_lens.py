@@ -149,3 +149,48 @@ def test_transformer_lens_weight_processing_leaves_the_layer_norm_scale_and_norm
     assert_same("log-probabilities", logits.log_softmax(-1), tl_logits.log_softmax(-1))  # the unembedding is centred
     moved = (trace["blocks.0.ln1.hook_out"] - tl["blocks.0.ln1.hook_out"]).abs().max()
     assert moved > 0.1  # folded: TransformerLens's LN output is its normalized vector, ours keeps scale and shift
+
+
+def _hooks_both_ways(n_heads: int):
+    """The same edits for both libraries: zero one head's z, halve a residual stream, make a pattern uniform,
+    double a LayerNorm's scale, and swap two positions of the MLP's hidden units (in place)."""
+
+    def zero_head(z, hook):  # (B, T, n_heads, d_head)
+        out = z.clone()
+        out[:, :, n_heads - 1] = 0
+        return out
+
+    def uniform(pattern, hook):  # (B, n_heads, T, T)
+        visible = torch.ones_like(pattern).tril()
+        return visible / visible.sum(-1, keepdim=True)
+
+    def swap(post, hook):
+        post[:, [0, 1]] = post[:, [1, 0]].clone()
+
+    return [
+        ("blocks.0.attn.hook_z", zero_head),
+        ("blocks.1.hook_resid_pre", lambda x, hook: x * 0.5),
+        ("blocks.1.attn.hook_pattern", uniform),
+        ("blocks.0.ln2.hook_scale", lambda s, hook: s * 2.0),
+        ("blocks.1.mlp.hook_post", swap),
+    ]
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_run_with_hooks_edits_as_transformer_lens_does(config, tmp_path):
+    hf = random_gpt2(len(config), **CONFIGS[config])
+    ours = from_hf(hf)
+    theirs = bridge(copy.deepcopy(hf), tmp_path, processing=False)
+    ids = torch.randint(0, hf.config.vocab_size, (2, hf.config.n_positions), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        plain = ours(ids)
+        for one in _hooks_both_ways(ours.cfg.n_heads):
+            got, want = ours.run_with_hooks(ids, fwd_hooks=[one]), theirs.run_with_hooks(ids, fwd_hooks=[one])
+            assert not torch.allclose(got, plain, atol=1e-3), one[0]  # each edit changes the logits
+            assert_same(f"logits after an edit of {one[0]}", got, want)
+        every = _hooks_both_ways(ours.cfg.n_heads)
+        assert_same(
+            "logits after every edit",
+            ours.run_with_hooks(ids, fwd_hooks=every),
+            theirs.run_with_hooks(ids, fwd_hooks=every),
+        )

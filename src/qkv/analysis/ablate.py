@@ -13,8 +13,8 @@ so its patterns A and the next-token probabilities P = softmax(logits) may chang
     unpack(doc["patterns"]["after"]) # (n_layers - first, n_heads, T, T): the later layers' A after
                                      # (qkv.analysis.view.unpack)
 
-`heads_off(model, heads)` is the switch itself (the attention modules' head_mask), for a caller who
-wants to run the ablated model some other way (generate, trace). Plain JSON-ready data out
+`heads_off(model, heads)` is the switch itself (a hook on each layer's hook_z: qkv.core.hooks), for a
+caller who wants to run the ablated model some other way (generate, trace). Plain JSON-ready data out
 (kind "ablate"); the patterns are packed as in the view document (float32, base64).
 """
 
@@ -39,23 +39,18 @@ TOP_CHANGES = 12  # pattern entries with the largest change
 @contextmanager
 def heads_off(model, heads):
     """Within this block the given (layer, head) pairs of `model` (a GPT or an encoder) are switched
-    off: their z is multiplied by 0 before W_O. Each attention's head_mask is restored afterwards.
-    The masks live on the model, so callers that share it must hold their lock around the block."""
+    off: their z is multiplied by 0 before W_O, by a hook on hook_z (model.hooks), so only the passes of
+    this thread see it; it is removed afterwards."""
     if not model.family.one_stack:
         raise TextError.of("errors.ablate_family", title=family_title(model.family))
     pairs = check_heads(model.cfg, heads)
-    attns = [block.attn for block in model.blocks]
-    saved = [a.head_mask for a in attns]
-    try:
-        for layer in sorted({L for L, _ in pairs}):
-            W = attns[layer].W_O.weight
-            mask = torch.ones(model.cfg.n_heads, dtype=W.dtype, device=W.device)  # (n_heads,)
-            mask[[h for L, h in pairs if L == layer]] = 0.0
-            attns[layer].head_mask = mask
+    W = model.blocks[0].attn.W_O.weight
+    keep = torch.ones(model.cfg.n_layers, model.cfg.n_heads, dtype=W.dtype, device=W.device)  # (n_layers, n_heads)
+    for layer, head in pairs:
+        keep[layer, head] = 0.0
+    zero = lambda z, hook: z * keep[hook.layer()].view(1, 1, -1, 1)  # z: (B, T, n_heads, d_head)
+    with model.hooks([(f"blocks.{layer}.attn.hook_z", zero) for layer in sorted({L for L, _ in pairs})]):
         yield pairs
-    finally:
-        for a, m in zip(attns, saved):
-            a.head_mask = m
 
 
 def _run(model, ids: list[int], first: int):

@@ -17,7 +17,7 @@ from .models.family import FAMILIES, OWNED_FIELDS
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 NORM_KINDS = ("pre", "post", "rms", "none")
 VALUE_KINDS = ("v", "k")
-MLP_KINDS = ("plain", "gated")
+MLP_KINDS = ("plain", "gated", "none")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu")
 ROPE_LAYOUTS = ("adjacent", "halves")
 ROPE_SCALING_FIELDS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
@@ -62,7 +62,8 @@ class ModelConfig:
     `rope_layout` ("adjacent": rotate pairs (x_2i, x_2i+1); "halves": pairs (x_i, x_i+d_head/2), as
     Llama), `rope_scaling` (Llama 3's stretch of the slow frequencies: a dict of ROPE_SCALING_FIELDS),
     `qkv_bias` (biases on q, k, v only; None: as `bias`) and `qk_norm` (an RMSNorm over each head's q
-    and k, as Qwen3).
+    and k, as Qwen3). `mlp="none"` makes an attention-only model (x = x + Attn(LN1(x)) per block, no
+    MLP), the toy model of the induction-heads papers.
     arch="bert" builds qkv.core.models.encoder.Encoder: the same blocks, plus `n_token_types`
     segment embeddings and a LayerNorm over the embeddings, and no unembedding (it outputs hidden
     states); BERT runs it with causal=False and norm="post".
@@ -92,7 +93,7 @@ class ModelConfig:
     unembed_bias: bool = True  # the b in softmax(h W_out + b)
     tie_embeddings: bool = False  # W_out = W_E^T
     activation: str = "gelu"
-    mlp: str = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out
+    mlp: str = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out; "none": attention only
     n_kv_heads: int | None = None  # grouped-query attention: key/value heads (None: n_heads)
     rope_layout: str = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
     rope_scaling: dict | None = None  # Llama 3's: factor, low/high_freq_factor, original_max_position_embeddings
@@ -154,10 +155,14 @@ class ModelConfig:
         if self.qkv_bias is None:
             self.qkv_bias = self.bias
         _check_rope_scaling(self.rope_scaling)
+        if self.mlp == "none" and (self.norm == "post" or not self.residual):
+            raise ValueError(
+                "mlp='none' (attention only) is a block of pre-norm residual connections: x = x + Attn(LN1(x))"
+            )
         if not family.llm_parts:  # the encoder and the encoder-decoder are built of the 2017 paper's parts
             used = {
                 "norm='rms'": self.norm == "rms",
-                "mlp='gated'": self.mlp != "plain",
+                f"mlp={self.mlp!r}": self.mlp != "plain",
                 "n_kv_heads": self.n_kv_heads != self.n_heads,
                 "rope_layout='halves'": self.rope_layout != "adjacent",
                 "rope_scaling": self.rope_scaling is not None,

@@ -16,6 +16,7 @@ import torch
 from .device import model_device
 from .finite import NonFiniteError, not_finite_error
 from .models.gpt import GPT
+from .nn.tap import hooked
 from .refusal import Refusal, phrase
 
 
@@ -120,7 +121,9 @@ def generate_ids(
     # non-causal model lets earlier tokens see later ones, so their cached keys would go stale: no cache
     cache = model.new_cache(capacity=len(context) + max_new_tokens) if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
-    step = model.stepper() if cache is not None and not model.training else None  # it applies no dropout
+    # the stepper applies no dropout and has no taps: in training mode, or with hooks on (model.hooks), each
+    # new token runs the model's forward with the cache instead
+    step = model.stepper() if cache is not None and not model.training and not hooked(model) else None
     for i in range(max_new_tokens):
         try:
             token = _pick(logits, temperature, top_k, top_p, generator)
@@ -193,8 +196,8 @@ def generate_batch(
     new: list[list[int]] = [[] for _ in prompts]
     scores: list[list[torch.Tensor]] = [[] for _ in prompts]
     # a non-causal model's earlier keys change with every new token, and dropout in training mode
-    # is not what GPT.stepper computes: then every step runs the windows again
-    incremental = model.cfg.causal and not model.training
+    # is not what GPT.stepper computes, nor are hooks (it has no taps): then every step runs the windows again
+    incremental = model.cfg.causal and not model.training and not hooked(model)
     step = model.stepper() if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     room = min(n_ctx, max((len(s) for s in seqs), default=0) + max_new_tokens)  # the cache's capacity

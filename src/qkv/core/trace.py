@@ -72,7 +72,9 @@ def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
     mlp = [p + "mlp.hook_pre", *gated, p + "mlp.hook_post", p + "hook_mlp_out"]
     # (sub-layer names, its LayerNorm, the residual hook after it): x = x + f(LN(x)) or x = LN(x + f(x))
     subs = [(attn("attn", rope), ln1, p + "hook_resid_mid")]
-    if cross:  # a decoder block: cross-attention between the two, LN2 before it, the MLP's LN is LN3
+    if cfg.mlp == "none":  # attention only: the stream after attention is the block's output
+        subs += [([], [], p + "hook_resid_post")]
+    elif cross:  # a decoder block: cross-attention between the two, LN2 before it, the MLP's LN is LN3
         subs += [(attn("cross_attn", False), ln2, p + "hook_resid_mid_cross"), (mlp, ln3, p + "hook_resid_post")]
     else:
         subs += [(mlp, ln2, p + "hook_resid_post")]
@@ -232,18 +234,15 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     keep = name_filter(model.cfg, names)
     device = model_device(model)
     inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-    with recording(keep) as recorder:
+    with recording(keep, model) as recorder:  # with any hooks that are on (model.hooks): the trace holds their edits
         logits = model(ids.to(device), explicit=True, **inputs)
-    acts = recorder.activations  # on the CPU, in float32 for a bfloat16 model (tap.readable)
+    acts = recorder.activations  # on the CPU, in float32 for a bfloat16 model (tap.readable); the logits too
     logits = readable(logits)
     cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
     if not model.family.next_token:
         return logits, trace
-    probs = model.next_token_probs(logits) if keep("probs") else None  # P(next token) = softmax(h W_out + b)
-    if keep("logits"):
-        acts["logits"] = logits
-    if probs is not None:
-        acts["probs"] = probs
+    if keep("probs"):
+        acts["probs"] = model.next_token_probs(logits)  # P(next token) = softmax(h W_out + b)
     return logits, trace

@@ -48,7 +48,7 @@ def transform_doc(model, tokenizer, twin, layer: int, head: int, lang: str = DEF
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
-    """Add this module's routes to `app` (FastAPI); `lock` serialises forward passes."""
+    """Add this module's routes to `app` (FastAPI); `lock` bounds the forward passes in flight (server.PASSES)."""
     twins = []  # the random model of the same shape, made on the first request
 
     @app.post("/api/transform")

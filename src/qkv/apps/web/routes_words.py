@@ -43,7 +43,7 @@ def _checkpoint_dir(app):
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
-    """Add this module's routes to `app` (FastAPI); `lock` serialises forward passes."""
+    """Add this module's routes to `app` (FastAPI); `lock` bounds the forward passes in flight (server.PASSES)."""
     known: dict = {}
 
     def text_of():

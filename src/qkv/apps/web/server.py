@@ -97,7 +97,9 @@ from .requests import (
 )
 
 MAX_NEW = 256
-LOCK = threading.Lock()  # the trace recorder is process-wide: one forward pass at a time, whatever the app
+# each forward pass records and hooks in its own state (core/nn/tap.py: per thread), so requests run side by
+# side; at most PASSES at once, which bounds the memory that work in flight holds
+PASSES = 4
 PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
 STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
@@ -170,10 +172,10 @@ def host_name(header: str) -> str:
 
 
 def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
-    """The ASGI app serving one model (in eval mode; requests take turns on it). It answers requests
+    """The ASGI app serving one model (in eval mode; at most PASSES requests compute at once). It answers requests
     addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
     model.eval()
-    lock = LOCK
+    lock = threading.BoundedSemaphore(PASSES)  # not one lock: a bound on passes in flight
     n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
     translates = model.family.translates

@@ -18,15 +18,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..hooks import Hookable
 from ..nn.block import make_block
 from ..nn.layernorm import LayerNorm
 from ..nn.position import make_position
-from ..nn.tap import tap, written_out
+from ..nn.tap import forward_pass, tap, tap_expanded
 from ..trace import run_with_trace
 from .family import FAMILIES
 
 
-class Encoder(nn.Module):
+class Encoder(Hookable, nn.Module):
     family = FAMILIES["bert"]  # hidden states out: no next-token distribution (models.family)
     loaded_from = None  # where it was loaded from (models.pretrained)
 
@@ -56,12 +57,10 @@ class Encoder(nn.Module):
         if T > self.cfg.n_ctx:
             raise ValueError(f"{T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         key_mask = None if attention_mask is None else attention_mask.bool()  # (B, T)
-        with written_out(explicit):
+        with forward_pass(self, explicit):
             x = tap("hook_embed", self.embed(ids))  # (B, T, d_model)
             if self.pos_embed is not None:
-                pos = self.pos_embed(0, T)  # (T, d_model)
-                tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
-                x = x + pos
+                x = x + tap_expanded("hook_pos_embed", self.pos_embed(0, T), (B, T, -1))  # (T, d_model) per row
             if self.token_type_embed is not None:
                 types = torch.zeros_like(ids) if token_type_ids is None else token_type_ids
                 x = x + tap("hook_token_type_embed", self.token_type_embed(types))

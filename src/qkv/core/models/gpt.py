@@ -21,17 +21,18 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..hooks import Hookable
 from ..nn.attention import KVCache
 from ..nn.block import make_block
 from ..nn.layernorm import NoNorm, make_norm
 from ..nn.linear import linear_step
 from ..nn.position import make_position
-from ..nn.tap import tap, written_out
+from ..nn.tap import forward_pass, tap, tap_expanded
 from ..trace import run_with_trace
 from .family import FAMILIES
 
 
-class GPT(nn.Module):
+class GPT(Hookable, nn.Module):
     family = FAMILIES["gpt"]  # what it is and can do (models.family)
     loaded_from = None  # a pretrained model: where it was loaded from (models.pretrained)
     stop_ids: tuple[int, ...] = ()  # a pretrained model's end-of-text ids (generation_config.json): qkv generate stops
@@ -70,14 +71,14 @@ class GPT(nn.Module):
         offset = cache.length if cache is not None else 0
         if offset + T > self.cfg.n_ctx:
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
-        with written_out(explicit):
+        with forward_pass(self, explicit):
             x = self.embed_ids(ids, offset)  # (B, T, d_model)
             for block in self.blocks:
                 x = block(x, cache)
             if cache is not None:
                 cache.length += T
             h = self.ln_final(x)
-            return self.unembed(h)  # (B, T, d_vocab): h W_out + b
+            return tap("logits", self.unembed(h))  # (B, T, d_vocab): h W_out + b
 
     def embed_ids(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + the vectors of positions offset..offset+T-1.
@@ -87,11 +88,10 @@ class GPT(nn.Module):
         x = self.embed(ids)  # (B, T, d_model)
         if self.embed_scale != 1.0:
             x = x * self.embed_scale
-        tap("hook_embed", x)
+        x = tap("hook_embed", x)
         if self.pos_embed is not None:
             pos = self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
-            tap("hook_pos_embed", lambda: pos.expand(B, T, -1))
-            x = x + pos
+            x = x + tap_expanded("hook_pos_embed", pos, (B, T, -1))
         return F.dropout(x, self.p_embed, self.training) if self.p_embed > 0 else x
 
     def stepper(self):

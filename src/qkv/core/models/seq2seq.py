@@ -22,11 +22,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..hooks import Hookable
 from ..nn.attention import KVCache
 from ..nn.block import DecoderBlock, make_block
 from ..nn.layernorm import make_norm
 from ..nn.position import make_position
-from ..nn.tap import tap, written_out
+from ..nn.tap import forward_pass, tap, tap_expanded
 from ..trace import run_with_trace
 from .family import FAMILIES
 from .gpt import GPT, gpt2_init
@@ -70,7 +71,7 @@ class DecoderStack(nn.Module):
         return self.ln_final(x)
 
 
-class Seq2Seq(nn.Module):
+class Seq2Seq(Hookable, nn.Module):
     family = FAMILIES["seq2seq"]  # the decoder predicts the next target token (models.family)
     loaded_from = None
     languages: tuple[str, str] | None = None  # (source, target), e.g. ("zh", "en"): what its checkpoint records
@@ -103,7 +104,7 @@ class Seq2Seq(nn.Module):
         """src_ids (B, S), tgt_ids (B, T), src_mask (B, S) 1 at real source tokens -> logits (B, T, d_vocab).
 
         Teacher forcing: every target position at once, each seeing the whole source and the target before it."""
-        with written_out(explicit):
+        with forward_pass(self, explicit):
             memory = self.encode(src_ids, src_mask)
             return self.decode(tgt_ids, memory, src_mask, cache)
 
@@ -114,8 +115,9 @@ class Seq2Seq(nn.Module):
                 f"a source of {src_ids.shape[1]} tokens does not fit in the context of {self.cfg.n_ctx} (n_ctx)"
             )
         table = self.embed if self.src_embed is None else self.src_embed
-        x = self._embed("encoder.", table, self.src_pos_embed, src_ids, 0)
-        return self.encoder(x, None if src_mask is None else src_mask.bool())
+        with forward_pass(self):
+            x = self._embed("encoder.", table, self.src_pos_embed, src_ids, 0)
+            return self.encoder(x, None if src_mask is None else src_mask.bool())
 
     def decode(
         self,
@@ -130,22 +132,21 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"{offset + tgt_ids.shape[1]} target tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)"
             )
-        x = self._embed("decoder.", self.embed, self.pos_embed, tgt_ids, offset)
-        h = self.decoder(x, memory, None if src_mask is None else src_mask.bool(), cache)
-        if cache is not None:
-            cache.length += tgt_ids.shape[1]
-        return self.unembed(h)  # (B, T, d_vocab): h W_out + b
+        with forward_pass(self):
+            x = self._embed("decoder.", self.embed, self.pos_embed, tgt_ids, offset)
+            h = self.decoder(x, memory, None if src_mask is None else src_mask.bool(), cache)
+            if cache is not None:
+                cache.length += tgt_ids.shape[1]
+            return tap("logits", self.unembed(h))  # (B, T, d_vocab): h W_out + b
 
     def _embed(self, scope: str, table: nn.Embedding, pos_module, ids: torch.Tensor, offset: int) -> torch.Tensor:
         """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + positions offset.., recorded as
         {scope}hook_embed, hook_pos_embed."""
         B, T = ids.shape
         x = table(ids) * self.embed_scale if self.embed_scale != 1.0 else table(ids)  # (B, T, d_model)
-        tap(scope + "hook_embed", x)
+        x = tap(scope + "hook_embed", x)
         if pos_module is not None:
-            pos = pos_module(offset, T)  # (T, d_model)
-            tap(scope + "hook_pos_embed", lambda: pos.expand(B, T, -1))
-            x = x + pos
+            x = x + tap_expanded(scope + "hook_pos_embed", pos_module(offset, T), (B, T, -1))  # (T, d_model) per row
         return F.dropout(x, self.p_embed, self.training) if self.p_embed > 0 else x
 
     next_token_probs = staticmethod(GPT.next_token_probs)

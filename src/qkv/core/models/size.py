@@ -66,11 +66,12 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
             p = f"{prefix}blocks.{i}."
             layer_norm(p + "ln1")
             attention(p + "attn")
-            layer_norm(p + "ln2")
-            if cfg.mlp == "gated":
-                linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
-            linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
-            linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
+            if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
+                layer_norm(p + "ln2")
+                if cfg.mlp == "gated":
+                    linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
+                linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
+                linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
             if cross:  # a decoder block: cross-attention, and ln3 before the MLP
                 attention(p + "cross_attn")
                 layer_norm(p + "ln3")

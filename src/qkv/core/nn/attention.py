@@ -34,23 +34,27 @@ from torch import nn
 from .layernorm import RMSNorm
 from .linear import linear_step
 from .position import RoPE
-from .tap import active, explicit, tap
+from .tap import explicit, tap, tap_view, untapped, wants
 
 
-def attention(q, k, v, mask=None, dropout_p: float = 0.0):
+def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped):
     """z = softmax(q k^T / sqrt(d_head)) v, written out. Returns (z, pattern, scores).
 
     q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: bool, True = may attend,
     (T_q, T_k) or anything that broadcasts to the scores, e.g. (B, 1, T_q, T_k) with padding.
     Attention dropout zeroes weights and scales the rest by 1/(1-p) without renormalising, so in
-    training a row of the pattern no longer sums to exactly 1.
+    training a row of the pattern no longer sums to exactly 1. `tap(name, t)` sees (and may replace)
+    the raw dots q . k (hook_dots), the scores (hook_attn_scores) and the pattern (hook_pattern).
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, n_heads, T_q, T_k)
+    dots = tap("hook_dots", q @ k.transpose(-2, -1))  # (B, n_heads, T_q, T_k): raw q . k
+    scores = dots / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
+    scores = tap("hook_attn_scores", scores)
     pattern = scores.softmax(dim=-1)  # A
     if dropout_p > 0.0:
         pattern = F.dropout(pattern, dropout_p)
+    pattern = tap("hook_pattern", pattern)  # in training: after dropout, as z reads it
     z = pattern @ v  # (B, n_heads, T_q, d_head)
     return z, pattern, scores
 
@@ -120,9 +124,8 @@ class MultiHeadAttention(nn.Module):
     first (Qwen3: attn.q_norm, attn.k_norm). The output is
     recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
 
-    Switching heads off (ablation): `head_mask`, when set, multiplies each head's z before W_O,
-    z_h <- head_mask[h] * z_h, so a 0 removes head h's output z_h W_O[h] (b_O stays). The head's
-    q, k, pattern are still computed; hook_z records z after the mask. None (the default) skips it.
+    Every tap may be edited by a hook (nn/tap.py): q, k, v, z in TransformerLens's (B, T, heads, d_head)
+    layout, and hook_result, each head's z_h W_O[h]: an edited one is summed (with b_O) into the output.
     """
 
     def __init__(
@@ -150,9 +153,6 @@ class MultiHeadAttention(nn.Module):
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head, cfg.ln_eps, None), RMSNorm(cfg.d_head, cfg.ln_eps, None)
         else:
             self.q_norm = self.k_norm = None
-        # (n_heads,) multipliers of each head's z, or None (the default: nothing is multiplied). A plain
-        # attribute, not a parameter or buffer: it is not saved, and qkv.analysis.ablate sets it for a while.
-        self.head_mask: torch.Tensor | None = None
 
     def forward(
         self,
@@ -173,22 +173,24 @@ class MultiHeadAttention(nn.Module):
             offset = cache.length if cache is not None else 0
             q, k, v = self.project(x)  # q = x W_Q: (B, n_heads, T, d_head); k, v: (B, n_kv_heads, T, d_head)
             if self.q_norm is not None:  # Qwen3: each head's q and k over d_head, before positions
-                q, k = self.q_norm(q), self.k_norm(k)
-                self._tap_heads(("hook_q_normed", q), ("hook_k_normed", k))
+                q, k = self.tap_heads("hook_q_normed", self.q_norm(q)), self.tap_heads("hook_k_normed", self.k_norm(k))
             if self.rope is not None:
-                q, k = self.rope(q, offset), self.rope(k, offset)
-                self._tap_heads(("hook_rot_q", q), ("hook_rot_k", k))
+                q, k = (
+                    self.tap_heads("hook_rot_q", self.rope(q, offset)),
+                    self.tap_heads("hook_rot_k", self.rope(k, offset)),
+                )
             if cache is not None:
                 k, v = cache.append(self.layer, k, v)  # (B, n_kv_heads, offset + T, d_head)
         z = self.attend(q, k, v, offset, key_mask)  # z = softmax(q k^T / sqrt(d_head)) v: (B, n_heads, T, d_head)
-        if self.head_mask is not None:  # ablation: z_h times head_mask[h] (0 switches head h off) before W_O
-            z = z * self.head_mask.view(1, -1, 1, 1)
-        self._tap_heads(("hook_z", z))
-        z = z.transpose(1, 2)  # (B, T, n_heads, d_head)
-        # each head's own output z_h W_O[h]; they add up (with the bias) to W_O's output
-        tap(self.tap_prefix + "hook_result", lambda: torch.einsum("bthd,hdm->bthm", z, self.head_W_O()))
+        z = self.tap_heads("hook_z", z).transpose(1, 2)  # (B, T, n_heads, d_head)
         out = self.W_O(z.reshape(B, T, self.n_heads * self.d_head))  # heads concatenated, then W_O: (B, T, d_model)
-        tap(self.out_name, out)
+        result = self.tap_prefix + "hook_result"
+        if wants(result):  # each head's own output z_h W_O[h]; they add up (with b_O) to W_O's output
+            each = torch.einsum("bthd,hdm->bthm", z, self.head_W_O())  # (B, T, n_heads, d_model)
+            edited = tap(result, each)
+            if edited is not each:  # a hook changed some head's output: the sum is of what it left
+                out = edited.sum(2) if self.W_O.bias is None else edited.sum(2) + self.W_O.bias
+        out = tap(self.out_name, out)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
 
     def stepper(self):
@@ -223,8 +225,6 @@ class MultiHeadAttention(nn.Module):
             k, v = cache.append(layer, k, v)  # (B, n_kv_heads, cache.length + 1, d_head)
             # no causal mask: every cached key is in the past
             z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask, enable_gqa=gqa)  # (B, n_heads, 1, d_head)
-            if self.head_mask is not None:  # read at each step: heads_off may switch heads off later
-                z = z * self.head_mask.view(1, -1, 1, 1)
             return W_O(z.view(B, n_heads * d_head))  # heads concatenated: (B, n_heads * d_head) -> (B, d_model)
 
         return step
@@ -236,8 +236,7 @@ class MultiHeadAttention(nn.Module):
         heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
         q, k, *v = (heads(t) for t in self.W_QKV(x).split(self.split, -1))  # one product, its rows split
         v = v[0] if v else k  # values="k": z = A k
-        self._tap_heads(("hook_q", q), ("hook_k", k), ("hook_v", v))
-        return q, k, v
+        return self.tap_heads("hook_q", q), self.tap_heads("hook_k", k), self.tap_heads("hook_v", v)
 
     def project_q(self, x: torch.Tensor) -> torch.Tensor:
         """Cross-attention's q = x W_Q + b_Q, per head: W_QKV's first rows (as nn.MultiheadAttention's in_proj)."""
@@ -247,8 +246,7 @@ class MultiHeadAttention(nn.Module):
         q = (
             F.linear(x, self.W_QKV.weight[:d_attn], bias).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
         )  # (B, n_heads, T, d_head)
-        self._tap_heads(("hook_q", q))
-        return q
+        return self.tap_heads("hook_q", q)
 
     def project_kv(self, memory: torch.Tensor):
         """Cross-attention's k = m W_K + b_K, v = m W_V + b_V from the memory m (the encoder's output), per head."""
@@ -258,8 +256,7 @@ class MultiHeadAttention(nn.Module):
         kv = F.linear(memory, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
         k, *v = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
         v = v[0] if v else k  # values="k": z = A k
-        self._tap_heads(("hook_k", k), ("hook_v", v))
-        return k, v
+        return self.tap_heads("hook_k", k), self.tap_heads("hook_v", v)
 
     def attend(self, q, k, v, offset: int, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         """z = softmax(q k^T / sqrt(d_head)) v: written out while a trace records (or explicit()),
@@ -279,20 +276,17 @@ class MultiHeadAttention(nn.Module):
         if explicit():
             if gqa:  # (B, n_kv_heads, T_k, d_head) -> (B, n_heads, T_k, d_head): each kv head for its group
                 k, v = k.repeat_interleave(self.group, dim=1), v.repeat_interleave(self.group, dim=1)
-            z, pattern, scores = attention(q, k, v, mask, p)
-            tap(self.tap_prefix + "hook_dots", lambda: q @ k.transpose(-2, -1))  # raw q . k, unscaled, unmasked
-            tap(self.tap_prefix + "hook_attn_scores", scores)
-            tap(self.tap_prefix + "hook_pattern", pattern)
-            return z  # recorded as hook_z by forward, after the head mask
+            z, _, _ = attention(q, k, v, mask, p, lambda name, t: tap(self.tap_prefix + name, t))
+            return z  # tapped as hook_z by forward
         if offset == 0 and key_mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa)
         # padding, or a chunk after cached tokens (its causal mask is offset): is_causal cannot express either
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa)
 
-    def _tap_heads(self, *named) -> None:
-        if active():
-            for name, t in named:  # (B, n_heads, T, d_head) -> TransformerLens's (B, T, n_heads, d_head)
-                tap(self.tap_prefix + name, lambda t=t: t.transpose(1, 2))
+    def tap_heads(self, name: str, t: torch.Tensor) -> torch.Tensor:
+        """Tap t (B, heads, T, d_head) under TransformerLens's layout (B, T, heads, d_head); t or the edit."""
+        flip = lambda u: u.transpose(1, 2)  # (B, heads, T, d_head) <-> (B, T, heads, d_head)
+        return tap_view(self.tap_prefix + name, t, flip, flip)
 
     def head_weights(self) -> dict[str, torch.Tensor]:
         """W_Q, W_K, W_V (n_heads, d_model, d_head) and W_O (n_heads, d_head, d_model), per query head,

@@ -98,7 +98,7 @@ class GatedMLP(nn.Module):
 
 
 def make_mlp(cfg, layer: int = 0, scope: str = "") -> nn.Module:
-    """The MLP of cfg.mlp: the 2017 paper's and GPT-2's ("plain"), or SwiGLU's ("gated")."""
+    """The MLP of cfg.mlp: the 2017 paper's and GPT-2's ("plain"), or SwiGLU's ("gated"); "none" has none."""
     return (GatedMLP if cfg.mlp == "gated" else MLP)(cfg, layer, scope)
 
 
@@ -121,7 +121,7 @@ class Block(nn.Module):
         return self.ln1.stepper(), self.attn.stepper(), self.ln2.stepper(), self.mlp.stepper()
 
     def tap(self, name: str, x: torch.Tensor) -> torch.Tensor:
-        """Record x as blocks.L.<name> while a trace records."""
+        """Tap x as blocks.L.<name>: recorded while a trace records; x or a hook's replacement."""
         return tap(self.tap_prefix + name, x)
 
 
@@ -131,11 +131,11 @@ class PreNormBlock(Block):
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        self.tap("hook_resid_pre", x)
+        x = self.tap("hook_resid_pre", x)
         x = x + self.attn(self.ln1(x), cache, key_mask)
-        self.tap("hook_resid_mid", x)
+        x = self.tap("hook_resid_mid", x)
         x = x + self.mlp(self.ln2(x))
-        self.tap("hook_resid_post", x)
+        x = self.tap("hook_resid_post", x)
         return x
 
     def stepper(self):
@@ -154,11 +154,11 @@ class PostNormBlock(Block):
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        self.tap("hook_resid_pre", x)
+        x = self.tap("hook_resid_pre", x)
         x = self.ln1(x + self.attn(x, cache, key_mask))
-        self.tap("hook_resid_mid", x)
+        x = self.tap("hook_resid_mid", x)
         x = self.ln2(x + self.mlp(x))
-        self.tap("hook_resid_post", x)
+        x = self.tap("hook_resid_post", x)
         return x
 
     def stepper(self):
@@ -177,11 +177,11 @@ class PreNormBlockNoResidual(Block):
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        self.tap("hook_resid_pre", x)
+        x = self.tap("hook_resid_pre", x)
         x = self.attn(self.ln1(x), cache, key_mask)
-        self.tap("hook_resid_mid", x)
+        x = self.tap("hook_resid_mid", x)
         x = self.mlp(self.ln2(x))
-        self.tap("hook_resid_post", x)
+        x = self.tap("hook_resid_post", x)
         return x
 
     def stepper(self):
@@ -200,11 +200,11 @@ class PostNormBlockNoResidual(Block):
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        self.tap("hook_resid_pre", x)
+        x = self.tap("hook_resid_pre", x)
         x = self.ln1(self.attn(x, cache, key_mask))
-        self.tap("hook_resid_mid", x)
+        x = self.tap("hook_resid_mid", x)
         x = self.ln2(self.mlp(x))
-        self.tap("hook_resid_post", x)
+        x = self.tap("hook_resid_post", x)
         return x
 
     def stepper(self):
@@ -215,6 +215,29 @@ class PostNormBlockNoResidual(Block):
             return ln2(mlp(x))
 
         return step
+
+
+class AttentionOnlyBlock(Block):
+    """mlp="none": x = x + Attn(LN1(x)), nothing else (the toy model of the induction-heads papers).
+    hook_resid_mid and hook_resid_post are the same stream: there is no MLP between them."""
+
+    def __init__(self, cfg, layer: int = 0, scope: str = "", causal: bool | None = None):
+        nn.Module.__init__(self)
+        self.tap_prefix = p = f"{scope}blocks.{layer}."
+        self.ln1 = make_norm(cfg, p + "ln1")
+        self.attn = MultiHeadAttention(cfg, layer, scope, causal=causal)
+
+    def forward(
+        self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        x = self.tap("hook_resid_pre", x)
+        x = x + self.attn(self.ln1(x), cache, key_mask)
+        x = self.tap("hook_resid_mid", x)
+        return self.tap("hook_resid_post", x)
+
+    def stepper(self):
+        ln1, attn = self.ln1.stepper(), self.attn.stepper()
+        return lambda x, cache, positions=None, key_mask=None: x + attn(ln1(x), cache, positions, key_mask)
 
 
 class DecoderBlock(Block):
@@ -235,25 +258,27 @@ class DecoderBlock(Block):
         cache: KVCache | None = None,
     ) -> torch.Tensor:
         """x: (B, T, d_model) target tokens; memory: (B, T_src, d_model); memory_mask: (B, T_src), False at padding."""
-        self.tap("hook_resid_pre", x)
+        x = self.tap("hook_resid_pre", x)
         if self.post_norm:
             x = self.ln1(x + self.attn(x, cache))
-            self.tap("hook_resid_mid", x)
+            x = self.tap("hook_resid_mid", x)
             x = self.ln2(x + self.cross_attn(x, cache, memory_mask, memory))
-            self.tap("hook_resid_mid_cross", x)
+            x = self.tap("hook_resid_mid_cross", x)
             x = self.ln3(x + self.mlp(x))
         else:
             x = x + self.attn(self.ln1(x), cache)
-            self.tap("hook_resid_mid", x)
+            x = self.tap("hook_resid_mid", x)
             x = x + self.cross_attn(self.ln2(x), cache, memory_mask, memory)
-            self.tap("hook_resid_mid_cross", x)
+            x = self.tap("hook_resid_mid_cross", x)
             x = x + self.mlp(self.ln3(x))
-        self.tap("hook_resid_post", x)
+        x = self.tap("hook_resid_post", x)
         return x
 
 
 def make_block(cfg, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
-    """The block class for cfg.norm and cfg.residual (causal: None follows cfg.causal)."""
+    """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal)."""
+    if cfg.mlp == "none":
+        return AttentionOnlyBlock(cfg, layer, scope, causal)
     post = cfg.norm == "post"
     if cfg.residual:
         return (PostNormBlock if post else PreNormBlock)(cfg, layer, scope, causal)

@@ -19,16 +19,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .tap import explicit, tap
+from .tap import explicit, tap, untapped
 
 
-def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, eps: float):
-    """LN(x) over the last dimension, written out. Returns (out, normalized, scale)."""
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, eps: float, tap=untapped):
+    """LN(x) over the last dimension, written out. Returns (out, normalized, scale).
+    `tap(name, t)` sees (and may replace) hook_scale, hook_normalized and hook_out on the way."""
     centered = x - x.mean(-1, keepdim=True)
-    scale = (centered.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the biased standard deviation
-    normalized = centered / scale
+    scale = tap("hook_scale", (centered.pow(2).mean(-1, keepdim=True) + eps).sqrt())  # (..., 1): biased std
+    normalized = tap("hook_normalized", centered / scale)
     out = normalized * weight
-    return (out if bias is None else out + bias), normalized, scale
+    return tap("hook_out", out if bias is None else out + bias), normalized, scale
 
 
 class LayerNorm(nn.Module):
@@ -45,10 +46,10 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not explicit():
             return self.fused(x)
-        out, normalized, scale = layer_norm(x, self.weight, self.bias, self.eps)
-        tap(self.name + ".hook_scale", scale)
-        tap(self.name + ".hook_normalized", normalized)
-        return tap(self.name + ".hook_out", out)
+        return layer_norm(x, self.weight, self.bias, self.eps, self.tap)[0]
+
+    def tap(self, name: str, t: torch.Tensor) -> torch.Tensor:
+        return tap(f"{self.name}.{name}", t)
 
     def fused(self, x: torch.Tensor) -> torch.Tensor:
         """LN(x) by the fused kernel (F.layer_norm's, without its Python checks), recording nothing."""
@@ -63,15 +64,19 @@ class LayerNorm(nn.Module):
         return f"{self.weight.shape[0]}, eps={self.eps}, bias={self.bias is not None}, name={self.name!r}"
 
 
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float):
-    """RMSNorm(x) over the last dimension, written out. Returns (out, normalized, scale).
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, tap=untapped):
+    """RMSNorm(x) over the last dimension, written out. Returns (out, normalized, scale); `tap` as layer_norm's.
 
     As transformers' Llama and Qwen, the scale is computed in float32 whatever x's dtype, and the
     normalized vector is cast back to it before the weight multiplies (this matters in bfloat16)."""
     x32 = x.float()
-    scale = (x32.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the root mean square
-    normalized = (x32 / scale).to(x.dtype)
-    return normalized * weight, normalized, scale.to(x.dtype)
+    scale32 = (x32.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the root mean square
+    scale = scale32.to(x.dtype)
+    kept = tap("hook_scale", scale)
+    if kept is not scale:  # a hook's scale divides instead
+        scale32 = kept.float()
+    normalized = tap("hook_normalized", (x32 / scale32).to(x.dtype))
+    return tap("hook_out", normalized * weight), normalized, kept
 
 
 class RMSNorm(nn.Module):
@@ -88,12 +93,10 @@ class RMSNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not explicit():
             return self.fused(x)
-        out, normalized, scale = rms_norm(x, self.weight, self.eps)
-        if self.name is None:
-            return out
-        tap(self.name + ".hook_scale", scale)
-        tap(self.name + ".hook_normalized", normalized)
-        return tap(self.name + ".hook_out", out)
+        return rms_norm(x, self.weight, self.eps, untapped if self.name is None else self.tap)[0]
+
+    def tap(self, name: str, t: torch.Tensor) -> torch.Tensor:
+        return tap(f"{self.name}.{name}", t)
 
     def fused(self, x: torch.Tensor) -> torch.Tensor:
         """RMS(x) by torch's fused kernel in float32, recording nothing (the same rounding as rms_norm)."""

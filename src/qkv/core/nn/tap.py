@@ -1,28 +1,47 @@
-"""Taps: named points where a trace reads the activations of a forward pass.
+"""Taps: named points where a forward pass can be read (a trace) and edited (hooks).
 
-`tap(name, value)` costs one global check when nothing records, and returns value. Inside
-`recording(keep)` it stores value (a tensor, or a function that computes one, for activations
-that cost extra work such as each head's separate output) under `name`, if `keep(name)` says so.
-Names follow TransformerLens: blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ...
+`x = tap(name, x)` returns x, or what a hook put in its place. Names follow TransformerLens:
+blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ... (qkv.trace_names lists them).
 
-Recorded tensors are kept on the CPU: a model on a GPU records its activations as CPU copies, so
-the analysis code (which works on the CPU) reads them as it reads a CPU model's. On the CPU this
-costs nothing: `.to("cpu")` of a CPU tensor is that tensor. A model in bfloat16 (`--dtype bfloat16`)
-records float32 copies, exactly equal (`readable`).
+What a forward pass records and which hooks it runs belong to that pass alone: a `Pass`, kept in a
+context variable, so two threads (the web server's requests) or two asyncio tasks never see each
+other's. Outside `recording()` and `hooking()` there is none, and a tap costs one variable read.
 
-`explicit()` tells attention and LayerNorm to take their written-out formulas instead of the
-fused kernels: always while a trace records, and inside `written_out()` (GPT.forward(explicit=True)).
+- `recording(keep)`: a Recorder keeps the value at every name `keep(name)` accepts, after the hooks
+  (what is recorded is what was computed). A value a hook replaces at a point that an earlier name
+  shares (blocks.0.hook_resid_post is blocks.1.hook_resid_pre: the same tensor) is recorded under
+  both, so the trace never contradicts itself. Recorded tensors are on the CPU (a GPU model's are
+  copies) and in float32 for a bfloat16 or float16 model, exactly (`readable`).
+- `hooking(model, hooks)`: name -> functions fn(activation, hook) that return a replacement (same
+  shape) or None (keep it; an in-place edit stays). qkv.core.hooks builds them from
+  TransformerLens's fwd_hooks. They apply to `model` only: `forward_pass(model)` (each model's
+  forward) sets the pass aside while another model runs.
+
+`explicit()` tells attention and LayerNorm to take their written-out formulas instead of the fused
+kernels: while a trace records, while a hook reads a name only those formulas compute (the scores,
+the pattern, z, a LayerNorm's parts: WRITTEN_OUT), and inside `written_out()` (forward(explicit=True)).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 
-_recorder: Recorder | None = None
-_written_out = False
+# names whose hooks need the written-out path: the fused kernels never form these values (hook_z is
+# formed by both, but an edited z is one a reader expects to see mixed by the written-out formula)
+WRITTEN_OUT = (
+    "hook_dots",
+    "hook_attn_scores",
+    "hook_pattern",
+    "hook_z",
+    ".hook_scale",
+    ".hook_normalized",
+    ".hook_out",
+)
 
 
 class Recorder:
@@ -30,10 +49,73 @@ class Recorder:
         self.keep = keep
         self.activations: dict[str, torch.Tensor] = {}
 
-    def record(self, name: str, value) -> None:
-        if self.keep(name):
-            tensor = value() if callable(value) else value
-            self.activations[name] = readable(tensor)
+
+class HookPoint:
+    """What a hook function is told about where it runs: `hook.name` (the full name), `hook.layer()`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def layer(self) -> int | None:
+        """The block's layer in the name (blocks.3.attn.hook_z -> 3), or None (hook_embed, logits)."""
+        found = re.search(r"blocks\.(\d+)\.", self.name)
+        return int(found.group(1)) if found else None
+
+    def __repr__(self) -> str:
+        return f"HookPoint({self.name!r})"
+
+
+class Pass:
+    """The state of the forward passes inside one recording() or hooking() block, in one context."""
+
+    def __init__(self, model, recorder: Recorder | None, hooks: dict[str, tuple], explicit: bool):
+        self.model = model  # the model whose passes these are (None: any, e.g. a module run on its own)
+        self.recorder = recorder
+        self.hooks = hooks  # full name -> hook functions, in the order they were added
+        self.explicit = explicit
+        self._last: torch.Tensor | None = None  # the last value tapped, and the recorded names it is
+        self._names: list[str] = []
+
+    def wants(self, name: str) -> bool:
+        return name in self.hooks or (self.recorder is not None and self.recorder.keep(name))
+
+    def tap(self, name: str, value):
+        fns = self.hooks.get(name, ())
+        rec = self.recorder is not None and self.recorder.keep(name)
+        if not fns and not rec:
+            return value
+        given = value() if callable(value) else value
+        value = given
+        for fn in fns:
+            out = fn(value, HookPoint(name))
+            if out is not None:
+                value = _replacement(name, value, out)
+        if self.recorder is not None:
+            acts = self.recorder.activations
+            names = self._names if given is self._last else []  # the names this very tensor was recorded under
+            if value is not given:
+                for alias in names:
+                    acts[alias] = readable(value)
+            if rec:
+                acts[name] = readable(value)
+                names = [*names, name]
+            self._last, self._names = value, names
+        return value
+
+
+def _replacement(name: str, value: torch.Tensor, out) -> torch.Tensor:
+    if not isinstance(out, torch.Tensor) or out.shape != value.shape:
+        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(
+            f"the hook on {name} returned {got}; it must return None or a tensor of shape {tuple(value.shape)}"
+        )
+    return out.to(dtype=value.dtype, device=value.device)
+
+
+_pass: ContextVar[Pass | None] = ContextVar("qkv_pass", default=None)
+_written_out: ContextVar[bool] = ContextVar("qkv_written_out", default=False)
 
 
 def readable(tensor: torch.Tensor) -> torch.Tensor:
@@ -45,41 +127,122 @@ def readable(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def tap(name: str, value):
-    """Record value under name while a trace records; return value either way."""
-    if _recorder is not None:
-        _recorder.record(name, value)
+    """Record value under name and let the hooks on name replace it; return it, or its replacement.
+    value may be a function that computes it (an activation that costs extra work): called only if read."""
+    p = _pass.get()
+    return value if p is None else p.tap(name, value)
+
+
+def untapped(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A tap that neither records nor edits (the formulas' default when no module names them)."""
     return value
+
+
+def tap_view(name: str, value: torch.Tensor, view: Callable, unview: Callable) -> torch.Tensor:
+    """Tap view(value), the layout under which the name is known (attention's (B, T, n_heads, d_head) of a
+    (B, n_heads, T, d_head) tensor), and return value, or unview(the replacement)."""
+    p = _pass.get()
+    if p is None or not p.wants(name):
+        return value
+    seen = view(value)
+    out = p.tap(name, seen)
+    return value if out is seen else unview(out)
+
+
+def tap_expanded(name: str, value: torch.Tensor, shape) -> torch.Tensor:
+    """Tap value broadcast to shape (the positions' (T, d_model) table, as each sequence's (B, T, d_model)):
+    the same numbers, as a copy a hook may edit row by row; value itself when no one reads the name."""
+    p = _pass.get()
+    if p is None or not p.wants(name):
+        return value
+    return p.tap(name, value.expand(shape).clone())
+
+
+def wants(name: str) -> bool:
+    """True when this pass records name or hooks it (so an activation that costs work is worth forming)."""
+    p = _pass.get()
+    return p is not None and p.wants(name)
 
 
 def active() -> bool:
     """True while a trace records."""
-    return _recorder is not None
+    p = _pass.get()
+    return p is not None and p.recorder is not None
+
+
+def hooked(model) -> bool:
+    """True while hooks on `model` are on (generation then runs the taps' forward, not the plain stepper)."""
+    p = _pass.get()
+    return p is not None and bool(p.hooks) and p.model in (None, model)
 
 
 def explicit() -> bool:
-    """True when the model must compute with the written-out formulas (a trace, or written_out())."""
-    return _written_out or _recorder is not None
+    """True when the model must compute with the written-out formulas (a trace, a hook on what only they
+    compute, or written_out())."""
+    if _written_out.get():
+        return True
+    p = _pass.get()
+    return p is not None and p.explicit
 
 
 @contextmanager
 def written_out(on: bool = True):
     """Within this block attention and LayerNorm use their written-out formulas (when `on`)."""
-    global _written_out
-    before = _written_out
-    _written_out = before or on
+    token = _written_out.set(True) if on else None
     try:
         yield
     finally:
-        _written_out = before
+        if token is not None:
+            _written_out.reset(token)
 
 
 @contextmanager
-def recording(keep: Callable[[str], bool] = lambda name: True):
-    global _recorder
-    if _recorder is not None:
-        raise RuntimeError("a trace is already being recorded")
-    _recorder = Recorder(keep)
+def forward_pass(model, explicit: bool = False):
+    """Each model's forward runs inside this: the written-out formulas if `explicit`, and a pass that
+    belongs to another model (its recorder, its hooks) set aside until this one ends."""
+    p = _pass.get()
+    aside = _pass.set(None) if p is not None and p.model is not None and p.model is not model else None
     try:
-        yield _recorder
+        with written_out(explicit):
+            yield
     finally:
-        _recorder = None
+        if aside is not None:
+            _pass.reset(aside)
+
+
+def _enter(model, recorder: Recorder | None, hooks: dict[str, tuple], explicit: bool):
+    return _pass.set(Pass(model, recorder, hooks, explicit))
+
+
+@contextmanager
+def recording(keep: Callable[[str], bool] = lambda name: True, model=None):
+    """Within this block the passes of `model` (None: whatever runs) record what keep(name) accepts,
+    with the hooks already on (a trace under model.hooks(...) holds the edited values)."""
+    p = _pass.get()
+    if p is not None and p.recorder is not None:
+        raise RuntimeError("a trace is already being recorded")
+    recorder = Recorder(keep)
+    same = p is not None and (p.model is None or model is None or p.model is model)
+    token = _enter(p.model if same and model is None else model, recorder, p.hooks if same else {}, True)
+    try:
+        yield recorder
+    finally:
+        _pass.reset(token)
+
+
+@contextmanager
+def hooking(model, hooks: dict[str, tuple]):
+    """Within this block the passes of `model` run `hooks` (full name -> functions), after any already on."""
+    p = _pass.get()
+    if p is not None and p.model is not None and p.model is not model:
+        raise ValueError("hooks of another model are on here: put one model's hooks on at a time")
+    merged = dict(p.hooks) if p is not None else {}
+    for name, fns in hooks.items():
+        merged[name] = merged.get(name, ()) + tuple(fns)
+    forced = any(name.endswith(WRITTEN_OUT) for name in merged)
+    recorder = p.recorder if p is not None else None
+    token = _enter(model, recorder, merged, forced or (p is not None and p.explicit))
+    try:
+        yield
+    finally:
+        _pass.reset(token)
