@@ -245,6 +245,10 @@ def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre"
     v = v.repeat_interleave(z.shape[1] // v.shape[2], dim=2).transpose(1, 2)  # what each head reads: (L, H, T_key, d)
     v_2d, z_2d, kept = _values_2d(v, z)
     x, attn_out = get(x_hook), get(f"hook_{attn}_out")  # (L, T_query, d_model)
+    try:
+        mlp_out = get("hook_mlp_out")
+    except KeyError:  # an attention-only model (mlp="none"): no MLP adds anything
+        mlp_out = torch.zeros_like(x)
     return {
         "dots": dots,
         "pattern": pattern,
@@ -260,7 +264,7 @@ def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre"
         "attn_out_norm": attn_out.norm(dim=-1),
         "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
         "resid_mid_norm": get(mid_hook).norm(dim=-1),
-        "mlp_out_norm": get("hook_mlp_out").norm(dim=-1),
+        "mlp_out_norm": mlp_out.norm(dim=-1),
         "resid_post_norm": get("hook_resid_post").norm(dim=-1),
         "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),
     }

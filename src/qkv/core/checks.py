@@ -264,7 +264,7 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
             ("resid_mid_cross", "hook_resid_mid", "hook_cross_attn_out", "hook_resid_mid_cross", "ln2"),
             ("resid_post", "hook_resid_mid_cross", "hook_mlp_out", "hook_resid_post", "ln3"),
         ]
-    else:
+    elif cfg.mlp != "none":  # attention only: resid_post is resid_mid, nothing is added between them
         steps += [("resid_post", "hook_resid_mid", "hook_mlp_out", "hook_resid_post", "ln2")]
     items = []
     for name, before, out, after, ln in steps:

@@ -155,10 +155,6 @@ class ModelConfig:
         if self.qkv_bias is None:
             self.qkv_bias = self.bias
         _check_rope_scaling(self.rope_scaling)
-        if self.mlp == "none" and (self.norm == "post" or not self.residual):
-            raise ValueError(
-                "mlp='none' (attention only) is a block of pre-norm residual connections: x = x + Attn(LN1(x))"
-            )
         if not family.llm_parts:  # the encoder and the encoder-decoder are built of the 2017 paper's parts
             used = {
                 "norm='rms'": self.norm == "rms",
@@ -171,6 +167,10 @@ class ModelConfig:
             }
             if any(used.values()):
                 raise ValueError(f"{next(k for k, v in used.items() if v)} is for a GPT; {family.title} has none")
+        if self.mlp == "none" and (self.norm == "post" or not self.residual):
+            raise ValueError(
+                "mlp='none' (attention only) is a block of pre-norm residual connections: x = x + Attn(LN1(x))"
+            )
         for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
         if self.embed_scale is None:
