@@ -318,9 +318,17 @@ def attend(args) -> None:
         print(d.figure(args.figure).path, file=sys.stderr)
 
 
+PATCH_FLAGS = ("clean", "corrupt", "answer", "wrong")  # what qkv figure patching needs (and --site may add)
+
+
 def figure(args) -> Path:
     from qkv.presentation.draw import figure
 
+    if args.kind == "patching":
+        return _patching_figure(args)
+    given = [f"--{n}" for n in (*PATCH_FLAGS, "site") if getattr(args, n) is not None]
+    if given:
+        raise Refusal.of("patching.flags_other", flags=", ".join(given))
     path = figure(
         args.kind,
         args.out,
@@ -335,6 +343,52 @@ def figure(args) -> Path:
     )
     print(path)
     return path
+
+
+def _patching_figure(args) -> Path:
+    """qkv figure patching: the heat map of activation patching (--clean, --corrupt, --answer, --wrong)."""
+    from qkv.analysis.patch import patch_text
+    from qkv.presentation.figures import check_path
+    from qkv.presentation.plot_patching import patching_heatmap
+
+    missing = [f"--{n}" for n in PATCH_FLAGS if getattr(args, n) is None]
+    if missing:
+        raise Refusal.of("patching.missing", flags=", ".join(missing))
+    out = check_path(args.out)  # before the model runs
+    model, tokenizer = _load(args.ckpt)
+    result = patch_text(
+        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site or "resid_pre"
+    )
+    path = patching_heatmap(result.to_json(tokenizer), out, lang=args.lang)
+    print(path)
+    return path
+
+
+def patch(args) -> None:
+    """qkv patch: the activation-patching table (layers x positions, or layers x heads), or its JSON."""
+    from qkv.analysis.patch import patch_text
+    from qkv.presentation.patching_table import render
+
+    model, tokenizer = _load(args.ckpt)
+    result = patch_text(model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site)
+    doc = result.to_json(tokenizer)
+    if args.json:
+        print(finite_dumps(doc, indent=2))
+    else:
+        print(render(doc, args.lang), end="")
+
+
+def heads(args) -> None:
+    """qkv heads: the head detector's four tables (previous, duplicate, induction, first token), or its JSON."""
+    from qkv.analysis.head_scores import head_scores
+    from qkv.presentation.heads_table import render
+
+    model, tokenizer = _load(args.ckpt)
+    scores = head_scores(model, tokenizer, seed=args.seed)
+    if args.json:
+        print(finite_dumps(scores.to_json(), indent=2))
+    else:
+        print(render(scores, args.lang), end="")
 
 
 def serve(args) -> None:
@@ -365,6 +419,8 @@ COMMANDS = {
     "explain": explain,
     "attend": attend,
     "figure": figure,
+    "patch": patch,
+    "heads": heads,
     "serve": serve,
     "export": export,
 }

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 LANGS = ("zh", "en")
-FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
+FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment", "patching")
+PATCH_SITES = ("resid_pre", "attn_out", "mlp_out", "z")  # qkv.analysis.patch.SITES (not imported: it imports torch)
 ATTEND_FORMATS = ("text", "markdown", "latex", "json")
 SEED_MAX = 2**63 - 1
 
@@ -272,6 +273,7 @@ def _add_seeing(sub) -> None:
     p.add_argument("--lang", choices=LANGS, default="en", help="language of titles and labels")
     p.add_argument("--log", action="append", default=[], metavar="DIR", help="a run's directory (loss; repeatable)")
     p.add_argument("--tokens", help="comma-separated tokens to show (embedding)")
+    _patch_texts(p, required=False)
 
     p = sub.add_parser("serve", help="the explorer: a local web page that shows attention computing, live")
     _ckpt(p)
@@ -279,6 +281,52 @@ def _add_seeing(sub) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     _device(p, reads=True)
     _threads(p)
+
+
+def _patch_texts(p, required: bool) -> None:
+    """The options of activation patching: qkv patch, and qkv figure patching."""
+    fig = "" if required else "patching: "
+    p.add_argument("--clean", required=required, metavar="TEXT", help=fig + "the text whose activations are patched in")
+    p.add_argument(
+        "--corrupt", required=required, metavar="TEXT", help=fig + "the text that is run (as many tokens as --clean)"
+    )
+    p.add_argument("--answer", required=required, metavar="WORD", help=fig + "the next token the clean text leads to")
+    p.add_argument(
+        "--wrong", required=required, metavar="WORD", help=fig + "the next token the corrupted text leads to"
+    )
+    p.add_argument(
+        "--site",
+        choices=PATCH_SITES,
+        default="resid_pre" if required else None,
+        help=fig + "what is patched: resid_pre, attn_out, mlp_out (each layer and position) or z (each head; "
+        "default resid_pre)",
+    )
+
+
+def _add_interventions(sub) -> None:
+    """The commands that change or score what a model computes: patch, heads."""
+    p = sub.add_parser(
+        "patch",
+        help="activation patching: which layer and position (or head) carries what tells two texts apart",
+        description="Runs the corrupted text again and again, each time with one piece of the clean text's "
+        "run put in its place, and measures logit(answer) - logit(wrong) at the last position. "
+        'Example: qkv patch --clean "我 昨天 吃了 苹果 ，" --corrupt "我 上周 投资了 苹果 ，" '
+        "--answer 味道 --wrong 股价",
+    )
+    _patch_texts(p, required=True)
+    _ckpt(p)
+    _lang(p)
+    p.add_argument("--json", action="store_true", help='print the kind-"patching" JSON document instead')
+
+    p = sub.add_parser(
+        "heads",
+        help="the head detector: how much each head looks at the previous token, an earlier copy of its own "
+        "token, the token after such a copy (induction) or position 0, on repeated random tokens",
+    )
+    _ckpt(p)
+    _lang(p)
+    p.add_argument("--seed", type=seed, default=0, help="which random tokens are measured (default 0)")
+    p.add_argument("--json", action="store_true", help='print the kind-"head-scores" JSON document instead')
 
 
 def _add_export(sub) -> None:
@@ -315,5 +363,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--heldout", action="store_true", help="the held-out sentences (frames never in the training text)")
     _add_lessons(sub)
     _add_seeing(sub)
+    _add_interventions(sub)
     _add_export(sub)
     return parser

@@ -1,0 +1,259 @@
+"""Activation patching: which activations carry what the clean text has and the corrupted one lacks.
+
+Two texts of the same length differ in one detail: the clean one ("我 昨天 吃了 苹果 ，") leads the model
+to one answer (味道, the fruit's taste), the corrupted one ("我 上周 投资了 苹果 ，") to another (股价,
+the company's stock). A metric m(logits) measures the answer, e.g. the logit difference
+
+    m = logit[answer] - logit[wrong]      at one position (the last by default)
+
+Patching runs the corrupted text, but at one piece of one activation puts in the value that piece had
+in the clean run, lets the rest of the forward pass compute on from there, and measures m again.
+A piece that moves m from m_corrupted to m_clean carries (all of) the difference; its share is
+
+    normalized = (m_patched - m_corrupted) / (m_clean - m_corrupted)     (0: nothing; 1: everything)
+
+Sites, as TransformerLens's patching names them (blocks.L.<name>):
+
+    resid_pre   the residual stream entering block L, at one position     values (n_layers, T)
+    attn_out    what block L's attention adds, at one position            values (n_layers, T)
+    mlp_out     what block L's MLP adds, at one position                  values (n_layers, T)
+    z           head h of layer L (its z_h = A_h v_h), at every position  values (n_layers, n_heads)
+
+Since a causal model computes position i from positions <= i only, patching resid_pre at layer 0 at
+every position is the clean run itself; at one position it swaps that token's embedding.
+
+    result = patch(model, clean_ids, corrupted_ids, "resid_pre", logit_diff(answer_id, wrong_id))
+    result.values, result.clean, result.corrupted, result.normalized()
+    r = patch_text(model, tokenizer, "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，", "味道", "股价", site="z")
+    r.to_json(tokenizer)                 # the kind-"patching" document
+
+The clean activations are recorded once (one traced forward); the patched runs are batched: each row of
+a batch is the corrupted text with its own piece patched (hooks on the model: model.run_with_hooks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from qkv.core.document import header
+from qkv.core.indices import check_token
+from qkv.core.models import evaluating
+from qkv.core.refusal import Refusal, family_title
+
+from .view import TextError, check_ids, read_text
+
+SITES = ("resid_pre", "attn_out", "mlp_out", "z")
+BY_HEAD = ("z",)  # sites patched per head (all positions at once); the others per position
+_NAMES = {
+    "resid_pre": "blocks.{L}.hook_resid_pre",
+    "attn_out": "blocks.{L}.hook_attn_out",
+    "mlp_out": "blocks.{L}.hook_mlp_out",
+    "z": "blocks.{L}.attn.hook_z",
+}
+LOGITS_BUDGET = 2**24  # logits numbers one patched forward may hold (B * T * d_vocab): 64 MB in float32
+
+
+# ------------------------------------------------------------------ the metric
+
+
+@dataclass(frozen=True)
+class LogitDiff:
+    """m(logits) = logits[:, position, answer] - logits[:, position, wrong]: one number per sequence."""
+
+    answer: int
+    wrong: int
+    position: int = -1
+
+    def __call__(self, logits: torch.Tensor) -> torch.Tensor:
+        at = logits[:, self.position]  # (B, d_vocab)
+        return at[:, self.answer] - at[:, self.wrong]  # (B,)
+
+
+def logit_diff(answer: int, wrong: int, position: int = -1) -> LogitDiff:
+    """The metric logit(answer) - logit(wrong) at `position` (token ids; see token_id for a word)."""
+    return LogitDiff(int(answer), int(wrong), int(position))
+
+
+def token_id(tokenizer, word: str) -> int:
+    """The id of `word`, which must be one token of the tokenizer (else a one-line refusal)."""
+    if not isinstance(word, str) or not word:
+        raise TextError.of("patching.word_empty")
+    try:
+        ids = tokenizer.encode(word)
+    except ValueError as e:  # a word tokenizer without a fallback names the unknown word
+        raise TextError.recast(e) from None
+    ids = [i for i in ids if i not in getattr(tokenizer, "special", ())]  # WordPiece's [CLS] [SEP]
+    if len(ids) != 1:
+        pieces = " ".join(repr(tokenizer.display(i)) for i in ids)
+        raise TextError.of("patching.word_tokens", word=repr(word), n=len(ids), pieces=pieces)
+    return ids[0]
+
+
+# ------------------------------------------------------------------ the result
+
+
+@dataclass
+class Patching:
+    """What patch() measured: values[L, i] = the metric with piece (L, i) of the clean run patched in
+    (i a position, or a head for site "z"), and the metric of the clean and the corrupted run."""
+
+    site: str
+    values: torch.Tensor  # (n_layers, T) or (n_layers, n_heads), float64
+    clean: float
+    corrupted: float
+    clean_ids: list[int]
+    corrupted_ids: list[int]
+    metric: Callable
+
+    @property
+    def by_head(self) -> bool:
+        return self.site in BY_HEAD
+
+    def normalized(self) -> torch.Tensor | None:
+        """(values - corrupted) / (clean - corrupted), or None when the two runs' metrics are equal."""
+        gap = self.clean - self.corrupted
+        if abs(gap) <= 1e-6 * max(1.0, abs(self.clean), abs(self.corrupted)):  # equal, to float32 rounding
+            return None
+        return (self.values - self.corrupted) / gap
+
+    def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
+        """The n pieces that move the metric most from the corrupted run's: (layer, index, value)."""
+        effect = (self.values - self.corrupted).abs().flatten()
+        order = torch.argsort(effect, descending=True, stable=True)[:n].tolist()
+        width = self.values.shape[1]
+        return [(k // width, k % width, float(self.values.flatten()[k])) for k in order]
+
+    def to_json(self, tokenizer=None) -> dict:
+        """The kind-"patching" document: the tokens of both texts, the site, the values (and their
+        normalized share, null when clean = corrupted), the two runs' metrics, the answer and the wrong
+        token when the metric is a logit difference."""
+        norm = self.normalized()
+        m = self.metric if isinstance(self.metric, LogitDiff) else None
+
+        def shown(ids):
+            return [tokenizer.display(i) for i in ids] if tokenizer is not None else None
+
+        def word(i):
+            return tokenizer.display(i) if tokenizer is not None and i is not None else None
+
+        return {
+            **header("patching"),
+            "site": self.site,
+            "axes": ["layer", "head" if self.by_head else "pos"],
+            "ids": {"clean": list(self.clean_ids), "corrupted": list(self.corrupted_ids)},
+            "tokens": {"clean": shown(self.clean_ids), "corrupted": shown(self.corrupted_ids)},
+            "values": self.values.tolist(),
+            "normalized": norm.tolist() if norm is not None else None,
+            "clean": self.clean,
+            "corrupted": self.corrupted,
+            "answer": word(m.answer) if m else None,
+            "wrong": word(m.wrong) if m else None,
+            "answer_id": m.answer if m else None,
+            "wrong_id": m.wrong if m else None,
+            "position": (m.position % len(self.clean_ids)) if m else None,
+        }
+
+
+# ------------------------------------------------------------------ patching
+
+
+def check_model(model, site: str) -> str:
+    """The hook name pattern of `site` for this model, or a one-line refusal (no logits, no such site)."""
+    family = model.family
+    if not family.next_token:
+        raise Refusal.of("patching.no_logits", title=family_title(family))
+    if not family.one_stack:
+        raise Refusal.of("patching.family", title=family_title(family))
+    if site not in SITES:
+        raise Refusal.of("patching.site", site=repr(site), sites=", ".join(SITES))
+    if site == "mlp_out" and model.cfg.mlp == "none":
+        raise Refusal.of("patching.no_mlp")
+    return _NAMES[site]
+
+
+def _ids(ids, cfg) -> list[int]:
+    if isinstance(ids, torch.Tensor):
+        ids = ids.reshape(-1).tolist()  # (T,) or (1, T)
+    return check_ids([int(i) for i in ids], cfg)
+
+
+def _per_row(metric, logits: torch.Tensor) -> torch.Tensor:
+    """metric(logits) as one float64 number per row of the batch, on the CPU."""
+    out = torch.as_tensor(metric(logits)).detach().reshape(-1)
+    if out.numel() != logits.shape[0]:
+        raise Refusal.of("patching.metric_shape", B=logits.shape[0], got=out.numel())
+    return out.to("cpu", torch.float64)
+
+
+def _hook(rows: list[int], index: list[int], clean: torch.Tensor, by_head: bool):
+    """A hook that puts the clean run's piece index[k] into row rows[k] of the batch.
+    clean: the clean activation (1, T, d_model) or, per head, (1, T, n_heads, d_head)."""
+
+    def put(act, hook):
+        act = act.clone()
+        src = clean.to(act.device, act.dtype)
+        for r, i in zip(rows, index):
+            if by_head:
+                act[r, :, i] = src[0, :, i]  # (T, d_head): head i at every position
+            else:
+                act[r, i] = src[0, i]  # (d_model,): position i
+        return act
+
+    return put
+
+
+@torch.no_grad()
+def patch(model, clean_ids, corrupted_ids, site: str, metric: Callable, batch: int | None = None) -> Patching:
+    """Patch each piece of `site` (see the module docstring) from the clean run into the corrupted run
+    and measure metric(logits) each time. metric maps logits (B, T, d_vocab) to one number per row (B,)
+    (logit_diff does). `batch`: pieces per forward pass (default: as many as LOGITS_BUDGET allows)."""
+    pattern = check_model(model, site)
+    cfg = model.cfg
+    clean_ids, corrupted_ids = _ids(clean_ids, cfg), _ids(corrupted_ids, cfg)
+    T = len(clean_ids)
+    if len(corrupted_ids) != T:
+        raise Refusal.of("patching.lengths", clean=T, corrupted=len(corrupted_ids))
+    if isinstance(metric, LogitDiff):
+        check_ids([metric.answer, metric.wrong], cfg)
+        if not -T <= metric.position < T:
+            raise Refusal.of("patching.position", pos=metric.position, T=T)
+    by_head = site in BY_HEAD
+    width = cfg.n_heads if by_head else T
+    pieces = [(L, i) for L in range(cfg.n_layers) for i in range(width)]
+    batch = batch or max(1, LOGITS_BUDGET // (T * cfg.d_vocab))
+    names = [pattern.format(L=L) for L in range(cfg.n_layers)]
+    device = next(model.parameters()).device
+    values = torch.empty(len(pieces), dtype=torch.float64)
+    with evaluating(model):
+        _, trace = model.run_with_trace(torch.tensor([clean_ids], device=device), names=names)
+        # both runs' metrics on the path of the patched runs (the trace's written-out one rounds differently)
+        both = model.run_with_hooks(torch.tensor([clean_ids, corrupted_ids], device=device), fwd_hooks=[])
+        clean, corrupted = _per_row(metric, both).tolist()
+        corrupted_run = torch.tensor([corrupted_ids], device=device)  # (1, T)
+        for start in range(0, len(pieces), batch):
+            group = pieces[start : start + batch]
+            hooks = []
+            for L in sorted({L for L, _ in group}):
+                rows = [r for r, (layer, _) in enumerate(group) if layer == L]
+                index = [group[r][1] for r in rows]
+                hooks.append((names[L], _hook(rows, index, trace[names[L]], by_head)))
+            logits = model.run_with_hooks(corrupted_run.expand(len(group), T), fwd_hooks=hooks)
+            values[start : start + len(group)] = _per_row(metric, logits)
+    return Patching(site, values.reshape(cfg.n_layers, width), clean, corrupted, clean_ids, corrupted_ids, metric)
+
+
+def patch_text(
+    model, tokenizer, clean: str, corrupted: str, answer: str, wrong: str, site: str = "resid_pre", position: int = -1
+) -> Patching:
+    """patch() for two texts and the metric logit(answer) - logit(wrong) at `position`, each word one token."""
+    check_model(model, site)  # an encoder is refused before its texts are read
+    _, clean_ids = read_text(tokenizer, clean, model.cfg.n_ctx)
+    _, corrupted_ids = read_text(tokenizer, corrupted, model.cfg.n_ctx)
+    if len(clean_ids) != len(corrupted_ids):
+        raise Refusal.of("patching.lengths", clean=len(clean_ids), corrupted=len(corrupted_ids))
+    position = check_token(position, len(clean_ids))
+    metric = logit_diff(token_id(tokenizer, answer), token_id(tokenizer, wrong), position)
+    return patch(model, clean_ids, corrupted_ids, site, metric)

@@ -1,0 +1,72 @@
+"""The activation-patching table as text (qkv patch): layers down, positions (or heads) across.
+
+It reads the kind-"patching" document (qkv.analysis.patch.Patching.to_json) and says, in zh or en,
+what was patched, the metric of the clean and the corrupted run, every patched metric with its share
+(patched - corrupted) / (clean - corrupted), and the pieces that move the metric most.
+"""
+
+from __future__ import annotations
+
+from .i18n import check_lang, translator
+from .text import render as render_blocks
+
+STRONGEST = 3
+SITE_KEYS = {  # each site's one-line description, by its literal key
+    "resid_pre": "site_resid_pre",
+    "attn_out": "site_attn_out",
+    "mlp_out": "site_mlp_out",
+    "z": "site_z",
+}
+
+
+def _num(x: float, digits: int = 3) -> str:
+    s = f"{x:.{digits}f}"
+    return s[1:] if s.startswith("-") and not s.strip("-0.") else s  # no "-0.000"
+
+
+def _token(doc: dict, i: int) -> str:
+    """Position i's token in the clean text, and the corrupted one's after a slash where they differ."""
+    a, b = doc["tokens"]["clean"][i], doc["tokens"]["corrupted"][i]
+    return a if a == b else f"{a}/{b}"
+
+
+def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
+    """The document as aligned text (or Markdown), in `lang`."""
+    say = translator(check_lang(lang), "patching")
+    values, norm = doc["values"], doc["normalized"]
+    by_head = doc["axes"][1] == "head"
+    tokens = doc["tokens"]
+    T = len(tokens["clean"])
+    blocks = [("title", say("title", site=doc["site"]))]
+    intro = [say(SITE_KEYS[doc["site"]]), say("clean_text", text=" ".join(tokens["clean"]))]
+    intro.append(say("corrupted_text", text=" ".join(tokens["corrupted"])))
+    if doc["answer"] is not None:
+        pos = doc["position"]
+        intro.append(say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=pos, tok=_token(doc, pos)))
+    intro.append(say("runs", clean=_num(doc["clean"]), corrupted=_num(doc["corrupted"])))
+    intro.append(say("cells") if norm is not None else say("cells_equal"))
+    blocks += [("p", "\n".join(intro[:-1])), ("p", intro[-1])]
+
+    width = len(values[0]) if values else 0
+    head = [say("corner_head" if by_head else "corner_pos")]
+    head += [say("head", head=h) for h in range(width)] if by_head else [f"{i} {_token(doc, i)}" for i in range(T)]
+    rows = []
+    for L, row in enumerate(values):
+        cells = [_num(v) + (f" ({_num(norm[L][i], 2)})" if norm is not None else "") for i, v in enumerate(row)]
+        rows.append([say("layer", layer=L), *cells])
+    blocks.append(("table", head, rows, set(range(1, width + 1))))
+
+    effect = sorted(
+        ((abs(v - doc["corrupted"]), L, i) for L, row in enumerate(values) for i, v in enumerate(row)),
+        key=lambda e: (-e[0], e[1], e[2]),
+    )
+    lines = [say("strongest")]
+    for _, L, i in effect[:STRONGEST]:
+        share = say("share", share=_num(norm[L][i], 2)) if norm is not None else ""
+        value = _num(values[L][i])
+        if by_head:
+            lines.append("  " + say("piece_head", layer=L, head=i, value=value, share=share))
+        else:
+            lines.append("  " + say("piece_pos", layer=L, pos=i, tok=_token(doc, i), value=value, share=share))
+    blocks.append(("p", "\n".join(lines)))
+    return render_blocks(blocks, markdown)

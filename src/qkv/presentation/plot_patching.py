@@ -1,0 +1,71 @@
+"""Activation patching as a heat map (qkv figure patching): layers down, positions (or heads) across.
+
+Colour = the share of the way from the corrupted run to the clean one that patching that one piece
+brings back, (patched - corrupted) / (clean - corrupted): 0 (white) changes nothing, 1 (red) restores
+the clean answer, below 0 (blue) pushes further away. When the two runs' metrics are equal there is no
+way to share out, and the colour is patched - corrupted instead. It reads the kind-"patching" document
+(qkv.analysis.patch.Patching.to_json).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .figures import caption, check_path, new_figure, save, short
+from .i18n import check_lang, translator
+
+CMAP = "RdBu_r"
+
+
+def _labels(doc: dict, by_head: bool, say) -> list[str]:
+    if by_head:
+        return [say("head", head=h) for h in range(len(doc["values"][0]))]
+    clean, corrupted = doc["tokens"]["clean"], doc["tokens"]["corrupted"]
+    return [
+        f"{i} {short(a)}" if a == b else f"{i} {short(a)}/{short(b)}" for i, (a, b) in enumerate(zip(clean, corrupted))
+    ]
+
+
+def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = None):
+    """Draw the document's values (n_layers, T or n_heads) to `path` (.png or .svg); returns the path."""
+    say = translator(check_lang(lang), "figures.patching")
+    check_path(path)
+    by_head = doc["axes"][1] == "head"
+    shares = doc["normalized"] is not None
+    values = np.asarray(doc["normalized"] if shares else doc["values"], dtype=float)  # (n_layers, width)
+    if not shares:
+        values = values - doc["corrupted"]
+    n_layers, width = values.shape
+    annotate = n_layers * width <= 160 if annotate is None else annotate
+    reach = float(np.nanmax(np.abs(values))) if values.size else 0.0
+    reach = max(reach, 1.0) if shares else (reach or 1.0)  # a share's scale always shows 0..1
+    labels = _labels(doc, by_head, say)
+    longest = max((len(s) for s in labels), default=1)
+    fig = new_figure((min(16.0, 2.6 + 0.75 * width), min(12.0, 2.6 + 0.5 * n_layers + 0.08 * longest)))
+    ax = fig.subplots()
+    image = ax.imshow(values, cmap=CMAP, vmin=-reach, vmax=reach, aspect="auto", interpolation="nearest")
+    ax.set_xticks(range(width), labels, rotation=90 if longest > 3 and not by_head else 0, fontsize="small")
+    ax.set_yticks(range(n_layers), [say("layer", layer=L) for L in range(n_layers)], fontsize="small")
+    ax.tick_params(length=0)
+    ax.set_xlabel(say("heads" if by_head else "positions"))
+    if annotate:
+        for L in range(n_layers):
+            for i in range(width):
+                v = values[L, i]
+                colour = "white" if abs(v) > 0.6 * reach else "black"
+                ax.text(
+                    i,
+                    L,
+                    f"{v:.2f}".replace("-0.00", "0.00"),
+                    ha="center",
+                    va="center",
+                    fontsize="x-small",
+                    color=colour,
+                )
+    fig.colorbar(image, ax=ax, shrink=0.85, label=say("share" if shares else "difference"))
+    ax.set_title(say("title", site=doc["site"]))
+    note = [say("runs", clean=f"{doc['clean']:.3f}", corrupted=f"{doc['corrupted']:.3f}")]
+    if doc["answer"] is not None:
+        note.insert(0, say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=doc["position"]))
+    caption(fig, "  ".join(note))
+    return save(fig, path)
