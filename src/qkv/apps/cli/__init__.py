@@ -20,7 +20,19 @@ from .parser import build_parser
 
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 # the commands that compute enough for the thread count to matter (qkv.core.threads picks it)
-COMPUTING = {"train", "generate", "translate", "demo", "lesson", "trace", "explain", "figure", "patch", "heads", "serve"}
+COMPUTING = {
+    "train",
+    "generate",
+    "translate",
+    "demo",
+    "lesson",
+    "trace",
+    "explain",
+    "figure",
+    "patch",
+    "heads",
+    "serve",
+}
 # the commands whose --lang is the language they speak in (corpus's picks which sentences it prints)
 SPEAKS = {"demo", "lesson", "explain", "attend", "figure", "translate", "patch", "heads"}
 
