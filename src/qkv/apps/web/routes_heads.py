@@ -1,8 +1,8 @@
 """The explorer's endpoints for the heads panels (added to the app by server.create_app).
 
-    GET  /api/heads    each head's label from the lesson "heads" (its favourite kind of key and the mean
-                       weight it puts there: "previous 0.88"), measured once per server; labels null
-                       (and "why") for a model the lesson cannot read
+    GET  /api/heads    each head's label from the head detector (qkv.analysis.head_scores: previous,
+                       duplicate, induction or first token, and its score there: "previous 0.88"), measured
+                       once per server; labels null (and "why") for a model it cannot measure
     POST /api/origin   {text | ids, layer, head, token} -> the "origin" document (qkv.analysis.origin):
                        x, q = x W_Q + b_Q, every visible k and v, the products q_i[c] k_j[c] and their sums
     POST /api/ablate   {text | ids, heads: [[layer, head], ...], token?, top?} -> the "ablate" document
@@ -18,12 +18,11 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from qkv.analysis.ablate import TOP, ablate
+from qkv.analysis.head_scores import KINDS, head_scores
 from qkv.analysis.origin import origin
 from qkv.analysis.view import TextError
-from qkv.apps.lessons import heads as heads_lesson
 from qkv.core.refusal import Refusal
-from qkv.presentation.i18n import LANGS
-from qkv.presentation.lessons import heads as heads_view
+from qkv.presentation.i18n import LANGS, say_error, translator
 
 from .requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict
 
@@ -51,43 +50,49 @@ class AblateIn(_TextOrIds):
     top: int = Field(TOP, ge=1, le=100)
 
 
-# the work the labels may cost, in parameters x sentences: every probe for the bundled model (1.8 M
-# parameters), 16 for Qwen2.5-0.5B (494 M), whose forward over all ~1,000 took 98 s with the model busy
-LABEL_WORK = 2 * 10**9
-MIN_SENTENCES = 16
-
-
 def head_labels(model, tokenizer) -> dict:
-    """Each head's label from the lesson "heads": the category (cue, previous, start, self) it puts the
-    most mean weight on, and that weight, with the lesson's own names for the categories in each language;
-    measured on at most LABEL_WORK / parameters sentences (at least MIN_SENTENCES; the document says how many)."""
-    if model.family.design not in heads_lesson.READS:
-        return {"kind": "head-labels", "labels": None, "why": "the lesson heads measures a GPT's heads"}
+    """Each head's label from the head detector (qkv.analysis.head_scores, on repeated random tokens, its
+    work bounded by SCORE_WORK): the kind (previous, duplicate, induction, first) whose score stands highest
+    above a head that spreads its weight evenly (score / baselines[kind]), that score as "mass" and every
+    kind's in "masses", with the catalogue's names for the kinds in each language. n_sentences (and
+    n_sequences) is how many sequences were measured; baseline is an even head's weight on one key (its
+    first-token score), baselines each kind's even score. A model the detector cannot measure (an encoder,
+    an encoder-decoder, too short an n_ctx): labels null and why, in English and per language (why_lang)."""
     try:
-        limit = max(MIN_SENTENCES, LABEL_WORK // sum(p.numel() for p in model.parameters()))
-        n = heads_lesson.measure(model, tokenizer, limit=limit)
-    except ValueError as e:  # no probe sentence fits this tokenizer, or a model that is not causal
-        return {"kind": "head-labels", "labels": None, "why": str(e).splitlines()[0] if str(e) else "unavailable"}
-    cats = n["categories"]
-    L, H = len(n["mass"][cats[0]]), len(n["mass"][cats[0]][0])
+        s = head_scores(model, tokenizer)
+    except ValueError as e:  # a Refusal: not a GPT, n_ctx too short, no ordinary tokens to draw
+        why = str(e).splitlines()[0] if str(e) else "unavailable"
+        return {
+            "kind": "head-labels",
+            "labels": None,
+            "why": why,
+            "why_lang": {lang: say_error(e, lang).splitlines()[0] if str(e) else why for lang in LANGS},
+        }
+    cats = list(KINDS)
     labels = []
-    for layer in range(L):
+    for layer in range(model.cfg.n_layers):
         row = []
-        for head in range(H):
-            masses = {c: n["mass"][c][layer][head] for c in cats}
-            best = max(cats, key=lambda c: masses[c])
+        for head in range(model.cfg.n_heads):
+            masses = {c: float(s[c][layer, head]) for c in cats}
+            best = max(cats, key=lambda c: masses[c] / s.baselines[c] if s.baselines[c] > 0 else 0.0)
             row.append({"category": best, "mass": masses[best], "masses": masses})
         labels.append(row)
     names = {}
     for lang in LANGS:
-        short, label = heads_view.shorts(lang), heads_view.labels(lang)
-        names[lang] = {c: {"short": short[c], "label": label[c]} for c in cats}
+        say = translator(lang, "interpret")
+        names[lang] = {c: {"short": say(f"short_{c}"), "label": say(f"label_{c}")} for c in cats}
+    B, T = s.tokens.shape
     return {
         "kind": "head-labels",
+        "measure": "head-detector",
         "labels": labels,
         "names": names,
-        "baseline": n["baseline"],
-        "n_sentences": n["n_sentences"],
+        "baseline": s.baselines["first"],
+        "baselines": s.baselines,
+        "n_sentences": B,
+        "n_sequences": B,
+        "seq_len": T,
+        "seed": s.seed,
         "categories": cats,
     }
 

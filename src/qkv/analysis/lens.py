@@ -1,0 +1,117 @@
+"""The logit lens: what a GPT would predict if its residual stream stopped before block L.
+
+    P_L(next | tokens) = softmax(LN_final(x_L) W_U + b_U)       x_L = blocks.L.hook_resid_pre, L = 0 .. n_layers - 1
+    P_n_layers         = softmax(LN_final(x_out) W_U + b_U)     x_out = the last block's hook_resid_post
+
+Row L reads the residual stream entering block L through the model's own final norm (model.ln_final:
+LayerNorm, RMSNorm, or the identity for a post-norm model, whose blocks already end in a norm, and for
+norm="none") and its own unembedding (model.unembed), so the last row is the model's output,
+softmax(model(ids)), to rounding. Row 0 is the embeddings alone (W_E[ids] + positions): a bigram guess.
+
+    P = logit_lens(model, ids)                # (n_layers + 1, T, d_vocab), float32 on the CPU
+    doc = lens_top(model, ids, position=3, k=5, tokenizer=tok)   # kind "logit-lens": the top 5 after each layer
+
+Only a GPT has an unembedding to read the stream through: an encoder (no unembedding) and an
+encoder-decoder (its decoder also needs a source sentence) are refused in one line.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from qkv.core.device import model_device
+from qkv.core.document import header
+from qkv.core.indices import TextError, check_token
+from qkv.core.models import evaluating
+from qkv.core.refusal import family_title
+
+from .view import check_ids
+
+
+def check_gpt(model, key: str) -> None:
+    """Refuse (catalogue key `key`, with the family's title) a model that is not a one-stack GPT."""
+    family = model.family
+    if not (family.next_token and family.one_stack):
+        raise TextError.of(key, title=family_title(family))
+
+
+def one_sequence(model, ids) -> list[int]:
+    """ids (T,), (1, T) or a list of ints, as a checked list of token ids (in the vocabulary, at most n_ctx)."""
+    if isinstance(ids, torch.Tensor):
+        if ids.dim() == 2 and ids.shape[0] == 1:
+            ids = ids[0]
+        if ids.dim() != 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
+            raise TextError.of("interpret.one_sequence", shape=tuple(ids.shape))
+        ids = ids.tolist()
+    try:
+        if isinstance(ids, (str, bytes)) or any(isinstance(i, bool) for i in ids):
+            raise TypeError
+        ids = [operator.index(i) for i in ids]  # ints, numpy's, 0-d integer tensors
+    except TypeError:
+        raise TextError.of("interpret.one_sequence", shape=type(ids).__name__) from None
+    return check_ids(ids, model.cfg)
+
+
+def stream_names(cfg) -> list[str]:
+    """The residual stream the lens reads, row by row: entering each block, then leaving the last."""
+    return [f"blocks.{L}.hook_resid_pre" for L in range(cfg.n_layers)] + [f"blocks.{cfg.n_layers - 1}.hook_resid_post"]
+
+
+@torch.no_grad()
+def unembed_stream(model, x: torch.Tensor) -> torch.Tensor:
+    """softmax(LN_final(x) W_U + b_U) of residual vectors x (..., d_model), by the model's own modules,
+    on its device and in its dtype; float32 probabilities on the CPU (..., d_vocab)."""
+    p = model.unembed.weight
+    logits = model.unembed(model.ln_final(x.to(p.device, p.dtype)))
+    return torch.softmax(logits.float(), dim=-1).cpu()
+
+
+@torch.no_grad()
+def _lens(model, ids: list[int], positions=slice(None)) -> torch.Tensor:
+    """(n_layers + 1, len(positions), d_vocab): the lens at the chosen positions."""
+    names = stream_names(model.cfg)
+    device = model_device(model)
+    with evaluating(model):
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=names)
+        x = torch.stack([tr[name][0, positions] for name in names])  # (n_layers + 1, T', d_model)
+        return unembed_stream(model, x)
+
+
+def logit_lens(model, ids) -> torch.Tensor:
+    """P[L, t] = softmax(LN_final(x_L[t]) W_U + b_U): (n_layers + 1, T, d_vocab) float32 on the CPU,
+    x_L the residual stream entering block L; the last row is the model's own output (module docstring)."""
+    check_gpt(model, "interpret.lens_family")
+    return _lens(model, one_sequence(model, ids))
+
+
+def lens_top(model, ids, position: int = -1, k: int = 5, tokenizer=None) -> dict:
+    """The kind-"logit-lens" document of one position: after each layer, the k most probable next tokens
+    (id, probability, and the token's text if a tokenizer is given), and the probability of the token the
+    model itself ranks first at the end, layer by layer."""
+    check_gpt(model, "interpret.lens_family")
+    ids = one_sequence(model, ids)
+    T, cfg = len(ids), model.cfg
+    i = check_token(position, T)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise TextError.of("interpret.top_k", k=repr(k))
+    k = min(k, cfg.d_vocab)
+    P = _lens(model, ids, slice(i, i + 1))[:, 0]  # (n_layers + 1, d_vocab)
+    final = int(P[-1].argmax())
+    show = (lambda t: tokenizer.display(t)) if tokenizer is not None else (lambda t: None)
+    layers = []
+    for L, (p, name) in enumerate(zip(P, stream_names(cfg))):
+        top = torch.topk(p, k)
+        rows = [{"id": int(t), "token": show(int(t)), "p": float(q)} for q, t in zip(top.values, top.indices)]
+        layers.append({"layer": L, "name": name, "top": rows, "p_final": float(p[final])})
+    return {
+        **header("logit-lens"),
+        "ids": ids,
+        "tokens": [tokenizer.display(t) for t in ids] if tokenizer is not None else None,
+        "position": i,
+        "k": k,
+        "norm": cfg.norm,
+        "final": {"id": final, "token": show(final)},
+        "layers": layers,  # n_layers + 1 rows: entering block 0 .. n_layers - 1, then the model's output
+    }
