@@ -205,38 +205,3 @@ def test_api_ablate(bundled):
         r = c.post("/api/ablate", json=bad)
         assert r.status_code == status, (bad, r.json())
         assert r.json()["error"] and "\n" not in r.json()["error"]
-
-
-def test_api_heads_labels_are_the_lessons(bundled):
-    from qkv.apps.lessons import heads as lesson
-    from qkv.apps.web.server import create_app
-
-    model, tok = bundled
-    c = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")
-    doc = c.get("/api/heads").json()
-    n = lesson.measure(model, tok)
-    assert doc["categories"] == n["categories"] and doc["baseline"] == n["baseline"]
-    for L, row in enumerate(doc["labels"]):
-        for h, label in enumerate(row):
-            masses = {cat: n["mass"][cat][L][h] for cat in n["categories"]}
-            assert label["masses"] == masses and label["mass"] == max(masses.values())
-            assert masses[label["category"]] == label["mass"]
-    assert set(doc["names"]) == {"en", "zh"} and all(set(v) == set(n["categories"]) for v in doc["names"].values())
-    assert c.get("/api/heads").json() == doc  # measured once, the same answer
-
-
-def test_api_heads_measures_a_large_model_on_a_bounded_spread_of_sentences(bundled, monkeypatch):
-    """The labels' forward costs at most LABEL_WORK parameters x sentences (Qwen2.5-0.5B: 16 sentences,
-    where all of them took 98 s): the bundled model reads every probe, a large one an even spread."""
-    from qkv.apps.lessons import heads as lesson
-    from qkv.apps.web import routes_heads
-
-    model, tok = bundled
-    every = lesson.prompts(tok)
-    assert routes_heads.head_labels(model, tok)["n_sentences"] == len(every)  # small: all of them
-    monkeypatch.setattr(routes_heads, "LABEL_WORK", 5 * model.num_params())  # as if 5 sentences' worth
-    doc = routes_heads.head_labels(model, tok)
-    assert doc["n_sentences"] == routes_heads.MIN_SENTENCES < len(every)
-    spread = [every[i * len(every) // routes_heads.MIN_SENTENCES] for i in range(routes_heads.MIN_SENTENCES)]
-    want = lesson.attention_mass(model, spread)["mass"]
-    assert all(doc["labels"][0][h]["masses"]["cue"] == want["cue"][0][h] for h in range(model.cfg.n_heads))

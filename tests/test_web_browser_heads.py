@@ -19,7 +19,6 @@ from browser_util import act, choose, load_page
 
 from qkv.core.bundled import default_ckpt
 from qkv.core.checkpoint import load
-from qkv.presentation.i18n import translator
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()
@@ -130,7 +129,7 @@ def toggle(pg, layer, head, expect_heads: str):
 
 
 def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bundled):
-    from qkv.apps.lessons import heads as lesson
+    from qkv.apps.web.routes_heads import head_labels
 
     model, tok = bundled
     cfg = model.cfg
@@ -139,9 +138,8 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     bring_into_view(page, "#ablate")  # the panel sleeps while off-screen
     ids = page.evaluate("qkv.view.ids")
     T = len(ids)
-    # each head's label is the lesson's: the category it gives the most weight, and that weight
-    n = lesson.measure(model, tok)
-    say = translator("en", "lessons.heads")
+    # each head's label is the head detector's (qkv.head_scores): its strongest kind, and that score
+    doc = head_labels(model, tok)
     page.wait_for_function(
         "() => document.querySelectorAll('#ablate .ab-label').length && "
         "[...document.querySelectorAll('#ablate .ab-label')].every(e => e.textContent)",
@@ -150,8 +148,9 @@ def test_ablation_changes_the_probabilities_as_the_python_api(page, server, bund
     for L in range(cfg.n_layers):
         for h in range(cfg.n_heads):
             name, mass = page.inner_text(f"#ablate button[data-layer='{L}'][data-head='{h}'] .ab-label").rsplit(" ", 1)
-            best = max(n["categories"], key=lambda c: n["mass"][c][L][h])
-            assert name == say(f"short_{best}") and shown_equal(mass, n["mass"][best][L][h]), (L, h, name, mass)
+            label = doc["labels"][L][h]
+            want = doc["names"]["en"][label["category"]]["short"]
+            assert name == want and shown_equal(mass, label["mass"]), (L, h, name, mass)
 
     x = torch.tensor([ids])
     with torch.no_grad():

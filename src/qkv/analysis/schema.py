@@ -1,6 +1,7 @@
 """The JSON that qkv writes (attend, explain, trace, check, and the explorer's view, compare, model,
 generate, origin, ablate, side, vocab, transform; for a translation model explain's "translation" and
-the explorer's "translation-view"): one versioned format, as JSON Schema.
+the explorer's "translation-view"; the interventions' logit-lens, logit-attribution, head-scores and
+patching: analysis.schema_interventions): one versioned format, as JSON Schema.
 
 Every document has {"format": "qkv-explain", "version": 1, "kind": ...}; docs/trace-format.md
 describes the fields in prose. `validate(doc)` checks a document (needs the jsonschema package).
@@ -8,28 +9,15 @@ describes the fields in prose. `validate(doc)` checks a document (needs the json
 
 from __future__ import annotations
 
-from qkv.core.document import FORMAT, VERSION
-
-_num = {"type": ["number", "null"]}
-_vec = {"type": "array", "items": _num}
-_mat = {"type": "array", "items": _vec}
-_int = {"type": "integer"}
-_str = {"type": "string"}
-# core.finite.dumps: the numbers written as null because they were NaN or infinite
-_NON_FINITE = {"type": "object", "required": ["count", "first"], "properties": {"count": _int, "first": _str}}
-
-
-def _kind(kind: str, required: dict, optional: dict | None = None) -> dict:
-    props = {
-        "format": {"const": FORMAT},
-        "version": {"const": VERSION},
-        "kind": {"const": kind},
-        **required,
-        **(optional or {}),
-        "non_finite": _NON_FINITE,
-    }
-    return {"type": "object", "required": ["format", "version", "kind", *required], "properties": props}
-
+from .schema_base import integer as _int
+from .schema_base import ints as _ints
+from .schema_base import kind_schema as _kind
+from .schema_base import mat as _mat
+from .schema_base import num as _num
+from .schema_base import string as _str
+from .schema_base import strs as _strs
+from .schema_base import vec as _vec
+from .schema_interventions import INTERVENTIONS
 
 ATTEND = _kind(
     "attend",
@@ -373,8 +361,6 @@ MODEL = _kind(
 
 GENERATE = _kind("generate", {"prompt": _str, "text": _str, "added": _str, "ids": {"type": "array", "items": _int}})
 
-_ints = {"type": "array", "items": _int}
-_strs = {"type": "array", "items": _str}
 _text_ids = {"text": _str, "ids": _ints, "tokens": _strs}
 
 ORIGIN = _kind(
@@ -473,6 +459,7 @@ SCHEMAS = {
     "side": SIDE,
     "vocab": VOCAB,
     "transform": TRANSFORM,
+    **INTERVENTIONS,
 }
 
 

@@ -1,6 +1,6 @@
 // ablate panel (registered in panels.js): switch heads off and see what changes.
-// A grid of the model's heads, each labelled as the lesson "heads" measured it (api/heads: the kind of
-// key it gives the most weight, and that mean weight). The heads switched off go to api/ablate
+// A grid of the model's heads, each labelled by the head detector (api/heads, qkv.head_scores: the kind of
+// head it scores highest as, against that kind's even-spread baseline, and the score). The heads switched off go to api/ablate
 // (qkv.analysis.ablate: z_h = 0 before W_O), which answers the next-token probabilities at every
 // position and the patterns of the layers from the first ablated one on, before and after. The page
 // shows them at its own query token, layer and head. Requests wait ABLATE_WAIT ms after the last click;
@@ -18,13 +18,14 @@ import { chooseHead } from "./actions.js";
 Object.assign(I18N.en, {
   ablate_title: "Switch heads off",
   ablate_caption: "Click heads to switch them off: their z is set to 0 before W_O, so layer L's attention output loses " +
-    "z_h W_O[h] and every later layer reads a different residual stream. Beside each head: where the lesson " +
-    "<code>heads</code> found it looks most, and its mean weight there ({n} sentences, uniform baseline {base}).",
+    "z_h W_O[h] and every later layer reads a different residual stream. Beside each head: what kind of head the " +
+    "detector (<code>qkv heads</code>) finds it is, and its score: the share of its weight on that kind's keys, over " +
+    "{n} random token sequences each repeated once.",
   ablate_caption_nolabels: "Click heads to switch them off: their z is set to 0 before W_O, so layer L's attention output " +
-    "loses z_h W_O[h] and every later layer reads a different residual stream. (No lesson labels: {why})",
+    "loses z_h W_O[h] and every later layer reads a different residual stream. (No head labels: {why})",
   ablate_clear: "Switch all on",
   ablate_head: "L{l} H{h}",
-  ablate_label_title: "lesson “heads”: {label} gets {mass} of this head's weight on average ({ratio}× uniform)",
+  ablate_label_title: "head detector: {label} gets {mass} of this head's weight on average ({ratio}× an even spread)",
   ablate_none: "No head is off: the model is unchanged.",
   ablate_loading: "Computing…",
   ablate_next: "Next token after “{tok}” (position {i}), before → after",
@@ -43,13 +44,13 @@ Object.assign(I18N.en, {
 Object.assign(I18N.zh, {
   ablate_title: "关掉注意力头",
   ablate_caption: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是它所在那一层（层 L）的注意力输出少了 z_h W_O[h]，" +
-    "之后每一层读到的残差流都不同了。每个头旁边写着课程 <code>heads</code> 测得它最常看哪里，以及在那里的平均权重" +
-    "（{n} 个句子，均匀基线 {base}）。",
+    "之后每一层读到的残差流都不同了。每个头旁边写着头检测器（<code>qkv heads</code>）判断它属于哪一类头，以及它的得分：" +
+    "在 {n} 段各重复一次的随机词元序列上，它落在这一类头该看的键上的权重份额。",
   ablate_caption_nolabels: "点击注意力头把它关掉：它的 z 在乘 W_O 之前被置为 0，于是它所在那一层（层 L）的注意力输出少了 z_h W_O[h]，" +
-    "之后每一层读到的残差流都不同了。（没有课程标签：{why}）",
+    "之后每一层读到的残差流都不同了。（没有头标签：{why}）",
   ablate_clear: "全部打开",
   ablate_head: "L{l} H{h}",
-  ablate_label_title: "课程 “heads”：这个头平均把 {mass} 的权重给了{label}（均匀基线的 {ratio} 倍）",
+  ablate_label_title: "头检测器：这个头平均把 {mass} 的权重给了{label}（平均分配时的 {ratio} 倍）",
   ablate_none: "没有关掉任何头：模型没有变化。",
   ablate_loading: "计算中……",
   ablate_next: "「{tok}」（位置 {i}）之后的下一个词元：关掉之前 → 之后",
@@ -75,11 +76,11 @@ const abKey = () => `${abHeads().map((p) => p.join("/")).join(",")}|${S.doc.ids.
 
 function abCaption() {
   const L = AB.labels;
-  if (L && L.labels) return t("ablate_caption", { n: L.n_sentences, base: fmt(L.baseline) });
+  if (L && L.labels) return t("ablate_caption", { n: L.n_sequences ?? L.n_sentences });
   return t("ablate_caption_nolabels", { why: esc(L ? L.why : "…") });
 }
 
-/** The grid of heads (layers down, heads across), each a toggle with the lesson's label. */
+/** The grid of heads (layers down, heads across), each a toggle with the detector's label. */
 function abGrid() {
   const L = AB.labels && AB.labels.labels, names = AB.labels && AB.labels.names && AB.labels.names[S.lang];
   let html = "";
@@ -89,7 +90,7 @@ function abGrid() {
       const on = AB.off.has(`${l}/${h}`), lab = L && L[l] && L[l][h];
       const text = lab ? `${esc(names[lab.category].short)} ${fmt(lab.mass)}` : "";
       const title = lab ? esc(t("ablate_label_title", { label: names[lab.category].label, mass: fmt(lab.mass),
-        ratio: (lab.mass / AB.labels.baseline).toFixed(1) })) : "";
+        ratio: (lab.mass / (AB.labels.baselines?.[lab.category] ?? AB.labels.baseline)).toFixed(1) })) : "";
       html += `<button type="button" class="ab-head${on ? " off" : ""}" data-layer="${l}" data-head="${h}" aria-pressed="${on}"` +
         `${title ? ` title="${title}"` : ""}><span class="ab-name">${t("ablate_head", { l, h })}</span>` +
         `<span class="ab-label" data-field="label">${text}</span></button>`;
