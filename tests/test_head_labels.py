@@ -8,12 +8,9 @@ in headless Chromium, the ablate panel's grid shows them (a `qkv serve` of the b
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import torch
-from browser_fixtures import bring_into_view, open_page, shown_equal
-from browser_util import ARGS, CHROMIUM, act, load_page
 from fastapi.testclient import TestClient
 from llm_dirs import family, tokenizer  # noqa: F401 (fixtures)
 
@@ -89,48 +86,3 @@ def test_an_encoder_gets_no_labels_and_says_why_in_each_language():
     doc = head_labels(encoder, None)
     assert doc["labels"] is None and doc["why"] and "\n" not in doc["why"]
     assert doc["why"] == doc["why_lang"]["en"] and re.search(f"[{HAN}]", doc["why_lang"]["zh"])
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """Headless Chromium for this module's one browser test (as browser_fixtures.browser), skipped without it."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.mark.browser
-@pytest.mark.subprocess
-def test_the_page_shows_the_detectors_labels(chromium, server):
-    """The ablate panel's grid (qkv serve of the bundled model, headless Chromium): beside every head, the
-    short name of its kind and its score, as the detector measures them here."""
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
-
-    model, tok = load(default_ckpt())
-    doc = head_labels(model.eval(), tok)
-    page = open_page(chromium, viewport={"width": 1280, "height": 900})
-    try:
-        load_page(page, server + "?lang=zh")
-        page.fill("#text", "我 投资了 苹果 ，")
-        act(page, lambda: page.click("#analyze"))
-        bring_into_view(page, "#ablate")  # the panel sleeps while off-screen
-        page.wait_for_function(
-            "() => document.querySelectorAll('#ablate .ab-label').length && "
-            "[...document.querySelectorAll('#ablate .ab-label')].every(e => e.textContent)",
-            timeout=60_000,
-        )
-        for L, row in enumerate(doc["labels"]):
-            for h, label in enumerate(row):
-                shown = page.inner_text(f"#ablate button[data-layer='{L}'][data-head='{h}'] .ab-label")
-                name, mass = shown.rsplit(" ", 1)
-                assert name == t(f"interpret.short_{label['category']}", "zh"), (L, h, shown)
-                assert shown_equal(mass, label["mass"]), (L, h, shown)
-        assert f"{doc['n_sentences']}" in page.inner_text("#ablate-caption")
-        assert page.errors == []
-    finally:
-        page.context.close()

@@ -217,3 +217,26 @@ def test_static_export_says_run_qkv_serve(browser, bundled_export):
         assert errors == []
     finally:
         context.close()
+
+
+def test_the_grid_shows_the_detectors_labels_in_chinese(page, server, bundled):
+    """Beside every head, the short Chinese name of its kind and its score, as qkv.head_scores measures them."""
+    from qkv.apps.web.routes_heads import head_labels
+
+    model, tok = bundled
+    doc = head_labels(model, tok)
+    load_page(page, server + "?lang=zh")
+    analyze(page, SENTENCE)
+    bring_into_view(page, "#ablate")  # the panel sleeps while off-screen
+    page.wait_for_function(
+        "() => document.querySelectorAll('#ablate .ab-label').length && "
+        "[...document.querySelectorAll('#ablate .ab-label')].every(e => e.textContent)",
+        timeout=60_000,
+    )
+    for L, row in enumerate(doc["labels"]):
+        for h, label in enumerate(row):
+            shown = page.inner_text(f"#ablate button[data-layer='{L}'][data-head='{h}'] .ab-label")
+            name, mass = shown.rsplit(" ", 1)
+            assert name == doc["names"]["zh"][label["category"]]["short"], (L, h, shown)
+            assert shown_equal(mass, label["mass"]), (L, h, shown)
+    assert f"{doc['n_sequences']}" in page.inner_text("#ablate-caption")

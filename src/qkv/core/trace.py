@@ -237,7 +237,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     with recording(keep, model) as recorder:  # with any hooks that are on (model.hooks): the trace holds their edits
         logits = model(ids.to(device), explicit=True, **inputs)
     acts = recorder.activations  # on the CPU, in float32 for a bfloat16 model (tap.readable); the logits too
-    logits = readable(logits)
+    logits = acts["logits"] if "logits" in acts else readable(logits)  # the trace's own tensor, not a second copy
     cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
