@@ -194,3 +194,34 @@ def test_run_with_hooks_edits_as_transformer_lens_does(config, tmp_path):
             ours.run_with_hooks(ids, fwd_hooks=every),
             theirs.run_with_hooks(ids, fwd_hooks=every),
         )
+
+
+def test_activation_patching_gives_transformer_lens_patching_numbers(tmp_path):
+    """qkv.patch against TransformerLens's own patching functions, on the same GPT-2 weights and tokens:
+    the residual stream, attention and MLP outputs per (layer, position), and z per (layer, head)."""
+    from transformer_lens import patching
+
+    from qkv import logit_diff, patch
+
+    hf = random_gpt2(3, **CONFIGS["gelu_new-3x16-tied"])
+    ours = from_hf(hf)
+    theirs = bridge(copy.deepcopy(hf), tmp_path, processing=False)
+    clean = torch.randint(0, hf.config.vocab_size, (1, 10), generator=torch.Generator().manual_seed(0))
+    corrupted = clean.clone()
+    corrupted[0, 3] = (clean[0, 3] + 7) % hf.config.vocab_size
+    corrupted[0, 6] = (clean[0, 6] + 1) % hf.config.vocab_size
+    metric = lambda logits: logits[0, -1, 5] - logits[0, -1, 9]  # noqa: E731
+    with torch.no_grad():
+        _, cache = theirs.run_with_cache(clean)
+    theirs_by_site = {
+        "resid_pre": patching.get_act_patch_resid_pre,
+        "attn_out": patching.get_act_patch_attn_out,
+        "mlp_out": patching.get_act_patch_mlp_out,
+        "z": patching.get_act_patch_attn_head_out_all_pos,
+    }
+    for site, tl_patch in theirs_by_site.items():
+        want = tl_patch(theirs, corrupted, cache, metric).double()
+        got = torch.as_tensor(patch(ours, clean, corrupted, site, logit_diff(5, 9)).values, dtype=torch.float64)
+        assert got.shape == want.shape, site
+        assert want.abs().max() > 0.1 and (want.max() - want.min()) > 0.1, site  # the pieces differ: a real test
+        torch.testing.assert_close(got, want, atol=2e-5 * max(1.0, want.abs().max().item()), rtol=1e-5, msg=site)
