@@ -46,10 +46,17 @@ VALID = {  # a body each POST route accepts, to be spoiled one way at a time
     "/api/side": {"a": S, "b": S},
     "/api/vocab": {"query": "我"},
     "/api/transform": {"layer": 0, "head": 0},
+    "/api/lens": {"text": S},
+    "/api/attribution": {"text": S},
+    "/api/patch": {"clean": S, "corrupt": "他 吃了 苹果", "answer": "苹果", "wrong": "我"},
 }
 # what every POST route is refused for (besides its own refusals, OWN)
 COMMON = {
-    "wrong method": lambda url: ("put" if url == "/api/vocab" else "get", url, {}),  # 405 (GET /api/vocab exists)
+    "wrong method": lambda url: (
+        "put" if url in ("/api/vocab", "/api/patch") else "get",
+        url,
+        {},
+    ),  # 405 (a GET exists)
     "bad json": lambda url: post(url, **raw(b'{"text": ')),
     "not an object": lambda url: post(url, ["text"]),
     "unknown field": lambda url: post(url, {**VALID[url], "nonsense": 1}),
@@ -118,6 +125,25 @@ OWN = {
         "bad layer": post("/api/transform", {"layer": 2, "head": 0}),
         "bad head": post("/api/transform", {"layer": 0, "head": -3}),
     },
+    "/api/lens": {
+        "neither text nor ids": post("/api/lens", {"token": 0}),
+        "bad position": post("/api/lens", {"text": S, "token": 9}),
+        "top too small": post("/api/lens", {"text": S, "top": 0}),
+        "unknown word": post("/api/lens", {"text": UNKNOWN}),
+    },
+    "/api/attribution": {
+        "target of two tokens": post("/api/attribution", {"text": S, "target": "吃了 苹果"}),
+        "unknown target": post("/api/attribution", {"text": S, "target": "龘"}),
+        "target out of range": post("/api/attribution", {"text": S, "target": 99}),
+        "bad position": post("/api/attribution", {"text": S, "token": -9}),
+    },
+    "/api/patch": {
+        "unequal lengths": post("/api/patch", {"clean": S, "corrupt": "他 吃了", "answer": "苹果", "wrong": "我"}),
+        "answer of two tokens": post("/api/patch", {"clean": S, "corrupt": S, "answer": "吃了 苹果", "wrong": "我"}),
+        "unknown wrong word": post("/api/patch", {"clean": S, "corrupt": S, "answer": "苹果", "wrong": "龘"}),
+        "unknown site": post("/api/patch", {"clean": S, "corrupt": S, "answer": "苹果", "wrong": "我", "site": "q"}),
+        "unknown word": post("/api/patch", {"clean": UNKNOWN, "corrupt": S, "answer": "苹果", "wrong": "我"}),
+    },
 }
 ROUTE_REFUSALS = {  # (method, path of the route) -> {kind: (method, url, kwargs)}
     **{("POST", path): {**{k: make(path) for k, make in COMMON.items()}, **own} for path, own in OWN.items()},
@@ -128,6 +154,7 @@ ROUTE_REFUSALS = {  # (method, path of the route) -> {kind: (method, url, kwargs
         "body too large": post("/api/model", content=b"x" * 5000),
     },
     ("GET", "/api/heads"): {"post": ("post", "/api/heads", {})},
+    ("GET", "/api/patch"): {"delete": ("delete", "/api/patch", {})},
     ("GET", "/api/vocab"): {
         "limit too small": ("get", "/api/vocab?limit=0", {}),
         "limit not a number": ("get", "/api/vocab?limit=ten", {}),
@@ -360,6 +387,80 @@ ENGLISH = {
     (("GET", "/api/vocab"), "put"): (405, "Method Not Allowed"),
     (("GET", "/openapi.json"), "post"): (405, "Method Not Allowed"),
     ((None, "no such route"), "unknown route"): (404, "Not Found"),
+    (("POST", "/api/lens"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/lens"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/lens"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/lens"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/lens"), "too large"): (413, "the request body is larger than the 69,632 bytes this endpoint takes"),
+    (("POST", "/api/lens"), "neither text nor ids"): (422, "give either text or ids"),
+    (("POST", "/api/lens"), "bad position"): (
+        400,
+        "token 9 is out of range: the text has 5 tokens (use 0..4 or -5..-1)",
+    ),
+    (("POST", "/api/lens"), "top too small"): (422, "top: Input should be greater than or equal to 1"),
+    (("POST", "/api/lens"), "unknown word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
+    ),
+    (("POST", "/api/attribution"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/attribution"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/attribution"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/attribution"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/attribution"), "too large"): (
+        413,
+        "the request body is larger than the 135,168 bytes this endpoint takes",
+    ),
+    (("POST", "/api/attribution"), "target of two tokens"): (
+        400,
+        "'吃了 苹果' is 3 tokens for this tokenizer ([4, 0, 1]); a logit belongs to one token: give one id",
+    ),
+    (("POST", "/api/attribution"), "unknown target"): (
+        400,
+        "the token '龘' cannot be read: 1 word is not in the tokenizer's vocabulary: '龘' (nearest known words: none shares a character)",  # noqa: E501
+    ),
+    (("POST", "/api/attribution"), "target out of range"): (
+        400,
+        "token id 99 is out of range: the vocabulary has ids 0..7",
+    ),
+    (("POST", "/api/attribution"), "bad position"): (
+        400,
+        "token -9 is out of range: the text has 5 tokens (use 0..4 or -5..-1)",
+    ),
+    (("POST", "/api/patch"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/patch"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/patch"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/patch"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/patch"), "too large"): (
+        413,
+        "the request body is larger than the 266,240 bytes this endpoint takes",
+    ),
+    (("POST", "/api/patch"), "unequal lengths"): (
+        400,
+        "the clean text has 5 tokens and the corrupted one 3: patching puts a piece of one run in the place of the same piece of the other, so both need the same number of tokens",  # noqa: E501
+    ),
+    (("POST", "/api/patch"), "answer of two tokens"): (
+        400,
+        "'吃了 苹果' is 3 tokens here ('吃了' '␣' '苹果'): the answer and the wrong word must each be one token",
+    ),
+    (("POST", "/api/patch"), "unknown wrong word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘' (nearest known words: none shares a character)",
+    ),
+    (("POST", "/api/patch"), "unknown site"): (422, "site: Input should be 'resid_pre', 'attn_out', 'mlp_out' or 'z'"),
+    (("POST", "/api/patch"), "unknown word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
+    ),
+    (("GET", "/api/patch"), "delete"): (405, "Method Not Allowed"),
 }
 
 

@@ -78,9 +78,15 @@ PATCHING = kind_schema(
     },
 )
 
+PATCH_EXAMPLE = kind_schema(  # what the page's patching panel starts with (GET /api/patch)
+    "patch-example",
+    {"example": {"type": ["object", "null"]}, "sites": strs},
+)
+
 INTERVENTIONS = {
     "logit-lens": LOGIT_LENS,
     "logit-attribution": LOGIT_ATTRIBUTION,
     "head-scores": HEAD_SCORES,
     "patching": PATCHING,
+    "patch-example": PATCH_EXAMPLE,
 }

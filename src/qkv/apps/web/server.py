@@ -13,11 +13,16 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
                            it stops at n_ctx tokens (what a page can show) and says so: "stopped"
     POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
-  the panels' own (routes_heads, routes_words, routes_transform):
-    GET  /api/heads        each head's label from the heads lesson (qkv.apps.lessons.heads)
+  the panels' own (routes_heads, routes_interventions, routes_words, routes_transform):
+    GET  /api/heads        each head's label from the head detector (qkv.analysis.head_scores)
     POST /api/origin       {text|ids, layer, head, token} -> x, x·W_Q = q, x·W_K = k, x·W_V = v (qkv.analysis.origin)
     POST /api/ablate       {text|ids, heads, token?, top} -> next-token probabilities and later patterns
                            with those heads switched off (qkv.analysis.ablate)
+    POST /api/lens         {text|ids, token, top} -> the top next tokens after each layer (qkv.analysis.lens)
+    POST /api/attribution  {text|ids, token, target?} -> each part's direct share of one logit
+                           (qkv.analysis.attribution)
+    GET|POST /api/patch    the patching panel's default pair | {clean, corrupt, answer, wrong, site} -> the
+                           "patching" document (qkv.analysis.patch)
     POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.side)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
@@ -82,7 +87,7 @@ from qkv.core.refusal import Refusal
 from qkv.core.sample import check_generates, generate_ids
 from qkv.presentation.explanation import explain
 
-from . import bundle, routes_heads, routes_transform, routes_words
+from . import bundle, routes_heads, routes_interventions, routes_transform, routes_words
 from .offer import model_doc
 from .requests import (
     MAX_CHARS,
@@ -100,7 +105,8 @@ MAX_NEW = 256
 # each forward pass records and hooks in its own state (core/nn/tap.py: per thread), so requests run side by
 # side; at most PASSES at once, which bounds the memory that work in flight holds
 PASSES = 4
-PANELS = ("playground", "origin", "ablate", "side", "vocab", "transform")  # each its NAME.js and NAME.css
+# the panels, each its NAME.js and NAME.css
+PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
 STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
 ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
@@ -163,6 +169,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/origin": body_limit(1),  # text or ids
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b
+    **routes_interventions.BODY_LIMITS,  # /api/lens, /api/attribution, /api/patch
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
@@ -323,7 +330,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         from qkv.core.bundled import BUNDLED
 
         app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_words, routes_transform):  # the panels' own endpoints
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
         routes.add_routes(app, model, tokenizer, lock)
     return app
 

@@ -6,7 +6,8 @@
 //   paint, tip, heatmap, thumbs, lines, steps, hull, residual, next, compare, translation, tokens,
 //   choice, model_line, generate                   one card (or control) each
 //   render, actions, events, lang                  the redraw, what a learner does, the language
-//   panels + playground, origin, ablate, side, vocab, transform   the panels, registered in panels.js
+//   panels + playground, origin, ablate, lens, attribution, patch, side, vocab, transform
+//                                                  the panels, registered in panels.js (shade: their colours)
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
 
@@ -24,6 +25,9 @@ import { bind } from "./events.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
 import "./ablate.js";
+import "./lens.js";
+import "./attribution.js";
+import "./patch.js";
 import "./side.js";
 import "./vocab.js";
 import "./transform.js";

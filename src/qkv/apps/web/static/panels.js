@@ -49,8 +49,8 @@ export function startPanels(doc) {
 
 /** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before
  *  that every card is empty and short, all of them near the window, and a panel woken then would send
- *  its requests at once (a large model's /api/heads measures for minutes, holding the model's lock, so
- *  the next sentence would wait for it). An observer made now reports the cards where they really are. */
+ *  its requests at once (a large model's /api/heads measures for seconds, and the next sentence would
+ *  wait behind it). An observer made now reports the cards where they really are. */
 export function watchLazyPanels() {
   const lazy = PANELS.filter((p) => p.lazy && document.getElementById(p.name));
   if (typeof IntersectionObserver !== "function") { for (const p of PANELS) p.awake = true; return; }
