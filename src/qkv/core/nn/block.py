@@ -103,15 +103,16 @@ def make_mlp(cfg, layer: int = 0, scope: str = "") -> nn.Module:
 
 
 class Block(nn.Module):
-    """What every block holds: ln1, attn, ln2, mlp. Subclasses say how they connect."""
+    """What every block holds: ln1, attn, ln2, mlp (None with mlp="none"). Subclasses say how they connect."""
 
     def __init__(self, cfg, layer: int = 0, scope: str = "", causal: bool | None = None):
         super().__init__()
         self.tap_prefix = p = f"{scope}blocks.{layer}."
         self.ln1 = make_norm(cfg, p + "ln1")
         self.attn = MultiHeadAttention(cfg, layer, scope, causal=causal)
-        self.ln2 = make_norm(cfg, p + "ln2")
-        self.mlp = make_mlp(cfg, layer, scope)
+        mlp = cfg.mlp != "none"  # an attention-only block has neither
+        self.ln2 = make_norm(cfg, p + "ln2") if mlp else None
+        self.mlp = make_mlp(cfg, layer, scope) if mlp else None
 
     # forward(x, cache=None, key_mask=None): key_mask (B, T) is False at padding (see MultiHeadAttention)
     # stepper() -> step(x, cache, positions=None, key_mask=None): forward for one new token per row,
@@ -219,13 +220,7 @@ class PostNormBlockNoResidual(Block):
 
 class AttentionOnlyBlock(Block):
     """mlp="none": x = x + Attn(LN1(x)), nothing else (the toy model of the induction-heads papers).
-    hook_resid_mid and hook_resid_post are the same stream: there is no MLP between them."""
-
-    def __init__(self, cfg, layer: int = 0, scope: str = "", causal: bool | None = None):
-        nn.Module.__init__(self)
-        self.tap_prefix = p = f"{scope}blocks.{layer}."
-        self.ln1 = make_norm(cfg, p + "ln1")
-        self.attn = MultiHeadAttention(cfg, layer, scope, causal=causal)
+    hook_resid_mid and hook_resid_post are the same stream: there is no MLP between them (ln2 and mlp are None)."""
 
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
