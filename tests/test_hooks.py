@@ -312,3 +312,87 @@ def test_a_predicate_names_every_matching_activation_and_hook_knows_its_layer():
     with torch.no_grad():
         model.run_with_hooks(IDS, fwd_hooks=[(lambda name: name.endswith("hook_resid_pre") or name == "logits", note)])
     assert layers == [(f"blocks.{L}.hook_resid_pre", L) for L in range(3)] + [("logits", None)]
+
+
+def test_an_in_place_edit_of_a_heads_result_counts():
+    model = build()
+
+    def drop_in_place(result, hook):  # (B, T, n_heads, d_model), nothing returned
+        result[:, :, 1] = 0
+
+    with torch.no_grad():
+        got = model.run_with_hooks(IDS, fwd_hooks=[("blocks.1.attn.hook_result", drop_in_place)])
+        with heads_off(model, [(1, 1)]):
+            want = model(IDS)
+        assert not torch.allclose(got, model(IDS), atol=1e-3)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_bfloat16_edits_in_place_count_and_a_hook_that_changes_nothing_changes_nothing():
+    model = build(**GPT_KINDS["llm"]).to(torch.bfloat16)
+    with torch.no_grad():
+        plain = model(IDS)
+        same = model.run_with_hooks(IDS, fwd_hooks=[("blocks.1.ln1.hook_scale", lambda s, hook: s.clone())])
+        assert torch.equal(same, model(IDS, explicit=True))  # the written-out path, with nothing changed
+        torch.testing.assert_close(same.float(), plain.float(), rtol=0, atol=0.1)
+        doubled = model.run_with_hooks(IDS, fwd_hooks=[("blocks.1.ln1.hook_scale", lambda s, hook: s * 2)])
+        in_place = model.run_with_hooks(IDS, fwd_hooks=[("blocks.1.ln1.hook_scale", lambda s, hook: s.mul_(2))])
+        assert torch.equal(in_place, doubled) and not torch.equal(doubled, same)
+
+        def negate_last(x, hook):  # in place, on a bfloat16 stream the trace keeps float32 copies of
+            x[:, -1] = -x[:, -1]
+
+        with model.hooks([("blocks.1.hook_resid_pre", negate_last)]):
+            _, tr = model.run_with_trace(IDS)
+    assert torch.equal(tr["blocks.0.hook_resid_post"], tr["blocks.1.hook_resid_pre"])
+    assert torch.equal(tr["blocks.1.hook_resid_pre"][0, -1], -tr["blocks.1.hook_resid_pre"][0, -1].neg())
+
+
+def test_a_hook_that_reads_the_position_decodes_alike_alone_and_in_a_batch(gpt):
+    def negate_last(x, hook):  # generation with the cache: the last position is the new token
+        x[:, -1] = -x[:, -1]
+
+    prompt = IDS[0, :4].tolist()
+    with gpt.hooks([("blocks.1.hook_resid_pre", negate_last)]):
+        alone = [list(generate_ids(gpt, p, 8, temperature=0.0)) for p in (prompt, prompt[:2])]
+        rows, scores = zip(*generate_batch(gpt, [prompt, prompt[:2]], 8, temperature=0.0, return_logits=True))
+    assert list(rows) == alone
+    assert all(s.shape == (8, gpt.cfg.d_vocab) for s in scores)
+
+
+def test_a_generator_asks_for_the_hooks_at_every_token():
+    model = build()
+
+    def seven(logits, hook):  # every next token becomes 7
+        logits[..., 7] += 1e4
+
+    tokens = generate_ids(model, IDS[0, :4].tolist(), 6, temperature=0.0)
+    first = next(tokens)  # drawn before the hooks are on: the model's own choice
+    with model.hooks([("logits", seven)]):
+        rest = list(tokens)
+    assert first == int(model(IDS[:, :4])[0, -1].argmax()) and first != 7
+    assert rest == [7] * 5
+
+
+def test_one_models_hooks_and_traces_live_inside_anothers():
+    a, b = build(0), build(1)
+    with torch.no_grad():
+        b_plain, b_halved = b(IDS), b.run_with_hooks(IDS, fwd_hooks=[("hook_embed", halve)])
+        seen = {}
+
+        def run_b(x, hook):  # a hook of A that runs B, hooked and traced (kept from A's first pass, its trace)
+            if not seen:
+                seen["hooked"] = b.run_with_hooks(IDS, fwd_hooks=[("hook_embed", halve)])
+                seen["traced"] = b.run_with_trace(IDS, names=["hook_embed"])
+                seen["plain"] = b(IDS)
+
+        with a.hooks([("blocks.0.hook_resid_post", run_b)]):
+            _, trace_a = a.run_with_trace(IDS, names=["hook_embed"])
+            with b.hooks([("hook_embed", halve)]):  # B's hooks inside A's: each model its own
+                assert torch.equal(b(IDS), b_halved)
+                assert not torch.equal(a(IDS), a.run_with_hooks(IDS, fwd_hooks=[("hook_embed", halve)]))
+    assert torch.equal(seen["hooked"], b_halved) and torch.equal(seen["plain"], b_plain)
+    logits_b, trace_b = seen["traced"]
+    torch.testing.assert_close(logits_b, b_plain, rtol=1e-5, atol=1e-5)  # B's own trace, unedited (written out)
+    assert torch.equal(trace_b["hook_embed"], b.embed(IDS))
+    assert torch.equal(trace_a["hook_embed"], a.embed(IDS))

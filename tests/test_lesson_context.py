@@ -78,7 +78,7 @@ def test_attention_looks_at_the_cue(result):
 
 
 def test_figures_and_text(result):
-    assert [p.name for p in result.figures] == ["context_cosine.png", "context_probe.png"]
+    assert [p.name for p in result.figures] == ["context_cosine.png", "context_probe.png", "context_patch.png"]
     for p in result.figures:
         assert p.exists() and p.stat().st_size > 5000
     assert result.name == "context" and result.title == lessons.title("context", "en")
@@ -99,6 +99,100 @@ def test_zh_text_is_chinese():
     assert r.lang == "zh" and r.figures == []
     assert len(re.findall(r"[\u4e00-\u9fff]", r.text)) > 300
     assert "训练" in r.text and "探针" in r.headline
+    layer = r.numbers["patch_best_layer"]
+    assert f"把层 {layer['layer']} 的所有头一起换掉" in r.text and _pct(layer["share"]["fruit"]) in r.headline
+
+
+# ------------------------------------------------------------------ patching: which heads carry the sense
+
+
+def _pct(x):
+    return f"{round(100 * x, 1) + 0.0:.1f}%"
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_patching_pair_has_equal_lengths(result, bundled):
+    _, tok = bundled
+    ids = {s: tok.encode(context.PATCH[s]) for s in context.SENSES}
+    assert len(ids["fruit"]) == len(ids["company"]) == result.numbers["patch_length"] == 5
+    differ = [i for i, (a, b) in enumerate(zip(ids["fruit"], ids["company"])) if a != b]
+    assert differ == [1, 2]  # the time word and the cue verb; 我, 苹果 and the comma are shared
+    assert tok.decode(ids["fruit"][2:3]) == "吃了" and tok.decode(ids["company"][2:3]) == "投资了"
+
+
+def _next_probs(model, ids, edit=None):
+    """P(next word) at the last position, with `edit` (layer, slice of the heads' z, donor z) put into the input
+    of that layer's W_O by a raw torch forward pre-hook, and every layer's W_O input as it was."""
+    seen, handles = {}, []
+    for L, block in enumerate(model.blocks):
+
+        def hook(module, args, L=L):
+            z = args[0].clone()  # (1, T, n_heads * d_head): the heads side by side
+            if edit is not None and edit[0] == L:
+                z[..., edit[1]] = edit[2][..., edit[1]]
+            seen[L] = z
+            return (z,)
+
+        handles.append(block.attn.W_O.register_forward_pre_hook(hook))
+    try:
+        with torch.no_grad():
+            logits = model(torch.tensor([ids]))
+    finally:
+        for h in handles:
+            h.remove()
+    return torch.softmax(logits[0, -1].double(), -1), seen
+
+
+def test_patching_matches_a_raw_torch_hook(result, bundled):
+    """Every head's share and TV, and every whole layer's, patched again by hand: a forward pre-hook on the
+    layer's W_O puts the donor sentence's z (of that head, or of all heads) into the run of the other."""
+    model, tok = bundled
+    cfg, p = model.cfg, result.numbers["patch"]
+    ids = {s: tok.encode(context.PATCH[s]) for s in context.SENSES}
+    words = {s: [tok.encode(w)[0] for w in p["words"][s]] for s in context.SENSES}
+    assert words["fruit"] and words["company"] and not set(words["fruit"]) & set(words["company"])
+    for s in context.SENSES:
+        donor = context.OTHER[s]
+        p_run, _ = _next_probs(model, ids[s])
+        p_donor, z_donor = _next_probs(model, ids[donor])
+        run_mass, donor_mass = float(p_run[words[donor]].sum()), float(p_donor[words[donor]].sum())
+        assert p["mass"][s][donor] == pytest.approx(run_mass, abs=1e-6)
+        assert p["mass"][donor][donor] == pytest.approx(donor_mass, abs=1e-6)
+        for L in range(cfg.n_layers):
+            pieces = [
+                (slice(h * cfg.d_head, (h + 1) * cfg.d_head), p[s]["share"][L][h], p[s]["tv"][L][h])
+                for h in range(cfg.n_heads)
+            ]
+            pieces.append((slice(None), p[s]["layer_share"][L], p[s]["layer_tv"][L]))
+            for cols, share, tv in pieces:
+                probs, _ = _next_probs(model, ids[s], (L, cols, z_donor[L]))
+                by_hand = (float(probs[words[donor]].sum()) - run_mass) / (donor_mass - run_mass)
+                assert share == pytest.approx(by_hand, abs=1e-4), (s, L, cols)
+                assert tv == pytest.approx(0.5 * float((probs - p_run).abs().sum()), abs=1e-4), (s, L, cols)
+
+
+def test_the_sense_sits_in_one_layers_heads_together(result):
+    n = result.numbers
+    p, layer, cue = n["patch"], n["patch_best_layer"], n["patch_cue_head"]
+    assert p["clean_tv"] > 0.9  # the two sentences lead to different next words (measured 0.979)
+    assert p["mass"]["fruit"]["fruit"] > 0.8 and p["mass"]["company"]["company"] > 0.8  # 0.941, 0.967
+    # all heads of one layer patched together carry the other sentence's sense (measured 98.1% and 97.7%)
+    assert all(v > 0.8 for v in layer["share"].values()) and all(v > 0.8 for v in layer["tv"].values())
+    assert n["patch_rest_layers"] < 0.1  # no other layer does (1.8%)
+    # no head alone does (the most: 17.5%), and the single heads of that layer add up to far less (24%, 32%)
+    assert max(max(max(row) for row in p[s]["share"]) for s in context.SENSES) < 0.5
+    assert all(layer["head_sum"][s] < 0.5 * layer["share"][s] for s in context.SENSES)
+    # the head that attends most to the cue is in that layer, and looks at the cue from the comma
+    assert cue["layer"] == layer["layer"] and min(cue["cue"].values()) > 0.5
+    assert max(cue["share"].values()) < 0.5  # looking at the cue is not, by itself, deciding the sense
+    text = _flat(result.text)
+    assert f"{_pct(layer['share']['fruit'])} and {_pct(layer['share']['company'])} of the way" in text
+    assert f"layer {cue['layer']} head {cue['head']} (weight {cue['cue']['fruit']:.2f} on 吃了" in text
+    assert f"moves it at most {_pct(n['patch_rest_layers'])}" in text
+    assert "No head decides it alone" in text and f"{_pct(layer['share']['fruit'])} /" in result.headline
 
 
 def test_probe_fit_on_separable_data():

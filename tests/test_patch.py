@@ -165,6 +165,17 @@ def test_clean_equal_to_corrupted_changes_nothing(bundled):
         assert r.to_json(tok)["normalized"] is None
 
 
+def test_in_bfloat16_patching_a_piece_by_itself_is_the_run_itself():
+    """The two runs' metrics are measured on the path of the patched runs, so an unchanged piece moves
+    nothing even where bfloat16's rounding is 0.4% (the metric of a z patch on the written-out path)."""
+    model = gpt(**LLM).to(torch.bfloat16)
+    ids = [1, 5, 7, 2, 9, 4]
+    for site in ("resid_pre", "z"):
+        r = patch(model, ids, ids, site, logit_diff(A, W))
+        assert torch.equal(r.values, torch.full_like(r.values, r.clean)) and r.clean == r.corrupted, site
+        assert r.normalized() is None
+
+
 def test_the_bundled_model_tells_the_two_senses_apart(bundled):
     """The fruit sentence leads to 味道 (taste), the company one to 股价 (stock price); the pieces at the
     cue word's position at layer 0 carry the whole difference (a share near 1), those at 我 nothing."""

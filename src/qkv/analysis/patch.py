@@ -107,6 +107,7 @@ class Patching:
     clean_ids: list[int]
     corrupted_ids: list[int]
     metric: Callable
+    rounding: float = 1e-6  # relative: two metrics closer than this are equal (8 eps of the model's dtype)
 
     @property
     def by_head(self) -> bool:
@@ -115,7 +116,7 @@ class Patching:
     def normalized(self) -> torch.Tensor | None:
         """(values - corrupted) / (clean - corrupted), or None when the two runs' metrics are equal."""
         gap = self.clean - self.corrupted
-        if abs(gap) <= 1e-6 * max(1.0, abs(self.clean), abs(self.corrupted)):  # equal, to float32 rounding
+        if abs(gap) <= self.rounding * max(1.0, abs(self.clean), abs(self.corrupted)):  # equal, to rounding
             return None
         return (self.values - self.corrupted) / gap
 
@@ -225,13 +226,22 @@ def patch(model, clean_ids, corrupted_ids, site: str, metric: Callable, batch: i
     pieces = [(L, i) for L in range(cfg.n_layers) for i in range(width)]
     batch = batch or max(1, LOGITS_BUDGET // (T * cfg.d_vocab))
     names = [pattern.format(L=L) for L in range(cfg.n_layers)]
-    device = next(model.parameters()).device
+    weight = next(model.parameters())
+    device = weight.device
     values = torch.empty(len(pieces), dtype=torch.float64)
     with evaluating(model):
-        _, trace = model.run_with_trace(torch.tensor([clean_ids], device=device), names=names)
-        # both runs' metrics on the path of the patched runs (the trace's written-out one rounds differently)
-        both = model.run_with_hooks(torch.tensor([clean_ids, corrupted_ids], device=device), fwd_hooks=[])
-        clean, corrupted = _per_row(metric, both).tolist()
+        # the clean activations, and both runs' metrics, on the path of the patched runs (hooks on the same
+        # names: a hook on z takes the written-out formulas, one on the residual stream the fused kernels)
+        kept: dict[str, torch.Tensor] = {}
+
+        def keep(act, hook):
+            kept[hook.name] = act.clone()
+
+        def run(ids, fn) -> float:
+            logits = model.run_with_hooks(torch.tensor([ids], device=device), fwd_hooks=[(n, fn) for n in names])
+            return float(_per_row(metric, logits)[0])
+
+        clean, corrupted = run(clean_ids, keep), run(corrupted_ids, lambda act, hook: None)
         corrupted_run = torch.tensor([corrupted_ids], device=device)  # (1, T)
         for start in range(0, len(pieces), batch):
             group = pieces[start : start + batch]
@@ -239,10 +249,13 @@ def patch(model, clean_ids, corrupted_ids, site: str, metric: Callable, batch: i
             for L in sorted({L for L, _ in group}):
                 rows = [r for r, (layer, _) in enumerate(group) if layer == L]
                 index = [group[r][1] for r in rows]
-                hooks.append((names[L], _hook(rows, index, trace[names[L]], by_head)))
+                hooks.append((names[L], _hook(rows, index, kept[names[L]], by_head)))
             logits = model.run_with_hooks(corrupted_run.expand(len(group), T), fwd_hooks=hooks)
             values[start : start + len(group)] = _per_row(metric, logits)
-    return Patching(site, values.reshape(cfg.n_layers, width), clean, corrupted, clean_ids, corrupted_ids, metric)
+    rounding = 8 * torch.finfo(weight.dtype).eps  # float32: 1e-6; bfloat16: 0.06
+    return Patching(
+        site, values.reshape(cfg.n_layers, width), clean, corrupted, clean_ids, corrupted_ids, metric, rounding
+    )
 
 
 def patch_text(

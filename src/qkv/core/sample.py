@@ -112,31 +112,40 @@ def generate_ids(
     check_sampling(temperature, top_k, top_p, max_new_tokens)
     if not prompt_ids:
         raise Refusal.of("errors.prompt_empty")
-    n_ctx = model.cfg.n_ctx
     device = model_device(model)
     generator = torch.Generator(device).manual_seed(seed) if seed is not None else None
-    context = list(prompt_ids)[-n_ctx:]
     stops = set(model.stop_ids if stop_ids is None else stop_ids)
+    for token, _ in _decode(model, prompt_ids, max_new_tokens, temperature, top_k, top_p, generator, use_cache):
+        if token in stops:
+            return
+        yield token
+
+
+def _decode(model, prompt_ids, max_new_tokens: int, temperature, top_k, top_p, generator, use_cache: bool = True):
+    """Yield (token, the logits it was drawn from) for max_new_tokens new tokens after prompt_ids, one at a
+    time (generate_ids without its stop ids). The next token is computed only when it is asked for."""
+    n_ctx = model.cfg.n_ctx
+    device = model_device(model)
+    context = list(prompt_ids)[-n_ctx:]
     # room for the prompt and what is generated (at most n_ctx), not for the model's whole context; a
     # non-causal model lets earlier tokens see later ones, so their cached keys would go stale: no cache
     cache = model.new_cache(capacity=len(context) + max_new_tokens) if use_cache and model.cfg.causal else None
     logits = model(torch.tensor([context], device=device), cache)[0, -1]  # (d_vocab,)
-    # the stepper applies no dropout and has no taps: in training mode, or with hooks on (model.hooks), each
-    # new token runs the model's forward with the cache instead
-    step = model.stepper() if cache is not None and not model.training and not hooked(model) else None
+    # the stepper applies no dropout and has no taps: in training mode, or while hooks are on (model.hooks,
+    # asked at every token: a generator runs wherever it is consumed), each new token runs the model's
+    # forward with the cache instead
+    step = model.stepper() if cache is not None and not model.training else None
     for i in range(max_new_tokens):
         try:
             token = _pick(logits, temperature, top_k, top_p, generator)
         except NonFiniteError:
             raise not_finite_error(LOGITS, model) from None
-        if token in stops:
-            return
-        yield token
+        yield token, logits
         if i == max_new_tokens - 1:
             return
         context.append(token)
         if cache is not None and cache.length < cache.capacity:
-            if step is not None:
+            if step is not None and not hooked(model):
                 logits = step(token, cache)[0]
             else:
                 logits = model(torch.tensor([[token]], device=device), cache)[0, -1]
@@ -179,6 +188,8 @@ def generate_batch(
     the longest prompt and max_new_tokens (at most n_ctx); when it is full, every row is run again
     from its last n_ctx tokens, the window
     generate_ids slides (so a row that outgrows n_ctx costs one full forward per step, as alone).
+    While hooks are on (model.hooks) each row is decoded on its own, as generate_ids decodes it, so that
+    a hook sees the same positions either way.
     """
     check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
@@ -192,12 +203,15 @@ def generate_batch(
     generators = [
         torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))
     ]
+    if hooked(model):  # hooks see each new position alone, as generate_ids gives it them: each row on its own
+        return [_alone(model, prompt, i, max_new_tokens, temperature, top_k, top_p, generators[i], stops[i],
+                       should_stop, return_logits) for i, prompt in enumerate(prompts)]  # fmt: skip
     seqs = [list(prompt) for prompt in prompts]  # each row's tokens so far: prompt, then new tokens
     new: list[list[int]] = [[] for _ in prompts]
     scores: list[list[torch.Tensor]] = [[] for _ in prompts]
     # a non-causal model's earlier keys change with every new token, and dropout in training mode
-    # is not what GPT.stepper computes, nor are hooks (it has no taps): then every step runs the windows again
-    incremental = model.cfg.causal and not model.training and not hooked(model)
+    # is not what GPT.stepper computes: then every step runs the windows again
+    incremental = model.cfg.causal and not model.training
     step = model.stepper() if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     room = min(n_ctx, max((len(s) for s in seqs), default=0) + max_new_tokens)  # the cache's capacity
@@ -248,6 +262,19 @@ def generate_batch(
             for ids, s in zip(new, scores)
         ]
     return new
+
+
+def _alone(model, prompt, row, max_new_tokens, temperature, top_k, top_p, generator, stops, should_stop, logits):
+    """One row of generate_batch decoded by itself (_decode, with its KV cache): its ids, or (ids, logits)."""
+    new, scores = [], []
+    for token, scored in _decode(model, prompt, max_new_tokens, temperature, top_k, top_p, generator):
+        new.append(token)
+        scores.append(scored)
+        if token in stops or (should_stop is not None and should_stop(row, new)):
+            break
+    if not logits:
+        return new
+    return new, torch.stack(scores) if scores else torch.zeros(0, model.cfg.d_vocab, device=model_device(model))
 
 
 def _stop_sets(stop_ids, n: int) -> list[set[int]]:

@@ -45,6 +45,7 @@ LESSONS = {
     "heads": "heads",
     "dropout": "dropout",
     "residual": "residual",
+    "induction": "induction",
     "embedding": "embedding",
     "transform": "transform",
     "next-token": "next_token",

@@ -11,7 +11,17 @@ depends on every x_j, and the block adds it back, x_i + z_i W_O. This lesson mea
    vector at each layer, fitted on corpus sentences and scored on the held-out sense probes;
 4. the next words the model predicts after "… 苹果 ，" in each context;
 5. all of it again on an untrained model of the same shape: the formula still mixes context,
-   but only training makes the result useful.
+   but only training makes the result useful;
+6. which heads carry the sense, causally (trained model only): activation patching. "我 昨天 吃了 苹果 ，"
+   and "我 上周 投资了 苹果 ，" have the same length; one is run with one head's z (at every position)
+   taken from the run on the other, and at the comma we measure how far the next-word distribution P
+   moves: its total variation distance from the unpatched run, TV = 1/2 sum_w |P_patched(w) - P(w)|,
+   and the probability on the first words of each sense's continuations in the corpus (味道, 看起来, 吃
+   for the fruit; 股价, 新, 利润 for the company), as the share of the way to the other sentence's,
+
+       share = (mass_patched - mass_run) / (mass_other - mass_run)     (0: nothing moved, 1: all the way),
+
+   for every head alone (qkv.analysis.patch, site "z") and for all heads of a layer together.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import time
 import numpy as np
 import torch
 
+from qkv.analysis.patch import patch
 from qkv.analysis.probing import probe_accuracy
 from qkv.analysis.representations import (
     cosine,
@@ -47,6 +58,11 @@ SUBJECT, FRUIT_CUE, COMPANY_CUE = "我", "吃了", "投资了"
 FRUIT = f"{SUBJECT} {FRUIT_CUE} {WORD}"  # 苹果 sits at the same position in both sentences
 COMPANY = f"{SUBJECT} {COMPANY_CUE} {WORD}"
 TOP = 3
+# the patching pair: 5 tokens each with the bundled tokenizer (checked by patch()), the cue at position 2
+PATCH = {"fruit": "我 昨天 吃了 苹果 ，", "company": "我 上周 投资了 苹果 ，"}
+PATCH_CUE = {"fruit": "我 昨天 吃了", "company": "我 上周 投资了"}  # up to and with the cue verb
+SENSES = ("fruit", "company")
+OTHER = {"fruit": "company", "company": "fruit"}
 
 
 @torch.no_grad()
@@ -81,6 +97,89 @@ def attention_side(model, tokenizer) -> dict:
     return out
 
 
+def sense_words(tokenizer) -> dict[str, list[int]]:
+    """For each sense, the ids of the first words of the continuations the corpus writes after 苹果 in
+    that sense (lexicon: 苹果's food_tails, the shared COMPANY_TAILS), those the tokenizer has as one token."""
+    from qkv.core.corpus import lexicon as L
+
+    tails = {"fruit": L.AMBIGUOUS[WORD]["food_tails"], "company": L.COMPANY_TAILS}
+    out = {}
+    for sense in SENSES:
+        ids = []
+        for word in dict.fromkeys(zh.split()[0] for zh, _ in tails[sense]):
+            try:
+                piece = tokenizer.encode(word)
+            except ValueError:  # a word this tokenizer cannot encode
+                continue
+            if len(piece) == 1:
+                ids.append(piece[0])
+        out[sense] = ids
+    return out
+
+
+def next_probs(logits: torch.Tensor) -> torch.Tensor:
+    """P(next word) at the last position of each row: logits (B, T, d_vocab) -> (B, d_vocab), float64."""
+    return torch.softmax(logits[:, -1].double(), -1)
+
+
+def mass_of(ids: list[int]):
+    """The metric logits -> the probability of the words `ids` at the last position, per row (B,)."""
+    return lambda logits: next_probs(logits)[:, ids].sum(-1)
+
+
+def moved_from(reference: torch.Tensor):
+    """The metric logits -> total variation distance from the distribution `reference` (d_vocab,), per row."""
+    return lambda logits: 0.5 * (next_probs(logits) - reference).abs().sum(-1)
+
+
+@torch.no_grad()
+def patch_layers(model, donor: list[int], run: list[int], metric) -> list[float]:
+    """metric on `run` with all heads of one layer (z at every position) taken from `donor`, for each layer."""
+    names = [f"blocks.{L}.attn.hook_z" for L in range(model.cfg.n_layers)]
+    _, trace = model.run_with_trace(torch.tensor([donor]), names=names)
+    out = []
+    for name in names:
+        z = trace[name]  # (1, T, n_heads, d_head): the donor's, every head
+        logits = model.run_with_hooks(torch.tensor([run]), fwd_hooks=[(name, lambda act, hook, z=z: z)])
+        out.append(float(metric(logits)[0]))
+    return out
+
+
+@torch.no_grad()
+def sense_patching(model, tokenizer) -> dict:
+    """The patching experiment (module docstring, 6.), keyed by the sentence that is run: n[s] for s of
+    SENSES holds, with the other sentence as the donor, cue (n_layers, n_heads): each head's weight A
+    from the comma on the cue verb of s; tv and share (n_layers, n_heads): one head patched in (share:
+    of the mass on the donor's words); layer_tv and layer_share (n_layers,): all heads of a layer
+    patched in. n["mass"][s][w]: the unpatched run of s puts this mass on the words of sense w
+    (n["words"][w]); n["clean_tv"]: the TV between the two unpatched runs."""
+    ids = {s: tokenizer.encode(PATCH[s]) for s in SENSES}
+    words = sense_words(tokenizer)
+    probs = {s: next_probs(model(torch.tensor([ids[s]])))[0] for s in SENSES}  # (d_vocab,) each
+    out = {
+        "words": {s: [tokenizer.display(i) for i in words[s]] for s in SENSES},
+        "mass": {s: {w: float(probs[s][words[w]].sum()) for w in SENSES} for s in SENSES},
+        "clean_tv": float(0.5 * (probs["fruit"] - probs["company"]).abs().sum()),
+    }
+    for s in SENSES:
+        donor = OTHER[s]
+        toward, away = mass_of(words[donor]), moved_from(probs[s])  # the donor's words gain; P moves
+        cue = len(tokenizer.encode(PATCH_CUE[s])) - 1
+        _, trace = model.run_with_trace(torch.tensor([ids[s]]), names=lambda n: n.endswith("hook_pattern"))
+        share = patch(model, ids[donor], ids[s], "z", toward)  # clean: the donor's run; corrupted: s's
+        run_mass, donor_mass = share.corrupted, share.clean
+        out[s] = {
+            "cue": [trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
+            "tv": patch(model, ids[donor], ids[s], "z", away).values.tolist(),
+            "share": share.normalized().tolist(),
+            "layer_tv": patch_layers(model, ids[donor], ids[s], away),
+            "layer_share": [
+                (m - run_mass) / (donor_mass - run_mass) for m in patch_layers(model, ids[donor], ids[s], toward)
+            ],
+        }
+    return out
+
+
 def measure_one(model, tokenizer, train, test, heldout_probes) -> dict:
     """Every measurement of the lesson, for one model."""
     a, b = tokenizer.encode(FRUIT), tokenizer.encode(COMPANY)
@@ -96,6 +195,44 @@ def measure_one(model, tokenizer, train, test, heldout_probes) -> dict:
         "next_fruit": next_words(model, tokenizer, FRUIT + " ， "),
         "next_company": next_words(model, tokenizer, COMPANY + " ， "),
         "continuation_accuracy": probe_accuracy(model, tokenizer, heldout_probes),
+    }
+
+
+def patch_summary(p: dict) -> dict:
+    """The heads and layer the text names, from sense_patching's numbers p: patch_cue_head, the head with
+    the most weight on the cue (mean of the two sentences); patch_best_head, the head whose z moves the
+    prediction furthest toward the other sense (mean share); with, for each, its weight on the cue and
+    share in each sentence; patch_best_layer likewise for whole layers (with head_sum, its heads' single shares added
+    up), and patch_rest_layers, the
+    largest share of any other layer (either sentence)."""
+    L, H = len(p["fruit"]["share"]), len(p["fruit"]["share"][0])
+    heads = [(layer, head) for layer in range(L) for head in range(H)]
+    mean = lambda key, lh: sum(p[s][key][lh[0]][lh[1]] for s in SENSES) / len(SENSES)
+
+    def head(lh):
+        layer, h = lh
+        return {
+            "layer": layer,
+            "head": h,
+            "cue": {s: p[s]["cue"][layer][h] for s in SENSES},
+            "share": {s: p[s]["share"][layer][h] for s in SENSES},
+            "tv": {s: p[s]["tv"][layer][h] for s in SENSES},
+        }
+
+    layer_mean = [sum(p[s]["layer_share"][layer] for s in SENSES) / len(SENSES) for layer in range(L)]
+    best_layer = max(range(L), key=lambda layer: layer_mean[layer])
+    return {
+        "patch_cue_head": head(max(heads, key=lambda lh: mean("cue", lh))),
+        "patch_best_head": head(max(heads, key=lambda lh: mean("share", lh))),
+        "patch_best_layer": {
+            "layer": best_layer,
+            "share": {s: p[s]["layer_share"][best_layer] for s in SENSES},
+            "tv": {s: p[s]["layer_tv"][best_layer] for s in SENSES},
+            "head_sum": {s: sum(p[s]["share"][best_layer]) for s in SENSES},  # its heads' single shares, added
+        },
+        "patch_rest_layers": max(
+            p[s]["layer_share"][layer] for s in SENSES for layer in range(L) if layer != best_layer
+        ),
     }
 
 
@@ -119,6 +256,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         heldout_probes = corpus.probes("sense", lang="zh", seed=seed)
         m = measure_one(model, tokenizer, train, test, heldout_probes)
         u = measure_one(fresh, tokenizer, train, test, heldout_probes)
+        p = sense_patching(model, tokenizer)
 
     labels = list(m["cosine"])
     best = max(labels, key=lambda k: (m["probe_accuracy"][k], -labels.index(k)))
@@ -161,5 +299,9 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "n_continuation_probes": len(heldout_probes),
         "continuation_accuracy": m["continuation_accuracy"],
         "untrained_continuation_accuracy": u["continuation_accuracy"],
+        "patch_sentences": dict(PATCH),
+        "patch_length": len(tokenizer.encode(PATCH["fruit"])),
+        "patch": p,
+        **patch_summary(p),
         "seconds": time.perf_counter() - start,
     }

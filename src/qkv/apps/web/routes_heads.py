@@ -13,6 +13,7 @@ Bad input is a TextError (400, one line) or a validation error (422), as for the
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
 from pydantic import Field, model_validator
@@ -98,12 +99,13 @@ def head_labels(model, tokenizer) -> dict:
 
 
 def add_routes(app, model, tokenizer, lock) -> None:
-    """Add this module's routes to `app` (FastAPI); `lock` serialises forward passes."""
+    """Add this module's routes to `app` (FastAPI); `lock` bounds the forward passes in flight (server.PASSES)."""
     cached: dict = {}
+    once = threading.Lock()  # the labels are measured by one request; those beside it wait for its answer
 
     @app.get("/api/heads")
     def get_heads():
-        with lock:
+        with lock, once:
             if "labels" not in cached:  # measured once per server, at the first request
                 cached["labels"] = head_labels(model, tokenizer)
         return FiniteJSON(cached["labels"])

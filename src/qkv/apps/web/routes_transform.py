@@ -6,6 +6,8 @@ POST /api/transform   {layer, head} -> the stretch of one head's W_Q, W_K, W_V, 
 
 from __future__ import annotations
 
+import threading
+
 from fastapi import Request
 
 from qkv.analysis.transform import MATRICES, head_spectra, random_twin
@@ -50,16 +52,18 @@ def transform_doc(model, tokenizer, twin, layer: int, head: int, lang: str = DEF
 def add_routes(app, model, tokenizer, lock) -> None:
     """Add this module's routes to `app` (FastAPI); `lock` bounds the forward passes in flight (server.PASSES)."""
     twins = []  # the random model of the same shape, made on the first request
+    once = threading.Lock()  # by one request: those beside it wait for that one (memory for one twin, seed 0)
 
     @app.post("/api/transform")
     def post_transform(body: TransformIn, request: Request):
         if not model.family.one_stack:
             raise TextError.of("errors.transform_panel_family", title=family_title(model.family))
         with lock:
-            if not twins:
-                try:
-                    twins.append(random_twin(model, 0))
-                except ValueError as e:  # a second model of this size does not fit beside the first
-                    raise TextError.recast(e) from None
+            with once:
+                if not twins:
+                    try:
+                        twins.append(random_twin(model, 0))
+                    except ValueError as e:  # a second model of this size does not fit beside the first
+                        raise TextError.recast(e) from None
             doc = transform_doc(model, tokenizer, twins[0], body.layer, body.head, request_lang(request))
         return FiniteJSON(doc)

@@ -34,7 +34,7 @@ from torch import nn
 from .layernorm import RMSNorm
 from .linear import linear_step
 from .position import RoPE
-from .tap import explicit, tap, tap_view, untapped, wants
+from .tap import edits, explicit, tap, tap_view, untapped, wants
 
 
 def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped):
@@ -188,7 +188,7 @@ class MultiHeadAttention(nn.Module):
         if wants(result):  # each head's own output z_h W_O[h]; they add up (with b_O) to W_O's output
             each = torch.einsum("bthd,hdm->bthm", z, self.head_W_O())  # (B, T, n_heads, d_model)
             edited = tap(result, each)
-            if edited is not each:  # a hook changed some head's output: the sum is of what it left
+            if edits(result):  # a hook changed some head's output (or may have, in place): sum what it left
                 out = edited.sum(2) if self.W_O.bias is None else edited.sum(2) + self.W_O.bias
         out = tap(self.out_name, out)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out

@@ -67,16 +67,13 @@ class LayerNorm(nn.Module):
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, tap=untapped):
     """RMSNorm(x) over the last dimension, written out. Returns (out, normalized, scale); `tap` as layer_norm's.
 
-    As transformers' Llama and Qwen, the scale is computed in float32 whatever x's dtype, and the
-    normalized vector is cast back to it before the weight multiplies (this matters in bfloat16)."""
+    As transformers' Llama and Qwen, the scale is computed (and tapped, as TransformerLens taps it) in
+    float32 whatever x's dtype, and the normalized vector is cast back to it before the weight
+    multiplies (this matters in bfloat16)."""
     x32 = x.float()
-    scale32 = (x32.pow(2).mean(-1, keepdim=True) + eps).sqrt()  # (..., 1): the root mean square
-    scale = scale32.to(x.dtype)
-    kept = tap("hook_scale", scale)
-    if kept is not scale:  # a hook's scale divides instead
-        scale32 = kept.float()
-    normalized = tap("hook_normalized", (x32 / scale32).to(x.dtype))
-    return tap("hook_out", normalized * weight), normalized, kept
+    scale = tap("hook_scale", (x32.pow(2).mean(-1, keepdim=True) + eps).sqrt())  # (..., 1), float32: the RMS
+    normalized = tap("hook_normalized", (x32 / scale).to(x.dtype))
+    return tap("hook_out", normalized * weight), normalized, scale
 
 
 class RMSNorm(nn.Module):

@@ -3,19 +3,21 @@
 `x = tap(name, x)` returns x, or what a hook put in its place. Names follow TransformerLens:
 blocks.0.attn.hook_pattern, blocks.0.hook_resid_post, ... (qkv.trace_names lists them).
 
-What a forward pass records and which hooks it runs belong to that pass alone: a `Pass`, kept in a
-context variable, so two threads (the web server's requests) or two asyncio tasks never see each
-other's. Outside `recording()` and `hooking()` there is none, and a tap costs one variable read.
+What a forward pass records and which hooks it runs belong to that pass alone: a `Pass` per model,
+kept in context variables, so two threads (the web server's requests) or two asyncio tasks never see
+each other's, and a model run inside another's hook has its own (none, unless some are on for it).
+Outside `recording()` and `hooking()` there is none, and a tap costs one variable read.
 
-- `recording(keep)`: a Recorder keeps the value at every name `keep(name)` accepts, after the hooks
-  (what is recorded is what was computed). A value a hook replaces at a point that an earlier name
-  shares (blocks.0.hook_resid_post is blocks.1.hook_resid_pre: the same tensor) is recorded under
-  both, so the trace never contradicts itself. Recorded tensors are on the CPU (a GPU model's are
-  copies) and in float32 for a bfloat16 or float16 model, exactly (`readable`).
+- `recording(keep, model)`: a Recorder keeps the value at every name `keep(name)` accepts, after the
+  hooks (what is recorded is what was computed). A value a hook changes at a point that an earlier
+  name shares (blocks.0.hook_resid_post is blocks.1.hook_resid_pre: the same tensor) is recorded again
+  under both, so the trace never contradicts itself. Recorded tensors are on the CPU (a GPU model's
+  are copies) and in float32 for a bfloat16 or float16 model, exactly (`readable`). model=None
+  records whatever runs without a pass of its own (a module called directly, in tests).
 - `hooking(model, hooks)`: name -> functions fn(activation, hook) that return a replacement (same
   shape) or None (keep it; an in-place edit stays). qkv.core.hooks builds them from
-  TransformerLens's fwd_hooks. They apply to `model` only: `forward_pass(model)` (each model's
-  forward) sets the pass aside while another model runs.
+  TransformerLens's fwd_hooks. `forward_pass(model)`, around each model's forward, puts that model's
+  pass in force for the taps.
 
 `explicit()` tells attention and LayerNorm to take their written-out formulas instead of the fused
 kernels: while a trace records, while a hook reads a name only those formulas compute (the scores,
@@ -68,34 +70,34 @@ class HookPoint:
 
 
 class Pass:
-    """The state of the forward passes inside one recording() or hooking() block, in one context."""
+    """What the forward passes of one model record and which hooks they run, inside the recording() and
+    hooking() blocks that are on in this context."""
 
     def __init__(self, model, recorder: Recorder | None, hooks: dict[str, tuple], explicit: bool):
         self.model = model  # the model whose passes these are (None: any, e.g. a module run on its own)
         self.recorder = recorder
         self.hooks = hooks  # full name -> hook functions, in the order they were added
         self.explicit = explicit
-        self._last: torch.Tensor | None = None  # the last value tapped, and the recorded names it is
+        self._last: torch.Tensor | None = None  # the last tensor tapped, and the names it was recorded under
         self._names: list[str] = []
 
     def wants(self, name: str) -> bool:
         return name in self.hooks or (self.recorder is not None and self.recorder.keep(name))
 
-    def tap(self, name: str, value):
+    def tap(self, name: str, value: torch.Tensor) -> torch.Tensor:
         fns = self.hooks.get(name, ())
         rec = self.recorder is not None and self.recorder.keep(name)
         if not fns and not rec:
             return value
-        given = value() if callable(value) else value
-        value = given
+        given = value
         for fn in fns:
             out = fn(value, HookPoint(name))
             if out is not None:
                 value = _replacement(name, value, out)
         if self.recorder is not None:
             acts = self.recorder.activations
-            names = self._names if given is self._last else []  # the names this very tensor was recorded under
-            if value is not given:
+            names = self._names if given is self._last else []  # earlier names of this very tensor
+            if fns:  # replaced, or edited in place (a copy recorded earlier, from a GPU or bfloat16, is stale)
                 for alias in names:
                     acts[alias] = readable(value)
             if rec:
@@ -114,8 +116,12 @@ def _replacement(name: str, value: torch.Tensor, out) -> torch.Tensor:
     return out.to(dtype=value.dtype, device=value.device)
 
 
+# the passes that are on in this context, by model (None: any model), and the one of the model running now
+_on: ContextVar[dict | None] = ContextVar("qkv_passes", default=None)
 _pass: ContextVar[Pass | None] = ContextVar("qkv_pass", default=None)
-_written_out: ContextVar[bool] = ContextVar("qkv_written_out", default=False)
+_written_out: ContextVar[bool] = ContextVar("qkv_written_out", default=False)  # written_out(): every model
+_explicit: ContextVar[bool] = ContextVar("qkv_explicit", default=False)  # forward(explicit=True): that model only
+_running: ContextVar = ContextVar("qkv_running", default=None)  # the model whose forward runs now
 
 
 def readable(tensor: torch.Tensor) -> torch.Tensor:
@@ -126,9 +132,8 @@ def readable(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.float() if tensor.dtype in (torch.bfloat16, torch.float16) else tensor
 
 
-def tap(name: str, value):
-    """Record value under name and let the hooks on name replace it; return it, or its replacement.
-    value may be a function that computes it (an activation that costs extra work): called only if read."""
+def tap(name: str, value: torch.Tensor) -> torch.Tensor:
+    """Record value under name and let the hooks on name replace it; return it, or its replacement."""
     p = _pass.get()
     return value if p is None else p.tap(name, value)
 
@@ -164,22 +169,32 @@ def wants(name: str) -> bool:
     return p is not None and p.wants(name)
 
 
-def active() -> bool:
-    """True while a trace records."""
+def edits(name: str) -> bool:
+    """True when a hook runs on name in this pass (it may have changed the value in place)."""
     p = _pass.get()
-    return p is not None and p.recorder is not None
+    return p is not None and name in p.hooks
+
+
+def _of(model) -> Pass | None:
+    on = _on.get() or {}
+    return on.get(model, on.get(None))
+
+
+def active() -> bool:
+    """True while a trace records (in this context)."""
+    return any(p.recorder is not None for p in (_on.get() or {}).values())
 
 
 def hooked(model) -> bool:
     """True while hooks on `model` are on (generation then runs the taps' forward, not the plain stepper)."""
-    p = _pass.get()
-    return p is not None and bool(p.hooks) and p.model in (None, model)
+    p = _of(model)
+    return p is not None and bool(p.hooks)
 
 
 def explicit() -> bool:
     """True when the model must compute with the written-out formulas (a trace, a hook on what only they
     compute, or written_out())."""
-    if _written_out.get():
+    if _written_out.get() or _explicit.get():
         return True
     p = _pass.get()
     return p is not None and p.explicit
@@ -198,51 +213,56 @@ def written_out(on: bool = True):
 
 @contextmanager
 def forward_pass(model, explicit: bool = False):
-    """Each model's forward runs inside this: the written-out formulas if `explicit`, and a pass that
-    belongs to another model (its recorder, its hooks) set aside until this one ends."""
-    p = _pass.get()
-    aside = _pass.set(None) if p is not None and p.model is not None and p.model is not model else None
+    """Each model's forward runs inside this: its own pass (what is on for it: its recorder, its hooks;
+    nothing for a model that has none, even inside another model's hook), and the written-out formulas
+    if `explicit` (for this model's pass: another model run inside it decides for itself)."""
+    inner = _running.get() is model  # Seq2Seq.forward -> encode: the same pass goes on
+    token, flag, running = (
+        _pass.set(_of(model)),
+        _explicit.set(explicit or (inner and _explicit.get())),
+        _running.set(model),
+    )
     try:
-        with written_out(explicit):
-            yield
+        yield
     finally:
-        if aside is not None:
-            _pass.reset(aside)
+        _running.reset(running)
+        _explicit.reset(flag)
+        _pass.reset(token)
 
 
-def _enter(model, recorder: Recorder | None, hooks: dict[str, tuple], explicit: bool):
-    return _pass.set(Pass(model, recorder, hooks, explicit))
+@contextmanager
+def _put(model, p: Pass):
+    """Within this block `p` is the pass of `model` (None: of any model, and of modules run on their own)."""
+    on = _on.set({**(_on.get() or {}), model: p})
+    current = _pass.set(p) if model is None else None
+    try:
+        yield
+    finally:
+        if current is not None:
+            _pass.reset(current)
+        _on.reset(on)
 
 
 @contextmanager
 def recording(keep: Callable[[str], bool] = lambda name: True, model=None):
     """Within this block the passes of `model` (None: whatever runs) record what keep(name) accepts,
-    with the hooks already on (a trace under model.hooks(...) holds the edited values)."""
-    p = _pass.get()
+    after the hooks already on for it (a trace under model.hooks(...) holds the edited values)."""
+    p = _of(model)
     if p is not None and p.recorder is not None:
         raise RuntimeError("a trace is already being recorded")
     recorder = Recorder(keep)
-    same = p is not None and (p.model is None or model is None or p.model is model)
-    token = _enter(p.model if same and model is None else model, recorder, p.hooks if same else {}, True)
-    try:
+    with _put(model, Pass(model, recorder, p.hooks if p is not None else {}, True)):
         yield recorder
-    finally:
-        _pass.reset(token)
 
 
 @contextmanager
 def hooking(model, hooks: dict[str, tuple]):
     """Within this block the passes of `model` run `hooks` (full name -> functions), after any already on."""
-    p = _pass.get()
-    if p is not None and p.model is not None and p.model is not model:
-        raise ValueError("hooks of another model are on here: put one model's hooks on at a time")
+    p = _of(model)
     merged = dict(p.hooks) if p is not None else {}
     for name, fns in hooks.items():
         merged[name] = merged.get(name, ()) + tuple(fns)
     forced = any(name.endswith(WRITTEN_OUT) for name in merged)
     recorder = p.recorder if p is not None else None
-    token = _enter(model, recorder, merged, forced or (p is not None and p.explicit))
-    try:
+    with _put(model, Pass(model, recorder, merged, forced or recorder is not None)):
         yield
-    finally:
-        _pass.reset(token)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from ..figures import new_figure, save
 from ..i18n import translator
-from ..text import width
+from ..text import width, wrap
+from .common import commas, then
+
+SENSES = ("fruit", "company")  # the two sentences, as qkv.apps.lessons.context.SENSES names them
+COLUMNS = 100  # the patching paragraph is wrapped at this many display columns (a Chinese character: 2)
+NO_START = set("，。；：、）」』！？”’")  # punctuation that never starts a line
+NO_END = set("（「『“‘")  # ... and that never ends one
 
 
 def title(lang: str) -> str:
@@ -43,6 +49,81 @@ def _preds(pairs) -> str:
     return ", ".join(f"{w} {p:.3f}" for w, p in pairs)
 
 
+def _wrap(text: str) -> str:
+    """wrap() at COLUMNS, with no line starting with closing punctuation (it goes back to the line before)
+    or ending with opening punctuation (it goes on to the next)."""
+    lines = wrap(text, COLUMNS).split("\n")
+    for k in range(1, len(lines)):
+        while lines[k][:1] in NO_START and lines[k]:
+            lines[k - 1], lines[k] = lines[k - 1] + lines[k][0], lines[k][1:].lstrip()
+        while lines[k - 1][-1:] in NO_END and lines[k - 1]:
+            lines[k - 1], lines[k] = lines[k - 1][:-1], lines[k - 1][-1] + lines[k]
+    return "\n".join(lines)
+
+
+def _pct(x: float) -> str:
+    """A share as a percentage with one decimal (no "-0.0%")."""
+    return f"{round(100 * x, 1) + 0.0:.1f}%"
+
+
+def _share_table(p: dict, lang: str) -> str:
+    """Each head's share (fruit sentence / company sentence), one row per layer."""
+    say = translator(lang, "lessons.context")
+    rows = p["fruit"]["share"]
+    cell = 16
+    lines = ["  " + _pad("", 8) + "".join(_pad(say("col_head", head=h), cell, True) for h in range(len(rows[0])))]
+    for layer, row in enumerate(rows):
+        cells = [f"{_pct(f)} / {_pct(c)}" for f, c in zip(row, p["company"]["share"][layer])]
+        lines.append("  " + _pad(say("stage_layer", layer=layer), 8) + "".join(_pad(x, cell, True) for x in cells))
+    return "\n".join(lines)
+
+
+def _patch_fields(n: dict, lang: str) -> dict:
+    """The fields of the patching paragraph and of the headline's last part."""
+    say = translator(lang, "lessons.context")
+    p, cue, bh, bl = n["patch"], n["patch_cue_head"], n["patch_best_head"], n["patch_best_layer"]
+    mean = lambda d: (d["fruit"] + d["company"]) / 2
+    fields = {
+        "pf": n["patch_sentences"]["fruit"],
+        "pc": n["patch_sentences"]["company"],
+        "patch_len": n["patch_length"],
+        "clean_tv": p["clean_tv"],
+        "fw": commas(p["words"]["fruit"], lang),
+        "cw": commas(p["words"]["company"], lang),
+        "m_ff": p["mass"]["fruit"]["fruit"],
+        "m_fc": p["mass"]["fruit"]["company"],
+        "m_cf": p["mass"]["company"]["fruit"],
+        "m_cc": p["mass"]["company"]["company"],
+        "share_table": _share_table(p, lang),
+        "cue_layer": cue["layer"],
+        "cue_head": cue["head"],
+        "cue_wf": cue["cue"]["fruit"],
+        "cue_wc": cue["cue"]["company"],
+        "cue_sf": _pct(cue["share"]["fruit"]),
+        "cue_sc": _pct(cue["share"]["company"]),
+        "bh_layer": bh["layer"],
+        "bh_head": bh["head"],
+        "bh_sf": _pct(bh["share"]["fruit"]),
+        "bh_sc": _pct(bh["share"]["company"]),
+        "bh_tf": bh["tv"]["fruit"],
+        "bh_tc": bh["tv"]["company"],
+        "bl_layer": bl["layer"],
+        "bl_sf": _pct(bl["share"]["fruit"]),
+        "bl_sc": _pct(bl["share"]["company"]),
+        "bl_tf": bl["tv"]["fruit"],
+        "bl_tc": bl["tv"]["company"],
+        "sum_f": _pct(bl["head_sum"]["fruit"]),
+        "sum_c": _pct(bl["head_sum"]["company"]),
+        "rest": _pct(n["patch_rest_layers"]),
+    }
+    head_key = "patch_one_head_decides" if mean(bh["share"]) > 0.5 else "patch_no_head_decides"
+    layer_key = "patch_layer_switches" if mean(bl["share"]) > 0.5 else "patch_layer_weak"
+    rest_key = "patch_rest_small" if n["patch_rest_layers"] < 0.1 else "patch_rest_large"
+    verdicts = then([say(key, **fields) for key in (head_key, layer_key, rest_key)], lang)
+    fields["patch_paragraph"] = "\n".join([_wrap(say("patch_intro", **fields)), fields["share_table"], _wrap(verdicts)])
+    return fields
+
+
 def _fields(n: dict, lang: str) -> dict:
     say = translator(lang, "lessons.context")
     last = list(n["cosine"])[-1]
@@ -70,6 +151,7 @@ def _fields(n: dict, lang: str) -> dict:
         "u_same": say("same_first") if same else "",
         "f1": n["next_fruit"][0][0],
         "c1": n["next_company"][0][0],
+        **_patch_fields(n, lang),
     }
 
 
@@ -78,7 +160,8 @@ def text(n: dict, lang: str) -> str:
 
 
 def headline(n: dict, lang: str) -> str:
-    return translator(lang, "lessons.context")("headline", **_fields(n, lang))
+    say, fields = translator(lang, "lessons.context"), _fields(n, lang)
+    return say("headline", **fields) + say("headline_patch", **fields)
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
@@ -117,4 +200,42 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.grid(alpha=0.3)
         ax.legend()
         paths.append(save(fig, out / fname))
+    paths.append(_patch_figure(n, out, lang))
     return paths
+
+
+def _patch_figure(n: dict, out: Path, lang: str) -> Path:
+    """Each head's share (two heat maps, one per sentence that is run) and each whole layer's (bars), in %."""
+    from matplotlib.ticker import PercentFormatter
+
+    say = translator(lang, "lessons.context")
+    p = n["patch"]
+    fig = new_figure((10, 4))
+    axes = fig.subplots(1, 3, width_ratios=[1, 1, 1.1])
+    L, H = len(p["fruit"]["share"]), len(p["fruit"]["share"][0])
+    for ax, sense in zip(axes[:2], SENSES):
+        table = p[sense]["share"]
+        image = ax.imshow(table, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        for layer in range(L):
+            for head in range(H):
+                v = table[layer][head]
+                ax.text(head, layer, str(round(100 * v)), ha="center", va="center", color="w" if v < 0.6 else "k")
+        ax.set_xticks(range(H), [str(h) for h in range(H)])
+        ax.set_yticks(range(L), [str(layer) for layer in range(L)])
+        ax.set_xlabel(say("patch_x_head"))
+        ax.set_ylabel(say("patch_y_layer"))
+        ax.set_title(say("patch_map_title", run=n["patch_sentences"][sense]), fontsize="medium")
+    fig.colorbar(image, ax=axes[1], format=PercentFormatter(1.0))
+    ax = axes[2]
+    width = 0.38
+    for k, sense in enumerate(SENSES):
+        xs = [layer + (k - 0.5) * width for layer in range(L)]
+        ax.bar(xs, p[sense]["layer_share"], width, label=n["patch_sentences"][sense])
+    ax.set_xticks(range(L), [say("stage_layer", layer=layer) for layer in range(L)])
+    ax.set_ylim(min(0.0, *p["fruit"]["layer_share"], *p["company"]["layer_share"]) - 0.02, 1.05)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_title(say("patch_layer_title"), fontsize="medium")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize="small", loc="center left")
+    fig.suptitle(say("patch_share"))
+    return save(fig, out / "context_patch.png")

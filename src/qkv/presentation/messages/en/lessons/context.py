@@ -42,6 +42,8 @@ MESSAGES = {
     "other sense's in {continuation_accuracy:.1%} of the cases, the untrained one in "
     "{untrained_continuation_accuracy:.1%}.\n"
     "\n"
+    "{patch_paragraph}\n"
+    "\n"
     "The formula alone does not make z useful. The untrained model mixes context too (its last\n"
     "cosine is {ucos_last:.4f}): even random, near-even attention averages the earlier tokens in, so a\n"
     "probe that is itself trained on labelled examples can read the sense from it up to\n"
@@ -68,4 +70,38 @@ MESSAGES = {
     "trained": "trained",
     "untrained": "untrained",
     "chance": "chance",
+    "patch_intro": "Which heads carry the sense? A weight in A says where a head looks, not "
+    "what its output does, so here the lesson intervenes (activation patching). “{pf}” and “{pc}” have the "
+    "same length ({patch_len} tokens). One of them is run with the z of one head, at every position, taken "
+    "from the run on the other, and at the comma we measure how far the next-word distribution moves: its "
+    "total variation distance from the unpatched run (the two unpatched runs are {clean_tv:.3f} apart), and "
+    "how much of the way the probability of the other sense's continuations goes, from this sentence's value "
+    "to the other's (0%: nothing moved, 100%: all the way; the first words the corpus continues with: {fw} "
+    "for the fruit, {cw} for the company). Unpatched, “{pf}” puts {m_ff:.3f} on the fruit's words and {m_fc:.3f} "
+    "on the company's, “{pc}” {m_cf:.3f} and {m_cc:.3f}. The share of each head, the fruit sentence run with "
+    "the company sentence's head / the other way round:",
+    "patch_no_head_decides": "No head decides it alone. The head that looks at the cue hardest, layer "
+    "{cue_layer} head {cue_head} (weight {cue_wf:.2f} on 吃了 and {cue_wc:.2f} on 投资了, from the comma), "
+    "moves the prediction {cue_sf} and {cue_sc} of the way; the largest move of a single head is layer {bh_layer} "
+    "head {bh_head}'s, {bh_sf} and {bh_sc} (TV {bh_tf:.3f} and {bh_tc:.3f}).",
+    "patch_one_head_decides": "One head carries it: layer {bh_layer} head {bh_head} alone moves the prediction "
+    "{bh_sf} and {bh_sc} of the way (TV {bh_tf:.3f} and {bh_tc:.3f}); the head that looks at the cue hardest, "
+    "layer {cue_layer} head {cue_head} (weight {cue_wf:.2f} on 吃了 and {cue_wc:.2f} on 投资了, from the "
+    "comma), moves it {cue_sf} and {cue_sc}.",
+    "patch_layer_switches": "But patch all heads of layer {bl_layer} at once and the prediction changes "
+    "sense: {bl_sf} and {bl_sc} of the way (TV {bl_tf:.3f} and {bl_tc:.3f}), while its heads' single moves "
+    "add up to {sum_f} and {sum_c}. The sense sits in what these heads write together: swap one, and the "
+    "others still write the old sense.",
+    "patch_layer_weak": "Even all heads of layer {bl_layer} patched at once move it only {bl_sf} "
+    "and {bl_sc} (TV {bl_tf:.3f} and {bl_tc:.3f}): the sense does not sit in the heads of any one layer.",
+    "patch_rest_small": "Patching the heads of any other layer, all at once, moves it at most {rest}: "
+    "theirs do not carry the sense.",
+    "patch_rest_large": "Patching the heads of another layer, all at once, moves it up to {rest} too.",
+    "headline_patch": "; layer {bl_layer}'s heads patched in: {bl_sf} / {bl_sc} of the way to the other sense",
+    "col_head": "head {head}",
+    "patch_x_head": "head",
+    "patch_y_layer": "layer",
+    "patch_map_title": "running “{run}”:\none head at a time",
+    "patch_share": "Patching: the share of the way the prediction moves toward the other sense",
+    "patch_layer_title": "all heads of one layer at once",
 }

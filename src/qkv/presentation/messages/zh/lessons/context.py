@@ -37,6 +37,8 @@ MESSAGES = {
     "的模型有 {continuation_accuracy:.1%} 给正确后文的概率高于另一词义的后文，"
     "未训练的模型是 {untrained_continuation_accuracy:.1%}。\n"
     "\n"
+    "{patch_paragraph}\n"
+    "\n"
     "光有公式，并不能让 z 变得有用。未训练的模型同样会混入上下文（最后的余弦是\n"
     "{ucos_last:.4f}）：随机、近乎平均的注意力照样会把前面的词元平均进来，所以一个本身用带标签的\n"
     "例子训练过的探针，最多能从中读出 {untrained_best_probe_accuracy:.3f}。但模型自己用不上它：它对下一个词的猜测\n"
@@ -61,4 +63,32 @@ MESSAGES = {
     "trained": "训练后",
     "untrained": "未训练",
     "chance": "瞎猜",
+    "patch_intro": "词义到底由哪些头携带？A 里的权重只说明一个头看向哪里，不说明它的输出起"
+    "什么作用，所以这里直接动手干预（激活修补，activation patching）。“{pf}”和“{pc}”一样长（{patch_len} 个"
+    "词元）。运行其中一句，但把某一个头在所有位置上的 z 换成另一句运行时的值，然后在逗号处看下一个词的分布"
+    "移动了多少：一是它与未修补时的总变差距离（两句未修补时相距 {clean_tv:.3f}），二是另一种词义的后文所得"
+    "的概率，从本句的值朝另一句的值走了几成（0%：没动，100%：走到底；语料在逗号后接的第一个词：水果是 {fw}，"
+    "公司是 {cw}）。未修补时，“{pf}”给水果的词 {m_ff:.3f}、给公司的词 {m_fc:.3f}；“{pc}”分别是 {m_cf:.3f} "
+    "和 {m_cc:.3f}。每个头的比例（运行水果句、换入公司句的头 / 反过来）：",
+    "patch_no_head_decides": "没有哪一个头能单独决定词义。最盯着线索词的头是层 {cue_layer} 头 {cue_head}（"
+    "从逗号出发，放在“吃了”上的权重 {cue_wf:.2f}，放在“投资了”上 {cue_wc:.2f}），单独换掉它，预测只走了 {cue_sf} "
+    "和 {cue_sc}；单个头走得最远的是层 {bh_layer} 头 {bh_head}，{bh_sf} 和 {bh_sc}（总变差 {bh_tf:.3f} 和"
+    " {bh_tc:.3f}）。",
+    "patch_one_head_decides": "一个头就携带了词义：单独换掉层 {bh_layer} 头 {bh_head}，预测就走了 {bh_sf} "
+    "和 {bh_sc}（总变差 {bh_tf:.3f} 和 {bh_tc:.3f}）；最盯着线索词的头是层 {cue_layer} 头 {cue_head}（从逗"
+    "号出发，放在“吃了”上的权重 {cue_wf:.2f}，放在“投资了”上 {cue_wc:.2f}），换掉它走了 {cue_sf} 和 {cue_sc}。",
+    "patch_layer_switches": "可是把层 {bl_layer} 的所有头一起换掉，预测就换了词义：走了 {bl_sf} 和 "
+    "{bl_sc}（总变差 {bl_tf:.3f} 和 {bl_tc:.3f}），而这些头单独换掉时的移动加起来是 {sum_f} 和 {sum_c}。词"
+    "义存在于这几个头共同写入的内容里：只换一个，其余的头仍在写原来的词义。",
+    "patch_layer_weak": "即使把层 {bl_layer} 的所有头一起换掉，预测也只走了 {bl_sf} 和 {bl_sc}（"
+    "总变差 {bl_tf:.3f} 和 {bl_tc:.3f}）：词义并不集中在某一层的头里。",
+    "patch_rest_small": "把其他任何一层的头一起换掉，最多只走 {rest}：它们不携带词义。",
+    "patch_rest_large": "把另一层的头一起换掉，也能走到 {rest}。",
+    "headline_patch": "；换入层 {bl_layer} 的所有头：朝另一词义走了 {bl_sf} / {bl_sc}",
+    "col_head": "头 {head}",
+    "patch_x_head": "头",
+    "patch_y_layer": "层",
+    "patch_map_title": "运行“{run}”：\n每次换一个头",
+    "patch_share": "激活修补：预测朝另一词义走了几成",
+    "patch_layer_title": "一层的所有头一起换",
 }
