@@ -117,7 +117,8 @@ def _flat(text):
 def test_patching_pair_has_equal_lengths(result, bundled):
     _, tok = bundled
     ids = {s: tok.encode(context.PATCH[s]) for s in context.SENSES}
-    assert len(ids["fruit"]) == len(ids["company"]) == result.numbers["patch_length"] == 5
+    assert len(ids["fruit"]) == len(ids["company"]) == 5
+    assert result.numbers["patch_lengths"] == {"fruit": 5, "company": 5} and context.can_patch(tok)
     differ = [i for i, (a, b) in enumerate(zip(ids["fruit"], ids["company"])) if a != b]
     assert differ == [1, 2]  # the time word and the cue verb; 我, 苹果 and the comma are shared
     assert tok.decode(ids["fruit"][2:3]) == "吃了" and tok.decode(ids["company"][2:3]) == "投资了"
@@ -211,3 +212,16 @@ def test_labels_come_from_the_corpus():
     assert 0.3 < np.mean([y for _, y in train]) < 0.7
     assert len(held) % 2 == 0 and [y for _, y in held[:4]] == [False, True, False, True]  # pairs: fruit, company
     assert not {t for t, _ in held} & {t for t, _ in train}
+
+
+def test_a_tokenizer_that_cannot_pair_the_sentences_skips_patching(bundled):
+    """A character tokenizer (its spaces are tokens too) gives 吃了 two tokens and 投资了 three: the sentences
+    differ in length, so the lesson says it leaves patching out instead of failing (the headline: nothing)."""
+    from qkv.core.tokenizers import train_tokenizer
+
+    chars = train_tokenizer("char", "".join(context.PATCH.values()) + "味道股价")
+    assert context.patch_lengths(chars) == {"fruit": 12, "company": 13} and not context.can_patch(chars)
+    assert context.can_patch(bundled[1])
+    view, n = lessons.view_module("context"), {"patch": None, "patch_sentences": dict(context.PATCH)}
+    fields = view._patch_fields(n, "en")
+    assert "left out" in fields["patch_paragraph"] and fields["headline_patch"] == ""

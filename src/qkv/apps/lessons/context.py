@@ -145,6 +145,25 @@ def patch_layers(model, donor: list[int], run: list[int], metric) -> list[float]
     return out
 
 
+def patch_lengths(tokenizer) -> dict[str, int | None]:
+    """The token count of each sentence of PATCH (None: this tokenizer cannot encode it)."""
+    out = {}
+    for s in SENSES:
+        try:
+            out[s] = len(tokenizer.encode(PATCH[s]))
+        except ValueError:  # a word this tokenizer does not know
+            out[s] = None
+    return out
+
+
+def can_patch(tokenizer) -> bool:
+    """Whether this tokenizer gives the two sentences the same (known) length and has a continuation word
+    of each sense as one token: what sense_patching needs."""
+    lengths = patch_lengths(tokenizer)
+    words = sense_words(tokenizer)
+    return lengths["fruit"] is not None and lengths["fruit"] == lengths["company"] and all(words.values())
+
+
 @torch.no_grad()
 def sense_patching(model, tokenizer) -> dict:
     """The patching experiment (module docstring, 6.), keyed by the sentence that is run: n[s] for s of
@@ -256,7 +275,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         heldout_probes = corpus.probes("sense", lang="zh", seed=seed)
         m = measure_one(model, tokenizer, train, test, heldout_probes)
         u = measure_one(fresh, tokenizer, train, test, heldout_probes)
-        p = sense_patching(model, tokenizer)
+        p = sense_patching(model, tokenizer) if can_patch(tokenizer) else None
 
     labels = list(m["cosine"])
     best = max(labels, key=lambda k: (m["probe_accuracy"][k], -labels.index(k)))
@@ -300,8 +319,8 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         "continuation_accuracy": m["continuation_accuracy"],
         "untrained_continuation_accuracy": u["continuation_accuracy"],
         "patch_sentences": dict(PATCH),
-        "patch_length": len(tokenizer.encode(PATCH["fruit"])),
+        "patch_lengths": patch_lengths(tokenizer),
         "patch": p,
-        **patch_summary(p),
+        **(patch_summary(p) if p is not None else {}),
         "seconds": time.perf_counter() - start,
     }

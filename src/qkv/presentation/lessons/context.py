@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from ..figures import new_figure, save
@@ -49,9 +50,12 @@ def _preds(pairs) -> str:
     return ", ".join(f"{w} {p:.3f}" for w, p in pairs)
 
 
-def _wrap(text: str) -> str:
-    """wrap() at COLUMNS, with no line starting with closing punctuation (it goes back to the line before)
-    or ending with opening punctuation (it goes on to the next)."""
+def _wrap(text: str, lang: str) -> str:
+    """The text in lines of at most COLUMNS display columns: English between words (a Chinese word in
+    it stays whole), Chinese anywhere but with no line starting with closing punctuation (it goes back
+    to the line before) or ending with opening punctuation (it goes on to the next)."""
+    if lang != "zh":
+        return textwrap.fill(text, COLUMNS, break_long_words=False, break_on_hyphens=False)
     lines = wrap(text, COLUMNS).split("\n")
     for k in range(1, len(lines)):
         while lines[k][:1] in NO_START and lines[k]:
@@ -81,12 +85,15 @@ def _share_table(p: dict, lang: str) -> str:
 def _patch_fields(n: dict, lang: str) -> dict:
     """The fields of the patching paragraph and of the headline's last part."""
     say = translator(lang, "lessons.context")
+    if n["patch"] is None:  # this model's tokenizer cannot pair the two sentences (qkv.apps.lessons.context.can_patch)
+        skipped = say("patch_skipped", pf=n["patch_sentences"]["fruit"], pc=n["patch_sentences"]["company"])
+        return {"patch_paragraph": _wrap(skipped, lang), "headline_patch": ""}
     p, cue, bh, bl = n["patch"], n["patch_cue_head"], n["patch_best_head"], n["patch_best_layer"]
     mean = lambda d: (d["fruit"] + d["company"]) / 2
     fields = {
         "pf": n["patch_sentences"]["fruit"],
         "pc": n["patch_sentences"]["company"],
-        "patch_len": n["patch_length"],
+        "patch_len": n["patch_lengths"]["fruit"],
         "clean_tv": p["clean_tv"],
         "fw": commas(p["words"]["fruit"], lang),
         "cw": commas(p["words"]["company"], lang),
@@ -116,11 +123,16 @@ def _patch_fields(n: dict, lang: str) -> dict:
         "sum_c": _pct(bl["head_sum"]["company"]),
         "rest": _pct(n["patch_rest_layers"]),
     }
-    head_key = "patch_one_head_decides" if mean(bh["share"]) > 0.5 else "patch_no_head_decides"
-    layer_key = "patch_layer_switches" if mean(bl["share"]) > 0.5 else "patch_layer_weak"
-    rest_key = "patch_rest_small" if n["patch_rest_layers"] < 0.1 else "patch_rest_large"
-    verdicts = then([say(key, **fields) for key in (head_key, layer_key, rest_key)], lang)
-    fields["patch_paragraph"] = "\n".join([_wrap(say("patch_intro", **fields)), fields["share_table"], _wrap(verdicts)])
+    one_head, one_layer = mean(bh["share"]) > 0.5, mean(bl["share"]) > 0.5
+    verdicts = [
+        say("patch_one_head_decides" if one_head else "patch_no_head_decides", **fields),
+        say("patch_layer_switches" if one_layer else "patch_layer_weak", **fields),
+        say("patch_rest_small" if n["patch_rest_layers"] < 0.1 else "patch_rest_large", **fields),
+    ]
+    fields["patch_paragraph"] = "\n".join(
+        [_wrap(say("patch_intro", **fields), lang), fields["share_table"], _wrap(then(verdicts, lang), lang)]
+    )
+    fields["headline_patch"] = say("headline_patch", **fields)
     return fields
 
 
@@ -161,7 +173,7 @@ def text(n: dict, lang: str) -> str:
 
 def headline(n: dict, lang: str) -> str:
     say, fields = translator(lang, "lessons.context"), _fields(n, lang)
-    return say("headline", **fields) + say("headline_patch", **fields)
+    return say("headline", **fields) + fields["headline_patch"]
 
 
 def figures(n: dict, out: Path, lang: str) -> list[Path]:
@@ -200,7 +212,8 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.grid(alpha=0.3)
         ax.legend()
         paths.append(save(fig, out / fname))
-    paths.append(_patch_figure(n, out, lang))
+    if n["patch"] is not None:
+        paths.append(_patch_figure(n, out, lang))
     return paths
 
 

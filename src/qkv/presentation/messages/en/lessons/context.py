@@ -80,6 +80,8 @@ MESSAGES = {
     "for the fruit, {cw} for the company). Unpatched, “{pf}” puts {m_ff:.3f} on the fruit's words and {m_fc:.3f} "
     "on the company's, “{pc}” {m_cf:.3f} and {m_cc:.3f}. The share of each head, the fruit sentence run with "
     "the company sentence's head / the other way round:",
+    "patch_skipped": "(The patching experiment is left out for this model: its tokenizer does not give “{pf}” "
+    "and “{pc}” the same number of tokens, or has no continuation word of each sense as one token.)",
     "patch_no_head_decides": "No head decides it alone. The head that looks at the cue hardest, layer "
     "{cue_layer} head {cue_head} (weight {cue_wf:.2f} on 吃了 and {cue_wc:.2f} on 投资了, from the comma), "
     "moves the prediction {cue_sf} and {cue_sc} of the way; the largest move of a single head is layer {bh_layer} "
