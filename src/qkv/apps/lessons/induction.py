@@ -45,14 +45,10 @@ from qkv.analysis.ablate import heads_off
 from qkv.analysis.head_scores import detection_patterns, head_scores, repeated_tokens, score, uniform_pattern
 from qkv.core import corpus
 from qkv.core.config import ModelConfig, TrainConfig
-from qkv.core.data import get_batch, split_ids
-from qkv.core.loop import lr_at, make_optimizer
 from qkv.core.models import evaluating
-from qkv.core.models.gpt import GPT
 from qkv.core.tokenizers import train_tokenizer
-from qkv.core.train import train_step
 
-from .training import threads
+from .training import fit, threads
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own
@@ -126,28 +122,20 @@ def probe(model, tokens: torch.Tensor) -> dict:
 
 
 def train(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor, seed: int) -> tuple:
-    """(model, per-step losses, probes): AdamW as qkv.apps.lessons.training.fit trains (warmup, cosine
-    decay, clipping; the weights from torch.manual_seed(seed), the batch of step s from a generator
-    seeded by (seed, s)), on windows that each repeat one stretch (with_repeat), measured by `probe`
-    on `tokens` before the first step and after every PROBE_EVERY steps."""
-    train_ids, _ = split_ids(ids, tc.val_fraction, cfg.n_ctx)
-    torch.manual_seed(seed)
-    model = GPT(cfg)
-    model.train()
-    opt = make_optimizer(model, tc)
-    losses, probes = [], [{"step": 0, **probe(model, tokens)}]
-    for step in range(tc.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, tc)
-        g = torch.Generator().manual_seed(seed * 1_000_003 + step)
-        x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
+    """(model, per-step losses, probes): the lessons' own training (training.fit), on windows that each
+    repeat one stretch (with_repeat), measured by `probe` on `tokens` before the first step and after
+    every PROBE_EVERY steps."""
+    probes = []
+
+    def repeated(x, y, g):
         window = with_repeat(torch.cat([x, y[:, -1:]], 1), g)  # (B, n_ctx + 1)
-        loss = train_step(model, opt, window[:, :-1], window[:, 1:], tc.grad_clip)
-        losses.append(loss if math.isfinite(loss) else float("nan"))
-        if (step + 1) % PROBE_EVERY == 0:
-            probes.append({"step": step + 1, **probe(model, tokens)})
-    model.eval()
-    return model, losses, probes
+        return window[:, :-1], window[:, 1:]
+
+    def measured(step, model):
+        probes.append({"step": step, **probe(model, tokens)})
+
+    done = fit(ids, cfg, tc, seed, windows=repeated, watch=measured, watch_every=PROBE_EVERY)
+    return done.model, done.losses, probes
 
 
 def rise(steps: list[int], values: list[float]) -> dict:

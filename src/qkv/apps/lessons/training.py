@@ -69,13 +69,24 @@ def tokenize(text: str) -> tuple[WordTokenizer, torch.Tensor]:
     return tok, torch.tensor(tok.encode(text), dtype=torch.long)
 
 
-def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eval_every: int = 0) -> Fit:
+def fit(
+    ids: torch.Tensor,
+    cfg: ModelConfig,
+    tc: TrainConfig,
+    seed: int = 0,
+    eval_every: int = 0,
+    windows=None,
+    watch=None,
+    watch_every: int = 0,
+) -> Fit:
     """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
 
     The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
     initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
     by (seed, s), so two models trained with the same seed see exactly the same batches.
     `eval_every` > 0 also records train/val loss every that many steps (in `evals`).
+    `windows(x, y, g)`, if given, returns the batch the step trains on instead (x, y (B, n_ctx); g the
+    step's generator); `watch(step, model)` runs before the first step and after every `watch_every`.
     """
     t0 = time.perf_counter()
     train_ids, val_ids = split_ids(ids, tc.val_fraction, cfg.n_ctx)
@@ -85,15 +96,21 @@ def fit(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, seed: int = 0, eva
     opt = make_optimizer(model, tc)
     losses: list[float] = []
     evals: list[tuple[int, float, float]] = []
+    if watch_every:
+        watch(0, model)
     for step in range(tc.steps):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, tc)
         g = torch.Generator().manual_seed(seed * 1_000_003 + step)
         x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
+        if windows is not None:
+            x, y = windows(x, y, g)
         loss = train_step(model, opt, x, y, tc.grad_clip)
         losses.append(loss if math.isfinite(loss) else float("nan"))
         if eval_every and (step + 1) % eval_every == 0 and step + 1 < tc.steps:
             evals.append((step + 1, evaluate(model, train_ids, tc), evaluate(model, val_ids, tc)))
+        if watch_every and (step + 1) % watch_every == 0:
+            watch(step + 1, model)
     train_loss = evaluate(model, train_ids, tc)
     val_loss = evaluate(model, val_ids, tc) if val_ids is not None else float("nan")
     evals.append((tc.steps, train_loss, val_loss))
