@@ -4,6 +4,8 @@ and what they refuse in one line (no traceback, a non-zero exit)."""
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 
 import pytest
 import torch
@@ -154,3 +156,144 @@ def test_heads_refuses_an_encoder_in_one_line(capsys):
     assert main(["heads", "--ckpt", "minilm"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("qkv: error: ")
+
+
+# ------------------------------------------------------------------ the trial's findings
+
+
+def refused_line(capsys, argv) -> str:
+    """The one line a failing command writes, in either language ("qkv: error: " or "qkv: 错误：")."""
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert rc != 0 and "Traceback" not in err + out and len(lines) == 1, err
+    assert lines[0].startswith(("qkv: error: ", "qkv: 错误：")), lines[0]
+    return lines[0]
+
+
+def columns(s: str) -> int:
+    """Display columns of `s`, counted here on their own: an East Asian wide or full-width character 2."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def right_edges(line: str) -> list[int]:
+    """The display column at which each run of non-blank characters (a cell) ends; cells are 2+ spaces apart."""
+    edges, at = [], 0
+    for m in re.finditer(r"\S+(?: \S+)*", line):
+        at = columns(line[: m.end()])
+        edges.append(at)
+    return edges
+
+
+def table_lines(out: str, first: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(first))
+    end = next(i for i in range(start, len(lines)) if not lines[i].strip())
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("lang,said", [("en", "the same ('很')"), ("zh", "同一个（'很'）")])
+def test_the_same_answer_and_wrong_word_is_refused(capsys, lang, said):
+    args = [*PATCH, "--lang", lang]
+    args[args.index("--answer") + 1] = args[args.index("--wrong") + 1] = "很"
+    assert said in refused_line(capsys, args)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_unequal_lengths_show_the_tokens(capsys, lang):
+    args = [*PATCH, "--lang", lang]
+    args[args.index("--clean") + 1] = "我 昨天 吃了 榴莲 ，"
+    line = refused_line(capsys, args)
+    assert "我|昨天|吃了|榴|莲|，" in line and "我|上周|投资了|苹果|，" in line
+
+
+@pytest.mark.parametrize("lang,caution", [("en", "Caution: "), ("zh", "注意：")])
+def test_a_caution_when_the_runs_barely_differ(capsys, bundled, lang, caution):
+    """Under 1 logit apart (measured here by the API): a caution line; 10 apart (the example): none."""
+    model, tok = bundled
+    near = "我 昨天 吃了 香蕉 ，"
+    r = patch_text(model, tok, CLEAN, near, "味道", "股价")
+    assert abs(r.clean - r.corrupted) < 1.0
+    args = [*PATCH, "--lang", lang]
+    args[args.index("--corrupt") + 1] = near
+    out, _ = run_ok(capsys, args)
+    lines = [line for line in out.splitlines() if line.startswith(caution)]
+    assert len(lines) == 1 and f"{abs(r.clean - r.corrupted):.3f}" in lines[0]
+    assert json.loads(run_ok(capsys, [*args, "--json"])[0])["gap_small"] is True
+    out, _ = run_ok(capsys, [*PATCH, "--lang", lang])
+    assert caution not in out
+    assert json.loads(run_ok(capsys, [*PATCH, "--json"])[0])["gap_small"] is False
+
+
+@pytest.mark.parametrize("site,corner", [("resid_pre", "层 \\ 位置"), ("z", "层 \\ 头")])
+def test_the_zh_patching_table_is_aligned_by_display_width(capsys, site, corner):
+    out, _ = run_ok(capsys, [*PATCH, "--lang", "zh", "--site", site])
+    lines = table_lines(out, corner)
+    edges = [right_edges(line)[1:] for line in lines]  # the value columns (right-aligned), after the layer
+    assert len({len(e) for e in edges}) == 1 and len(edges[0]) >= 4
+    assert all(e == edges[0] for e in edges), "\n".join(lines)
+
+
+def test_the_zh_heads_tables_are_aligned_by_display_width(capsys):
+    out, _ = run_ok(capsys, ["heads", "--lang", "zh"])
+    blocks = out.strip().split("\n\n")[1:]
+    assert len(blocks) == 4
+    for block in blocks:
+        lines = block.splitlines()[1:-1]  # the head row and one row per layer
+        edges = [right_edges(line)[1:] for line in lines]
+        assert len(edges[0]) == 4 and all(e == edges[0] for e in edges), block
+        starts = [columns(line[: len(line) - len(line.lstrip())]) for line in lines]
+        assert starts == [0] * len(lines)  # the layer names start each row
+
+
+def test_the_kinds_are_called_as_on_the_page(capsys, bundled):
+    """qkv heads names each kind with the page's head-label names (routes_heads.head_labels)."""
+    from qkv.apps.web.routes_heads import head_labels
+
+    model, tok = bundled
+    names = head_labels(model, tok)["names"]
+    for lang in ("en", "zh"):
+        out, _ = run_ok(capsys, ["heads", "--lang", lang])
+        for kind, block in zip(("previous", "duplicate", "induction", "first"), out.strip().split("\n\n")[1:]):
+            first, last = block.splitlines()[0], block.splitlines()[-1]
+            assert f"“{names[lang][kind]['short']}”" in first and f"“{names[lang][kind]['short']}”" in last
+    assert names["zh"]["previous"]["short"] == "前一词元" and names["zh"]["first"]["short"] == "首词元"
+    zh, _ = run_ok(capsys, ["heads", "--lang", "zh"])
+    assert "前一个" not in zh and "“开头”" not in zh
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_patching_figure_draws_toward_the_clean_run_blue(tmp_path, lang):
+    """Every cell a share of +1 (all the way to the clean run): the picture is mostly blue; -1: mostly red.
+    The colour bar holds both colours equally, so the cells decide."""
+    from matplotlib.image import imread
+
+    from qkv.presentation.plot_patching import patching_heatmap
+
+    def doc(share: float) -> dict:
+        return {
+            "site": "resid_pre", "axes": ["layer", "pos"], "values": [[share] * 3] * 2,
+            "normalized": [[share] * 3] * 2, "clean": 1.0, "corrupted": 0.0, "gap_small": False,
+            "tokens": {"clean": ["a", "b", "c"], "corrupted": ["a", "x", "c"]},
+            "answer": None, "wrong": None, "position": 2,
+        }  # fmt: skip
+
+    def blue_minus_red(share: float) -> int:
+        rgb = imread(patching_heatmap(doc(share), tmp_path / f"{share}.png", lang=lang, annotate=False))[..., :3]
+        r, b = rgb[..., 0], rgb[..., 2]
+        # RdBu's ends: red (0.40, 0, 0.12), blue (0.02, 0.19, 0.38)
+        return int(((b - r) > 0.15).sum()) - int(((r - b) > 0.15).sum())
+
+    assert blue_minus_red(1.0) > 10_000 and blue_minus_red(-1.0) < -10_000
+
+
+def test_the_patching_colour_bar_says_blue_is_toward_the_clean_run():
+    from matplotlib import colormaps
+
+    from qkv.presentation.i18n import t
+    from qkv.presentation.plot_patching import CMAP
+
+    top, bottom = colormaps[CMAP](1.0), colormaps[CMAP](0.0)
+    assert top[2] > top[0] + 0.2 and bottom[0] > bottom[2] + 0.2  # +1 blue, -1 red
+    assert "blue: toward the clean run" in t("figures.patching.share_colours", "en")
+    assert "蓝：向干净运行靠近" in t("figures.patching.share_colours", "zh")

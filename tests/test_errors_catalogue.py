@@ -445,7 +445,7 @@ ENGLISH = {
     ),
     (("POST", "/api/patch"), "unequal lengths"): (
         400,
-        "the clean text has 5 tokens and the corrupted one 3: patching puts a piece of one run in the place of the same piece of the other, so both need the same number of tokens",  # noqa: E501
+        "the clean text has 5 tokens (我|␣|吃了|␣|苹果) and the corrupted one 3 (他|␣|吃了): patching puts a piece of one run in the place of the same piece of the other, so both need the same number of tokens",  # noqa: E501
     ),
     (("POST", "/api/patch"), "answer of two tokens"): (
         400,

@@ -198,3 +198,37 @@ def test_bad_input_is_one_line_in_both_languages():
     refused(head_scores, model, tokens=torch.tensor([[1, 2, 30]]))
     refused(head_scores, model, tokens=torch.zeros(1, 17, dtype=torch.long))
     refused(head_scores, model, Stub(3, special={0, 1, 2}))
+
+
+@pytest.mark.parametrize(
+    "lang,stands,none",
+    [
+        ("en", "Strongest “{}” head", "No head stands out as a “{}” head"),
+        ("zh", "最强的“{}”头", "没有哪个头明显是“{}”头"),
+    ],
+)
+def test_a_best_head_near_an_even_spread_is_not_called_the_strongest(lang, stands, none):
+    """Head 0 looks at the previous token, head 1 spreads evenly: only the previous kind has a head at least
+    1.5 times the even one (head 1's own score, the baseline counted independently of s.baselines)."""
+    from qkv.presentation.i18n import t
+
+    model = previous_token_model()
+    s = head_scores(model, seed=2, n_seqs=2, half=7)
+    blocks = render(s, lang).strip().split("\n\n")[1:]
+    for kind, block in zip(KINDS, blocks):
+        ratio = float(s[kind].max()) / float(s[kind][0, 1])
+        name = t(f"interpret.short_{kind}", lang)
+        last = block.splitlines()[-1]
+        want, other = (stands, none) if ratio >= 1.5 else (none, stands)
+        assert last.startswith(want.format(name)) and other.format(name) not in last, (kind, ratio, last)
+        assert f"{ratio:.1f}" in last
+    assert float(s["previous"].max()) / float(s["previous"][0, 1]) > 3  # the built head: clearly
+    assert float(s["first"].max()) / float(s["first"][0, 1]) < 1.5  # 2 / T against an even head's: not
+
+
+def test_an_untrained_model_has_no_head_that_stands_out():
+    torch.manual_seed(0)
+    model = make_model(ModelConfig(d_vocab=60, n_ctx=32, d_model=16, n_heads=2, n_layers=2)).eval()
+    for lang, none in (("en", "No head stands out"), ("zh", "没有哪个头明显是")):
+        lasts = [b.splitlines()[-1] for b in render(head_scores(model, seed=0), lang).strip().split("\n\n")[1:]]
+        assert len(lasts) == 4 and all(line.startswith(none) for line in lasts), lasts

@@ -244,3 +244,88 @@ def test_an_encoder_or_a_translation_model_is_refused():
     assert "no logits" in refused(patch, make_model(bert), [1, 2], [1, 3], "resid_pre", logit_diff(1, 2))
     s2s = ModelConfig(arch="seq2seq", d_vocab=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1, n_encoder_layers=1)
     assert "GPT" in refused(patch, make_model(s2s), [1, 2], [1, 3], "resid_pre", logit_diff(1, 2))
+
+
+def refused_both(fn, *args, **kw) -> tuple[str, str]:
+    """A one-line refusal, in English and in Chinese (each one line, the two different)."""
+    with pytest.raises(ValueError) as info:
+        fn(*args, **kw)
+    en, zh = str(info.value), say_error(info.value, "zh")
+    assert "\n" not in en and "\n" not in zh and en != zh
+    return en, zh
+
+
+def test_the_answer_and_the_wrong_word_must_differ(bundled):
+    model, tok = bundled
+    en, zh = refused_both(patch_text, model, tok, CLEAN, CORRUPT, "很", "很")
+    assert "the same ('很')" in en and "同一个（'很'）" in zh
+    en, zh = refused_both(patch, gpt(), CLEAN_IDS, CORRUPT_IDS, "z", logit_diff(A, A))
+    assert "the same (id 3)" in en and "id 3" in zh
+
+
+def test_unequal_lengths_show_both_texts_as_tokens(bundled):
+    """A word the vocabulary lacks is split (榴莲 -> 榴|莲): the refusal shows where the extra token comes from."""
+    model, tok = bundled
+    split = [tok.display(i) for i in tok.encode("我 昨天 吃了 榴莲 ，")]
+    assert split == ["我", "昨天", "吃了", "榴", "莲", "，"]  # how this tokenizer reads it, independently
+    en, zh = refused_both(patch_text, model, tok, "我 昨天 吃了 榴莲 ，", CORRUPT, "味道", "股价")
+    for said in (en, zh):
+        assert "我|昨天|吃了|榴|莲|，" in said and "我|上周|投资了|苹果|，" in said
+    assert "6 tokens" in en and "6 个词元" in zh
+    en, zh = refused_both(patch, gpt(), [1, 2, 3], [1, 2], "resid_pre", logit_diff(A, W))
+    assert "(1|2|3)" in en and "(1|2)" in en and "1|2|3" in zh
+
+
+def test_patch_checks_its_arguments_in_one_line():
+    model, m = gpt(), logit_diff(A, W)
+    en, zh = refused_both(patch, model, CLEAN_IDS, CORRUPT_IDS, m)  # the site forgotten: the metric in its place
+    assert "site must be one of resid_pre, attn_out, mlp_out, z" in en and "LogitDiff(" in en
+    assert "resid_pre, attn_out, mlp_out, z" in zh
+    assert "metric must be a function" in refused_both(patch, model, CLEAN_IDS, CORRUPT_IDS, "z")[0]
+    assert "metric must be a function" in refused_both(patch, model, CLEAN_IDS, CORRUPT_IDS, "z", 3.0)[0]
+    assert "unknown site 'resid'" in refused_both(patch, model, CLEAN_IDS, CORRUPT_IDS, "resid", m)[0]
+    for batch in (0, -2, 1.5, True):
+        assert "batch must be" in refused_both(patch, model, CLEAN_IDS, CORRUPT_IDS, "z", m, batch=batch)[0]
+
+
+def test_a_small_gap_between_the_runs_is_flagged(bundled):
+    """gap_small for a logit difference: |clean - corrupted| under 1 logit, the two runs' metrics taken
+    here from plain forward passes; a share is still given (normalized as before)."""
+    model, tok = bundled
+
+    def by_forward(text) -> float:
+        ids = tok.encode(text)
+        with torch.no_grad():
+            logits = model(torch.tensor([ids]))
+        return float(logits[0, -1, tok.encode("味道")[0]] - logits[0, -1, tok.encode("股价")[0]])
+
+    for corrupted in (CORRUPT, "我 昨天 吃了 香蕉 ，", "我 今天 吃了 苹果 ，"):
+        r = patch_text(model, tok, CLEAN, corrupted, "味道", "股价")
+        gap = abs(by_forward(CLEAN) - by_forward(corrupted))
+        assert abs(gap - 1.0) > 1e-3  # not at the edge, where rounding could decide
+        doc = r.to_json(tok)
+        assert doc["gap_small"] is (gap < 1.0) and r.gap_small() is (gap < 1.0), corrupted
+        assert doc["normalized"] is not None
+    assert patch_text(model, tok, CLEAN, CORRUPT, "味道", "股价").gap_small() is False  # the example: 10 apart
+    assert patch_text(model, tok, CLEAN, "我 昨天 吃了 香蕉 ，", "味道", "股价").gap_small() is True
+    assert patch_text(model, tok, CLEAN, CLEAN, "味道", "股价").to_json(tok)["gap_small"] is True  # no gap at all
+
+
+def test_for_any_other_metric_the_gap_is_small_next_to_the_pieces_effects():
+    """A metric of unknown unit: small when some piece's share is beyond +-2 (it moves the metric more than
+    twice the whole gap), whatever the metric's scale."""
+    model = gpt()
+    seen = set()
+    for clean, corrupted in (
+        (CLEAN_IDS, CORRUPT_IDS),
+        ([1, 5, 7, 2, 9, 4], [1, 5, 8, 2, 9, 4]),
+        (CLEAN_IDS, [1, 4, 7, 11, 9, 4]),
+    ):
+        for scale in (1e-3, 1.0, 1e3):
+            r = patch(
+                model, clean, corrupted, "resid_pre", lambda logits, s=scale: s * (logits[:, -1, A] - logits[:, -1, W])
+            )
+            want = bool(r.normalized().abs().max() > 2)
+            assert r.gap_small() is want and r.to_json()["gap_small"] is want
+            seen.add(want)
+    assert seen == {True, False}  # both cases met

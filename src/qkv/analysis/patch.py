@@ -12,6 +12,9 @@ A piece that moves m from m_corrupted to m_clean carries (all of) the difference
 
     normalized = (m_patched - m_corrupted) / (m_clean - m_corrupted)     (0: nothing; 1: everything)
 
+A share divides by the gap m_clean - m_corrupted, so when the two runs barely differ the shares are
+noise blown up (a gap of 0.03 makes a piece that moves m by 0.09 a "share" of 3): gap_small() says so.
+
 Sites, as TransformerLens's patching names them (blocks.L.<name>):
 
     resid_pre   the residual stream entering block L, at one position     values (n_layers, T)
@@ -54,6 +57,14 @@ _NAMES = {
     "z": "blocks.{L}.attn.hook_z",
 }
 LOGITS_BUDGET = 2**24  # logits numbers one patched forward may hold (B * T * d_vocab): 64 MB in float32
+# The gap below which the shares are not to be trusted. For a logit difference the unit is known, so the
+# bar is a fixed one: a gap of 1 logit means the clean run makes the answer e = 2.7 times likelier against
+# the wrong word than the corrupted run does; below that the two texts barely change the prediction, and
+# a share is a small difference divided by another small one. A metric of unknown unit (any callable)
+# gets a bar relative to the values instead: the gap is small when some single piece moves the metric
+# more than twice as far as the whole gap (a share beyond +-2), i.e. the gap is within the pieces' spread.
+GAP_LOGITS = 1.0
+GAP_SPREAD = 2.0
 
 
 # ------------------------------------------------------------------ the metric
@@ -120,6 +131,15 @@ class Patching:
             return None
         return (self.values - self.corrupted) / gap
 
+    def gap_small(self) -> bool:
+        """Whether clean and corrupted differ too little for the shares to mean much (see GAP_LOGITS):
+        |clean - corrupted| < GAP_LOGITS for a logit difference, else < max |values - corrupted| / GAP_SPREAD."""
+        gap = abs(self.clean - self.corrupted)
+        if isinstance(self.metric, LogitDiff):
+            return gap < GAP_LOGITS
+        spread = float((self.values - self.corrupted).abs().max()) if self.values.numel() else 0.0
+        return gap == 0 or gap < spread / GAP_SPREAD
+
     def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
         """The n pieces that move the metric most from the corrupted run's: (layer, index, value)."""
         effect = (self.values - self.corrupted).abs().flatten()
@@ -129,8 +149,9 @@ class Patching:
 
     def to_json(self, tokenizer=None) -> dict:
         """The kind-"patching" document: the tokens of both texts, the site, the values (and their
-        normalized share, null when clean = corrupted), the two runs' metrics, the answer and the wrong
-        token when the metric is a logit difference."""
+        normalized share, null when clean = corrupted), the two runs' metrics, gap_small (true when they
+        differ too little for the shares to mean much, see GAP_LOGITS), the answer and the wrong token
+        when the metric is a logit difference."""
         norm = self.normalized()
         m = self.metric if isinstance(self.metric, LogitDiff) else None
 
@@ -150,6 +171,7 @@ class Patching:
             "normalized": norm.tolist() if norm is not None else None,
             "clean": self.clean,
             "corrupted": self.corrupted,
+            "gap_small": self.gap_small(),
             "answer": word(m.answer) if m else None,
             "wrong": word(m.wrong) if m else None,
             "answer_id": m.answer if m else None,
@@ -168,11 +190,42 @@ def check_model(model, site: str) -> str:
         raise Refusal.of("patching.no_logits", title=family_title(family))
     if not family.one_stack:
         raise Refusal.of("patching.family", title=family_title(family))
+    if not isinstance(site, str):  # e.g. the metric given where the site goes
+        raise Refusal.of("patching.site_type", got=_short_repr(site), sites=", ".join(SITES))
     if site not in SITES:
         raise Refusal.of("patching.site", site=repr(site), sites=", ".join(SITES))
     if site == "mlp_out" and model.cfg.mlp == "none":
         raise Refusal.of("patching.no_mlp")
     return _NAMES[site]
+
+
+def _short_repr(x, limit: int = 60) -> str:
+    s = repr(x)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def check_metric(metric) -> None:
+    """A metric is a function of the logits (logit_diff gives one), else a one-line refusal."""
+    if not callable(metric):
+        raise Refusal.of("patching.metric_type", got=_short_repr(metric))
+    if isinstance(metric, LogitDiff) and metric.answer == metric.wrong:
+        raise Refusal.of("patching.same_words", word=f"id {metric.answer}")
+
+
+def _lengths(clean, corrupted, shown: int = 40) -> Refusal:
+    """The refusal for texts of unequal lengths, showing each as its tokens, a|b|c (a word split in two
+    shows), at most `shown` of them (then …) so that the line stays readable."""
+
+    def pieces(tokens) -> str:
+        return "|".join(map(str, tokens[:shown])) + ("|…" if len(tokens) > shown else "")
+
+    return Refusal.of(
+        "patching.lengths",
+        clean=len(clean),
+        corrupted=len(corrupted),
+        clean_tokens=pieces(clean),
+        corrupted_tokens=pieces(corrupted),
+    )
 
 
 def _ids(ids, cfg) -> list[int]:
@@ -207,16 +260,23 @@ def _hook(rows: list[int], index: list[int], clean: torch.Tensor, by_head: bool)
 
 
 @torch.no_grad()
-def patch(model, clean_ids, corrupted_ids, site: str, metric: Callable, batch: int | None = None) -> Patching:
-    """Patch each piece of `site` (see the module docstring) from the clean run into the corrupted run
-    and measure metric(logits) each time. metric maps logits (B, T, d_vocab) to one number per row (B,)
-    (logit_diff does). `batch`: pieces per forward pass (default: as many as LOGITS_BUDGET allows)."""
+def patch(
+    model, clean_ids, corrupted_ids, site: str | None = None, metric: Callable | None = None, batch: int | None = None
+) -> Patching:
+    """Patch each piece of `site` (one of SITES; see the module docstring) from the clean run into the
+    corrupted run and measure metric(logits) each time. metric maps logits (B, T, d_vocab) to one number
+    per row (B,) (logit_diff does). `batch`: pieces per forward pass (default: as many as LOGITS_BUDGET
+    allows). Both site and metric must be given; they default to None only so that a call missing one
+    is refused in one line rather than with a TypeError."""
     pattern = check_model(model, site)
+    check_metric(metric)
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise Refusal.of("patching.batch", got=_short_repr(batch))
     cfg = model.cfg
     clean_ids, corrupted_ids = _ids(clean_ids, cfg), _ids(corrupted_ids, cfg)
     T = len(clean_ids)
     if len(corrupted_ids) != T:
-        raise Refusal.of("patching.lengths", clean=T, corrupted=len(corrupted_ids))
+        raise _lengths(clean_ids, corrupted_ids)
     if isinstance(metric, LogitDiff):
         check_ids([metric.answer, metric.wrong], cfg)
         if not -T <= metric.position < T:
@@ -266,7 +326,11 @@ def patch_text(
     _, clean_ids = read_text(tokenizer, clean, model.cfg.n_ctx)
     _, corrupted_ids = read_text(tokenizer, corrupted, model.cfg.n_ctx)
     if len(clean_ids) != len(corrupted_ids):
-        raise Refusal.of("patching.lengths", clean=len(clean_ids), corrupted=len(corrupted_ids))
+        show = tokenizer.display
+        raise _lengths([show(i) for i in clean_ids], [show(i) for i in corrupted_ids])
     position = check_token(position, len(clean_ids))
-    metric = logit_diff(token_id(tokenizer, answer), token_id(tokenizer, wrong), position)
+    answer_id, wrong_id = token_id(tokenizer, answer), token_id(tokenizer, wrong)
+    if answer_id == wrong_id:
+        raise Refusal.of("patching.same_words", word=repr(answer))
+    metric = logit_diff(answer_id, wrong_id, position)
     return patch(model, clean_ids, corrupted_ids, site, metric)

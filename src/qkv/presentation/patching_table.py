@@ -2,10 +2,13 @@
 
 It reads the kind-"patching" document (qkv.analysis.patch.Patching.to_json) and says, in zh or en,
 what was patched, the metric of the clean and the corrupted run, every patched metric with its share
-(patched - corrupted) / (clean - corrupted), and the pieces that move the metric most.
+(patched - corrupted) / (clean - corrupted), a caution when the two runs differ too little for those
+shares to mean much (the document's gap_small), and the pieces that move the metric most.
 """
 
 from __future__ import annotations
+
+from qkv.analysis.patch import GAP_LOGITS
 
 from .i18n import check_lang, translator
 from .text import render as render_blocks
@@ -30,6 +33,14 @@ def _token(doc: dict, i: int) -> str:
     return a if a == b else f"{a}/{b}"
 
 
+def _caution(doc: dict, say) -> str:
+    """The line that says the shares are unreliable: the gap, and the bar it fell under for a logit difference."""
+    gap = _num(abs(doc["clean"] - doc["corrupted"]))
+    if doc["answer_id"] is not None:
+        return say("gap_small", gap=gap, limit=_num(GAP_LOGITS, 1))
+    return say("gap_small_spread", gap=gap)
+
+
 def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
     """The document as aligned text (or Markdown), in `lang`."""
     say = translator(check_lang(lang), "patching")
@@ -46,6 +57,8 @@ def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
     intro.append(say("runs", clean=_num(doc["clean"]), corrupted=_num(doc["corrupted"])))
     intro.append(say("cells") if norm is not None else say("cells_equal"))
     blocks += [("p", "\n".join(intro[:-1])), ("p", intro[-1])]
+    if norm is not None and doc.get("gap_small"):
+        blocks.append(("p", _caution(doc, say)))
 
     width = len(values[0]) if values else 0
     head = [say("corner_head" if by_head else "corner_pos")]

@@ -1,10 +1,12 @@
 """Activation patching as a heat map (qkv figure patching): layers down, positions (or heads) across.
 
 Colour = the share of the way from the corrupted run to the clean one that patching that one piece
-brings back, (patched - corrupted) / (clean - corrupted): 0 (white) changes nothing, 1 (red) restores
-the clean answer, below 0 (blue) pushes further away. When the two runs' metrics are equal there is no
-way to share out, and the colour is patched - corrupted instead. It reads the kind-"patching" document
-(qkv.analysis.patch.Patching.to_json).
+brings back, (patched - corrupted) / (clean - corrupted): 0 (white) changes nothing, 1 (blue) restores
+the clean answer, below 0 (red) pushes further away -- blue toward the clean run, as on the page (and as
+in its attribution panel, where blue raises the logit). When the two runs' metrics are equal there is no
+way to share out, and the colour is patched - corrupted instead (blue: patching raises the metric,
+red: lowers it). The caption repeats the table's caution when the runs barely differ (gap_small).
+It reads the kind-"patching" document (qkv.analysis.patch.Patching.to_json).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 from .figures import caption, check_path, new_figure, save, short
 from .i18n import check_lang, translator
 
-CMAP = "RdBu_r"
+CMAP = "RdBu"  # matplotlib's RdBu runs red (low) to blue (high): positive, toward the clean run, is blue
 
 
 def _labels(doc: dict, by_head: bool, say) -> list[str]:
@@ -33,7 +35,7 @@ def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = 
     by_head = doc["axes"][1] == "head"
     shares = doc["normalized"] is not None
     values = np.asarray(doc["normalized"] if shares else doc["values"], dtype=float)  # (n_layers, width)
-    if not shares:
+    if not shares:  # equal runs: no direction toward the clean one, so up (patched > corrupted) is blue
         values = values - doc["corrupted"]
     n_layers, width = values.shape
     annotate = n_layers * width <= 160 if annotate is None else annotate
@@ -62,10 +64,14 @@ def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = 
                     fontsize="x-small",
                     color=colour,
                 )
-    fig.colorbar(image, ax=ax, shrink=0.85, label=say("share" if shares else "difference"))
+    what = "share" if shares else "difference"
+    bar = fig.colorbar(image, ax=ax, shrink=0.85)
+    bar.set_label(f"{say(what)}\n{say(what + '_colours')}", fontsize="small", linespacing=1.6)
     ax.set_title(say("title", site=doc["site"]))
     note = [say("runs", clean=f"{doc['clean']:.3f}", corrupted=f"{doc['corrupted']:.3f}")]
     if doc["answer"] is not None:
         note.insert(0, say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=doc["position"]))
+    if shares and doc.get("gap_small"):
+        note.append(say("gap_small"))
     caption(fig, "  ".join(note))
     return save(fig, path)

@@ -1,6 +1,7 @@
 """Interpretability, in English: the logit lens, direct logit attribution and the head detector (the same
 keys as zh/interpret.py). Refusals of qkv.analysis.lens, .attribution and .head_scores, the text of
-qkv.presentation.heads_table, and the names of the head detector's kinds on the explorer's head labels."""
+qkv.presentation.heads_table, and the names of the head detector's kinds on the explorer's head labels; the
+short_ names are the kinds' names everywhere (the page's head labels and the tables of qkv heads)."""
 
 MESSAGES = {
     # ------------------------------------------------------------------ refusals
@@ -33,10 +34,6 @@ MESSAGES = {
     "label_duplicate": "earlier copies of its own token",
     "label_induction": "the token after an earlier copy of its own token",
     "label_first": "the first token (position 0)",
-    "name_previous": "Previous-token score",
-    "name_duplicate": "Duplicate-token score",
-    "name_induction": "Induction score",
-    "name_first": "First-token score",
     "means_previous": "the share of the head's weight on the token just before each query",
     "means_duplicate": "the share on earlier copies of the query's own token",
     "means_induction": "the share on the token that followed an earlier copy of the query's token (A B … A → B)",
@@ -47,9 +44,12 @@ MESSAGES = {
     "detection pattern D marks, averaged over every query.",
     "header_given": "Head detector on the {n} given sequences of {T} tokens. Score = Σ A·D / Σ A, the share of a "
     "head's attention on the keys the detection pattern D marks, averaged over every query.",
-    "table_title": "{title}: {means}. A head spreading its weight evenly scores {baseline:.3f}.",
+    "table_title": "“{kind}” score: {means}. A head spreading its weight evenly scores {baseline:.3f}.",
     "corner": "layer",
     "col_head": "H{head}",
     "row_layer": "L{layer}",
-    "strongest": "Strongest: layer {layer}, head {head}, {score:.3f} ({ratio:.1f}× a head spreading evenly)",
+    "strongest": "Strongest “{kind}” head: layer {layer}, head {head}, {score:.3f} ({ratio:.1f}× a head spreading "
+    "evenly)",
+    "none_stands_out": "No head stands out as a “{kind}” head (the best, layer {layer}, head {head}, scores "
+    "{score:.3f}, only {ratio:.1f}× a head spreading evenly)",
 }

@@ -5,9 +5,23 @@ MESSAGES = {
     "no_logits": "{title} has no logits to measure (no next-token head): patching needs a GPT",
     "family": "patching runs one stack of blocks; {title} has two: give a GPT",
     "site": "unknown site {site}: use one of {sites}",
+    "site_type": (
+        "the site must be one of {sites}, given after the two texts: patch(model, clean_ids, corrupted_ids, "
+        "site, metric); got {got}"
+    ),
+    "metric_type": (
+        "the metric must be a function of the logits giving one number per sequence, such as "
+        "logit_diff(answer_id, wrong_id); got {got}"
+    ),
+    "batch": "batch must be a whole number of at least 1 (pieces per forward pass); got {got}",
+    "same_words": (
+        "the answer and the wrong word are the same ({word}): logit(answer) - logit(wrong) is 0 in every run; "
+        "give two different words"
+    ),
     "no_mlp": "this model has no MLP (mlp = none): there is no mlp_out to patch; use resid_pre, attn_out or z",
     "lengths": (
-        "the clean text has {clean} tokens and the corrupted one {corrupted}: patching puts a piece of one run "
+        "the clean text has {clean} tokens ({clean_tokens}) and the corrupted one {corrupted} "
+        "({corrupted_tokens}): patching puts a piece of one run "
         "in the place of the same piece of the other, so both need the same number of tokens"
     ),
     "word_empty": "the answer and the wrong word must each be a word, not empty",
@@ -34,6 +48,14 @@ MESSAGES = {
     "cells_equal": (
         "The clean and the corrupted run give the same metric, so there is no way between them to share out: "
         "each cell is the metric with that piece patched in."
+    ),
+    "gap_small": (
+        "Caution: the clean and the corrupted run differ by only {gap} (under {limit} logit), so the two texts "
+        "barely change the answer and the shares, divided by that small gap, are unreliable."
+    ),
+    "gap_small_spread": (
+        "Caution: the clean and the corrupted run differ by only {gap}, less than single pieces move the "
+        "metric, so the shares, divided by that small gap, are unreliable."
     ),
     "corner_pos": "layer \\ position",
     "corner_head": "layer \\ head",

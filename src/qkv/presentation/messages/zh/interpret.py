@@ -1,6 +1,7 @@
 """可解释性（中文）：logit lens、直接 logit 归因和注意力头检测器（与 en/interpret.py 同样的键）。
 qkv.analysis.lens、.attribution、.head_scores 的拒绝信息，qkv.presentation.heads_table 的文字，以及探索页上
-注意力头标签所用的各类名称。"""
+注意力头标签所用的各类名称；
+short_ 是各类头在所有地方的名称（网页上的头标签和 qkv heads 的表）。"""
 
 MESSAGES = {
     # ------------------------------------------------------------------ 拒绝
@@ -22,18 +23,14 @@ MESSAGES = {
     "token_type": "词元必须是编号（整数）或一个词，收到的是 {token}",
     "token_range": "词元编号 {id} 超出范围：词表的编号是 0..{last}",
     # ------------------------------------------------------------------ 检测器的几类头
-    "short_previous": "前一个",
-    "short_duplicate": "重复",
+    "short_previous": "前一词元",
+    "short_duplicate": "重复词元",
     "short_induction": "归纳",
-    "short_first": "开头",
+    "short_first": "首词元",
     "label_previous": "前一个词元",
     "label_duplicate": "更早出现的、与自己相同的词元",
     "label_induction": "与自己相同的那个更早词元的下一个词元",
     "label_first": "第一个词元（位置 0）",
-    "name_previous": "前一词元分数",
-    "name_duplicate": "重复词元分数",
-    "name_induction": "归纳分数",
-    "name_first": "首词元分数",
     "means_previous": "这个头放在每个查询紧前面那个词元上的权重占比",
     "means_duplicate": "放在与查询词元相同的更早词元上的权重占比",
     "means_induction": "放在“与查询相同的更早词元”后面那个词元上的权重占比（A B … A → B）",
@@ -44,9 +41,11 @@ MESSAGES = {
     "对所有查询取平均。",
     "header_given": "注意力头检测器，测了给定的 {n} 个 {T} 个词元的序列。分数 = Σ A·D / Σ A，即一个头的注意力"
     "落在检测模式 D 所标出的键上的占比，对所有查询取平均。",
-    "table_title": "{title}：{means}。把权重平均分配的头得分 {baseline:.3f}。",
+    "table_title": "“{kind}”分数：{means}。把权重平均分配的头得分 {baseline:.3f}。",
     "corner": "层",
     "col_head": "头{head}",
     "row_layer": "层 {layer}",
-    "strongest": "最强：层 {layer}、头 {head}，{score:.3f}（是平均分配权重的头的 {ratio:.1f} 倍）",
+    "strongest": "最强的“{kind}”头：层 {layer}、头 {head}，{score:.3f}（是平均分配权重的头的 {ratio:.1f} 倍）",
+    "none_stands_out": "没有哪个头明显是“{kind}”头（最好的是层 {layer}、头 {head}，{score:.3f}，"
+    "只是平均分配权重的头的 {ratio:.1f} 倍）",
 }

@@ -7,7 +7,10 @@ MESSAGES = {
     "positions": "position (clean token/corrupted token)",
     "heads": "head (all positions patched at once)",
     "share": "(patched - corrupted) / (clean - corrupted)",
+    "share_colours": "blue: toward the clean run, red: away from it",
     "difference": "patched - corrupted",
+    "difference_colours": "blue: up, red: down",
     "metric": "metric: logit({answer}) - logit({wrong}) at position {pos};",
+    "gap_small": "the two runs barely differ: the shares are unreliable",
     "runs": "clean run {clean}, corrupted run {corrupted}",
 }
