@@ -3,9 +3,13 @@ direct logit attribution and activation patching, in English and in Chinese.
 
 A `qkv serve` of the bundled model runs on a free port. The numbers read off the page are held against the
 Python API called here (lens_top, logit_attribution, patch_text), and the model's own logit for the
-attribution's sum; a refusal shown in a panel is the server's line in the page's language. An encoder, a
-translation model and the static export say in one line that they cannot show these panels. At phone width
-(390 px) nothing of the panels sticks out of its card.
+attribution's sum; a refusal shown in a panel is the server's line in the page's language, and it clears
+the older answer (no stale table under it); a language switch says every panel again, errors included. The
+lens names its rows as the CLI does (entering block L); the attribution's field reads digits as a token id.
+An encoder, a translation model and the static export say in one line that they cannot show these panels;
+an attention-only model's attribution names no MLP, and a model that reads none of patching's pairs opens
+the form on the page's sentence. At phone width (390 px) nothing of the panels sticks out of its card or is
+cut off, and a tap on a cell writes its value.
 """
 
 from __future__ import annotations
@@ -51,10 +55,10 @@ def refusal(url: str, path: str, body: dict, lang: str) -> str:
     raise AssertionError(f"{path} {body} was not refused")
 
 
-def open_on(pg, url, lang, token=None):
-    """The page in `lang` on SENTENCE, query token `token` (None: the page's default); the ids it shows."""
+def open_on(pg, url, lang, token=None, text=SENTENCE):
+    """The page in `lang` on `text`, query token `token` (None: the page's default); the ids it shows."""
     load_page(pg, url + f"?lang={lang}")
-    pg.fill("#text", SENTENCE)
+    pg.fill("#text", text)
     act(pg, lambda: pg.click("#analyze"))
     if token is not None:
         choose(pg, 0, 0, token)
@@ -66,9 +70,64 @@ def wait_state(pg, sel, extra=""):
     pg.wait_for_selector(f"{sel}[data-state=ready]{extra}", timeout=60_000)
 
 
+# the model's tokens and the learner's words in an English line: in quotes, or listed in brackets
+QUOTED = re.compile(r"“[^”]*”|'[^']*'|\([^)]*\)|「[^」]*」")
+
+
 def said_in(text: str, lang: str) -> bool:
     """Chinese text holds Han characters; English none (the model's tokens in quotes aside)."""
-    return bool(HAN.search(text)) if lang == "zh" else not HAN.search(re.sub(r"“[^”]*”", "", text))
+    return bool(HAN.search(text)) if lang == "zh" else not HAN.search(QUOTED.sub("", text))
+
+
+# what a card shows that is the model's or the learner's, not the page's own words
+NOT_WORDS = ".tok, .num, code, sub, sup, option, input, select"
+CARD_TEXTS = """([sels, skip]) => {
+    const out = [];
+    for (const card of sels.map(s => document.querySelector(s))) {
+        const walk = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n; n = walk.nextNode())
+            if (n.textContent.trim() && !n.parentElement.closest(skip) && !n.parentElement.closest('[hidden]'))
+                out.push(n.textContent);
+        for (const el of card.querySelectorAll('[title], [placeholder]'))
+            out.push(el.title || '', el.placeholder || '');
+    }
+    return out;
+}"""
+
+
+def foreign(texts: list[str], lang: str) -> list[str]:
+    """The texts not in `lang`: for Chinese, those with an English word of the page's own (see
+    test_web_browser_findings.english_words); for English, those with Han characters outside the model's
+    tokens and the learner's words in quotes or brackets."""
+    from test_web_browser_findings import english_words
+
+    if lang == "zh":
+        return [s for s in texts if english_words([s])]
+    return [s for s in texts if not said_in(s, "en")]
+
+
+def lens_row(L: int, n: int, lang: str) -> str:
+    """The lens's row L of n + 1 in the CLI's and the docs' words: the residual stream entering block L
+    (row 0: the embeddings), the last row after the last block, the model's output ("block" is 块 in
+    Chinese, as `qkv patch` and `qkv lens` say it)."""
+    if lang == "en":
+        return (
+            "embeddings (entering block 0)"
+            if L == 0
+            else (f"after block {L - 1}: the output" if L == n else f"after block {L - 1} (entering block {L})")
+        )
+    return (
+        "嵌入（进入块 0 时）" if L == 0 else f"块 {L - 1} 之后：输出" if L == n else f"块 {L - 1} 之后（进入块 {L} 时）"
+    )
+
+
+def tapped_line(pg, cell: str, line: str, tap=False) -> str:
+    """Tap (or click) `cell`: the line written under its table, which must be the cell's own hover line."""
+    (pg.tap if tap else pg.click)(cell)
+    pg.wait_for_function("s => document.querySelector(s).textContent !== ''", arg=line, timeout=10_000)
+    text = pg.inner_text(line)
+    assert text == pg.get_attribute(cell, "title") and "picked" in pg.get_attribute(cell, "class"), (cell, text)
+    return text
 
 
 # ------------------------------------------------------------------ the logit lens
@@ -105,6 +164,22 @@ def test_the_lens_shows_lens_top_at_the_chosen_token(page, server, bundled, lang
     title = page.inner_text("#lens h2")
     assert said_in(title, lang) and tok.display(ids[i]) in title
     assert said_in(page.inner_text("#lens-first"), lang) and want["final"]["token"] in page.inner_text("#lens-first")
+    # one convention for the rows, the caption and the line under the table: entering block L
+    n = model.cfg.n_layers
+    names = page.eval_on_selector_all("#lens tbody th .long", "hs => hs.map(h => h.textContent)")
+    assert names == [lens_row(L, n, lang) for L in range(n + 1)]
+    caption = page.inner_text("#lens-caption")
+    assert ("entering block 0" if lang == "en" else "进入块 0 时") in caption
+    assert ("output" if lang == "en" else "输出") in caption and "layer" not in caption
+    where = {  # where the final prediction first enters the top k, in the rows' words
+        "en": {0: "at the embeddings (entering block 0)", n: f"only after block {n - 1}, the output"},
+        "zh": {0: "在嵌入处（进入块 0 时）", n: f"直到块 {n - 1} 之后（输出）才"},
+    }[lang].get(first, ("" if lang == "en" else "在") + lens_row(first, n, lang))
+    assert where in page.inner_text("#lens-first")
+    # a tap (a click) writes the cell's line, with its row's name and its probability as the cell shows it
+    cell = f"#lens tr[data-layer='{first}'] td.final"
+    line = tapped_line(page, cell, "#lens-cell")
+    assert lens_row(first, n, lang) in line and page.inner_text(f"{cell} [data-field=p]") in line
     assert page.errors == []
 
 
@@ -154,13 +229,31 @@ def test_the_attribution_shows_each_term_and_their_sum(page, server, bundled, la
     b = logit_attribution(model, ids, position=i, token=ANSWER, tokenizer=tok)
     page.wait_for_selector(f"#attribution[data-state=ready][data-target='{b.token}']", timeout=60_000)
     check_attribution(attribution_shown(page), b, model, ids, i)
-    # a word of two tokens: the server's line, in the page's language, in the panel's error line
+    # digits alone are a token id ("173", "#126"), as the help line under the field says; the word "173"
+    # would be refused (two tokens for this tokenizer)
+    help_line = page.inner_text("#attr-help")
+    assert said_in(help_line, lang) and "173" in help_line and "#173" in help_line
+    for typed, word in ((str(tok.encode(ANSWER)[0]), ANSWER), (f"#{tok.encode(WRONG)[0]}", WRONG)):
+        page.fill("#attr-target", typed)
+        page.click("#attr-run")
+        c = logit_attribution(model, ids, position=i, token=int(typed.lstrip("#")), tokenizer=tok)
+        assert c.token_text == word
+        page.wait_for_selector(f"#attribution[data-state=ready][data-target='{c.token}']", timeout=60_000)
+        shown = attribution_shown(page)
+        check_attribution(shown, c, model, ids, i)
+        assert word in shown["title"]
+    assert "is 2 tokens" in refusal(server, "api/attribution", {"ids": ids, "target": "173"}, "en")
+    # a word of two tokens: the server's line, in the page's language, in the panel's error line, and the
+    # older answer gone (its title named another token)
     page.fill("#attr-target", "吃了 苹果")
     page.press("#attr-target", "Enter")
     page.wait_for_selector("#attr-error:not([hidden])", timeout=60_000)
     body = {"ids": ids, "token": i, "target": "吃了 苹果"}
     assert page.inner_text("#attr-error") == refusal(server, "api/attribution", body, lang)
     assert "error" in page.get_attribute("#attr-error", "class")
+    assert page.get_attribute("#attribution", "data-state") == "error"
+    assert page.inner_text("#attr-result").strip() == "" and not page.query_selector("#attr-result table")
+    assert WRONG not in page.inner_text("#attr-h") and said_in(page.inner_text("#attr-h"), lang)
     assert [e for e in page.errors if "status of 400" not in e] == []
 
 
@@ -206,6 +299,12 @@ def test_patching_shows_each_pieces_share_as_patch_text(page, server, bundled, l
     ]
     metric = page.inner_text("#patch-metric")
     assert ANSWER in metric and WRONG in metric and said_in(page.inner_text("#patch-result .caption"), lang)
+    # the legend says the colours as `qkv figure patching` draws them
+    legend = {
+        "en": "Blue = toward the clean run, red = away from it.",
+        "zh": "蓝色 = 朝干净运行的方向，红色 = 背离干净运行的方向。",
+    }
+    assert legend[lang] in page.inner_text("#patch-caption")
     # a tap (a click) writes the cell's line: its share and m
     page.click("#patch-result td[data-layer='0'][data-col='2']")
     assert page.inner_text("#patch-cell") == page.get_attribute(
@@ -236,31 +335,63 @@ def test_patching_shows_each_pieces_share_as_patch_text(page, server, bundled, l
             timeout=60_000,
         )
         assert said_in(page.inner_text("#patch-error"), lang)
+        # the older map, its metric line and its tapped cell's line are gone: they were other texts' or words'
+        assert page.inner_text("#patch-result").strip() == "" and not page.query_selector("#patch-result table")
+        assert page.get_attribute("#patch", "data-state") == "error"
     assert [e for e in page.errors if "status of 400" not in e] == []
 
 
-def test_a_language_switch_says_the_panels_and_their_errors_again(page, server, bundled):
+@pytest.mark.parametrize("first, then", [("en", "zh"), ("zh", "en")])
+def test_a_language_switch_says_the_panels_and_their_errors_again(page, server, bundled, first, then):
     model, tok = bundled
-    ids, i = open_on(page, server, "en")
+    ids, i = open_on(page, server, first)
+    wait_state(page, "#lens", f"[data-token='{i}']")
+    tapped_line(page, "#lens tr[data-layer='1'] td[data-rank='2']", "#lens-cell")
+    # an attribution refused, and a patching refused after a map was drawn
+    wait_state(page, "#attribution", f"[data-token='{i}']")
+    page.fill("#attr-target", "吃了 苹果")
+    page.click("#attr-run")
+    page.wait_for_selector("#attr-error:not([hidden])", timeout=60_000)
     wait_state(page, "#patch", "[data-site=resid_pre]")
     page.fill("#patch-corrupt", SENTENCE)
     page.click("#patch-run")
     page.wait_for_selector("#patch-error:not([hidden])", timeout=60_000)
     body = {"clean": CLEAN, "corrupt": SENTENCE, "answer": ANSWER, "wrong": WRONG, "site": "resid_pre"}
-    assert page.inner_text("#patch-error") == refusal(server, "api/patch", body, "en")
+    assert page.inner_text("#patch-error") == refusal(server, "api/patch", body, first)
+    assert not page.query_selector("#patch-result table")  # the error cleared the older map
     act(page, lambda: page.click("#lang"))
     bring_into_view(page, "#patch")
     page.wait_for_function(
-        "t => document.querySelector('#patch-error').textContent === t", arg=refusal(server, "api/patch", body, "zh")
+        "t => document.querySelector('#patch-error').textContent === t", arg=refusal(server, "api/patch", body, then)
     )
-    assert HAN.search(page.inner_text("#patch h2")) and HAN.search(page.inner_text("#patch-site-note"))
+    assert said_in(page.inner_text("#patch h2"), then) and said_in(page.inner_text("#patch-site-note"), then)
+    bring_into_view(page, "#attribution")
+    page.wait_for_function(
+        "t => document.querySelector('#attr-error').textContent === t",
+        arg=refusal(server, "api/attribution", {"ids": ids, "token": i, "target": "吃了 苹果"}, then),
+        timeout=60_000,
+    )
     wait_state(page, "#lens", f"[data-token='{i}']")
-    assert HAN.search(page.inner_text("#lens h2")) and HAN.search(page.inner_text("#lens .caption"))
+    assert said_in(page.inner_text("#lens h2"), then) and said_in(page.inner_text("#lens .caption"), then)
+    # the tapped cell's line is said again too, as its hover line now is
+    cell = "#lens tr[data-layer='1'] td[data-rank='2']"
+    line = page.inner_text("#lens-cell")
+    assert line == page.get_attribute(cell, "title") and lens_row(1, model.cfg.n_layers, then) in line
+    # every word the three cards show is in the new language: no line of the old one is left (the error
+    # lines are the server's, each held to its line in the new language above)
+    errors = "#attr-error, #patch-error, .card-error"
+    texts = page.evaluate(CARD_TEXTS, [["#lens", "#attribution", "#patch"], f"{NOT_WORDS}, {errors}"])
+    assert foreign(texts, then) == [], foreign(texts, then)
+    # the attribution without its error: drawn in the new language, its numbers the Python API's
+    page.fill("#attr-target", "")
+    page.click("#attr-run")
     wait_state(page, "#attribution", f"[data-token='{i}']")
     a = logit_attribution(model, ids, position=i, tokenizer=tok)
-    assert HAN.search(page.inner_text("#attr-h")) and shown_equal(
+    assert said_in(page.inner_text("#attr-h"), then) and shown_equal(
         page.inner_text("#attr-result [data-field=total]"), a.total
     )
+    texts = page.evaluate(CARD_TEXTS, [["#attribution"], NOT_WORDS])
+    assert foreign(texts, then) == [], foreign(texts, then)
     # both languages hold the same keys, each with the same {fields}
     keys = from_module(
         page,
@@ -305,10 +436,26 @@ def test_the_chinese_panels_have_no_english_words_of_their_own(page, server):
 # ------------------------------------------------------------------ a phone
 
 
-def test_on_a_phone_the_panels_fit_their_cards(browser, server):
+# whether each element's text is cut off: wider on one line than its box, and not wrapped inside it
+CUT_OFF = """ts => ts.map(t => {
+    const probe = t.cloneNode(true);  // the text's width on one line, in the same font
+    probe.style.cssText = "position:absolute;visibility:hidden;max-width:none;white-space:nowrap;display:inline-block";
+    t.parentElement.appendChild(probe);
+    const natural = probe.getBoundingClientRect().width;
+    probe.remove();
+    const box = t.getBoundingClientRect(), r = document.createRange();
+    r.selectNodeContents(t);
+    const inside = [...r.getClientRects()].every(q => q.left >= box.left - 0.5 && q.right <= box.right + 0.5);
+    const wraps = getComputedStyle(t).whiteSpace !== "nowrap";
+    return [t.textContent, natural > t.clientWidth + 0.5 && !(wraps && inside)];
+})"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])  # the fonts differ: Latin letters are wider in the English page's
+def test_on_a_phone_the_panels_fit_their_cards(browser, server, lang):
     pg = open_page(browser, **PHONE)
     try:
-        open_on(pg, server, "zh")
+        open_on(pg, server, lang)
         for sel in ("#lens", "#attribution", "#patch"):
             wait_state(pg, sel)
             over = pg.eval_on_selector(
@@ -329,6 +476,19 @@ def test_on_a_phone_the_panels_fit_their_cards(browser, server):
             )
             assert w[0] <= w[1] + 1, (table, w)
         assert pg.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        # no token in the lens is cut off, byte tokens (<0xEF>, here at the comma) included: they wrap
+        toks = pg.eval_on_selector_all("#lens .lens-cell .tok", CUT_OFF)
+        assert any(text.startswith("<0x") for text, _ in toks)
+        assert [text for text, cut in toks if cut] == []
+        # a finger has no hover: a tap on a lens cell, an attribution head or a patching cell writes its value
+        bring_into_view(pg, "#lens")
+        line = tapped_line(pg, "#lens tr[data-layer='0'] td[data-rank='3']", "#lens-cell", tap=True)
+        assert pg.inner_text("#lens tr[data-layer='0'] td[data-rank='3'] [data-field=p]") in line
+        bring_into_view(pg, "#attribution")
+        cell = "#attr-result td[data-layer='1'][data-head='0']"
+        assert pg.inner_text(cell) in tapped_line(pg, cell, "#attr-cell", tap=True)
+        bring_into_view(pg, "#patch")
+        tapped_line(pg, "#patch-result td[data-layer='1'][data-col='2']", "#patch-cell", tap=True)
         assert pg.errors == []
     finally:
         pg.context.close()
@@ -357,6 +517,54 @@ def translate_server(tmp_path_factory):
     proc, url = start_server("--ckpt", str(tiny_translator(tmp_path_factory.mktemp("mt"))), "--port", str(free_port()))
     yield url
     stop(proc)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """A tiny attention-only GPT (random weights) whose word tokenizer reads none of the pairs patching
+    opens on (昨天 and the rest are not its words): its folder, served; the model and tokenizer, loaded."""
+    folder = tmp_path_factory.mktemp("bare") / "bare"
+    tok = qkv.WordTokenizer.train("我 吃了 苹果 ， 他 投资了 苹果 。 味道 股价")
+    torch.manual_seed(0)
+    cfg = qkv.ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2, mlp="none")
+    qkv.save(folder, qkv.GPT(cfg), tok)
+    proc, url = start_server("--ckpt", str(folder), "--port", str(free_port()))
+    model, tok = load(folder)
+    yield url, model.eval(), tok
+    stop(proc)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_attention_only_model_that_reads_no_example_pair(page, bare, lang):
+    url, model, tok = bare
+    ids, i = open_on(page, url, lang, text="我 吃了 苹果 ，")
+    # the attribution names only the parts the model has: no MLP
+    wait_state(page, "#attribution", f"[data-token='{i}']")
+    check_attribution(attribution_shown(page), logit_attribution(model, ids, position=i, tokenizer=tok), model, ids, i)
+    words = page.inner_text("#attr-caption") + page.inner_text("#attr-other") + page.inner_text(".attr-groups")
+    assert "MLP" not in words and said_in(words, lang)
+    # patching opens on the page's sentence in both boxes, and a line says what to change
+    bring_into_view(page, "#patch")
+    page.wait_for_selector("#patch-hint:not([hidden])", timeout=30_000)
+    assert [page.input_value(f"#patch-{n}") for n in ("clean", "corrupt", "answer", "wrong")] == [
+        "我 吃了 苹果 ，", "我 吃了 苹果 ，", "", ""
+    ]  # fmt: skip
+    assert said_in(page.inner_text("#patch-hint"), lang) and not page.query_selector("#patch-error:not([hidden])")
+    assert page.eval_on_selector_all("#patch-site option", "os => os.map(o => o.value)") == [
+        "resid_pre",
+        "attn_out",
+        "z",
+    ]
+    # changed as it says: patched, the numbers patch_text's, and the line gone
+    page.fill("#patch-corrupt", "他 吃了 苹果 ，")
+    page.fill("#patch-answer", "味道")
+    page.fill("#patch-wrong", "股价")
+    page.click("#patch-run")
+    wait_state(page, "#patch", "[data-site=resid_pre]")
+    r = patch_text(model, tok, "我 吃了 苹果 ，", "他 吃了 苹果 ，", "味道", "股价", site="resid_pre")
+    check_patch(page, r, model, len(r.clean_ids))
+    assert page.is_hidden("#patch-hint")
+    assert page.errors == []
 
 
 NOTES = {  # the panel, where its note is, and the words of its English line

@@ -209,7 +209,9 @@ def test_patching_work_is_bounded_and_the_refusal_says_how_many_tokens_fit(clien
         ("/api/attribution", {"text": SENTENCE, "target": "吃了 苹果"}, 400, "is 2 tokens"),
         ("/api/attribution", {"text": SENTENCE, "target": 10**6}, 400, "is out of range"),
         ("/api/attribution", {"text": SENTENCE, "target": 1.5}, 422, "target"),
-        ("/api/patch", {"clean": CLEAN, "corrupt": SENTENCE, "answer": ANSWER, "wrong": WRONG}, 400, "5 tokens and"),
+        # a string is a word, digits too: the page sends what its field reads as an id (173, #173) as a number
+        ("/api/attribution", {"text": SENTENCE, "target": "173"}, 400, "'173' is 2 tokens"),
+        ("/api/patch", {"clean": CLEAN, "corrupt": SENTENCE, "answer": ANSWER, "wrong": WRONG}, 400, "has 5 tokens ("),
         ("/api/patch", {"clean": CLEAN, "corrupt": CORRUPT, "answer": "味道 很", "wrong": WRONG}, 400, "is 2 tokens"),
         ("/api/patch", {"clean": CLEAN, "corrupt": CORRUPT, "answer": "", "wrong": WRONG}, 400, "not empty"),
         ("/api/patch", {"clean": CLEAN, "corrupt": CORRUPT, "answer": ANSWER, "wrong": WRONG, "site": "q"}, 422, "'z'"),
@@ -262,7 +264,9 @@ def test_attention_only_and_post_norm_gpts():
     shape = dict(d_vocab=tok.vocab_size, n_ctx=16, d_model=32, n_heads=2, n_layers=2)
     bare = GPT(ModelConfig(**shape, mlp="none")).eval()
     c = client_of(bare, tok)
-    assert ok(c.get("/api/patch"))["sites"] == ["resid_pre", "attn_out", "z"]  # no MLP: no mlp_out
+    example = ok(c.get("/api/patch"))
+    assert example["sites"] == ["resid_pre", "attn_out", "z"]  # no MLP: no mlp_out
+    assert example["example"] is None  # 昨天 and the rest are not its words: the page opens on its own sentence
     patch = {"clean": "我 吃了 苹果", "corrupt": "他 投资了 苹果", "answer": "味道", "wrong": "股价"}
     refused(c, "/api/patch", {**patch, "site": "mlp_out"}, 400, "no MLP")
     assert ok(c.post("/api/patch", json={**patch, "site": "attn_out"})) == patch_text(

@@ -4,8 +4,10 @@
                            the top next tokens after each layer at position `token` (default: the last)
     POST /api/attribution  {text | ids, token?, target?} -> the "logit-attribution" document
                            (qkv.analysis.attribution): each head's, each MLP's and the embeddings' direct
-                           share of the logit of `target` (a one-token word or an id; default: the model's
-                           own top prediction) after position `token`; the shares sum to that logit
+                           share of the logit of `target` (a one-token word, or an id as a JSON number: a
+                           string is always a word, so the page sends what its field holds as digits alone,
+                           173 or #173, as the number; default: the model's own top prediction) after
+                           position `token`; the shares sum to that logit
     GET  /api/patch        the pair the patching panel opens on, when this model's tokenizer reads one of
                            PATCH_PAIRS (two texts of one length, the answer and the wrong word one token
                            each), else null; and the sites this model has
