@@ -17,7 +17,9 @@ and b_U[token]. The terms add up to the logit exactly (in float64: a float64 mod
 1e-12; a float32 model's to its float32 rounding, reported as `rounding`). "Direct": a head's term is
 what its output does to the logit through the residual stream alone, not through the later layers
 that read it. A post-norm model has no such path (its final norm is inside every block) and a model
-without residual connections no stream to split: both are refused in one line.
+without residual connections no stream to split: both are refused in one line. Inside model.hooks(...)
+the parts are those of the edited run; a hook that changes the residual stream itself (not a part that
+writes into it) leaves them summing to something other than the logit.
 
     a = logit_attribution(model, ids, position=-1, token=" Paris", tokenizer=tok)
     a.components             # {"embed": .., "pos_embed": .., "L0H0": .., .., "L0_b_O": .., "L0_mlp": .., ..}

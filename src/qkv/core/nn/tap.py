@@ -21,7 +21,8 @@ Outside `recording()` and `hooking()` there is none, and a tap costs one variabl
 
 `explicit()` tells attention and LayerNorm to take their written-out formulas instead of the fused
 kernels: while a trace records, while a hook reads a name only those formulas compute (the scores,
-the pattern, z, a LayerNorm's parts: WRITTEN_OUT), and inside `written_out()` (forward(explicit=True)).
+the pattern, z, a LayerNorm's parts: WRITTEN_OUT), inside `written_out()` (every model), and in a
+forward(explicit=True) (that model's).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from contextvars import ContextVar
 import torch
 
 # names whose hooks need the written-out path: the fused kernels never form these values (hook_z is
-# formed by both, but an edited z is one a reader expects to see mixed by the written-out formula)
+# formed by both; a hook on it takes the written-out path too, the one a trace of the same edit takes,
+# so that the edited run and its trace compute the very same numbers)
 WRITTEN_OUT = (
     "hook_dots",
     "hook_attn_scores",
