@@ -118,3 +118,14 @@ def choose(pg, layer: int, head: int, token: int, between=lambda: None) -> None:
     if state[2] != token:
         act(pg, lambda: pg.click(f"#tokens .token[data-pos='{token}']"))
         between()
+
+
+def refusal(url: str, path: str, body: dict, lang: str) -> str:
+    """The server's one line for a refused request, asked in `lang`."""
+    headers = {"content-type": "application/json", "accept-language": lang}
+    req = urllib.request.Request(url + path, json.dumps(body).encode(), headers)
+    try:
+        urllib.request.urlopen(req, timeout=60)
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read())["error"]
+    raise AssertionError(f"{path} {body} was not refused")

@@ -4,29 +4,16 @@ looking; switched back, English again."""
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 
 import pytest
 from browser_fixtures import browser, page, require_chromium  # noqa: F401
-from browser_util import act, load_page
+from browser_util import act, load_page, refusal
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
 
 HAN = re.compile("[\u4e00-\u9fff]")
-
-
-def refusal(url: str, path: str, body: dict, lang: str) -> str:
-    """The server's one line for a refused request, asked in `lang`."""
-    headers = {"content-type": "application/json", "accept-language": lang}
-    req = urllib.request.Request(url + path, json.dumps(body).encode(), headers)
-    try:
-        urllib.request.urlopen(req, timeout=60)
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read())["error"]
-    raise AssertionError(f"{path} {body} was not refused")
 
 
 def compare_error(pg) -> str:

@@ -14,14 +14,12 @@ cut off, and a tap on a cell writes its value.
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 
 import pytest
 import torch
 from browser_fixtures import bring_into_view, browser, open_page, page, require_chromium, shown_equal  # noqa: F401
-from browser_util import act, choose, free_port, from_module, load_page, settle, start_server, stop
+from browser_util import act, choose, free_port, from_module, load_page, refusal, settle, start_server, stop
 
 import qkv
 from qkv.analysis.attribution import logit_attribution
@@ -42,17 +40,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv s
 def bundled():
     model, tok = load(default_ckpt())
     return model.eval(), tok
-
-
-def refusal(url: str, path: str, body: dict, lang: str) -> str:
-    """The server's one line for a refused request, asked in `lang`."""
-    headers = {"content-type": "application/json", "accept-language": lang}
-    req = urllib.request.Request(url + path, json.dumps(body).encode(), headers)
-    try:
-        urllib.request.urlopen(req, timeout=60)
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read())["error"]
-    raise AssertionError(f"{path} {body} was not refused")
 
 
 def open_on(pg, url, lang, token=None, text=SENTENCE):
