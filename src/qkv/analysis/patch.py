@@ -44,7 +44,7 @@ import torch
 from qkv.core.document import header
 from qkv.core.indices import check_token
 from qkv.core.models import evaluating
-from qkv.core.refusal import Refusal, family_title
+from qkv.core.refusal import family_title
 
 from .view import TextError, check_ids, read_text
 
@@ -187,15 +187,15 @@ def check_model(model, site: str) -> str:
     """The hook name pattern of `site` for this model, or a one-line refusal (no logits, no such site)."""
     family = model.family
     if not family.next_token:
-        raise Refusal.of("patching.no_logits", title=family_title(family))
+        raise TextError.of("patching.no_logits", title=family_title(family))
     if not family.one_stack:
-        raise Refusal.of("patching.family", title=family_title(family))
+        raise TextError.of("patching.family", title=family_title(family))
     if not isinstance(site, str):  # e.g. the metric given where the site goes
-        raise Refusal.of("patching.site_type", got=_short_repr(site), sites=", ".join(SITES))
+        raise TextError.of("patching.site_type", got=_short_repr(site), sites=", ".join(SITES))
     if site not in SITES:
-        raise Refusal.of("patching.site", site=repr(site), sites=", ".join(SITES))
+        raise TextError.of("patching.site", site=repr(site), sites=", ".join(SITES))
     if site == "mlp_out" and model.cfg.mlp == "none":
-        raise Refusal.of("patching.no_mlp")
+        raise TextError.of("patching.no_mlp")
     return _NAMES[site]
 
 
@@ -207,19 +207,19 @@ def _short_repr(x, limit: int = 60) -> str:
 def check_metric(metric) -> None:
     """A metric is a function of the logits (logit_diff gives one), else a one-line refusal."""
     if not callable(metric):
-        raise Refusal.of("patching.metric_type", got=_short_repr(metric))
+        raise TextError.of("patching.metric_type", got=_short_repr(metric))
     if isinstance(metric, LogitDiff) and metric.answer == metric.wrong:
-        raise Refusal.of("patching.same_words", word=f"id {metric.answer}")
+        raise TextError.of("patching.same_words", word=f"id {metric.answer}")
 
 
-def _lengths(clean, corrupted, shown: int = 40) -> Refusal:
+def _lengths(clean, corrupted, shown: int = 40) -> TextError:
     """The refusal for texts of unequal lengths, showing each as its tokens, a|b|c (a word split in two
     shows), at most `shown` of them (then …) so that the line stays readable."""
 
     def pieces(tokens) -> str:
         return "|".join(map(str, tokens[:shown])) + ("|…" if len(tokens) > shown else "")
 
-    return Refusal.of(
+    return TextError.of(
         "patching.lengths",
         clean=len(clean),
         corrupted=len(corrupted),
@@ -238,7 +238,7 @@ def _per_row(metric, logits: torch.Tensor) -> torch.Tensor:
     """metric(logits) as one float64 number per row of the batch, on the CPU."""
     out = torch.as_tensor(metric(logits)).detach().reshape(-1)
     if out.numel() != logits.shape[0]:
-        raise Refusal.of("patching.metric_shape", B=logits.shape[0], got=out.numel())
+        raise TextError.of("patching.metric_shape", B=logits.shape[0], got=out.numel())
     return out.to("cpu", torch.float64)
 
 
@@ -271,7 +271,7 @@ def patch(
     pattern = check_model(model, site)
     check_metric(metric)
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise Refusal.of("patching.batch", got=_short_repr(batch))
+        raise TextError.of("patching.batch", got=_short_repr(batch))
     cfg = model.cfg
     clean_ids, corrupted_ids = _ids(clean_ids, cfg), _ids(corrupted_ids, cfg)
     T = len(clean_ids)
@@ -280,7 +280,7 @@ def patch(
     if isinstance(metric, LogitDiff):
         check_ids([metric.answer, metric.wrong], cfg)
         if not -T <= metric.position < T:
-            raise Refusal.of("patching.position", pos=metric.position, T=T)
+            raise TextError.of("patching.position", pos=metric.position, T=T)
     by_head = site in BY_HEAD
     width = cfg.n_heads if by_head else T
     pieces = [(L, i) for L in range(cfg.n_layers) for i in range(width)]
@@ -331,6 +331,6 @@ def patch_text(
     position = check_token(position, len(clean_ids))
     answer_id, wrong_id = token_id(tokenizer, answer), token_id(tokenizer, wrong)
     if answer_id == wrong_id:
-        raise Refusal.of("patching.same_words", word=repr(answer))
+        raise TextError.of("patching.same_words", word=repr(answer))
     metric = logit_diff(answer_id, wrong_id, position)
     return patch(model, clean_ids, corrupted_ids, site, metric)

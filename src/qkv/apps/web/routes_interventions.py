@@ -36,7 +36,6 @@ from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import SITES, check_model, patch_text, token_id
 from qkv.analysis.view import TextError, read_text
 from qkv.core.document import header
-from qkv.core.finite import NonFiniteError
 from qkv.core.refusal import Refusal
 
 from .requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
@@ -185,16 +184,11 @@ def add_routes(app, model, tokenizer, lock) -> None:
 
     @app.post("/api/patch")
     def post_patch(body: PatchIn):
-        try:
-            check_model(model, body.site)  # an encoder, a translation model, mlp_out without MLPs: before the texts
-            _, ids = read_text(tokenizer, body.clean, n_ctx)
-            check_patch_work(model, body.site, len(ids))
-            with lock:
-                result = patch_text(
-                    model, tokenizer, body.clean, body.corrupt, body.answer, body.wrong, body.site, body.position
-                )
-        except NonFiniteError:
-            raise
-        except Refusal as e:  # patch's own refusals are plain Refusals: what the user gave, so a 400
-            raise TextError.recast(e) from None
+        check_model(model, body.site)  # an encoder, a translation model, mlp_out without MLPs: before the texts
+        _, ids = read_text(tokenizer, body.clean, n_ctx)
+        check_patch_work(model, body.site, len(ids))
+        with lock:
+            result = patch_text(
+                model, tokenizer, body.clean, body.corrupt, body.answer, body.wrong, body.site, body.position
+            )
         return FiniteJSON(result.to_json(tokenizer))
