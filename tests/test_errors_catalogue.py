@@ -418,11 +418,11 @@ ENGLISH = {
     ),
     (("POST", "/api/attribution"), "target of two tokens"): (
         400,
-        "'吃了 苹果' is 3 tokens for this tokenizer ([4, 0, 1]); a logit belongs to one token: give one id",
+        "'吃了 苹果' is 3 tokens for this tokenizer ('吃了' '␣' '苹果'); a logit belongs to one token: give one id",
     ),
     (("POST", "/api/attribution"), "unknown target"): (
         400,
-        "the token '龘' cannot be read: 1 word is not in the tokenizer's vocabulary: '龘' (nearest known words: none shares a character)",  # noqa: E501
+        "1 word is not in the tokenizer's vocabulary: '龘' (nearest known words: none shares a character)",  # noqa: E501
     ),
     (("POST", "/api/attribution"), "target out of range"): (
         400,

@@ -25,9 +25,10 @@ the names most users need.
 from qkv.analysis.ablate import ablate, heads_off
 from qkv.analysis.attribution import Attribution, logit_attribution
 from qkv.analysis.head_scores import HeadScores, head_scores
+from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
-from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text, token_id
+from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text
 from qkv.core.checkpoint import load, save
 from qkv.core.checks import CheckReport, check
 from qkv.core.config import PRESETS, ModelConfig, TrainConfig

@@ -32,7 +32,6 @@ L{l}_mlp, ln_final_b (the final LayerNorm's shift), b_U (the unembedding's bias)
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import torch
@@ -43,7 +42,7 @@ from qkv.core.indices import TextError, check_token
 from qkv.core.models import evaluating
 from qkv.core.trace import trace_names
 
-from .lens import check_gpt, one_sequence
+from .inputs import check_gpt, one_sequence, read_token
 
 
 @dataclass
@@ -94,29 +93,6 @@ class Attribution:
         }
 
 
-def read_token(token, tokenizer, d_vocab: int) -> int:
-    """A token id, or a word the tokenizer reads as exactly one token, as an id in 0 .. d_vocab - 1."""
-    if isinstance(token, str):
-        if tokenizer is None:
-            raise TextError.of("interpret.token_needs_tokenizer", word=repr(token))
-        try:
-            ids = tokenizer.encode(token)
-        except ValueError as e:  # a word outside a word tokenizer's vocabulary
-            raise TextError.of("interpret.token_unknown", word=repr(token), error=e) from None
-        if len(ids) != 1:
-            raise TextError.of("interpret.token_pieces", word=repr(token), n=len(ids), ids=repr(ids))
-        token = ids[0]
-    try:
-        if isinstance(token, bool):
-            raise TypeError
-        token = operator.index(token)  # an int, numpy's, a 0-d integer tensor
-    except TypeError:
-        raise TextError.of("interpret.token_type", token=repr(token)) from None
-    if not 0 <= token < d_vocab:
-        raise TextError.of("interpret.token_range", id=token, last=d_vocab - 1)
-    return token
-
-
 def _names(cfg) -> list[str]:
     """What the attribution reads from one traced forward pass."""
     known = set(trace_names(cfg))
@@ -139,7 +115,7 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
     ids = one_sequence(model, ids)
     i = check_token(position, len(ids))
     if token is not None:
-        token = read_token(token, tokenizer, cfg.d_vocab)
+        token = read_token(token, tokenizer, cfg.d_vocab, many="interpret.token_pieces")
     with evaluating(model):
         logits, tr = model.run_with_trace(torch.tensor([ids], device=model_device(model)), names=_names(cfg))
     if token is None:

@@ -38,7 +38,7 @@ from qkv.core.document import header
 from qkv.core.indices import TextError
 from qkv.core.models import evaluating
 
-from .lens import check_gpt
+from .inputs import check_gpt
 
 KINDS = ("previous", "duplicate", "induction", "first")
 N_SEQS = 8  # sequences per measurement, at most

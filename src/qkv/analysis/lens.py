@@ -17,41 +17,14 @@ encoder-decoder (its decoder also needs a source sentence) are refused in one li
 
 from __future__ import annotations
 
-import operator
-
 import torch
 
 from qkv.core.device import model_device
 from qkv.core.document import header
 from qkv.core.indices import TextError, check_token
 from qkv.core.models import evaluating
-from qkv.core.refusal import family_title
 
-from .view import check_ids
-
-
-def check_gpt(model, key: str) -> None:
-    """Refuse (catalogue key `key`, with the family's title) a model that is not a one-stack GPT."""
-    family = model.family
-    if not (family.next_token and family.one_stack):
-        raise TextError.of(key, title=family_title(family))
-
-
-def one_sequence(model, ids) -> list[int]:
-    """ids (T,), (1, T) or a list of ints, as a checked list of token ids (in the vocabulary, at most n_ctx)."""
-    if isinstance(ids, torch.Tensor):
-        if ids.dim() == 2 and ids.shape[0] == 1:
-            ids = ids[0]
-        if ids.dim() != 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
-            raise TextError.of("interpret.one_sequence", shape=tuple(ids.shape))
-        ids = ids.tolist()
-    try:
-        if isinstance(ids, (str, bytes)) or any(isinstance(i, bool) for i in ids):
-            raise TypeError
-        ids = [operator.index(i) for i in ids]  # ints, numpy's, 0-d integer tensors
-    except TypeError:
-        raise TextError.of("interpret.one_sequence", shape=type(ids).__name__) from None
-    return check_ids(ids, model.cfg)
+from .inputs import check_gpt, one_sequence
 
 
 def stream_names(cfg) -> list[str]:

@@ -46,6 +46,7 @@ from qkv.core.indices import check_token
 from qkv.core.models import evaluating
 from qkv.core.refusal import family_title
 
+from .inputs import one_sequence, token_id
 from .view import TextError, check_ids, read_text
 
 SITES = ("resid_pre", "attn_out", "mlp_out", "z")
@@ -86,21 +87,6 @@ class LogitDiff:
 def logit_diff(answer: int, wrong: int, position: int = -1) -> LogitDiff:
     """The metric logit(answer) - logit(wrong) at `position` (token ids; see token_id for a word)."""
     return LogitDiff(int(answer), int(wrong), int(position))
-
-
-def token_id(tokenizer, word: str) -> int:
-    """The id of `word`, which must be one token of the tokenizer (else a one-line refusal)."""
-    if not isinstance(word, str) or not word:
-        raise TextError.of("patching.word_empty")
-    try:
-        ids = tokenizer.encode(word)
-    except ValueError as e:  # a word tokenizer without a fallback names the unknown word
-        raise TextError.recast(e) from None
-    ids = [i for i in ids if i not in getattr(tokenizer, "special", ())]  # WordPiece's [CLS] [SEP]
-    if len(ids) != 1:
-        pieces = " ".join(repr(tokenizer.display(i)) for i in ids)
-        raise TextError.of("patching.word_tokens", word=repr(word), n=len(ids), pieces=pieces)
-    return ids[0]
 
 
 # ------------------------------------------------------------------ the result
@@ -228,12 +214,6 @@ def _lengths(clean, corrupted, shown: int = 40) -> TextError:
     )
 
 
-def _ids(ids, cfg) -> list[int]:
-    if isinstance(ids, torch.Tensor):
-        ids = ids.reshape(-1).tolist()  # (T,) or (1, T)
-    return check_ids([int(i) for i in ids], cfg)
-
-
 def _per_row(metric, logits: torch.Tensor) -> torch.Tensor:
     """metric(logits) as one float64 number per row of the batch, on the CPU."""
     out = torch.as_tensor(metric(logits)).detach().reshape(-1)
@@ -273,7 +253,7 @@ def patch(
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise TextError.of("patching.batch", got=_short_repr(batch))
     cfg = model.cfg
-    clean_ids, corrupted_ids = _ids(clean_ids, cfg), _ids(corrupted_ids, cfg)
+    clean_ids, corrupted_ids = one_sequence(model, clean_ids), one_sequence(model, corrupted_ids)
     T = len(clean_ids)
     if len(corrupted_ids) != T:
         raise _lengths(clean_ids, corrupted_ids)

@@ -32,8 +32,9 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from qkv.analysis.attribution import logit_attribution
+from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top
-from qkv.analysis.patch import SITES, check_model, patch_text, token_id
+from qkv.analysis.patch import SITES, check_model, patch_text
 from qkv.analysis.view import TextError, read_text
 from qkv.core.document import header
 from qkv.core.refusal import Refusal

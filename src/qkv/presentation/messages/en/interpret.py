@@ -21,8 +21,7 @@ MESSAGES = {
     "0..{last}; got shape {shape}",
     "top_k": "k must be a whole number of at least 1; got {k}",
     "token_needs_tokenizer": "the token {word} is a word: give the tokenizer too (tokenizer=...), or its id",
-    "token_unknown": "the token {word} cannot be read: {error}",
-    "token_pieces": "{word} is {n} tokens for this tokenizer ({ids}); a logit belongs to one token: give one id",
+    "token_pieces": "{word} is {n} tokens for this tokenizer ({pieces}); a logit belongs to one token: give one id",
     "token_type": "the token must be an id (a whole number) or a word; got {token}",
     "token_range": "token id {id} is out of range: the vocabulary has ids 0..{last}",
     # ------------------------------------------------------------------ the head detector's kinds

@@ -18,8 +18,7 @@ MESSAGES = {
     "之间；收到的形状是 {shape}",
     "top_k": "k 必须是不小于 1 的整数，收到的是 {k}",
     "token_needs_tokenizer": "词元 {word} 是一个词：请同时给出分词器（tokenizer=...），或者直接给它的编号",
-    "token_unknown": "读不了词元 {word}：{error}",
-    "token_pieces": "{word} 在这个分词器里是 {n} 个词元（{ids}）；一个 logit 只属于一个词元：请给一个编号",
+    "token_pieces": "{word} 在这个分词器里是 {n} 个词元（{pieces}）；一个 logit 只属于一个词元：请给一个编号",
     "token_type": "词元必须是编号（整数）或一个词，收到的是 {token}",
     "token_range": "词元编号 {id} 超出范围：词表的编号是 0..{last}",
     # ------------------------------------------------------------------ 检测器的几类头
