@@ -4,6 +4,7 @@ every family and both paths, threads, and bad hooks."""
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -36,6 +37,15 @@ def build(seed: int = 0, **kw):
     return model
 
 
+@contextmanager
+def registered(handle):
+    """A raw torch hook (the handle register_forward_hook returns) for the length of the block."""
+    try:
+        yield handle
+    finally:
+        handle.remove()
+
+
 def halve(x, hook):
     return x * 0.5
 
@@ -47,11 +57,8 @@ def gpt(request):
 
 def test_an_edit_of_the_residual_stream_is_a_raw_torch_pre_hook(gpt):
     with torch.no_grad():
-        handle = gpt.blocks[1].register_forward_pre_hook(lambda m, args: (args[0] * 0.5, *args[1:]))
-        try:
+        with registered(gpt.blocks[1].register_forward_pre_hook(lambda m, args: (args[0] * 0.5, *args[1:]))):
             want = gpt(IDS)
-        finally:
-            handle.remove()
         got = gpt.run_with_hooks(IDS, fwd_hooks=[("blocks.1.hook_resid_pre", halve)])
         assert not torch.allclose(got, gpt(IDS), atol=1e-3)  # the edit mattered
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
@@ -70,11 +77,8 @@ def test_zeroing_a_head_z_is_zeroing_its_columns_into_w_o(gpt):
         z[:, :, 2] = 0
 
     with torch.no_grad():
-        handle = gpt.blocks[0].attn.W_O.register_forward_pre_hook(raw)
-        try:
+        with registered(gpt.blocks[0].attn.W_O.register_forward_pre_hook(raw)):
             want = gpt(IDS)
-        finally:
-            handle.remove()
         got = gpt.run_with_hooks(IDS, fwd_hooks=[("blocks.0.attn.hook_z", zero_head_2)])
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
@@ -193,11 +197,10 @@ def test_an_encoder_edit_is_a_raw_pre_hook_on_its_block():
     mask = torch.ones_like(IDS)
     mask[0, -3:] = 0
     with torch.no_grad():
-        handle = model.blocks[2].register_forward_pre_hook(lambda m, args, kw: ((args[0] + 1.0,), kw), with_kwargs=True)
-        try:
+        with registered(
+            model.blocks[2].register_forward_pre_hook(lambda m, args, kw: ((args[0] + 1.0,), kw), with_kwargs=True)
+        ):
             want = model(IDS, attention_mask=mask)
-        finally:
-            handle.remove()
         got = model.run_with_hooks(
             IDS, attention_mask=mask, fwd_hooks=[("blocks.2.hook_resid_pre", lambda x, h: x + 1.0)]
         )
@@ -218,11 +221,8 @@ def test_grouped_key_value_heads_are_edited_in_their_own_shape():
         v[:, :, 1] = 0
 
     with torch.no_grad():
-        handle = model.blocks[1].attn.W_QKV.register_forward_hook(raw)
-        try:
+        with registered(model.blocks[1].attn.W_QKV.register_forward_hook(raw)):
             want = model(IDS)
-        finally:
-            handle.remove()
         got = model.run_with_hooks(IDS, fwd_hooks=[("blocks.1.attn.hook_v", zero_kv_head_1)])
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
