@@ -5,7 +5,7 @@
     python benchmarks/everyday_zh.py --peer /tmp/old/src/qkv/assets/model
 
 Two sets of sentences, as a learner types them (no spaces between words): the held-out part of the
-HSK sentences (qkv.core.corpus.hsk.split("heldout"), which no bundled model trains on), and 30
+HSK sentences (qkv.core.text.corpus.hsk.split("heldout"), which no bundled model trains on), and 30
 sentences a teacher might type (benchmarks/data/teacher_zh.txt: names, numbers, quotes,
 questions; written for this benchmark, never trained on). For each: the share of tokens that are
 UTF-8 bytes, and of characters read one by one (their word is not in the vocabulary), and the
@@ -24,8 +24,8 @@ import torch.nn.functional as F
 
 import qkv
 from qkv.analysis.coverage import reading
-from qkv.core.bundled import default_ckpt
-from qkv.core.corpus import hsk
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.text.corpus import hsk
 
 TEACHER = Path(__file__).resolve().parent / "data" / "teacher_zh.txt"
 

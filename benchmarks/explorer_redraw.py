@@ -77,7 +77,7 @@ def small_checkpoint(folder: Path) -> Path:
 
 def bundled_texts(n: int = 2) -> list[str]:
     """n texts of the teacher's sentences, each as many whole ones as the bundled model reads at once."""
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     _, tok = qkv.load(default_ckpt())
     n_ctx = json.loads((default_ckpt() / "config.json").read_text())["model"]["n_ctx"]
@@ -130,7 +130,7 @@ def fit_texts(url: str, texts: list[str], max_tokens: int) -> list[str]:
 
 def measure(browser, rounds: int, bundled: bool = False, ckpt: Path | None = None, dtype: str | None = None) -> dict:
     """Serve the model, run the rounds, print its table; returns the numbers the side-by-side table shows."""
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     with tempfile.TemporaryDirectory() as tmp:
         target = TARGET_LLM_MS if ckpt else TARGET_MS

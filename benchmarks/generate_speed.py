@@ -34,7 +34,7 @@ import time
 import torch
 from common import gpt2_shaped, interleaved, machine, median, model_pair
 
-from qkv.core.sample import generate_batch, generate_ids
+from qkv.core.decode.sample import generate_batch, generate_ids
 
 PROMPT_LEN = 16
 

@@ -1,7 +1,7 @@
 """GPU training speed: tokens/s and MFU of qkv and of Hugging Face GPT2LMHeadModel, same weights.
 
 Both models hold identical weights (common.model_pair) and run the same step on the same batches:
-forward under autocast (bf16 where the GPU has it, else fp16 with a GradScaler; qkv.core.device.
+forward under autocast (bf16 where the GPU has it, else fp16 with a GradScaler; qkv.core.machine.device.
 Precision), next-token cross-entropy, backward, gradient clipping to 1.0 and the fused AdamW, with
 TF32 on for what stays float32. Rounds alternate between the two; the medians and their ratio are
 printed. Shapes: the `small` preset with GPT-2's choices (65 characters, n_ctx 256) and GPT-2 124M
@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from common import gpt2_shaped, interleaved, machine, median, model_pair
 
 import qkv
-from qkv.core.device import Precision, fused_adamw, prepare, resolve
+from qkv.core.machine.device import Precision, fused_adamw, prepare, resolve
 
 # dense (no sparsity) bf16 tensor-core peaks in TFLOP/s, from the vendors' data sheets; the first
 # name that occurs in torch.cuda.get_device_name() wins, so the more specific names come first

@@ -232,7 +232,7 @@ def one(lib: str, dtype: str, d: Path, threads: int) -> None:
     torch.set_num_threads(threads)
     t0 = time.perf_counter()
     if lib == "qkv":
-        from qkv.core.models.pretrained import load_pretrained
+        from qkv.core.hub.pretrained import load_pretrained
     else:
         import transformers
         from transformers import AutoModelForCausalLM

@@ -33,8 +33,8 @@ import torch
 from common import interleaved, machine, median, quiet_transformers
 from llm_load import DEFAULT_DIR, build_model_dir, n_params, sample_text
 
-from qkv.core.models.pretrained import load_pretrained
-from qkv.core.sample import generate_ids
+from qkv.core.decode.sample import generate_ids
+from qkv.core.hub.pretrained import load_pretrained
 
 T = 32  # forward and trace tokens
 PROMPT = 8

@@ -34,7 +34,7 @@ def main() -> None:
     args = ap.parse_args()
     from transformers import BertModel
 
-    from qkv.core.models.pretrained import load_pretrained, minilm_dir
+    from qkv.core.hub.pretrained import load_pretrained, minilm_dir
     from qkv.presentation.explanation import explain
 
     quiet_transformers()

@@ -38,12 +38,12 @@ from pathlib import Path
 
 import torch
 
-from qkv.core.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
-from qkv.core.data import read_text, split_ids
-from qkv.core.loop import lr_at, make_optimizer
-from qkv.core.models.gpt import GPT, lm_loss
-from qkv.core.tokenizers import train_tokenizer
-from qkv.core.train import LMData
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
+from qkv.core.text.batches import read_text, split_ids
+from qkv.core.text.tokenizers import train_tokenizer
+from qkv.core.train.lm import LMData
+from qkv.core.train.loop import lr_at, make_optimizer
 
 SHAKESPEARE = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare.txt"
 PROBE_CTX = 64  # the probe's window length (every recipe compared here has n_ctx >= 64)

@@ -19,9 +19,9 @@ import torch
 from common import interleaved, machine, median
 from torch import nn
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.seq2seq import Seq2Seq
-from qkv.core.models.torch_transformer import torch_name
+from qkv.core.hub.torch_transformer import torch_name
+from qkv.core.model.seq2seq import Seq2Seq
+from qkv.core.spec.config import ModelConfig
 
 SHAPES = {
     "bundled": dict(d_model=128, n_heads=4, n_layers=2, n_encoder_layers=2),

@@ -7,7 +7,7 @@ Thread settings compared (docs/threads.md):
 
     default  torch's own: torch imported before qkv, nothing set (its OpenMP threads spin when idle)
     qkv      what the qkv command does: qkv imported first (its environment defaults), then
-             qkv.core.threads.configure()
+             qkv.core.machine.threads.configure()
     omp1     torch's own with OMP_NUM_THREADS=1
     and any --try NAME:KEY=VALUE,KEY=VALUE (torch first, the environment given)
 
@@ -51,7 +51,7 @@ BASE = {
 def worker(args) -> None:
     if args.qkv_first:
         import qkv  # noqa: F401  (its environment defaults, before torch)
-        from qkv.core import threads
+        from qkv.core.machine import threads
 
         threads.configure()
     import torch
@@ -71,7 +71,7 @@ def worker(args) -> None:
         )
         tok_s = r.tokens_per_s
     else:
-        from qkv.core.sample import generate_ids
+        from qkv.core.decode.sample import generate_ids
 
         model, tokenizer = qkv.load(args.out)
         t0 = time.perf_counter()

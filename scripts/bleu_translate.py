@@ -5,7 +5,7 @@
     python scripts/bleu_translate.py --peer /tmp/old/src/qkv/assets/translate --beam 1
 
 Two held-out sets:
-- the HSK sentences' held-out part (qkv.core.corpus.hsk.split("heldout")), typed as a learner types
+- the HSK sentences' held-out part (qkv.core.text.corpus.hsk.split("heldout")), typed as a learner types
   them (no spaces), against their English translations. sacrebleu's corpus BLEU (13a tokenization)
   and chrF, both case-insensitive (the model writes lower case). A sentence a model refuses (a word
   it never saw) counts as an empty translation, and the refusals are counted. Beside the model:
@@ -15,7 +15,7 @@ Two held-out sets:
 - the built-in corpus's held-out frames (corpus.pairs("heldout")): BLEU over the corpus's words
   (tokenize="none"), and how many come out exactly right.
 Also printed: how many translations of each set the model marks unsure (confidence below
-qkv.core.translation.UNSURE_BELOW).
+qkv.core.decode.translate.UNSURE_BELOW).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import re
 import sacrebleu
 import torch
 
-from qkv.core import checkpoint
-from qkv.core.bundled import default_translate_ckpt
-from qkv.core.corpus import hsk, pairs
-from qkv.core.translation import translated
+from qkv.core.decode.translate import translated
+from qkv.core.hub.bundled import default_translate_ckpt
+from qkv.core.text.corpus import hsk, pairs
+from qkv.core.train import checkpoint
 
 MARKS = {"，": ",", "。": ".", "！": "!", "？": "?", "、": ",", "：": ":", "；": ";"}
 

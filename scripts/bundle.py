@@ -10,7 +10,7 @@ from pathlib import Path
 HSK_CREDIT = (
     "The HSK sentences come from the PyPI package hsk-sentences-audio (code MIT; sentences, translations "
     "and glosses CC-BY-SA-4.0, by its authors), read through its loader and never copied into qkv. Only "
-    "their training part (qkv.core.corpus.hsk.split('train')) was trained on; every figure on everyday "
+    "their training part (qkv.core.text.corpus.hsk.split('train')) was trained on; every figure on everyday "
     "Chinese is measured on the held-out part."
 )
 

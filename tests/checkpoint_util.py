@@ -6,10 +6,10 @@ import json
 
 import torch
 
-from qkv.core.checkpoint import Writer
-from qkv.core.config import ModelConfig, TrainConfig
-from qkv.core.models.gpt import GPT, lm_loss
-from qkv.core.tokenizers import train_tokenizer
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.spec.config import ModelConfig, TrainConfig
+from qkv.core.text.tokenizers import train_tokenizer
+from qkv.core.train.checkpoint import Writer
 
 TEXT = "hello world, a tiny text for a tiny tokenizer.\n" * 3
 TOK = train_tokenizer("char", TEXT)

@@ -9,8 +9,8 @@ import pytest
 import torch
 from rundir_util import FILES, TINY, snapshot
 
-from qkv.core import corpus
-from qkv.core.train import train
+from qkv.core.text import corpus
+from qkv.core.train.lm import train
 
 # a small English text of the built-in corpus, for the tests that train
 TEXT = corpus.generate(n_sentences=200, lang="en")
@@ -76,7 +76,7 @@ def minilm():
     Without the package these tests skip; under CI=true they fail, since CI must have it."""
     import os
 
-    from qkv.core.models.pretrained import load_pretrained
+    from qkv.core.hub.pretrained import load_pretrained
 
     try:
         return load_pretrained("minilm")

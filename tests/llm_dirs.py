@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing below may reach the netw
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from qkv.core.models.pretrained import load_pretrained  # noqa: E402
+from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 transformers.logging.disable_progress_bar()  # "Writing model shards", "Loading weights"

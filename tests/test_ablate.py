@@ -15,11 +15,11 @@ from fastapi.testclient import TestClient
 
 from qkv.analysis.ablate import ablate, heads_off
 from qkv.analysis.view import TextError, unpack
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
-from qkv.core.trace import trace_names
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.model import make_model
+from qkv.core.see.trace import trace_names
+from qkv.core.spec.config import ModelConfig
+from qkv.core.train.checkpoint import load
 
 SENTENCE = "我 投资了 苹果 ，"
 RTOL, ATOL = 1e-5, 1e-6

@@ -15,7 +15,7 @@ import torch
 import qkv
 from qkv.apps.cli import commands
 from qkv.apps.cli.parser import build_parser
-from qkv.core.geometry import HullResult
+from qkv.core.see.hull import HullResult
 from qkv.presentation.derivation import attend
 
 # the seed's example: q = (√2, 0), keys (ln 2, 0), (0, 1), (0, −1), values the triangle (0,0), (4,0), (0,4)

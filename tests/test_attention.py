@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from qkv import GPT, ModelConfig, attention
-from qkv.core.nn.attention import MultiHeadAttention, causal_mask
-from qkv.core.nn.position import RoPE, sinusoidal_table
+from qkv.core.model.nn.attention import MultiHeadAttention, causal_mask
+from qkv.core.model.nn.position import RoPE, sinusoidal_table
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 

@@ -6,14 +6,14 @@ import pytest
 import torch
 
 from qkv.analysis.view import view
-from qkv.core.checkpoint import load
-from qkv.core.checks import check
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
-from qkv.core.models.hf import to_hf
-from qkv.core.models.size import param_count
-from qkv.core.trace import trace_names
-from qkv.core.train import train
+from qkv.core.hub.gpt2 import to_hf
+from qkv.core.hub.size import param_count
+from qkv.core.model import make_model
+from qkv.core.see.invariants import check
+from qkv.core.see.trace import trace_names
+from qkv.core.spec.config import ModelConfig
+from qkv.core.train.checkpoint import load
+from qkv.core.train.lm import train
 
 TEXT = "the cat sat on the mat. the dog sat on the log. " * 40
 

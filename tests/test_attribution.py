@@ -10,8 +10,8 @@ import torch
 
 from qkv.analysis.attribution import logit_attribution
 from qkv.analysis.view import TextError
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import say_error
 
 BASE = dict(d_vocab=41, n_ctx=16, d_model=24, n_heads=4, n_layers=3, init_std=0.2)
@@ -78,8 +78,8 @@ def test_one_heads_term_by_hand_from_its_z_and_w_o(variant):
     if cfg.norm == "pre":
         s = torch.sqrt(((x - x.mean()) ** 2).mean() + cfg.ln_eps)
         c = c - c.mean()
-    else:
-        s = torch.sqrt((x**2).mean() + cfg.ln_eps)
+    else:  # RMSNorm's scale is computed in float32 whatever the model's dtype, as transformers' (layernorm.py)
+        s = torch.sqrt((x.float() ** 2).mean() + cfg.ln_eps).to(x.dtype)
     with torch.no_grad():
         want = float((c / s * model.ln_final.weight) @ model.unembed.weight[token])
     a = logit_attribution(model, IDS, i, token)
@@ -109,7 +109,7 @@ def refused(fn, *args, **kw) -> dict[str, str]:
 
 
 def test_a_token_by_its_word_and_the_words_it_refuses():
-    from qkv.core.tokenizers import WordTokenizer
+    from qkv.core.text.tokenizers import WordTokenizer
 
     tok = WordTokenizer.train("我 投资了 苹果 ， 股价 涨了 。 他 吃了 香蕉 。")
     model = build(d_vocab=tok.vocab_size)

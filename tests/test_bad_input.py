@@ -15,8 +15,8 @@ import warnings
 import pytest
 
 from qkv.apps.cli import main
-from qkv.core import corpus
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.text import corpus
 
 SENTENCE = "我 投资了 苹果 ，"
 BUNDLED = str(default_ckpt())

@@ -1,4 +1,4 @@
-"""qkv.core.checkpoint: exact round trips, and crash safety (broken directories: test_checkpoint_broken.py)."""
+"""qkv.core.train.checkpoint: exact round trips, and crash safety (broken directories: test_checkpoint_broken.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import torch
 from checkpoint_util import TEXT, logits, save_weights, tiny_model, trained_step, weight_file
 from safetensors.torch import load as st_load
 
-import qkv.core.files as files_mod
-from qkv.core.checkpoint import load, load_checkpoint, save
-from qkv.core.config import TrainConfig
-from qkv.core.files import atomic_write
-from qkv.core.loop import make_optimizer
+import qkv.core.io.files as files_mod
+from qkv.core.io.files import atomic_write
+from qkv.core.spec.config import TrainConfig
+from qkv.core.train.checkpoint import load, load_checkpoint, save
+from qkv.core.train.loop import make_optimizer
 
 REAL_REPLACE = os.replace
 

@@ -1,4 +1,4 @@
-"""qkv.core.checkpoint on broken directories: each fault a one-line error naming the file; nothing unpickled."""
+"""qkv.core.train.checkpoint on broken directories: each fault a one-line error naming the file; nothing unpickled."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from checkpoint_util import TOK, save_weights, tiny_model, trained_step, weight_
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
-from qkv.core.checkpoint import load, load_checkpoint, save
-from qkv.core.config import TrainConfig
-from qkv.core.loop import make_optimizer
-from qkv.core.rundir import header_meta
+from qkv.core.spec.config import TrainConfig
+from qkv.core.train.checkpoint import load, load_checkpoint, save
+from qkv.core.train.loop import make_optimizer
+from qkv.core.train.rundir import header_meta
 
 # ---------------------------------------------------------------------------- broken directories
 

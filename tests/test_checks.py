@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.core.checks import check
+from qkv.core.see.invariants import check
 
 IDS = torch.randint(0, 19, (2, 9), generator=torch.Generator().manual_seed(3))
 

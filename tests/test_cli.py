@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from qkv.apps.cli import main
-from qkv.core import checkpoint, corpus
-from qkv.core.sample import generate
-from qkv.core.train import train
+from qkv.core.decode.sample import generate
+from qkv.core.text import corpus
+from qkv.core.train import checkpoint
+from qkv.core.train.lm import train
 
 TINY = [
     "n_layers=1",

@@ -7,7 +7,7 @@ import pytest
 import torch
 from cli_util import run_error, run_ok, step_losses
 
-from qkv.core.checkpoint import load
+from qkv.core.train.checkpoint import load
 
 TINY = [
     "--set",

@@ -10,7 +10,7 @@ import torch
 from qkv import GPT, ModelConfig, train_tokenizer
 from qkv.analysis.schema import validate
 from qkv.apps.cli import main
-from qkv.core.checkpoint import save
+from qkv.core.train.checkpoint import save
 
 TEXT = "我 投资了 苹果 ， 股价 上涨了 。\n我 吃了 苹果 ， 味道 很 甜 。\n"
 

@@ -15,8 +15,8 @@ from qkv import GPT, ModelConfig, WordTokenizer
 from qkv.analysis.head_scores import head_scores
 from qkv.analysis.patch import patch_text
 from qkv.apps.cli import main
-from qkv.core import checkpoint
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train import checkpoint
 
 CLEAN, CORRUPT = "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，"
 PATCH = ["patch", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", "味道", "--wrong", "股价"]

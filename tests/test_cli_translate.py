@@ -11,9 +11,9 @@ import pytest
 from cli_util import run_error, run_ok
 
 from qkv.apps.cli import main
-from qkv.core import checkpoint
-from qkv.core.bundled import BUNDLED_TRANSLATE, default_translate_ckpt
-from qkv.core.corpus import pairs
+from qkv.core.hub.bundled import BUNDLED_TRANSLATE, default_translate_ckpt
+from qkv.core.text.corpus import pairs
+from qkv.core.train import checkpoint
 
 TINY = [
     "n_layers=1",
@@ -127,7 +127,7 @@ def test_translate_refuses_a_gpt(capsys):
 
 
 def test_a_missing_bundled_model_is_one_line(capsys, monkeypatch, tmp_path):
-    import qkv.core.bundled as bundled
+    import qkv.core.hub.bundled as bundled
 
     monkeypatch.setattr(bundled, "BUNDLED_TRANSLATE", tmp_path / "gone")
     assert "bundled translation model is missing" in run_error(capsys, ["translate", "我"])

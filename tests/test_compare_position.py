@@ -16,8 +16,8 @@ from qkv.analysis import position_mean
 from qkv.analysis.compare import compare
 from qkv.analysis.representations import stages, vectors_at
 from qkv.analysis.view import read_text
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 EAT, INVEST, EAT_SHORT = "我 昨天 吃了 苹果", "我 上周 投资了 苹果", "我 吃了 苹果"
 
@@ -34,8 +34,8 @@ def _cos(a, b):
 def test_the_means_are_the_mean_of_the_reference_vectors_read_one_by_one(monkeypatch):
     """position_means batches the reference sentences; read them one at a time and average by hand."""
     from qkv import GPT, ModelConfig
-    from qkv.core import corpus
-    from qkv.core.tokenizers import train_tokenizer
+    from qkv.core.text import corpus
+    from qkv.core.text.tokenizers import train_tokenizer
 
     text = corpus.generate(seed=3, n_sentences=200, lang="zh")
     tok = train_tokenizer("word", text, segment="none")

@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from qkv.analysis.side import side_by_side
 from qkv.analysis.view import read_text, unpack_view, view
 from qkv.apps.web.server import create_app
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from qkv import ModelConfig, TrainConfig
-from qkv.core.config import apply_overrides
+from qkv.core.spec.config import apply_overrides
 
 
 def test_defaults_derive_d_head_and_d_mlp():

@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from qkv.core import corpus
-from qkv.core.corpus import PHENOMENA, Probe, default_text, generate, probes
-from qkv.core.corpus import lexicon as L
+from qkv.core.text import corpus
+from qkv.core.text.corpus import PHENOMENA, Probe, default_text, generate, probes
+from qkv.core.text.corpus import lexicon as L
 
 N = 3000  # sentences per language in the generated test texts
 

@@ -1,4 +1,4 @@
-"""Tests for the parallel sentence pairs and their gold alignment (qkv.core.corpus.pairs)."""
+"""Tests for the parallel sentence pairs and their gold alignment (qkv.core.text.corpus.pairs)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
-from qkv.core.corpus import Pair, default_text, generate, pairs, probes
-from qkv.core.corpus import lexicon as L
-from qkv.core.corpus.pairs import KINDS
-from qkv.core.corpus.sentences import _reserved
+from qkv.core.text.corpus import Pair, default_text, generate, pairs, probes
+from qkv.core.text.corpus import lexicon as L
+from qkv.core.text.corpus.pairs import KINDS
+from qkv.core.text.corpus.sentences import _reserved
 
 
 @pytest.fixture(scope="module")

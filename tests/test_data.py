@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qkv.core.data import get_batch, read_text, split_ids
+from qkv.core.text.batches import get_batch, read_text, split_ids
 
 # ---------------------------------------------------------------------------- read_text
 

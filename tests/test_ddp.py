@@ -19,8 +19,8 @@ import pytest
 import torch
 from cli_util import eval_lines, step_losses
 
-from qkv.core.checkpoint import load
-from qkv.core.distributed import World, free_port
+from qkv.core.machine.processes import World, free_port
+from qkv.core.train.checkpoint import load
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -239,10 +239,10 @@ class _Spy(torch.nn.Module):
 
 
 def test_a_training_step_feeds_each_rank_only_its_rows():
-    from qkv.core.config import TrainConfig
-    from qkv.core.data import get_batch
-    from qkv.core.loop import step_seed
-    from qkv.core.train import LMData
+    from qkv.core.spec.config import TrainConfig
+    from qkv.core.text.batches import get_batch
+    from qkv.core.train.lm import LMData
+    from qkv.core.train.loop import step_seed
 
     ids, tc = torch.arange(500), TrainConfig(batch_size=6, seed=5)
     whole = get_batch(ids, 6, 16, torch.Generator().manual_seed(step_seed(5, 3)))[0]  # (6, 16)

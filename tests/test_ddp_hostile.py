@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from qkv.core import distributed
-from qkv.core.checkpoint import load_checkpoint
+from qkv.core.machine import processes as distributed
+from qkv.core.train.checkpoint import load_checkpoint
 
 # a tiny model on the CPU: the processes start, fail or train as quickly as qkv train allows
 SETTINGS = [

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from qkv import GPT, ModelConfig
-from qkv.core.nn.block import MLP, make_block
-from qkv.core.nn.layernorm import LayerNorm, NoNorm
-from qkv.core.nn.position import RoPE
+from qkv.core.model.nn.block import MLP, make_block
+from qkv.core.model.nn.layernorm import LayerNorm, NoNorm
+from qkv.core.model.nn.position import RoPE
 
 POSITIONS = ["learned", "sinusoidal", "rope", "none"]
 
@@ -71,7 +71,7 @@ def test_each_blocks_step_is_its_forward_for_one_new_token(pos, kw):
 
 
 def _cache(cfg, batch):
-    from qkv.core.nn.attention import KVCache
+    from qkv.core.model.nn.attention import KVCache
 
     return KVCache(cfg, batch)
 
@@ -131,7 +131,7 @@ def test_step_refuses_a_full_cache():
 
 
 def test_a_steps_transposed_weights_are_kept_until_the_weight_changes():
-    from qkv.core.nn.linear import linear_step, transposed
+    from qkv.core.model.nn.linear import linear_step, transposed
 
     torch.manual_seed(0)
     linear = torch.nn.Linear(6, 4)
@@ -150,7 +150,7 @@ def test_a_steps_transposed_weights_are_kept_until_the_weight_changes():
 
 
 def test_what_has_no_one_token_step_says_so():
-    from qkv.core.nn.attention import MultiHeadAttention
+    from qkv.core.model.nn.attention import MultiHeadAttention
 
     with pytest.raises(ValueError, match="one token per row"):
         RoPE(8, 4)(torch.zeros(2, 1, 3, 4), torch.tensor([0, 1]))  # a position per row, but 3 tokens

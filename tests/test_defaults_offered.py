@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from qkv.analysis.compare import comparable
 from qkv.apps.web.offer import PRETRAINED_COMPARISONS, model_doc
 from qkv.apps.web.server import create_app
-from qkv.core.checkpoint import load, save
+from qkv.core.train.checkpoint import load, save
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -1,4 +1,4 @@
-"""Devices and precision (qkv.core.device), device-independent checkpoints and traces: every branch
+"""Devices and precision (qkv.core.machine.device), device-independent checkpoints and traces: every branch
 a CPU can run. The CUDA and MPS branches are reached by monkeypatching availability; nothing here
 needs a GPU."""
 
@@ -10,10 +10,10 @@ import pytest
 import torch
 from checkpoint_util import sample_ids, tiny_model
 
-import qkv.core.device as dev
-from qkv.core.checkpoint import load, load_checkpoint, model_tensors, save, to_cpu
-from qkv.core.models.gpt import lm_loss
-from qkv.core.trace import run_with_trace
+import qkv.core.machine.device as dev
+from qkv.core.model.gpt import lm_loss
+from qkv.core.see.trace import run_with_trace
+from qkv.core.train.checkpoint import load, load_checkpoint, model_tensors, save, to_cpu
 
 
 @pytest.fixture

@@ -221,7 +221,7 @@ def gpt2_dir(tmp_path_factory):
 def test_gpt2_dir_explain_next_tokens_are_transformers_softmax(gpt2_dir):
     from tokenizers import Tokenizer
 
-    from qkv.core.checkpoint import load
+    from qkv.core.train.checkpoint import load
 
     d, hf = gpt2_dir
     model, tok = load(d)
@@ -242,7 +242,7 @@ def test_gpt2_dir_explain_next_tokens_are_transformers_softmax(gpt2_dir):
 
 
 def test_gpt2_dir_view_and_compare(gpt2_dir):
-    from qkv.core.checkpoint import load
+    from qkv.core.train.checkpoint import load
 
     d, hf = gpt2_dir
     model, tok = load(d)

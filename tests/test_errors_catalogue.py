@@ -502,7 +502,7 @@ def said(monkeypatch):
 
 def catalogued(item) -> bool:
     """Whether `item` (a refusal or phrase) has a catalogue key, and so does every error and phrase in it."""
-    from qkv.core.refusal import Phrase, Refusal
+    from qkv.core.io.refusal import Phrase, Refusal
 
     def inside(value) -> bool:
         if isinstance(value, (Refusal, Phrase)):
@@ -593,7 +593,7 @@ def test_the_pages_requests_say_its_language():
 def translator_client():
     from qkv import load
     from qkv.apps.web.server import create_app
-    from qkv.core.bundled import default_translate_ckpt
+    from qkv.core.hub.bundled import default_translate_ckpt
 
     return TestClient(create_app(*load(default_translate_ckpt()), "bundled-translate"), base_url="http://127.0.0.1")
 
@@ -657,7 +657,7 @@ def test_the_cli_says_its_errors_in_chinese_with_lang_zh(capsys, argv, english):
 
 def test_a_position_in_chinese_is_written_as_a_position():
     """Positions count from 0: Chinese says 位置 N (and 层 N, 头 N), never 第 N 个."""
-    from qkv.core.indices import check_token
+    from qkv.core.see.indices import check_token
     from qkv.presentation.i18n import catalogue, say_error
 
     with pytest.raises(ValueError) as info:
@@ -717,9 +717,9 @@ def test_every_refusal_key_the_source_raises_exists_with_its_fields():
 def test_the_names_said_inside_sentences_are_in_the_catalogue():
     """The keys built from a name (a family, a stack, an index, a tokenizer's noun) exist, and a
     family's English is the title messages always gave it."""
-    from qkv.core.models.family import FAMILIES
-    from qkv.core.refusal import family_title
-    from qkv.core.tokenizers import BPETokenizer, CharTokenizer, WordTokenizer
+    from qkv.core.io.refusal import family_title
+    from qkv.core.spec.family import FAMILIES
+    from qkv.core.text.tokenizers import BPETokenizer, CharTokenizer, WordTokenizer
 
     for family in FAMILIES.values():
         assert str(family_title(family)) == family.title
@@ -736,7 +736,7 @@ def test_the_names_said_inside_sentences_are_in_the_catalogue():
 
 
 def phrase_of(key):
-    from qkv.core.refusal import phrase
+    from qkv.core.io.refusal import phrase
 
     return phrase(key)
 

@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 
 from qkv.analysis.coverage import reading
-from qkv.core import bundled
-from qkv.core.checkpoint import load
-from qkv.core.corpus import hsk
-from qkv.core.tokenizers import WordTokenizer, load_tokenizer
-from qkv.core.translation import UNSURE_BELOW, confidence, translated, unknown_parts
+from qkv.core.decode.translate import UNSURE_BELOW, confidence, translated, unknown_parts
+from qkv.core.hub import bundled
+from qkv.core.text.corpus import hsk
+from qkv.core.text.tokenizers import WordTokenizer, load_tokenizer
+from qkv.core.train.checkpoint import load
 
 pytest.importorskip("hsk_sentences_audio")
 
@@ -136,7 +136,7 @@ def test_confidence_is_the_probability_of_the_least_likely_word():
 
 def test_the_cli_says_beside_a_translation_that_the_model_is_unsure(capsys):
     from qkv.apps.cli.translate import _say
-    from qkv.core.translation import Translated
+    from qkv.core.decode.translate import Translated
 
     _say(Translated("i ate an apple .", "我 吃了 苹果 。", 0.97, ".", True))
     assert capsys.readouterr() == ("i ate an apple .\n", "")
@@ -166,7 +166,7 @@ def test_qkv_translate_reads_the_articles_example(capsys):
 
 
 def test_the_built_in_held_out_pairs_are_translated_surely_and_an_invented_one_is_not(translator):
-    from qkv.core.corpus import pairs
+    from qkv.core.text.corpus import pairs
 
     model, tok = translator
     held = pairs("heldout")
@@ -204,7 +204,7 @@ def test_the_recipe_rebuilds_the_bundled_tokenizer_exactly(gpt_tokenizer):
 
 
 def test_a_sentence_of_unknown_marks_alone_is_empty(translator):
-    from qkv.core.translation import encode_source
+    from qkv.core.decode.translate import encode_source
 
     with pytest.raises(ValueError, match="the sentence to translate is empty"):
         encode_source(translator[1], "“ ”")

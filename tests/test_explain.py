@@ -10,8 +10,8 @@ import torch
 from qkv import GPT, ModelConfig
 from qkv.apps.cli import commands
 from qkv.apps.cli.parser import build_parser
-from qkv.core.checkpoint import save
-from qkv.core.tokenizers import train_tokenizer
+from qkv.core.text.tokenizers import train_tokenizer
+from qkv.core.train.checkpoint import save
 from qkv.presentation.explanation import explain
 
 TEXT = "the cat sat on the mat; the dog sat on the log."

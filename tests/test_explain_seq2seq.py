@@ -22,9 +22,9 @@ from qkv.analysis.schema import validate
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import unpack
 from qkv.apps.cli import main
-from qkv.core.checkpoint import load, save
-from qkv.core.search import BOS, EOS
-from qkv.core.translation import translate
+from qkv.core.decode.beam import BOS, EOS
+from qkv.core.decode.translate import translate
+from qkv.core.train.checkpoint import load, save
 from qkv.presentation.explanation import explain
 
 SOURCE = "爷爷 吃了 一些 香蕉 。"
@@ -32,16 +32,16 @@ STEPS = 120
 
 
 def tiny_pairs():
-    from qkv.core.corpus import pairs
+    from qkv.core.text.corpus import pairs
 
     return [p for p in pairs("train", n_sentences=200) if len(p.zh) <= 7][:6]
 
 
 def tiny_translator(root) -> Path:  # noqa: F821
     """The checkpoint directory of the tiny zh->en model under `root` (trained on the first call)."""
-    from qkv.core import translation as tr
-    from qkv.core.config import ModelConfig
-    from qkv.core.models.seq2seq import Seq2Seq, seq2seq_loss
+    from qkv.core.decode import translate as tr
+    from qkv.core.model.seq2seq import Seq2Seq, seq2seq_loss
+    from qkv.core.spec.config import ModelConfig
 
     out = root / "tiny-translator"
     if (out / "state.json").exists():
@@ -154,7 +154,7 @@ def test_a_given_target_is_fed_to_the_decoder_as_it_is(translator):
 
 def test_the_traced_pass_passes_the_checks(translator):
     from qkv.analysis import cross as analysis
-    from qkv.core.checks import check
+    from qkv.core.see.invariants import check
 
     model, tok = translator
     report = check(analysis.trace(model, analysis.read(model, tok, SOURCE)))
@@ -162,7 +162,7 @@ def test_the_traced_pass_passes_the_checks(translator):
 
 
 def test_the_bundled_translation_model_if_there_is_one():
-    from qkv.core import bundled
+    from qkv.core.hub import bundled
 
     try:
         model, tok = load(bundled.default_translate_ckpt())
@@ -197,7 +197,7 @@ def test_text_and_markdown_in_both_languages(translator, lang, words):
 
 def test_the_gpt_explanation_is_not_touched():
     """A GPT's document keeps its kind and keys: the translation's blocks are only for kind "translation"."""
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     gpt, tok = load(default_ckpt())
     d = explain(gpt, tok, "我 投资了 苹果 ，", layer=1, head=2).to_json()

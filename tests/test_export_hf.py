@@ -15,16 +15,16 @@ from hypothesis import strategies as st
 from rundir_util import TINY, one_error, snapshot
 
 from qkv.apps.cli import main
-from qkv.core import corpus
-from qkv.core.checkpoint import load
-from qkv.core.config import ModelConfig
-from qkv.core.models.export import export_hf
-from qkv.core.models.gpt import GPT
-from qkv.core.models.hf import to_hf
-from qkv.core.tokenizers import UnknownTokenError, train_tokenizer
-from qkv.core.tokenizers.to_hf import to_hf_tokenizer
-from qkv.core.tokenizers.words import _WORD_RE, WordTokenizer
-from qkv.core.train import train
+from qkv.core.hub.export import export_hf
+from qkv.core.hub.gpt2 import to_hf
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text import corpus
+from qkv.core.text.tokenizers import UnknownTokenError, train_tokenizer
+from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
+from qkv.core.text.tokenizers.words import _WORD_RE, WordTokenizer
+from qkv.core.train.checkpoint import load
+from qkv.core.train.lm import train
 
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
@@ -207,7 +207,7 @@ def test_bpe_tokenizer_is_a_copy():
 
 
 def test_what_cannot_be_expressed_is_refused(monkeypatch):
-    import qkv.core.tokenizers.words as words
+    import qkv.core.text.tokenizers.words as words
 
     monkeypatch.setattr(words, "_import_jieba", lambda: object())  # jieba itself is not needed to refuse
     with pytest.raises(ValueError, match="jieba") as err:
@@ -237,7 +237,7 @@ def test_export_refuses_what_gpt2_cannot_compute(tmp_path):
 def test_an_export_that_would_compute_otherwise_is_refused(tmp_path, monkeypatch):
     """The exported model is run against qkv's before anything is written: a setting the GPT-2
     mapping carried over wrongly (simulated: a final LayerNorm bias off by 0.01) is caught."""
-    import qkv.core.models.export as export
+    import qkv.core.hub.export as export
 
     def off(model):
         hf_model = to_hf(model)
@@ -256,7 +256,7 @@ def test_an_export_that_would_compute_otherwise_is_refused(tmp_path, monkeypatch
 
 
 def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
-    import qkv.core.models.export as export
+    import qkv.core.hub.export as export
 
     def broken(f, *args):
         f(*args)  # the model's files are written...

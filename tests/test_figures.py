@@ -10,10 +10,10 @@ import torch
 
 from qkv.apps.cli.commands import figure as run_figure
 from qkv.apps.cli.parser import build_parser
-from qkv.core import checkpoint
-from qkv.core.config import ModelConfig
-from qkv.core.models.gpt import GPT
-from qkv.core.tokenizers import CharTokenizer
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.tokenizers import CharTokenizer
+from qkv.core.train import checkpoint
 from qkv.presentation import fonts, plot_attention, plot_embedding, plot_position, plot_training
 from qkv.presentation.draw import figure
 
@@ -61,7 +61,7 @@ def ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from qkv.core.train import train
+    from qkv.core.train.lm import train
 
     out = tmp_path_factory.mktemp("run")
     train(TEXT * 20, out=out, overrides=TINY, progress=False)

@@ -13,7 +13,7 @@ from test_explain_seq2seq import SOURCE, tiny_pairs, tiny_translator
 from test_figures import CJK, assert_written, capture, labels
 
 from qkv.apps.cli import main
-from qkv.core.checkpoint import load
+from qkv.core.train.checkpoint import load
 from qkv.presentation import fonts, plot_alignment
 from qkv.presentation.draw import figure
 
@@ -146,7 +146,7 @@ def test_cli_alignment_and_hull(ckpt, tmp_path, capsys):
     ],
 )
 def test_cli_bad_input_is_one_line(ckpt, tmp_path, capsys, args, words):
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     args = [str({"BUNDLED": default_ckpt(), "TINY": ckpt}.get(a, a)) for a in args]
     assert main(["figure", *args, "--out", str(tmp_path / "x.png")]) != 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.gpt import GPT
-from qkv.core.sample import generate_batch, generate_ids, generate_texts
-from qkv.core.tokenizers import CharTokenizer
+from qkv.core.decode.sample import generate_batch, generate_ids, generate_texts
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.tokenizers import CharTokenizer
 
 V = 31
 PROMPTS = [[3, 1, 4], [1, 5, 9, 2, 6, 5, 3], [5], [8, 9, 7, 9, 3]]  # lengths 3, 7, 1, 5: three rows padded

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qkv.analysis.numbers import closed_form, fmt, latex, parse_matrix, parse_number, parse_vector
-from qkv.core.geometry import convex_weights, hull_polygon, pca_2d, project
+from qkv.core.see.hull import convex_weights, hull_polygon, pca_2d, project
 from qkv.presentation import fonts
 from qkv.presentation.plot_hull import hull_figure
 

@@ -17,9 +17,9 @@ from llm_dirs import family, tokenizer  # noqa: F401 (fixtures)
 from qkv.analysis.head_scores import KINDS, head_scores
 from qkv.apps.web.routes_heads import head_labels
 from qkv.apps.web.server import create_app
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
-from qkv.core.tokenizers import train_tokenizer
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.tokenizers import train_tokenizer
 from qkv.presentation.i18n import t
 
 HAN = "\u4e00-\u9fff"
@@ -60,7 +60,7 @@ def test_a_freshly_built_gpt_gets_labels_through_the_endpoint():
 
 
 def test_a_llama_family_directory_gets_labels(family):  # noqa: F811 (the fixture)
-    from qkv.core.models.pretrained import load_pretrained
+    from qkv.core.hub.pretrained import load_pretrained
 
     d, _, _ = family("llama")
     model, tok = load_pretrained(d)
@@ -70,8 +70,8 @@ def test_a_llama_family_directory_gets_labels(family):  # noqa: F811 (the fixtur
 
 
 def test_the_bundled_model_gets_the_detectors_labels():
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
+    from qkv.core.hub.bundled import default_ckpt
+    from qkv.core.train.checkpoint import load
 
     model, tok = load(default_ckpt())
     doc = head_labels(model.eval(), tok)

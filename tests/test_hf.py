@@ -6,7 +6,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from qkv import GPT, ModelConfig, from_hf, to_hf  # noqa: E402
-from qkv.core.sample import generate_ids  # noqa: E402
+from qkv.core.decode.sample import generate_ids  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 

@@ -1,4 +1,4 @@
-"""Hooks that edit (qkv.core.hooks, nn/tap.py): against raw torch hooks, the trace, generation, translation,
+"""Hooks that edit (qkv.core.see.hooks, nn/tap.py): against raw torch hooks, the trace, generation, translation,
 every family and both paths, threads, and bad hooks."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from qkv.analysis.ablate import heads_off
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
-from qkv.core.nn import tap
-from qkv.core.sample import generate_batch, generate_ids
-from qkv.core.search import greedy
+from qkv.core.decode.beam import greedy
+from qkv.core.decode.sample import generate_batch, generate_ids
+from qkv.core.model import make_model
+from qkv.core.see import tap
+from qkv.core.spec.config import ModelConfig
 
 IDS = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6, 5, 3]])
 GPT_KINDS = {

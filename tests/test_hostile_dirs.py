@@ -30,12 +30,12 @@ from cli_util import run_error
 from safetensors.torch import load_file, save_file
 from test_pretrained_dirs import _bpe_tokenizer_json, bert_dir, gpt2_dir, randomise_norms  # noqa: F401
 
-from qkv.core import checkpoint
-from qkv.core.checkpoint import load, load_checkpoint, save
-from qkv.core.config import ModelConfig
-from qkv.core.data import read_text
-from qkv.core.models import make_model
-from qkv.core.models.pretrained import load_pretrained
+from qkv.core.hub.pretrained import load_pretrained
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.batches import read_text
+from qkv.core.train import checkpoint
+from qkv.core.train.checkpoint import load, load_checkpoint, save
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -141,9 +141,9 @@ def no_build(monkeypatch):
     def refuse(self, cfg):
         raise AssertionError(f"a model was built ({cfg.n_layers} layers of d_model {cfg.d_model})")
 
-    from qkv.core.models.encoder import Encoder
-    from qkv.core.models.gpt import GPT
-    from qkv.core.models.seq2seq import Seq2Seq
+    from qkv.core.model.encoder import Encoder
+    from qkv.core.model.gpt import GPT
+    from qkv.core.model.seq2seq import Seq2Seq
 
     for cls in (GPT, Encoder, Seq2Seq):
         monkeypatch.setattr(cls, "__init__", refuse)
@@ -186,7 +186,7 @@ VARIANTS = {
 
 @pytest.mark.parametrize("fields", VARIANTS.values(), ids=VARIANTS.keys())
 def test_the_size_computed_from_a_config_is_the_built_models(fields):
-    from qkv.core.models.size import buffer_count, param_count, param_shapes
+    from qkv.core.hub.size import buffer_count, param_count, param_shapes
 
     cfg = ModelConfig(**{**TINY, **fields})
     model = make_model(cfg)
@@ -196,7 +196,7 @@ def test_the_size_computed_from_a_config_is_the_built_models(fields):
 
 
 def test_the_size_of_loaded_pretrained_models(gpt2_dir, bert_dir):  # noqa: F811
-    from qkv.core.models.size import param_count
+    from qkv.core.hub.size import param_count
 
     for d in (gpt2_dir[0], bert_dir[0]):
         model, _ = load_pretrained(d)
@@ -222,7 +222,7 @@ def test_a_pretrained_config_too_large_for_the_memory_is_refused_before_building
     family,
     fields,
 ):
-    monkeypatch.setattr("qkv.core.models.size.available_memory", lambda: 21 * GiB)
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: 21 * GiB)
     d = copy((gpt2_dir if family == "gpt2" else bert_dir)[0], tmp_path)
     edit_json(d / "config.json", **fields)
     with pytest.raises(
@@ -246,7 +246,7 @@ def test_a_pretrained_config_too_large_for_the_memory_is_refused_before_building
 def test_a_qkv_checkpoint_config_too_large_is_refused_before_building(
     ckpt, tmp_path, monkeypatch, no_build, model, tables
 ):
-    monkeypatch.setattr("qkv.core.models.size.available_memory", lambda: 8 * GiB)
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: 8 * GiB)
     d = copy(ckpt, tmp_path)
     config = json.loads((d / "config.json").read_text())
     config["model"].update(d_head=None, d_mlp=None, **model)
@@ -274,22 +274,22 @@ def test_the_cli_refuses_a_config_of_terabytes_in_one_line(gpt2_dir, ckpt, tmp_p
 
 
 def test_a_model_that_just_fits_is_not_refused(gpt2_dir, monkeypatch):  # noqa: F811
-    from qkv.core.models.size import param_count
+    from qkv.core.hub.size import param_count
 
     d, _ = gpt2_dir
     cfg = load_pretrained(d)[0].cfg
     need = 4 * param_count(cfg)  # float32; learned positions: no fixed tables
-    monkeypatch.setattr("qkv.core.models.size.available_memory", lambda: need)
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: need)
     assert load_pretrained(d)[0].num_params() == param_count(cfg)
-    monkeypatch.setattr("qkv.core.models.size.available_memory", lambda: need - 1)
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: need - 1)
     with pytest.raises(ValueError, match="describes"):
         load_pretrained(d)
-    monkeypatch.setattr("qkv.core.models.size.available_memory", lambda: None)  # unknown: no limit
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: None)  # unknown: no limit
     load_pretrained(d)
 
 
 def test_the_memory_available_is_read_from_meminfo_and_the_cgroup(tmp_path, monkeypatch):
-    from qkv.core.models import size
+    from qkv.core.hub import size
 
     meminfo, limit, usage = tmp_path / "meminfo", tmp_path / "memory.max", tmp_path / "memory.current"
     meminfo.write_text("MemTotal:        2000 kB\nMemFree:  10 kB\nMemAvailable:    1000 kB\n")
@@ -318,7 +318,7 @@ def test_the_memory_available_is_read_from_meminfo_and_the_cgroup(tmp_path, monk
 
 
 def test_this_machines_memory_is_read():
-    from qkv.core.models.size import available_memory
+    from qkv.core.hub.size import available_memory
 
     if os.path.exists("/proc/meminfo"):
         assert available_memory() > 0
@@ -592,7 +592,7 @@ def test_a_training_text_that_is_not_regular(tmp_path, fifos, kind):
 @pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
 def test_pairs_and_training_logs_that_are_not_regular(tmp_path, fifos, kind):
-    from qkv.core.translation import read_pairs
+    from qkv.core.decode.translate import read_pairs
     from qkv.presentation.plot_training import read_log
 
     for path, read in ((tmp_path / "pairs.tsv", read_pairs), (tmp_path / "log.jsonl", read_log)):
@@ -603,7 +603,7 @@ def test_pairs_and_training_logs_that_are_not_regular(tmp_path, fifos, kind):
 
 
 def test_a_lock_file_that_is_not_regular_does_not_hang_the_message(tmp_path):
-    from qkv.core.lock import _holder
+    from qkv.core.train.lock import _holder
 
     os.mkfifo(tmp_path / ".qkv.lock")
     assert within(lambda: _holder(tmp_path / ".qkv.lock")) == "pid unknown"

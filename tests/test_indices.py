@@ -15,8 +15,8 @@ from qkv.analysis.explain import explain
 from qkv.analysis.origin import origin
 from qkv.analysis.transform import head_matrices
 from qkv.apps.web.server import create_app
-from qkv.core.indices import TextError, check_heads, check_index, check_layer_head, check_token
-from qkv.core.tokenizers import CharTokenizer
+from qkv.core.see.indices import TextError, check_heads, check_index, check_layer_head, check_token
+from qkv.core.text.tokenizers import CharTokenizer
 
 TEXT = "abcab"
 

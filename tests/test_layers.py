@@ -1,4 +1,5 @@
-"""The package's layers: core ← analysis ← presentation ← apps, imports only downward, and no cycles.
+"""The package's layers: core ← analysis ← presentation ← apps, imports only downward, and no cycles;
+inside core, its sub-packages in the order of CORE, each importing only itself and those before it.
 
 Every module's imports are read with `ast` (those inside functions too), resolved to the modules
 they name, and checked: a module may import its own layer and the layers below it, never one above,
@@ -19,6 +20,10 @@ import qkv
 ROOT = Path(qkv.__file__).parent
 LAYERS = ("core", "analysis", "presentation", "apps")
 FACADE = len(LAYERS)  # qkv/__init__.py and qkv/__main__.py
+# core's sub-packages, lowest first: what crosses qkv's edge (files, documents, refusals), where it runs,
+# text, the declarations, seeing (taps, hooks, trace), the model classes, decoding, other people's models,
+# training
+CORE = ("io", "machine", "text", "spec", "see", "model", "decode", "hub", "train")
 
 
 def module_name(path: Path) -> str:
@@ -32,6 +37,12 @@ MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 def layer(module: str) -> int:
     parts = module.split(".")
     return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else FACADE
+
+
+def sub_package(module: str) -> int:
+    """The rank of a core module's sub-package in CORE (a module outside core: -1)."""
+    parts = module.split(".")
+    return CORE.index(parts[2]) if parts[:2] == ["qkv", "core"] and len(parts) > 2 else -1
 
 
 def imports(module: str) -> list[tuple[str, int]]:
@@ -81,6 +92,27 @@ def test_imports_only_go_down():
     assert not wrong, "\n".join(wrong)
 
 
+def test_core_is_sub_packages_only():
+    loose = sorted(p.name for p in (ROOT / "core").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules in core's root (put each in the sub-package of its concept): {loose}"
+    folders = sorted(p.name for p in (ROOT / "core").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == sorted(CORE), f"core's sub-packages {folders} are not those of CORE {CORE}"
+
+
+def test_core_sub_packages_import_only_those_before_them():
+    wrong = []
+    for module in MODULES:
+        here = sub_package(module)
+        if here < 0:
+            continue
+        for target, line in imports(module):
+            if sub_package(target) > here:
+                wrong.append(
+                    f"{MODULES[module]}:{line} (core.{CORE[here]}) imports {target} (core.{CORE[sub_package(target)]})"
+                )
+    assert not wrong, "\n".join(wrong)
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     path: list[str] = []
@@ -113,9 +145,16 @@ def test_the_checks_can_fail():
     """The cycle finder finds a cycle, and the layer rule sees an upward import."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
-    assert layer("qkv.core.trace") < layer("qkv.analysis.view") < layer("qkv.presentation.draw") < layer("qkv.apps.cli")
-    assert ("qkv.core.nn.tap", 3) not in imports("qkv.core.trace") and any(
-        t == "qkv.core.nn.tap" for t, _ in imports("qkv.core.trace")
+    assert (
+        layer("qkv.core.see.trace")
+        < layer("qkv.analysis.view")
+        < layer("qkv.presentation.draw")
+        < layer("qkv.apps.cli")
+    )
+    assert sub_package("qkv.core.io.files") < sub_package("qkv.core.see.trace") < sub_package("qkv.core.train.loop")
+    assert sub_package("qkv.analysis.view") == -1
+    assert ("qkv.core.see.tap", 3) not in imports("qkv.core.see.trace") and any(
+        t == "qkv.core.see.tap" for t, _ in imports("qkv.core.see.trace")
     )
 
 

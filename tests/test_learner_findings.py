@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Annotation
 
 import qkv
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 ROOT = Path(qkv.__file__).resolve().parent
 ZH = ROOT / "presentation" / "messages" / "zh"
@@ -236,8 +236,8 @@ def test_the_embedding_map_says_why_apple_may_sit_with_the_companies(tmp_path, s
 
 def test_the_caption_is_true_of_the_built_in_corpus():
     """The sense sentences put 苹果 after food verbs and after company verbs, and 香蕉 only in fruit lines."""
-    from qkv.core.corpus import default_text
-    from qkv.core.corpus.lexicon import AMBIGUOUS, COMPANY_CUES
+    from qkv.core.text.corpus import default_text
+    from qkv.core.text.corpus.lexicon import AMBIGUOUS, COMPANY_CUES
 
     lines = [line.split() for line in default_text().splitlines()]
     food = {c.split()[0] for c, _ in AMBIGUOUS["苹果"]["food_cues"]}

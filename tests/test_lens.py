@@ -11,8 +11,8 @@ import torch.nn.functional as F
 
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.view import TextError
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import say_error
 
 BASE = dict(d_vocab=53, n_ctx=16, d_model=24, n_heads=4, n_layers=3, init_std=0.2)  # peaked: the rows differ
@@ -99,7 +99,7 @@ def test_the_shapes_of_ids_agree_and_top_k_is_the_lens_top_k():
 
 
 def test_lens_top_names_the_tokens_with_a_tokenizer():
-    from qkv.core.tokenizers import CharTokenizer
+    from qkv.core.text.tokenizers import CharTokenizer
 
     tok = CharTokenizer.train("abcdefghij")
     model = build(d_vocab=tok.vocab_size)

@@ -21,7 +21,7 @@ import torch
 from qkv.apps import lessons
 from qkv.apps.cli import main
 from qkv.apps.lessons import align
-from qkv.core.corpus import pairs
+from qkv.core.text.corpus import pairs
 from qkv.presentation.i18n import t
 from qkv.presentation.lessons.align import MARGIN
 
@@ -33,7 +33,7 @@ BLEU_FLOOR = 90.0  # the bundled model translates the held-out pairs (nearly) wo
 
 @pytest.fixture(scope="module")
 def translate_ckpt():
-    from qkv.core.bundled import default_translate_ckpt
+    from qkv.core.hub.bundled import default_translate_ckpt
 
     try:
         return default_translate_ckpt()
@@ -43,7 +43,7 @@ def translate_ckpt():
 
 @pytest.fixture(scope="module")
 def model(translate_ckpt):
-    from qkv.core.checkpoint import load
+    from qkv.core.train.checkpoint import load
 
     return load(translate_ckpt)
 
@@ -171,7 +171,7 @@ def test_untrained_model_is_seeded_and_leaves_the_global_rng(model):
 
 
 def test_greedy_batch_is_each_sentence_alone(model):
-    from qkv.core.translation import translate
+    from qkv.core.decode.translate import translate
 
     m, tok = model
     items = align.usable(tok, pairs("heldout"))[::40]
@@ -220,7 +220,7 @@ def test_verdicts_follow_the_numbers(result):
 
 
 def test_models_are_refused_in_one_line(translate_ckpt, tmp_path):
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     with pytest.raises(ValueError, match=r"reads a translation model \(encoder-decoder\), and .* is a GPT") as e:
         lessons.run("align", ckpt=default_ckpt())

@@ -10,7 +10,7 @@ import qkv
 from qkv.analysis import representations
 from qkv.apps import lessons
 from qkv.apps.lessons import context
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 pytestmark = [pytest.mark.slow]
 
@@ -217,7 +217,7 @@ def test_labels_come_from_the_corpus():
 def test_a_tokenizer_that_cannot_pair_the_sentences_skips_patching(bundled):
     """A character tokenizer (its spaces are tokens too) gives 吃了 two tokens and 投资了 three: the sentences
     differ in length, so the lesson says it leaves patching out instead of failing (the headline: nothing)."""
-    from qkv.core.tokenizers import train_tokenizer
+    from qkv.core.text.tokenizers import train_tokenizer
 
     chars = train_tokenizer("char", "".join(context.PATCH.values()) + "味道股价")
     assert context.patch_lengths(chars) == {"fruit": 12, "company": 13} and not context.can_patch(chars)

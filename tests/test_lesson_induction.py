@@ -23,8 +23,8 @@ import torch.nn.functional as F
 
 from qkv.apps import lessons
 from qkv.apps.lessons import induction
-from qkv.core.config import ModelConfig
-from qkv.core.models.gpt import GPT
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]

@@ -20,7 +20,7 @@ import torch
 
 import qkv
 from qkv.apps import lessons
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.i18n import t
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -74,7 +74,7 @@ def _common(name, en, zh, n_figures):
 
 @torch.no_grad()
 def test_convex(results, bundled):
-    from qkv.core.geometry import convex_weights
+    from qkv.core.see.hull import convex_weights
 
     en, zh = results("convex")
     _common("convex", en, zh, 3)

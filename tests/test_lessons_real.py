@@ -263,7 +263,7 @@ def test_real_hull_numbers_and_claims(measured, minilm, tmp_path):
 
 
 def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp_path):
-    import qkv.core.checkpoint as checkpoint
+    import qkv.core.train.checkpoint as checkpoint
 
     assert set(lessons.REAL_LESSONS).isdisjoint(lessons.LESSONS)  # the demo runs LESSONS only: no extra needed
     assert set(lessons.titles("zh", real=True)) == set(lessons.ALL_LESSONS)
@@ -285,7 +285,7 @@ def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp
         )
     monkeypatch.undo()
 
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     gpt = checkpoint.load(default_ckpt())
     monkeypatch.setattr(checkpoint, "load", lambda ref: gpt)

@@ -16,7 +16,7 @@ import torch
 from qkv.apps import lessons
 from qkv.apps.lessons import lesson_module
 from qkv.apps.lessons.training import fit, tokenize
-from qkv.core.config import ModelConfig, TrainConfig
+from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]

@@ -20,9 +20,9 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from qkv.core.models import pretrained  # noqa: E402
-from qkv.core.models.pretrained import load_pretrained  # noqa: E402
-from qkv.core.sample import generate_ids  # noqa: E402
+from qkv.core.decode.sample import generate_ids  # noqa: E402
+from qkv.core.hub import pretrained  # noqa: E402
+from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 transformers.logging.disable_progress_bar()  # "Writing model shards", "Loading weights"

@@ -18,10 +18,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing below may reach the netw
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from qkv.core.checks import check  # noqa: E402
-from qkv.core.models import pretrained  # noqa: E402
-from qkv.core.models.pretrained import load_pretrained  # noqa: E402
-from qkv.core.sample import generate_ids  # noqa: E402
+from qkv.core.decode.sample import generate_ids  # noqa: E402
+from qkv.core.hub import pretrained  # noqa: E402
+from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
+from qkv.core.see.invariants import check  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 transformers.logging.disable_progress_bar()  # "Writing model shards", "Loading weights"
@@ -182,7 +182,7 @@ def test_a_bfloat16_model_is_traced_checked_and_viewed_in_float32_numbers(family
     """--dtype bfloat16: the trace holds float32 copies (exact), the checks pass at bfloat16's rounding
     (which float32's tolerance would not), and the page's view document is made."""
     from qkv.analysis.view import view
-    from qkv.core.checks import TOL, tolerance
+    from qkv.core.see.invariants import TOL, tolerance
 
     d, _, _ = family("qwen2")
     model, tok = load_pretrained(d, dtype="bfloat16")

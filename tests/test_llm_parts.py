@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.gpt import GPT
-from qkv.core.nn.block import GatedMLP
-from qkv.core.nn.layernorm import RMSNorm, rms_norm
-from qkv.core.nn.position import RoPE, rope_frequencies
-from qkv.core.nn.tap import written_out
-from qkv.core.sample import generate_ids
+from qkv.core.decode.sample import generate_ids
+from qkv.core.model.gpt import GPT
+from qkv.core.model.nn.block import GatedMLP
+from qkv.core.model.nn.layernorm import RMSNorm, rms_norm
+from qkv.core.model.nn.position import RoPE, rope_frequencies
+from qkv.core.see.tap import written_out
+from qkv.core.spec.config import ModelConfig
 
 transformers = pytest.importorskip("transformers")
 from transformers import LlamaConfig  # noqa: E402
@@ -128,9 +128,11 @@ def test_gated_mlp_equals_llama_mlp(bias):
     with torch.no_grad():
         want = hf(x)
         torch.testing.assert_close(ours(x), want, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(ours.stepper()(x[:, 3]), want[:, 3], rtol=1e-5, atol=1e-6)
+        # the decoding step multiplies in another order: equal in float64, where the order's rounding is far below
+        torch.testing.assert_close(ours.double().stepper()(x[:, 3].double()), hf.double()(x.double())[:, 3])
+        ours.float(), hf.float()
         # the recorded parts, against transformers' projections
-        from qkv.core.nn.tap import recording
+        from qkv.core.see.tap import recording
 
         with recording() as rec:
             ours(x)

@@ -13,16 +13,17 @@ import torch
 from cli_util import run_ok
 from test_llm_parts import LLAMA3, complex_rotation, gen
 
-from qkv.core import checkpoint, corpus
-from qkv.core.checks import check
-from qkv.core.config import ModelConfig
-from qkv.core.models import size
-from qkv.core.models.gpt import GPT
-from qkv.core.nn.attention import KVCache
-from qkv.core.nn.block import GatedMLP
-from qkv.core.nn.layernorm import LayerNorm, RMSNorm
-from qkv.core.sample import generate_batch, generate_ids
-from qkv.core.trace import trace_names
+from qkv.core.decode.sample import generate_batch, generate_ids
+from qkv.core.hub import size
+from qkv.core.model.gpt import GPT
+from qkv.core.model.nn.attention import KVCache
+from qkv.core.model.nn.block import GatedMLP
+from qkv.core.model.nn.layernorm import LayerNorm, RMSNorm
+from qkv.core.see.invariants import check
+from qkv.core.see.trace import trace_names
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text import corpus
+from qkv.core.train import checkpoint
 
 transformers = pytest.importorskip("transformers")
 
@@ -367,7 +368,7 @@ def test_qkv_train_builds_a_tiny_llama(tmp_path, capsys, monkeypatch):
 def test_a_rope_model_trains_after_it_generated():
     """RoPE's cos and sin are made when a text first needs them; made under generation's inference_mode,
     they must still serve a training step's backward pass."""
-    from qkv.core.models.gpt import lm_loss
+    from qkv.core.model.gpt import lm_loss
 
     model = variant(LLAMA)
     list(generate_ids(model.eval(), [1, 2, 3], 4, temperature=0))  # the tables are made here, in inference mode

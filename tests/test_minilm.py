@@ -10,11 +10,11 @@ import os
 import pytest
 import torch
 
-from qkv.core.checks import check
-from qkv.core.models.encoder import Encoder, pad_batch, sentence_embedding
-from qkv.core.models.hf_config import bert_config
-from qkv.core.models.pretrained import load_pretrained, minilm_dir
-from qkv.core.trace import trace_names
+from qkv.core.hub.hf_config import bert_config
+from qkv.core.hub.pretrained import load_pretrained, minilm_dir
+from qkv.core.model.encoder import Encoder, pad_batch, sentence_embedding
+from qkv.core.see.invariants import check
+from qkv.core.see.trace import trace_names
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing below may reach the network
 

@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 
 from qkv import GPT, ModelConfig, lm_loss
-from qkv.core.nn import tap
-from qkv.core.nn.layernorm import LayerNorm, layer_norm
-from qkv.core.sample import generate_ids
+from qkv.core.decode.sample import generate_ids
+from qkv.core.model.nn.layernorm import LayerNorm, layer_norm
+from qkv.core.see import tap
 
 POS_KINDS = ("learned", "sinusoidal", "rope", "none")
 

@@ -16,11 +16,11 @@ from safetensors.torch import load_file, save_file
 
 from qkv.analysis.schema import SCHEMAS, validate
 from qkv.apps.web.server import create_app
-from qkv.core.bundled import BUNDLED
-from qkv.core.checkpoint import load, save
-from qkv.core.checks import check
-from qkv.core.finite import NonFiniteError, dumps
-from qkv.core.sample import generate_batch, generate_ids
+from qkv.core.decode.sample import generate_batch, generate_ids
+from qkv.core.hub.bundled import BUNDLED
+from qkv.core.io.finite import NonFiniteError, dumps
+from qkv.core.see.invariants import check
+from qkv.core.train.checkpoint import load, save
 
 TEXT = "我 吃了 苹果 ，"
 NAN_AT = "blocks.0.mlp.fc_in.weight"  # (a NaN in W_Q alone: torch's fused CPU attention writes 0 for a NaN query row)
@@ -157,10 +157,10 @@ def test_explain_json_of_overflowing_model_is_json(huge_dir, capsys):
 def nan_hf_dir(tmp_path_factory):
     """A small GPT exported as a GPT-2 directory, one weight then set to NaN (as a diverged fine-tune
     leaves it): Hugging Face directories are opened as they are, NaN included."""
-    from qkv.core.config import ModelConfig
-    from qkv.core.models.export import export_hf
-    from qkv.core.models.gpt import GPT
-    from qkv.core.tokenizers import train_tokenizer
+    from qkv.core.hub.export import export_hf
+    from qkv.core.model.gpt import GPT
+    from qkv.core.spec.config import ModelConfig
+    from qkv.core.text.tokenizers import train_tokenizer
 
     tok = train_tokenizer("char", TEXT + "\n我 投资了 苹果 。\n")
     torch.manual_seed(0)

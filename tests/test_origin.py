@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 
 from qkv.analysis.origin import attention_input_name, origin
 from qkv.analysis.view import TextError
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
-from qkv.core.config import ModelConfig
-from qkv.core.models import make_model
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
+from qkv.core.train.checkpoint import load
 
 SENTENCE = "我 投资了 苹果 ，"
 RTOL, ATOL = 1e-5, 1e-5  # float32's rounding: the trace computes in float32, origin in float64
@@ -175,7 +175,7 @@ def test_origin_rebuilds_every_heads_dot_products_with_grouped_heads_q_k_norm_an
     """On a Qwen3-like model (RMSNorm, grouped-query attention, q/k/v biases, q/k norm, RoPE on halves) the
     panel's products give each head's hook_dots, and its biases are W_QKV's rows for that head (its own
     key/value head's, grouped)."""
-    from qkv.core.tokenizers import train_tokenizer
+    from qkv.core.text.tokenizers import train_tokenizer
 
     cfg = ModelConfig(
         d_vocab=23, n_ctx=24, d_model=32, n_heads=4, n_layers=2, init_std=0.25, norm="rms", mlp="gated",

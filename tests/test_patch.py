@@ -9,8 +9,8 @@ import torch
 
 from qkv import GPT, ModelConfig, WordTokenizer
 from qkv.analysis.patch import SITES, logit_diff, patch, patch_text, token_id
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 from qkv.presentation.i18n import say_error
 
 CLEAN, CORRUPT = "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，"
@@ -239,7 +239,7 @@ def test_what_patching_refuses(bundled):
 
 def test_an_encoder_or_a_translation_model_is_refused():
     bert = ModelConfig(arch="bert", causal=False, norm="post", d_vocab=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
-    from qkv.core.models import make_model
+    from qkv.core.model import make_model
 
     assert "no logits" in refused(patch, make_model(bert), [1, 2], [1, 3], "resid_pre", logit_diff(1, 2))
     s2s = ModelConfig(arch="seq2seq", d_vocab=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1, n_encoder_layers=1)

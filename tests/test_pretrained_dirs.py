@@ -12,9 +12,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from qkv.core.checkpoint import load
-from qkv.core.checks import check
-from qkv.core.models.pretrained import is_pretrained_ref, load_pretrained
+from qkv.core.hub.pretrained import is_pretrained_ref, load_pretrained
+from qkv.core.see.invariants import check
+from qkv.core.train.checkpoint import load
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -268,8 +268,8 @@ def test_a_run_directory_named_minilm_stays_yours(runs, tmp_path, monkeypatch):
 
 
 def test_a_gpt_refuses_another_architecture():
-    from qkv.core.config import ModelConfig
-    from qkv.core.models.gpt import GPT
+    from qkv.core.model.gpt import GPT
+    from qkv.core.spec.config import ModelConfig
 
     with pytest.raises(ValueError, match="a GPT needs arch='gpt'"):
         GPT(ModelConfig(arch="bert", n_token_types=2))

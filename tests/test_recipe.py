@@ -10,10 +10,11 @@ import math
 import pytest
 from cli_util import step_losses
 
-from qkv.core import checkpoint, corpus
-from qkv.core.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
-from qkv.core.loop import lr_at
-from qkv.core.train import train
+from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
+from qkv.core.text import corpus
+from qkv.core.train import checkpoint
+from qkv.core.train.lm import train
+from qkv.core.train.loop import lr_at
 
 TEXT = corpus.generate(n_sentences=200, lang="en")
 

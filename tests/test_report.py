@@ -10,7 +10,7 @@ from qkv.apps import lessons
 from qkv.apps.cli import main
 from qkv.apps.lessons.base import LessonResult
 from qkv.apps.lessons.report import write_report
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.i18n import t
 
 

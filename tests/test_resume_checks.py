@@ -16,12 +16,12 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from qkv.apps.cli import main
-from qkv.core import checkpoint
-from qkv.core.config import ModelConfig, TrainConfig
-from qkv.core.loop import make_optimizer
-from qkv.core.models.gpt import GPT, lm_loss
-from qkv.core.resume import check_optimizer_state, load_optimizer
-from qkv.core.rundir import header_meta
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.spec.config import ModelConfig, TrainConfig
+from qkv.core.train import checkpoint
+from qkv.core.train.loop import make_optimizer
+from qkv.core.train.resume import check_optimizer_state, load_optimizer
+from qkv.core.train.rundir import header_meta
 
 # ---------------------------------------------------------------------------- every file checked
 

@@ -18,14 +18,14 @@ from rundir_util import QKV, TINY, lines, one_error, sets, snapshot
 from safetensors.torch import save as st_save
 
 from qkv.apps.cli import main
-from qkv.core import checkpoint
-from qkv.core import train as train_mod
-from qkv.core.bundled import default_ckpt
-from qkv.core.config import ModelConfig
-from qkv.core.lock import LOCK_NAME, DirectoryLocked, locked
-from qkv.core.models.gpt import GPT
-from qkv.core.tokenizers import train_tokenizer
-from qkv.core.train import TrainingStopped, train
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.tokenizers import train_tokenizer
+from qkv.core.train import checkpoint
+from qkv.core.train import lm as train_mod
+from qkv.core.train.lm import TrainingStopped, train
+from qkv.core.train.lock import LOCK_NAME, DirectoryLocked, locked
 
 # ---------------------------------------------------------------------------- only qkv's own files
 

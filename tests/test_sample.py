@@ -7,10 +7,10 @@ from collections import Counter
 import pytest
 import torch
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.gpt import GPT
-from qkv.core.sample import check_sampling, generate, generate_ids, pick
-from qkv.core.tokenizers import CharTokenizer
+from qkv.core.decode.sample import check_sampling, generate, generate_ids, pick
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig
+from qkv.core.text.tokenizers import CharTokenizer
 
 V = 12
 

@@ -72,8 +72,8 @@ def test_the_panels_documents_validate():
     from fastapi.testclient import TestClient
 
     from qkv.apps.web.server import create_app
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
+    from qkv.core.hub.bundled import default_ckpt
+    from qkv.core.train.checkpoint import load
 
     model, tok = load(default_ckpt())
     client = TestClient(create_app(model, tok, "bundled"), base_url="http://127.0.0.1:8000")

@@ -12,11 +12,11 @@ from qkv.analysis.head_scores import head_scores
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import logit_diff, patch, patch_text
 from qkv.analysis.schema import SCHEMAS, validate
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
-from qkv.core.config import ModelConfig
-from qkv.core.finite import dumps
-from qkv.core.models import make_model
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.io.finite import dumps
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
+from qkv.core.train.checkpoint import load
 
 jsonschema = pytest.importorskip("jsonschema")
 CLEAN, CORRUPT = "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，"

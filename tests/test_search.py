@@ -5,9 +5,9 @@ import itertools
 import pytest
 import torch
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.seq2seq import Seq2Seq
-from qkv.core.search import EOS, beam_search, greedy
+from qkv.core.decode.beam import EOS, beam_search, greedy
+from qkv.core.model.seq2seq import Seq2Seq
+from qkv.core.spec.config import ModelConfig
 
 
 def _model(seed=0, d_vocab=7, pos="learned", norm="pre"):
@@ -125,7 +125,7 @@ def test_bad_requests_are_one_line_errors():
             beam_search(model, torch.tensor([[3]]), beam)
     with pytest.raises(ValueError, match="max_len"):
         greedy(model, torch.tensor([[3]]), max_len=11)
-    gpt = __import__("qkv.core.models.gpt", fromlist=["GPT"]).GPT(
+    gpt = __import__("qkv.core.model.gpt", fromlist=["GPT"]).GPT(
         ModelConfig(d_vocab=7, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     )
     with pytest.raises(ValueError, match="encoder-decoder"):

@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from qkv.core.config import ModelConfig
-from qkv.core.models.seq2seq import Seq2Seq
-from qkv.core.models.torch_transformer import load_torch_transformer, torch_name
-from qkv.core.trace import trace_names
+from qkv.core.hub.torch_transformer import load_torch_transformer, torch_name
+from qkv.core.model.seq2seq import Seq2Seq
+from qkv.core.see.trace import trace_names
+from qkv.core.spec.config import ModelConfig
 
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor")
 
@@ -51,7 +51,7 @@ def test_matches_torch_transformer(norm_first, activation, explicit):
     causal = nn.Transformer.generate_square_subsequent_mask(5)
     want = ref(src, tgt, tgt_mask=causal, src_key_padding_mask=~real, memory_key_padding_mask=~real, tgt_is_causal=True)
     with torch.no_grad():
-        from qkv.core.nn.tap import written_out
+        from qkv.core.see.tap import written_out
 
         with written_out(explicit):
             memory = ours.encoder(src, real)
@@ -130,7 +130,7 @@ def test_config_refuses_what_an_encoder_decoder_cannot_be():
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_check_covers_every_attention_of_an_encoder_decoder(norm):
-    from qkv.core.checks import check
+    from qkv.core.see.invariants import check
 
     torch.manual_seed(0)
     cfg = ModelConfig(

@@ -39,9 +39,9 @@ from fastapi.testclient import TestClient
 from qkv.apps.web.listen import TRIM_EVERY
 from qkv.apps.web.requests import body_limit
 from qkv.apps.web.server import BODY_LIMITS, create_app
-from qkv.core.bundled import BUNDLED
-from qkv.core.checkpoint import load
-from qkv.core.tokenizers import words as word_tokenizer
+from qkv.core.hub.bundled import BUNDLED
+from qkv.core.text.tokenizers import words as word_tokenizer
+from qkv.core.train.checkpoint import load
 
 # 6000: with the bundled model's 7,929-token vocabulary a server's caches and heaps were still growing at
 # request 500 (the NaN server +11.5% from 500 to 2000, once, on a loaded machine) and flat from 1500 on
@@ -254,12 +254,12 @@ def test_texts_without_end_do_not_fill_the_tokenizer_without_bound():
 SERVE = """
 import sys
 sys.path.insert(0, sys.argv[2])
-import qkv.core.checkpoint
+import qkv.core.train.checkpoint
 from qkv.apps.web import listen
 from test_server_hostile import models
 
 named, tokenizer = models()
-qkv.core.checkpoint.load = lambda path, device=None: (named[sys.argv[1]], tokenizer)  # what serve() loads
+qkv.core.train.checkpoint.load = lambda path, device=None: (named[sys.argv[1]], tokenizer)  # what serve() loads
 listen.serve(port=0)
 """
 

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from qkv.apps.web import server as server_module
 from qkv.apps.web.server import create_app
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 SENTENCE = "我 昨天 吃了 苹果 ，"
 

@@ -1,4 +1,4 @@
-"""qkv.core.threads: who decides the thread count, and that importing qkv leaves the user's OpenMP settings alone."""
+"""qkv.core.machine.threads: who decides the thread count; importing qkv leaves the user's OpenMP settings alone."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from qkv.core import threads
+from qkv.core.machine import threads
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "src")
 

@@ -9,10 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qkv.core.tokenizers import UnknownTokenError, WordTokenizer, load_tokenizer, tokenizer_from_dict, train_tokenizer
-from qkv.core.tokenizers.nearest import edit_distance, nearest_words
-from qkv.core.tokenizers.spelling import Spelled
-from qkv.core.tokenizers.unknown import unknown_pieces
+from qkv.core.text.tokenizers import (
+    UnknownTokenError,
+    WordTokenizer,
+    load_tokenizer,
+    tokenizer_from_dict,
+    train_tokenizer,
+)
+from qkv.core.text.tokenizers.nearest import edit_distance, nearest_words
+from qkv.core.text.tokenizers.spelling import Spelled
+from qkv.core.text.tokenizers.unknown import unknown_pieces
 
 TEXT = (
     "我 吃了 苹果 ， 味道 很 甜 。\n我 投资了 苹果 ， 股价 上涨了 。\ni ate apple , it tasted sweet .\n好吃 的 梨 。\n"
@@ -202,8 +208,8 @@ def test_the_view_document_lists_what_is_unknown():
     import torch
 
     from qkv.analysis.view import TextError, view
-    from qkv.core.config import ModelConfig
-    from qkv.core.models.gpt import GPT
+    from qkv.core.model.gpt import GPT
+    from qkv.core.spec.config import ModelConfig
 
     tok = learner()
     torch.manual_seed(0)
@@ -224,7 +230,7 @@ def test_the_view_document_lists_what_is_unknown():
 
 
 def test_hugging_face_export_folds_case_and_refuses_the_fallback():
-    from qkv.core.tokenizers.to_hf import to_hf_tokenizer
+    from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
 
     with pytest.raises(ValueError, match="fallback") as err:
         to_hf_tokenizer(learner())

@@ -14,8 +14,8 @@ transformers = pytest.importorskip("transformers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors  # noqa: E402
 from tokenizers.implementations import SentencePieceBPETokenizer  # noqa: E402
 
-from qkv.core.models.pretrained import load_pretrained  # noqa: E402
-from qkv.core.tokenizers.pieces import PieceTokenizer  # noqa: E402
+from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
+from qkv.core.text.tokenizers.pieces import PieceTokenizer  # noqa: E402
 
 TEXT = "the cat sat on the mat. the dog ate an apple.\n" * 40
 SENTENCES = ["the cat sat", "an apple, the mat", "the dog ate 苹果", "  two spaces"]

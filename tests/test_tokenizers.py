@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qkv.core.tokenizers import (
+from qkv.core.text.tokenizers import (
     BPETokenizer,
     CharTokenizer,
     UnknownTokenError,
@@ -353,7 +353,7 @@ def test_words_only_examples():
 def test_words_only_drops_what_the_whitespace_tokens_held():
     """The ids of whitespace=False are the word tokenizer's ids without its single-space tokens,
     for the corpus (the tokenizer the training lessons use, apps/lessons/training.py)."""
-    from qkv.core.corpus import generate
+    from qkv.core.text.corpus import generate
 
     text = generate(n_sentences=100)
     full, words = train_tokenizer("word", text, segment="none"), words_only(text)

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from qkv import GPT, ModelConfig
-from qkv.core.nn import tap
-from qkv.core.trace import trace_names
+from qkv.core.see import tap
+from qkv.core.see.trace import trace_names
 
 KINDS = [(pos, norm) for pos in ("learned", "sinusoidal", "rope", "none") for norm in ("pre", "post")]
 KINDS += [("learned", "none"), ("rope", "none")]

@@ -9,11 +9,12 @@ import pytest
 import torch
 from cli_util import eval_lines, log_lines, step_losses
 
-from qkv.core import checkpoint, corpus
-from qkv.core import train as train_mod  # the module (qkv.train is the function)
-from qkv.core.config import TrainConfig
-from qkv.core.loop import TrainingStopped, lr_at
-from qkv.core.train import train
+from qkv.core.spec.config import TrainConfig
+from qkv.core.text import corpus
+from qkv.core.train import checkpoint
+from qkv.core.train import lm as train_mod
+from qkv.core.train.lm import train
+from qkv.core.train.loop import TrainingStopped, lr_at
 
 TINY = [
     "n_layers=1",
@@ -266,7 +267,7 @@ def test_bad_inputs(tmp_path):
 
 @pytest.mark.parametrize("kind, vocab_size", [("word", None), ("bpe", 300)])
 def test_word_and_bpe_tokenizers_train(tmp_path, kind, vocab_size):
-    from qkv.core.sample import generate
+    from qkv.core.decode.sample import generate
 
     out = tmp_path / kind
     result = train(
@@ -323,7 +324,7 @@ def test_an_error_after_the_bar_starts_on_a_line_of_its_own(tmp_path, text_file,
     """An error once training has begun (here: the model cannot be wrapped) ends the progress bar's
     line before the CLI prints it."""
     from qkv.apps.cli import main
-    from qkv.core.distributed import World
+    from qkv.core.machine.processes import World
 
     def refuse(self, model):
         raise RuntimeError("the model could not be wrapped")

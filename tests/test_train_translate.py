@@ -1,4 +1,4 @@
-"""Tests for qkv.core.train_translate: an encoder-decoder trains on sentence pairs with train.py's loop:
+"""Tests for qkv.core.train.translate: an encoder-decoder trains on sentence pairs with train.py's loop:
 checkpoints that load as a Seq2Seq, an exact resume, a clean stop on NaN, both directions, TSV files."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import pytest
 import torch
 from cli_util import eval_lines, step_losses
 
-from qkv.core import checkpoint
-from qkv.core import train_translate as tt
-from qkv.core.corpus import pairs
-from qkv.core.models.seq2seq import Seq2Seq, seq2seq_loss
-from qkv.core.train import TrainingStopped, train
-from qkv.core.train_translate import direction_of, train_translation
-from qkv.core.translation import collate, make_examples
+from qkv.core.decode.translate import collate, make_examples
+from qkv.core.model.seq2seq import Seq2Seq, seq2seq_loss
+from qkv.core.text.corpus import pairs
+from qkv.core.train import checkpoint
+from qkv.core.train import translate as tt
+from qkv.core.train.lm import TrainingStopped, train
+from qkv.core.train.translate import direction_of, train_translation
 
 # a tiny encoder-decoder and few steps: each run takes well under a second
 TINY = [

@@ -30,7 +30,7 @@ from qkv.analysis.transform import (
 )
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
 from qkv.apps import lessons
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -65,7 +65,7 @@ def test_head_matrices_are_the_ones_the_model_multiplies(bundled):
     model, tok = bundled
     ids = torch.tensor([tok.encode("我 投资了 苹果 ，")])
     layer = model.cfg.n_layers - 1
-    _, trace = qkv.core.trace.run_with_trace(model, ids)
+    _, trace = qkv.core.see.trace.run_with_trace(model, ids)
     x = trace[input_name(model.cfg, layer)][0].double()  # (T, d_model)
     for head in range(model.cfg.n_heads):
         W, b = head_matrices(model, layer, head), head_biases(model, layer, head)
@@ -218,7 +218,7 @@ def test_bad_layer_or_head_and_translation_models_are_one_line_errors(bundled):
     # the one rule for every index: a negative one counts from the end
     last = head_matrices(model, L - 1, H - 1)
     assert all(torch.equal(m, last[name]) for name, m in head_matrices(model, -1, -1).items())
-    mt, _ = qkv.load(qkv.core.bundled.default_translate_ckpt())
+    mt, _ = qkv.load(qkv.core.hub.bundled.default_translate_ckpt())
     with pytest.raises(ValueError, match="translation model"):
         attention_module(mt, 0)
 
@@ -374,7 +374,7 @@ def test_a_random_twin_that_cannot_fit_beside_the_model_is_one_line_400(bundled,
     from fastapi.testclient import TestClient
 
     from qkv.apps.web.server import create_app
-    from qkv.core.models import size
+    from qkv.core.hub import size
 
     model, tok = bundled
     monkeypatch.setattr(size, "available_memory", lambda: 1000)

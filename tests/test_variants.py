@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from qkv import GPT, ModelConfig, check, to_hf
-from qkv.core.nn import block
-from qkv.core.nn.layernorm import LayerNorm
+from qkv.core.model.nn import block
+from qkv.core.model.nn.layernorm import LayerNorm
 
 VARIANTS = [
     dict(values="k"),

@@ -14,10 +14,10 @@ from fastapi.testclient import TestClient
 
 from qkv.analysis.vocab import MAX_LIMIT, token_kind, training_text, vocab
 from qkv.apps.web.server import create_app
-from qkv.core import corpus
-from qkv.core.bundled import default_ckpt
-from qkv.core.bundled import training_text as bundled_text
-from qkv.core.checkpoint import load, read_config
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.hub.bundled import training_text as bundled_text
+from qkv.core.text import corpus
+from qkv.core.train.checkpoint import load, read_config
 
 
 @pytest.fixture(scope="module")

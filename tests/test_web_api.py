@@ -17,8 +17,8 @@ from qkv.analysis.compare import compare
 from qkv.analysis.schema import validate
 from qkv.analysis.view import dumps, pack, unpack, unpack_view, view
 from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
-from qkv.core.bundled import default_ckpt
-from qkv.core.sample import generate_ids
+from qkv.core.decode.sample import generate_ids
+from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.explanation import explain
 
 SENTENCE = "我 投资了 苹果 ，"
@@ -190,7 +190,7 @@ def test_model_says_whether_whitespace_is_a_token():
     """space_tokens / whitespace_tokens against the vocabularies' own strings, for three tokenizers."""
     from qkv import GPT, ModelConfig
     from qkv.apps.web.offer import space_tokens
-    from qkv.core.tokenizers import train_tokenizer
+    from qkv.core.text.tokenizers import train_tokenizer
 
     text = "i ate apple .\nwe ate pear .\n"
     for tok in (

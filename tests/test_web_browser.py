@@ -107,7 +107,7 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, server):
 
     from qkv import load
     from qkv.analysis.view import pack, view
-    from qkv.core.bundled import default_ckpt
+    from qkv.core.hub.bundled import default_ckpt
 
     model, tokenizer = load(default_ckpt())
     _, tr = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))

@@ -361,8 +361,8 @@ def test_what_a_learner_types_is_read_as_the_python_api_reads_it(page, server, t
     tokens the tokenizer gives, names the pieces that are no word with the API's nearest words, and
     shows no error; the next-token row at the last token is the model's."""
     from qkv.analysis.view import read_text
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.tokenizers.unknown import unknown_pieces
+    from qkv.core.hub.bundled import default_ckpt
+    from qkv.core.text.tokenizers.unknown import unknown_pieces
 
     model, tok = qkv.load(default_ckpt())
     _, ids = read_text(tok, typed, model.cfg.n_ctx)

@@ -17,8 +17,8 @@ import torch
 from browser_fixtures import bring_into_view, browser, page, require_chromium, shown_equal  # noqa: F401
 from browser_util import act, choose, load_page
 
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 SENTENCE = "我 投资了 苹果 ，"
 require_chromium()

@@ -25,8 +25,8 @@ import qkv
 from qkv.analysis.attribution import logit_attribution
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import patch_text
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 SENTENCE = "我 投资了 苹果 ，"
 CLEAN, CORRUPT, ANSWER, WRONG = "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，", "味道", "股价"

@@ -58,7 +58,7 @@ def build_model_dir(d):
 @pytest.fixture(scope="module")
 def many(tmp_path_factory):
     """(base URL of `qkv serve` on the model, its parameter count from the Python API)."""
-    from qkv.core.models.pretrained import load_pretrained
+    from qkv.core.hub.pretrained import load_pretrained
 
     d = build_model_dir(tmp_path_factory.mktemp("many") / NAME)
     model, _ = load_pretrained(d)

@@ -9,8 +9,8 @@ import torch
 from browser_fixtures import browser, page, require_chromium  # noqa: F401
 from browser_util import free_port, from_module, load_page, start_server, stop
 
-from qkv.core.bundled import BUNDLED
-from qkv.core.checkpoint import load, save
+from qkv.core.hub.bundled import BUNDLED
+from qkv.core.train.checkpoint import load, save
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own

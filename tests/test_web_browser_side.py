@@ -13,8 +13,8 @@ from browser_fixtures import bring_into_view, browser, near, numbers, page, requ
 from browser_util import act, api, load_page
 
 from qkv.analysis.view import read_text
-from qkv.core.bundled import default_ckpt
-from qkv.core.checkpoint import load
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train.checkpoint import load
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own

@@ -16,7 +16,7 @@ from browser_util import act, load_page
 import qkv
 from qkv.analysis.transform import head_matrices, random_twin
 from qkv.analysis.transform_cloud import word_cloud
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own

@@ -170,8 +170,8 @@ def test_static_export_of_a_translation_model_works_offline(browser, tmp_path, c
 def test_an_unsure_translation_is_said_beside_it(browser, lang):
     """The bundled translator on the issue's invented sentence: the page says, in the page's language,
     which word it was unsure of and how sure; on a held-out sentence of the corpus it says nothing."""
-    from qkv.core.bundled import default_translate_ckpt
-    from qkv.core.corpus import pairs
+    from qkv.core.hub.bundled import default_translate_ckpt
+    from qkv.core.text.corpus import pairs
 
     proc, url = start_server("--ckpt", str(default_translate_ckpt()), "--port", str(free_port()))
     try:

@@ -16,7 +16,7 @@ from qkv.analysis.schema import validate
 from qkv.analysis.view import unpack_view, view
 from qkv.apps.web.export import _inline_json, page_html
 from qkv.apps.web.server import SCRIPTS
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

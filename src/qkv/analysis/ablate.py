@@ -13,7 +13,7 @@ so its patterns A and the next-token probabilities P = softmax(logits) may chang
     unpack(doc["patterns"]["after"]) # (n_layers - first, n_heads, T, T): the later layers' A after
                                      # (qkv.analysis.view.unpack)
 
-`heads_off(model, heads)` is the switch itself (a hook on each layer's hook_z: qkv.core.hooks), for a
+`heads_off(model, heads)` is the switch itself (a hook on each layer's hook_z: qkv.core.see.hooks), for a
 caller who wants to run the ablated model some other way (generate, trace). Plain JSON-ready data out
 (kind "ablate"); the patterns are packed as in the view document (float32, base64).
 """
@@ -24,13 +24,12 @@ from contextlib import contextmanager
 
 import torch
 
-from qkv.core.document import header
-from qkv.core.indices import check_heads, check_token
-from qkv.core.models import evaluating
-from qkv.core.refusal import family_title
-
-from .origin import read_ids
-from .view import TextError, check_size, pack
+from qkv.analysis.origin import read_ids
+from qkv.analysis.view import TextError, check_size, pack
+from qkv.core.io.document import header
+from qkv.core.io.refusal import family_title
+from qkv.core.model import evaluating
+from qkv.core.see.indices import check_heads, check_token
 
 TOP = 10  # candidate next tokens kept per position, before and after (their union is shown)
 TOP_CHANGES = 12  # pattern entries with the largest change

@@ -39,11 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qkv.core.document import header
-from qkv.core.geometry import HullResult, convex_weights
-from qkv.core.refusal import Refusal, phrase
-
-from .numbers import fmt, latex, parse_matrix, parse_number, parse_vector
+from qkv.analysis.numbers import fmt, latex, parse_matrix, parse_number, parse_vector
+from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.see.hull import HullResult, convex_weights
 
 MAX_ENTRIES = 1_000  # per vector (q, a key, a value)
 MAX_NUMBERS = 10_000  # in q, K and V together: each is shown, and in closed form when it has one

@@ -36,13 +36,12 @@ from dataclasses import dataclass
 
 import torch
 
-from qkv.core.device import model_device
-from qkv.core.document import header
-from qkv.core.indices import TextError, check_token
-from qkv.core.models import evaluating
-from qkv.core.trace import trace_names
-
-from .inputs import check_gpt, one_sequence, read_token
+from qkv.analysis.inputs import check_gpt, one_sequence, read_token
+from qkv.core.io.document import header
+from qkv.core.machine.device import model_device
+from qkv.core.model import evaluating
+from qkv.core.see.indices import TextError, check_token
+from qkv.core.see.trace import trace_names
 
 
 @dataclass

@@ -35,12 +35,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.core.document import header
-from qkv.core.models import evaluating
-
-from .position_mean import MIN_REF, REFERENCE, position_means
-from .representations import stages, vectors_at
-from .view import TextError, encode_text, read_text
+from qkv.analysis.position_mean import MIN_REF, REFERENCE, position_means
+from qkv.analysis.representations import stages, vectors_at
+from qkv.analysis.view import TextError, encode_text, read_text
+from qkv.core.io.document import header
+from qkv.core.model import evaluating
 
 
 def _cosine(a, b) -> float | None:

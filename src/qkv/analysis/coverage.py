@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .vocab import KINDS, token_kind
+from qkv.analysis.vocab import KINDS, token_kind
 
 
 def reading(tokenizer, texts) -> dict:

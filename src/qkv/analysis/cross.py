@@ -50,18 +50,17 @@ from functools import lru_cache
 
 import torch
 
-from qkv.core.document import header
-from qkv.core.geometry import convex_weights
-from qkv.core.indices import check_index, check_layer_head
-from qkv.core.models import evaluating
-from qkv.core.refusal import Refusal, family_title, phrase
-from qkv.core.search import BOS, EOS, greedy
-from qkv.core.translation import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
+from qkv.analysis.explain import model_fields, next_rows, step_detail
+from qkv.analysis.view import TextError
+from qkv.core.decode.beam import BOS, EOS, greedy
+from qkv.core.decode.translate import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
+from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal, family_title, phrase
+from qkv.core.model import evaluating
+from qkv.core.see.hull import convex_weights
+from qkv.core.see.indices import check_index, check_layer_head
 
-from .explain import model_fields, next_rows, step_detail
-from .view import TextError
-
-HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.checks
+HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.see.invariants
 # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
 CORPUS_PAIRS = 20_000
 
@@ -285,7 +284,7 @@ def _next(tr, tokenizer, written, pos, top) -> dict:
 
 @lru_cache(maxsize=1)  # one index, ~60 MB at CORPUS_PAIRS (the only size qkv asks for): a translation model's pages
 def _corpus_index(n_sentences: int) -> dict:
-    from qkv.core.corpus import pairs
+    from qkv.core.text.corpus import pairs
 
     index = {}
     for split in ("heldout", "train"):  # train last: its pairs win a tie

@@ -46,10 +46,10 @@ import math
 
 import torch
 
-from qkv.core.document import header
-from qkv.core.indices import check_layer_head, check_token
-from qkv.core.models import evaluating
-from qkv.core.refusal import Refusal
+from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal
+from qkv.core.model import evaluating
+from qkv.core.see.indices import check_layer_head, check_token
 
 N_COORDS = 4
 

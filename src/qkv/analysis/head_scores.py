@@ -33,12 +33,11 @@ from dataclasses import dataclass
 
 import torch
 
-from qkv.core.device import model_device
-from qkv.core.document import header
-from qkv.core.indices import TextError
-from qkv.core.models import evaluating
-
-from .inputs import check_gpt
+from qkv.analysis.inputs import check_gpt
+from qkv.core.io.document import header
+from qkv.core.machine.device import model_device
+from qkv.core.model import evaluating
+from qkv.core.see.indices import TextError
 
 KINDS = ("previous", "duplicate", "induction", "first")
 N_SEQS = 8  # sequences per measurement, at most

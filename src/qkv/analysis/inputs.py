@@ -8,10 +8,9 @@ import operator
 
 import torch
 
-from qkv.core.indices import TextError
-from qkv.core.refusal import family_title
-
-from .view import check_ids
+from qkv.analysis.view import check_ids
+from qkv.core.io.refusal import family_title
+from qkv.core.see.indices import TextError
 
 
 def check_gpt(model, key: str) -> None:

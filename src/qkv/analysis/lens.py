@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import torch
 
-from qkv.core.device import model_device
-from qkv.core.document import header
-from qkv.core.indices import TextError, check_token
-from qkv.core.models import evaluating
-
-from .inputs import check_gpt, one_sequence
+from qkv.analysis.inputs import check_gpt, one_sequence
+from qkv.core.io.document import header
+from qkv.core.machine.device import model_device
+from qkv.core.model import evaluating
+from qkv.core.see.indices import TextError, check_token
 
 
 def stream_names(cfg) -> list[str]:

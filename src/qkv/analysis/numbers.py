@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from qkv.core.refusal import Refusal, phrase
+from qkv.core.io.refusal import Refusal, phrase
 
 TOL = 1e-12
 MAX_DEN = 64

@@ -40,10 +40,9 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from qkv.core import corpus
-from qkv.core.models import evaluating
-
-from .representations import stages
+from qkv.analysis.representations import stages
+from qkv.core.model import evaluating
+from qkv.core.text import corpus
 
 REF_SENTENCES = 1024  # at most this many reference sentences
 MIN_REF = 64  # a position seen by fewer reference sentences gets no mean

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from qkv.core.models import evaluating
+from qkv.core.model import evaluating
 
 
 @torch.no_grad()

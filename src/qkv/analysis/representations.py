@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.core import corpus
-from qkv.core.corpus import lexicon as L
+from qkv.core.text import corpus
+from qkv.core.text.corpus import lexicon as L
 
 PROBE_SENTENCES = 1500  # corpus sentences drawn to fit the linear probe (about 450 use an ambiguous word)
 L2 = 1e-2  # ridge penalty of the probe, on standardised features

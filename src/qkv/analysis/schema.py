@@ -9,15 +9,15 @@ describes the fields in prose. `validate(doc)` checks a document (needs the json
 
 from __future__ import annotations
 
-from .schema_base import integer as _int
-from .schema_base import ints as _ints
-from .schema_base import kind_schema as _kind
-from .schema_base import mat as _mat
-from .schema_base import num as _num
-from .schema_base import string as _str
-from .schema_base import strs as _strs
-from .schema_base import vec as _vec
-from .schema_interventions import INTERVENTIONS
+from qkv.analysis.schema_base import integer as _int
+from qkv.analysis.schema_base import ints as _ints
+from qkv.analysis.schema_base import kind_schema as _kind
+from qkv.analysis.schema_base import mat as _mat
+from qkv.analysis.schema_base import num as _num
+from qkv.analysis.schema_base import string as _str
+from qkv.analysis.schema_base import strs as _strs
+from qkv.analysis.schema_base import vec as _vec
+from qkv.analysis.schema_interventions import INTERVENTIONS
 
 ATTEND = _kind(
     "attend",

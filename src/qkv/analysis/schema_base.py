@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qkv.core.document import FORMAT, VERSION
+from qkv.core.io.document import FORMAT, VERSION
 
 num = {"type": ["number", "null"]}
 vec = {"type": "array", "items": num}

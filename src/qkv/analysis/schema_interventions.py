@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .schema_base import integer, ints, kind_schema, mat, num, string, strs, vec
+from qkv.analysis.schema_base import integer, ints, kind_schema, mat, num, string, strs, vec
 
 _text = {"type": ["string", "null"]}  # null: no tokenizer was given
 _token = {"type": "object", "required": ["id", "token"], "properties": {"id": integer, "token": _text}}

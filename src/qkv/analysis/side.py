@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import torch
 
-from qkv.core.document import header
-from qkv.core.models import evaluating
-from qkv.core.refusal import Refusal
-
-from .view import read_text
+from qkv.analysis.view import read_text
+from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal
+from qkv.core.model import evaluating
 
 MAX_TOP = 50
 

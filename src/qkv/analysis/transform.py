@@ -21,9 +21,9 @@ import math
 
 import torch
 
-from qkv.core.finite import require_finite
-from qkv.core.indices import check_layer_head
-from qkv.core.refusal import Refusal, family_title, phrase
+from qkv.core.io.finite import require_finite
+from qkv.core.io.refusal import Refusal, family_title, phrase
+from qkv.core.see.indices import check_layer_head
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 TOP_K = (1, 4, 8)  # energy shares reported: the top 1, 4 and 8 directions
@@ -116,7 +116,7 @@ def random_twin(model, seed: int = 0):
     """A model of the same class and config, freshly initialised from `seed` (never trained), in eval mode.
     The global random state is left as it was. A second model of an LLM's size may not fit beside the
     first: refused in one line (size.check_fits) before it is built."""
-    from qkv.core.models.size import check_fits
+    from qkv.core.hub.size import check_fits
 
     check_fits(model.cfg, f"a random model of this shape ({model.family.title})")
     with torch.random.fork_rng(devices=[]):

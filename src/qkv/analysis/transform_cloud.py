@@ -24,12 +24,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.core.indices import check_layer_head
-from qkv.core.refusal import Refusal, phrase
-from qkv.core.trace import run_with_trace
-
-from .origin import attention_input_name
-from .transform import attention_module, head_biases, head_matrices
+from qkv.analysis.origin import attention_input_name
+from qkv.analysis.transform import attention_module, head_biases, head_matrices
+from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.see.indices import check_layer_head
+from qkv.core.see.trace import run_with_trace
 
 # unambiguous members of each group, as the built-in corpus uses them; 苹果, 小米 and 黑莓 are both a
 # fruit (a grain, a berry) and a company there, so they are shown apart, in no group

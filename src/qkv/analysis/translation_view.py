@@ -21,7 +21,7 @@ i and keys j of its own:
 Target step i reads target token i (<s> w1 … wn) and writes word i (w1 … wn </s>): the top-level
 arrays next_ids, next_probs (T_target, TOP_NEXT) are its most likely words, actual_prob and
 actual_rank (T_target,) the probability and rank of the word the translation writes there.
-"confidence" is the smallest of them (qkv.core.translation.confidence), "weakest" the word written
+"confidence" is the smallest of them (qkv.core.decode.translate.confidence), "weakest" the word written
 with it, and "unsure" says it is below "unsure_below" (UNSURE_BELOW): there the model was choosing
 between words, so its translation is a guess. "left_out": the punctuation marks of the text the model
 never saw (it reads the sentence without them).
@@ -33,14 +33,13 @@ import math
 
 import torch
 
-from qkv.core.document import header
-from qkv.core.finite import arrays_note
-from qkv.core.models.family import family_of
-from qkv.core.translation import UNSURE_BELOW, decode_target, unknown_marks, weakest
-
-from . import cross
-from .explain import N_COORDS
-from .view import MAX_CELLS, TextError, layer_arrays, model_info, next_arrays, pack
+from qkv.analysis import cross
+from qkv.analysis.explain import N_COORDS
+from qkv.analysis.view import MAX_CELLS, TextError, layer_arrays, model_info, next_arrays, pack
+from qkv.core.decode.translate import UNSURE_BELOW, decode_target, unknown_marks, weakest
+from qkv.core.io.document import header
+from qkv.core.io.finite import arrays_note
+from qkv.core.spec.family import family_of
 
 PARTS = ("cross", "decoder", "encoder")
 # part -> (stack, attention, the residual hook it reads, the one it writes)

@@ -23,7 +23,7 @@ int32, little-endian, base64 — a browser reads them into a typed array without
 under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
 
 doc["unknown"] names what a word tokenizer read below the level of its words (a word tokenizer with
-a fallback reads any text; see qkv.core.tokenizers.unknown): one entry per run of the text that no
+a fallback reads any text; see qkv.core.text.tokenizers.unknown): one entry per run of the text that no
 word of the vocabulary covers, in text order,
 
     {"text": "好", "pieces": ["好"], "how": "chars", "nearest": ["看好", "好吃"]}
@@ -48,14 +48,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from qkv.core.document import header
-from qkv.core.finite import arrays_note
-from qkv.core.finite import dumps as finite_dumps
-from qkv.core.indices import TextError
-from qkv.core.models import evaluating
-from qkv.core.tokenizers.unknown import unknown_pieces
-
-from .explain import N_COORDS, model_fields
+from qkv.analysis.explain import N_COORDS, model_fields
+from qkv.core.io.document import header
+from qkv.core.io.finite import arrays_note
+from qkv.core.io.finite import dumps as finite_dumps
+from qkv.core.model import evaluating
+from qkv.core.see.indices import TextError
+from qkv.core.text.tokenizers.unknown import unknown_pieces
 
 TOP_NEXT = 10  # next-token candidates kept per position
 SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
@@ -154,7 +153,7 @@ def _loaded_from(model, name: str) -> tuple[dict, str | None]:
         path = str(Path(name).resolve()) if name and name != "bundled" and Path(name).is_dir() else None
         out = {"name": name or None, "path": path, "architecture": f"qkv {model.cfg.arch}", "title": None}
         if name == "bundled":
-            from qkv.core.bundled import BUNDLED
+            from qkv.core.hub.bundled import BUNDLED
 
             path = str(BUNDLED)
         weights = path
@@ -164,8 +163,8 @@ def _loaded_from(model, name: str) -> tuple[dict, str | None]:
 def _weights_bytes(path) -> int | None:
     """Bytes of the files the model's weights were read from in `path`: the one a qkv checkpoint's
     state.json names, or those a Hugging Face directory's layout names (no stray .safetensors file)."""
-    from qkv.core.checkpoint import read_state
-    from qkv.core.models.weights import weight_files
+    from qkv.core.hub.weights import weight_files
+    from qkv.core.train.checkpoint import read_state
 
     d = Path(path) if path else None
     if d is None or not d.is_dir():

@@ -6,7 +6,7 @@
 A token's count is how many times it occurs in tokenizer.encode(text), the training text as the
 saved tokenizer reads it. The training run may have read it a little differently (the bundled model
 was trained with some words spelled as characters or bytes, so that those tokens learn something:
-qkv.core.tokenizers.spelling); those spellings are not counted. When the training text is not
+qkv.core.text.tokenizers.spelling); those spellings are not counted. When the training text is not
 known (a model trained on a string, a pretrained model, a file that has moved or changed) every
 count is null and the document says why.
 
@@ -21,10 +21,10 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
-from qkv.core import corpus
-from qkv.core.document import header
-from qkv.core.files import TEXT_LIMIT, read_bytes
-from qkv.core.refusal import Refusal
+from qkv.core.io.document import header
+from qkv.core.io.files import TEXT_LIMIT, read_bytes
+from qkv.core.io.refusal import Refusal
+from qkv.core.text import corpus
 
 KINDS = ("word", "char", "byte", "piece", "special")
 MATCHES = ("prefix", "substring")
@@ -42,7 +42,7 @@ def _known_texts():
     bundled GPT's (the corpus with the HSK sentences, when hsk-sentences-audio is installed)."""
     yield corpus.default_text(), "qkv corpus"
     try:
-        from qkv.core.bundled import training_text as bundled_text
+        from qkv.core.hub.bundled import training_text as bundled_text
 
         yield bundled_text(), "qkv corpus + HSK"
     except ValueError:  # the HSK sentences are not installed
@@ -55,7 +55,7 @@ def training_text(ckpt_dir) -> tuple[str | None, str]:
     config.json records the text's sha256 (data.sha256): qkv's built-in corpus (corpus.default_text),
     the bundled GPT's text (bundled.training_text) or the file it names (data.path) is the training
     text when its sha256 is that one."""
-    from qkv.core.checkpoint import read_config
+    from qkv.core.train.checkpoint import read_config
 
     if ckpt_dir is None or not Path(ckpt_dir).is_dir():
         return None, "the model was not loaded from a qkv checkpoint directory: its training text is unknown"

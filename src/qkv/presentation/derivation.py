@@ -15,9 +15,8 @@ import numpy as np
 
 from qkv.analysis import attend as analysis
 from qkv.analysis.numbers import fmt, latex
-
-from .i18n import check_lang, t, translator
-from .text import tex_prose
+from qkv.presentation.i18n import check_lang, t, translator
+from qkv.presentation.text import tex_prose
 
 
 def attend(q, K, V, d_k=None, lang: str = "en") -> Derivation:
@@ -178,7 +177,7 @@ class Derivation(analysis.Steps):
 
     def figure(self, path, lang: str | None = None):
         """Draw the values, their hull, the weights and z (plot_hull.hull_figure); returns its HullFigure."""
-        from .plot_hull import hull_figure
+        from qkv.presentation.plot_hull import hull_figure
 
         labels = [f"v{j + 1} {_vec(v)}" if self.V.shape[1] <= 3 else f"v{j + 1}" for j, v in enumerate(self.V)]
         return hull_figure(self.V, self.z, self.weights, path, labels=labels, lang=check_lang(lang or self.lang))

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .figures import check_path
-from .i18n import check_lang, t
+from qkv.presentation.figures import check_path
+from qkv.presentation.i18n import check_lang, t
 
 KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
 NEEDS_MODEL = ("attention", "head", "hull", "embedding", "alignment")
@@ -47,34 +47,34 @@ def figure(
     out = check_path(out)
     model = tokenizer = None
     if kind in NEEDS_MODEL or (kind in ("positions", "rope") and ckpt):
-        from qkv.core.bundled import default_ckpt, default_translate_ckpt
-        from qkv.core.checkpoint import load
+        from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
+        from qkv.core.train.checkpoint import load
 
         model, tokenizer = load(ckpt or (default_translate_ckpt() if kind == "alignment" else default_ckpt()))
     if kind == "alignment" or (kind in NEEDS_TRACE and model.family.translates):
-        from .draw_translation import translation_figure
+        from qkv.presentation.draw_translation import translation_figure
 
         path = translation_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
     elif kind in NEEDS_TRACE:
         path = _trace_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
     elif kind == "positions":
-        from .plot_position import sinusoidal_figure
+        from qkv.presentation.plot_position import sinusoidal_figure
 
         size = dict(n_ctx=model.cfg.n_ctx, d_model=model.cfg.d_model) if model else {}
         path = sinusoidal_figure(out, lang=lang, **size)
     elif kind == "rope":
-        from .plot_position import rope_figure
+        from qkv.presentation.plot_position import rope_figure
 
         size = dict(d_head=model.cfg.d_head, base=model.cfg.rope_base) if model else {}
         path = rope_figure(out, lang=lang, **size)
     elif kind == "embedding":
-        from .plot_embedding import embedding_map
+        from qkv.presentation.plot_embedding import embedding_map
 
         if isinstance(tokens, str):
             tokens = [s for s in tokens.split(",") if s]
         path = embedding_map(model, tokenizer, out, tokens=tokens or None, lang=lang)
     else:  # loss
-        from .plot_training import loss_curves
+        from qkv.presentation.plot_training import loss_curves
 
         logs = [log] if isinstance(log, (str, Path)) else list(log or [])
         logs = logs or ([ckpt] if ckpt else [])
@@ -103,13 +103,13 @@ def _trace(model, tokenizer, text: str | None):
 def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, token):
     import numpy as np
 
-    from qkv.core.indices import check_layer_head, check_token
+    from qkv.core.see.indices import check_layer_head, check_token
 
     cfg = model.cfg
     layer, head = check_layer_head(cfg, 0 if layer_arg is None else layer_arg, 0 if head_arg is None else head_arg)
     ids, trace, labels = _trace(model, tokenizer, text)
     if kind == "attention":
-        from .plot_attention import attention_grid
+        from qkv.presentation.plot_attention import attention_grid
 
         layers = range(cfg.n_layers) if layer_arg is None else [layer]
         patterns = np.stack(
@@ -118,11 +118,11 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
         title = None if layer_arg is None else t("figures.attention.layer_title", lang, layer=layer)
         return attention_grid(patterns, labels, out, lang=lang, title=title, first_layer=layers[0])
     if kind == "head":
-        from .plot_attention import head_heatmap
+        from qkv.presentation.plot_attention import head_heatmap
 
         pattern = trace["pattern", layer][0, head].detach().float().numpy()  # (T, T)
         return head_heatmap(pattern, labels, out, layer, head, lang=lang)
-    from .plot_hull import hull_figure
+    from qkv.presentation.plot_hull import hull_figure
 
     q = check_token(len(ids) - 1 if token is None else token, len(ids))
     values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)

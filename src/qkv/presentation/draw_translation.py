@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis import cross
-from qkv.core.indices import check_index, check_layer_head
-
-from .i18n import t
+from qkv.core.see.indices import check_index, check_layer_head
+from qkv.presentation.i18n import t
 
 # why cross.gold_alignment found no gold links -> the note under the figure
 NO_GOLD = {"no_pair": "figures.alignment.no_pair", "differs": "figures.alignment.differs"}
@@ -50,7 +49,7 @@ def translation_figure(
     written = [tokenizer.display(i) for i in r.written]
     pattern = tr[cross.cross_name(L, "hook_pattern")][0].float().cpu().numpy()  # (n_heads, T_target, T_source)
     if kind == "alignment":
-        from .plot_alignment import alignment_figure
+        from qkv.presentation.plot_alignment import alignment_figure
 
         cells, why = cross.gold_alignment(
             [tokenizer.tokens[i] for i in r.src], [tokenizer.tokens[i] for i in r.written]
@@ -61,7 +60,7 @@ def translation_figure(
                 pattern if H is None else pattern[H], source, written, out, L, H, gold=cells, lang=lang, note=note
             )
         )
-    from .plot_hull import hull_figure
+    from qkv.presentation.plot_hull import hull_figure
 
     H = 0 if H is None else H
     q = check_index(

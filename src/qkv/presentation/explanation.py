@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from qkv.analysis import cross
 from qkv.analysis import explain as analysis
-from qkv.core.finite import non_finite_note
-from qkv.core.tokenizers.wordpiece import JOIN  # how a WordPiece piece that continues a word is shown
-
-from .explain_steps import head_steps, next_token
-from .i18n import check_lang, translator
-from .text import render
-from .translation_text import translation_blocks
+from qkv.core.io.finite import non_finite_note
+from qkv.core.text.tokenizers.wordpiece import JOIN
+from qkv.presentation.explain_steps import head_steps, next_token
+from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.text import render
+from qkv.presentation.translation_text import translation_blocks
 
 
 def explain(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .text import wrap
+from qkv.presentation.text import wrap
 
 SUFFIXES = (".png", ".svg")
 _NO_START = set("，。；：、）」』！？”’")
@@ -36,7 +36,7 @@ def new_figure(figsize=(6.4, 4.8)):
 
     It is not registered with pyplot, so there is no global state to clean up: once saved and
     dropped it is freed (safe in a web server's threads too)."""
-    from . import fonts
+    from qkv.presentation import fonts
 
     fonts.setup_matplotlib()
     from matplotlib.figure import Figure

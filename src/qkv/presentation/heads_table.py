@@ -6,9 +6,8 @@ head labels show (routes_heads.head_labels)."""
 from __future__ import annotations
 
 from qkv.analysis.head_scores import KINDS
-
-from .i18n import translator
-from .text import width
+from qkv.presentation.i18n import translator
+from qkv.presentation.text import width
 
 # A head "stands out" as a kind when its score is at least this many times an even spread's. An untrained
 # model's heads all sit at 1.0x; a head that does the job scores many times more (a perfect previous-token

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from qkv.core import refusal
+from qkv.core.io import refusal
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
@@ -57,11 +57,11 @@ def translator(lang: str, area: str):
     return lambda name, **fields: t(f"{area}.{name}", lang, **fields)
 
 
-# ------------------------------------------------------------------ errors (qkv.core.refusal)
+# ------------------------------------------------------------------ errors (qkv.core.io.refusal)
 
 
 def say_error(error: BaseException, lang: str) -> str:
-    """What `error` says in `lang`: a catalogued refusal (qkv.core.refusal) in that language, any other
+    """What `error` says in `lang`: a catalogued refusal (qkv.core.io.refusal) in that language, any other
     error in its own (English) text. Area "errors" holds the sentences, and says how qkv writes them."""
     check_lang(lang)
     if not getattr(error, "key", None):

@@ -9,9 +9,8 @@ shares to mean much (the document's gap_small), and the pieces that move the met
 from __future__ import annotations
 
 from qkv.analysis.patch import GAP_LOGITS
-
-from .i18n import check_lang, translator
-from .text import render as render_blocks
+from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.text import render as render_blocks
 
 STRONGEST = 3
 SITE_KEYS = {  # each site's one-line description, by its literal key

@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from .figures import check_path, new_figure, save
-from .i18n import translator
-from .plot_attention import CMAP, _tick_labels
-from .text import wrap
+from qkv.presentation.figures import check_path, new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.plot_attention import CMAP, _tick_labels
+from qkv.presentation.text import wrap
 
 GOLD = "#d62728"
 

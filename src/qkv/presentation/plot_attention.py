@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import check_path, label_step, new_figure, save, short
-from .i18n import translator
+from qkv.presentation.figures import check_path, label_step, new_figure, save, short
+from qkv.presentation.i18n import translator
 
 CMAP = "Blues"
 MASKED = "#c8c8c8"  # grey for cells the causal mask forbids

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from qkv.core.corpus.lexicon import AMBIGUOUS
-from qkv.core.geometry import pca_2d
-
-from .figures import caption, check_path, new_figure, save
-from .i18n import translator
+from qkv.core.see.hull import pca_2d
+from qkv.core.text.corpus.lexicon import AMBIGUOUS
+from qkv.presentation.figures import caption, check_path, new_figure, save
+from qkv.presentation.i18n import translator
 
 DEFAULT_COUNT = 60
 # a pretrained WordPiece vocabulary starts with [PAD], [unused0..] and punctuation: show words instead

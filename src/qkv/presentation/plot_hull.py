@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from qkv.analysis.numbers import fmt
-from qkv.core.geometry import hull_polygon, pca_2d, project
-
-from .figures import caption as write_caption
-from .figures import check_path, new_figure, save
-from .i18n import t, translator
+from qkv.core.see.hull import hull_polygon, pca_2d, project
+from qkv.presentation.figures import caption as write_caption
+from qkv.presentation.figures import check_path, new_figure, save
+from qkv.presentation.i18n import t, translator
 
 MAX_DRAWN = 1e300  # |v| beyond this: the picture's margins would pass the largest float (1.8e308)
 

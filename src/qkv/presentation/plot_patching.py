@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import caption, check_path, new_figure, save, short
-from .i18n import check_lang, translator
+from qkv.presentation.figures import caption, check_path, new_figure, save, short
+from qkv.presentation.i18n import check_lang, translator
 
 CMAP = "RdBu"  # matplotlib's RdBu runs red (low) to blue (high): positive, toward the clean run, is blue
 

@@ -13,10 +13,9 @@ import math
 import numpy as np
 import torch
 
-from qkv.core.nn.position import RoPE, sinusoidal_table
-
-from .figures import check_path, new_figure, save
-from .i18n import translator
+from qkv.core.model.nn.position import RoPE, sinusoidal_table
+from qkv.presentation.figures import check_path, new_figure, save
+from qkv.presentation.i18n import translator
 
 
 def sinusoidal_figure(path, n_ctx: int = 64, d_model: int = 64, lang: str = "en"):

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qkv.core.files import LOG_LIMIT, read_bytes
-
-from .figures import check_path, new_figure, save
-from .i18n import translator
+from qkv.core.io.files import LOG_LIMIT, read_bytes
+from qkv.presentation.figures import check_path, new_figure, save
+from qkv.presentation.i18n import translator
 
 
 def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, float | None]]]:

@@ -10,8 +10,8 @@ the others are explain's.
 
 from __future__ import annotations
 
-from .explain_steps import head_steps, next_token
-from .i18n import catalogue, translator
+from qkv.presentation.explain_steps import head_steps, next_token
+from qkv.presentation.i18n import catalogue, translator
 
 
 def _say(lang: str):

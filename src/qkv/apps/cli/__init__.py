@@ -11,15 +11,14 @@ from __future__ import annotations
 import os
 import sys
 
-from qkv.core import threads
-from qkv.core.models.pretrained import loading_dtype
+from qkv.apps.cli.commands import COMMANDS
+from qkv.apps.cli.parser import build_parser
+from qkv.core.hub.pretrained import loading_dtype
+from qkv.core.machine import threads
 from qkv.presentation.i18n import DEFAULT_LANG, LANGS, say_error, t
 
-from .commands import COMMANDS
-from .parser import build_parser
-
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
-# the commands that compute enough for the thread count to matter (qkv.core.threads picks it)
+# the commands that compute enough for the thread count to matter (qkv.core.machine.threads picks it)
 COMPUTING = {
     "train",
     "generate",

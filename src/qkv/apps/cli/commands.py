@@ -10,17 +10,16 @@ import codecs
 import sys
 from pathlib import Path
 
-from qkv.core.files import format_bytes
-from qkv.core.finite import dumps as finite_dumps
-from qkv.core.refusal import Refusal
-
-from . import describe, translate
+from qkv.apps.cli import describe, translate
+from qkv.core.io.files import format_bytes
+from qkv.core.io.finite import dumps as finite_dumps
+from qkv.core.io.refusal import Refusal
 
 
 def _load(ckpt):
     """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
+    from qkv.core.hub.bundled import default_ckpt
+    from qkv.core.train.checkpoint import load
 
     return load(ckpt or default_ckpt())
 
@@ -37,8 +36,8 @@ def _task(args) -> str:
     """--task, or on --resume without it the task the checkpoint in --out was trained for."""
     if args.task or not args.resume:
         return args.task or "lm"
-    from qkv.core.checkpoint import read_config
-    from qkv.core.prepare import task_of
+    from qkv.core.train.checkpoint import read_config
+    from qkv.core.train.run import task_of
 
     try:
         return task_of(read_config(Path(args.out)))
@@ -68,7 +67,7 @@ def _without_nproc(argv: list[str]) -> list[str]:
 
 
 def train(args) -> int | None:
-    from qkv.core import distributed
+    from qkv.core.machine import processes as distributed
 
     if args.nproc is not None and args.nproc != 1:
         if distributed.current().size > 1:
@@ -76,7 +75,7 @@ def train(args) -> int | None:
         return distributed.launch(args.nproc, _without_nproc(args.argv))
     task = _task(args)
     if task == "translate":
-        from qkv.core.train_translate import train_translation
+        from qkv.core.train.translate import train_translation
 
         _refuse_flags(
             args,
@@ -99,7 +98,7 @@ def train(args) -> int | None:
             progress=not args.quiet,
         )
     else:
-        from qkv.core.train import train
+        from qkv.core.train.lm import train
 
         _refuse_flags(args, ["pairs", "direction", "n_sentences"], "for --task translate")
         result = train(
@@ -143,9 +142,9 @@ def _cropped(what: str, n: int, n_ctx: int, done: str) -> None:
 
 
 def generate(args) -> None:
-    from qkv.core.checkpoint import load
-    from qkv.core.device import resolve
-    from qkv.core.sample import check_generates, check_sampling, generate_ids
+    from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
+    from qkv.core.machine.device import resolve
+    from qkv.core.train.checkpoint import load
 
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
     if not 1 <= args.samples <= 1024:
@@ -167,7 +166,7 @@ def generate(args) -> None:
             file=sys.stderr,
         )
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
-        from qkv.core.sample import generate_texts
+        from qkv.core.decode.sample import generate_texts
 
         texts = generate_texts(
             model,
@@ -224,7 +223,7 @@ def trace(args) -> None:
     import torch
 
     from qkv.analysis.explain import fit_context
-    from qkv.core.trace import name_filter
+    from qkv.core.see.trace import name_filter
 
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
@@ -243,7 +242,7 @@ def trace(args) -> None:
 
 
 def _trace_out(tr, tokenizer, args, keep) -> None:
-    from qkv.core.checks import check
+    from qkv.core.see.invariants import check
 
     out = tr.to_json(tokenizer)
     if args.check:
@@ -256,7 +255,7 @@ def _trace_out(tr, tokenizer, args, keep) -> None:
 
 def _cpu_only(args) -> None:
     """explain and serve compute on the CPU: qkv.analysis reads weights and activations there."""
-    from qkv.core.device import resolve
+    from qkv.core.machine.device import resolve
 
     if resolve(args.device).type != "cpu":
         raise Refusal.of("errors.cpu_only", command=args.command, device=args.device)
@@ -399,8 +398,8 @@ def serve(args) -> None:
 
 
 def export(args) -> None:
-    from qkv.core.checkpoint import load
-    from qkv.core.models.export import export_hf
+    from qkv.core.hub.export import export_hf
+    from qkv.core.train.checkpoint import load
 
     model, tokenizer = load(args.ckpt)
     out = export_hf(model, tokenizer, args.hf)

@@ -3,12 +3,12 @@ corpus holds, read and printed (the other handlers are in commands.py)."""
 
 from __future__ import annotations
 
-from qkv.core.files import format_bytes
+from qkv.core.io.files import format_bytes
 
 
 def info(args) -> None:
-    from qkv.core.checkpoint import load_checkpoint
-    from qkv.core.models.pretrained import is_pretrained_ref
+    from qkv.core.hub.pretrained import is_pretrained_ref
+    from qkv.core.train.checkpoint import load_checkpoint
 
     if is_pretrained_ref(args.ckpt):
         return _info_pretrained(args.ckpt)
@@ -31,7 +31,7 @@ def info(args) -> None:
 
 def _finite(model) -> None:
     """Say so when the weights hold NaN or infinities (a diverged fine-tune): every number built on them may too."""
-    from qkv.core.finite import weights_note
+    from qkv.core.io.finite import weights_note
 
     note = weights_note(model)
     if note:
@@ -40,7 +40,7 @@ def _finite(model) -> None:
 
 def _info_translation(ref, ckpt) -> None:
     """The header of `qkv info` for an encoder-decoder: what it translates, its two stacks, its data."""
-    from qkv.core.train_translate import direction_of
+    from qkv.core.train.translate import direction_of
 
     cfg, (source, target) = ckpt.model.cfg, direction_of(ckpt.config) or ("source", "target")
     shared = (
@@ -78,7 +78,7 @@ def _info_translation(ref, ckpt) -> None:
 def _info_pretrained(ref) -> None:
     """`qkv info` for "minilm" or a Hugging Face directory: what it is, where it came from, its size."""
     from qkv.analysis.view import model_info
-    from qkv.core.checkpoint import load
+    from qkv.core.train.checkpoint import load
 
     model, tokenizer = load(ref)
     m = model_info(model, tokenizer, str(ref))
@@ -97,7 +97,7 @@ def _info_pretrained(ref) -> None:
 
 
 def corpus(args) -> None:
-    from qkv.core.corpus import generate, pairs, probes
+    from qkv.core.text.corpus import generate, pairs, probes
 
     if not 1 <= args.n <= 1_000_000:
         raise ValueError(f"-n must be between 1 and 1000000, got {args.n}")

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import sys
 
-from qkv.core.files import without_bom
+from qkv.core.io.files import without_bom
 
 
 def translate(args) -> None:
-    from qkv.core.bundled import default_translate_ckpt
-    from qkv.core.checkpoint import load
-    from qkv.core.translation import translated
+    from qkv.core.decode.translate import translated
+    from qkv.core.hub.bundled import default_translate_ckpt
+    from qkv.core.train.checkpoint import load
     from qkv.presentation.i18n import say_error, t
 
     if args.max_len is not None and args.max_len < 1:
@@ -45,7 +45,7 @@ def translate(args) -> None:
 def _say(tr, lang: str = "en", line: int | None = None) -> None:
     """A translation on stdout; after it, on stderr, what its reader should know: the marks it read
     the sentence without, and that it is a guess when the model was unsure of it."""
-    from qkv.core.translation import UNSURE_BELOW
+    from qkv.core.decode.translate import UNSURE_BELOW
     from qkv.presentation.i18n import t
 
     print(tr.text, flush=True)

@@ -10,7 +10,7 @@ model or --ckpt; NEEDS_MODEL "minilm": it reads a pretrained BERT-family encoder
 from the `real` extra unless --ckpt names another; NEEDS_MODEL "translate": it reads a zh→en
 translation model, the bundled one unless --ckpt names another) or `measure(seed)` (it trains its own
 small models), returning a plain dict of numbers (JSON-able; curves as lists). A lesson that reads a
-model also declares READS, the model families it reads (their `Family.design`, qkv.core.models.family:
+model also declares READS, the model families it reads (their `Family.design`, qkv.core.spec.family:
 "decoder", "encoder", "encoder-decoder"), and may say in READS_WHY why it reads no other; `run` refuses
 a model of another family in one line.
 qkv.presentation.lessons.<name> SAYS and DRAWS those numbers: `title(lang)`, `text(n, lang)`,
@@ -29,11 +29,10 @@ import copy
 import importlib
 from pathlib import Path
 
-from qkv.core.bundled import default_ckpt, default_translate_ckpt
-from qkv.core.models.family import FAMILIES
+from qkv.apps.lessons.base import LessonResult, check_folder
+from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
+from qkv.core.spec.family import FAMILIES
 from qkv.presentation.i18n import check_lang
-
-from .base import LessonResult, check_folder
 
 # lesson name -> module name (the same under apps.lessons and presentation.lessons), in teaching order;
 # `qkv demo` runs these, on the bundled model or on models they train
@@ -115,7 +114,7 @@ def load_model(name: str, ckpt=None):
     Without `ckpt` the lesson's default (its NEEDS_MODEL): "minilm" all-MiniLM-L6-v2, "translate" the
     bundled translation model, true the bundled model. The model's family must be one the lesson
     READS; a translation model must translate zh→en."""
-    from qkv.core.checkpoint import load
+    from qkv.core.train.checkpoint import load
 
     lesson = lesson_module(name)
     path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.core import search, translation
-from qkv.core.corpus import lexicon as L
-from qkv.core.corpus import pairs
-
-from .training import threads
+from qkv.apps.lessons.training import threads
+from qkv.core.decode import beam as search
+from qkv.core.decode import translate as translation
+from qkv.core.text.corpus import lexicon as L
+from qkv.core.text.corpus import pairs
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
 READS = ("encoder-decoder",)  # the model families (Family.design) it reads

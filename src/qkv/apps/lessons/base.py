@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qkv.core.document import header
+from qkv.core.io.document import header
 
 
 def check_folder(path, what: str) -> Path:

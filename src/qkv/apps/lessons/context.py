@@ -42,10 +42,9 @@ from qkv.analysis.representations import (
     stages,
     vectors_at,
 )
-from qkv.core import corpus
-from qkv.core.models.gpt import GPT
-
-from .training import threads
+from qkv.apps.lessons.training import threads
+from qkv.core.model.gpt import GPT
+from qkv.core.text import corpus
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
@@ -100,7 +99,7 @@ def attention_side(model, tokenizer) -> dict:
 def sense_words(tokenizer) -> dict[str, list[int]]:
     """For each sense, the ids of the first words of the continuations the corpus writes after 苹果 in
     that sense (lexicon: 苹果's food_tails, the shared COMPANY_TAILS), those the tokenizer has as one token."""
-    from qkv.core.corpus import lexicon as L
+    from qkv.core.text.corpus import lexicon as L
 
     tails = {"fruit": L.AMBIGUOUS[WORD]["food_tails"], "company": L.COMPANY_TAILS}
     out = {}

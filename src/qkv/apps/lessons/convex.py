@@ -72,7 +72,7 @@ def separating_plane(VW, zW, x_new, x, near) -> dict:
 @torch.no_grad()
 def measure(model, tokenizer, seed: int = 0) -> dict:
     from qkv.analysis.attend import attend
-    from qkv.core.geometry import convex_weights
+    from qkv.core.see.hull import convex_weights
 
     torch.manual_seed(seed)
     ex = attend(

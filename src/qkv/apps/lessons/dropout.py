@@ -22,8 +22,8 @@ LAYER, HEAD = 0, 0  # the head whose attention pattern the figure shows
 
 def with_dropout(model, p: float):
     """A copy of the model with attention dropout p and the same weights."""
-    from qkv.core.config import ModelConfig
-    from qkv.core.models.gpt import GPT
+    from qkv.core.model.gpt import GPT
+    from qkv.core.spec.config import ModelConfig
 
     copy = GPT(ModelConfig(**{**model.cfg.to_dict(), "dropout_attn": p}))
     copy.load_state_dict(model.state_dict())
@@ -55,7 +55,7 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     """The same weights run once in training mode (dropout p, seeded) and once in evaluation mode:
     n["train"] and n["eval"] as `summarise` gives them; in training mode also the smallest and largest
     row sum, n["train"]["rows"]["min_sum"] and ["max_sum"]."""
-    from qkv.core.checks import check
+    from qkv.core.see.invariants import check
 
     dropped = with_dropout(model, P)
     ids = torch.tensor([tokenizer.encode(TEXT)])

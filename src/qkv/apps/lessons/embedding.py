@@ -62,8 +62,8 @@ def cosines(E: torch.Tensor) -> torch.Tensor:
 def _training_text() -> tuple[str, str]:
     """(the bundled GPT's training text, "bundled"); ("the built-in corpus, "builtin") without the HSK
     sentences installed: the part of that text which qkv generates."""
-    from qkv.core.bundled import training_text
-    from qkv.core.corpus import default_text
+    from qkv.core.hub.bundled import training_text
+    from qkv.core.text.corpus import default_text
 
     try:
         return training_text(), "bundled"

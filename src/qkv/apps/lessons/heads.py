@@ -30,7 +30,7 @@ CATEGORIES = ("cue", "previous", "start", "self")
 
 def cue_words() -> list[str]:
     """The verbs that decide a sense in the corpus: the first word of every food and company cue."""
-    from qkv.core.corpus import lexicon as L
+    from qkv.core.text.corpus import lexicon as L
 
     phrases = [zh for info in L.AMBIGUOUS.values() for zh, _ in info["food_cues"]] + [zh for zh, _ in L.COMPANY_CUES]
     return list(dict.fromkeys(p.split()[0] for p in phrases))
@@ -40,7 +40,7 @@ def prompts(tokenizer, lang: str = "zh") -> list[tuple[list[int], int]]:
     """(ids, cue position) for every sense probe whose words are all in the vocabulary; the text ends
     with the comma (and, for a tokenizer that makes spaces tokens, the space after it), so the last
     position is the one that guesses the next word."""
-    from qkv.core.corpus import probes
+    from qkv.core.text.corpus import probes
 
     cues = set(cue_words())
     out = []

@@ -27,7 +27,7 @@ import copy
 import numpy as np
 import torch
 
-from .real_common import model_name
+from qkv.apps.lessons.real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -172,7 +172,7 @@ def stages(cfg) -> list[tuple[str, str]]:
 @torch.no_grad()
 def word_vectors(model, ids: list[list[int]], positions: list[int], pad_id: int = 0) -> dict[str, np.ndarray]:
     """stage label -> (N, d_model): the vector at positions[i] of sentence i (a padded batch, masked)."""
-    from qkv.core.models.encoder import pad_batch
+    from qkv.core.model.encoder import pad_batch
 
     batch, mask = pad_batch(ids, pad_id)  # (N, T_max) each
     named = stages(model.cfg)
@@ -217,8 +217,8 @@ def probe_accuracy(X: np.ndarray, y: np.ndarray, folds: list[list[int]], fit=rid
 def random_encoder(cfg, seed: int = 0):
     """The same architecture, freshly initialised as BERT is: weights N(0, INIT_STD²), biases 0,
     LayerNorm scale 1 and shift 0 (a seeded generator; the global random state is left alone)."""
-    from qkv.core.models.encoder import Encoder
-    from qkv.core.nn.layernorm import LayerNorm
+    from qkv.core.model.encoder import Encoder
+    from qkv.core.model.nn.layernorm import LayerNorm
 
     g = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .real_common import model_name
+from qkv.apps.lessons.real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -81,7 +81,7 @@ def key_sets(ids: list[int]) -> list[tuple[int, dict[str, list[int]]]]:
 @torch.no_grad()
 def attention_mass(model, id_lists: list[list[int]], pad_id: int = 0) -> dict:
     """mass[c]: (n_layers, n_heads), the mean weight per category; the query counts; the uniform baseline."""
-    from qkv.core.models.encoder import pad_batch
+    from qkv.core.model.encoder import pad_batch
 
     cfg = model.cfg
     batch, mask = pad_batch(id_lists, pad_id)  # (N, T_max) each: padding keys get no weight

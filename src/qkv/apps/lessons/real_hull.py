@@ -10,7 +10,7 @@ For every head h of every layer (all-MiniLM-L6-v2: 72 heads) on TEXT, with a_j t
     resid_mid = LN1(s)                         against conv{LN1(c + v_j W_O[h])}   post-norm: LN1 is not affine
 
 The last four at the position of QUERY (the second apple). Each is a linear program of
-qkv.core.geometry (L1 distance to the hull, 0 inside, at qkv.check's relative tolerance).
+qkv.core.see.hull (L1 distance to the hull, 0 inside, at qkv.check's relative tolerance).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .convex import pick_head
-from .real_common import model_name
+from qkv.apps.lessons.convex import pick_head
+from qkv.apps.lessons.real_common import model_name
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -30,7 +30,7 @@ STAGES = ("zW", "x_zW", "sum", "mid")
 
 
 def _distance(point, vertices) -> float:
-    from qkv.core.geometry import convex_weights
+    from qkv.core.see.hull import convex_weights
 
     return convex_weights(np.asarray(point), np.asarray(vertices), tol=TOL).distance
 

@@ -12,10 +12,9 @@ import json
 import time
 from pathlib import Path
 
-from qkv.core.files import write_json
+from qkv.apps.lessons.base import LessonResult, check_folder
+from qkv.core.io.files import write_json
 from qkv.presentation.i18n import check_lang, t
-
-from .base import LessonResult, check_folder
 
 _CSS = (
     "body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;"

@@ -15,12 +15,11 @@ from functools import lru_cache
 
 import torch
 
-from qkv.core import corpus
-from qkv.core.config import ModelConfig, TrainConfig
-from qkv.core.data import get_batch, split_ids
-from qkv.core.models.gpt import GPT, lm_loss
-
-from .training import fit, threads, tokenize
+from qkv.apps.lessons.training import fit, threads, tokenize
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.spec.config import ModelConfig, TrainConfig
+from qkv.core.text import corpus
+from qkv.core.text.batches import get_batch, split_ids
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own

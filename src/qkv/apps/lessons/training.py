@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from qkv.core.config import ModelConfig, TrainConfig
-from qkv.core.data import get_batch, split_ids
-from qkv.core.loop import lr_at, make_optimizer
-from qkv.core.models.gpt import GPT
-from qkv.core.tokenizers import WordTokenizer, train_tokenizer
-from qkv.core.train import evaluate, train_step
+from qkv.core.model.gpt import GPT
+from qkv.core.spec.config import ModelConfig, TrainConfig
+from qkv.core.text.batches import get_batch, split_ids
+from qkv.core.text.tokenizers import WordTokenizer, train_tokenizer
+from qkv.core.train.lm import evaluate, train_step
+from qkv.core.train.loop import lr_at, make_optimizer
 
 
 @dataclass

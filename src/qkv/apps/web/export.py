@@ -18,14 +18,13 @@ from pathlib import Path
 from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import view
-from qkv.core.files import atomic_write
-from qkv.core.finite import dumps
-from qkv.core.indices import check_index, check_layer_head
-from qkv.core.refusal import Refusal, phrase
-
-from .bundle import ENTRY, bundle
-from .offer import model_doc
-from .server import STYLES, asset
+from qkv.apps.web.bundle import ENTRY, bundle
+from qkv.apps.web.offer import model_doc
+from qkv.apps.web.server import STYLES, asset
+from qkv.core.io.files import atomic_write
+from qkv.core.io.finite import dumps
+from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.see.indices import check_index, check_layer_head
 
 
 def _inline_json(obj) -> str:

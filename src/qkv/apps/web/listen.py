@@ -15,7 +15,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .server import LOCAL_HOSTS, create_app
+from qkv.apps.web.server import LOCAL_HOSTS, create_app
 
 IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
@@ -131,8 +131,8 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     """Load a checkpoint (default: the bundled model) and serve the explorer until Ctrl-C."""
     import sys
 
-    from qkv.core.bundled import default_ckpt
-    from qkv.core.checkpoint import load
+    from qkv.core.hub.bundled import default_ckpt
+    from qkv.core.train.checkpoint import load
 
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be between 0 and 65535, got {port}")

@@ -14,11 +14,10 @@ import re
 
 from qkv.analysis.compare import comparable
 from qkv.analysis.view import encode_text, model_info
-from qkv.core.document import header
-from qkv.core.finite import NonFiniteError
-from qkv.core.sample import generate_ids
-
-from .translate import translation_model_doc
+from qkv.apps.web.translate import translation_model_doc
+from qkv.core.decode.sample import generate_ids
+from qkv.core.io.document import header
+from qkv.core.io.finite import NonFiniteError
 
 WHITESPACE = re.compile(r"(?:\u2423|\\[nrt]|\s)+")  # a token shown as only whitespace: ␣, \n, \t, \r
 

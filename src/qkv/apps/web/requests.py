@@ -14,7 +14,7 @@ largest, /api/compare's three texts, is 196 KiB; the slowest body that size to p
 
 Every refusal is said in the language of the request (`lang_of`: the first of its Accept-Language
 languages that qkv speaks; the page sends its own, static/api.js), from the message catalogue
-(areas "errors" and "requests"): a refusal of qkv.core.refusal, or pydantic's complaint about a body
+(areas "errors" and "requests"): a refusal of qkv.core.io.refusal, or pydantic's complaint about a body
 made into one (`invalid_body`). Without the header, English.
 """
 
@@ -25,8 +25,8 @@ from http import HTTPStatus
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from qkv.core.finite import dumps as finite_dumps
-from qkv.core.refusal import Refusal, phrase
+from qkv.core.io.finite import dumps as finite_dumps
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.presentation.i18n import DEFAULT_LANG, LANGS, catalogue, say_error
 
 MAX_CHARS = 4000

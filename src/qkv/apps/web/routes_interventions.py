@@ -36,10 +36,9 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import SITES, check_model, patch_text
 from qkv.analysis.view import TextError, read_text
-from qkv.core.document import header
-from qkv.core.refusal import Refusal
-
-from .requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
+from qkv.apps.web.requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
+from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal
 
 PATCH_WORK = 10**12  # parameters x tokens that one patching request may run (see the module docstring)
 MAX_TOP = 50

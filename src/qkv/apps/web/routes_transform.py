@@ -12,12 +12,11 @@ from fastapi import Request
 
 from qkv.analysis.transform import MATRICES, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
-from qkv.core.document import header
-from qkv.core.indices import TextError, check_layer_head
-from qkv.core.refusal import family_title
+from qkv.apps.web.requests import FiniteJSON, Strict, request_lang
+from qkv.core.io.document import header
+from qkv.core.io.refusal import family_title
+from qkv.core.see.indices import TextError, check_layer_head
 from qkv.presentation.i18n import DEFAULT_LANG, say_error
-
-from .requests import FiniteJSON, Strict, request_lang
 
 
 class TransformIn(Strict):

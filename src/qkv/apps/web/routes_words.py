@@ -19,8 +19,7 @@ from pydantic import Field
 from qkv.analysis.side import MAX_TOP, side_by_side
 from qkv.analysis.view import TextError
 from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
-
-from .requests import MAX_CHARS, FiniteJSON, Strict
+from qkv.apps.web.requests import MAX_CHARS, FiniteJSON, Strict
 
 
 class VocabIn(Strict):

@@ -35,7 +35,7 @@ generating and comparing are 400s (it translates instead of continuing a text).
 
 The server is a thin shell: each endpoint calls one function of the Python API. What the user got
 wrong is a 4xx answer {"error": one line, "status": code}: 422 for a malformed request, 400 for a
-text that cannot be shown (qkv.core.indices.TextError); anything else is a 500, a bug in qkv.
+text that cannot be shown (qkv.core.see.indices.TextError); anything else is a 500, a bug in qkv.
 The line is in the request's language (Accept-Language, which the page sets to its own; English
 without it), from the message catalogue: requests.py says how.
 Requests whose Host header is not the address the server listens on are refused (a web page
@@ -80,16 +80,9 @@ from starlette.exceptions import HTTPException
 from qkv.analysis.compare import compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
-from qkv.core.document import header
-from qkv.core.finite import NonFiniteError
-from qkv.core.indices import check_layer_head, check_token
-from qkv.core.refusal import Refusal
-from qkv.core.sample import check_generates, generate_ids
-from qkv.presentation.explanation import explain
-
-from . import bundle, routes_heads, routes_interventions, routes_transform, routes_words
-from .offer import model_doc
-from .requests import (
+from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web.offer import model_doc
+from qkv.apps.web.requests import (
     MAX_CHARS,
     BodyLimit,
     FiniteJSON,
@@ -100,6 +93,12 @@ from .requests import (
     invalid_body,
     request_lang,
 )
+from qkv.core.decode.sample import check_generates, generate_ids
+from qkv.core.io.document import header
+from qkv.core.io.finite import NonFiniteError
+from qkv.core.io.refusal import Refusal
+from qkv.core.see.indices import check_layer_head, check_token
+from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
 # each forward pass records and hooks in its own state (core/nn/tap.py: per thread), so requests run side by
@@ -327,7 +326,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
 
     app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
     if name == "bundled":
-        from qkv.core.bundled import BUNDLED
+        from qkv.core.hub.bundled import BUNDLED
 
         app.state.model_dir = BUNDLED
     for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints

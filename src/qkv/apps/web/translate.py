@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from qkv.analysis.view import model_info
-from qkv.core.document import header
-from qkv.core.translation import translate
+from qkv.core.decode.translate import translate
+from qkv.core.io.document import header
 
 # (kind, tags the pair must have) in the order offered
 WANTED = [
@@ -45,7 +45,7 @@ def source_lang(model, tokenizer, name: str = "") -> str:
 
 
 def _pairs():
-    from qkv.core.corpus import pairs
+    from qkv.core.text.corpus import pairs
 
     return pairs("heldout") + pairs("train", n_sentences=2000)
 

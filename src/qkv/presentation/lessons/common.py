@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from ..i18n import t
+from qkv.presentation.i18n import t
 
 
 def then(sentences, lang: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from ..text import width, wrap
-from .common import commas, then
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import commas, then
+from qkv.presentation.text import width, wrap
 
 SENSES = ("fruit", "company")  # the two sentences, as qkv.apps.lessons.context.SENSES names them
 COLUMNS = 100  # the patching paragraph is wrapped at this many display columns (a Chinese character: 2)

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from qkv.analysis.numbers import fmt
-
-from ..figures import new_figure, save
-from ..i18n import translator
-from ..plot_hull import draw_hull, hull_figure
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.plot_hull import draw_hull, hull_figure
 
 
 def dist(x: float) -> str:

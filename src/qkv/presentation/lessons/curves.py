@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from ..i18n import translator
-from ..plot_training import moving_average
+from qkv.presentation.i18n import translator
+from qkv.presentation.plot_training import moving_average
 
 
 def draw_curves(

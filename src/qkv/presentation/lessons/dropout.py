@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..figures import new_figure, save
-from ..i18n import translator
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
 
 
 def title(lang: str) -> str:

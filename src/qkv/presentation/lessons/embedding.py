@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..i18n import translator
-from ..plot_embedding import embedding_map
+from qkv.presentation.i18n import translator
+from qkv.presentation.plot_embedding import embedding_map
 
 DRAWS_MODEL = True
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from ..text import width
-from .common import then
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import then
+from qkv.presentation.text import width
 
 EVERY = 5  # the text's table shows every 5th measurement (the figure shows them all)
 FORMED = 3  # an induction head formed: the best score ends at least this many times the even spread's

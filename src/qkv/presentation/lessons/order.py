@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
 
 
 def title(lang: str) -> str:

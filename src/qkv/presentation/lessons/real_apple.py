@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from ..text import width
-from .common import commas, then
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import commas, then
+from qkv.presentation.text import width
 
 MODELS = ("pretrained", "random", "shuffled")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from ..plot_hull import hull_figure
-from .common import then
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import then
+from qkv.presentation.plot_hull import hull_figure
 
 COLUMNS = (
     "z",

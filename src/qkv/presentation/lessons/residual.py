@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from .common import listing, then
-from .curves import draw_curves
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import listing, then
+from qkv.presentation.lessons.curves import draw_curves
 
 
 def title(lang: str) -> str:

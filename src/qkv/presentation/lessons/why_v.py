@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..figures import new_figure, save
-from ..i18n import translator
-from .common import listing
-from .curves import draw_curves
+from qkv.presentation.figures import new_figure, save
+from qkv.presentation.i18n import translator
+from qkv.presentation.lessons.common import listing
+from qkv.presentation.lessons.curves import draw_curves
 
 NAMES = {"v": "A·V", "k": "A·K"}  # the kinds of qkv.apps.lessons.why_v.KINDS, as the rows name them
 

@@ -1,4 +1,4 @@
-"""What qkv refuses, and why, in English: the refusals of qkv.core.refusal (the same keys as zh/errors.py).
+"""What qkv refuses, and why, in English: the refusals of qkv.core.io.refusal (the same keys as zh/errors.py).
 
 Each message is one line, said by the server's error answers ({"error": ..., "status": ...}) and by
 the CLI (`qkv: error: ...`). A {field} is filled in by the code that refuses: numbers, token

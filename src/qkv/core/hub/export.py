@@ -1,0 +1,156 @@
+"""Write a qkv GPT and its tokenizer as a Hugging Face model directory.
+
+    export_hf(model, tokenizer, "runs/book-hf")
+    AutoModelForCausalLM.from_pretrained("runs/book-hf")   # GPT-2, the same logits (to 1e-5)
+    AutoTokenizer.from_pretrained("runs/book-hf")          # the same ids, the same decoded text
+
+The model goes through `to_hf` (GPT-2's layout) and `save_pretrained` (config.json and
+model.safetensors); the tokenizer through `to_hf_tokenizer` (tokenizer.json), with a
+tokenizer_config.json that names `PreTrainedTokenizerFast` and n_ctx as `model_max_length`; qkv's
+own tokenizer goes beside it (qkv-tokenizer.json), so `--ckpt out` reads the directory back exactly.
+Everything is written into a hidden sibling directory first and renamed to `out` at the end, so a
+failure leaves nothing behind; `out` must not exist or be an empty directory (nothing is replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+import torch
+
+from qkv.core.hub.gpt2 import to_hf
+from qkv.core.hub.pretrained import QKV_TOKENIZER
+from qkv.core.model import evaluating
+from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
+
+# The exported model is run once on a probe sequence against qkv's own: a safety net for a setting
+# the GPT-2 mapping would carry over wrongly. Relative to the logits' size; the tests check 1e-5.
+PROBE_TOKENS, PROBE_TOLERANCE = 64, 1e-4
+
+
+def export_hf(model, tokenizer, out) -> Path:
+    """Write `model` (a qkv GPT) and `tokenizer` as a Hugging Face directory `out`; returns its path."""
+    out = Path(out)
+    _check_target(out)
+    _check_exportable(model, tokenizer)
+    try:
+        hf_model = to_hf(model)
+    except ImportError:
+        raise ValueError("exporting to Hugging Face needs transformers: pip install 'qkv[hf]'") from None
+    hf_tokenizer = to_hf_tokenizer(tokenizer)
+    _check_same_logits(model, hf_model)
+
+    where = Path(os.path.abspath(out))  # "." or "" has no name and its parent is itself: use the real path
+    # hidden, on out's file system: beside a new directory, inside an empty one that exists (which may be a
+    # mount point, or sit in a folder this user cannot write)
+    inside = where.is_dir()
+    tmp = (where if inside else where.parent) / f".{where.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
+    except OSError as e:
+        raise ValueError(f"cannot write {out}: {e.strerror or e}") from None
+    try:
+        _quietly(hf_model.save_pretrained, tmp)
+        if not any(tmp.glob("*.safetensors")):
+            raise ValueError("transformers wrote no safetensors file; upgrade transformers (4.45 or newer)")
+        hf_tokenizer.save(str(tmp / "tokenizer.json"))
+        tokenizer.save(tmp / QKV_TOKENIZER)  # so `--ckpt out` reads it back as qkv's own tokenizer
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "model_max_length": model.cfg.n_ctx,
+            "clean_up_tokenization_spaces": False,
+        }  # decode must not touch spaces: qkv's decode does not
+        (tmp / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        _move_into(tmp, where, out, inside)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _move_into(tmp: Path, where: Path, out: Path, inside: bool) -> None:
+    """Put the written files at `where`: a new directory is tmp renamed (atomic); an empty directory
+    that exists (perhaps the shell's current one) keeps its identity and gets the files moved in."""
+    if not inside:
+        try:
+            os.replace(tmp, where)
+            return
+        except OSError:
+            _check_target(out)  # made meanwhile: the usual one-line refusal, else the error itself
+            raise
+    if any(p != tmp for p in where.iterdir()):  # filled meanwhile
+        raise ValueError(_NOT_EMPTY.format(out=out))
+    moved = []
+    try:
+        for f in sorted(tmp.iterdir(), key=lambda f: f.name == "config.json"):  # config.json, which marks it, last
+            os.replace(f, where / f.name)
+            moved.append(where / f.name)
+    except BaseException:
+        for f in moved:
+            f.unlink(missing_ok=True)
+        raise
+    tmp.rmdir()
+
+
+def _quietly(f, *args):
+    """Call f without transformers' progress bars (the command prints its own line)."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return f(*args)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
+_NOT_EMPTY = (
+    "{out} is a directory that is not empty: export writes only a new or empty directory, so nothing is overwritten"
+)
+
+
+def _check_target(out: Path) -> None:
+    above = next((p for p in out.absolute().parents if p.exists()), None)  # the nearest folder that exists
+    if above is not None and not above.is_dir():
+        raise ValueError(f"cannot write {out}: {above} is a file, not a directory")
+    if out.is_symlink() or out.exists() and not out.is_dir():
+        raise ValueError(
+            f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten"
+        )
+    if out.is_dir() and any(out.iterdir()):
+        raise ValueError(_NOT_EMPTY.format(out=out))
+
+
+def _check_exportable(model, tokenizer) -> None:
+    """What `to_hf` does not check itself: a model with no next-token head, and a vocabulary larger
+    than the model's."""
+    if not model.family.exports_hf:
+        raise ValueError(
+            f"only a GPT (a causal language model) can be exported as AutoModelForCausalLM; "
+            f"this model is {model.family.title}"
+        )
+    if tokenizer.vocab_size > model.cfg.d_vocab:
+        raise ValueError(f"the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
+
+
+def _check_same_logits(model, hf_model) -> None:
+    n = min(model.cfg.n_ctx, PROBE_TOKENS)
+    ids = torch.randint(0, model.cfg.d_vocab, (1, n), generator=torch.Generator().manual_seed(0))
+    with evaluating(model):
+        with torch.no_grad():
+            ours, theirs = model(ids.to(model.embed.weight.device)).cpu(), hf_model(ids).logits
+    gap = (ours - theirs).abs().max().item()
+    if not gap <= PROBE_TOLERANCE * max(1.0, ours.abs().max().item()):
+        raise ValueError(
+            f"the exported GPT-2 does not compute what the qkv model does (logits differ by {gap:.3g}); "
+            "some setting of this model has no GPT-2 counterpart"
+        )
+
+
+__all__ = ["export_hf"]

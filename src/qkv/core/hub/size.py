@@ -1,0 +1,177 @@
+"""How large a model is before it is built: every weight's shape from the config, its bytes in the
+dtype it is loaded in, and the memory this machine has for them.
+
+A config whose fields are each within bounds can still describe terabytes: GPT-2 with n_layer 1024
+and n_embd 4096 has 206 billion parameters, 825 GB as float32. Building it allocates until the
+allocator fails or the OOM killer ends the process (and whatever else runs beside it). `check_fits`
+refuses such a config in one line before anything is allocated, and the loaders compare a weight
+file's header (names and shapes, no data) with `param_shapes` before they build the model.
+
+`param_shapes` follows the modules (models/gpt.py, encoder.py, seq2seq.py and nn/): the tests build
+every family and variant and compare it with `named_parameters()`, name for name.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from qkv.core.hub.weights import SAFETENSORS_FLOATS
+from qkv.core.io.files import format_bytes
+from qkv.core.spec.config import ModelConfig
+
+DTYPES = {"float32": 4, "bfloat16": 2}  # the dtypes a model is loaded in, and the bytes of one number
+FLOAT_DTYPES = tuple(SAFETENSORS_FLOATS)  # safetensors' names of the float types the loaders read
+MEMINFO = Path("/proc/meminfo")
+# cgroup v2, then v1: (the limit, what the group uses now)
+V1 = Path("/sys/fs/cgroup/memory")
+CGROUPS = (  # cgroup v2, v1: (limit, usage, statistics, the one of them that is page cache it can drop)
+    (
+        Path("/sys/fs/cgroup/memory.max"),
+        Path("/sys/fs/cgroup/memory.current"),
+        Path("/sys/fs/cgroup/memory.stat"),
+        "inactive_file",
+    ),
+    (V1 / "memory.limit_in_bytes", V1 / "memory.usage_in_bytes", V1 / "memory.stat", "total_inactive_file"),
+)
+
+
+def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """name -> shape of each of the model's parameters, as named_parameters() gives them: a tied
+    unembedding is W_E, so it is not listed again (nor stored in a checkpoint)."""
+    d, V = cfg.d_model, cfg.d_vocab
+    shapes: dict[str, tuple[int, ...]] = {"embed.weight": (V, d)}
+
+    def linear(name: str, d_in: int, d_out: int, bias: bool) -> None:
+        shapes[name + ".weight"] = (d_out, d_in)  # nn.Linear's (out, in)
+        if bias:
+            shapes[name + ".bias"] = (d_out,)
+
+    def layer_norm(name: str, always: bool = False) -> None:
+        if always or cfg.norm != "none":  # norm="none": the identity, no parameters
+            shapes[name + ".weight"] = (d,)
+            if cfg.bias and cfg.norm != "rms":  # RMSNorm has no shift
+                shapes[name + ".bias"] = (d,)
+
+    def attention(name: str) -> None:
+        d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
+        linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
+        linear(name + ".W_O", d_attn, d, cfg.bias)
+        if cfg.qk_norm:
+            shapes[name + ".q_norm.weight"] = shapes[name + ".k_norm.weight"] = (cfg.d_head,)
+
+    def blocks(prefix: str, n: int, cross: bool = False) -> None:
+        for i in range(n):
+            p = f"{prefix}blocks.{i}."
+            layer_norm(p + "ln1")
+            attention(p + "attn")
+            if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
+                layer_norm(p + "ln2")
+                if cfg.mlp == "gated":
+                    linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
+                linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
+                linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
+            if cross:  # a decoder block: cross-attention, and ln3 before the MLP
+                attention(p + "cross_attn")
+                layer_norm(p + "ln3")
+
+    learned = cfg.pos == "learned"  # sinusoidal tables (buffers) and RoPE's angles are rebuilt, not stored
+    if cfg.arch == "seq2seq":
+        if not cfg.share_embeddings:
+            shapes["src_embed.weight"] = (V, d)
+        if learned:
+            shapes["pos_embed.W_pos"] = shapes["src_pos_embed.W_pos"] = (cfg.n_ctx, d)
+        blocks("encoder.", cfg.n_encoder_layers)
+        layer_norm("encoder.ln_final")
+        blocks("decoder.", cfg.n_layers, cross=True)
+        layer_norm("decoder.ln_final")
+    else:
+        if learned:
+            shapes["pos_embed.W_pos"] = (cfg.n_ctx, d)
+        if cfg.arch == "bert":
+            if cfg.n_token_types:
+                shapes["token_type_embed.weight"] = (cfg.n_token_types, d)
+            layer_norm("ln_embed", always=True)
+        blocks("", cfg.n_layers)
+        if cfg.arch == "gpt" and cfg.pre_norm:  # a post-norm block already ends in a LayerNorm
+            layer_norm("ln_final")
+    if cfg.arch != "bert":
+        if not cfg.tie_embeddings:
+            shapes["unembed.weight"] = (V, d)
+        if cfg.unembed_bias:
+            shapes["unembed.bias"] = (V,)
+    return shapes
+
+
+def param_count(cfg: ModelConfig) -> int:
+    """sum(p.numel() for p in make_model(cfg).parameters()), without building it."""
+    return sum(math.prod(s) for s in param_shapes(cfg).values())
+
+
+def buffer_count(cfg: ModelConfig) -> int:
+    """The numbers in the model's fixed tables (buffers): sinusoidal positions. (RoPE keeps its
+    frequencies and the cos and sin of the positions a text reaches outside the buffers: nn.position.RoPE.)"""
+    tables = {"gpt": 1, "bert": 1, "seq2seq": 2}[cfg.arch]  # position modules (Seq2Seq: source and target)
+    if cfg.pos == "sinusoidal":
+        return tables * cfg.n_ctx * cfg.d_model
+    return 0
+
+
+def available_memory() -> int | None:
+    """The bytes this process may still allocate: MemAvailable from /proc/meminfo, capped by the
+    cgroup's limit (less what the group uses) when one is set; where neither can be read (macOS), the
+    physical memory; None when nothing can be read (no limit is applied then)."""
+    found = []
+    try:
+        for line in MEMINFO.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_path, usage_path, stat_path, cache in CGROUPS:
+        limit = _read_int(limit_path)  # None for "max": no limit
+        if limit is not None:  # what the group uses, less the file cache it drops first (docker's "working set")
+            used = (_read_int(usage_path) or 0) - _stat(stat_path, cache)
+            found.append(max(0, limit - max(0, used)))
+    if not found:
+        try:
+            found.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, OSError, ValueError):
+            pass
+    return min(found) if found else None
+
+
+def _stat(path: Path, key: str) -> int:
+    """A number in a cgroup's memory.stat ("key value" lines), 0 if it cannot be read."""
+    try:
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:
+    """Refuse (ValueError, one line naming `source`, the config's file) a model whose weights (in `dtype`)
+    and tables cannot fit in the memory available. Only what surely cannot fit is refused: no headroom
+    is asked for, since the loaders read a weight file tensor by tensor with plain reads and need
+    little beyond the model itself; a model just under the limit may still run short later (activations,
+    a KV cache), and that is the allocator's one-line error, not a machine brought down."""
+    n, tables = param_count(cfg), buffer_count(cfg)
+    need, have = DTYPES[dtype] * n + 4 * tables, available_memory()
+    if have is not None and need > have:
+        extra = f" and {tables:,} numbers of fixed tables" if tables else ""
+        raise ValueError(
+            f"{source} describes {n:,} parameters{extra} ({format_bytes(need)} as {dtype}); "
+            f"this machine has {format_bytes(have)} of memory available"
+        )

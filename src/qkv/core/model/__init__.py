@@ -1,0 +1,26 @@
+"""The model family: GPT (decoder-only), Encoder (BERT), Seq2Seq (encoder-decoder), all from core.nn.
+
+What each family is and can do is declared once, in `family` (FAMILIES); every model class carries
+its entry as `model.family`."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from qkv.core.spec.family import family_of
+
+
+def make_model(cfg):
+    """The model of cfg's family, built from cfg."""
+    return family_of(cfg).model_class()(cfg)
+
+
+@contextmanager
+def evaluating(model):
+    """Within this block `model` is in evaluation mode (no dropout); its mode before comes back after."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)

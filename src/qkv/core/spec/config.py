@@ -1,0 +1,403 @@
+"""Configuration: ModelConfig (the network's shape), TrainConfig (how to train it), PRESETS.
+
+Both are validated dataclasses: a bad value raises ValueError with a one-line message that names
+the field and the value. `apply_overrides` checks `--set key=value` pairs against field names
+and types, so a typo is an error, never a silently ignored option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from dataclasses import dataclass, field
+
+from qkv.core.spec.family import FAMILIES, OWNED_FIELDS
+
+POS_KINDS = ("learned", "sinusoidal", "rope", "none")
+NORM_KINDS = ("pre", "post", "rms", "none")
+VALUE_KINDS = ("v", "k")
+MLP_KINDS = ("plain", "gated", "none")
+ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu")
+ROPE_LAYOUTS = ("adjacent", "halves")
+ROPE_SCALING_FIELDS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+ARCHS = tuple(FAMILIES)
+
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_int(name: str, value, low: int = 1, high: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"{name} must be {bound}; got {value}")
+
+
+def _check_float(name: str, value, low: float, high: float, high_open: bool = False) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    if value < low or value > high or (high_open and value == high):
+        interval = f"[{low}, {high})" if high_open else f"[{low}, {high}]"
+        raise ValueError(f"{name} must be in {interval}; got {value}")
+
+
+@dataclass
+class ModelConfig:
+    """The shape of a Transformer: a decoder-only GPT (arch="gpt") or a BERT encoder (arch="bert").
+
+    d_head defaults to d_model // n_heads and d_mlp to 4 * d_model. `pos` picks the positional
+    encoding, `norm` where LayerNorm sits (pre: x + f(LN(x)); post: LN(x + f(x)); none: no
+    LayerNorm at all). Two switches exist for experiments: `residual=False` drops the residual
+    connections (x = f(LN(x))), and `values="k"` makes attention mix the keys (z = A k, no W_V).
+    `embed_scale` multiplies the token embeddings by sqrt(d_model) before positions are added, as
+    the 2017 paper does; None means "as the paper" for sinusoidal positions and off otherwise. A
+    saved config without the field (written before it existed) loads with it off (from_dict).
+    The parts of today's open LLMs (Llama, Mistral, Qwen2, Qwen3) are switches of a GPT: `mlp="gated"`
+    (SwiGLU: (act(x W_gate) * x W_in) W_out, with activation="silu"), `n_kv_heads` (grouped-query
+    attention: n_heads / n_kv_heads query heads share each key/value head; None: n_heads),
+    `rope_layout` ("adjacent": rotate pairs (x_2i, x_2i+1); "halves": pairs (x_i, x_i+d_head/2), as
+    Llama), `rope_scaling` (Llama 3's stretch of the slow frequencies: a dict of ROPE_SCALING_FIELDS),
+    `qkv_bias` (biases on q, k, v only; None: as `bias`) and `qk_norm` (an RMSNorm over each head's q
+    and k, as Qwen3). `mlp="none"` makes an attention-only model (x = x + Attn(LN1(x)) per block, no
+    MLP), the toy model of the induction-heads papers.
+    arch="bert" builds qkv.core.model.encoder.Encoder: the same blocks, plus `n_token_types`
+    segment embeddings and a LayerNorm over the embeddings, and no unembedding (it outputs hidden
+    states); BERT runs it with causal=False and norm="post".
+    arch="seq2seq" builds qkv.core.model.seq2seq.Seq2Seq, an encoder-decoder (translation): an
+    encoder of `n_encoder_layers` blocks (None: as many as the decoder) and a decoder of `n_layers`
+    blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
+    """
+
+    arch: str = "gpt"
+
+    d_vocab: int = 256
+    n_ctx: int = 64
+    d_model: int = 128
+    n_heads: int = 4
+    d_head: int | None = None
+    n_layers: int = 4
+    d_mlp: int | None = None
+    pos: str = "learned"
+    norm: str = "pre"
+    causal: bool = True
+    residual: bool = True
+    values: str = "v"
+    dropout_embed: float = 0.0
+    dropout_resid: float = 0.0
+    dropout_attn: float = 0.0
+    bias: bool = True  # biases of the attention/MLP projections and of LayerNorm
+    unembed_bias: bool = True  # the b in softmax(h W_out + b)
+    tie_embeddings: bool = False  # W_out = W_E^T
+    activation: str = "gelu"
+    mlp: str = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out; "none": attention only
+    n_kv_heads: int | None = None  # grouped-query attention: key/value heads (None: n_heads)
+    rope_layout: str = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
+    rope_scaling: dict | None = None  # Llama 3's: factor, low/high_freq_factor, original_max_position_embeddings
+    qkv_bias: bool | None = None  # biases of q, k, v (None: as bias); Qwen2: true with bias false
+    qk_norm: bool = False  # an RMSNorm over each head's q and k before RoPE (Qwen3)
+    embed_scale: bool | None = None  # x = sqrt(d_model) * W_E[ids] + PE; None: True for pos="sinusoidal"
+    ln_eps: float = 1e-5
+    rope_base: float = 10000.0
+    init_std: float = 0.02
+    n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
+    n_encoder_layers: int | None = None  # arch="seq2seq": the encoder's blocks (None: n_layers)
+    share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
+
+    def __post_init__(self) -> None:
+        _check_choice("arch", self.arch, ARCHS)
+        family = FAMILIES[self.arch]
+        _check_int("n_token_types", self.n_token_types, 0, 1024)
+        _check_int("d_vocab", self.d_vocab, 1, 10_000_000)
+        _check_int("n_ctx", self.n_ctx, 1, 1_000_000)
+        _check_int("d_model", self.d_model, 1, 65536)
+        _check_int("n_heads", self.n_heads, 1, 4096)
+        _check_int("n_layers", self.n_layers, 1, 1024)
+        if "n_encoder_layers" in family.fields and self.n_encoder_layers is None:
+            self.n_encoder_layers = self.n_layers
+        if self.n_encoder_layers is not None:
+            _check_int("n_encoder_layers", self.n_encoder_layers, 1, 1024)
+        for name in OWNED_FIELDS:  # a field another family owns stays at its default
+            if name not in family.fields and getattr(self, name) != self.__dataclass_fields__[name].default:
+                owners = " or ".join(f"arch={f.arch!r}" for f in FAMILIES.values() if name in f.fields)
+                raise ValueError(f"{name} is for {owners}; {family.title} has none (got {getattr(self, name)!r})")
+        for name, why in family.needs:
+            if getattr(self, name) is not True:
+                raise ValueError(f"{family.title} needs {name}=true ({why}); got {getattr(self, name)!r}")
+        if self.d_head is None:
+            if self.d_model % self.n_heads:
+                raise ValueError(
+                    f"d_model ({self.d_model}) is not divisible by n_heads ({self.n_heads}); "
+                    "change one of them or set d_head explicitly"
+                )
+            self.d_head = self.d_model // self.n_heads
+        _check_int("d_head", self.d_head, 1, 65536)
+        if self.d_mlp is None:
+            self.d_mlp = 4 * self.d_model
+        _check_int("d_mlp", self.d_mlp, 1, 1 << 20)
+        _check_choice("pos", self.pos, POS_KINDS)
+        _check_choice("norm", self.norm, NORM_KINDS)
+        _check_choice("values", self.values, VALUE_KINDS)
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("mlp", self.mlp, MLP_KINDS)
+        _check_choice("rope_layout", self.rope_layout, ROPE_LAYOUTS)
+        if self.n_kv_heads is None:
+            self.n_kv_heads = self.n_heads
+        _check_int("n_kv_heads", self.n_kv_heads, 1, self.n_heads)
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads}): "
+                "each key/value head serves a group of query heads of one size"
+            )
+        if self.qkv_bias is None:
+            self.qkv_bias = self.bias
+        _check_rope_scaling(self.rope_scaling)
+        if not family.llm_parts:  # the encoder and the encoder-decoder are built of the 2017 paper's parts
+            used = {
+                "norm='rms'": self.norm == "rms",
+                f"mlp={self.mlp!r}": self.mlp != "plain",
+                "n_kv_heads": self.n_kv_heads != self.n_heads,
+                "rope_layout='halves'": self.rope_layout != "adjacent",
+                "rope_scaling": self.rope_scaling is not None,
+                "qkv_bias": self.qkv_bias != self.bias,
+                "qk_norm": self.qk_norm,
+            }
+            if any(used.values()):
+                raise ValueError(f"{next(k for k, v in used.items() if v)} is for a GPT; {family.title} has none")
+        if self.mlp == "none" and (self.norm == "post" or not self.residual):
+            raise ValueError(
+                "mlp='none' (attention only) is a block of pre-norm residual connections: x = x + Attn(LN1(x))"
+            )
+        for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
+            _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
+        if self.embed_scale is None:
+            self.embed_scale = self.pos == "sinusoidal"
+        booleans = ("causal", "residual", "bias", "unembed_bias", "tie_embeddings", "embed_scale", "share_embeddings")
+        for name in (*booleans, "qkv_bias", "qk_norm"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
+        _check_float("ln_eps", self.ln_eps, 0.0, 1.0)
+        _check_float("rope_base", self.rope_base, 1.0, 1e12)
+        _check_float("init_std", self.init_std, 0.0, 10.0)
+        if self.pos == "rope" and self.d_head % 2:
+            raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
+
+    @property
+    def pre_norm(self) -> bool:
+        """The blocks normalise before each sub-layer (LayerNorm or RMSNorm), so the stack ends in a final norm."""
+        return self.norm in ("pre", "rms")
+
+    @property
+    def group(self) -> int:
+        """How many query heads read each key/value head (1: ordinary multi-head attention)."""
+        return self.n_heads // self.n_kv_heads
+
+    def to_dict(self) -> dict:
+        """The fields as saved; n_kv_heads and qkv_bias as None where they follow n_heads and bias (so a
+        config edited by hand, n_heads changed, still means what it says)."""
+        d = dataclasses.asdict(self)
+        if self.n_kv_heads == self.n_heads:
+            d["n_kv_heads"] = None
+        if self.qkv_bias == self.bias:
+            d["qkv_bias"] = None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        """A config as saved by to_dict. One saved before embed_scale existed keeps its unscaled embeddings."""
+        if isinstance(d, dict) and "embed_scale" not in d:
+            d = {**d, "embed_scale": False}
+        return _from_dict(cls, d)
+
+
+def _check_rope_scaling(scaling) -> None:
+    """None, or Llama 3's RoPE scaling: every field of ROPE_SCALING_FIELDS a positive number, high > low."""
+    if scaling is None:
+        return
+    if not isinstance(scaling, dict) or set(scaling) != set(ROPE_SCALING_FIELDS):
+        raise ValueError(f"rope_scaling must be null or an object of {', '.join(ROPE_SCALING_FIELDS)}; got {scaling!r}")
+    for name in ROPE_SCALING_FIELDS:
+        _check_float(f"rope_scaling.{name}", scaling[name], 1e-6, 1e9)
+    if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
+        raise ValueError("rope_scaling.high_freq_factor must exceed low_freq_factor")
+
+
+@dataclass
+class TrainConfig:
+    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping."""
+
+    steps: int = 300
+    batch_size: int = 16
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 30
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0  # 0 turns clipping off
+    eval_interval: int = 100  # also the checkpoint interval
+    eval_steps: int = 20  # batches averaged per evaluation
+    val_fraction: float = 0.1
+    seed: int = 1337
+    log_interval: int = 10
+
+    def __post_init__(self) -> None:
+        _check_int("steps", self.steps, 1, 10_000_000)
+        _check_int("batch_size", self.batch_size, 1, 1_000_000)
+        _check_float("lr", self.lr, 0.0, 10.0)
+        _check_float("min_lr", self.min_lr, 0.0, 10.0)
+        if self.min_lr > self.lr:
+            raise ValueError(f"min_lr ({self.min_lr}) must not exceed lr ({self.lr})")
+        _check_int("warmup_steps", self.warmup_steps, 0)
+        _check_float("weight_decay", self.weight_decay, 0.0, 10.0)
+        _check_float("beta1", self.beta1, 0.0, 1.0, high_open=True)
+        _check_float("beta2", self.beta2, 0.0, 1.0, high_open=True)
+        _check_float("grad_clip", self.grad_clip, 0.0, 1e9)
+        _check_int("eval_interval", self.eval_interval, 1)
+        _check_int("eval_steps", self.eval_steps, 1, 100_000)
+        _check_float("val_fraction", self.val_fraction, 0.0, 0.5)
+        _check_int("seed", self.seed, 0, 2**63 - 1)
+        _check_int("log_interval", self.log_interval, 1)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        return _from_dict(cls, d)
+
+
+@dataclass(frozen=True)
+class Preset:
+    model: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+
+
+PRESETS: dict[str, Preset] = {
+    # trains in about half a minute on 2 CPU cores (2000 steps of 16 x 64 tokens)
+    "tiny": Preset(
+        model=dict(n_ctx=64, d_model=64, n_heads=4, n_layers=2),
+        train=dict(steps=2000, batch_size=16, lr=3e-3, min_lr=3e-4, warmup_steps=100, eval_interval=500),
+    ),
+    # nanoGPT's "baby GPT" CPU recipe
+    "baby": Preset(
+        model=dict(n_ctx=64, d_model=128, n_heads=4, n_layers=4),
+        train=dict(steps=2000, batch_size=12, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250),
+    ),
+    # baby's size trained for the time to a val loss (docs/recipe.md): RoPE, no biases, tied embeddings, a 2x MLP,
+    # a larger lr and batch and a shorter schedule; reaches baby's val loss on tiny Shakespeare in under half its time
+    "fast": Preset(
+        model=dict(
+            n_ctx=64,
+            d_model=128,
+            n_heads=4,
+            n_layers=4,
+            d_mlp=256,
+            pos="rope",
+            bias=False,
+            tie_embeddings=True,
+            unembed_bias=False,
+        ),
+        train=dict(steps=800, batch_size=16, lr=4e-3, min_lr=4e-4, warmup_steps=80, eval_interval=200, eval_steps=10),
+    ),
+    # nanoGPT's shakespeare_char model: slow on a CPU, but the classic size
+    "small": Preset(
+        model=dict(
+            n_ctx=256, d_model=384, n_heads=6, n_layers=6, dropout_embed=0.2, dropout_resid=0.2, dropout_attn=0.2
+        ),
+        train=dict(steps=5000, batch_size=64, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250, eval_steps=50),
+    ),
+    # the translation model (arch="seq2seq"), the bundled one's shape: source and target share one word list,
+    # so one embedding table serves the encoder, the decoder and the unembedding. 1.5 minutes on one CPU core.
+    "translate": Preset(
+        model=dict(
+            arch="seq2seq",
+            n_ctx=40,
+            d_model=128,
+            n_heads=4,
+            n_layers=2,
+            n_encoder_layers=2,
+            d_mlp=256,
+            share_embeddings=True,
+            tie_embeddings=True,
+        ),
+        train=dict(steps=600, batch_size=32, lr=2e-3, min_lr=1e-4, warmup_steps=50, eval_interval=200, eval_steps=10),
+    ),
+}
+
+
+def _field_types(cls) -> dict[str, type]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _from_dict(cls, d: dict):
+    if not isinstance(d, dict):
+        raise ValueError(f"{cls.__name__} must be a JSON object; got {type(d).__name__}")
+    known = _field_types(cls)
+    unknown = sorted(set(d) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} field(s): {', '.join(unknown)}")
+    try:
+        return cls(**d)
+    except TypeError as e:  # a wrong type that the checks did not name
+        raise ValueError(f"{cls.__name__}: {e}") from None
+
+
+def parse_value(key: str, text: str, annotation):
+    """Turn the text of `--set key=text` into a value of the field's declared type."""
+    optional = typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType", None))
+    base = annotation
+    if optional:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        base = args[0]
+        if text.strip().lower() in ("none", "null", "auto"):
+            return None
+    t = text.strip()
+    if base is bool:
+        if t.lower() in ("true", "1", "yes", "on"):
+            return True
+        if t.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"--set {key}={text}: expected true or false")
+    if base is int:
+        try:
+            return int(t)
+        except ValueError:
+            raise ValueError(f"--set {key}={text}: expected an integer") from None
+    if base is float:
+        try:
+            return float(t)
+        except ValueError:
+            raise ValueError(f"--set {key}={text}: expected a number") from None
+    return t
+
+
+def apply_overrides(model: dict, train: dict, pairs: list[str]) -> tuple[dict, dict]:
+    """Apply `key=value` strings to the model and train field dicts (returns new dicts).
+
+    `dropout=p` is shorthand for the three dropout fields.
+    """
+    model, train = dict(model), dict(train)
+    model_types, train_types = _field_types(ModelConfig), _field_types(TrainConfig)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set expects key=value; got {pair!r}")
+        if key == "dropout":
+            p = parse_value(key, text, float)
+            model.update(dropout_embed=p, dropout_resid=p, dropout_attn=p)
+        elif key in model_types:
+            model[key] = parse_value(key, text, model_types[key])
+        elif key in train_types:
+            train[key] = parse_value(key, text, train_types[key])
+        else:
+            names = list(model_types) + list(train_types) + ["dropout"]
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"--set {key}: unknown setting{hint}")
+    return model, train

@@ -1,0 +1,65 @@
+"""Text in, batches out: read a UTF-8 file, split the token ids into train/val, sample batches.
+
+A batch holds B windows of n_ctx + 1 consecutive tokens; x is each window without its last token,
+y without its first, so y[t] is the token that follows x[..t] (the target of the prediction at t).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from qkv.core.io.files import TEXT_LIMIT, read_bytes, without_bom
+
+
+def read_text(path) -> str:
+    """The text of a UTF-8 file; a missing, empty or non-UTF-8 file, a FIFO or a device (a regular file
+    only: reading a pipe may never end), or one past TEXT_LIMIT raises ValueError (one line)."""
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"text file {p} does not exist")
+    if p.is_dir():
+        raise ValueError(f"{p} is not a file")
+    data = read_bytes(p, TEXT_LIMIT, "training text")
+    if not data.strip():
+        raise ValueError(f"text file {p} is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ValueError(
+            f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start : e.start + 4]!r})"
+        ) from None
+    text = without_bom(text)
+    if not text.strip():
+        raise ValueError(f"text file {p} is empty")
+    return text
+
+
+def split_ids(ids: torch.Tensor, val_fraction: float, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The first (1 - val_fraction) of the tokens for training, the rest for validation.
+
+    Each part needs at least n_ctx + 1 tokens (one window); otherwise ValueError says how many.
+    """
+    need = n_ctx + 1
+    if len(ids) < need:
+        raise ValueError(f"the text has {len(ids)} tokens, but training needs at least n_ctx + 1 = {need}")
+    n_val = int(len(ids) * val_fraction)
+    if n_val == 0:
+        return ids, None
+    train, val = ids[:-n_val], ids[-n_val:]
+    if len(train) < need or len(val) < need:
+        raise ValueError(
+            f"the text has {len(ids)} tokens: split {len(train)}/{len(val)} (val_fraction {val_fraction}), "
+            f"each part needs at least n_ctx + 1 = {need}; use a longer text, a smaller n_ctx, or val_fraction=0"
+        )
+    return train, val
+
+
+def get_batch(ids: torch.Tensor, batch_size: int, n_ctx: int, generator: torch.Generator):
+    """x, y: (batch_size, n_ctx) windows at random offsets; y is x shifted by one token."""
+    starts = torch.randint(len(ids) - n_ctx, (batch_size,), generator=generator)  # (B,)
+    index = starts[:, None] + torch.arange(n_ctx + 1)  # (B, n_ctx + 1)
+    window = ids[index]  # (B, n_ctx + 1)
+    return window[:, :-1], window[:, 1:]

@@ -1,0 +1,62 @@
+"""Byte-level BPE as in GPT-2, trained with Hugging Face `tokenizers`: any string can be encoded,
+because every one of the 256 bytes is a token."""
+
+from __future__ import annotations
+
+from qkv.core.text.tokenizers.base import HFBacked
+
+MAX_BPE_VOCAB = 10_000_000  # as many as a model's d_vocab may have
+
+
+def _byte_to_char() -> dict[int, str]:
+    """GPT-2's table giving each byte a printable character: printable Latin-1
+    bytes stand for themselves, the others move to chr(256) and up (space: 'Ġ')."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    keep += range(ord("®"), ord("ÿ") + 1)
+    table, extra = {b: chr(b) for b in keep}, 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+_CHAR_TO_BYTE = {c: b for b, c in _byte_to_char().items()}
+
+
+class BPETokenizer(HFBacked):
+    """Byte-level BPE (as in GPT-2) backed by a Hugging Face ``tokenizers`` object.
+
+    Text is turned into UTF-8 bytes, and frequent pairs of tokens are merged
+    into new tokens during training. A token may hold part of a character.
+    """
+
+    kind = "bpe"
+
+    def __init__(self, hf_tokenizer):
+        pieces = []
+        for i in range(hf_tokenizer.get_vocab_size()):
+            token = hf_tokenizer.id_to_token(i)
+            if token is None or any(c not in _CHAR_TO_BYTE for c in token):
+                raise ValueError(f"BPE token {i} ({token!r}) is not a byte-level token")
+            pieces.append(bytes(_CHAR_TO_BYTE[c] for c in token))
+        if len({b for b in pieces if len(b) == 1}) < 256:
+            raise ValueError("BPE vocabulary must contain all 256 single bytes")
+        super().__init__(hf_tokenizer, pieces)
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int | None = None) -> BPETokenizer:
+        from tokenizers import Tokenizer as HFTokenizer
+        from tokenizers import decoders, models, pre_tokenizers, trainers
+
+        hf = HFTokenizer(models.BPE())
+        hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        hf.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size or 512,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # all 256 bytes
+            show_progress=False,
+            special_tokens=[],
+        )
+        hf.train_from_iterator([text], trainer=trainer)
+        return cls(hf)

@@ -1,0 +1,294 @@
+"""The training loop every task shares: AdamW with warmup + cosine decay, clipping, periodic
+evaluation, atomic checkpoints, a stop on a non-finite loss, and Ctrl-C (or SIGTERM) keeping what
+was trained.
+
+What a run trains on is a `Data`, this module's one interface: the loop asks it for the loss of a
+step, the tokens that step scored and an evaluation, and never which task it serves. Its two
+implementations are train.LMData (next-token prediction: a GPT on a text) and
+train_translate.PairData (sentence pairs: an encoder-decoder). A `Run` is everything the loop
+needs, built complete by prepare.run_task (resume, refusals, lock, device, processes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import torch
+
+from qkv.core.machine import device as devices
+from qkv.core.machine import processes as distributed
+from qkv.core.machine import threads
+from qkv.core.machine.device import Precision, model_device
+from qkv.core.machine.processes import ALONE, World
+from qkv.core.spec.config import TrainConfig
+from qkv.core.text.tokenizers import Tokenizer
+from qkv.core.train import checkpoint
+from qkv.core.train.resume import load_optimizer
+
+FLOAT32 = Precision("cpu", "float32")
+
+
+class TrainingStopped(RuntimeError):
+    """Training could not go on (a non-finite loss); the last good checkpoint is kept."""
+
+
+@dataclass
+class TrainResult:
+    out: Path
+    step: int
+    train_loss: float | None
+    val_loss: float | None
+    tokens_per_s: float
+    seconds: float
+
+
+class Data(Protocol):
+    """What run_loop trains on and evaluates with (train.LMData, train_translate.PairData).
+
+    The batch of a step depends on (seed, step) only, so the step number is the whole data position:
+    a resumed run draws what an uninterrupted run draws. With several processes every rank holds the
+    same Data; `world` says which rows of each global batch this rank trains on."""
+
+    world: World  # the processes that share each batch (distributed.ALONE: this one alone)
+
+    def step(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, step: int) -> float:
+        """Train on the batch of `step` (`model` may be DDP's wrapper); the loss of the whole batch.
+        A non-finite loss is returned with the weights untouched (`optimize` does both)."""
+        ...
+
+    def tokens(self, step: int) -> int:
+        """The tokens the batch of `step` scored, for the tokens/s figure (asked after `step`)."""
+        ...
+
+    def evaluate(self, model: torch.nn.Module) -> tuple[float, float | None]:
+        """(train loss, val loss or None), over the same batches every time; every rank takes part."""
+        ...
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a run starts: a new model at step 0, or a checkpoint checked for a resume."""
+
+    model: torch.nn.Module
+    tokenizer: Tokenizer
+    tc: TrainConfig
+    step: int = 0  # steps already done
+    optimizer_state: dict | None = None  # a resume's AdamW state, checked against the model when loaded
+    optimizer_file: Path | None = None  # the file it was read from, for messages
+    log_lines: tuple[str, ...] = ()  # the log of the steps done, which a resume keeps
+
+    @property
+    def resumed(self) -> bool:
+        return self.optimizer_state is not None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run, complete, before its loop."""
+
+    start: Start
+    data: Data
+    last: int  # the step to stop after
+    device: torch.device  # where it trains (the checkpoint is the same anywhere)
+    record: dict  # what config.json records besides the model and its settings: "data" (its origin), "task"
+
+
+def lr_at(step: int, tc: TrainConfig) -> float:
+    """Linear warmup from 0 to lr over warmup_steps, then cosine decay to min_lr at the last step."""
+    if step < tc.warmup_steps:
+        return tc.lr * (step + 1) / tc.warmup_steps
+    progress = (step - tc.warmup_steps) / max(1, tc.steps - 1 - tc.warmup_steps)  # step is 0-based
+    return tc.min_lr + 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))) * (tc.lr - tc.min_lr)
+
+
+def make_optimizer(model: torch.nn.Module, tc: TrainConfig) -> torch.optim.AdamW:
+    """AdamW; weight decay on matrices and embeddings only, not on biases or LayerNorm scales.
+    The fused kernel (one kernel for every parameter) where the model's device has it."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = devices.fused_adamw(model_device(model))
+    return torch.optim.AdamW(groups, lr=tc.lr, betas=(tc.beta1, tc.beta2), fused=fused)
+
+
+def step_seed(seed: int, step: int) -> int:
+    """The seed of the generators of one step: a resumed run draws what an uninterrupted one draws."""
+    return (seed * 1_000_003 + step) % (2**63)
+
+
+def optimize(
+    model, optimizer, loss: torch.Tensor, grad_clip: float, world: World = ALONE, precision: Precision = FLOAT32
+) -> float:
+    """One step of gradient descent on a computed loss (of any model); returns it, and leaves the
+    weights alone when it is not finite. With several processes the loss returned is the global
+    batch's (the mean over ranks), so every rank takes the same decision."""
+    value = world.mean(loss)
+    if math.isfinite(value):
+        optimizer.zero_grad(set_to_none=True)
+        precision.backward(loss)
+        precision.step(optimizer, model.parameters(), grad_clip)
+    return value
+
+
+def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
+    """Train `run` in `out`, whose lock the caller holds; only rank 0 writes there."""
+    start, data, world = run.start, run.data, run.data.world
+    model, tc, last = start.model, start.tc, run.last
+    distributed.join(run.device)
+    distributed.barrier(world)  # every rank has read what it needs from `out` before rank 0 writes there
+    devices.prepare(run.device)
+    model.to(run.device)
+    optimizer = make_optimizer(model, tc)
+    if start.resumed:
+        load_optimizer(optimizer, start.optimizer_state, start.optimizer_file, start.step)
+    try:
+        writer = (
+            checkpoint.Writer(
+                out, model.cfg, tc, start.tokenizer, run.record, resume=start.resumed, log_lines=list(start.log_lines)
+            )
+            if world.main
+            else _NoWriter()
+        )
+    except OSError as e:
+        raise OSError(
+            f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged"
+        ) from None
+    bar = None
+    t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
+    done = saved = start.step  # steps finished; steps in the checkpoint
+    stop = _StopRequest()
+    stop.install()
+    try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
+        model.train()
+        trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
+        governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
+        bar = _progress(progress, tc.steps, start.step)
+        for step in range(start.step, last):
+            lr = lr_at(step, tc)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            loss = data.step(trained, optimizer, step)
+            if not math.isfinite(loss):
+                raise TrainingStopped(
+                    f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr"
+                )
+            done, tokens = step + 1, tokens + data.tokens(step)
+            if governor:
+                governor.tick()
+            tok_s = tokens / max(time.perf_counter() - t0, 1e-9)
+            writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
+            if bar:
+                bar.update(1)
+                bar.set_postfix_str(
+                    f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
+                    refresh=False,
+                )
+            if done % tc.eval_interval == 0 or done == last:
+                train_loss, val_loss = data.evaluate(model)
+                evaluation = {
+                    "step": done,
+                    "train_loss": round(train_loss, 6),
+                    "val_loss": val_loss and round(val_loss, 6),
+                }
+                writer.write_log(json.dumps(evaluation))
+                writer.save(
+                    model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": world.size}
+                )
+                saved = done
+                if bar:
+                    val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
+                    bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
+            stop.check(world)  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
+        if done > saved and not writer.staged:  # of another run before this one's first evaluation
+            writer.save(model, done, optimizer, {"world_size": world.size})
+        raise
+    except distributed.PeerLost as e:
+        raise distributed.PeerLost(f"{e}; {writer.kept}") from None
+    except RuntimeError as e:  # inside DDP's forward or backward, where it talks to the other ranks
+        if world.size > 1 and distributed.from_peers(e):
+            raise distributed.PeerLost(f"{distributed.lost(e)}; {writer.kept}") from None
+        raise
+    except OSError as e:  # e.g. the disk is full
+        raise OSError(f"could not write to {out} ({e.strerror or e}) after step {done}; {writer.kept}") from None
+    finally:
+        try:
+            writer.close()
+            if bar:
+                bar.close()
+        finally:  # whatever happens above, Ctrl-C and SIGTERM are as they were before training
+            stop.remove()
+    seconds = time.perf_counter() - t0
+    return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
+
+
+class _StopRequest:
+    """Ctrl-C or SIGTERM while training: the run stops at the end of the step it is in, so what is
+    saved is a whole step, logged (an interrupt inside the optimizer's update, or between a step and
+    its log line, would save weights, step and log that disagree). A second Ctrl-C stops at once, as
+    Ctrl-C always did; a second SIGTERM (the process group's, then the launcher's) asks the same again.
+    SIGTERM (`kill`, a scheduler, `qkv train --nproc` passing its own on) matters because Ctrl-C may
+    never arrive: a job that a shell script starts with `&` ignores SIGINT, and so does every process
+    it starts (Python then leaves it ignored, and so does this). Signals reach the main thread only."""
+
+    def __init__(self):
+        self.asked, self.before = False, {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.before[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._ask)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.before[signal.SIGINT] = signal.signal(signal.SIGINT, self._ask_or_stop)
+
+    def remove(self) -> None:
+        for signum, handler in self.before.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def _ask(self, signum, frame) -> None:
+        self.asked = True
+
+    def _ask_or_stop(self, signum, frame) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def check(self, world: World) -> None:
+        """At the end of a step: stop here if asked to (the KeyboardInterrupt that Ctrl-C raises).
+        The ranks agree first: a Ctrl-C reaches each of them at its own moment, and a rank that
+        stopped one step before another would leave that one waiting on it in the next step."""
+        if world.total(float(self.asked)) > 0:
+            self.asked = True
+            raise KeyboardInterrupt
+
+
+class _NoWriter:
+    """What ranks other than 0 write: nothing (rank 0 keeps the checkpoint and the log)."""
+
+    kept, staged = "rank 0 keeps the checkpoint", False
+
+    def write_log(self, line: str) -> None:
+        pass
+
+    def save(self, *args, **kwargs) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(enabled: bool, total: int, initial: int):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="step", file=sys.stderr, dynamic_ncols=True, mininterval=0.25)

@@ -1,0 +1,131 @@
+"""What a resume checks before it trusts a checkpoint: the data it was trained on, its log, and its
+optimizer state against the model it continues. PyTorch's fused AdamW does not check the state it is
+given, and crashes (or hangs) on one from another model, so every tensor is checked first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import torch
+
+from qkv.core.io.files import LOG_LIMIT, read_bytes
+
+
+def read_log(path: Path, upto: int, state: dict) -> list[str]:
+    """The log lines of steps <= upto (a resumed run rewrites what came after its checkpoint).
+
+    Only the last line may be cut short (by a kill); the evaluation line of step `upto`, if there
+    is one, must give the loss state.json records, else the log is another run's. A FIFO or a device
+    in its place, or a file past LOG_LIMIT, is a one-line ValueError (files.read_bytes)."""
+    if not path.exists():
+        return []
+    try:
+        lines = read_bytes(path, LOG_LIMIT, "training log").decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not a qkv log: not UTF-8 (byte {e.start})") from None
+    kept = []
+    for n, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line)
+            step = entry["step"]
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            if n == len(lines):  # the last line, cut short by a kill (or the empty string after the last newline)
+                continue
+            raise ValueError(f"{path} line {n} is not a qkv log line (a JSON object with an integer step)") from None
+        if step <= upto:
+            kept.append(line)
+        loss = state.get("train_loss")
+        if step == upto and "train_loss" in entry and loss is not None and entry["train_loss"] != round(loss, 6):
+            raise ValueError(
+                f"{path} comes from another run: its train_loss at step {upto} is {entry['train_loss']}, "
+                f"state.json's is {round(loss, 6)}"
+            )
+    return kept
+
+
+def recorded_origin(config: dict, out: Path) -> dict:
+    """Where the training data came from, as config.json's "data" records it: {"kind": "file" |
+    "string" | "builtin", "path"? (a file's), "sha256", ...} (a task may add counts: tokens, pairs)."""
+    origin = config.get("data")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if (
+        kind not in ("file", "string", "builtin")
+        or not isinstance(origin.get("sha256"), str)
+        or (kind == "file" and not isinstance(origin.get("path"), str))
+    ):
+        raise ValueError(
+            f"{out / 'config.json'}: field 'data' (where the training data came from: kind, path, sha256) "
+            "is missing or malformed"
+        )
+    return origin
+
+
+def _same_kind(value, expected) -> bool:
+    """Whether a saved AdamW hyper-parameter has the form of the one a fresh optimizer holds."""
+    if isinstance(expected, bool) or expected is None:  # switches (fused, amsgrad, ...): exactly the same
+        return value is expected
+    if isinstance(expected, tuple):  # betas
+        return (
+            isinstance(value, list) and len(value) == len(expected) and all(_same_kind(v, 0.5) and v < 1 for v in value)
+        )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, step: int) -> None:
+    """Check a saved AdamW state against `optimizer` (made for the model it resumes) before
+    load_state_dict: parameter groups, their settings, and every tensor's parameter index, shape,
+    dtype and step count. PyTorch's fused kernels do not check, and crash on a mismatch."""
+    expected = optimizer.state_dict()["param_groups"]
+    groups = saved["param_groups"]
+    if not isinstance(groups, list) or len(groups) != len(expected) or not all(isinstance(g, dict) for g in groups):
+        raise ValueError(f"{path}: param_groups do not match the model's {len(expected)} parameter groups")
+    for n, (group, want) in enumerate(zip(groups, expected)):
+        if group.get("params") != want["params"]:
+            raise ValueError(
+                f"{path}: param_groups[{n}] holds other parameters than the model's "
+                f"({len(group.get('params') or [])} vs {len(want['params'])})"
+            )
+        for key, value in group.items():
+            if key != "params" and (key not in want or not _same_kind(value, want[key])):
+                raise ValueError(f"{path}: param_groups[{n}].{key} = {value!r} does not fit this optimizer")
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    keys = {"step", "exp_avg", "exp_avg_sq"}
+    missing = sorted(set(range(len(params))) - set(saved["state"])) if step > 0 else []
+    if missing:  # AdamW keeps moments for every parameter once it has taken a step
+        raise ValueError(
+            f"{path}: the state of parameter {missing[0]} is missing ({len(missing)} of {len(params)} "
+            "parameters have none): its moments would restart from zero"
+        )
+    for i, s in saved["state"].items():
+        if i >= len(params):
+            raise ValueError(f"{path}: state.{i} is for parameter {i}, but the model has {len(params)}")
+        if set(s) != keys:
+            raise ValueError(f"{path}: state.{i} holds {sorted(s)}, AdamW's state is {sorted(keys)}")
+        for key, t in s.items():
+            shape, dtype = ((), torch.float32) if key == "step" else (params[i].shape, params[i].dtype)
+            if t.shape != shape or t.dtype != dtype:
+                raise ValueError(
+                    f"{path}: tensor state.{i}.{key} is {t.dtype} {tuple(t.shape)}; "
+                    f"the model's parameter {i} needs {dtype} {tuple(shape)}"
+                )
+            if not torch.isfinite(t).all() or (key != "exp_avg" and (t < 0).any()):
+                raise ValueError(f"{path}: tensor state.{i}.{key} holds negative, NaN or infinite values")
+        if s["step"].item() != step:
+            raise ValueError(
+                f"{path}: state.{i}.step counts {s['step'].item():g} steps, the checkpoint is at step {step}"
+            )
+
+
+def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:
+    """Load a checked state; its moments and step counts, that is: the hyper-parameters (betas, weight
+    decay, eps) stay those of the current settings (--set), whatever the file says."""
+    check_optimizer_state(saved, optimizer, path, step)
+    current = [{key: g[key] for key in ("betas", "weight_decay", "eps")} for g in optimizer.param_groups]
+    optimizer.load_state_dict(saved)
+    for g, settings in zip(optimizer.param_groups, current):
+        g.update(settings)

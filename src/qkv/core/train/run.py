@@ -1,0 +1,254 @@
+"""One way from a request to a running loop, for every training task.
+
+    run_task(task, request)
+      processes, device, precision   torchrun's environment (qkv.core.machine.processes), the device of
+                                     this rank, the float type; a task that trains on one process
+                                     only is refused under several
+      refuse                         a directory that is not qkv's; a checkpoint without --resume or
+                                     --force; with --resume: a new run's settings it would ignore,
+                                     another task's checkpoint
+      read                           the task's data, and where it came from (its origin, sha256)
+      start                          a new model from a preset and --set, or (under the lock) the
+                                     checkpoint checked file by file and against the data
+      lock                           one writer per directory for the whole loop (rank 0 holds it)
+      loop.run_loop
+
+A `Task` supplies only what differs between tasks: how it reads its data, the tokenizer of a new
+run, its batches (a loop.Data), its own resume facts (the translation direction), and whether its
+data can be shared out among several processes. Its two implementations are train.LMTask and
+train_translate.TranslateTask.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
+
+import torch
+
+from qkv.core.hub.size import check_fits
+from qkv.core.machine import device as devices
+from qkv.core.machine import processes as distributed
+from qkv.core.machine.device import Precision
+from qkv.core.machine.processes import World
+from qkv.core.model import make_model
+from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig, apply_overrides
+from qkv.core.spec.family import FAMILIES, Family, family_of
+from qkv.core.text.tokenizers import Tokenizer
+from qkv.core.train import checkpoint, lock, rundir
+from qkv.core.train.loop import Data, Run, Start, TrainResult, run_loop
+from qkv.core.train.resume import read_log, recorded_origin
+
+D = TypeVar("D")  # what a task reads: its text, its sentence pairs
+
+
+@dataclass(frozen=True)
+class Request:
+    """What every training task is asked: where, a new run or a resume, how far, on which device."""
+
+    out: Path
+    preset: str | None = None  # a new run's shape (None: the task's default)
+    overrides: tuple[str, ...] = ()  # "key=value" for ModelConfig / TrainConfig fields
+    resume: bool = False  # continue the checkpoint in `out`
+    force: bool = False  # replace the checkpoint in `out` (kept until the new run's first)
+    until: int | None = None  # stop after this step (the schedule still spans all steps)
+    progress: bool = True
+    device: str = "auto"
+    precision: str = "auto"
+
+
+class Task(ABC, Generic[D]):
+    """What one training task supplies to run_task; D is what it reads."""
+
+    kind: ClassVar[str]  # config.json's task kind, and the `trains` of the model family it trains
+    default_preset: ClassVar[str]
+    parallel: ClassVar[bool]  # whether its Data shares each global batch out among several processes
+    what: ClassVar[str]  # what its data is called in messages ("text", "set of sentence pairs")
+
+    def new_run_settings(self) -> dict[str, object]:
+        """Its settings that shape a new run only, by option name: --resume refuses those given."""
+        return {}
+
+    def recall(self, config: dict, out: Path) -> Task:
+        """On --resume: this task with what was not given again as the checkpoint's config records it."""
+        return self
+
+    @abstractmethod
+    def read(self, tc: TrainConfig) -> tuple[D, dict]:
+        """Its data, and its origin: config.json's "data" ({"kind", "path"?, "sha256", ...})."""
+
+    def check_resume(self, data: D, config: dict, out: Path) -> None:
+        """A one-line ValueError when the checkpoint in `out` cannot continue on `data` (besides its sha256)."""
+
+    @abstractmethod
+    def new_tokenizer(self, data: D) -> Tokenizer:
+        """The tokenizer of a new run."""
+
+    @abstractmethod
+    def batches(self, data: D, origin: dict, start: Start, world: World, precision: Precision) -> tuple[Data, dict]:
+        """What run_loop trains on, and what config.json records besides the model and its settings."""
+
+
+def run_task(task: Task, req: Request) -> TrainResult:
+    """Train `task` as `req` asks. Started by torchrun (or `qkv train --nproc N`), every process runs
+    this: each trains on its share of the global batch, and only rank 0 writes to `req.out`."""
+    world = distributed.current()
+    if world.size > 1 and not task.parallel:
+        raise ValueError("only a GPT (qkv train without --task translate) trains on several processes")
+    device = distributed.gpu_for(world, devices.resolve(req.device))
+    precision = Precision(device, req.precision)  # a bad precision is an error before anything starts
+    joined_here = world.size > 1 and not torch.distributed.is_initialized()
+    try:  # the ranks meet in run_loop, once each has checked what it was given
+        return _prepare(task, req, world, precision)
+    finally:
+        if joined_here:
+            distributed.leave()
+
+
+def _prepare(task: Task, req: Request, world: World, precision: Precision) -> TrainResult:
+    out = req.out
+    found = rundir.inspect(out)
+    if world.main:  # the other ranks never write, and rank 0 may hold the lock already
+        lock.check_free(out)
+    if req.resume:
+        refuse_on_resume(out, force=req.force, preset=req.preset, **task.new_run_settings())
+        if found != "checkpoint":
+            checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
+        config = checkpoint.read_config(out)
+        refuse_other_task(config, out, task.kind)
+        task = task.recall(config, out)
+        tc = _resumed_settings(_saved_settings(config, out), req.overrides)
+    else:
+        if world.main:
+            refuse_to_replace(found, out, req.force)
+        model_fields, tc = _new_settings(task, req)
+    data, origin = task.read(tc)
+    if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
+        run = _run(task, data, origin, _new_start(task, data, model_fields, tc), req, world, precision)
+    with lock.locked(out) if world.main else nullcontext():
+        if req.resume:
+            task.check_resume(data, checkpoint.read_config(out), out)
+            run = _run(task, data, origin, _resumed_start(out, origin, req.overrides, task.what), req, world, precision)
+        elif world.main:
+            refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
+        return run_loop(out, run, req.progress and world.main)
+
+
+def _run(task: Task, data, origin: dict, start: Start, req: Request, world: World, precision: Precision) -> Run:
+    """The run, complete: its start, its batches, the step to stop after, where it trains."""
+    if req.until is not None and not (start.step < req.until <= start.tc.steps):
+        raise ValueError(f"--until must be between {start.step + 1} and {start.tc.steps}; got {req.until}")
+    world.check_batch(start.tc.batch_size)
+    batches, record = task.batches(data, origin, start, world, precision)
+    return Run(start, batches, req.until or start.tc.steps, precision.device, record)
+
+
+# ---------------------------------------------------------------------------- a new run
+
+
+def trained_by(kind: str) -> Family:
+    """The model family a task trains (family.trains == kind)."""
+    return next(f for f in FAMILIES.values() if f.trains == kind)
+
+
+_HOW = {"lm": "qkv train without --task translate", "translate": "qkv train --task translate"}
+
+
+def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
+    """The model fields of a new run (d_vocab still open) and its TrainConfig: the preset, then --set."""
+    preset = req.preset or task.default_preset
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    model_fields, train_fields = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(req.overrides))
+    family = trained_by(task.kind)
+    got = family_of(model_fields.setdefault("arch", family.arch))
+    if got.trains != task.kind:
+        how = f"train it with {_HOW[got.trains]}" if got.trains else "qkv loads it but does not train it"
+        raise ValueError(
+            f"{_HOW[task.kind]} trains {family.title}, arch={family.arch}; got arch={got.arch}, {got.title}: {how}"
+        )
+    return model_fields, TrainConfig(**train_fields)
+
+
+def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig) -> Start:
+    """A new model at step 0, its weights drawn from the run's seed, its d_vocab the tokenizer's."""
+    tokenizer = task.new_tokenizer(data)
+    d_vocab = model_fields.get("d_vocab", tokenizer.vocab_size)
+    if d_vocab < tokenizer.vocab_size:
+        raise ValueError(f"d_vocab={d_vocab} is smaller than the tokenizer's {tokenizer.vocab_size} tokens")
+    cfg = ModelConfig(**{**model_fields, "d_vocab": d_vocab})
+    check_fits(cfg, "--set")  # a model that cannot fit is refused before it is built
+    torch.manual_seed(tc.seed)
+    return Start(make_model(cfg), tokenizer, tc)
+
+
+# ---------------------------------------------------------------------------- a resume
+
+
+def _saved_settings(config: dict, out: Path) -> dict:
+    """The training settings config.json records (checked), before the checkpoint is loaded."""
+    saved = config.get("train") or {}
+    try:
+        TrainConfig.from_dict(saved)
+    except ValueError as e:
+        raise ValueError(f"{out / 'config.json'}: {e}") from None
+    return saved
+
+
+def _resumed_settings(saved: dict, overrides) -> TrainConfig:
+    """The settings a resume trains with: those saved, then --set; the model's cannot change."""
+    model_fields, train_fields = apply_overrides({}, saved, list(overrides))
+    if model_fields:
+        raise ValueError(f"model settings cannot change on resume: {', '.join(model_fields)}")
+    return TrainConfig.from_dict(train_fields)
+
+
+def _resumed_start(out: Path, origin: dict, overrides, what: str) -> Start:
+    """The run saved in `out`, checked: its training state, the data (origin's sha256), the settings, the log."""
+    ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
+    if ckpt.train_config is None or ckpt.optimizer_state is None:
+        raise ValueError(f"{out} holds no training state to resume from")
+    if recorded_origin(ckpt.config, out)["sha256"] != origin["sha256"]:
+        raise ValueError(f"the {what} differs from the one {out} was trained on; resume with the same {what}")
+    tc, step = _resumed_settings(ckpt.train_config.to_dict(), overrides), ckpt.state["step"]
+    if step >= tc.steps:
+        raise ValueError(
+            f"{out} is already trained to step {step} of steps={tc.steps}; "
+            f"add --set steps=N with N > {step} to train further"
+        )
+    log = read_log(out / (ckpt.state.get("log") or "log.jsonl"), step, ckpt.state)
+    return Start(ckpt.model, ckpt.tokenizer, tc, step, ckpt.optimizer_state, out / ckpt.state["optimizer"], tuple(log))
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+def task_of(config: dict) -> str:
+    """The task a checkpoint was trained for: "translate" (an encoder-decoder) or "lm" (a GPT)."""
+    task = config.get("task")
+    return task.get("kind", "lm") if isinstance(task, dict) else "lm"
+
+
+def refuse_other_task(config: dict, out: Path, task: str) -> None:
+    """A one-line error when the checkpoint in `out` (its `config`) was trained for another task than `task`."""
+    found = task_of(config)
+    if found != task:
+        raise ValueError(f"{out} holds {trained_by(found).title}; resume it with {_HOW[found]}")
+
+
+def refuse_on_resume(out: Path, **given) -> None:
+    """A one-line error naming the options of a new run that --resume would ignore."""
+    flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value not in (None, False)]
+    if flags:
+        raise ValueError(
+            f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
+            "cannot be combined with it (training settings can change with --set)"
+        )
+
+
+def refuse_to_replace(found: str, out: Path, force: bool) -> None:
+    if found == "checkpoint" and not force:
+        raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
