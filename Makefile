@@ -1,4 +1,5 @@
 # Two entry points: `make demo` and `make test`. Each creates .venv and installs what it needs.
+# `make docs` builds the guide (docs/) into site/.
 # `make test-fast` is the developer's loop: every test that is not slow, starts no process and
 # drives no browser (pytest -m; the markers are declared in pyproject.toml), on every core.
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint bench docs clean
 
 FAST := not slow and not browser and not subprocess
 
@@ -35,6 +36,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/train_speed.py
 	$(PY) benchmarks/generate_speed.py
+
+# The guide under docs/ as a static site in site/ (mkdocs.yml; offline, links checked: --strict)
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) runs
