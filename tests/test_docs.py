@@ -147,6 +147,18 @@ class Fetches(HTMLParser):
                 self.urls.append(f"<{tag} {name}={value}>")
 
 
+def test_a_page_that_loads_from_elsewhere_is_found():
+    fetches = Fetches()
+    fetches.feed(
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto"><script src="//cdn.example/x.js">'
+        '</script><img src="img/hull.png"><a href="https://pypi.org/project/x/">a link in the text</a>'
+    )
+    assert fetches.urls == [
+        "<link href=https://fonts.googleapis.com/css?family=Roboto>",
+        "<script src=//cdn.example/x.js>",
+    ]
+
+
 @pytest.mark.slow
 def test_the_guide_builds_strictly_offline_and_loads_nothing_from_elsewhere(tmp_path, offline):
     site = build_site(ROOT, tmp_path / "site")
