@@ -4,6 +4,7 @@ corpus holds, read and printed (the other handlers are in commands.py)."""
 from __future__ import annotations
 
 from qkv.core.io.files import format_bytes
+from qkv.core.io.refusal import Refusal
 
 
 def info(args) -> None:
@@ -100,13 +101,13 @@ def corpus(args) -> None:
     from qkv.core.text.corpus import generate, pairs, probes
 
     if not 1 <= args.n <= 1_000_000:
-        raise ValueError(f"-n must be between 1 and 1000000, got {args.n}")
+        raise Refusal.of("cli.n_range", got=args.n)
     if not 0 <= args.seed < 2**63:
-        raise ValueError(f"--seed must be between 0 and {2**63 - 1}, got {args.seed}")
+        raise Refusal.of("cli.corpus_seed_range", max=2**63 - 1, got=args.seed)
     if args.probes and (args.pairs or args.heldout):
-        raise ValueError("--probes prints the probes of a phenomenon; it does not go with --pairs or --heldout")
+        raise Refusal.of("cli.probes_alone")
     if args.pairs and args.lang:
-        raise ValueError("--pairs prints both languages and their alignment; --lang does not apply")
+        raise Refusal.of("cli.pairs_lang")
     lang = args.lang or "both"
     if args.probes:
         for p in probes(args.probes, "zh" if lang == "both" else lang, args.seed)[: args.n]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from qkv.core.io.files import without_bom
+from qkv.core.io.refusal import Refusal, family_title
 
 
 def translate(args) -> None:
@@ -16,13 +17,10 @@ def translate(args) -> None:
     from qkv.presentation.i18n import say_error, t
 
     if args.max_len is not None and args.max_len < 1:
-        raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
+        raise Refusal.of("cli.max_len", got=args.max_len)
     model, tokenizer = load(args.ckpt or default_translate_ckpt())
     if not model.family.translates:
-        raise ValueError(
-            f"{args.ckpt} is not a translation model ({model.family.title}): qkv translate needs an "
-            "encoder-decoder, e.g. one trained by qkv train --task translate"
-        )
+        raise Refusal.of("cli.not_translation", ckpt=args.ckpt, title=family_title(model.family))
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         failed = 0
         for n, line in enumerate(sys.stdin, 1):
