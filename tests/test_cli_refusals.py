@@ -173,7 +173,11 @@ def english_sentences(line: str, typed: list[str]) -> list[str]:
     rest = re.sub(r"\S*[/\\]\S*", " ", rest)
     rest = re.sub(r"(?<![\w-])--?[A-Za-z][\w-]*", " ", rest)
     rest = re.sub(r"\bqkv(?: (?:" + "|".join(COMMANDS) + r")\b)?", " ", rest)
-    rest = re.sub(r"[^\s\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]*[\d_.=<>][^\s\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]*", " ", rest)
+    rest = re.sub(
+        r"[^\s\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]*[\d_.=<>][^\s\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]*",
+        " ",
+        rest,
+    )
     return re.findall(r"[A-Za-z]+(?:[ ,;:()-]+[A-Za-z]+){2,}", rest)
 
 
@@ -329,3 +333,55 @@ if __name__ == "__main__":  # the count: python tests/test_cli_refusals.py (with
     for name, said in others:
         print(f"- {name}: {said}")
     print(f"{n} of {len(CASES)} refusals fully in Chinese under --lang zh", file=sys.stderr)
+
+
+def test_an_errno_without_a_path_is_said_without_one():
+    """A full disk met while writing names no file: the sentence alone, in either language."""
+    from qkv.apps.cli.errors import said
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert said(full, "en") == "No space left on device"
+    assert said(full, "zh") == "设备上的空间不足"
+    assert said(OSError(errno.EIO, "Input/output error"), "zh") == "[Errno 5] Input/output error"  # no words for it
+
+
+@pytest.mark.parametrize("value, lang", [("zh", "zh"), ("zh_CN.UTF-8", "zh"), ("en-GB", "en"), ("fr", "en"), ("", "en")])
+def test_qkv_lang_is_read_as_a_locale_is_written(value, lang):
+    from qkv.apps.cli import lang as language
+
+    assert language.decide(None, {"QKV_LANG": value}) == lang
+    assert language.decide("en", {"QKV_LANG": value}) == "en"  # --lang wins
+    assert language.given(["explain", "x", "--lang=zh"]) == "zh" and language.given(["--", "--lang", "zh"]) is None
+
+
+def test_lang_before_the_command_is_read_too(tmp):
+    zh = refusal(["--lang", "zh", "explain", "我 吃了", "--layer", "99", "--head", "0"])
+    assert is_chinese(zh, ["我 吃了"]), zh
+
+
+def test_the_check_report_is_said_in_both_languages(tmp):
+    """qkv trace --check: the English report is the report's own text; the Chinese one holds Chinese on
+    every line, each check's name said from the catalogue unless it is only a formula."""
+    import json as json_
+
+    from qkv.core.see.invariants import CheckItem, CheckReport
+
+    out = tmp / "trace.json"
+    reports = {}
+    for lang in ("en", "zh"):
+        code, _, err = run(["trace", "--ckpt", TRANSLATOR, "我 吃了 苹果", "--check", "--out", str(out), "--lang", lang])
+        assert code == 0, err
+        reports[lang] = err.strip().splitlines()
+    doc = json_.loads(out.read_text(encoding="utf-8"))["check"]
+    assert len(reports["en"]) == len(reports["zh"]) == len(doc["items"]) + 3  # head, weights, items, "wrote"
+    assert reports["en"][0] == f"{len(doc['items']) + 1}/{len(doc['items']) + 1} checks pass, evaluation mode"
+    assert all(HAN.search(line) for line in reports["zh"]), reports["zh"]
+    assert reports["zh"][-1] == f"已写入 {out}"
+    from qkv.apps.cli.report import check_report
+
+    failed = CheckReport([CheckItem("rows sum to 1", 2, False, 0.5, 8, [(0, 1, 2, 1.5)], "encoder")], training=True)
+    assert check_report(failed, "en") == str(failed)
+    assert check_report(failed, "zh").splitlines() == [
+        "0/1 项检查通过，训练模式（dropout 生效）",
+        "失败 编码器层 2 每行之和为 1：最大偏差 0.5，共检查 8 处；1 处失败，例如 (0, 1, 2, 1.5)",
+    ]

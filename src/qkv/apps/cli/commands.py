@@ -117,7 +117,18 @@ def train(args) -> int | None:
     val = t("cli.trained_val", args.lang, val_loss=f"{result.val_loss:.4f}") if result.val_loss is not None else ""
     rate, seconds = f"{result.tokens_per_s:,.0f}", f"{result.seconds:.1f}"
     loss = f"{result.train_loss:.4f}"
-    print(t("cli.trained", args.lang, step=result.step, seconds=seconds, rate=rate, train_loss=loss, val=val, out=result.out))
+    print(
+        t(
+            "cli.trained",
+            args.lang,
+            step=result.step,
+            seconds=seconds,
+            rate=rate,
+            train_loss=loss,
+            val=val,
+            out=result.out,
+        )
+    )
 
 
 def stream(tokenizer, ids, out=None, prev: int | None = None) -> None:

@@ -212,7 +212,9 @@ def _add_described(sub) -> None:
     )
     p.add_argument("-n", type=int, default=20, help="how many sentences (or pairs, or probes; default 20)")
     # corpus's --lang also picks the sentences it prints; its errors then speak QKV_LANG's language
-    _lang(p, "the sentences: zh, en, or both (default: each zh line, then its en), and of its errors", LANGS + ("both",))
+    _lang(
+        p, "the sentences: zh, en, or both (default: each zh line, then its en), and of its errors", LANGS + ("both",)
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon"

@@ -91,9 +91,7 @@ class Parser(argparse.ArgumentParser):
                 kind = self.say(f"type_{name}")
             except KeyError:
                 kind = name
-            raise argparse.ArgumentError(
-                action, self.say("invalid_value", type=kind, value=repr(arg_string))
-            ) from None
+            raise argparse.ArgumentError(action, self.say("invalid_value", type=kind, value=repr(arg_string))) from None
 
     def _check_value(self, action, value):
         if action.choices is not None and value not in action.choices:

@@ -419,7 +419,11 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     tokenizer = tokenizer_from_bytes(tok_bytes, tpath)
     if config.get("tokenizer") not in (None, tokenizer.kind):
         raise Refusal.of(
-            "errors.ckpt_tokenizer_kind", path=tpath, kind=tokenizer.kind, config=cpath, says=repr(config.get("tokenizer"))
+            "errors.ckpt_tokenizer_kind",
+            path=tpath,
+            kind=tokenizer.kind,
+            config=cpath,
+            says=repr(config.get("tokenizer")),
         )
     digest = config.get("tokenizer_sha256")
     if digest is not None and digest != _sha256(tok_bytes):

@@ -207,7 +207,9 @@ MESSAGES = {
     "ckpt_param_groups": "{path}: its metadata holds no valid param_groups (JSON)",
     "ckpt_optimizer_name": "{path}: tensor {name} is not named state.<index>.<key>",
     "ckpt_tokenizer_kind": "{path} holds a {kind} tokenizer but {config} says {says}",
-    "ckpt_tokenizer_sha": "{path} is not the tokenizer this model was trained with (its sha256 differs from {config}'s)",
+    "ckpt_tokenizer_sha": (
+        "{path} is not the tokenizer this model was trained with (its sha256 differs from {config}'s)"
+    ),
     "ckpt_vocab": "{path}: the tokenizer has {n} tokens but the model only {d_vocab} (d_vocab)",
     # ------------------------------------------------------------------ the command line
     "cpu_only": (
