@@ -345,7 +345,9 @@ def test_an_errno_without_a_path_is_said_without_one():
     assert said(OSError(errno.EIO, "Input/output error"), "zh") == "[Errno 5] Input/output error"  # no words for it
 
 
-@pytest.mark.parametrize("value, lang", [("zh", "zh"), ("zh_CN.UTF-8", "zh"), ("en-GB", "en"), ("fr", "en"), ("", "en")])
+@pytest.mark.parametrize(
+    "value, lang", [("zh", "zh"), ("zh_CN.UTF-8", "zh"), ("en-GB", "en"), ("fr", "en"), ("", "en")]
+)
 def test_qkv_lang_is_read_as_a_locale_is_written(value, lang):
     from qkv.apps.cli import lang as language
 
@@ -369,7 +371,9 @@ def test_the_check_report_is_said_in_both_languages(tmp):
     out = tmp / "trace.json"
     reports = {}
     for lang in ("en", "zh"):
-        code, _, err = run(["trace", "--ckpt", TRANSLATOR, "我 吃了 苹果", "--check", "--out", str(out), "--lang", lang])
+        code, _, err = run(
+            ["trace", "--ckpt", TRANSLATOR, "我 吃了 苹果", "--check", "--out", str(out), "--lang", lang]
+        )
         assert code == 0, err
         reports[lang] = err.strip().splitlines()
     doc = json_.loads(out.read_text(encoding="utf-8"))["check"]

@@ -14,7 +14,8 @@ def translate(args) -> None:
     from qkv.core.decode.translate import translated
     from qkv.core.hub.bundled import default_translate_ckpt
     from qkv.core.train.checkpoint import load
-    from qkv.presentation.i18n import say_error, t
+    from qkv.apps.cli.errors import said
+    from qkv.presentation.i18n import t
 
     if args.max_len is not None and args.max_len < 1:
         raise Refusal.of("cli.max_len", got=args.max_len)
@@ -34,7 +35,7 @@ def translate(args) -> None:
             except ValueError as e:  # this line's own error; the lines after it are still translated
                 failed += 1
                 where = t("translation.note_line", args.lang, n=n)
-                print(t("errors.cli_prefix", args.lang, message=where + say_error(e, args.lang)), file=sys.stderr)
+                print(t("errors.cli_prefix", args.lang, message=where + said(e, args.lang)), file=sys.stderr)
                 print(flush=True)  # an empty line keeps line n of the output the translation of line n
         return 1 if failed else None
     _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len), args.lang)

@@ -106,4 +106,36 @@ MESSAGES = {
     "check_heads_sum": "heads' results + b_O = {out}",
     "check_norm_scale": "{ln}'s scale = {formula}",
     "check_norm_out": "{ln}'s out = {formula}",
+    # ------------------------------------------------------------------ qkv info
+    "info_gpt": "{ref}: step {step}, {params} parameters, {kind} tokenizer with {n} tokens",
+    "info_warning": "  warning: {note}",
+    "info_source": "source",
+    "info_target": "target",
+    "info_translation": (
+        "{ref}: translation model {source} -> {target} (encoder-decoder), step {step}, {params} parameters"
+    ),
+    "info_stacks": (
+        "  encoder: {encoder} blocks of self-attention over the whole source; decoder: {decoder} blocks of causal "
+        "self-attention, then cross-attention to the encoder's output; {heads} heads each"
+    ),
+    "info_mt_tokenizer": (
+        "  {kind} tokenizer with {n} tokens (<pad> <s> </s> and the words of both languages), {shared}"
+    ),
+    "info_shared": "one embedding table for both languages",
+    "info_separate": "separate source and target embeddings",
+    "info_trained_on": "  trained on {pairs} pairs from {where}; {val} validation pairs{held}{left}",
+    "info_builtin": "the built-in corpus",
+    "info_builtin_hsk": "the built-in corpus and the HSK training sentences",
+    "info_held": " (held-out frames)",
+    "info_held_hsk": " (held-out frames and HSK sentences)",
+    "info_left_out": " ({n} more left out: they have words no training pair has)",
+    "info_pretrained": "{ref}: pretrained {name}, {kind}, {params} parameters{size}",
+    "info_tokenizer": ", {kind} tokenizer with {n} tokens",
+    "info_size": ", {size} of weights",
+    "info_lm_head": "{title}, a {design} with an LM head",
+    "info_no_lm_head": "{title} (no LM head: it cannot generate)",
+    "info_design_decoder": "decoder",
+    "info_design_encoder": "encoder",
+    "info_design_encoder_decoder": "encoder-decoder",
+    "info_from": "  from {path} (model_type {arch})",
 }

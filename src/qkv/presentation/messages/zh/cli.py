@@ -104,4 +104,32 @@ MESSAGES = {
     "check_heads_sum": "各头结果 + b_O = {out}",
     "check_norm_scale": "{ln} 的缩放 = {formula}",
     "check_norm_out": "{ln} 的输出 = {formula}",
+    # ------------------------------------------------------------------ qkv info
+    "info_gpt": "{ref}：第 {step} 步，{params} 个参数，{kind} 分词器，{n} 个词元",
+    "info_warning": "  警告：{note}",
+    "info_source": "源语言",
+    "info_target": "目标语言",
+    "info_translation": "{ref}：翻译模型 {source} -> {target}（编码器-解码器），第 {step} 步，{params} 个参数",
+    "info_stacks": (
+        "  编码器：{encoder} 个块，对整个源句做自注意力；解码器：{decoder} 个块，先做因果自注意力，"
+        "再对编码器的输出做交叉注意力；每层 {heads} 个头"
+    ),
+    "info_mt_tokenizer": "  {kind} 分词器，{n} 个词元（<pad> <s> </s> 和两种语言的词），{shared}",
+    "info_shared": "两种语言共用一张嵌入表",
+    "info_separate": "源语言和目标语言各有一张嵌入表",
+    "info_trained_on": "  训练数据：{pairs} 个句对，来自{where}；{val} 个验证句对{held}{left}",
+    "info_builtin": "内置语料",
+    "info_builtin_hsk": "内置语料和 HSK 训练句",
+    "info_held": "（留出的句式）",
+    "info_held_hsk": "（留出的句式和 HSK 句子）",
+    "info_left_out": "（另有 {n} 个未用：含有任何训练句对都没有的词）",
+    "info_pretrained": "{ref}：预训练模型 {name}，{kind}，{params} 个参数{size}",
+    "info_tokenizer": "，{kind} 分词器，{n} 个词元",
+    "info_size": "，权重 {size}",
+    "info_lm_head": "{title}，带 LM 头的{design}",
+    "info_no_lm_head": "{title}（没有 LM 头：不能生成文字）",
+    "info_design_decoder": "解码器",
+    "info_design_encoder": "编码器",
+    "info_design_encoder_decoder": "编码器-解码器",
+    "info_from": "  来自 {path}（model_type {arch}）",
 }
