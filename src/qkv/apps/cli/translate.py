@@ -11,10 +11,10 @@ from qkv.core.io.refusal import Refusal, family_title
 
 
 def translate(args) -> None:
+    from qkv.apps.cli.errors import said
     from qkv.core.decode.translate import translated
     from qkv.core.hub.bundled import default_translate_ckpt
     from qkv.core.train.checkpoint import load
-    from qkv.apps.cli.errors import said
     from qkv.presentation.i18n import t
 
     if args.max_len is not None and args.max_len < 1:
