@@ -3,6 +3,7 @@ corpus holds, read and printed (the other handlers are in commands.py)."""
 
 from __future__ import annotations
 
+from qkv.apps.cli.lang import decide
 from qkv.core.io.files import format_bytes
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.i18n import say_error, t
@@ -110,7 +111,15 @@ def corpus(args) -> None:
     lang = args.lang or "both"
     if args.probes:
         for p in probes(args.probes, "zh" if lang == "both" else lang, args.seed)[: args.n]:
-            print(f"{p.prompt} [{p.expected}]  not: {' / '.join(p.alternatives)}")
+            print(
+                t(
+                    "cli.probe",
+                    decide(args.lang),
+                    prompt=p.prompt,
+                    expected=p.expected,
+                    others=" / ".join(p.alternatives),
+                )
+            )
     elif args.pairs or args.heldout:
         chosen = pairs("heldout", args.seed) if args.heldout else pairs("train", args.seed, args.n)
         for n, p in enumerate(chosen[: args.n], 1):

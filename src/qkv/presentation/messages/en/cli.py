@@ -106,6 +106,7 @@ MESSAGES = {
     "check_heads_sum": "heads' results + b_O = {out}",
     "check_norm_scale": "{ln}'s scale = {formula}",
     "check_norm_out": "{ln}'s out = {formula}",
+    "probe": "{prompt} [{expected}]  not: {others}",  # qkv corpus --probes: a probe, its answer, the wrong ones
     # ------------------------------------------------------------------ qkv info
     "info_gpt": "{ref}: step {step}, {params} parameters, {kind} tokenizer with {n} tokens",
     "info_warning": "  warning: {note}",

@@ -104,6 +104,7 @@ MESSAGES = {
     "check_heads_sum": "各头结果 + b_O = {out}",
     "check_norm_scale": "{ln} 的缩放 = {formula}",
     "check_norm_out": "{ln} 的输出 = {formula}",
+    "probe": "{prompt} [{expected}]  不是：{others}",
     # ------------------------------------------------------------------ qkv info
     "info_gpt": "{ref}：第 {step} 步，{params} 个参数，{kind} 分词器，{n} 个词元",
     "info_warning": "  警告：{note}",
