@@ -114,20 +114,15 @@ def train(args) -> int | None:
         )
     if not distributed.current().main:
         return None
-    val = t("cli.trained_val", args.lang, val_loss=f"{result.val_loss:.4f}") if result.val_loss is not None else ""
-    rate, seconds = f"{result.tokens_per_s:,.0f}", f"{result.seconds:.1f}"
-    loss = f"{result.train_loss:.4f}"
-    print(
-        t(
-            "cli.trained",
-            args.lang,
-            step=result.step,
-            seconds=seconds,
-            rate=rate,
-            train_loss=loss,
-            val=val,
-            out=result.out,
-        )
+    print(_trained(result, args.lang))
+
+
+def _trained(result, lang: str) -> str:
+    """The line a finished run ends with: its step, time, speed, losses and checkpoint."""
+    val = t("cli.trained_val", lang, val_loss=f"{result.val_loss:.4f}") if result.val_loss is not None else ""
+    rate, seconds, loss = f"{result.tokens_per_s:,.0f}", f"{result.seconds:.1f}", f"{result.train_loss:.4f}"
+    return t(
+        "cli.trained", lang, step=result.step, seconds=seconds, rate=rate, train_loss=loss, val=val, out=result.out
     )
 
 
