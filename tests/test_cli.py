@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from qkv.apps.cli import main
 from qkv.core.decode.sample import generate
+from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
 from qkv.core.text import corpus
 from qkv.core.train import checkpoint
 from qkv.core.train.lm import train
@@ -388,3 +390,15 @@ def test_corpus_prints_the_builtin_text_and_probes(capsys):
     out, _ = run_ok(capsys, ["corpus", "--probes", "order", "-n", "3", "--lang", "en"])
     probes = corpus.probes("order", "en")[:3]
     assert out.splitlines() == [f"{p.prompt} [{p.expected}]  not: {' / '.join(p.alternatives)}" for p in probes]
+
+
+def test_info_says_what_a_checkpoint_holds_in_chinese_with_lang_zh(capsys):
+    """The lines of `qkv info` that are sentences come from the catalogue: Chinese under --lang zh; the
+    configuration's key = value lines are the same in both languages."""
+    for ckpt, sentences in ((default_ckpt(), 1), (default_translate_ckpt(), 4)):
+        en, _ = run_ok(capsys, ["info", "--ckpt", str(ckpt)])
+        zh, _ = run_ok(capsys, ["info", "--ckpt", str(ckpt), "--lang", "zh"])
+        en, zh = en.splitlines(), zh.splitlines()
+        assert len(en) == len(zh) and en[sentences:] == zh[sentences:]
+        assert all(re.search("[\u4e00-\u9fff]", line) for line in zh[:sentences]), zh[:sentences]
+        assert all(not re.search("[\u4e00-\u9fff]", line) for line in en[:sentences]), en[:sentences]

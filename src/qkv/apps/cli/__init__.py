@@ -1,9 +1,9 @@
-"""The `qkv` command: argument parsing (parser.py) and one handler per command (commands.py; info and
-corpus in describe.py), over the Python API. Every error in what the user gave prints one line
-`qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback instead. A command whose
---lang is the language it speaks in (SPEAKS) says its errors in that language, from the message
-catalogue (`qkv: 错误：...` with --lang zh: the catalogue's errors.cli_prefix); argparse's own
-usage errors stay English.
+"""The `qkv` command: argument parsing (parser.py, its usage errors in usage.py) and one handler per
+command (commands.py; info and corpus in describe.py), over the Python API. Every error in what the
+user gave prints one line `qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback
+instead. Every command speaks the language of --lang, else of QKV_LANG, else English (lang.py
+decides): its errors, argparse's included, come from the message catalogue (`qkv: 错误：...` in
+Chinese: the catalogue's errors.cli_prefix), and so do its notes and reports.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import sys
 
+from qkv.apps.cli import lang as language
 from qkv.apps.cli.commands import COMMANDS
+from qkv.apps.cli.errors import said
 from qkv.apps.cli.parser import build_parser
 from qkv.core.hub.pretrained import loading_dtype
 from qkv.core.machine import threads
-from qkv.presentation.i18n import DEFAULT_LANG, LANGS, say_error, t
+from qkv.presentation.i18n import t
 
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 # the commands that compute enough for the thread count to matter (qkv.core.machine.threads picks it)
@@ -32,20 +34,18 @@ COMPUTING = {
     "heads",
     "serve",
 }
-# the commands whose --lang is the language they speak in (corpus's picks which sentences it prints)
-SPEAKS = {"demo", "lesson", "explain", "attend", "figure", "translate", "patch", "heads"}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    # the language is known before argparse reads the command line: its errors are said in it too
+    args = build_parser(language.decide(language.given(argv))).parse_args(argv)
     args.argv = argv  # what `qkv train --nproc N` passes on to its processes
+    lang = language.decide(args.lang)  # corpus's "both" and explain's None: QKV_LANG's, else en
     # one of several training processes other than rank 0: it prefixes what it says with its rank, and
     # under `qkv train --nproc` (one machine, the same inputs) leaves errors in the inputs to rank 0
     rank = os.environ.get("RANK", "0")
     peer = args.command == "train" and os.environ.get("WORLD_SIZE", "1") != "1" and rank != "0"
-    lang = getattr(args, "lang", None) if args.command in SPEAKS else None
-    lang = lang if lang in LANGS else DEFAULT_LANG
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:
         if not peer:
-            print("\ninterrupted", file=sys.stderr)
+            print("\n" + t("cli.interrupted", lang), file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `qkv generate ... | head`
         sys.stderr.close()
@@ -62,11 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RuntimeError) as e:
         if os.environ.get("QKV_DEBUG"):
             raise
-        said = say_error(e, lang).strip()
-        message = said.splitlines()[0] if said else type(e).__name__
+        message = said(e, lang)
         if peer:  # a peer shares the terminal with rank 0, whose progress bar may hold the line: start a new one
             if not (isinstance(e, ValueError) and os.environ.get("QKV_LAUNCHED")):
-                print(f"\nqkv: error (rank {rank}): {message}", file=sys.stderr)
+                print("\n" + t("cli.rank_error", lang, rank=rank, message=message), file=sys.stderr)
         else:
             print(t("errors.cli_prefix", lang, message=message), file=sys.stderr)
         return EXIT_ERROR

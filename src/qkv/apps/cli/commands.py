@@ -14,6 +14,7 @@ from qkv.apps.cli import describe, translate
 from qkv.core.io.files import format_bytes
 from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.io.refusal import Refusal
+from qkv.presentation.i18n import t
 
 
 def _load(ckpt):
@@ -24,10 +25,10 @@ def _load(ckpt):
     return load(ckpt or default_ckpt())
 
 
-def _write_or_print(text: str, path) -> None:
+def _write_or_print(text: str, path, lang: str = "en") -> None:
     if path:
         Path(path).write_text(text + "\n", encoding="utf-8")
-        print(f"wrote {path}", file=sys.stderr)
+        print(t("cli.wrote", lang, path=path), file=sys.stderr)
     else:
         print(text)
 
@@ -45,10 +46,11 @@ def _task(args) -> str:
         return "lm"
 
 
-def _refuse_flags(args, names: list[str], why: str) -> None:
+def _refuse_flags(args, names: list[str], task: str) -> None:
+    """Refuse the flags in `names` that were given: they are for the other task (cli.flag(s)_for_<task>)."""
     given = [f"--{n.replace('_', '-')}" for n in names if getattr(args, n) is not None]
     if given:
-        raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} {why}")
+        raise Refusal.of(f"cli.flag_for_{task}" if len(given) == 1 else f"cli.flags_for_{task}", flags=given)
 
 
 def _without_nproc(argv: list[str]) -> list[str]:
@@ -71,20 +73,15 @@ def train(args) -> int | None:
 
     if args.nproc is not None and args.nproc != 1:
         if distributed.current().size > 1:
-            raise ValueError("--nproc starts the training processes itself; under torchrun, leave it out")
+            raise Refusal.of("cli.nproc_under_torchrun")
         return distributed.launch(args.nproc, _without_nproc(args.argv))
     task = _task(args)
     if task == "translate":
         from qkv.core.train.translate import train_translation
 
-        _refuse_flags(
-            args,
-            ["text", "tokenizer", "vocab_size"],
-            "for a GPT; --task translate reads sentence pairs "
-            "(the built-in corpus, or --pairs FILE.tsv) and makes its word list from them",
-        )
+        _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "gpt")
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
-            raise ValueError("--task translate trains on the CPU in float32 (--device and --precision are for a GPT)")
+            raise Refusal.of("cli.translate_on_cpu")
         result = train_translation(
             args.pairs,
             out=args.out,
@@ -100,7 +97,7 @@ def train(args) -> int | None:
     else:
         from qkv.core.train.lm import train
 
-        _refuse_flags(args, ["pairs", "direction", "n_sentences"], "for --task translate")
+        _refuse_flags(args, ["pairs", "direction", "n_sentences"], "translate")
         result = train(
             text_path=args.text,
             out=args.out,
@@ -117,10 +114,15 @@ def train(args) -> int | None:
         )
     if not distributed.current().main:
         return None
-    val = f", val loss {result.val_loss:.4f}" if result.val_loss is not None else ""
-    print(
-        f"trained to step {result.step} in {result.seconds:.1f} s ({result.tokens_per_s:,.0f} tokens/s): "
-        f"train loss {result.train_loss:.4f}{val}; checkpoint in {result.out}"
+    print(_trained(result, args.lang))
+
+
+def _trained(result, lang: str) -> str:
+    """The line a finished run ends with: its step, time, speed, losses and checkpoint."""
+    val = t("cli.trained_val", lang, val_loss=f"{result.val_loss:.4f}") if result.val_loss is not None else ""
+    rate, seconds, loss = f"{result.tokens_per_s:,.0f}", f"{result.seconds:.1f}", f"{result.train_loss:.4f}"
+    return t(
+        "cli.trained", lang, step=result.step, seconds=seconds, rate=rate, train_loss=loss, val=val, out=result.out
     )
 
 
@@ -137,8 +139,9 @@ def stream(tokenizer, ids, out=None, prev: int | None = None) -> None:
     out.write(decoder.decode(b"", final=True))
 
 
-def _cropped(what: str, n: int, n_ctx: int, done: str) -> None:
-    print(f"warning: the {what} has {n} tokens; only the last {n_ctx} (n_ctx) are {done}", file=sys.stderr)
+def _cropped(what: str, n: int, n_ctx: int, lang: str) -> None:
+    """Say that only the last n_ctx tokens of the prompt (or the text) were read."""
+    print(t(f"cli.cropped_{what}", lang, n=n, n_ctx=n_ctx), file=sys.stderr)
 
 
 def generate(args) -> None:
@@ -148,23 +151,21 @@ def generate(args) -> None:
 
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
     if not 1 <= args.samples <= 1024:
-        raise ValueError(f"--samples must be between 1 and 1024; got {args.samples}")
+        raise Refusal.of("cli.samples_range", got=args.samples)
     device = resolve(args.device)
     model, tokenizer = load(args.ckpt)
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
     ids = tokenizer.encode(args.prompt)
     if not ids:
-        raise ValueError("the prompt is empty: give at least one character")
+        raise Refusal.of("cli.prompt_empty")
     n_ctx = model.cfg.n_ctx
     if len(ids) > n_ctx:
-        _cropped("prompt", len(ids), n_ctx, "used")
+        _cropped("prompt", len(ids), n_ctx, args.lang)
     elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it
-        print(
-            f"note: {len(ids)} prompt + {args.max_new_tokens} new tokens pass n_ctx = {n_ctx}: from new token "
-            f"{n_ctx - len(ids) + 2} on, each is picked from the last {n_ctx} tokens only",
-            file=sys.stderr,
-        )
+        first = n_ctx - len(ids) + 2
+        note = t("cli.past_context", args.lang, prompt=len(ids), new=args.max_new_tokens, n_ctx=n_ctx, first=first)
+        print(note, file=sys.stderr)
     if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
         from qkv.core.decode.sample import generate_texts
 
@@ -179,7 +180,7 @@ def generate(args) -> None:
             seed=args.seed,
         )
         for i, text in enumerate(texts):
-            print(f"--- sample {i + 1} of {args.samples} ---\n{args.prompt}{text}")
+            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{args.prompt}{text}")
         return
     sys.stdout.write(args.prompt)
     try:
@@ -235,22 +236,23 @@ def trace(args) -> None:
     all_ids = tokenizer.encode(args.text)
     ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
     if cropped:
-        _cropped("text", len(all_ids), model.cfg.n_ctx, "traced")
+        _cropped("text", len(all_ids), model.cfg.n_ctx, args.lang)
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
     _, tr = model.run_with_trace(torch.tensor([ids]), None if args.check else args.names)
     _trace_out(tr, tokenizer, args, keep)
 
 
 def _trace_out(tr, tokenizer, args, keep) -> None:
+    from qkv.apps.cli.report import check_report
     from qkv.core.see.invariants import check
 
     out = tr.to_json(tokenizer)
     if args.check:
         report = check(tr)
         out["check"] = report.to_json()
-        print(report, file=sys.stderr)
+        print(check_report(report, args.lang), file=sys.stderr)
         out["activations"] = {k: v for k, v in out["activations"].items() if keep(k)}
-    _write_or_print(finite_dumps(out), args.out)
+    _write_or_print(finite_dumps(out), args.out, args.lang)
 
 
 def _cpu_only(args) -> None:
@@ -280,7 +282,7 @@ def explain(args) -> None:
             token=args.token,
             lang=args.lang,
         )
-        print(f"wrote {path} ({format_bytes(path.stat().st_size)}): open it in a browser, no server needed")
+        print(t("cli.wrote_page", args.lang or "en", path=path, size=format_bytes(path.stat().st_size)))
         return
     ex = explain(
         model,
@@ -394,6 +396,8 @@ def serve(args) -> None:
     from qkv.apps.web.listen import serve
 
     _cpu_only(args)
+    if not 0 <= args.port <= 65535:  # said here, before the model loads, in the user's language
+        raise Refusal.of("cli.port_range", port=args.port)
     serve(args.ckpt, host=args.host, port=args.port)
 
 
@@ -403,7 +407,7 @@ def export(args) -> None:
 
     model, tokenizer = load(args.ckpt)
     out = export_hf(model, tokenizer, args.hf)
-    print(f"wrote {out}: transformers' AutoModelForCausalLM.from_pretrained and AutoTokenizer.from_pretrained load it")
+    print(t("cli.wrote_hf", args.lang, path=out))
 
 
 COMMANDS = {

@@ -1,8 +1,13 @@
-"""Every `qkv` subcommand and its options (argparse). The handlers are in commands.py and describe.py."""
+"""Every `qkv` subcommand and its options (argparse; its errors in the user's language: usage.py). The
+handlers are in commands.py and describe.py. The help texts are English."""
 
 from __future__ import annotations
 
 import argparse
+
+from qkv.apps.cli import lang as language
+from qkv.apps.cli.usage import Parser, TypeRefusal
+from qkv.presentation.i18n import DEFAULT_LANG
 
 LANGS = ("zh", "en")
 FIGURE_KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment", "patching")
@@ -11,26 +16,22 @@ ATTEND_FORMATS = ("text", "markdown", "latex", "json")
 SEED_MAX = 2**63 - 1
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line like every other error (subparsers inherit this class)."""
-
-    def error(self, message):
-        self.exit(2, f"qkv: error: {message} (see {self.prog} --help)\n")
-
-
 def seed(text: str) -> int:
     """--seed: an integer a torch.Generator takes, the range `--set seed=` and the web page accept."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    value = int(text)  # not a number: argparse says "invalid seed value", in the user's language
     if not 0 <= value <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX} (2**63 - 1); got {text}")
+        raise TypeRefusal.of("cli.seed_range", max=SEED_MAX, got=text)
     return value
 
 
-def _lang(p) -> None:
-    p.add_argument("--lang", choices=LANGS, default="en", help="language of the explanation (default en)")
+def _lang(p, what: str = "its errors, notes and reports", choices=LANGS) -> None:
+    """--lang: every command speaks zh or en (left out: QKV_LANG, else en; qkv.apps.cli.lang decides)."""
+    p.add_argument(
+        "--lang",
+        choices=choices,
+        default=argparse.SUPPRESS,  # absent unless given: a subcommand's default would hide `qkv --lang zh CMD`
+        help=f"language of {what} (default: QKV_LANG, else en)",
+    )
 
 
 def _device(p, reads: bool = False) -> None:
@@ -123,6 +124,12 @@ def _add_train(sub) -> None:
         metavar="KEY=VALUE",
         help="override a model or training setting, e.g. --set n_layers=2 --set lr=3e-4",
     )
+    _train_run(p)
+    _lang(p)
+
+
+def _train_run(p) -> None:
+    """qkv train's options of the run itself: where it goes, how far, on how many processes, where."""
     p.add_argument("--out", default="runs/qkv", metavar="DIR", help="checkpoint directory (default runs/qkv)")
     p.add_argument("--resume", action="store_true", help="continue the checkpoint in --out exactly where it stopped")
     p.add_argument(
@@ -172,6 +179,7 @@ def _add_generate(sub) -> None:
     )
     _device(p)
     _threads(p)
+    _lang(p)
 
 
 def _add_translate(sub) -> None:
@@ -191,7 +199,30 @@ def _add_translate(sub) -> None:
     )
     p.add_argument("--beam", type=int, default=1, metavar="K", help="beam search with K hypotheses (default 1: greedy)")
     p.add_argument("--max-len", type=int, metavar="N", help="at most N target tokens (default: the model's n_ctx)")
-    p.add_argument("--lang", choices=LANGS, default="en", help="language of its notes and errors (default en)")
+    _lang(p, "its notes and errors")
+
+
+def _add_described(sub) -> None:
+    """The commands that describe what is there: info (a checkpoint) and corpus (the built-in corpus)."""
+    p = sub.add_parser("info", help="describe a checkpoint")
+    _ckpt(p, required=True)
+    _lang(p)
+    p = sub.add_parser(
+        "corpus", help="print sentences of the built-in corpus, its sentence pairs, or its held-out probes"
+    )
+    p.add_argument("-n", type=int, default=20, help="how many sentences (or pairs, or probes; default 20)")
+    # corpus's --lang also picks the sentences it prints; its errors then speak QKV_LANG's language
+    _lang(
+        p, "the sentences: zh, en, or both (default: each zh line, then its en), and of its errors", LANGS + ("both",)
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon"
+    )
+    p.add_argument(
+        "--pairs", action="store_true", help="print sentence pairs with their gold word alignment (苹果→apple)"
+    )
+    p.add_argument("--heldout", action="store_true", help="the held-out sentences (frames never in the training text)")
 
 
 def _add_lessons(sub) -> None:
@@ -199,25 +230,27 @@ def _add_lessons(sub) -> None:
     p.add_argument("--out", default="runs/demo", metavar="DIR", help="where the trained model goes (default runs/demo)")
     p.add_argument("--report", metavar="DIR", help="where the report goes (default: the --out folder + '-report')")
     p.add_argument("--quick", action="store_true", help="skip training: use the bundled model")
-    _lang(p)
+    _lang(p, "the report")
     p = sub.add_parser("lesson", help="run one lesson (a measured experiment), or list them")
     p.add_argument("name", nargs="?", help="the lesson (see --list)")
     p.add_argument("--list", action="store_true", help="list the lessons")
-    _lang(p)
+    _lang(p, "the lesson")
     p.add_argument("--out", metavar="DIR", help="write the lesson's figures here")
     _ckpt(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
 
-def _add_seeing(sub) -> None:
-    """The commands that show what a model computes: trace, explain, attend, figure, serve."""
+def _add_trace(sub) -> None:
     p = sub.add_parser("trace", help="every intermediate of one forward pass as JSON (docs/trace-format.md)")
     _ckpt(p)
     p.add_argument("text")
     p.add_argument("--names", nargs="+", metavar="NAME", help="keep only these activations (full names)")
     p.add_argument("--check", action="store_true", help="also check the invariants (qkv.check) and add the report")
     p.add_argument("--out", metavar="FILE", help="write the JSON here instead of printing it")
+    _lang(p, "the check's report and the errors")
 
+
+def _add_explain(sub) -> None:
     p = sub.add_parser("explain", help="explain what a token attends to and what the model predicts next")
     p.add_argument("text", metavar="TEXT", help="the text to run through the model")
     _ckpt(p)
@@ -226,12 +259,7 @@ def _add_seeing(sub) -> None:
     p.add_argument("--token", type=int, help="query token index (default: the last; negative counts from the end)")
     p.add_argument("--top", type=int, default=5, metavar="N", help="rows in the ranked tables (default 5)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument(
-        "--lang",
-        choices=LANGS,
-        help="language of the explanation (default en); with --html, the language "
-        "the page opens in (default: the reader's browser's)",
-    )
+    _lang(p, "the explanation; with --html, the language the page opens in (default: the reader's browser's)")
     p.add_argument(
         "--html",
         metavar="FILE",
@@ -241,6 +269,8 @@ def _add_seeing(sub) -> None:
     _device(p, reads=True)
     _threads(p)
 
+
+def _add_attend(sub) -> None:
     p = sub.add_parser(
         "attend",
         help="derive one query's attention step by step, with exact numbers",
@@ -253,10 +283,12 @@ def _add_seeing(sub) -> None:
     p.add_argument("--k", required=True, metavar="MATRIX", help='the keys, one row each, e.g. "ln(2),0; 0,1; 0,-1"')
     p.add_argument("--v", required=True, metavar="MATRIX", help='the values, one row each, e.g. "0,0; 4,0; 0,4"')
     p.add_argument("--dk", metavar="NUMBER", help="the d_k in s = q·k / √d_k (default: the length of q)")
-    _lang(p)
+    _lang(p, "the derivation")
     p.add_argument("--format", choices=ATTEND_FORMATS, default="text", help="output format (default text)")
     p.add_argument("--figure", metavar="PATH", help="also draw the convex-hull picture (.png or .svg)")
 
+
+def _add_figure(sub) -> None:
     p = sub.add_parser("figure", help="draw a figure (" + ", ".join(FIGURE_KINDS) + ")")
     p.add_argument("kind", choices=FIGURE_KINDS, metavar="KIND", help=" | ".join(FIGURE_KINDS))
     p.add_argument(
@@ -270,17 +302,20 @@ def _add_seeing(sub) -> None:
     p.add_argument("--head", type=int, metavar="H", help="head (head, hull: default 0)")
     p.add_argument("--token", type=int, metavar="T", help="index of the query token (hull; default the last)")
     p.add_argument("--out", required=True, metavar="PATH", help="output file, .png or .svg")
-    p.add_argument("--lang", choices=LANGS, default="en", help="language of titles and labels")
+    _lang(p, "titles and labels")
     p.add_argument("--log", action="append", default=[], metavar="DIR", help="a run's directory (loss; repeatable)")
     p.add_argument("--tokens", help="comma-separated tokens to show (embedding)")
     _patch_texts(p, required=False)
 
+
+def _add_serve(sub) -> None:
     p = sub.add_parser("serve", help="the explorer: a local web page that shows attention computing, live")
     _ckpt(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this computer only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     _device(p, reads=True)
     _threads(p)
+    _lang(p, "its errors (the page speaks the reader's browser's language)")
 
 
 def _patch_texts(p, required: bool) -> None:
@@ -315,7 +350,7 @@ def _add_interventions(sub) -> None:
     )
     _patch_texts(p, required=True)
     _ckpt(p)
-    _lang(p)
+    _lang(p, "the table")
     p.add_argument("--json", action="store_true", help='print the kind-"patching" JSON document instead')
 
     p = sub.add_parser(
@@ -324,7 +359,7 @@ def _add_interventions(sub) -> None:
         "token, the token after such a copy (induction) or position 0, on repeated random tokens",
     )
     _ckpt(p)
-    _lang(p)
+    _lang(p, "the tables")
     p.add_argument("--seed", type=seed, default=0, help="which random tokens are measured (default 0)")
     p.add_argument("--json", action="store_true", help='print the kind-"head-scores" JSON document instead')
 
@@ -338,31 +373,25 @@ def _add_export(sub) -> None:
         metavar="OUT",
         help="the directory to write (must not exist, or be empty); AutoModelForCausalLM and AutoTokenizer load it",
     )
+    _lang(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="qkv", description="A Transformer you can see through.")
+class _Qkv(Parser):
+    """The `qkv` parser: what it parses holds every command's --lang settled (lang.settle)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        language.settle(namespace)
+        return namespace, extras
+
+
+def build_parser(lang: str = DEFAULT_LANG) -> argparse.ArgumentParser:
+    """The parser of every subcommand; its usage errors are said in `lang`."""
+    parser = _Qkv(prog="qkv", description="A Transformer you can see through.", lang=lang)
+    _lang(parser, "every command (also after the command's name)")
     sub = parser.add_subparsers(dest="command", required=True)
-    _add_train(sub)
-    _add_generate(sub)
-    _add_translate(sub)
-    p = sub.add_parser("info", help="describe a checkpoint")
-    _ckpt(p, required=True)
-    p = sub.add_parser(
-        "corpus", help="print sentences of the built-in corpus, its sentence pairs, or its held-out probes"
-    )
-    p.add_argument("-n", type=int, default=20, help="how many sentences (or pairs, or probes; default 20)")
-    p.add_argument("--lang", choices=("zh", "en", "both"), help="(default both: each zh line, then its en)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--probes", choices=("sense", "order", "association"), help="print the held-out probes of a phenomenon"
-    )
-    p.add_argument(
-        "--pairs", action="store_true", help="print sentence pairs with their gold word alignment (苹果→apple)"
-    )
-    p.add_argument("--heldout", action="store_true", help="the held-out sentences (frames never in the training text)")
-    _add_lessons(sub)
-    _add_seeing(sub)
-    _add_interventions(sub)
-    _add_export(sub)
+    for add in (_add_train, _add_generate, _add_translate, _add_described, _add_lessons, _add_trace, _add_explain):
+        add(sub)
+    for add in (_add_attend, _add_figure, _add_serve, _add_interventions, _add_export):
+        add(sub)
     return parser

@@ -7,22 +7,21 @@ from __future__ import annotations
 import sys
 
 from qkv.core.io.files import without_bom
+from qkv.core.io.refusal import Refusal, family_title
 
 
 def translate(args) -> None:
+    from qkv.apps.cli.errors import said
     from qkv.core.decode.translate import translated
     from qkv.core.hub.bundled import default_translate_ckpt
     from qkv.core.train.checkpoint import load
-    from qkv.presentation.i18n import say_error, t
+    from qkv.presentation.i18n import t
 
     if args.max_len is not None and args.max_len < 1:
-        raise ValueError(f"--max-len must be at least 1; got {args.max_len}")
+        raise Refusal.of("cli.max_len", got=args.max_len)
     model, tokenizer = load(args.ckpt or default_translate_ckpt())
     if not model.family.translates:
-        raise ValueError(
-            f"{args.ckpt} is not a translation model ({model.family.title}): qkv translate needs an "
-            "encoder-decoder, e.g. one trained by qkv train --task translate"
-        )
+        raise Refusal.of("cli.not_translation", ckpt=args.ckpt, title=family_title(model.family))
     if args.text == ["-"]:  # one sentence per line from stdin, one translation per line
         failed = 0
         for n, line in enumerate(sys.stdin, 1):
@@ -36,7 +35,7 @@ def translate(args) -> None:
             except ValueError as e:  # this line's own error; the lines after it are still translated
                 failed += 1
                 where = t("translation.note_line", args.lang, n=n)
-                print(t("errors.cli_prefix", args.lang, message=where + say_error(e, args.lang)), file=sys.stderr)
+                print(t("errors.cli_prefix", args.lang, message=where + said(e, args.lang)), file=sys.stderr)
                 print(flush=True)  # an empty line keeps line n of the output the translation of line n
         return 1 if failed else None
     _say(translated(model, tokenizer, " ".join(args.text), args.beam, args.max_len), args.lang)

@@ -40,7 +40,7 @@ from qkv.core.io.files import (
     read_bytes,
     write_json,
 )
-from qkv.core.io.finite import weights_note
+from qkv.core.io.finite import weights_note, weights_phrase
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model import make_model
 from qkv.core.model.gpt import GPT
@@ -129,10 +129,7 @@ def to_cpu(t: torch.Tensor) -> torch.Tensor:
     already contiguous is returned as it is (no copy); a CUDA or MPS tensor is copied to the CPU,
     so a checkpoint never depends on the device it was trained on."""
     if t.is_meta:
-        raise ValueError(
-            "the model's weights are on the meta device (shapes without values): there is nothing to "
-            "save; load or initialise the weights first"
-        )
+        raise Refusal.of("errors.ckpt_meta")
     return t.detach().to("cpu").contiguous()
 
 
@@ -299,7 +296,7 @@ def save(out, model: GPT, tokenizer: Tokenizer, step: int = 0) -> None:
     model_tensors(model)  # a model that cannot be saved (on the meta device) is refused before anything is written
     note = weights_note(model)
     if note:  # load_checkpoint would refuse the checkpoint: it is not written
-        raise ValueError(f"{note}; a checkpoint of them would not load, so nothing was written to {out}")
+        raise Refusal.of("errors.ckpt_not_written", why=weights_phrase(model), out=out)
     with locked(out):
         writer = Writer(out, model.cfg, None, tokenizer)
         try:
@@ -338,9 +335,9 @@ def _open_weights(path: Path, state: dict):
         meta = f.metadata() or {}
         run, step = meta.get("run"), meta.get("step")
         if run is not None and state.get("run") is not None and run != state["run"]:
-            raise ValueError(f"{path} comes from another run (run {run}; state.json names run {state['run']})")
+            raise Refusal.of("errors.ckpt_other_run", path=path, run=run, state_run=state["run"])
         if step is not None and step != str(state["step"]):
-            raise ValueError(f"{path} holds step {step} but state.json says step {state['step']}")
+            raise Refusal.of("errors.ckpt_step", path=path, step=step, state_step=state["step"])
         yield f
 
 
@@ -351,14 +348,12 @@ def _check_model_tensors(path: Path, f, expected: dict[str, tuple[int, ...]]) ->
     missing = sorted(set(expected) - set(found))
     unexpected = sorted(set(found) - set(expected))
     if missing or unexpected:
-        raise ValueError(f"{path} does not match config.json: missing {missing[:3]}, unexpected {unexpected[:3]}")
+        raise Refusal.of("errors.ckpt_tensors", path=path, missing=str(missing[:3]), unexpected=str(unexpected[:3]))
     for name, t in found.items():
         if tuple(t.get_shape()) != expected[name]:
-            raise ValueError(
-                f"{path}: tensor {name} has shape {tuple(t.get_shape())} but config.json implies {expected[name]}"
-            )
+            raise Refusal.of("errors.ckpt_shape", path=path, name=name, shape=tuple(t.get_shape()), want=expected[name])
         if t.get_dtype() not in FLOAT_DTYPES:
-            raise ValueError(f"{path}: tensor {name} has dtype {t.get_dtype()}, not a floating-point type")
+            raise Refusal.of("errors.ckpt_dtype", path=path, name=name, dtype=t.get_dtype())
 
 
 @torch.no_grad()
@@ -368,7 +363,7 @@ def _load_model_tensors(path: Path, f, model) -> None:
     for name in f.keys():
         t = f.get_tensor(name)
         if not torch.isfinite(t).all():
-            raise ValueError(f"{path}: tensor {name} holds NaN or infinite values")
+            raise Refusal.of("errors.ckpt_tensor_not_finite", path=path, name=name)
         params[name].copy_(t)
 
 
@@ -379,12 +374,12 @@ def _optimizer_state(path: Path, state: dict) -> dict:
         try:
             groups = json.loads((f.metadata() or {})["param_groups"])
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{path}: its metadata holds no valid param_groups (JSON)") from None
+            raise Refusal.of("errors.ckpt_param_groups", path=path) from None
         opt_state: dict[int, dict] = {}
         for name in f.keys():
             parts = name.split(".")
             if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit():
-                raise ValueError(f"{path}: tensor {name!r} is not named state.<index>.<key>")
+                raise Refusal.of("errors.ckpt_optimizer_name", path=path, name=repr(name))
             opt_state.setdefault(int(parts[1]), {})[parts[2]] = f.get_tensor(name)
     return {"state": opt_state, "param_groups": groups}
 
@@ -423,21 +418,23 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         raise Refusal.of("errors.ckpt_no_tokenizer", path=tpath) from None
     tokenizer = tokenizer_from_bytes(tok_bytes, tpath)
     if config.get("tokenizer") not in (None, tokenizer.kind):
-        raise ValueError(f"{tpath} holds a {tokenizer.kind} tokenizer but {cpath} says {config.get('tokenizer')!r}")
+        raise Refusal.of(
+            "errors.ckpt_tokenizer_kind",
+            path=tpath,
+            kind=tokenizer.kind,
+            config=cpath,
+            says=repr(config.get("tokenizer")),
+        )
     digest = config.get("tokenizer_sha256")
     if digest is not None and digest != _sha256(tok_bytes):
-        raise ValueError(
-            f"{tpath} is not the tokenizer this model was trained with (its sha256 differs from {cpath}'s)"
-        )
+        raise Refusal.of("errors.ckpt_tokenizer_sha", path=tpath, config=cpath)
     if tokenizer.vocab_size > model_cfg.d_vocab:
-        raise ValueError(
-            f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model only {model_cfg.d_vocab} (d_vocab)"
-        )
+        raise Refusal.of("errors.ckpt_vocab", path=d, n=tokenizer.vocab_size, d_vocab=model_cfg.d_vocab)
     if state is None:
         state = read_state(d)  # raises: state.json is missing
     if None not in (state.get("run"), config.get("run")) and state["run"] != config["run"]:
-        raise ValueError(
-            f"{d / 'state.json'} comes from another run than {cpath} (run {state['run']} vs {config['run']})"
+        raise Refusal.of(
+            "errors.ckpt_state_run", path=d / "state.json", config=cpath, run=state["run"], config_run=config["run"]
         )
     wpath = d / state["model"]
     with _open_weights(wpath, state) as f:

@@ -192,6 +192,25 @@ MESSAGES = {
     "ckpt_no_tokenizer": "cannot load tokenizer: {path} does not exist",
     "ckpt_incomplete": "{path} is missing: the checkpoint is incomplete",
     "ckpt_not_safetensors": "{path} is not a valid safetensors file: {error}",
+    "ckpt_meta": (
+        "the model's weights are on the meta device (shapes without values): there is nothing to save; load or "
+        "initialise the weights first"
+    ),
+    "ckpt_not_written": "{why}; a checkpoint of them would not load, so nothing was written to {out}",
+    "ckpt_other_run": "{path} comes from another run (run {run}; state.json names run {state_run})",
+    "ckpt_state_run": "{path} comes from another run than {config} (run {run} vs {config_run})",
+    "ckpt_step": "{path} holds step {step} but state.json says step {state_step}",
+    "ckpt_tensors": "{path} does not match config.json: missing {missing}, unexpected {unexpected}",
+    "ckpt_shape": "{path}: tensor {name} has shape {shape} but config.json implies {want}",
+    "ckpt_dtype": "{path}: tensor {name} has dtype {dtype}, not a floating-point type",
+    "ckpt_tensor_not_finite": "{path}: tensor {name} holds NaN or infinite values",
+    "ckpt_param_groups": "{path}: its metadata holds no valid param_groups (JSON)",
+    "ckpt_optimizer_name": "{path}: tensor {name} is not named state.<index>.<key>",
+    "ckpt_tokenizer_kind": "{path} holds a {kind} tokenizer but {config} says {says}",
+    "ckpt_tokenizer_sha": (
+        "{path} is not the tokenizer this model was trained with (its sha256 differs from {config}'s)"
+    ),
+    "ckpt_vocab": "{path}: the tokenizer has {n} tokens but the model only {d_vocab} (d_vocab)",
     # ------------------------------------------------------------------ the command line
     "cpu_only": (
         "qkv {command} computes on the CPU, where its explanations read every weight and activation; "

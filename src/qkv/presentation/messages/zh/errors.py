@@ -181,6 +181,20 @@ MESSAGES = {
     "ckpt_no_tokenizer": "无法加载分词器：{path} 不存在",
     "ckpt_incomplete": "缺少 {path}：这个检查点不完整",
     "ckpt_not_safetensors": "{path} 不是合法的 safetensors 文件：{error}",
+    "ckpt_meta": "模型的权重在 meta 设备上（只有形状，没有数值）：没有可保存的东西；请先加载或初始化权重",
+    "ckpt_not_written": "{why}；这样的检查点无法加载，所以没有向 {out} 写入任何东西",
+    "ckpt_other_run": "{path} 来自另一次训练（run {run}；state.json 记的是 run {state_run}）",
+    "ckpt_state_run": "{path} 与 {config} 来自不同的训练（run {run} 与 {config_run}）",
+    "ckpt_step": "{path} 保存的是第 {step} 步，而 state.json 记的是第 {state_step} 步",
+    "ckpt_tensors": "{path} 与 config.json 不符：缺少 {missing}，多出 {unexpected}",
+    "ckpt_shape": "{path}：张量 {name} 的形状是 {shape}，而 config.json 要求 {want}",
+    "ckpt_dtype": "{path}：张量 {name} 的类型是 {dtype}，不是浮点类型",
+    "ckpt_tensor_not_finite": "{path}：张量 {name} 含有 NaN 或无穷大",
+    "ckpt_param_groups": "{path}：它的元数据里没有有效的 param_groups（JSON）",
+    "ckpt_optimizer_name": "{path}：张量 {name} 的名字不是 state.<index>.<key> 的形式",
+    "ckpt_tokenizer_kind": "{path} 里是 {kind} 分词器，而 {config} 写的是 {says}",
+    "ckpt_tokenizer_sha": "{path} 不是训练这个模型时用的分词器（它的 sha256 与 {config} 记录的不同）",
+    "ckpt_vocab": "{path}：分词器有 {n} 个词元，而模型只有 {d_vocab} 个（d_vocab）",
     # ------------------------------------------------------------------ 命令行
     "cpu_only": (
         "qkv {command} 在 CPU 上计算，它的解释要在那里读取每一个权重和激活值；"
