@@ -6,8 +6,8 @@ of others (a block, a stack, a model) lists its steps in the order of its forwar
 its own or a sub-module, and `declared` reads them. Two class attributes say more about a module's
 taps, by their last part: KV_TAPS, those with n_kv_heads heads (grouped-query attention's k and v),
 and WRITTEN_OUT, those only the written-out formulas form (a hook there makes the model take them).
-A block's SHORTHAND names the sub-modules a short name reaches besides the block's own taps:
-trace["pattern", L] is blocks.L.attn.hook_pattern, as TransformerLens's get_act_name reads it.
+A block's SHORTHAND names the sub-modules a short name reaches besides the names right under the
+block: trace["pattern", L] is blocks.L.attn.hook_pattern, as TransformerLens's get_act_name reads it.
 
 `names_of(cfg)` builds the model of cfg on the meta device (shapes only: no numbers, no memory) and
 reads it. qkv.trace_names, the hooks' check of a name, the shorthand and the trace's repeat of the
@@ -65,14 +65,18 @@ def read(model: torch.nn.Module) -> Names:
         own = module.tap_names() if hasattr(module, "tap_names") else []
         kv.update(n for n in own if hook_of(n) in getattr(module, "KV_TAPS", ()))
         written_out.update(n for n in own if hook_of(n) in getattr(module, "WRITTEN_OUT", ()))
-        if hasattr(module, "SHORTHAND"):  # a block: its own taps first, then those of the sub-modules it names
-            reached = [module.own_tap_names()]
-            reached += [
-                getattr(module, sub).tap_names() for sub in module.SHORTHAND if getattr(module, sub) is not None
-            ]
-            for name in (n for names in reached for n in names):
+        if hasattr(module, "SHORTHAND"):  # a block
+            for name in _reached(module, own):
                 short.setdefault(module.tap_prefix + hook_of(name), name)
     return Names(order, frozenset(kv), frozenset(written_out), short)
+
+
+def _reached(block, own: list[str]) -> list[str]:
+    """The names a short name reaches in a block: those right under it (blocks.L.hook_resid_pre,
+    hook_attn_out, ...), then those of the sub-modules its SHORTHAND names (attn, mlp)."""
+    under = [name for name in own if "." not in name.removeprefix(block.tap_prefix)]
+    subs = [getattr(block, sub) for sub in block.SHORTHAND]
+    return under + [name for sub in subs if sub is not None for name in sub.tap_names()]
 
 
 _KNOWN: dict[str, Names] = {}  # repr(cfg) -> its names: a config's model is built once

@@ -117,7 +117,7 @@ class Block(nn.Module):
     and `tap_steps()` what each records, in the order of its forward: its own residual stream's names
     and its sub-modules (see/names.py)."""
 
-    SHORTHAND = ("attn", "mlp")  # what trace["pattern", L] reaches besides the block's own names
+    SHORTHAND = ("attn", "mlp")  # what trace["pattern", L] reaches besides the names right under the block
 
     def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None):
         super().__init__()
@@ -141,10 +141,6 @@ class Block(nn.Module):
 
     def tap_names(self) -> list[str]:
         return declared(self.tap_prefix, self.tap_steps())
-
-    def own_tap_names(self) -> list[str]:
-        """The names of the block's own residual stream (hook_resid_pre, ...), without its sub-modules'."""
-        return [self.tap_prefix + step for step in self.tap_steps() if isinstance(step, str)]
 
     def tap(self, name: str, x: torch.Tensor) -> torch.Tensor:
         """Tap x as blocks.L.<name>: recorded while a trace records; x or a hook's replacement."""
