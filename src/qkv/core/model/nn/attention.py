@@ -147,7 +147,9 @@ class MultiHeadAttention(nn.Module):
         "hook_result",
     )
     KV_TAPS = ("hook_k", "hook_v", "hook_k_normed", "hook_rot_k")  # (B, T, n_kv_heads, d_head)
-    WRITTEN_OUT = ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_z")  # see/names.py
+    # what the fused kernel never forms (see/names.py); hook_z it forms too, but a hook on z takes the written-out
+    # formula as a trace of that edit does, so that the edited run and its trace compute the very same numbers
+    WRITTEN_OUT = ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_z")
 
     def __init__(
         self,
@@ -182,9 +184,7 @@ class MultiHeadAttention(nn.Module):
             self.q_norm = self.k_norm = None
 
     def tap_names(self) -> list[str]:
-        """The names forward records, in order: TAPS as this attention has them, then hook_{name}_out.
-        (hook_z is formed by both paths; WRITTEN_OUT has it so that a hook there and a trace of that
-        edit compute the very same numbers.)"""
+        """The names forward records, in order: TAPS as this attention has them, then hook_{name}_out."""
         normed = self.q_norm is not None and not self.cross
         has = {"hook_q_normed": normed, "hook_k_normed": normed, "hook_rot_q": self.rope is not None}
         has["hook_rot_k"] = has["hook_rot_q"]
