@@ -17,7 +17,8 @@ key/value heads all read what it returns; nothing else lists names.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -32,7 +33,7 @@ class Names:
     order: tuple[str, ...]  # every name its forward records, in the order of the computation
     kv: frozenset[str]  # the names recorded with n_kv_heads heads: (B, T, n_kv_heads, d_head)
     written_out: frozenset[str]  # the names only the written-out formulas form (nn/tap.py: explicit())
-    short: dict[str, str]  # block prefix + hook ("blocks.0.hook_pattern") -> its full name
+    short: dict[str, str] = field(hash=False)  # block prefix + hook ("blocks.0.hook_pattern") -> its full name
 
 
 def hook_of(name: str) -> str:
@@ -55,12 +56,13 @@ def declared(prefix: str, steps: Iterable) -> list[str]:
     return names
 
 
-def read(model: torch.nn.Module) -> Names:
-    """What `model`'s modules declare (any model whose modules have tap_names())."""
+def read(model: Any) -> Names:
+    """What `model`'s modules declare (any nn.Module whose modules have tap_names())."""
     order = tuple(model.tap_names())
     kv: set[str] = set()
     written_out: set[str] = set()
     short: dict[str, str] = {}
+    module: Any  # any nn.Module: what it declares is read by name
     for module in model.modules():
         own = module.tap_names() if hasattr(module, "tap_names") else []
         kv.update(n for n in own if hook_of(n) in getattr(module, "KV_TAPS", ()))
@@ -71,7 +73,7 @@ def read(model: torch.nn.Module) -> Names:
     return Names(order, frozenset(kv), frozenset(written_out), short)
 
 
-def _reached(block, own: list[str]) -> list[str]:
+def _reached(block: Any, own: list[str]) -> list[str]:
     """The names a short name reaches in a block: those right under it (blocks.L.hook_resid_pre,
     hook_attn_out, ...), then those of the sub-modules its SHORTHAND names (attn, mlp)."""
     under = [name for name in own if "." not in name.removeprefix(block.tap_prefix)]

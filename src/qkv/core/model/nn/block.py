@@ -301,8 +301,11 @@ class DecoderBlock(Block):
 
     def tap_steps(self) -> tuple:
         """The three sub-layers of forward, each with its LayerNorm before it (pre-norm) or after it (post-norm)."""
-        subs = ((self.attn, self.ln1, "hook_resid_mid"), (self.cross_attn, self.ln2, "hook_resid_mid_cross"))
-        subs += ((self.mlp, self.ln3, "hook_resid_post"),)
+        subs: tuple[tuple, ...] = (
+            (self.attn, self.ln1, "hook_resid_mid"),
+            (self.cross_attn, self.ln2, "hook_resid_mid_cross"),
+            (self.mlp, self.ln3, "hook_resid_post"),
+        )
         steps: tuple = ("hook_resid_pre",)
         for sub, ln, resid in subs:
             steps += (sub, ln, resid) if self.post_norm else (ln, sub, resid)
