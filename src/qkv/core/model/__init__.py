@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import family_of
 
 
-def make_model(cfg):
+def make_model(cfg: ModelConfig):
     """The model of cfg's family, built from cfg."""
     return family_of(cfg).model_class()(cfg)
 

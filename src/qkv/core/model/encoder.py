@@ -21,6 +21,7 @@ from qkv.core.model.nn.block import make_block
 from qkv.core.model.nn.layernorm import LayerNorm
 from qkv.core.model.nn.position import make_position
 from qkv.core.see.hooks import Hookable
+from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
 from qkv.core.see.trace import run_with_trace
 from qkv.core.spec.config import ModelConfig
@@ -70,6 +71,12 @@ class Encoder(Hookable, nn.Module):
             for block in self.blocks:
                 x = block(x, key_mask=key_mask)
             return x
+
+    def tap_names(self) -> list[str]:
+        """The names forward records, in order (see/names.py): no logits, an encoder has no unembedding."""
+        pos = "hook_pos_embed" if self.pos_embed is not None else None
+        types = "hook_token_type_embed" if self.token_type_embed is not None else None
+        return declared("", ("hook_embed", pos, types, self.ln_embed, self.blocks))
 
     def run_with_trace(self, ids: torch.Tensor, names=None, attention_mask: torch.Tensor | None = None):
         """(hidden states, trace): the forward pass with every named intermediate recorded (qkv.trace)."""

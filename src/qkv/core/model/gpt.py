@@ -26,6 +26,7 @@ from qkv.core.model.nn.layernorm import NoNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.model.nn.position import make_position
 from qkv.core.see.hooks import Hookable
+from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
 from qkv.core.see.trace import run_with_trace
 from qkv.core.spec.config import ModelConfig
@@ -79,6 +80,11 @@ class GPT(Hookable, nn.Module):
                 cache.length += T
             h = self.ln_final(x)
             return tap("logits", self.unembed(h))  # (B, T, d_vocab): h W_out + b
+
+    def tap_names(self) -> list[str]:
+        """The names forward records, in order (see/names.py): qkv.trace_names reads them."""
+        pos = "hook_pos_embed" if self.pos_embed is not None else None
+        return declared("", ("hook_embed", pos, self.blocks, self.ln_final, "logits"))
 
     def embed_ids(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """x = W_E[ids] (times sqrt(d_model) if cfg.embed_scale) + the vectors of positions offset..offset+T-1.

@@ -27,6 +27,7 @@ from qkv.core.model.nn.block import DecoderBlock, make_block
 from qkv.core.model.nn.layernorm import make_norm
 from qkv.core.model.nn.position import make_position
 from qkv.core.see.hooks import Hookable
+from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
 from qkv.core.see.trace import run_with_trace
 from qkv.core.spec.config import ModelConfig
@@ -43,6 +44,9 @@ class EncoderStack(nn.Module):
         )
         self.ln_final = make_norm(cfg, "encoder.ln_final")
 
+    def tap_names(self) -> list[str]:
+        return declared("", (self.blocks, self.ln_final))
+
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
         """key_mask: (B, S) bool, False at padding."""
         for block in self.blocks:
@@ -57,6 +61,8 @@ class DecoderStack(nn.Module):
         super().__init__()
         self.blocks = nn.ModuleList(DecoderBlock(cfg, layer) for layer in range(cfg.n_layers))
         self.ln_final = make_norm(cfg, "decoder.ln_final")
+
+    tap_names = EncoderStack.tap_names
 
     def forward(
         self,
@@ -107,6 +113,14 @@ class Seq2Seq(Hookable, nn.Module):
         with forward_pass(self, explicit):
             memory = self.encode(src_ids, src_mask)
             return self.decode(tgt_ids, memory, src_mask, cache)
+
+    def tap_names(self) -> list[str]:
+        """The names forward records, in order (see/names.py): the encoder's, then the decoder's, then the logits."""
+        src_pos = "encoder.hook_pos_embed" if self.src_pos_embed is not None else None
+        pos = "decoder.hook_pos_embed" if self.pos_embed is not None else None
+        return declared(
+            "", ("encoder.hook_embed", src_pos, self.encoder, "decoder.hook_embed", pos, self.decoder, "logits")
+        )
 
     def encode(self, src_ids: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The encoder's output, one vector per source token: (B, S) -> memory (B, S, d_model)."""

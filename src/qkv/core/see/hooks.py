@@ -13,7 +13,8 @@ included) or a function of a name that says yes or no; fn(activation, hook) retu
 replacement, or None to keep it. The activation is the model's own tensor, in the trace's layout
 (docs/trace-format.md), in the model's dtype and on its device. Several hooks on one name run in the
 order given. A hook on a value only the written-out formulas form (scores, pattern, z, a norm's parts)
-makes the model take those formulas (nn/tap.py: WRITTEN_OUT); any other runs on the fused path too.
+makes the model take those formulas (the modules' WRITTEN_OUT, see/names.py); any other runs on the
+fused path too.
 
 The hooks are on for the passes of this model in this thread (or asyncio task) only, and off again
 when the block ends, by an exception too. While they are on, generation runs the model's forward for
@@ -27,16 +28,18 @@ import difflib
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
+from qkv.core.see.names import names_of
 from qkv.core.see.tap import hooking
-from qkv.core.see.trace import trace_names
+from qkv.core.see.trace import TRACE_TAPS
+from qkv.core.spec.config import ModelConfig
 
 Hook = tuple[str | Callable[[str], bool], Callable]
 
 
-def resolve(cfg, fwd_hooks: Iterable[Hook]) -> dict[str, tuple[Callable, ...]]:
+def resolve(cfg: ModelConfig, fwd_hooks: Iterable[Hook]) -> dict[str, tuple[Callable, ...]]:
     """The hooks by full name (each name a predicate accepts gets its function), checked: ValueError
     in one line for an unknown name, a name that is no activation of the pass, or a pair that is none."""
-    names = [n for n in trace_names(cfg) if n != "probs"]
+    names = list(names_of(cfg).order)  # what a forward records: the trace's names but the probs, computed after it
     known = set(names)
     by_name: dict[str, tuple[Callable, ...]] = {}
     for pair in fwd_hooks:
@@ -57,7 +60,7 @@ def resolve(cfg, fwd_hooks: Iterable[Hook]) -> dict[str, tuple[Callable, ...]]:
 
 
 def _unknown(name: str, names: list[str]) -> str:
-    if name == "probs":
+    if name in TRACE_TAPS:
         return "probs is computed from the logits after the forward pass: hook 'logits' instead"
     close = difflib.get_close_matches(name, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else "; qkv.trace_names(model.cfg) lists them"
@@ -67,7 +70,9 @@ def _unknown(name: str, names: list[str]) -> str:
 @contextmanager
 def hooks(model, fwd_hooks: Iterable[Hook] = ()):
     """Within this block every forward pass of `model` runs fwd_hooks (after any hooks already on)."""
-    with hooking(model, resolve(model.cfg, fwd_hooks)):
+    by_name = resolve(model.cfg, fwd_hooks)
+    written_out = not names_of(model.cfg).written_out.isdisjoint(by_name)
+    with hooking(model, by_name, written_out):
         yield model
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 
 from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import family_of
 
 
@@ -39,7 +40,7 @@ def _named(what: str):
     return phrase(f"errors.what_{what}") if what in ("layer", "head", "token") else what
 
 
-def check_layer_head(cfg, layer, head, stack: str | None = None) -> tuple[int | None, int | None]:
+def check_layer_head(cfg: ModelConfig, layer, head, stack: str | None = None) -> tuple[int | None, int | None]:
     """(layer, head) of a model with this config, each checked and made non-negative (None stays None).
 
     layer counts the blocks of `stack` ("encoder" or "decoder" in an encoder-decoder; None: the
@@ -57,7 +58,7 @@ def check_layer_head(cfg, layer, head, stack: str | None = None) -> tuple[int | 
     )
 
 
-def check_heads(cfg, heads) -> list[tuple[int, int]]:
+def check_heads(cfg: ModelConfig, heads) -> list[tuple[int, int]]:
     """[(layer, head), ...] checked and sorted, each pair once."""
     out = set()
     for pair in heads:

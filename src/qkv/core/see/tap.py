@@ -21,8 +21,8 @@ Outside `recording()` and `hooking()` there is none, and a tap costs one variabl
 
 `explicit()` tells attention and LayerNorm to take their written-out formulas instead of the fused
 kernels: while a trace records, while a hook reads a name only those formulas compute (the scores,
-the pattern, z, a LayerNorm's parts: WRITTEN_OUT), inside `written_out()` (every model), and in a
-forward(explicit=True) (that model's).
+the pattern, z, a LayerNorm's parts: the modules' WRITTEN_OUT, see/names.py), inside `written_out()`
+(every model), and in a forward(explicit=True) (that model's).
 """
 
 from __future__ import annotations
@@ -33,19 +33,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 import torch
-
-# names whose hooks need the written-out path: the fused kernels never form these values (hook_z is
-# formed by both; a hook on it takes the written-out path too, the one a trace of the same edit takes,
-# so that the edited run and its trace compute the very same numbers)
-WRITTEN_OUT = (
-    "hook_dots",
-    "hook_attn_scores",
-    "hook_pattern",
-    "hook_z",
-    ".hook_scale",
-    ".hook_normalized",
-    ".hook_out",
-)
 
 
 class Recorder:
@@ -258,13 +245,15 @@ def recording(keep: Callable[[str], bool] = lambda name: True, model=None):
 
 
 @contextmanager
-def hooking(model, hooks: dict[str, tuple]):
-    """Within this block the passes of `model` run `hooks` (full name -> functions), after any already on."""
+def hooking(model, hooks: dict[str, tuple], written_out: bool = False):
+    """Within this block the passes of `model` run `hooks` (full name -> functions), after any already on;
+    `written_out`: some of them read a value only the written-out formulas form (see/names.py), so the
+    passes take those formulas."""
     p = _of(model)
     merged = dict(p.hooks) if p is not None else {}
     for name, fns in hooks.items():
         merged[name] = merged.get(name, ()) + tuple(fns)
-    forced = any(name.endswith(WRITTEN_OUT) for name in merged)
     recorder = p.recorder if p is not None else None
-    with _put(model, Pass(model, recorder, merged, forced or recorder is not None)):
+    explicit = written_out or (p is not None and p.explicit)  # a trace that records, or hooks on before
+    with _put(model, Pass(model, recorder, merged, explicit)):
         yield

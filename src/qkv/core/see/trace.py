@@ -31,77 +31,19 @@ import torch
 from qkv.core.io.document import header
 from qkv.core.machine.device import model_device
 from qkv.core.see.indices import check_layer_head
+from qkv.core.see.names import names_of
 from qkv.core.see.tap import readable, recording
+from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import family_of
 
-LN_HOOKS = ("hook_scale", "hook_normalized", "hook_out")
-ATTN_HOOKS = (
-    "hook_q",
-    "hook_k",
-    "hook_v",
-    "hook_q_normed",
-    "hook_k_normed",
-    "hook_rot_q",
-    "hook_rot_k",
-    "hook_dots",
-    "hook_attn_scores",
-    "hook_pattern",
-    "hook_z",
-    "hook_result",
-)
+# the trace's own name, after the model's: P(next token), computed from the logits (a family that predicts)
+TRACE_TAPS = ("probs",)
 
 
-_KV_HOOKS = ("attn.hook_k", "attn.hook_v", "attn.hook_k_normed", "attn.hook_rot_k")  # n_kv_heads of them
-
-
-def _ln(cfg, name: str) -> list[str]:
-    return [] if cfg.norm == "none" else [f"{name}.{hook}" for hook in LN_HOOKS]
-
-
-def _block_names(cfg, p: str, rope: bool, cross: bool = False) -> list[str]:
-    """The names of one block with prefix p, in the order of the computation."""
-
-    def attn(name: str, rotates: bool) -> list[str]:
-        def kept(hook: str) -> bool:
-            return (rotates or not hook.startswith("hook_rot")) and (cfg.qk_norm or not hook.endswith("_normed"))
-
-        return [f"{p}{name}.{hook}" for hook in ATTN_HOOKS if kept(hook)] + [f"{p}hook_{name}_out"]
-
-    ln1, ln2, ln3 = (_ln(cfg, p + n) for n in ("ln1", "ln2", "ln3"))
-    gated = [p + "mlp.hook_pre_linear"] if cfg.mlp == "gated" else []  # x W_in beside the gate's x W_gate
-    mlp = [p + "mlp.hook_pre", *gated, p + "mlp.hook_post", p + "hook_mlp_out"]
-    # (sub-layer names, its LayerNorm, the residual hook after it): x = x + f(LN(x)) or x = LN(x + f(x))
-    subs = [(attn("attn", rope), ln1, p + "hook_resid_mid")]
-    if cfg.mlp == "none":  # attention only: the stream after attention is the block's output
-        subs += [([], [], p + "hook_resid_post")]
-    elif cross:  # a decoder block: cross-attention between the two, LN2 before it, the MLP's LN is LN3
-        subs += [(attn("cross_attn", False), ln2, p + "hook_resid_mid_cross"), (mlp, ln3, p + "hook_resid_post")]
-    else:
-        subs += [(mlp, ln2, p + "hook_resid_post")]
-    names = [p + "hook_resid_pre"]
-    for hooks, ln, resid in subs:
-        names += (hooks + ln if cfg.norm == "post" else ln + hooks) + [resid]
-    return names
-
-
-def trace_names(cfg) -> list[str]:
-    """Every name a trace of a model with this config can hold, in the order of the computation:
-    each stack of its family (models.family) in turn, then the logits and probs if it predicts."""
-    family = family_of(cfg)
-    rope, additive = cfg.pos == "rope", cfg.pos in ("learned", "sinusoidal")
-    names = []
-    for stack in family.stacks:
-        p = stack.prefix
-        names += [p + "hook_embed"] + ([p + "hook_pos_embed"] if additive else [])
-        if stack.embed_norm:  # x = LN_embed(embed + pos_embed + token_type_embed)
-            names += ([p + "hook_token_type_embed"] if cfg.n_token_types else []) + [
-                f"{p}ln_embed.{hook}" for hook in LN_HOOKS
-            ]
-        for layer in range(getattr(cfg, stack.layers)):
-            names += _block_names(cfg, f"{p}blocks.{layer}.", rope, stack.cross)
-        if stack.final_norm == "always" or (stack.final_norm == "pre" and cfg.pre_norm):
-            names += _ln(cfg, p + "ln_final")  # a post-norm block already ends in its LayerNorm
-    return names + (["logits", "probs"] if family.next_token else [])
+def trace_names(cfg: ModelConfig) -> list[str]:
+    """Every name a trace of a model with this config can hold, in the order of the computation: what
+    the model's modules declare they record (see/names.py), then the probs if its family predicts."""
+    return [*names_of(cfg).order, *(TRACE_TAPS if family_of(cfg).next_token else ())]
 
 
 class Trace(Mapping):
@@ -110,7 +52,7 @@ class Trace(Mapping):
     def __init__(
         self,
         activations: dict[str, torch.Tensor],
-        cfg,
+        cfg: ModelConfig,
         ids: torch.Tensor,
         model=None,
         attention_mask: torch.Tensor | None = None,
@@ -122,6 +64,7 @@ class Trace(Mapping):
         self.tgt_ids = tgt_ids  # an encoder-decoder: the target tokens fed to the decoder (B, T); else None
         self.attention_mask = attention_mask  # (B, T), 0 at padding (an encoder's batch, a seq2seq source), or None
         self.model = model  # the model that ran (checks read its W_O bias and LayerNorms)
+        self.names = names_of(cfg)  # what its modules declare: the shorthand and the key/value heads read it
         self.training = bool(model is not None and model.training)
 
     def resolve(self, name: str, layer: int | None = None, sub: str | None = None, stack: str | None = None) -> str:
@@ -129,24 +72,22 @@ class Trace(Mapping):
 
         An encoder-decoder's names start with its stack, the decoder (the last stack) unless `stack`
         says "encoder": ("pattern", 0, "cross_attn") -> decoder.blocks.0.cross_attn.hook_pattern."""
-        hook = name if name.startswith("hook_") or name in ("logits", "probs") else f"hook_{name}"
+        hook = name if name.startswith("hook_") or name in ("logits", *TRACE_TAPS) else f"hook_{name}"
         family = family_of(self.cfg)
-        scope = "" if hook in ("logits", "probs") else family.stack(stack).prefix  # KeyError: no such stack
+        scope = "" if hook in ("logits", *TRACE_TAPS) else family.stack(stack).prefix  # KeyError: no such stack
         if layer is None:
-            candidates = [scope + (f"{sub}.{hook}" if sub else hook)]
+            full = scope + (f"{sub}.{hook}" if sub else hook)
         else:
             try:
                 layer, _ = check_layer_head(self.cfg, layer, None, stack)
             except ValueError as e:
                 raise KeyError(str(e)) from None
             prefix = f"{scope}blocks.{layer}."
-            candidates = (
-                [prefix + f"{sub}.{hook}"] if sub else [prefix + f"attn.{hook}", prefix + hook, prefix + f"mlp.{hook}"]
-            )
-        for full in candidates:
-            if full in self.activations:
-                return full
-        raise KeyError(f"{candidates[0]} is not in this trace (it holds {len(self.activations)} activations)")
+            # a short name reaches the block's own names, its attention's and its MLP's (Block.SHORTHAND)
+            full = prefix + f"{sub}.{hook}" if sub else self.names.short.get(prefix + hook, prefix + f"attn.{hook}")
+        if full in self.activations:
+            return full
+        raise KeyError(f"{full} is not in this trace (it holds {len(self.activations)} activations)")
 
     def __getitem__(self, key) -> torch.Tensor:
         """A full name gives the activation as recorded; the shorthand ("v", L) gives, with grouped-query
@@ -154,7 +95,7 @@ class Trace(Mapping):
         if isinstance(key, tuple):
             key = self.resolve(*key)
             t, group = self.activations[key], self.cfg.group
-            if group > 1 and key.endswith(_KV_HOOKS) and t.shape[2] == self.cfg.n_kv_heads:  # (B, T, n_kv_heads, d)
+            if group > 1 and key in self.names.kv and t.shape[2] == self.cfg.n_kv_heads:  # (B, T, n_kv_heads, d)
                 return t.repeat_interleave(group, dim=2)
         elif key not in self.activations:
             key = self.resolve(key)
@@ -203,7 +144,7 @@ class Trace(Mapping):
         return out
 
 
-def name_filter(cfg, names) -> Callable[[str], bool]:
+def name_filter(cfg: ModelConfig, names) -> Callable[[str], bool]:
     """A predicate on activation names for `names` (None: all; a name or a list of full names, each
     checked against trace_names(cfg); a predicate as it is)."""
     if names is None:

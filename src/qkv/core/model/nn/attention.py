@@ -35,6 +35,7 @@ from qkv.core.model.nn.layernorm import RMSNorm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.model.nn.position import RoPE
 from qkv.core.see.tap import edits, explicit, tap, tap_view, untapped, wants
+from qkv.core.spec.config import ModelConfig
 
 
 def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped):
@@ -73,7 +74,9 @@ class KVCache:
     the text being generated, not for its whole context.
     """
 
-    def __init__(self, cfg, batch_size: int = 1, device=None, dtype=torch.float32, capacity: int | None = None):
+    def __init__(
+        self, cfg: ModelConfig, batch_size: int = 1, device=None, dtype=torch.float32, capacity: int | None = None
+    ):
         if capacity is not None and capacity < 1:
             raise ValueError(f"a KV cache holds at least one token; got capacity {capacity}")
         self.capacity = cfg.n_ctx if capacity is None else min(cfg.n_ctx, capacity)
@@ -128,8 +131,34 @@ class MultiHeadAttention(nn.Module):
     layout, and hook_result, each head's z_h W_O[h]: an edited one is summed (with b_O) into the output.
     """
 
+    # its taps under {scope}blocks.L.{name}., in the order forward records them (tap_names: those it has)
+    TAPS = (
+        "hook_q",
+        "hook_k",
+        "hook_v",
+        "hook_q_normed",  # qk_norm only
+        "hook_k_normed",
+        "hook_rot_q",  # RoPE only
+        "hook_rot_k",
+        "hook_dots",  # the raw q . k: qkv's own
+        "hook_attn_scores",
+        "hook_pattern",
+        "hook_z",
+        "hook_result",
+    )
+    KV_TAPS = ("hook_k", "hook_v", "hook_k_normed", "hook_rot_k")  # (B, T, n_kv_heads, d_head)
+    # what the fused kernel never forms (see/names.py); hook_z it forms too, but a hook on z takes the written-out
+    # formula as a trace of that edit does, so that the edited run and its trace compute the very same numbers
+    WRITTEN_OUT = ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_z")
+
     def __init__(
-        self, cfg, layer: int = 0, scope: str = "", name: str = "attn", causal: bool | None = None, cross: bool = False
+        self,
+        cfg: ModelConfig,
+        layer: int = 0,
+        scope: str = "",
+        name: str = "attn",
+        causal: bool | None = None,
+        cross: bool = False,
     ):
         """scope ("", "encoder.", "decoder.") and name ("attn", "cross_attn") name the taps:
         {scope}blocks.L.{name}.hook_pattern, {scope}blocks.L.hook_{name}_out. cross: k and v come from a memory."""
@@ -153,6 +182,13 @@ class MultiHeadAttention(nn.Module):
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head, cfg.ln_eps, None), RMSNorm(cfg.d_head, cfg.ln_eps, None)
         else:
             self.q_norm = self.k_norm = None
+
+    def tap_names(self) -> list[str]:
+        """The names forward records, in order: TAPS as this attention has them, then hook_{name}_out."""
+        normed = self.q_norm is not None and not self.cross
+        has = {"hook_q_normed": normed, "hook_k_normed": normed, "hook_rot_q": self.rope is not None}
+        has["hook_rot_k"] = has["hook_rot_q"]
+        return [self.tap_prefix + hook for hook in self.TAPS if has.get(hook, True)] + [self.out_name]
 
     def forward(
         self,

@@ -30,7 +30,9 @@ from torch import nn
 from qkv.core.model.nn.attention import KVCache, MultiHeadAttention
 from qkv.core.model.nn.layernorm import make_norm
 from qkv.core.model.nn.linear import linear_step
+from qkv.core.see.names import declared
 from qkv.core.see.tap import tap
+from qkv.core.spec.config import ModelConfig
 
 _ACTIVATIONS = {
     "gelu": F.gelu,
@@ -46,7 +48,9 @@ class MLP(nn.Module):
     The output is recorded as blocks.L.hook_mlp_out; residual dropout (training only) applies after that.
     """
 
-    def __init__(self, cfg, layer: int = 0, scope: str = ""):
+    TAPS = ("mlp.hook_pre", "mlp.hook_post", "hook_mlp_out")  # under {scope}blocks.L., in the order of forward
+
+    def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = ""):
         super().__init__()
         self.tap_prefix = f"{scope}blocks.{layer}."
         self.fc_in = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
@@ -59,6 +63,9 @@ class MLP(nn.Module):
         post = tap(self.tap_prefix + "mlp.hook_post", self.act(pre))
         out = tap(self.tap_prefix + "hook_mlp_out", self.fc_out(post))  # (B, T, d_model)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
+
+    def tap_names(self) -> list[str]:
+        return [self.tap_prefix + hook for hook in self.TAPS]
 
     def stepper(self):
         """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
@@ -73,7 +80,10 @@ class GatedMLP(nn.Module):
     Recorded under TransformerLens's names: mlp.hook_pre = x W_gate (before act), mlp.hook_pre_linear
     = x W_in, mlp.hook_post = act(pre) * pre_linear, then hook_mlp_out."""
 
-    def __init__(self, cfg, layer: int = 0, scope: str = ""):
+    TAPS = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post", "hook_mlp_out")
+    tap_names = MLP.tap_names
+
+    def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = ""):
         super().__init__()
         self.tap_prefix = f"{scope}blocks.{layer}."
         self.fc_gate = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
@@ -97,15 +107,19 @@ class GatedMLP(nn.Module):
         return lambda x: fc_out(act(gate(x)) * fc_in(x))
 
 
-def make_mlp(cfg, layer: int = 0, scope: str = "") -> nn.Module:
+def make_mlp(cfg: ModelConfig, layer: int = 0, scope: str = "") -> nn.Module:
     """The MLP of cfg.mlp: the 2017 paper's and GPT-2's ("plain"), or SwiGLU's ("gated"); "none" has none."""
     return (GatedMLP if cfg.mlp == "gated" else MLP)(cfg, layer, scope)
 
 
 class Block(nn.Module):
-    """What every block holds: ln1, attn, ln2, mlp (None with mlp="none"). Subclasses say how they connect."""
+    """What every block holds: ln1, attn, ln2, mlp (None with mlp="none"). Subclasses say how they connect,
+    and `tap_steps()` what each records, in the order of its forward: its own residual stream's names
+    and its sub-modules (see/names.py)."""
 
-    def __init__(self, cfg, layer: int = 0, scope: str = "", causal: bool | None = None):
+    SHORTHAND = ("attn", "mlp")  # what trace["pattern", L] reaches besides the names right under the block
+
+    def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None):
         super().__init__()
         self.tap_prefix = p = f"{scope}blocks.{layer}."
         self.ln1 = make_norm(cfg, p + "ln1")
@@ -120,6 +134,13 @@ class Block(nn.Module):
 
     def steppers(self):
         return self.ln1.stepper(), self.attn.stepper(), self.ln2.stepper(), self.mlp.stepper()
+
+    def tap_steps(self) -> tuple:
+        """Pre-norm: x + Attn(LN1(x)), then x + MLP(LN2(x)); each sum recorded after it."""
+        return ("hook_resid_pre", self.ln1, self.attn, "hook_resid_mid", self.ln2, self.mlp, "hook_resid_post")
+
+    def tap_names(self) -> list[str]:
+        return declared(self.tap_prefix, self.tap_steps())
 
     def tap(self, name: str, x: torch.Tensor) -> torch.Tensor:
         """Tap x as blocks.L.<name>: recorded while a trace records; x or a hook's replacement."""
@@ -151,6 +172,10 @@ class PreNormBlock(Block):
 
 class PostNormBlock(Block):
     """The 2017 paper's block: LayerNorm after each residual sum."""
+
+    def tap_steps(self) -> tuple:
+        """LN1(x + Attn(x)), then LN2(x + MLP(x)): each LayerNorm after its sub-layer."""
+        return ("hook_resid_pre", self.attn, self.ln1, "hook_resid_mid", self.mlp, self.ln2, "hook_resid_post")
 
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
@@ -198,6 +223,8 @@ class PreNormBlockNoResidual(Block):
 class PostNormBlockNoResidual(Block):
     """residual=False with post-norm: x = LN1(Attn(x)); x = LN2(MLP(x))."""
 
+    tap_steps = PostNormBlock.tap_steps
+
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
@@ -222,6 +249,9 @@ class AttentionOnlyBlock(Block):
     """mlp="none": x = x + Attn(LN1(x)), nothing else (the toy model of the induction-heads papers).
     hook_resid_mid and hook_resid_post are the same stream: there is no MLP between them (ln2 and mlp are None)."""
 
+    def tap_steps(self) -> tuple:
+        return ("hook_resid_pre", self.ln1, self.attn, "hook_resid_mid", "hook_resid_post")
+
     def forward(
         self, x: torch.Tensor, cache: KVCache | None = None, key_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
@@ -239,7 +269,7 @@ class DecoderBlock(Block):
     """An encoder-decoder's decoder block: causal self-attention, cross-attention, MLP (see the module docstring).
     ln2 normalises before cross-attention here and ln3 before the MLP."""
 
-    def __init__(self, cfg, layer: int = 0, scope: str = "decoder."):
+    def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = "decoder."):
         super().__init__(cfg, layer, scope, causal=True)
         self.cross_attn = MultiHeadAttention(cfg, layer, scope, name="cross_attn", causal=False, cross=True)
         self.ln3 = make_norm(cfg, self.tap_prefix + "ln3")
@@ -269,8 +299,20 @@ class DecoderBlock(Block):
         x = self.tap("hook_resid_post", x)
         return x
 
+    def tap_steps(self) -> tuple:
+        """The three sub-layers of forward, each with its LayerNorm before it (pre-norm) or after it (post-norm)."""
+        subs: tuple[tuple, ...] = (
+            (self.attn, self.ln1, "hook_resid_mid"),
+            (self.cross_attn, self.ln2, "hook_resid_mid_cross"),
+            (self.mlp, self.ln3, "hook_resid_post"),
+        )
+        steps: tuple = ("hook_resid_pre",)
+        for sub, ln, resid in subs:
+            steps += (sub, ln, resid) if self.post_norm else (ln, sub, resid)
+        return steps
 
-def make_block(cfg, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
+
+def make_block(cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
     """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal)."""
     if cfg.mlp == "none":
         return AttentionOnlyBlock(cfg, layer, scope, causal)

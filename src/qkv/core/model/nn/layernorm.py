@@ -20,6 +20,11 @@ import torch
 from torch import nn
 
 from qkv.core.see.tap import explicit, tap, untapped
+from qkv.core.spec.config import ModelConfig
+
+# a norm's taps under its name (<name>.hook_scale, ...), in the order it records them; the fused kernel
+# forms none of them, so a hook on any takes the written-out formula (see/names.py: WRITTEN_OUT)
+NORM_TAPS = ("hook_scale", "hook_normalized", "hook_out")
 
 
 def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, eps: float, tap=untapped):
@@ -36,6 +41,8 @@ class LayerNorm(nn.Module):
     """LN(x) = (x - mean) / sqrt(var + eps) * weight + bias, recorded as <name>.hook_scale,
     <name>.hook_normalized and <name>.hook_out. Its parameters are named as nn.LayerNorm's."""
 
+    TAPS = WRITTEN_OUT = NORM_TAPS
+
     def __init__(self, d_model: int, eps: float = 1e-5, bias: bool = True, name: str = "ln"):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(d_model))
@@ -50,6 +57,9 @@ class LayerNorm(nn.Module):
 
     def tap(self, name: str, t: torch.Tensor) -> torch.Tensor:
         return tap(f"{self.name}.{name}", t)
+
+    def tap_names(self) -> list[str]:
+        return [f"{self.name}.{hook}" for hook in self.TAPS]
 
     def fused(self, x: torch.Tensor) -> torch.Tensor:
         """LN(x) by the fused kernel (F.layer_norm's, without its Python checks), recording nothing."""
@@ -81,6 +91,8 @@ class RMSNorm(nn.Module):
     and <name>.hook_out (name None: nothing is recorded; attention records a normed q and k itself).
     Its parameter is named as transformers' LlamaRMSNorm's (weight; no bias)."""
 
+    TAPS = WRITTEN_OUT = NORM_TAPS
+
     def __init__(self, d: int, eps: float = 1e-6, name: str | None = "ln"):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(d))
@@ -94,6 +106,9 @@ class RMSNorm(nn.Module):
 
     def tap(self, name: str, t: torch.Tensor) -> torch.Tensor:
         return tap(f"{self.name}.{name}", t)
+
+    def tap_names(self) -> list[str]:
+        return [] if self.name is None else [f"{self.name}.{hook}" for hook in self.TAPS]
 
     def fused(self, x: torch.Tensor) -> torch.Tensor:
         """RMS(x) by torch's fused kernel in float32, recording nothing (the same rounding as rms_norm)."""
@@ -114,8 +129,11 @@ class NoNorm(nn.Identity):
     def stepper(self):
         return lambda x: x
 
+    def tap_names(self) -> list[str]:
+        return []
 
-def make_norm(cfg, name: str) -> nn.Module:
+
+def make_norm(cfg: ModelConfig, name: str) -> nn.Module:
     """A LayerNorm named `name` (its hooks' prefix), an RMSNorm for norm="rms", or the identity for norm="none"."""
     if cfg.norm == "rms":
         return RMSNorm(cfg.d_model, cfg.ln_eps, name)

@@ -11,6 +11,8 @@ import math
 import torch
 from torch import nn
 
+from qkv.core.spec.config import ModelConfig
+
 
 class LearnedPosition(nn.Module):
     """One trained vector per position: x_t = W_E[token_t] + W_pos[t]."""
@@ -121,7 +123,7 @@ class RoPE(nn.Module):
         return rotated.flatten(-2)  # (B, n_heads, T, d_head)
 
 
-def make_position(cfg) -> nn.Module | None:
+def make_position(cfg: ModelConfig) -> nn.Module | None:
     """The additive positional module for cfg.pos, or None (RoPE lives in attention; 'none' adds nothing)."""
     if cfg.pos == "learned":
         return LearnedPosition(cfg.n_ctx, cfg.d_model)
