@@ -86,7 +86,7 @@ def test_import_leaves_the_users_settings_alone():
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_users_omp_num_threads_is_what_configure_applies():
-    code = "from qkv.core import threads; import torch; print(threads.configure(), torch.get_num_threads())"
+    code = "from qkv.core.machine import threads; import torch; print(threads.configure(), torch.get_num_threads())"
     assert run_python(code, OMP_NUM_THREADS="1") == "1 1"
     assert run_python(code, OMP_NUM_THREADS="1", QKV_THREADS="2") == "2 2"
 
