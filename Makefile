@@ -32,6 +32,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/train_speed.py

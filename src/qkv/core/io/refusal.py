@@ -46,7 +46,7 @@ class Phrase:
     def __eq__(self, other) -> bool:
         return isinstance(other, Phrase) and (self.key, self.fields) == (other.key, other.fields)
 
-    __hash__ = None
+    # unhashable, as a class that defines __eq__ and not __hash__ always is (Python sets __hash__ to None)
 
 
 def phrase(key: str, /, **fields) -> Phrase:
@@ -71,7 +71,7 @@ class Refusal(ValueError):
     def recast(cls, error: BaseException):
         """`error` as this class: the same key and fields when it has them, else its own text."""
         key = getattr(error, "key", None)
-        return cls.of(key, **error.fields) if key else cls(str(error))
+        return cls.of(key, **getattr(error, "fields", {})) if key else cls(str(error))
 
     def __str__(self) -> str:
         if self.key is None or _english is None:

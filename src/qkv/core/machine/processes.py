@@ -24,6 +24,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import overload
 
 import torch
 import torch.distributed as dist
@@ -131,6 +132,11 @@ def current() -> World:
     return World(rank, size, local_rank)
 
 
+# a whole number, or None only where the default is None (LOCAL_WORLD_SIZE, MASTER_PORT)
+@overload
+def _whole(name: str, default: int, low: int = 0, high: int | None = None, of: str = "") -> int: ...
+@overload
+def _whole(name: str, default: None, low: int = 0, high: int | None = None, of: str = "") -> int | None: ...
 def _whole(name: str, default: int | None, low: int = 0, high: int | None = None, of: str = "") -> int | None:
     """The whole number from `low` to `high` in the environment variable `name` (`default` when it is
     unset); anything else is a ValueError that names both (`of`: where `high` comes from)."""
@@ -344,7 +350,7 @@ def _wait(procs: list[subprocess.Popen]) -> int:
     then SIGTERM: a peer waiting for the failed one would otherwise wait for the whole timeout."""
     while True:
         codes = [p.poll() for p in procs]
-        failed = [c for c in codes if c not in (None, 0)]
+        failed = [c for c in codes if c is not None and c != 0]
         if failed:
             _stop(procs, grace=5)
             return failed[0] if failed[0] > 0 else 1  # killed by a signal: still a plain failure

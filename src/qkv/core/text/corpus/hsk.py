@@ -125,7 +125,8 @@ def split(part: str) -> tuple[HskSentence, ...]:
     if part not in SPLITS:
         raise ValueError(f"the HSK sentences are split into {' and '.join(SPLITS)}; got {part!r}")
     rank: dict[int, int] = {}
-    train, held = [], []
+    train: list[HskSentence] = []
+    held: list[HskSentence] = []
     for s in sentences():  # in id order, so the rank within a level is the order of the ids
         r = rank.get(s.level, 0)
         rank[s.level] = r + 1

@@ -11,6 +11,10 @@ and cannot be changed by accident at run time.  The generator in
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+Pair = tuple[str, str]  # (chinese, english)
+
 # ---------------------------------------------------------------------------
 # Word sense: one Chinese word, two meanings.
 # ---------------------------------------------------------------------------
@@ -21,7 +25,15 @@ from __future__ import annotations
 #   food_tails: what can be said about the food afterwards.
 # Every sense uses the shared COMPANY_TAILS for the company meaning.
 
-AMBIGUOUS = {
+
+class Ambiguous(TypedDict):
+    en_food: str
+    en_company: str
+    food_cues: tuple[Pair, ...]
+    food_tails: tuple[Pair, ...]
+
+
+AMBIGUOUS: dict[str, Ambiguous] = {
     "苹果": {
         "en_food": "apple",
         "en_company": "apple",

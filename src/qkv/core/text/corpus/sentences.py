@@ -23,6 +23,8 @@ from qkv.core.text.corpus import lexicon as L
 
 END = {"zh": "。", "en": "."}
 
+Item = tuple[str | None, str]  # (label, words): words that share a label are linked across languages; None: no link
+
 # How often each kind of sentence is drawn in generate().
 MIX = (("sense", 30), ("order", 22), ("drug", 18), ("job", 10), ("plain", 20))
 
@@ -122,12 +124,12 @@ def _sense(amb: str, food: bool, subj: int, time: int, mod: int, adv: int, cue: 
     mod_zh, mod_en = L.SENSE_MODIFIERS[mod]
     adv_zh, adv_en_pre, adv_en_post = L.SENSE_ADVERBS[adv]
 
-    zh = [("subj", subj_zh), ("time", time_zh), ("adv", adv_zh), ("cue", cue_zh)]
+    zh: list[Item] = [("subj", subj_zh), ("time", time_zh), ("adv", adv_zh), ("cue", cue_zh)]
     if mod_zh:
         zh += [("mod", mod_zh), (None, "的")]
     zh += [("word", amb), (",", "，")]
 
-    en = [
+    en: list[Item] = [
         ("time", time_en),
         ("subj", subj_en),
         ("adv", adv_en_pre),
@@ -174,8 +176,15 @@ def _drug(drug: int, patient: int, start: int, fillers: tuple[int, ...], delay: 
     start_zh, start_en = L.DRUG_STARTS[start]
     delay_zh, delay_en = L.DRUG_DELAYS[delay]
 
-    zh = [("who", who_zh), ("start", start_zh), ("started", "开始"), ("taking", "服用"), ("drug", drug_zh), (",", "，")]
-    en = [
+    zh: list[Item] = [
+        ("who", who_zh),
+        ("start", start_zh),
+        ("started", "开始"),
+        ("taking", "服用"),
+        ("drug", drug_zh),
+        (",", "，"),
+    ]
+    en: list[Item] = [
         ("who", who_en),
         ("started", "started"),
         ("taking", "taking"),
@@ -196,8 +205,8 @@ def _job(job: int, worker: int, fillers: tuple[int, ...]) -> dict:
     name_zh, name_en = L.WORKERS[worker]
 
     # 一名 goes with the job, as English "a" is part of job_en ("a doctor").
-    zh = [("name", name_zh), ("is", "是"), ("job", "一名"), ("job", job_zh), (",", "，")]
-    en = [("name", name_en), ("is", "is"), ("job", job_en), (",", ",")]
+    zh: list[Item] = [("name", name_zh), ("is", "是"), ("job", "一名"), ("job", job_zh), (",", "，")]
+    en: list[Item] = [("name", name_en), ("is", "is"), ("job", job_en), (",", ",")]
     zh += _fillers(L.WORKER_FILLERS, fillers, 0)
     en += _fillers(L.WORKER_FILLERS, fillers, 1)
     zh += [("usually", "平时"), ("works", "工作"), (None, "的 地方 是")]
@@ -242,13 +251,14 @@ def _reserved() -> dict:
     """Frames that generate() never uses; probes are made from them."""
     sense = {}
     for amb in L.AMBIGUOUS:
-        frames = itertools.product(
-            range(len(L.SENSE_SUBJECTS)),
-            range(len(L.SENSE_TIMES)),
-            range(len(L.SENSE_MODIFIERS)),
-        )
-        frames = list(frames)
-        sense[amb] = _take(frames, len(frames) // 10, f"sense:{amb}")
+        triples = list(
+            itertools.product(
+                range(len(L.SENSE_SUBJECTS)),
+                range(len(L.SENSE_TIMES)),
+                range(len(L.SENSE_MODIFIERS)),
+            )
+        )  # (subject, time, modifier)
+        sense[amb] = _take(triples, len(triples) // 10, f"sense:{amb}")
 
     order = {}
     pairs = list(itertools.combinations(range(len(L.PEOPLE)), 2))

@@ -143,8 +143,7 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
             raise ValueError(f"field 'fold_case' must be true or false, got {fold_case!r}")
         if fallback not in ("bytes", "none"):
             raise ValueError(f"field 'fallback' must be 'bytes' or 'none', got {fallback!r}")
-        chars = d.get("chars")
-        chars = [] if chars == [] else _string_list(d, "chars")
+        chars = [] if d.get("chars") == [] else _string_list(d, "chars")
         return WordTokenizer(
             words,
             use_jieba=segment == "jieba",

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 from qkv.core.io.files import TOKENIZER_LIMIT, check_regular, read_bytes
-from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.io.refusal import Phrase, Refusal, phrase
 
 FORMAT_VERSION = 1
 MAX_LISTED = 10
@@ -26,11 +26,11 @@ class UnknownTokenError(Refusal):
 def unknown_error(listed: list, n: int, noun: str) -> UnknownTokenError:
     """ "3 words are not in the tokenizer's vocabulary: 'a', 'b', 'c'": the first MAX_LISTED of `listed`
     (each a repr or a phrase), then how many more; `noun` is "token", "character" or "word"."""
-    shown = listed[:MAX_LISTED]
+    shown: list | Phrase = listed[:MAX_LISTED]
     if n > MAX_LISTED:
         shown = phrase("errors.and_more", items=shown, n=n - MAX_LISTED)
-    noun = phrase(f"errors.noun_{noun}{'' if n == 1 else 's'}")
-    return UnknownTokenError.of("errors.unknown_one" if n == 1 else "errors.unknown_many", n=n, noun=noun, listed=shown)
+    said = phrase(f"errors.noun_{noun}{'' if n == 1 else 's'}")
+    return UnknownTokenError.of("errors.unknown_one" if n == 1 else "errors.unknown_many", n=n, noun=said, listed=shown)
 
 
 def _unknown_error(things: list[str], noun: str) -> UnknownTokenError:

@@ -42,19 +42,19 @@ class Spelled(WordTokenizer):
 
     def encode(self, text: str) -> list[int]:
         rng = random.Random(f"qkv-spell:{self.seed}")
-        out = []
+        out: list[int] = []
         for i in super().encode(text):
             token = self.tokens[i]
             if i < self.n_words and len(token) > 1 and rng.random() < self.char_rate:
-                spelled = [self.ids.get(c) for c in token]
-                if None not in spelled:  # every character of the training text is a token
+                spelled = [self.ids[c] for c in token if c in self.ids]
+                if len(spelled) == len(token):  # every character of the training text is a token
                     out.extend(self._maybe_bytes(spelled, rng))
                     continue
             out.extend(self._maybe_bytes([i], rng))
         return out
 
     def _maybe_bytes(self, ids: list[int], rng: random.Random) -> list[int]:
-        out = []
+        out: list[int] = []
         for i in ids:
             token = self.tokens[i]
             if i < self.byte_base and len(token) == 1 and not token.isspace() and rng.random() < self.byte_rate:

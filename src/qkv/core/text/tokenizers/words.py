@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from qkv.core.io.refusal import phrase
 from qkv.core.text.tokenizers.base import FORMAT_VERSION, MAX_LISTED, UnknownTokenError, _ListTokenizer, unknown_error
@@ -67,7 +68,7 @@ class WordTokenizer(_ListTokenizer):
         tokens: list[str],
         use_jieba: bool = False,
         whitespace: bool = True,
-        chars: list[str] = (),
+        chars: Sequence[str] = (),
         fallback: bool = False,
         fold_case: bool = False,
     ):
@@ -123,7 +124,7 @@ class WordTokenizer(_ListTokenizer):
                 return [self.ids[p] for p in pieces]
             except KeyError:
                 raise self._unknown([p for p in dict.fromkeys(pieces) if p not in self.ids]) from None
-        out = []
+        out: list[int] = []
         for piece in self.split(text):
             i = self.ids.get(piece)
             out.extend(self.cut(piece) if i is None else (i,))
@@ -158,7 +159,8 @@ class WordTokenizer(_ListTokenizer):
         parts = cut_longest(piece, self.ids, self._longest)
         if not _CJK_RE.search(piece):
             return [parts] if any(i is None or i >= self.n_words for _, i in parts) else []
-        runs, run = [], []
+        runs: list[list[tuple[str, int | None]]] = []
+        run: list[tuple[str, int | None]] = []
         for part, i in parts:
             if i is not None and i < self.n_words:
                 runs, run = runs + [run] if run else runs, []
