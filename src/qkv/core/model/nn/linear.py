@@ -1,8 +1,8 @@
 """x W^T + b for a decoding step: the few rows of one step times a transposed copy of W.
 
 nn.Linear keeps W as (d_out, d_in). For the handful of rows a decoding step multiplies, a contiguous
-W^T (d_in, d_out) is read row by row: about 1.3x faster on an x86 CPU with MKL at 8 rows, and 10-20%
-at one row at `small`'s sizes (benchmarks/generate_speed.py). The copy is kept on the Linear itself
+W^T (d_in, d_out) is read row by row, which is faster on a CPU (benchmarks/generate_speed.py measures
+by how much). The copy is kept on the Linear itself
 and made again when its weight has changed since: every in-place change (an optimizer step, a
 load_state_dict) bumps the tensor's version, and a move to another device gives it new storage. So
 a stepper always multiplies by the current weights. Only float32 matrices of at most MAX_TRANSPOSED
