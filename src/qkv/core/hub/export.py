@@ -22,8 +22,7 @@ from pathlib import Path
 
 import torch
 
-from qkv.core.hub.gpt2 import to_hf
-from qkv.core.hub.pretrained import QKV_TOKENIZER
+from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER, to_hf
 from qkv.core.model import evaluating
 from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
 

