@@ -99,7 +99,9 @@ class _Stored:
         the dtypes agree, else CHUNK bytes at a time through one small buffer, converted as they come (no
         copy of the whole tensor in the file's dtype, no fresh memory to fault in for each one)."""
         if not out.is_contiguous() or tuple(out.shape) != self.shape:
-            raise Refusal.of("hub.stored_shape", path=self.path, name=self.name, shape=self.shape, wanted=tuple(out.shape))
+            raise Refusal.of(
+                "hub.stored_shape", path=self.path, name=self.name, shape=self.shape, wanted=tuple(out.shape)
+            )
         if out.dtype == self.torch_dtype:
             return self._read_bytes(out)
         flat, size = out.view(-1), SAFETENSORS_FLOATS[self.dtype].itemsize

@@ -34,8 +34,12 @@ MESSAGES = {
     "no_wordpiece_tokenizer": "{path} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer",
     "vocab_larger": "{path}: the tokenizer has {n} tokens but the model only {d_vocab}",
     # ------------------------------------------------------------------ the weight files
-    "weights_unnamed": "{path} has no model.safetensors nor {index} (it holds {found}): name the weights model.safetensors",
-    "no_safetensors": "{path} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True",
+    "weights_unnamed": (
+        "{path} has no model.safetensors nor {index} (it holds {found}): name the weights model.safetensors"
+    ),
+    "no_safetensors": (
+        "{path} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True"
+    ),
     "none": "none",
     "weight_map": "{path}: field 'weight_map' must map every tensor name to the file that holds it",
     "weight_map_file": "{path}: weight_map[{tensor}] = {name} is not the name of a file in {directory}",

@@ -17,7 +17,9 @@ MESSAGES = {
     "not_a_directory": "{path} 不是目录（要用 Hugging Face hub 上的模型，请写 hf:NAME）",
     "no_config": "{path} 里没有 config.json：这不是 Hugging Face 的模型目录",
     "fetch_failed": "无法从 Hugging Face hub 获取 {name}：{reason}",
-    "fetch_offline": "无法从 Hugging Face hub 获取 {name}：本地缓存里没有它，也连不上 hub（没有网络，或设置了 HF_HUB_OFFLINE）",
+    "fetch_offline": (
+        "无法从 Hugging Face hub 获取 {name}：本地缓存里没有它，也连不上 hub（没有网络，或设置了 HF_HUB_OFFLINE）"
+    ),
     "fetch_needs_hf": "从 Hugging Face hub 下载需要 transformers：pip install 'qkv[hf]'",
     "minilm_missing": "没有安装 MiniLM 模型：{install}",
     "eos_ids": "{path}：字段 'eos_token_id' 必须是一个词元 id，或由词元 id 组成的列表",
@@ -29,8 +31,12 @@ MESSAGES = {
     "no_wordpiece_tokenizer": "{path} 里既没有 tokenizer.json，也没有 vocab.txt：读不出它的 WordPiece 分词器",
     "vocab_larger": "{path}：分词器有 {n} 个词元，模型却只有 {d_vocab} 个",
     # ------------------------------------------------------------------ 权重文件
-    "weights_unnamed": "{path} 里既没有 model.safetensors，也没有 {index}（里面有的是 {found}）：请把权重文件命名为 model.safetensors",
-    "no_safetensors": "{path} 里没有 .safetensors 格式的权重（找到的 .bin 文件：{found}）；保存时请加 safe_serialization=True",
+    "weights_unnamed": (
+        "{path} 里既没有 model.safetensors，也没有 {index}（里面有的是 {found}）：请把权重文件命名为 model.safetensors"
+    ),
+    "no_safetensors": (
+        "{path} 里没有 .safetensors 格式的权重（找到的 .bin 文件：{found}）；保存时请加 safe_serialization=True"
+    ),
     "none": "无",
     "weight_map": "{path}：字段 'weight_map' 必须把每个张量名对应到存放它的文件",
     "weight_map_file": "{path}：weight_map[{tensor}] = {name} 不是 {directory} 里的文件名",

@@ -1,0 +1,251 @@
+"""The hub's adapters and what it refuses: one adapter per family, found by model_type through a registry
+that reads hub/adapters/ (so a new family is one new file), and every refusal a user meets when a
+Hugging Face directory cannot be read (an unknown model_type, a missing tokenizer file, a missing or
+broken weight file, a hub name while offline) said in English as before and in Chinese from the
+catalogue's area "hub"."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from safetensors.torch import load_file, save_file
+from test_pretrained_dirs import bert_dir, gpt2_dir  # noqa: F401 (fixtures)
+
+from qkv.core.hub import adapter as registry
+from qkv.core.hub.pretrained import load_pretrained
+from qkv.presentation.i18n import say_error
+
+HAN = re.compile("[\u4e00-\u9fff]")
+SUPPORTED_EN = "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, qwen2, qwen3) and BERT (bert)"
+SUPPORTED_ZH = "GPT-2（model_type gpt2）、Llama、Mistral、Qwen2、Qwen3（llama、mistral、qwen2、qwen3） 和 BERT（bert）"
+
+
+def test_the_registry_holds_each_family_once_in_its_order():
+    found = registry.adapters()
+    assert [a.titles for a in found] == [("GPT-2",), ("Llama", "Mistral", "Qwen2", "Qwen3"), ("BERT",)]
+    types = [t for a in found for t in a.model_types]
+    assert len(types) == len(set(types)) == 6
+    assert str(registry.supported()) == SUPPORTED_EN
+
+
+TOY = """
+from qkv.core.hub.adapter import Adapter
+from qkv.core.spec.config import ModelConfig
+
+ADAPTER = Adapter(
+    titles=("Toy",),
+    model_types=("toy",),
+    config=lambda hc: ModelConfig(d_vocab=hc["vocab_size"], n_ctx=8, d_model=8, n_heads=2, n_layers=1),
+    weights=lambda cfg, names: {},
+    tokenizer=lambda d, cfg: None,
+    tokenizer_files=("toy.json",),
+    order=9,
+)
+"""
+
+
+@pytest.fixture
+def toy_family(tmp_path, monkeypatch):
+    """An adapter file of a family qkv does not have, in a folder the adapters' package also reads."""
+    from qkv.core.hub import adapters
+
+    folder = tmp_path / "more"
+    folder.mkdir()
+    (folder / "toy.py").write_text(TOY, encoding="utf-8")
+    monkeypatch.setattr(adapters, "__path__", [*adapters.__path__, str(folder)])
+    registry.adapters.cache_clear()
+    yield
+    registry.adapters.cache_clear()
+
+
+def test_a_new_family_is_its_adapter_file_alone(toy_family, tmp_path):
+    toy = registry.adapter_for({"model_type": "toy"}, tmp_path)
+    assert toy.titles == ("Toy",) and toy.config({"vocab_size": 5}).d_vocab == 5
+    assert str(registry.supported()).endswith("Qwen3 (llama, mistral, qwen2, qwen3), BERT (bert) and Toy (toy)")
+    assert registry.adapter_for({"model_type": "gpt2"}, tmp_path).titles == ("GPT-2",)
+
+
+def copy(d, tmp_path):
+    return shutil.copytree(d, tmp_path / "model")
+
+
+def edit_config(d, **fields):
+    hc = json.loads((d / "config.json").read_text())
+    hc.update(fields)
+    (d / "config.json").write_text(json.dumps(hc))
+
+
+def unknown_type(d):
+    edit_config(d, model_type="gemma", architectures=["GemmaForCausalLM"])
+
+
+def unknown_type_no_architectures(d):
+    edit_config(d, model_type="gemma", architectures=None)
+
+
+def no_tokenizer(d):
+    (d / "tokenizer.json").unlink()
+
+
+def no_weights(d):
+    (d / "model.safetensors").unlink()
+
+
+def garbage_weights(d):
+    (d / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00not a header")
+
+
+def truncated_weights(d):
+    data = (d / "model.safetensors").read_bytes()
+    (d / "model.safetensors").write_bytes(data[:-100])
+
+
+def missing_tensor(d):
+    tensors = load_file(str(d / "model.safetensors"))
+    del tensors["transformer.h.1.mlp.c_proj.weight"]
+    save_file(tensors, str(d / "model.safetensors"))
+
+
+def weights_under_another_name(d):
+    (d / "model.safetensors").rename(d / "weights.safetensors")
+
+
+# (directory, how it is broken, the key, what English says, a piece of what Chinese says)
+CASES = [
+    (
+        "gpt2",
+        unknown_type,
+        "hub.unknown_model_type",
+        f"model_type 'gemma' (GemmaForCausalLM) is not supported; qkv reads {SUPPORTED_EN}",
+        f"不支持 model_type 'gemma'（GemmaForCausalLM）；qkv 能读的是 {SUPPORTED_ZH}",
+    ),
+    (
+        "gpt2",
+        unknown_type_no_architectures,
+        "hub.unknown_model_type",
+        "model_type 'gemma' (unknown architecture) is not",
+        "（架构不明）",
+    ),
+    (
+        "gpt2",
+        no_tokenizer,
+        "hub.no_bpe_tokenizer",
+        "has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer",
+        "读不出它的 GPT-2 分词器",
+    ),
+    (
+        "bert",
+        no_tokenizer,
+        "hub.no_wordpiece_tokenizer",
+        "has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer",
+        "读不出它的 WordPiece 分词器",
+    ),
+    (
+        "gpt2",
+        no_weights,
+        "hub.no_safetensors",
+        "holds no .safetensors weights (found .bin files: none); save with safe_serialization=True",
+        "找到的 .bin 文件：无",
+    ),
+    (
+        "gpt2",
+        weights_under_another_name,
+        "hub.weights_unnamed",
+        "(it holds weights.safetensors): name the weights model.safetensors",
+        "请把权重文件命名为 model.safetensors",
+    ),
+    (
+        "gpt2",
+        garbage_weights,
+        "hub.not_safetensors",
+        "model.safetensors is not a valid safetensors file: ",
+        "不是有效的 safetensors 文件",
+    ),
+    (
+        "gpt2",
+        truncated_weights,
+        "hub.not_safetensors",
+        "model.safetensors is not a valid safetensors file: ",
+        "不是有效的 safetensors 文件",
+    ),
+    (
+        "gpt2",
+        missing_tensor,
+        "hub.tensor_missing",
+        "tensor transformer.h.1.mlp.c_proj.weight is missing",
+        "缺少张量 transformer.h.1",
+    ),
+]
+
+
+@pytest.mark.parametrize("which, spoil, key, english, chinese", CASES, ids=[f"{c[0]}-{c[1].__name__}" for c in CASES])
+def test_what_the_hub_refuses_is_said_in_both_languages(
+    which,
+    spoil,
+    key,
+    english,
+    chinese,
+    gpt2_dir,
+    bert_dir,
+    tmp_path,  # noqa: F811
+):
+    d = copy({"gpt2": gpt2_dir, "bert": bert_dir}[which][0], tmp_path)
+    spoil(d)
+    with pytest.raises(ValueError) as err:
+        load_pretrained(d)
+    en, zh = str(err.value), say_error(err.value, "zh")
+    assert err.value.key == key, en
+    assert english in en and "\n" not in en, en
+    assert chinese in zh and HAN.search(zh) and zh != en and "\n" not in zh, zh
+    assert say_error(err.value, "en") == en
+
+
+def test_a_llama_directory_without_tokenizer_json_is_refused_in_both_languages(tmp_path):
+    from qkv.core.hub.adapters.llama import ADAPTER
+
+    with pytest.raises(ValueError) as err:
+        ADAPTER.tokenizer(tmp_path, None)
+    assert str(err.value) == f"{tmp_path} has no tokenizer.json (a SentencePiece tokenizer.model alone is not read)"
+    assert (
+        say_error(err.value, "zh")
+        == f"{tmp_path} 里没有 tokenizer.json（只有 SentencePiece 的 tokenizer.model 是读不了的）"
+    )
+
+
+def test_a_hub_name_offline_is_refused_in_both_languages(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError) as err:
+        load_pretrained("hf:gpt2")
+    assert err.value.key == "hub.fetch_offline"
+    assert str(err.value) == (
+        "could not fetch 'gpt2' from the Hugging Face hub: it is not in the local cache and the hub cannot be "
+        "reached (no network, or HF_HUB_OFFLINE is set)"
+    )
+    assert say_error(err.value, "zh").startswith("无法从 Hugging Face hub 获取 'gpt2'：本地缓存里没有它")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cli_says_a_hub_refusal_in_its_language(capsys, monkeypatch, gpt2_dir, tmp_path, lang):  # noqa: F811
+    from qkv.apps.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    d = copy(gpt2_dir[0], tmp_path)
+    unknown_type(d)
+    said = []
+    for ckpt in ("hf:gpt2", str(d)):
+        assert main(["explain", "the cat", "--ckpt", ckpt, "--lang", lang]) != 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err and len(err.strip().splitlines()) == 1, err
+        said.append(err.strip())
+    if lang == "en":
+        assert said[0].startswith("qkv: error: could not fetch 'gpt2' from the Hugging Face hub: it is not in"), said
+        assert (
+            said[1]
+            == f"qkv: error: {d}: model_type 'gemma' (GemmaForCausalLM) is not supported; qkv reads {SUPPORTED_EN}"
+        )
+    else:
+        assert said[0].startswith("qkv: 错误：无法从 Hugging Face hub 获取 'gpt2'：本地缓存里没有它"), said
+        assert said[1] == f"qkv: 错误：{d}：不支持 model_type 'gemma'（GemmaForCausalLM）；qkv 能读的是 {SUPPORTED_ZH}"
