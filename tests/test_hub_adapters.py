@@ -113,8 +113,30 @@ def weights_under_another_name(d):
     (d / "model.safetensors").rename(d / "weights.safetensors")
 
 
+def too_many_layers(d):
+    edit_config(d, n_layer=5000)
+
+
+def a_llama_of_gpt2_fields(d):
+    edit_config(d, model_type="llama", architectures=["LlamaForCausalLM"])
+
+
 # (directory, how it is broken, the key, what English says, a piece of what Chinese says)
 CASES = [
+    (
+        "gpt2",
+        too_many_layers,
+        "hub.in_file",
+        "config.json: field 'n_layer' must be an integer from 1 to 1,024; got 5000",
+        "config.json：字段 'n_layer' 必须是从 1 到 1,024 的整数，收到的是 5000",
+    ),
+    (
+        "gpt2",
+        a_llama_of_gpt2_fields,
+        "hub.in_file",
+        "config.json: field 'hidden_size' is missing (it must be an integer from 1 to 65,536)",
+        "config.json：缺少字段 'hidden_size'（它应当是从 1 到 65,536 的整数）",
+    ),
     (
         "gpt2",
         unknown_type,
@@ -201,6 +223,58 @@ def test_what_the_hub_refuses_is_said_in_both_languages(
     assert english in en and "\n" not in en, en
     assert chinese in zh and HAN.search(zh) and zh != en and "\n" not in zh, zh
     assert say_error(err.value, "en") == en
+
+
+LLAMA = dict(
+    model_type="llama",
+    vocab_size=50,
+    hidden_size=24,
+    intermediate_size=48,
+    num_hidden_layers=1,
+    num_attention_heads=6,
+    num_key_value_heads=2,
+    max_position_embeddings=32,
+)
+
+
+@pytest.mark.parametrize(
+    "fields, english, chinese",
+    [
+        (
+            dict(num_key_value_heads=4),
+            "field 'num_attention_heads' (6) is not a multiple of 'num_key_value_heads' (4)",
+            "字段 'num_attention_heads'（6）不是 'num_key_value_heads'（4）的倍数",
+        ),
+        (
+            dict(rope_scaling={"rope_type": "yarn", "factor": 4.0}),
+            "field 'rope_type' must be one of default, llama3 (the RoPE types qkv builds); got 'yarn'",
+            "字段 'rope_type' 必须是以下之一：default、llama3（qkv 能搭建的 RoPE 类型），收到的是 'yarn'",
+        ),
+        (
+            dict(attention_bias=True),
+            "fields 'attention_bias' and 'mlp_bias' must be equal (qkv has one switch for both)",
+            "字段 'attention_bias' 和 'mlp_bias' 必须相同（qkv 用一个开关同时管这两处偏置）",
+        ),
+        (
+            dict(model_type="qwen3", attention_bias=True),
+            "field 'attention_bias' must be false (a Qwen3 with attention biases is not built)",
+            "字段 'attention_bias' 必须是 false（带注意力偏置的 Qwen3 不搭建）",
+        ),
+        (
+            dict(pretraining_tp=2),
+            "field 'pretraining_tp' must be 1 (weights split for tensor parallelism are not read); got 2",
+            "字段 'pretraining_tp' 必须是数值 1（按张量并行切开的权重不读），收到的是 2",
+        ),
+    ],
+)
+def test_what_a_family_config_map_refuses_is_said_in_both_languages(fields, english, chinese):
+    from qkv.core.hub.adapters.llama import llama_config
+
+    assert llama_config(LLAMA).n_kv_heads == 2
+    with pytest.raises(ValueError) as err:
+        llama_config({**LLAMA, **fields})
+    assert str(err.value) == english
+    assert say_error(err.value, "zh") == chinese
 
 
 def test_a_llama_directory_without_tokenizer_json_is_refused_in_both_languages(tmp_path):

@@ -1,15 +1,18 @@
 """What a Hugging Face config.json may say, field by field: the checks every family's adapter uses.
 
-A check is a pair (ok, wants): ok(value) says whether the value will do, `wants` is the words that say
-what it must be. `checked(hc, fields, defaults)` fills in what transformers leaves out of config.json
-(the family's defaults), then checks every field of `fields` by its own name: a config that fails one is
-a ValueError naming the field, its value and what it must be (`field 'n_layer' must be an integer from
-1 to 1,024; got 5000`). The ranges each family gives are ModelConfig's, named by the Hugging Face field.
+A check is a pair (ok, wants): ok(value) says whether the value will do, `wants` is the catalogued
+phrase (area "hub") that says what it must be. `checked(hc, fields, defaults)` fills in what
+transformers leaves out of config.json (the family's defaults), then checks every field of `fields` by
+its own name: a config that fails one is a refusal naming the field, its value and what it must be
+(`field 'n_layer' must be an integer from 1 to 1,024; got 5000`). The ranges each family gives are
+ModelConfig's, named by the Hugging Face field.
 """
 
 from __future__ import annotations
 
 import math
+
+from qkv.core.io.refusal import Refusal, phrase
 
 
 def is_int(v) -> bool:
@@ -21,44 +24,65 @@ def is_number(v) -> bool:  # finite: Python's json reads NaN and Infinity
 
 
 def integer(low: int, high: int):
-    return lambda v: is_int(v) and low <= v <= high, f"an integer from {low:,} to {high:,}"
+    return lambda v: is_int(v) and low <= v <= high, phrase("hub.wants_integer", low=f"{low:,}", high=f"{high:,}")
 
 
 def one_of(*choices: str):
-    return lambda v: isinstance(v, str) and v in choices, "one of " + ", ".join(choices)
+    return lambda v: isinstance(v, str) and v in choices, phrase("hub.wants_one_of", choices=list(choices))
 
 
 def or_null(check):
     ok, wants = check
-    return lambda v: v is None or ok(v), f"{wants}, or null"
+    return lambda v: v is None or ok(v), phrase("hub.wants_or_null", wants=wants)
 
 
-PROBABILITY = (lambda v: is_number(v) and 0 <= v < 1, "a number in [0, 1)")
-EPSILON = (lambda v: is_number(v) and 0 <= v <= 1, "a number in [0, 1]")
-BOOL = (lambda v: isinstance(v, bool), "true or false")
+def number(low: float, high: str):
+    """A finite number from low to high (high as the message writes it: "1e12")."""
+    return lambda v: is_number(v) and low <= v <= float(high), phrase("hub.wants_number", low=low, high=high)
+
+
+def exactly(value, wants):
+    """This value and no other; `wants` is the phrase that says it (and why)."""
+    return lambda v: v == value, wants
+
+
+PROBABILITY = (lambda v: is_number(v) and 0 <= v < 1, phrase("hub.wants_probability"))
+EPSILON = (lambda v: is_number(v) and 0 <= v <= 1, phrase("hub.wants_epsilon"))
+BOOL = (lambda v: isinstance(v, bool), phrase("hub.wants_bool"))
+OBJECT_OR_NULL = (lambda v: v is None or isinstance(v, dict), phrase("hub.wants_object_or_null"))
 COMMON = {  # the fields every family's config may hold; either may be left out
-    "model_type": (lambda v: v is None or isinstance(v, str), "a string"),
+    "model_type": (lambda v: v is None or isinstance(v, str), phrase("hub.wants_string")),
     "architectures": (
         lambda v: v is None or isinstance(v, list) and all(isinstance(a, str) for a in v),
-        "a list of class names (strings)",
+        phrase("hub.wants_class_names"),
     ),
 }
 
 
+def shown(value) -> str:
+    """A value as a refusal shows it: its repr, cut at 40 characters."""
+    said = repr(value)
+    return said if len(said) <= 40 else said[:37] + "..."
+
+
+def wrong(name: str, wants, value) -> Refusal:
+    """The refusal of field `name`, whose `value` is not what it must be."""
+    return Refusal.of("hub.field_wrong", name=repr(name), wants=wants, got=shown(value))
+
+
 def checked(hc: dict, fields: dict, defaults: dict | None = None, divisible: tuple[str, str] | None = None) -> dict:
     """hc with the defaults transformers leaves out filled in, every field of `fields` checked: a
-    ValueError naming the first wrong field (and `divisible`: width, heads, when heads do not divide it)."""
+    refusal naming the first wrong field (and `divisible`: width, heads, when heads do not divide it)."""
     hc = {**(defaults or {}), **hc}
     for name, (ok, wants) in fields.items():
         if name not in hc:  # no default either: a field every config of the family writes
-            raise ValueError(f"field {name!r} is missing (it must be {wants})")
+            raise Refusal.of("hub.field_missing", name=repr(name), wants=wants)
         if not ok(hc.get(name)):
-            shown = repr(hc.get(name))
-            raise ValueError(f"field {name!r} must be {wants}; got {shown if len(shown) <= 40 else shown[:37] + '...'}")
+            raise wrong(name, wants, hc.get(name))
     if divisible:
         width, heads = divisible
         if hc[width] % hc[heads]:
-            raise ValueError(f"field {width!r} ({hc[width]}) is not divisible by {heads!r} ({hc[heads]})")
+            raise Refusal.of("hub.not_divisible", width=repr(width), w=hc[width], heads=repr(heads), h=hc[heads])
     return hc
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import EPSILON, PROBABILITY, checked, integer, one_of
 from qkv.core.io.files import read_json_object
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import ModelConfig
 
 # ------------------------------------------------------------------ the config map
@@ -48,7 +48,7 @@ _FIELDS = {
     "type_vocab_size": integer(1, 1024),  # transformers' BertModel looks up token type 0 whatever the input
     "layer_norm_eps": EPSILON,
     "position_embedding_type": one_of("absolute"),
-    "is_decoder": (lambda v: v is False, "false (a BERT decoder masks the future; qkv's Encoder does not)"),
+    "is_decoder": (lambda v: v is False, phrase("hub.wants_bert_encoder")),
 }
 
 

@@ -77,9 +77,9 @@ def gpt2_config(hc: dict) -> ModelConfig:
 
 def config_from_hf(hc) -> ModelConfig:
     if hc.activation_function not in ACT_FROM_HF:
-        raise ValueError(f"activation {hc.activation_function!r} is not supported; use one of {', '.join(ACT_FROM_HF)}")
+        raise Refusal.of("hub.gpt2_activation", got=repr(hc.activation_function), choices=list(ACT_FROM_HF))
     if not hc.scale_attn_weights or hc.scale_attn_by_inverse_layer_idx:
-        raise ValueError("only GPT-2's standard 1/sqrt(d_head) attention scaling is supported")
+        raise Refusal.of("hub.gpt2_scaling")
     return ModelConfig(
         d_vocab=hc.vocab_size,
         n_ctx=hc.n_positions,

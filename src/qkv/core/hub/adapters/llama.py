@@ -21,8 +21,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.core.hub.adapter import Adapter
-from qkv.core.hub.fields import BOOL, EPSILON, PROBABILITY, checked, integer, is_number, one_of, or_null
-from qkv.core.io.refusal import Refusal
+from qkv.core.hub.fields import (
+    BOOL,
+    EPSILON,
+    OBJECT_OR_NULL,
+    PROBABILITY,
+    checked,
+    exactly,
+    integer,
+    is_number,
+    number,
+    one_of,
+    or_null,
+    wrong,
+)
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import ROPE_SCALING_FIELDS, ModelConfig
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -45,7 +58,7 @@ _DEFAULTS = dict(
     use_sliding_window=False,
     partial_rotary_factor=1.0,
 )
-_POSITIVE = (lambda v: is_number(v) and 1 <= v <= 1e12, "a number from 1 to 1e12")
+_POSITIVE = number(1, "1e12")
 _FIELDS = {
     "vocab_size": integer(1, 10_000_000),
     "hidden_size": integer(1, 65536),
@@ -61,13 +74,13 @@ _FIELDS = {
     "attention_bias": BOOL,
     "mlp_bias": BOOL,
     "attention_dropout": PROBABILITY,
-    "pretraining_tp": (lambda v: v == 1, "1 (weights split for tensor parallelism are not read)"),
+    "pretraining_tp": exactly(1, phrase("hub.wants_no_tensor_parallel")),
     "rope_theta": _POSITIVE,
-    "rope_scaling": (lambda v: v is None or isinstance(v, dict), "an object, or null"),
-    "rope_parameters": (lambda v: v is None or isinstance(v, dict), "an object, or null"),
+    "rope_scaling": OBJECT_OR_NULL,
+    "rope_parameters": OBJECT_OR_NULL,
     "sliding_window": or_null(integer(1, 10_000_000)),
     "use_sliding_window": BOOL,
-    "partial_rotary_factor": (lambda v: v == 1, "1 (RoPE on part of each head is not built)"),
+    "partial_rotary_factor": exactly(1, phrase("hub.wants_full_rotary")),
 }
 
 
@@ -80,14 +93,14 @@ def _rope(hc: dict) -> tuple[float, dict | None]:
     kind = params.get("rope_type", params.get("type", "default"))
     theta = params.get("rope_theta", hc["rope_theta"])
     if not _POSITIVE[0](theta):
-        raise ValueError(f"field 'rope_theta' must be {_POSITIVE[1]}; got {theta!r}")
+        raise wrong("rope_theta", _POSITIVE[1], theta)
     if kind == "default":
         return float(theta), None
     if kind != "llama3":
-        raise ValueError(f"field 'rope_type' must be one of default, llama3 (the RoPE types qkv builds); got {kind!r}")
+        raise wrong("rope_type", phrase("hub.wants_rope_type", choices=["default", "llama3"]), kind)
     missing = [k for k in ROPE_SCALING_FIELDS if not is_number(params.get(k))]
     if missing:
-        raise ValueError(f"field 'rope_scaling' of type llama3 must give {missing[0]} as a number")
+        raise Refusal.of("hub.llama3_scaling", name=missing[0])
     return float(theta), {k: float(params[k]) for k in ROPE_SCALING_FIELDS}
 
 
@@ -97,18 +110,18 @@ def llama_config(hc: dict) -> ModelConfig:
     hc = checked(hc, _FIELDS, _DEFAULTS)
     heads, width = hc["num_attention_heads"], hc["hidden_size"]
     if hc["head_dim"] is None and width % heads:
-        raise ValueError(f"field 'hidden_size' ({width}) is not divisible by 'num_attention_heads' ({heads})")
+        raise Refusal.of("hub.not_divisible", width="'hidden_size'", w=width, heads="'num_attention_heads'", h=heads)
     kv = hc["num_key_value_heads"] or heads
     if heads % kv:
-        raise ValueError(f"field 'num_attention_heads' ({heads}) is not a multiple of 'num_key_value_heads' ({kv})")
+        raise Refusal.of("hub.heads_not_multiple", heads=heads, kv=kv)
     theta, scaling = _rope(hc)
     bias, qkv_bias = hc["attention_bias"], hc["attention_bias"]
     if kind == "llama" and hc["mlp_bias"] != bias:  # qkv's `bias` is W_O's and the MLP's together
-        raise ValueError("fields 'attention_bias' and 'mlp_bias' must be equal (qkv has one switch for both)")
+        raise Refusal.of("hub.llama_biases")
     if kind == "qwen2":
         bias, qkv_bias = False, True  # Qwen2: q, k and v have biases, o_proj and the MLP none
     if kind == "qwen3" and bias:
-        raise ValueError("field 'attention_bias' must be false (a Qwen3 with attention biases is not built)")
+        raise Refusal.of("hub.qwen3_bias")
     n_ctx = hc["max_position_embeddings"]
     window = hc["sliding_window"] if kind == "mistral" or hc["use_sliding_window"] else None
     if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
