@@ -323,3 +323,38 @@ def test_the_cli_says_a_hub_refusal_in_its_language(capsys, monkeypatch, gpt2_di
     else:
         assert said[0].startswith("qkv: 错误：无法从 Hugging Face hub 获取 'gpt2'：本地缓存里没有它"), said
         assert said[1] == f"qkv: 错误：{d}：不支持 model_type 'gemma'（GemmaForCausalLM）；qkv 能读的是 {SUPPORTED_ZH}"
+
+
+def test_what_gpt2_cannot_compute_is_refused_in_both_languages():
+    from qkv import GPT, ModelConfig
+    from qkv.core.hub.adapters.gpt2 import to_hf
+
+    cfg = ModelConfig(d_vocab=30, n_ctx=8, d_model=16, n_heads=2, n_layers=1, pos="rope", embed_scale=True)
+    with pytest.raises(ValueError) as err:
+        to_hf(GPT(cfg))
+    assert str(err.value) == (
+        "cannot export to GPT-2: pos=rope (GPT-2 uses learned positions); "
+        "embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))"
+    )
+    assert say_error(err.value, "zh") == (
+        "无法导出为 GPT-2：pos=rope（GPT-2 用的是学出来的位置嵌入）；"
+        "embed_scale=true（GPT-2 不会把词元嵌入乘以 sqrt(d_model)）"
+    )
+
+
+def test_an_export_qkv_refuses_is_said_in_both_languages(tmp_path):
+    from qkv import Encoder, ModelConfig, export_hf, train_tokenizer
+
+    tok = train_tokenizer("char", "the cat sat")
+    encoder = Encoder(ModelConfig(arch="bert", d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1))
+    with pytest.raises(ValueError) as err:
+        export_hf(encoder, tok, tmp_path / "out")
+    assert str(err.value).endswith("can be exported as AutoModelForCausalLM; this model is an encoder")
+    assert say_error(err.value, "zh").endswith("才能导出为 AutoModelForCausalLM；这个模型是一个编码器（encoder）")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("mine")
+    with pytest.raises(ValueError) as err:
+        export_hf(encoder, tok, tmp_path / "full")
+    assert (
+        say_error(err.value, "zh") == f"{tmp_path / 'full'} 是一个非空目录：导出只写入新目录或空目录，不会覆盖任何东西"
+    )

@@ -19,7 +19,7 @@ import torch
 
 from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import BOOL, EPSILON, PROBABILITY, checked, integer, one_of, or_null
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
 
@@ -152,7 +152,7 @@ def from_hf(hf_model) -> GPT:
     missing, unexpected = model.load_state_dict(ours, strict=False)
     left = [m for m in missing if not (cfg.tie_embeddings and m == "unembed.weight")]
     if left or unexpected:
-        raise ValueError(f"weights did not line up: missing {left}, unexpected {unexpected}")
+        raise Refusal.of("hub.gpt2_line_up", missing=str(left), unexpected=str(unexpected))
     return model.to(next(hf_model.parameters()).dtype).eval()
 
 
@@ -161,19 +161,9 @@ def to_hf(model: GPT):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     cfg = model.cfg
-    problems = []
-    if cfg.pos != "learned":
-        problems.append(f"pos={cfg.pos} (GPT-2 uses learned positions)")
-    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
-        problems.append("GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v")
-    if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
-        problems.append("GPT-2 has a plain MLP, one key/value head per head, no q/k norm and biases everywhere")
-    if cfg.d_head * cfg.n_heads != cfg.d_model:
-        problems.append("GPT-2 needs d_head * n_heads == d_model")
-    if cfg.embed_scale:
-        problems.append("embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))")
+    problems = _export_problems(cfg)
     if problems:
-        raise ValueError("cannot export to GPT-2: " + "; ".join(problems))
+        raise Refusal.of("hub.gpt2_cannot_export", problems=_in_turn(problems))
     fold = cfg.unembed_bias and bool(torch.count_nonzero(model.unembed.bias).item())
     tied = cfg.tie_embeddings and not fold
     hc = GPT2Config(
@@ -204,6 +194,28 @@ def to_hf(model: GPT):
         theirs["lm_head.weight"] = theirs["transformer.wte.weight"]
     hf_model.load_state_dict(theirs, strict=True)
     return hf_model.to(model.embed.weight.dtype).eval()
+
+
+def _export_problems(cfg: ModelConfig) -> list:
+    """What of `cfg` GPT-2 cannot compute, each a phrase (none: it exports)."""
+    problems = []
+    if cfg.pos != "learned":
+        problems.append(phrase("hub.gpt2_pos", pos=cfg.pos))
+    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
+        problems.append(phrase("hub.gpt2_block"))
+    if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
+        problems.append(phrase("hub.gpt2_parts"))
+    if cfg.d_head * cfg.n_heads != cfg.d_model:
+        problems.append(phrase("hub.gpt2_d_head"))
+    if cfg.embed_scale:
+        problems.append(phrase("hub.gpt2_embed_scale"))
+    return problems
+
+
+def _in_turn(problems: list):
+    """Several phrases as one, said one after another ("a; b; c")."""
+    first, *rest = problems
+    return phrase("hub.in_turn", first=first, rest=_in_turn(rest)) if rest else first
 
 
 @torch.no_grad()

@@ -81,4 +81,31 @@ MESSAGES = {
     "tensor_unused": "{path}: tensor {name} is not part of the architecture qkv builds ({n} such tensors)",
     "tensor_shape": "{path}: tensor for {name} has shape {shape}, config.json implies {expected}",
     "tensor_dtype": "{path}: tensor for {name} has dtype {dtype}, not a floating-point type",
+    # ------------------------------------------------------------------ writing a qkv GPT as GPT-2 (export)
+    "in_turn": "{first}; {rest}",
+    "gpt2_cannot_export": "cannot export to GPT-2: {problems}",
+    "gpt2_pos": "pos={pos} (GPT-2 uses learned positions)",
+    "gpt2_block": "GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v",
+    "gpt2_parts": "GPT-2 has a plain MLP, one key/value head per head, no q/k norm and biases everywhere",
+    "gpt2_d_head": "GPT-2 needs d_head * n_heads == d_model",
+    "gpt2_embed_scale": "embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))",
+    "gpt2_line_up": "weights did not line up: missing {missing}, unexpected {unexpected}",
+    "export_needs_hf": "exporting to Hugging Face needs transformers: pip install 'qkv[hf]'",
+    "export_cannot_write": "cannot write {out}: {reason}",
+    "export_above_file": "cannot write {out}: {above} is a file, not a directory",
+    "export_not_empty": (
+        "{out} is a directory that is not empty: export writes only a new or empty directory, so nothing is overwritten"
+    ),
+    "export_file_or_link": (
+        "{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten"
+    ),
+    "export_no_safetensors": "transformers wrote no safetensors file; upgrade transformers (4.45 or newer)",
+    "export_not_gpt": (
+        "only a GPT (a causal language model) can be exported as AutoModelForCausalLM; this model is {family}"
+    ),
+    "export_vocab_larger": "the tokenizer has {n} tokens but the model only {d_vocab}",
+    "export_differs": (
+        "the exported GPT-2 does not compute what the qkv model does (logits differ by {gap}); "
+        "some setting of this model has no GPT-2 counterpart"
+    ),
 }

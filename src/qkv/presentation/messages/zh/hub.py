@@ -78,4 +78,24 @@ MESSAGES = {
     "tensor_unused": "{path}：张量 {name} 不属于 qkv 搭建的这种架构（这样的张量共 {n} 个）",
     "tensor_shape": "{path}：{name} 对应的张量形状是 {shape}，而按 config.json 应当是 {expected}",
     "tensor_dtype": "{path}：{name} 对应的张量类型是 {dtype}，不是浮点类型",
+    # ------------------------------------------------------------------ 把 qkv 的 GPT 写成 GPT-2（导出）
+    "in_turn": "{first}；{rest}",
+    "gpt2_cannot_export": "无法导出为 GPT-2：{problems}",
+    "gpt2_pos": "pos={pos}（GPT-2 用的是学出来的位置嵌入）",
+    "gpt2_block": "GPT-2 要求 norm=pre、bias=true、causal=true、residual=true、values=v",
+    "gpt2_parts": "GPT-2 用普通的 MLP，每个头有自己的键/值头，没有 q/k 归一化，处处都有偏置",
+    "gpt2_d_head": "GPT-2 要求 d_head * n_heads == d_model",
+    "gpt2_embed_scale": "embed_scale=true（GPT-2 不会把词元嵌入乘以 sqrt(d_model)）",
+    "gpt2_line_up": "权重对不上：缺少 {missing}，多出 {unexpected}",
+    "export_needs_hf": "导出为 Hugging Face 格式需要 transformers：pip install 'qkv[hf]'",
+    "export_cannot_write": "无法写入 {out}：{reason}",
+    "export_above_file": "无法写入 {out}：{above} 是文件，不是目录",
+    "export_not_empty": "{out} 是一个非空目录：导出只写入新目录或空目录，不会覆盖任何东西",
+    "export_file_or_link": "{out} 是文件或链接：导出只写入新目录或空目录，不会覆盖任何东西",
+    "export_no_safetensors": "transformers 没有写出 safetensors 文件；请把 transformers 升级到 4.45 或更新的版本",
+    "export_not_gpt": "只有 GPT（因果语言模型）才能导出为 AutoModelForCausalLM；这个模型是{family}",
+    "export_vocab_larger": "分词器有 {n} 个词元，模型却只有 {d_vocab} 个",
+    "export_differs": (
+        "导出的 GPT-2 算出的结果和 qkv 模型不同（logits 相差 {gap}）；这个模型的某项设置在 GPT-2 里没有对应"
+    ),
 }
