@@ -358,3 +358,17 @@ def test_an_export_qkv_refuses_is_said_in_both_languages(tmp_path):
     assert (
         say_error(err.value, "zh") == f"{tmp_path / 'full'} 是一个非空目录：导出只写入新目录或空目录，不会覆盖任何东西"
     )
+
+
+def test_a_model_too_large_for_the_machine_is_refused_in_both_languages(gpt2_dir, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("qkv.core.hub.size.available_memory", lambda: 1000)
+    with pytest.raises(ValueError) as err:
+        load_pretrained(gpt2_dir[0])
+    config = gpt2_dir[0] / "config.json"
+    assert re.fullmatch(
+        rf"{re.escape(str(config))} describes [\d,]+ parameters \([\d.]+ [kKM]B as float32\); "
+        r"this machine has 1.0 kB of memory available",
+        str(err.value),
+    ), str(err.value)
+    zh = say_error(err.value, "zh")
+    assert zh.startswith(f"{config} 描述的模型有 ") and zh.endswith("这台机器只有 1.0 kB 可用内存"), zh

@@ -40,6 +40,12 @@ MESSAGES = {
     "llama_biases": "fields 'attention_bias' and 'mlp_bias' must be equal (qkv has one switch for both)",
     "qwen3_bias": "field 'attention_bias' must be false (a Qwen3 with attention biases is not built)",
     "wants_bert_encoder": "false (a BERT decoder masks the future; qkv's Encoder does not)",
+    # ------------------------------------------------------------------ a model too large for this machine
+    "too_large": "{source} describes {n} parameters ({need} as {dtype}); this machine has {have} of memory available",
+    "too_large_tables": (
+        "{source} describes {n} parameters and {tables} numbers of fixed tables ({need} as {dtype}); "
+        "this machine has {have} of memory available"
+    ),
     # ------------------------------------------------------------------ where the directory comes from
     "not_a_directory": "{path} is not a directory (for a model on the Hugging Face hub, write hf:NAME)",
     "no_config": "{path} has no config.json: not a Hugging Face model directory",

@@ -38,6 +38,12 @@ MESSAGES = {
     "llama_biases": "字段 'attention_bias' 和 'mlp_bias' 必须相同（qkv 用一个开关同时管这两处偏置）",
     "qwen3_bias": "字段 'attention_bias' 必须是 false（带注意力偏置的 Qwen3 不搭建）",
     "wants_bert_encoder": "布尔值 false（BERT 解码器会遮住后面的词，qkv 的编码器不会）",
+    # ------------------------------------------------------------------ 模型太大，这台机器放不下
+    "too_large": "{source} 描述的模型有 {n} 个参数（按 {dtype} 要 {need}）；这台机器只有 {have} 可用内存",
+    "too_large_tables": (
+        "{source} 描述的模型有 {n} 个参数，外加 {tables} 个数的固定表（按 {dtype} 要 {need}）；"
+        "这台机器只有 {have} 可用内存"
+    ),
     # ------------------------------------------------------------------ 目录从哪里来
     "not_a_directory": "{path} 不是目录（要用 Hugging Face hub 上的模型，请写 hf:NAME）",
     "no_config": "{path} 里没有 config.json：这不是 Hugging Face 的模型目录",
