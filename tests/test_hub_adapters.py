@@ -258,12 +258,12 @@ LLAMA = dict(
         (
             dict(model_type="qwen3", attention_bias=True),
             "field 'attention_bias' must be false (a Qwen3 with attention biases is not built)",
-            "字段 'attention_bias' 必须是 false（带注意力偏置的 Qwen3 不搭建）",
+            "字段 'attention_bias' 必须是 false（qkv 不搭建带注意力偏置的 Qwen3）",
         ),
         (
             dict(pretraining_tp=2),
             "field 'pretraining_tp' must be 1 (weights split for tensor parallelism are not read); got 2",
-            "字段 'pretraining_tp' 必须是数值 1（按张量并行切开的权重不读），收到的是 2",
+            "字段 'pretraining_tp' 必须是数值 1（qkv 不读按张量并行切开的权重），收到的是 2",
         ),
     ],
 )

@@ -30,13 +30,13 @@ MESSAGES = {
     # 某个家族的配置映射才会拒绝的（gpt2、llama、bert）
     "gpt2_activation": "不支持激活函数 {got}；请用以下之一：{choices}",
     "gpt2_scaling": "只支持 GPT-2 标准的 1/sqrt(d_head) 注意力缩放",
-    "wants_no_tensor_parallel": "数值 1（按张量并行切开的权重不读）",
-    "wants_full_rotary": "数值 1（只在每个头的一部分上做 RoPE 的模型不搭建）",
+    "wants_no_tensor_parallel": "数值 1（qkv 不读按张量并行切开的权重）",
+    "wants_full_rotary": "数值 1（qkv 不搭建只在每个头的一部分上做 RoPE 的模型）",
     "wants_rope_type": "以下之一：{choices}（qkv 能搭建的 RoPE 类型）",
     "llama3_scaling": "llama3 类型的字段 'rope_scaling' 必须以数字给出 {name}",
     "heads_not_multiple": "字段 'num_attention_heads'（{heads}）不是 'num_key_value_heads'（{kv}）的倍数",
     "llama_biases": "字段 'attention_bias' 和 'mlp_bias' 必须相同（qkv 用一个开关同时管这两处偏置）",
-    "qwen3_bias": "字段 'attention_bias' 必须是 false（带注意力偏置的 Qwen3 不搭建）",
+    "qwen3_bias": "字段 'attention_bias' 必须是 false（qkv 不搭建带注意力偏置的 Qwen3）",
     "wants_bert_encoder": "布尔值 false（BERT 解码器会遮住后面的词，qkv 的编码器不会）",
     # ------------------------------------------------------------------ 模型太大，这台机器放不下
     "too_large": "{source} 描述的模型有 {n} 个参数（按 {dtype} 要 {need}）；这台机器只有 {have} 可用内存",
