@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from qkv.analysis.view import view
-from qkv.core.hub.gpt2 import to_hf
+from qkv.core.hub.adapters.gpt2 import to_hf
 from qkv.core.hub.size import param_count
 from qkv.core.model import make_model
 from qkv.core.see.invariants import check

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from rundir_util import TINY, one_error, snapshot
 
 from qkv.apps.cli import main
+from qkv.core.hub.adapters.gpt2 import to_hf
 from qkv.core.hub.export import export_hf
-from qkv.core.hub.gpt2 import to_hf
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
 from qkv.core.text import corpus

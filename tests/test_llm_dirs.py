@@ -21,7 +21,7 @@ tokenizers = pytest.importorskip("tokenizers")
 from safetensors.torch import load_file, save_file  # noqa: E402
 
 from qkv.core.decode.sample import generate_ids  # noqa: E402
-from qkv.core.hub import pretrained  # noqa: E402
+from qkv.core.hub import read  # noqa: E402
 from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
 
 transformers.logging.set_verbosity_error()
@@ -39,7 +39,7 @@ def hostile(family, tmp_path, monkeypatch):
     def no_build(*a, **k):
         raise AssertionError("a model was built for a directory that must be refused")
 
-    monkeypatch.setattr(pretrained, "_built", no_build)
+    monkeypatch.setattr(read, "_built", no_build)
     return d
 
 

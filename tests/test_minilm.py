@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-from qkv.core.hub.hf_config import bert_config
+from qkv.core.hub.adapters.bert import bert_config
 from qkv.core.hub.pretrained import load_pretrained, minilm_dir
 from qkv.core.model.encoder import Encoder, pad_batch, sentence_embedding
 from qkv.core.see.invariants import check

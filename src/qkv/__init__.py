@@ -32,8 +32,8 @@ from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_tex
 from qkv.core.decode.beam import beam_search, greedy
 from qkv.core.decode.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.decode.translate import translate
+from qkv.core.hub.adapters.gpt2 import from_hf, to_hf
 from qkv.core.hub.export import export_hf
-from qkv.core.hub.gpt2 import from_hf, to_hf
 from qkv.core.hub.pretrained import load_pretrained
 from qkv.core.model.encoder import Encoder, sentence_embedding
 from qkv.core.model.gpt import GPT, lm_loss

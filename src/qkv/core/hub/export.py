@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
-from qkv.core.hub.gpt2 import to_hf
-from qkv.core.hub.pretrained import QKV_TOKENIZER
+from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER, to_hf
+from qkv.core.io.refusal import Refusal, family_title
 from qkv.core.model import evaluating
 from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
 
@@ -40,7 +40,7 @@ def export_hf(model, tokenizer, out) -> Path:
     try:
         hf_model = to_hf(model)
     except ImportError:
-        raise ValueError("exporting to Hugging Face needs transformers: pip install 'qkv[hf]'") from None
+        raise Refusal.of("hub.export_needs_hf") from None
     hf_tokenizer = to_hf_tokenizer(tokenizer)
     _check_same_logits(model, hf_model)
 
@@ -53,11 +53,11 @@ def export_hf(model, tokenizer, out) -> Path:
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()  # (mkdtemp would make it private to the user; this keeps the umask's permissions)
     except OSError as e:
-        raise ValueError(f"cannot write {out}: {e.strerror or e}") from None
+        raise Refusal.of("hub.export_cannot_write", out=out, reason=e.strerror or e) from None
     try:
         _quietly(hf_model.save_pretrained, tmp)
         if not any(tmp.glob("*.safetensors")):
-            raise ValueError("transformers wrote no safetensors file; upgrade transformers (4.45 or newer)")
+            raise Refusal.of("hub.export_no_safetensors")
         hf_tokenizer.save(str(tmp / "tokenizer.json"))
         tokenizer.save(tmp / QKV_TOKENIZER)  # so `--ckpt out` reads it back as qkv's own tokenizer
         config = {
@@ -84,7 +84,7 @@ def _move_into(tmp: Path, where: Path, out: Path, inside: bool) -> None:
             _check_target(out)  # made meanwhile: the usual one-line refusal, else the error itself
             raise
     if any(p != tmp for p in where.iterdir()):  # filled meanwhile
-        raise ValueError(_NOT_EMPTY.format(out=out))
+        raise Refusal.of("hub.export_not_empty", out=out)
     moved = []
     try:
         for f in sorted(tmp.iterdir(), key=lambda f: f.name == "config.json"):  # config.json, which marks it, last
@@ -110,33 +110,23 @@ def _quietly(f, *args):
             hf_logging.enable_progress_bar()
 
 
-_NOT_EMPTY = (
-    "{out} is a directory that is not empty: export writes only a new or empty directory, so nothing is overwritten"
-)
-
-
 def _check_target(out: Path) -> None:
     above = next((p for p in out.absolute().parents if p.exists()), None)  # the nearest folder that exists
     if above is not None and not above.is_dir():
-        raise ValueError(f"cannot write {out}: {above} is a file, not a directory")
+        raise Refusal.of("hub.export_above_file", out=out, above=above)
     if out.is_symlink() or out.exists() and not out.is_dir():
-        raise ValueError(
-            f"{out} is a file or a link: export writes only a new or empty directory, so nothing is overwritten"
-        )
+        raise Refusal.of("hub.export_file_or_link", out=out)
     if out.is_dir() and any(out.iterdir()):
-        raise ValueError(_NOT_EMPTY.format(out=out))
+        raise Refusal.of("hub.export_not_empty", out=out)
 
 
 def _check_exportable(model, tokenizer) -> None:
     """What `to_hf` does not check itself: a model with no next-token head, and a vocabulary larger
     than the model's."""
     if not model.family.exports_hf:
-        raise ValueError(
-            f"only a GPT (a causal language model) can be exported as AutoModelForCausalLM; "
-            f"this model is {model.family.title}"
-        )
+        raise Refusal.of("hub.export_not_gpt", family=family_title(model.family))
     if tokenizer.vocab_size > model.cfg.d_vocab:
-        raise ValueError(f"the tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.d_vocab}")
+        raise Refusal.of("hub.export_vocab_larger", n=tokenizer.vocab_size, d_vocab=model.cfg.d_vocab)
 
 
 def _check_same_logits(model, hf_model) -> None:
@@ -147,10 +137,7 @@ def _check_same_logits(model, hf_model) -> None:
             ours, theirs = model(ids.to(model.embed.weight.device)).cpu(), hf_model(ids).logits
     gap = (ours - theirs).abs().max().item()
     if not gap <= PROBE_TOLERANCE * max(1.0, ours.abs().max().item()):
-        raise ValueError(
-            f"the exported GPT-2 does not compute what the qkv model does (logits differ by {gap:.3g}); "
-            "some setting of this model has no GPT-2 counterpart"
-        )
+        raise Refusal.of("hub.export_differs", gap=f"{gap:.3g}")
 
 
 __all__ = ["export_hf"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from qkv.core.hub.weights import SAFETENSORS_FLOATS
 from qkv.core.io.files import format_bytes
+from qkv.core.io.refusal import Refusal
 from qkv.core.spec.config import ModelConfig
 
 DTYPES = {"float32": 4, "bfloat16": 2}  # the dtypes a model is loaded in, and the bytes of one number
@@ -162,7 +163,7 @@ def _read_int(path: Path) -> int | None:
 
 
 def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:
-    """Refuse (ValueError, one line naming `source`, the config's file) a model whose weights (in `dtype`)
+    """Refuse (a catalogued refusal, one line naming `source`, the config's file) a model whose weights (in `dtype`)
     and tables cannot fit in the memory available. Only what surely cannot fit is refused: no headroom
     is asked for, since the loaders read a weight file tensor by tensor with plain reads and need
     little beyond the model itself; a model just under the limit may still run short later (activations,
@@ -170,8 +171,12 @@ def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:
     n, tables = param_count(cfg), buffer_count(cfg)
     need, have = DTYPES[dtype] * n + 4 * tables, available_memory()
     if have is not None and need > have:
-        extra = f" and {tables:,} numbers of fixed tables" if tables else ""
-        raise ValueError(
-            f"{source} describes {n:,} parameters{extra} ({format_bytes(need)} as {dtype}); "
-            f"this machine has {format_bytes(have)} of memory available"
+        raise Refusal.of(
+            "hub.too_large_tables" if tables else "hub.too_large",
+            **({"tables": f"{tables:,}"} if tables else {}),
+            source=source,
+            n=f"{n:,}",
+            need=format_bytes(need),
+            dtype=dtype,
+            have=format_bytes(have),
         )

@@ -2,7 +2,7 @@
 
 `stored_tensors(d)` opens model.safetensors, or the shards model.safetensors.index.json maps every
 tensor to, and gives each tensor's name, shape and dtype from the headers alone; the data is read one
-tensor at a time, later, by plain reads (models.pretrained._load_weights).
+tensor at a time, later, by plain reads (hub/read.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.io.files import check_regular, read_json_object
+from qkv.core.io.refusal import Refusal, phrase
 
 INDEX = "model.safetensors.index.json"  # a sharded model's: which file holds each tensor
 CHUNK = 8 << 20  # bytes read at a time into a tensor of another dtype
@@ -37,25 +38,20 @@ def _layout(d: Path) -> dict[Path, set[str] | None]:
     if not index.exists():
         found = sorted(p.name for p in d.glob("*.safetensors"))
         if found:
-            raise ValueError(
-                f"{d} has no model.safetensors nor {INDEX} (it holds {', '.join(found[:3])}): "
-                "name the weights model.safetensors"
-            )
-        found = ", ".join(sorted(p.name for p in d.glob("*.bin"))) or "none"
-        raise ValueError(
-            f"{d} holds no .safetensors weights (found .bin files: {found}); save with safe_serialization=True"
-        )
+            raise Refusal.of("hub.weights_unnamed", path=d, index=INDEX, found=found[:3])
+        found = sorted(p.name for p in d.glob("*.bin"))
+        raise Refusal.of("hub.no_safetensors", path=d, found=found or phrase("hub.none"))
     weight_map = read_json_object(index).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
-        raise ValueError(f"{index}: field 'weight_map' must map every tensor name to the file that holds it")
+        raise Refusal.of("hub.weight_map", path=index)
     files: dict[Path, set[str]] = {}
     for tensor, name in weight_map.items():
         if name in ("", ".", "..") or any(c in name for c in "/\\\0"):  # a file of this directory, by its name
-            raise ValueError(f"{index}: weight_map[{tensor!r}] = {name!r} is not the name of a file in {d}")
+            raise Refusal.of("hub.weight_map_file", path=index, tensor=repr(tensor), name=repr(name), directory=d)
         files.setdefault(d / name, set()).add(tensor)
     for path in files:
         if not path.exists():
-            raise ValueError(f"{index} names {path.name}, which is missing")
+            raise Refusal.of("hub.shard_missing", path=index, name=path.name)
     return files
 
 
@@ -89,7 +85,7 @@ class _Stored:
     def torch_dtype(self) -> torch.dtype:
         dtype = SAFETENSORS_FLOATS.get(self.dtype)
         if dtype is None:
-            raise ValueError(f"{self.path}: tensor {self.name} has dtype {self.dtype}, not a floating-point type")
+            raise Refusal.of("hub.stored_dtype", path=self.path, name=self.name, dtype=self.dtype)
         return dtype
 
     def read(self) -> torch.Tensor:
@@ -103,30 +99,32 @@ class _Stored:
         the dtypes agree, else CHUNK bytes at a time through one small buffer, converted as they come (no
         copy of the whole tensor in the file's dtype, no fresh memory to fault in for each one)."""
         if not out.is_contiguous() or tuple(out.shape) != self.shape:
-            raise ValueError(f"{self.path}: tensor {self.name} is {self.shape}, not {tuple(out.shape)}")
+            raise Refusal.of(
+                "hub.stored_shape", path=self.path, name=self.name, shape=self.shape, wanted=tuple(out.shape)
+            )
         if out.dtype == self.torch_dtype:
             return self._read_bytes(out)
         flat, size = out.view(-1), SAFETENSORS_FLOATS[self.dtype].itemsize
         if self.size != flat.numel() * size:
-            raise ValueError(f"{self.path}: tensor {self.name} holds {self.size} bytes, its shape needs another size")
+            raise Refusal.of("hub.stored_size", path=self.path, name=self.name, size=self.size)
         buffer = torch.empty(CHUNK // size, dtype=self.torch_dtype)
         with open(self.path, "rb") as f:
             f.seek(self.start)
             for first in range(0, flat.numel(), buffer.numel()):
                 part = buffer[: min(buffer.numel(), flat.numel() - first)]
                 if f.readinto(part.view(torch.uint8).numpy()) != part.numel() * size:
-                    raise ValueError(f"{self.path} ends inside tensor {self.name}")
+                    raise Refusal.of("hub.ends_inside", path=self.path, name=self.name)
                 flat[first : first + part.numel()].copy_(part)
 
     def _read_bytes(self, out: torch.Tensor) -> None:
         if self.size != out.numel() * out.element_size():
-            raise ValueError(f"{self.path}: tensor {self.name} holds {self.size} bytes, its shape needs another size")
+            raise Refusal.of("hub.stored_size", path=self.path, name=self.name, size=self.size)
         if self.size == 0:
             return
         with open(self.path, "rb") as f:
             f.seek(self.start)
             if f.readinto(out.view(-1).view(torch.uint8).numpy()) != self.size:
-                raise ValueError(f"{self.path} ends inside tensor {self.name}")
+                raise Refusal.of("hub.ends_inside", path=self.path, name=self.name)
 
 
 def _header(path: Path) -> tuple[dict, int]:
@@ -150,7 +148,7 @@ def stored_tensors(d: Path):
             try:
                 f = files.enter_context(safe_open(str(path), framework="pt"))
             except (SafetensorError, OSError) as e:
-                raise ValueError(f"{path} is not a valid safetensors file: {e}") from None
+                raise Refusal.of("hub.not_safetensors", path=path, error=e) from None
             held[path] = set(f.keys())
             header, data = _header(path)
             for name in held[path]:
@@ -160,8 +158,8 @@ def stored_tensors(d: Path):
         shards = [(path, mapped, held[path]) for path, mapped in layout.items() if mapped is not None]
         for path, mapped, names in shards:  # a sharded model: the index and each shard agree, tensor by tensor
             if mapped - names:
-                raise ValueError(f"{d / INDEX} maps {min(mapped - names)} to {path.name}, which does not hold it")
+                raise Refusal.of("hub.shard_lacks", path=d / INDEX, tensor=min(mapped - names), name=path.name)
         for path, mapped, names in shards:
             if names - mapped:
-                raise ValueError(f"{path} holds {min(names - mapped)}, which {INDEX} does not map to it")
+                raise Refusal.of("hub.shard_extra", path=path, tensor=min(names - mapped), index=INDEX)
         yield theirs

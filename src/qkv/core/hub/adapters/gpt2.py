@@ -1,20 +1,29 @@
-"""Move weights between qkv's GPT and Hugging Face's GPT2LMHeadModel.
+"""GPT-2 (model_type gpt2) and qkv's GPT, in both directions: a Hugging Face directory or a transformers
+GPT2LMHeadModel read as a qkv GPT, and a qkv GPT written as a GPT2LMHeadModel (hub/export.py).
 
 Two differences to mind. GPT-2 stores its projections as Conv1D, whose weight is (in, out): the
 transpose of nn.Linear's (out, in). And GPT-2 has no unembedding bias (lm_head shares W_E), so a
-loaded model gets unembed_bias=False. `transformers` is only needed when these functions run.
+loaded model gets unembed_bias=False. `transformers` is only needed by from_hf and to_hf.
 
 A qkv model with an unembedding bias b still exports exactly: the bias is folded into the final
-LayerNorm and an untied lm_head (`_fold_unembed_bias`).
+LayerNorm and an untied lm_head (`_fold_unembed_bias`). Its tokenizer is tokenizer.json or vocab.json
+and merges.txt (byte-level BPE), or qkv's own (qkv-tokenizer.json), which `qkv export` writes beside them.
 """
 
 from __future__ import annotations
 
+import types
+from pathlib import Path
+
 import torch
 
+from qkv.core.hub.adapter import Adapter
+from qkv.core.hub.fields import BOOL, EPSILON, PROBABILITY, checked, integer, one_of, or_null
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
 
+QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
 ACT_FROM_HF = {
     "gelu_new": "gelu_tanh",
     "gelu_pytorch_tanh": "gelu_tanh",
@@ -24,12 +33,53 @@ ACT_FROM_HF = {
 }
 _ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "silu": "silu"}
 
+# ------------------------------------------------------------------ the config map
+
+# what transformers leaves out of config.json when a value is its default
+_DEFAULTS = dict(
+    vocab_size=50257,
+    n_positions=1024,
+    n_embd=768,
+    n_layer=12,
+    n_head=12,
+    n_inner=None,
+    activation_function="gelu_new",
+    resid_pdrop=0.1,
+    embd_pdrop=0.1,
+    attn_pdrop=0.1,
+    layer_norm_epsilon=1e-5,
+    scale_attn_weights=True,
+    scale_attn_by_inverse_layer_idx=False,
+    tie_word_embeddings=True,
+)
+_FIELDS = {
+    "vocab_size": integer(1, 10_000_000),
+    "n_positions": integer(1, 1_000_000),
+    "n_embd": integer(1, 65536),
+    "n_layer": integer(1, 1024),
+    "n_head": integer(1, 4096),
+    "n_inner": or_null(integer(1, 1 << 20)),  # null: 4 * n_embd
+    "activation_function": one_of(*ACT_FROM_HF),
+    "resid_pdrop": PROBABILITY,
+    "embd_pdrop": PROBABILITY,
+    "attn_pdrop": PROBABILITY,
+    "layer_norm_epsilon": EPSILON,
+    "scale_attn_weights": BOOL,
+    "scale_attn_by_inverse_layer_idx": BOOL,
+    "tie_word_embeddings": BOOL,
+}
+
+
+def gpt2_config(hc: dict) -> ModelConfig:
+    """A qkv ModelConfig for a transformers GPT2Config (as a dict), every field checked."""
+    return config_from_hf(types.SimpleNamespace(**checked(hc, _FIELDS, _DEFAULTS, ("n_embd", "n_head"))))
+
 
 def config_from_hf(hc) -> ModelConfig:
     if hc.activation_function not in ACT_FROM_HF:
-        raise ValueError(f"activation {hc.activation_function!r} is not supported; use one of {', '.join(ACT_FROM_HF)}")
+        raise Refusal.of("hub.gpt2_activation", got=repr(hc.activation_function), choices=list(ACT_FROM_HF))
     if not hc.scale_attn_weights or hc.scale_attn_by_inverse_layer_idx:
-        raise ValueError("only GPT-2's standard 1/sqrt(d_head) attention scaling is supported")
+        raise Refusal.of("hub.gpt2_scaling")
     return ModelConfig(
         d_vocab=hc.vocab_size,
         n_ctx=hc.n_positions,
@@ -48,6 +98,9 @@ def config_from_hf(hc) -> ModelConfig:
         activation=ACT_FROM_HF[hc.activation_function],
         ln_eps=hc.layer_norm_epsilon,
     )
+
+
+# ------------------------------------------------------------------ the weight map, both ways
 
 
 def gpt2_name_pairs(n_layers: int, tied: bool):
@@ -75,6 +128,18 @@ def gpt2_name_pairs(n_layers: int, tied: bool):
     return pairs
 
 
+def weight_map(cfg: ModelConfig, names) -> dict:
+    """qkv name -> (how, stored names) for a directory of GPT2LMHeadModel (GPT2Model: no "transformer." prefix)."""
+    plan = {}
+    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, cfg.tie_embeddings):
+        inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
+        prefixes = ("transformer.", "") if inner else ("",)
+        plan[q_name] = ("T" if transpose else "", [names.take(h_name.removeprefix("transformer."), prefixes)])
+    if cfg.tie_embeddings:
+        names.skip("lm_head.weight")  # the same matrix as wte, saved twice by some versions
+    return plan
+
+
 def from_hf(hf_model) -> GPT:
     """A qkv GPT with the weights of a transformers GPT2LMHeadModel; logits agree to float precision."""
     cfg = config_from_hf(hf_model.config)
@@ -87,7 +152,7 @@ def from_hf(hf_model) -> GPT:
     missing, unexpected = model.load_state_dict(ours, strict=False)
     left = [m for m in missing if not (cfg.tie_embeddings and m == "unembed.weight")]
     if left or unexpected:
-        raise ValueError(f"weights did not line up: missing {left}, unexpected {unexpected}")
+        raise Refusal.of("hub.gpt2_line_up", missing=str(left), unexpected=str(unexpected))
     return model.to(next(hf_model.parameters()).dtype).eval()
 
 
@@ -96,19 +161,9 @@ def to_hf(model: GPT):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     cfg = model.cfg
-    problems = []
-    if cfg.pos != "learned":
-        problems.append(f"pos={cfg.pos} (GPT-2 uses learned positions)")
-    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
-        problems.append("GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v")
-    if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
-        problems.append("GPT-2 has a plain MLP, one key/value head per head, no q/k norm and biases everywhere")
-    if cfg.d_head * cfg.n_heads != cfg.d_model:
-        problems.append("GPT-2 needs d_head * n_heads == d_model")
-    if cfg.embed_scale:
-        problems.append("embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))")
+    problems = _export_problems(cfg)
     if problems:
-        raise ValueError("cannot export to GPT-2: " + "; ".join(problems))
+        raise Refusal.of("hub.gpt2_cannot_export", problems=_in_turn(problems))
     fold = cfg.unembed_bias and bool(torch.count_nonzero(model.unembed.bias).item())
     tied = cfg.tie_embeddings and not fold
     hc = GPT2Config(
@@ -141,6 +196,28 @@ def to_hf(model: GPT):
     return hf_model.to(model.embed.weight.dtype).eval()
 
 
+def _export_problems(cfg: ModelConfig) -> list:
+    """What of `cfg` GPT-2 cannot compute, each a phrase (none: it exports)."""
+    problems = []
+    if cfg.pos != "learned":
+        problems.append(phrase("hub.gpt2_pos", pos=cfg.pos))
+    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
+        problems.append(phrase("hub.gpt2_block"))
+    if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
+        problems.append(phrase("hub.gpt2_parts"))
+    if cfg.d_head * cfg.n_heads != cfg.d_model:
+        problems.append(phrase("hub.gpt2_d_head"))
+    if cfg.embed_scale:
+        problems.append(phrase("hub.gpt2_embed_scale"))
+    return problems
+
+
+def _in_turn(problems: list):
+    """Several phrases as one, said one after another ("a; b; c")."""
+    first, *rest = problems
+    return phrase("hub.in_turn", first=first, rest=_in_turn(rest)) if rest else first
+
+
 @torch.no_grad()
 def _fold_unembed_bias(model: GPT):
     """(LN weight w', LN bias β', lm_head U') with LN'(x) U'ᵀ = LN(x) Uᵀ + b for every x, so GPT-2
@@ -159,3 +236,42 @@ def _fold_unembed_bias(model: GPT):
     c = (U @ beta + b - scaled.sum(1)) / d  # (d_vocab,)
     U_new = scaled + c[:, None]  # (d_vocab, d_model)
     return torch.ones_like(w).to(dtype), torch.ones_like(beta).to(dtype), U_new.to(dtype)
+
+
+# ------------------------------------------------------------------ the tokenizer
+
+
+def read_tokenizer(d: Path, cfg: ModelConfig):
+    """qkv's own tokenizer where `qkv export` wrote it, else GPT-2's byte-level BPE from tokenizer.json, or
+    from vocab.json and merges.txt."""
+    from tokenizers.implementations import ByteLevelBPETokenizer
+
+    from qkv.core.text.tokenizers import BPETokenizer, load_tokenizer
+    from qkv.core.text.tokenizers.base import read_tokenizer_file, read_tokenizer_json
+
+    # exists(), not is_file(): a FIFO or a device in a tokenizer's place is refused by name, not passed over
+    if (d / QKV_TOKENIZER).exists():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
+        return load_tokenizer(d / QKV_TOKENIZER)
+    vocab, merges = d / "vocab.json", d / "merges.txt"
+    if (d / "tokenizer.json").exists():
+        hf = read_tokenizer_json(d / "tokenizer.json")
+    elif vocab.exists() and merges.exists():
+        hf = read_tokenizer_file(vocab, lambda: ByteLevelBPETokenizer(str(vocab), str(merges))._tokenizer, [merges])
+    else:
+        raise Refusal.of("hub.no_bpe_tokenizer", path=d)
+    try:
+        return BPETokenizer(hf)
+    except ValueError as e:
+        raise Refusal.of("hub.not_bpe", path=d, error=e) from None
+
+
+ADAPTER = Adapter(
+    titles=("GPT-2",),
+    model_types=("gpt2",),
+    config=gpt2_config,
+    weights=weight_map,
+    tokenizer=read_tokenizer,
+    tokenizer_files=("tokenizer.json", "tokenizer_config.json", "vocab.*", "merges.txt"),
+    ignored=r"(^|\.)(masked_bias|attn\.bias)$",  # GPT-2's causal mask, saved as a buffer by older versions
+    order=0,
+)

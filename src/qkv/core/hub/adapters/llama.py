@@ -11,13 +11,31 @@ They are one decoder with a few switches, each a ModelConfig field of qkv's GPT:
     qwen2         biases on q, k and v only (qkv_bias), a sliding window only if use_sliding_window
     qwen3         an RMSNorm over each head's q and k (qk_norm), attention_bias
 
-`llama_config` reads config.json (every field checked, by its own name) and `weight_plan` says which
-stored tensors make each qkv parameter; models.pretrained reads the files.
+`llama_config` reads config.json (every field checked, by its own name), `weight_map` says which
+stored tensors make each qkv parameter, and `read_tokenizer` reads tokenizer.json (byte-level BPE or
+SentencePiece's pieces); hub/read.py reads the files.
 """
 
 from __future__ import annotations
 
-from qkv.core.hub.hf_config import _BOOL, _EPSILON, _PROBABILITY, _checked, _integer, _is_number, _one_of, _or_null
+from pathlib import Path
+
+from qkv.core.hub.adapter import Adapter
+from qkv.core.hub.fields import (
+    BOOL,
+    EPSILON,
+    OBJECT_OR_NULL,
+    PROBABILITY,
+    checked,
+    exactly,
+    integer,
+    is_number,
+    number,
+    one_of,
+    or_null,
+    wrong,
+)
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import ROPE_SCALING_FIELDS, ModelConfig
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -40,29 +58,29 @@ _DEFAULTS = dict(
     use_sliding_window=False,
     partial_rotary_factor=1.0,
 )
-_POSITIVE = (lambda v: _is_number(v) and 1 <= v <= 1e12, "a number from 1 to 1e12")
+_POSITIVE = number(1, "1e12")
 _FIELDS = {
-    "vocab_size": _integer(1, 10_000_000),
-    "hidden_size": _integer(1, 65536),
-    "intermediate_size": _integer(1, 1 << 20),
-    "num_hidden_layers": _integer(1, 1024),
-    "num_attention_heads": _integer(1, 4096),
-    "num_key_value_heads": _or_null(_integer(1, 4096)),
-    "head_dim": _or_null(_integer(1, 65536)),
-    "hidden_act": _one_of("silu"),
-    "max_position_embeddings": _integer(1, 10_000_000),
-    "rms_norm_eps": _EPSILON,
-    "tie_word_embeddings": _BOOL,
-    "attention_bias": _BOOL,
-    "mlp_bias": _BOOL,
-    "attention_dropout": _PROBABILITY,
-    "pretraining_tp": (lambda v: v == 1, "1 (weights split for tensor parallelism are not read)"),
+    "vocab_size": integer(1, 10_000_000),
+    "hidden_size": integer(1, 65536),
+    "intermediate_size": integer(1, 1 << 20),
+    "num_hidden_layers": integer(1, 1024),
+    "num_attention_heads": integer(1, 4096),
+    "num_key_value_heads": or_null(integer(1, 4096)),
+    "head_dim": or_null(integer(1, 65536)),
+    "hidden_act": one_of("silu"),
+    "max_position_embeddings": integer(1, 10_000_000),
+    "rms_norm_eps": EPSILON,
+    "tie_word_embeddings": BOOL,
+    "attention_bias": BOOL,
+    "mlp_bias": BOOL,
+    "attention_dropout": PROBABILITY,
+    "pretraining_tp": exactly(1, phrase("hub.wants_no_tensor_parallel")),
     "rope_theta": _POSITIVE,
-    "rope_scaling": (lambda v: v is None or isinstance(v, dict), "an object, or null"),
-    "rope_parameters": (lambda v: v is None or isinstance(v, dict), "an object, or null"),
-    "sliding_window": _or_null(_integer(1, 10_000_000)),
-    "use_sliding_window": _BOOL,
-    "partial_rotary_factor": (lambda v: v == 1, "1 (RoPE on part of each head is not built)"),
+    "rope_scaling": OBJECT_OR_NULL,
+    "rope_parameters": OBJECT_OR_NULL,
+    "sliding_window": or_null(integer(1, 10_000_000)),
+    "use_sliding_window": BOOL,
+    "partial_rotary_factor": exactly(1, phrase("hub.wants_full_rotary")),
 }
 
 
@@ -75,35 +93,35 @@ def _rope(hc: dict) -> tuple[float, dict | None]:
     kind = params.get("rope_type", params.get("type", "default"))
     theta = params.get("rope_theta", hc["rope_theta"])
     if not _POSITIVE[0](theta):
-        raise ValueError(f"field 'rope_theta' must be {_POSITIVE[1]}; got {theta!r}")
+        raise wrong("rope_theta", _POSITIVE[1], theta)
     if kind == "default":
         return float(theta), None
     if kind != "llama3":
-        raise ValueError(f"field 'rope_type' must be one of default, llama3 (the RoPE types qkv builds); got {kind!r}")
-    missing = [k for k in ROPE_SCALING_FIELDS if not _is_number(params.get(k))]
+        raise wrong("rope_type", phrase("hub.wants_rope_type", choices=["default", "llama3"]), kind)
+    missing = [k for k in ROPE_SCALING_FIELDS if not is_number(params.get(k))]
     if missing:
-        raise ValueError(f"field 'rope_scaling' of type llama3 must give {missing[0]} as a number")
+        raise Refusal.of("hub.llama3_scaling", name=missing[0])
     return float(theta), {k: float(params[k]) for k in ROPE_SCALING_FIELDS}
 
 
 def llama_config(hc: dict) -> ModelConfig:
     """A qkv ModelConfig for a config.json of model_type llama, mistral, qwen2 or qwen3, every field checked."""
     kind = hc.get("model_type")
-    hc = _checked(hc, _FIELDS, _DEFAULTS)
+    hc = checked(hc, _FIELDS, _DEFAULTS)
     heads, width = hc["num_attention_heads"], hc["hidden_size"]
     if hc["head_dim"] is None and width % heads:
-        raise ValueError(f"field 'hidden_size' ({width}) is not divisible by 'num_attention_heads' ({heads})")
+        raise Refusal.of("hub.not_divisible", width="'hidden_size'", w=width, heads="'num_attention_heads'", h=heads)
     kv = hc["num_key_value_heads"] or heads
     if heads % kv:
-        raise ValueError(f"field 'num_attention_heads' ({heads}) is not a multiple of 'num_key_value_heads' ({kv})")
+        raise Refusal.of("hub.heads_not_multiple", heads=heads, kv=kv)
     theta, scaling = _rope(hc)
     bias, qkv_bias = hc["attention_bias"], hc["attention_bias"]
     if kind == "llama" and hc["mlp_bias"] != bias:  # qkv's `bias` is W_O's and the MLP's together
-        raise ValueError("fields 'attention_bias' and 'mlp_bias' must be equal (qkv has one switch for both)")
+        raise Refusal.of("hub.llama_biases")
     if kind == "qwen2":
         bias, qkv_bias = False, True  # Qwen2: q, k and v have biases, o_proj and the MLP none
     if kind == "qwen3" and bias:
-        raise ValueError("field 'attention_bias' must be false (a Qwen3 with attention biases is not built)")
+        raise Refusal.of("hub.qwen3_bias")
     n_ctx = hc["max_position_embeddings"]
     window = hc["sliding_window"] if kind == "mistral" or hc["use_sliding_window"] else None
     if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
@@ -134,12 +152,14 @@ def llama_config(hc: dict) -> ModelConfig:
     )
 
 
-def weight_plan(cfg: ModelConfig, take) -> dict:
-    """qkv name -> (how, stored names) for models.pretrained._load_weights; take(name) finds a stored
-    tensor by its name in LlamaModel (with or without LlamaForCausalLM's "model." prefix)."""
-    one = lambda name: ("", [take(name)])
+def weight_map(cfg: ModelConfig, names) -> dict:
+    """qkv name -> (how, stored names), each found by its name in LlamaModel (with or without
+    LlamaForCausalLM's "model." prefix); lm_head.weight when it is not tied to embed_tokens."""
+    one = lambda name: names.one(name, ("model.", ""))
+    take = lambda name: names.take(name, ("model.", ""))
     plan = {"embed.weight": one("embed_tokens.weight"), "ln_final.weight": one("norm.weight")}
     parts = ("weight", "bias") if cfg.qkv_bias else ("weight",)
+    mlp = (("fc_gate", "gate_proj"), ("fc_in", "up_proj"), ("fc_out", "down_proj"))
     for i in range(cfg.n_layers):
         q, h = f"blocks.{i}.", f"layers.{i}."
         plan[q + "ln1.weight"] = one(h + "input_layernorm.weight")
@@ -150,10 +170,46 @@ def weight_plan(cfg: ModelConfig, take) -> dict:
             plan[q + "attn.q_norm.weight"] = one(h + "self_attn.q_norm.weight")
             plan[q + "attn.k_norm.weight"] = one(h + "self_attn.k_norm.weight")
         plan[q + "ln2.weight"] = one(h + "post_attention_layernorm.weight")
-        for ours, theirs in (("fc_gate", "gate_proj"), ("fc_in", "up_proj"), ("fc_out", "down_proj")):
+        for ours, theirs in mlp:
             plan[q + f"mlp.{ours}.weight"] = one(h + f"mlp.{theirs}.weight")
         if cfg.bias:
             plan[q + "attn.W_O.bias"] = one(h + "self_attn.o_proj.bias")
-            for ours, theirs in (("fc_gate", "gate_proj"), ("fc_in", "up_proj"), ("fc_out", "down_proj")):
+            for ours, theirs in mlp:
                 plan[q + f"mlp.{ours}.bias"] = one(h + f"mlp.{theirs}.bias")
+    if not cfg.tie_embeddings:
+        plan["unembed.weight"] = names.one("lm_head.weight")
+    else:
+        names.skip("lm_head.weight")  # the same matrix as embed_tokens, saved twice by some versions
     return plan
+
+
+def read_tokenizer(d: Path, cfg: ModelConfig):
+    """A Llama-family tokenizer.json: byte-level BPE (Llama 3, Qwen) or SentencePiece's pieces as
+    transformers converts them (Llama 2, Mistral: ▁ for a space, <0xE5> for a byte)."""
+    from qkv.core.text.tokenizers import BPETokenizer
+    from qkv.core.text.tokenizers.base import read_tokenizer_json
+    from qkv.core.text.tokenizers.pieces import PieceTokenizer
+
+    if not (d / "tokenizer.json").exists():
+        raise Refusal.of("hub.no_tokenizer_json", path=d)
+    hf = read_tokenizer_json(d / "tokenizer.json")
+    try:
+        return BPETokenizer(hf)
+    except ValueError:
+        pass
+    try:
+        return PieceTokenizer(hf)
+    except ValueError as e:
+        raise Refusal.of("hub.not_bpe_nor_pieces", path=d / "tokenizer.json", error=e) from None
+
+
+ADAPTER = Adapter(
+    titles=("Llama", "Mistral", "Qwen2", "Qwen3"),
+    model_types=MODEL_TYPES,
+    config=llama_config,
+    weights=weight_map,
+    tokenizer=read_tokenizer,
+    tokenizer_files=("tokenizer.json", "tokenizer_config.json"),
+    ignored=r"(^|\.)rotary_emb\.inv_freq$",  # RoPE's frequencies, which some Llama 2 files store and qkv computes
+    order=1,
+)

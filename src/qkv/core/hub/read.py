@@ -1,0 +1,142 @@
+"""The reading every family shares: config.json through the family's config map, its size checked
+before anything is allocated, then the weight files the layout names, tensor by tensor, into the model.
+
+    cfg = family_config(d, adapter, hc, "float32")     # every field checked, and that it fits in memory
+    model = read_model(d, adapter, cfg, "float32")     # the weights the adapter's weight map names
+
+Nothing here knows a family: the adapter (hub/adapter.py) says which stored tensors make each qkv
+parameter, which stored tensors it leaves alone, and the config's fields. Everything is checked from
+the headers (names, shapes, dtypes against size.param_shapes) before the model is built; it is built on
+the meta device (no random numbers drawn for weights about to be replaced) and filled one tensor at a
+time, in the dtype asked for (float32, the default, for exactness; bfloat16 halves the memory).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+from qkv.core.hub.size import DTYPES, FLOAT_DTYPES, check_fits, param_shapes
+from qkv.core.hub.weights import stored_tensors
+from qkv.core.io.refusal import Refusal
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
+
+# buffers transformers may save beside any family's weights (the positions 0..n_ctx-1)
+_BUFFERS = r"(^|\.)position_ids$"
+
+
+def checked_dtype(dtype: str) -> str:
+    """`dtype` if a model can be loaded in it, else a one-line refusal."""
+    if dtype not in DTYPES:
+        raise Refusal.of("hub.dtype", choices=list(DTYPES), got=repr(dtype))
+    return dtype
+
+
+def family_config(d: Path, adapter, hc: dict, dtype: str) -> ModelConfig:
+    """The adapter's ModelConfig for config.json `hc`, config.json named in its error; refused if the
+    model it describes cannot fit in memory as `dtype`."""
+    try:
+        cfg = adapter.config(hc)
+    except (ValueError, TypeError) as e:
+        raise Refusal.of("hub.in_file", path=d / "config.json", error=e) from None
+    check_fits(cfg, d / "config.json", dtype)
+    return cfg
+
+
+class StoredNames:
+    """The names of the tensors stored in a directory, as a weight map asks for them: each one taken
+    is remembered, so that a stored tensor no one took is found (and refused) afterwards."""
+
+    def __init__(self, d: Path, theirs: dict):
+        self.d, self.theirs, self.used = d, theirs, set()
+
+    def take(self, name: str, prefixes: tuple[str, ...] = ("",)) -> str:
+        """The stored name of tensor `name`, saved with one of `prefixes` (the first is the name a
+        refusal shows: the class most files are saved from)."""
+        for p in prefixes:
+            if p + name in self.theirs:
+                self.used.add(p + name)
+                return p + name
+        raise Refusal.of("hub.tensor_missing", path=self.d, name=prefixes[0] + name)
+
+    def one(self, name: str, prefixes: tuple[str, ...] = ("",)) -> tuple[str, list[str]]:
+        """A weight map's entry for a parameter that is one stored tensor as it is."""
+        return "", [self.take(name, prefixes)]
+
+    def skip(self, name: str) -> None:
+        """A stored tensor that may be there and is not read (a tied lm_head saved again beside W_E)."""
+        if name in self.theirs:
+            self.used.add(name)
+
+
+def read_model(d: Path, adapter, cfg: ModelConfig, dtype: str = "float32"):
+    """The model of `cfg` with the weights of `d`'s files, as the adapter's weight map names them."""
+    with stored_tensors(d) as theirs:
+        names = StoredNames(d, theirs)
+        plan = adapter.weights(cfg, names)
+        ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
+        unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
+        if unused:
+            raise Refusal.of("hub.tensor_unused", path=d, name=unused[0], n=len(unused))
+        _check_plan(d, cfg, plan, theirs)
+        model = _built(cfg, getattr(torch, dtype))
+        _copy_in(model, plan, theirs)
+    return model
+
+
+def _check_plan(d: Path, cfg: ModelConfig, plan: dict, theirs: dict) -> None:
+    """Every parameter's stored tensors have the shape the config implies and a floating-point dtype."""
+    expected = param_shapes(cfg)
+    assert set(plan) == set(expected), "the weight map and size.param_shapes disagree on the parameters"
+    for name, (how, names) in plan.items():
+        shapes = [theirs[n].shape for n in names]
+        shape = shapes[0][::-1] if how == "T" else shapes[0]
+        if how == "cat":
+            same = all(s and s[1:] == shapes[0][1:] for s in shapes)
+            shape = (sum(s[0] for s in shapes), *shapes[0][1:]) if same else tuple(shapes)
+        if shape != expected[name]:
+            raise Refusal.of("hub.tensor_shape", path=d, name=name, shape=shape, expected=expected[name])
+        for n in names:
+            if theirs[n].dtype not in FLOAT_DTYPES:
+                raise Refusal.of("hub.tensor_dtype", path=d, name=name, dtype=theirs[n].dtype)
+
+
+@torch.no_grad()
+def _copy_in(model, plan: dict, theirs: dict) -> None:
+    params = dict(model.named_parameters())
+    for name, (how, names) in plan.items():
+        if how == "T":
+            params[name].copy_(theirs[names[0]].read().T)
+            continue
+        row = 0  # one stored tensor, or several stacked row-wise ("cat"): each into its own rows
+        for n in names:
+            rows = theirs[n].shape[0]
+            theirs[n].read_into(params[name][row : row + rows])
+            row += rows
+
+
+def _built(cfg: ModelConfig, dtype: torch.dtype):
+    """make_model(cfg) with its parameters in `dtype`, allocated but not initialised (they are loaded next);
+    the fixed tables (sinusoidal positions) computed again, as the meta device has none."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device("meta"):
+            model = make_model(cfg)
+    finally:
+        torch.set_default_dtype(before)
+    places: dict[int, list] = {}  # a parameter held by several modules (a tied unembedding): where it is held
+    for module in model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            places.setdefault(id(p), []).append((module, name))
+    model.to_empty(device="cpu")  # gives each module its own tensor: tie them again
+    for (first, name), *others in places.values():
+        for module, other in others:
+            setattr(module, other, getattr(first, name))
+    for module in model.modules():
+        if hasattr(module, "reset_buffers"):
+            module.reset_buffers()
+    return model
