@@ -1,4 +1,4 @@
-"""The model family: GPT (decoder-only), Encoder (BERT), Seq2Seq (encoder-decoder), all from core.nn.
+"""The model family: GPT (decoder-only), Encoder (BERT), Seq2Seq (encoder-decoder), all from core.model.nn.
 
 What each family is and can do is declared once, in `family` (FAMILIES); every model class carries
 its entry as `model.family`."""

@@ -30,7 +30,7 @@ from qkv.core.spec.family import FAMILIES
 
 class Encoder(Hookable, nn.Module):
     family = FAMILIES["bert"]  # hidden states out: no next-token distribution (models.family)
-    loaded_from = None  # where it was loaded from (models.pretrained)
+    loaded_from = None  # where it was loaded from (core.hub.pretrained)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

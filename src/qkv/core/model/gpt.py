@@ -35,7 +35,7 @@ from qkv.core.spec.family import FAMILIES
 
 class GPT(Hookable, nn.Module):
     family = FAMILIES["gpt"]  # what it is and can do (models.family)
-    loaded_from = None  # a pretrained model: where it was loaded from (models.pretrained)
+    loaded_from = None  # a pretrained model: where it was loaded from (core.hub.pretrained)
     stop_ids: tuple[int, ...] = ()  # a pretrained model's end-of-text ids (generation_config.json): qkv generate stops
 
     def __init__(self, cfg: ModelConfig):

@@ -59,7 +59,7 @@ def rope_frequencies(d_head: int, base: float = 10000.0, scaling: dict | None = 
     frequency whose wavelength 2 pi / theta is longer than original_max_position_embeddings /
     low_freq_factor is divided by `factor`; one shorter than .../high_freq_factor is kept; those
     between move smoothly from one to the other."""
-    # on the CPU whatever device a model is being built on (the meta device of pretrained._built)
+    # on the CPU whatever device a model is being built on (the meta device of hub/read.py's _built)
     theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64, device="cpu") / d_head)  # (d_head/2,)
     if scaling is None:
         return theta
