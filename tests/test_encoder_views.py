@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.analysis.compare import compare
+from qkv.analysis.word_similarity import compare
 from qkv.analysis.explain import explain as explain_doc
 from qkv.analysis.schema import NEXT_ARRAYS, validate
 from qkv.analysis.view import unpack_view, view

@@ -13,7 +13,7 @@ import torch
 from fastapi.testclient import TestClient
 
 from qkv import load
-from qkv.analysis.compare import compare
+from qkv.analysis.word_similarity import compare
 from qkv.analysis.schema import validate
 from qkv.analysis.view import dumps, pack, unpack, unpack_view, view
 from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
@@ -189,7 +189,7 @@ def test_generate_says_when_it_stops_at_n_ctx(client, bundled):
 def test_model_says_whether_whitespace_is_a_token():
     """space_tokens / whitespace_tokens against the vocabularies' own strings, for three tokenizers."""
     from qkv import GPT, ModelConfig
-    from qkv.apps.web.offer import space_tokens
+    from qkv.apps.web.model_doc import space_tokens
     from qkv.core.text.tokenizers import train_tokenizer
 
     text = "i ate apple .\nwe ate pear .\n"
@@ -362,7 +362,7 @@ def test_host_header_is_checked(bundled):
 
 def test_a_model_of_other_text_offers_what_it_writes():
     from qkv import GPT, CharTokenizer, ModelConfig
-    from qkv.apps.web.offer import model_doc
+    from qkv.apps.web.model_doc import model_doc
 
     tok = CharTokenizer.train("xyz.")
     torch.manual_seed(0)

@@ -3,7 +3,7 @@
 
     doc = translation_view(model, tokenizer, "我 投资了 苹果 。")        # a JSON-ready dict
 
-The source is translated greedily and the teacher-forced pass traced once (qkv.analysis.cross.read);
+The source is translated greedily and the teacher-forced pass traced once (qkv.analysis.cross_attention.read);
 the page then switches attention, layer, head and query without asking again. The model has three
 kinds of attention, each a "part" with the arrays of a GPT's view (qkv.analysis.view), for queries
 i and keys j of its own:
@@ -33,7 +33,7 @@ import math
 
 import torch
 
-from qkv.analysis import cross
+from qkv.analysis import cross_attention as cross
 from qkv.analysis.explain import N_COORDS
 from qkv.analysis.view import MAX_CELLS, TextError, layer_arrays, model_info, next_arrays, pack
 from qkv.core.decode.translate import UNSURE_BELOW, decode_target, unknown_marks, weakest

@@ -1,7 +1,7 @@
 """The figures of a translation model (an encoder-decoder) that `qkv figure` draws: its cross-attention
 as an alignment (kind "alignment"), and one target step's z among the source values (kind "hull").
 
-The source is translated greedily and the teacher-forced trace read as qkv.analysis.cross does; the
+The source is translated greedily and the teacher-forced trace read as qkv.analysis.cross_attention does; the
 rows are the words each decoder step writes (</s> last), the columns the source words. When the
 source is one of the corpus's sentences and the translation is its counterpart, the gold alignment
 is drawn over the cells; otherwise a line under the picture says why it is not.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qkv.analysis import cross
+from qkv.analysis import cross_attention as cross
 from qkv.core.see.indices import check_index, check_layer_head
 from qkv.presentation.i18n import t
 

@@ -1,4 +1,4 @@
-"""A translation model's explanation shown: the document of qkv.analysis.cross as text.render blocks.
+"""A translation model's explanation shown: the document of qkv.analysis.cross_attention as text.render blocks.
 
 The source and its translation, which cross-attention head is followed and why, a table of the
 source word each target word reads most, then each target word's row in full (token | q·k |

@@ -228,7 +228,7 @@ def trace(args) -> None:
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
     if model.family.translates:  # the source and its greedy translation, traced teacher-forced
-        from qkv.analysis import cross
+        from qkv.analysis import cross_attention as cross
 
         tr = cross.trace(model, cross.read(model, tokenizer, args.text), None if args.check else args.names)
         return _trace_out(tr, tokenizer, args, keep)

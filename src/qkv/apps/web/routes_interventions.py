@@ -36,7 +36,7 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import SITES, check_model, patch_text
 from qkv.analysis.view import TextError, read_text
-from qkv.apps.web.requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
+from qkv.apps.web.inputs import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal
 

@@ -12,7 +12,7 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
                            it stops at n_ctx tokens (what a page can show) and says so: "stopped"
-    POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
+    POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.word_similarity)
   the panels' own (routes_heads, routes_interventions, routes_words, routes_transform):
     GET  /api/heads        each head's label from the head detector (qkv.analysis.head_scores)
     POST /api/origin       {text|ids, layer, head, token} -> x, x·W_Q = q, x·W_K = k, x·W_V = v (qkv.analysis.origin)
@@ -23,13 +23,13 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
                            (qkv.analysis.attribution)
     GET|POST /api/patch    the patching panel's default pair | {clean, corrupt, answer, wrong, site} -> the
                            "patching" document (qkv.analysis.patch)
-    POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.side)
+    POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.prediction_diff)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
-"translation" document (qkv.analysis.cross; layer and head a decoder layer's cross-attention head,
+"translation" document (qkv.analysis.cross_attention; layer and head a decoder layer's cross-attention head,
 token a target step), /api/model offers corpus sentences in its source language (translate.py);
 generating and comparing are 400s (it translates instead of continuing a text).
 
@@ -77,12 +77,12 @@ from fastapi.responses import Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 
-from qkv.analysis.compare import compare
+from qkv.analysis.word_similarity import compare
 from qkv.analysis.translation_view import translation_view
 from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
 from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
-from qkv.apps.web.offer import model_doc
-from qkv.apps.web.requests import (
+from qkv.apps.web.model_doc import model_doc
+from qkv.apps.web.inputs import (
     MAX_CHARS,
     BodyLimit,
     FiniteJSON,

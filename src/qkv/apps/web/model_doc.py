@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from qkv.analysis.compare import comparable
+from qkv.analysis.word_similarity import comparable
 from qkv.analysis.view import encode_text, model_info
 from qkv.apps.web.translate import translation_model_doc
 from qkv.core.decode.sample import generate_ids
