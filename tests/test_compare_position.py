@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from qkv.analysis import position_mean
-from qkv.analysis.word_similarity import compare
+from qkv.analysis.inputs import read_text
 from qkv.analysis.representations import stages, vectors_at
-from qkv.analysis.view import read_text
+from qkv.analysis.word_similarity import compare
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.train.checkpoint import load
 

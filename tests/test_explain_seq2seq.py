@@ -18,10 +18,10 @@ import pytest
 import torch
 
 from qkv.analysis.cross_attention import explain_translation, gold_alignment
+from qkv.analysis.packing import unpack
 from qkv.analysis.schema import validate
-from qkv.analysis.translation_view import translation_view
-from qkv.analysis.view import unpack
 from qkv.apps.cli import main
+from qkv.apps.web.translation_view import translation_view
 from qkv.core.decode.beam import BOS, EOS
 from qkv.core.decode.translate import translate
 from qkv.core.train.checkpoint import load, save

@@ -11,7 +11,7 @@ so its patterns A and the next-token probabilities P = softmax(logits) may chang
     doc = ablate(model, tokenizer, "我 投资了 苹果 ，", heads=[(0, 1), (1, 3)])
     doc["next"][-1]["rows"]          # the candidate next tokens at the last position, P before and after
     unpack(doc["patterns"]["after"]) # (n_layers - first, n_heads, T, T): the later layers' A after
-                                     # (qkv.analysis.view.unpack)
+                                     # (qkv.analysis.packing.unpack)
 
 `heads_off(model, heads)` is the switch itself (a hook on each layer's hook_z: qkv.core.see.hooks), for a
 caller who wants to run the ablated model some other way (generate, trace). Plain JSON-ready data out
@@ -24,12 +24,13 @@ from contextlib import contextmanager
 
 import torch
 
+from qkv.analysis.inputs import check_size
 from qkv.analysis.origin import read_ids
-from qkv.analysis.view import TextError, check_size, pack
+from qkv.analysis.packing import pack
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
-from qkv.core.see.indices import check_heads, check_token
+from qkv.core.see.indices import TextError, check_heads, check_token
 
 TOP = 10  # candidate next tokens kept per position, before and after (their union is shown)
 TOP_CHANGES = 12  # pattern entries with the largest change

@@ -51,14 +51,13 @@ from functools import lru_cache
 import torch
 
 from qkv.analysis.explain import model_fields, next_rows, step_detail
-from qkv.analysis.view import TextError
 from qkv.core.decode.beam import BOS, EOS, greedy
 from qkv.core.decode.translate import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal, family_title, phrase
 from qkv.core.model import evaluating
 from qkv.core.see.hull import convex_weights
-from qkv.core.see.indices import check_index, check_layer_head
+from qkv.core.see.indices import TextError, check_index, check_layer_head
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.see.invariants
 # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)

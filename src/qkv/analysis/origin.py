@@ -22,11 +22,11 @@ import math
 
 import torch
 
-from qkv.analysis.view import TextError, check_ids, read_text
+from qkv.analysis.inputs import check_ids, read_text
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
-from qkv.core.see.indices import check_layer_head, check_token
+from qkv.core.see.indices import TextError, check_layer_head, check_token
 
 
 def attention_input_name(cfg, layer: int) -> str:

@@ -77,7 +77,7 @@ def _info_translation(ref, ckpt) -> None:
 
 def _info_pretrained(ref) -> None:
     """`qkv info` for "minilm" or a Hugging Face directory: what it is, where it came from, its size."""
-    from qkv.analysis.view import model_info
+    from qkv.analysis.model_info import model_info
     from qkv.core.train.checkpoint import load
 
     model, tokenizer = load(ref)

@@ -21,9 +21,9 @@ from pydantic import Field, model_validator
 from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.head_scores import KINDS, head_scores
 from qkv.analysis.origin import origin
-from qkv.analysis.view import TextError
 from qkv.apps.web.inputs import MAX_CHARS, MAX_IDS, FiniteJSON, Strict
 from qkv.core.io.refusal import Refusal
+from qkv.core.see.indices import TextError
 from qkv.presentation.i18n import LANGS, say_error, translator
 
 

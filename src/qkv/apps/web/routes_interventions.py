@@ -32,13 +32,13 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from qkv.analysis.attribution import logit_attribution
-from qkv.analysis.inputs import token_id
+from qkv.analysis.inputs import read_text, token_id
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import SITES, check_model, patch_text
-from qkv.analysis.view import TextError, read_text
 from qkv.apps.web.inputs import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal
+from qkv.core.see.indices import TextError
 
 PATCH_WORK = 10**12  # parameters x tokens that one patching request may run (see the module docstring)
 MAX_TOP = 50

@@ -17,9 +17,9 @@ from fastapi import Query
 from pydantic import Field
 
 from qkv.analysis.prediction_diff import MAX_TOP, side_by_side
-from qkv.analysis.view import TextError
 from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
 from qkv.apps.web.inputs import MAX_CHARS, FiniteJSON, Strict
+from qkv.core.see.indices import TextError
 
 
 class VocabIn(Strict):

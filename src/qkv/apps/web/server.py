@@ -8,7 +8,7 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
     GET  /api/model        (offer.py) the model's shape (and whether spaces, or any whitespace, are tokens), example
                            sentences, a default comparison
-    POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
+    POST /api/view         {text} or {ids} -> the "view" document (qkv.apps.web.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
                            it stops at n_ctx tokens (what a page can show) and says so: "stopped"
@@ -28,7 +28,7 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
-answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
+answers the "translation-view" document (qkv.apps.web.translation_view), /api/explain the
 "translation" document (qkv.analysis.cross_attention; layer and head a decoder layer's cross-attention head,
 token a target step), /api/model offers corpus sentences in its source language (translate.py);
 generating and comparing are 400s (it translates instead of continuing a text).
@@ -77,11 +77,10 @@ from fastapi.responses import Response
 from pydantic import Field, model_validator
 from starlette.exceptions import HTTPException
 
+from qkv.analysis.inputs import encode_text, read_text
+from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
-from qkv.analysis.translation_view import translation_view
-from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
 from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
-from qkv.apps.web.model_doc import model_doc
 from qkv.apps.web.inputs import (
     MAX_CHARS,
     BodyLimit,
@@ -93,11 +92,14 @@ from qkv.apps.web.inputs import (
     invalid_body,
     request_lang,
 )
+from qkv.apps.web.model_doc import model_doc
+from qkv.apps.web.translation_view import translation_view
+from qkv.apps.web.view import view
 from qkv.core.decode.sample import check_generates, generate_ids
 from qkv.core.io.document import header
 from qkv.core.io.finite import NonFiniteError
 from qkv.core.io.refusal import Refusal
-from qkv.core.see.indices import check_layer_head, check_token
+from qkv.core.see.indices import TextError, check_layer_head, check_token
 from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
