@@ -321,7 +321,7 @@ PATCH_FLAGS = ("clean", "corrupt", "answer", "wrong")  # what qkv figure patchin
 
 
 def figure(args) -> Path:
-    from qkv.presentation.draw import figure
+    from qkv.apps.figure import figure
 
     if args.kind == "patching":
         return _patching_figure(args)
