@@ -74,7 +74,7 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import Field, model_validator
+from pydantic import Field
 from starlette.exceptions import HTTPException
 
 from qkv.analysis.inputs import encode_text, read_text
@@ -86,6 +86,7 @@ from qkv.apps.web.inputs import (
     BodyLimit,
     FiniteJSON,
     Strict,
+    TextOrIds,
     body_limit,
     error_answer,
     http_refusal,
@@ -129,15 +130,8 @@ class TextIn(Strict):
     text: str = Field(max_length=MAX_CHARS)
 
 
-class ViewIn(Strict):
-    text: str | None = Field(None, max_length=MAX_CHARS)
+class ViewIn(TextOrIds):
     ids: list[int] | None = Field(None, max_length=MAX_CHARS)  # what /api/generate returns: no re-tokenizing
-
-    @model_validator(mode="after")
-    def one_of(self):
-        if (self.text is None) == (self.ids is None):
-            raise Refusal.of("requests.text_or_ids")
-        return self
 
 
 class ExplainIn(TextIn):
