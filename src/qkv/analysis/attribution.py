@@ -126,8 +126,8 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
     # the direction each part is read along: w * W_U[:, token] / s (w = 1, s = 1 without a norm)
     ln = model.ln_final
     u = model.unembed.weight[token].detach().double().cpu()  # (d_model,): W_U[:, token]
-    w = ln.weight.detach().double().cpu() if cfg.norm in ("pre", "rms") else torch.ones_like(u)
-    s = float(at("ln_final.hook_scale")) if cfg.norm in ("pre", "rms") else 1.0
+    w = ln.weight.detach().double().cpu() if cfg.pre_norm else torch.ones_like(u)
+    s = float(at("ln_final.hook_scale")) if cfg.pre_norm else 1.0
     direction = w * u / s  # (d_model,)
     centre = cfg.norm == "pre"  # LayerNorm subtracts each part's own mean (a linear map); RMSNorm does not
 
