@@ -178,14 +178,29 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
     model.eval()
     lock = threading.BoundedSemaphore(PASSES)  # not one lock: a bound on passes in flight
-    n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
-    translates = model.family.translates
 
     app = FastAPI(  # no docs pages: they load a CDN
         title="qkv explorer", version="1", docs_url=None, redoc_url=None, default_response_class=FiniteJSON
     )
+    _add_guards(app)
+    app.state.hosts = allowed_hosts(host)
+    _add_page(app, info)
+    _add_view_routes(app, model, tokenizer, name, lock)
+    _add_generate_routes(app, model, tokenizer, lock)
+    app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
+    if name == "bundled":
+        from qkv.core.hub.bundled import BUNDLED
 
+        app.state.model_dir = BUNDLED
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
+        routes.add_routes(app, model, tokenizer, lock)
+    return app
+
+
+def _add_guards(app: FastAPI) -> None:
+    """The size of a body, the Host header and the security headers of every answer; every error as
+    {"error", "status"} in the request's language."""
     # added first, so it runs inside guard: Host is checked first, a 413 has its headers
     app.add_middleware(BodyLimit, limits=BODY_LIMITS)
 
@@ -199,8 +214,6 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
-
-    app.state.hosts = allowed_hosts(host)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc):
@@ -224,6 +237,10 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             500, Refusal.of("requests.internal", kind=type(exc).__name__, detail=exc), request_lang(request)
         )
 
+
+def _add_page(app: FastAPI, info: dict) -> None:
+    """The page, its assets and the model document."""
+
     # the endpoints that compute are plain functions, run in worker threads; these few answer at once,
     # on the event loop, so that no number of slow requests (each holding a thread) can keep them waiting
     @app.get("/", include_in_schema=False)
@@ -241,6 +258,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.get("/api/model")
     async def get_model():
         return Response(info_body, media_type="application/json")
+
+
+def _add_view_routes(app: FastAPI, model, tokenizer, name: str, lock) -> None:
+    """/api/view (the page's document of a text) and /api/explain (one query's derivation)."""
+    n_ctx, translates = model.cfg.n_ctx, model.family.translates
 
     @app.post("/api/view")
     def post_view(body: ViewIn):
@@ -279,6 +301,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
                 lang=body.lang,
             ).to_json()
         return FiniteJSON(doc)
+
+
+def _add_generate_routes(app: FastAPI, model, tokenizer, lock) -> None:
+    """/api/generate (a continuation of a text) and /api/compare (one word in two sentences)."""
+    n_ctx, translates = model.cfg.n_ctx, model.family.translates
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
@@ -319,15 +346,6 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         with lock:
             doc = compare(model, tokenizer, body.a, body.b, body.word)
         return FiniteJSON(doc)
-
-    app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
-    if name == "bundled":
-        from qkv.core.hub.bundled import BUNDLED
-
-        app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
-        routes.add_routes(app, model, tokenizer, lock)
-    return app
 
 
 def allowed_hosts(host: str) -> set[str] | None:
