@@ -104,6 +104,27 @@ def ablate(
 
     delta = (A1.double() - A0.double()).abs()  # (n, n_heads, T, T)
     max_change = [[0.0] * cfg.n_heads for _ in range(first)] + delta.amax(dim=(-1, -2)).tolist()
+    lower = bool(cfg.causal)
+    nxt = [
+        {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
+    ]
+    return {
+        **header("ablate"),
+        "text": text,
+        "ids": [int(t) for t in ids],
+        "tokens": [tokenizer.display(t) for t in ids],
+        "heads": [list(p) for p in pairs],
+        "first": first,
+        "next": nxt,
+        "max_change": max_change,
+        "changes": _largest_changes(A0, A1, delta, first),
+        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
+    }
+
+
+def _largest_changes(A0: torch.Tensor, A1: torch.Tensor, delta: torch.Tensor, first: int) -> list[dict]:
+    """The TOP_CHANGES attention weights that moved most (delta = |A1 - A0|, (n, n_heads, T, T) from
+    layer `first` on), largest first; none that did not move."""
     changes = []
     if delta.numel():
         flat = delta.flatten()
@@ -122,19 +143,4 @@ def ablate(
                     "after": float(A1[L, h, i, j]),
                 }
             )
-    lower = bool(cfg.causal)
-    nxt = [
-        {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
-    ]
-    return {
-        **header("ablate"),
-        "text": text,
-        "ids": [int(t) for t in ids],
-        "tokens": [tokenizer.display(t) for t in ids],
-        "heads": [list(p) for p in pairs],
-        "first": first,
-        "next": nxt,
-        "max_change": max_change,
-        "changes": changes,
-        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
-    }
+    return changes
