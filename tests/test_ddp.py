@@ -169,7 +169,7 @@ def test_two_machines_meet_through_torchrun_rendezvous(one, text_file, tmp_path)
 
 PEER = textwrap.dedent("""
     import os, sys, torch
-    from qkv.core import distributed
+    from qkv.core.machine import processes as distributed
     world = distributed.join()
     if world.rank == 1:
         os._exit(0)  # a peer that dies without a word
