@@ -4,9 +4,9 @@ was trained.
 
 What a run trains on is a `Data`, this module's one interface: the loop asks it for the loss of a
 step, the tokens that step scored and an evaluation, and never which task it serves. Its two
-implementations are train.LMData (next-token prediction: a GPT on a text) and
-train_translate.PairData (sentence pairs: an encoder-decoder). A `Run` is everything the loop
-needs, built complete by prepare.run_task (resume, refusals, lock, device, processes).
+implementations are lm.LMData (next-token prediction: a GPT on a text) and
+translate.PairData (sentence pairs: an encoder-decoder). A `Run` is everything the loop
+needs, built complete by run.run_task (resume, refusals, lock, device, processes).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class TrainResult:
 
 
 class Data(Protocol):
-    """What run_loop trains on and evaluates with (train.LMData, train_translate.PairData).
+    """What run_loop trains on and evaluates with (lm.LMData, translate.PairData).
 
     The batch of a step depends on (seed, step) only, so the step number is the whole data position:
     a resumed run draws what an uninterrupted run draws. With several processes every rank holds the

@@ -15,8 +15,8 @@
 
 A `Task` supplies only what differs between tasks: how it reads its data, the tokenizer of a new
 run, its batches (a loop.Data), its own resume facts (the translation direction), and whether its
-data can be shared out among several processes. Its two implementations are train.LMTask and
-train_translate.TranslateTask.
+data can be shared out among several processes. Its two implementations are lm.LMTask and
+translate.TranslateTask.
 """
 
 from __future__ import annotations
