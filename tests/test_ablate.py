@@ -14,9 +14,10 @@ import torch
 from fastapi.testclient import TestClient
 
 from qkv.analysis.ablate import ablate, heads_off
-from qkv.analysis.view import TextError, unpack
+from qkv.analysis.packing import unpack
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.model import make_model
+from qkv.core.see.indices import TextError
 from qkv.core.see.trace import trace_names
 from qkv.core.spec.config import ModelConfig
 from qkv.core.train.checkpoint import load

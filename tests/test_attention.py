@@ -9,8 +9,7 @@ import torch.nn.functional as F
 from qkv import GPT, ModelConfig, attention
 from qkv.core.model.nn.attention import MultiHeadAttention, causal_mask
 from qkv.core.model.nn.position import RoPE, sinusoidal_table
-
-POS_KINDS = ("learned", "sinusoidal", "rope", "none")
+from qkv.core.spec.config import POS_KINDS
 
 
 def randomize_(model: torch.nn.Module, std: float = 0.3, seed: int = 0) -> torch.nn.Module:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qkv.analysis.view import view
+from qkv.apps.web.view import view
 from qkv.core.hub.adapters.gpt2 import to_hf
 from qkv.core.hub.size import param_count
 from qkv.core.model import make_model

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from qkv.analysis.attribution import logit_attribution
-from qkv.analysis.view import TextError
 from qkv.core.model import make_model
+from qkv.core.see.indices import TextError
 from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import say_error
 

@@ -1,4 +1,4 @@
-"""The compare document's position control (qkv.analysis.compare, qkv.analysis.position_mean).
+"""The compare document's position control (qkv.analysis.word_similarity, qkv.analysis.position_mean).
 
 cosine_pos = cos(x_a - mu(p_a), x_b - mu(p_b)), mu the mean vector of the stage at the position over
 reference sentences of the corpus. Expectations come from the model at test time (the bundled
@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from qkv.analysis import position_mean
-from qkv.analysis.compare import compare
+from qkv.analysis.inputs import read_text
 from qkv.analysis.representations import stages, vectors_at
-from qkv.analysis.view import read_text
+from qkv.analysis.word_similarity import compare
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.train.checkpoint import load
 

@@ -1,4 +1,4 @@
-"""Two sentences side by side: qkv.analysis.side and POST /api/side, against the model run directly."""
+"""Two sentences side by side: qkv.analysis.prediction_diff and POST /api/side, against the model run directly."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from qkv.analysis.side import side_by_side
-from qkv.analysis.view import read_text, unpack_view, view
+from qkv.analysis.inputs import read_text
+from qkv.analysis.prediction_diff import side_by_side
 from qkv.apps.web.server import create_app
+from qkv.apps.web.view import unpack_view, view
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.train.checkpoint import load
 

@@ -170,3 +170,22 @@ def test_a_config_saved_before_embed_scale_keeps_its_unscaled_embeddings():
     del saved["embed_scale"]  # what a checkpoint written before the field existed holds
     old = ModelConfig.from_dict(saved)
     assert old.embed_scale is False and old.pos == "sinusoidal"
+
+
+def test_every_choice_is_declared_once_and_checked():
+    """Each choice field is typed by its Literal, CHOICES holds exactly those values, the families of
+    Arch are FAMILIES', and a value outside the table is refused with the table's values in the message."""
+    import typing
+
+    from qkv.core.spec import config
+    from qkv.core.spec.family import FAMILIES
+
+    hints = typing.get_type_hints(ModelConfig)
+    assert set(config.CHOICES) == {"arch", "pos", "norm", "values", "activation", "mlp", "rope_layout"}
+    for name, allowed in config.CHOICES.items():
+        assert typing.get_origin(hints[name]) is typing.Literal
+        assert typing.get_args(hints[name]) == allowed
+        with pytest.raises(ValueError, match=f"{name} must be one of {', '.join(allowed)}; got 'nope'"):
+            ModelConfig(**{name: "nope"})
+    assert set(config.CHOICES["arch"]) == set(FAMILIES)
+    assert apply_overrides({}, {}, ["norm=rms"])[0] == {"norm": "rms"}  # --set reads a Literal field as its text

@@ -12,8 +12,8 @@ from checkpoint_util import tiny_model
 from cli_util import run_error, run_ok
 from fastapi.testclient import TestClient
 
-from qkv.analysis.compare import comparable
-from qkv.apps.web.offer import PRETRAINED_COMPARISONS, model_doc
+from qkv.analysis.word_similarity import comparable
+from qkv.apps.web.model_doc import PRETRAINED_COMPARISONS, model_doc
 from qkv.apps.web.server import create_app
 from qkv.core.train.checkpoint import load, save
 

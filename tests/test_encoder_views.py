@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.analysis.compare import compare
 from qkv.analysis.explain import explain as explain_doc
 from qkv.analysis.schema import NEXT_ARRAYS, validate
-from qkv.analysis.view import unpack_view, view
+from qkv.analysis.word_similarity import compare
 from qkv.apps.cli import main
+from qkv.apps.web.view import unpack_view, view
 from qkv.presentation.explanation import explain
 
 APPLE_A, APPLE_B = "I ate an apple", "I bought Apple shares"
@@ -117,7 +117,7 @@ def test_compare_apple_on_minilm_is_the_cosine_of_its_hidden_states(minilm):
 
 
 def test_compare_needs_the_word_in_both_sentences(minilm):
-    from qkv.analysis.view import TextError
+    from qkv.core.see.indices import TextError
 
     model, tok = minilm
     with pytest.raises(TextError, match="not in the sentence"):

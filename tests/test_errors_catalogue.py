@@ -487,7 +487,7 @@ def client(app):
 @pytest.fixture
 def said(monkeypatch):
     """The errors the server's answers were said from, with the language each was said in."""
-    from qkv.apps.web import requests
+    from qkv.apps.web import inputs as requests
 
     seen = []
 
@@ -554,7 +554,7 @@ def test_each_refusal_is_said_in_english_as_before_and_in_chinese_from_the_catal
 
 
 def test_the_language_is_the_first_one_qkv_speaks(client):
-    from qkv.apps.web.requests import lang_of
+    from qkv.apps.web.inputs import lang_of
 
     assert lang_of("") == lang_of("fr-FR,de;q=0.8") == lang_of("zh;q=0, en") == "en"
     assert lang_of("zh-CN,zh;q=0.9,en;q=0.8") == lang_of("fr, zh-TW;q=0.5") == lang_of("en;q=0.3, zh") == "zh"

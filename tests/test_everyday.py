@@ -181,7 +181,7 @@ def test_the_bundled_gpt_is_small_enough_to_ship():
 
 
 def test_the_page_and_the_cli_measure_the_same_confidence(translator):
-    from qkv.analysis.translation_view import translation_view
+    from qkv.apps.web.translation_view import translation_view
 
     model, tok = translator
     doc = translation_view(model, tok, "妈妈今天买了三斤香蕉。")

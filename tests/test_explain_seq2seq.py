@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.analysis.cross import explain_translation, gold_alignment
+from qkv.analysis.cross_attention import explain_translation, gold_alignment
+from qkv.analysis.packing import unpack
 from qkv.analysis.schema import validate
-from qkv.analysis.translation_view import translation_view
-from qkv.analysis.view import unpack
 from qkv.apps.cli import main
+from qkv.apps.web.translation_view import translation_view
 from qkv.core.decode.beam import BOS, EOS
 from qkv.core.decode.translate import translate
 from qkv.core.train.checkpoint import load, save
@@ -153,7 +153,7 @@ def test_a_given_target_is_fed_to_the_decoder_as_it_is(translator):
 
 
 def test_the_traced_pass_passes_the_checks(translator):
-    from qkv.analysis import cross as analysis
+    from qkv.analysis import cross_attention as analysis
     from qkv.core.see.invariants import check
 
     model, tok = translator

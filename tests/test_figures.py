@@ -10,12 +10,12 @@ import torch
 
 from qkv.apps.cli.commands import figure as run_figure
 from qkv.apps.cli.parser import build_parser
+from qkv.apps.figure import figure
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
 from qkv.core.text.tokenizers import CharTokenizer
 from qkv.core.train import checkpoint
 from qkv.presentation import fonts, plot_attention, plot_embedding, plot_position, plot_training
-from qkv.presentation.draw import figure
 
 TEXT = "我投资了苹果。苹果很好吃，我喜欢苹果。abc abd"
 TINY = [

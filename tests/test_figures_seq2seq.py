@@ -13,9 +13,9 @@ from test_explain_seq2seq import SOURCE, tiny_pairs, tiny_translator
 from test_figures import CJK, assert_written, capture, labels
 
 from qkv.apps.cli import main
+from qkv.apps.figure import figure
 from qkv.core.train.checkpoint import load
 from qkv.presentation import fonts, plot_alignment
-from qkv.presentation.draw import figure
 
 WRITTEN = ["grandpa", "ate", "some", "banana", ".", "</s>"]
 

@@ -14,8 +14,8 @@ import torch
 
 from qkv.analysis import head_scores as hs
 from qkv.analysis.head_scores import KINDS, head_scores
-from qkv.analysis.view import TextError
 from qkv.core.model import make_model
+from qkv.core.see.indices import TextError
 from qkv.core.spec.config import ModelConfig
 from qkv.presentation.heads_table import render
 from qkv.presentation.i18n import say_error

@@ -652,7 +652,7 @@ def test_another_safetensors_file_beside_model_safetensors_is_not_read(gpt2_dir,
     tensors = load_file(str(d / "model.safetensors"))
     save_file({k: v + 0.5 for k, v in tensors.items()}, str(d / "zzz.safetensors"))  # sorts after model.*
     gpt2_logits_match(d, gpt2_dir[1])
-    from qkv.analysis.view import model_info
+    from qkv.analysis.model_info import model_info
 
     model, tok = load(d)  # the size it reports is of the file it read
     assert model_info(model, tok)["weights_bytes"] == (d / "model.safetensors").stat().st_size

@@ -147,12 +147,12 @@ def test_the_checks_can_fail():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert (
         layer("qkv.core.see.trace")
-        < layer("qkv.analysis.view")
-        < layer("qkv.presentation.draw")
+        < layer("qkv.analysis.patch")
+        < layer("qkv.presentation.derivation")
         < layer("qkv.apps.cli")
     )
     assert sub_package("qkv.core.io.files") < sub_package("qkv.core.see.trace") < sub_package("qkv.core.train.loop")
-    assert sub_package("qkv.analysis.view") == -1
+    assert sub_package("qkv.analysis.patch") == -1
     assert ("qkv.core.see.tap", 3) not in imports("qkv.core.see.trace") and any(
         t == "qkv.core.see.tap" for t, _ in imports("qkv.core.see.trace")
     )

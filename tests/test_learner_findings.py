@@ -104,7 +104,7 @@ def test_the_context_lesson_says_clue_word_in_chinese():
 
 
 def test_minilm_is_offered_english_side_by_side_sentences_and_names_its_unknown_token(minilm):
-    from qkv.apps.web.offer import model_doc
+    from qkv.apps.web.model_doc import model_doc
 
     model, tok = minilm
     doc = model_doc(model, tok, "minilm")
@@ -132,7 +132,7 @@ def test_the_api_offers_the_side_pair(minilm):
 
 
 def test_the_bundled_model_keeps_its_chinese_pair_and_has_no_unknown_token():
-    from qkv.apps.web.offer import model_doc
+    from qkv.apps.web.model_doc import model_doc
 
     model, tok = qkv.load(default_ckpt())
     doc = model_doc(model, tok, "bundled")

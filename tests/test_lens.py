@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from qkv.analysis.lens import lens_top, logit_lens
-from qkv.analysis.view import TextError
 from qkv.core.model import make_model
+from qkv.core.see.indices import TextError
 from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import say_error
 

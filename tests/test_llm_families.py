@@ -181,7 +181,7 @@ def test_every_shared_hook_holds_transformer_lens_value(variant, family):
 def test_a_bfloat16_model_is_traced_checked_and_viewed_in_float32_numbers(family):
     """--dtype bfloat16: the trace holds float32 copies (exact), the checks pass at bfloat16's rounding
     (which float32's tolerance would not), and the page's view document is made."""
-    from qkv.analysis.view import view
+    from qkv.apps.web.view import view
     from qkv.core.see.invariants import TOL, tolerance
 
     d, _, _ = family("qwen2")

@@ -10,8 +10,7 @@ from qkv import GPT, ModelConfig, lm_loss
 from qkv.core.decode.sample import generate_ids
 from qkv.core.model.nn.layernorm import LayerNorm, layer_norm
 from qkv.core.see import tap
-
-POS_KINDS = ("learned", "sinusoidal", "rope", "none")
+from qkv.core.spec.config import POS_KINDS
 
 
 def make(seed: int = 0, **kw) -> GPT:

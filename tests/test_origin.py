@@ -10,9 +10,9 @@ import torch
 from fastapi.testclient import TestClient
 
 from qkv.analysis.origin import attention_input_name, origin
-from qkv.analysis.view import TextError
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.model import make_model
+from qkv.core.see.indices import TextError
 from qkv.core.spec.config import ModelConfig
 from qkv.core.train.checkpoint import load
 

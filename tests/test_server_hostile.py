@@ -36,8 +36,8 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
+from qkv.apps.web.inputs import body_limit
 from qkv.apps.web.listen import TRIM_EVERY
-from qkv.apps.web.requests import body_limit
 from qkv.apps.web.server import BODY_LIMITS, create_app
 from qkv.core.hub.bundled import BUNDLED
 from qkv.core.text.tokenizers import words as word_tokenizer

@@ -207,8 +207,9 @@ def test_edit_distance_and_nearest_words():
 def test_the_view_document_lists_what_is_unknown():
     import torch
 
-    from qkv.analysis.view import TextError, view
+    from qkv.apps.web.view import view
     from qkv.core.model.gpt import GPT
+    from qkv.core.see.indices import TextError
     from qkv.core.spec.config import ModelConfig
 
     tok = learner()

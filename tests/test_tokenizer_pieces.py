@@ -104,8 +104,8 @@ def test_a_llama_directory_with_pieces_gives_transformers_logits(pieces, tmp_pat
 def test_the_analyses_look_past_the_bos_the_tokenizer_adds(pieces):
     """<s> is a special token: a word is found in a sentence (its tokens alone carry no <s>), and the
     query shown by default is the last real token, as for BERT's [CLS] and [SEP]."""
-    from qkv.analysis.compare import locate
     from qkv.analysis.explain import default_token
+    from qkv.analysis.word_similarity import locate
 
     ours = PieceTokenizer(pieces)
     assert ours.special == {0, 1, 2}

@@ -13,10 +13,11 @@ import torch
 from fastapi.testclient import TestClient
 
 from qkv import load
-from qkv.analysis.compare import compare
+from qkv.analysis.packing import dumps, pack, unpack
 from qkv.analysis.schema import validate
-from qkv.analysis.view import dumps, pack, unpack, unpack_view, view
+from qkv.analysis.word_similarity import compare
 from qkv.apps.web.server import ASSETS, allowed_hosts, asset, create_app, host_name
+from qkv.apps.web.view import unpack_view, view
 from qkv.core.decode.sample import generate_ids
 from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.explanation import explain
@@ -113,7 +114,7 @@ def test_projected_z_is_the_same_convex_combination_of_projected_values(bundled)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_2d_picture_keeps_nearly_the_principal_variance(bundled, seed):
     """Subspace iteration's two directions against the principal pair (a full eigendecomposition)."""
-    from qkv.analysis.view import _values_2d
+    from qkv.apps.web.view import _values_2d
 
     torch.manual_seed(seed)
     v, z = torch.randn(3, 2, 40, 24) * torch.linspace(3, 0.1, 24), torch.randn(3, 2, 40, 24)
@@ -189,7 +190,7 @@ def test_generate_says_when_it_stops_at_n_ctx(client, bundled):
 def test_model_says_whether_whitespace_is_a_token():
     """space_tokens / whitespace_tokens against the vocabularies' own strings, for three tokenizers."""
     from qkv import GPT, ModelConfig
-    from qkv.apps.web.offer import space_tokens
+    from qkv.apps.web.model_doc import space_tokens
     from qkv.core.text.tokenizers import train_tokenizer
 
     text = "i ate apple .\nwe ate pear .\n"
@@ -235,7 +236,7 @@ def test_generated_ids_are_viewed_as_generated(client, bundled):
 
 def test_a_view_too_big_for_a_page_is_refused():
     from qkv import GPT, CharTokenizer, ModelConfig
-    from qkv.analysis.view import MAX_CELLS, check_size
+    from qkv.analysis.inputs import MAX_CELLS, check_size
 
     cfg = ModelConfig(d_vocab=10, n_ctx=2048, d_model=16, n_heads=16, n_layers=12, d_head=1)
     most = math.isqrt(MAX_CELLS // (12 * 16))
@@ -362,7 +363,7 @@ def test_host_header_is_checked(bundled):
 
 def test_a_model_of_other_text_offers_what_it_writes():
     from qkv import GPT, CharTokenizer, ModelConfig
-    from qkv.apps.web.offer import model_doc
+    from qkv.apps.web.model_doc import model_doc
 
     tok = CharTokenizer.train("xyz.")
     torch.manual_seed(0)

@@ -106,7 +106,8 @@ def test_the_pages_arithmetic_is_the_models_bit_for_bit(page, server):
     import torch
 
     from qkv import load
-    from qkv.analysis.view import pack, view
+    from qkv.analysis.packing import pack
+    from qkv.apps.web.view import view
     from qkv.core.hub.bundled import default_ckpt
 
     model, tokenizer = load(default_ckpt())

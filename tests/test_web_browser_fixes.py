@@ -20,7 +20,7 @@ from browser_fixtures import browser, from_module, numbers, open_page, page, req
 from browser_util import act, api, free_port, load_page, settle, start_server, stop
 
 import qkv
-from qkv.analysis.view import unpack_view
+from qkv.apps.web.view import unpack_view
 
 SENTENCE = "我 投资了 苹果 ，"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
@@ -360,7 +360,7 @@ def test_what_a_learner_types_is_read_as_the_python_api_reads_it(page, server, t
     """Typed as a learner types it (no spaces, capitals, words the corpus lacks): the page shows the
     tokens the tokenizer gives, names the pieces that are no word with the API's nearest words, and
     shows no error; the next-token row at the last token is the model's."""
-    from qkv.analysis.view import read_text
+    from qkv.analysis.inputs import read_text
     from qkv.core.hub.bundled import default_ckpt
     from qkv.core.text.tokenizers.unknown import unknown_pieces
 

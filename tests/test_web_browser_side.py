@@ -12,7 +12,7 @@ import torch
 from browser_fixtures import bring_into_view, browser, near, numbers, page, require_chromium  # noqa: F401
 from browser_util import act, api, load_page
 
-from qkv.analysis.view import read_text
+from qkv.analysis.inputs import read_text
 from qkv.core.hub.bundled import default_ckpt
 from qkv.core.train.checkpoint import load
 
@@ -68,7 +68,7 @@ def test_two_sentences_side_by_side(page, server, bundled):
         view = api(server, "api/view", {"text": text})
         bars = page.query_selector_all(f"#side .side-col[data-col={col}] .bar")
         assert len(bars) == 10
-        from qkv.analysis.view import unpack_view
+        from qkv.apps.web.view import unpack_view
 
         arrays = unpack_view(view)
         last = len(view["ids"]) - 1

@@ -13,9 +13,9 @@ import pytest
 
 from qkv import load
 from qkv.analysis.schema import validate
-from qkv.analysis.view import unpack_view, view
 from qkv.apps.web.export import _inline_json, page_html
 from qkv.apps.web.server import SCRIPTS
+from qkv.apps.web.view import unpack_view, view
 from qkv.core.hub.bundled import default_ckpt
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]

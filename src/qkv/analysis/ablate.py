@@ -11,7 +11,7 @@ so its patterns A and the next-token probabilities P = softmax(logits) may chang
     doc = ablate(model, tokenizer, "我 投资了 苹果 ，", heads=[(0, 1), (1, 3)])
     doc["next"][-1]["rows"]          # the candidate next tokens at the last position, P before and after
     unpack(doc["patterns"]["after"]) # (n_layers - first, n_heads, T, T): the later layers' A after
-                                     # (qkv.analysis.view.unpack)
+                                     # (qkv.analysis.packing.unpack)
 
 `heads_off(model, heads)` is the switch itself (a hook on each layer's hook_z: qkv.core.see.hooks), for a
 caller who wants to run the ablated model some other way (generate, trace). Plain JSON-ready data out
@@ -24,12 +24,13 @@ from contextlib import contextmanager
 
 import torch
 
+from qkv.analysis.inputs import check_size
 from qkv.analysis.origin import read_ids
-from qkv.analysis.view import TextError, check_size, pack
+from qkv.analysis.packing import pack
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
-from qkv.core.see.indices import check_heads, check_token
+from qkv.core.see.indices import TextError, check_heads, check_token
 
 TOP = 10  # candidate next tokens kept per position, before and after (their union is shown)
 TOP_CHANGES = 12  # pattern entries with the largest change
@@ -103,6 +104,27 @@ def ablate(
 
     delta = (A1.double() - A0.double()).abs()  # (n, n_heads, T, T)
     max_change = [[0.0] * cfg.n_heads for _ in range(first)] + delta.amax(dim=(-1, -2)).tolist()
+    lower = bool(cfg.causal)
+    nxt = [
+        {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
+    ]
+    return {
+        **header("ablate"),
+        "text": text,
+        "ids": [int(t) for t in ids],
+        "tokens": [tokenizer.display(t) for t in ids],
+        "heads": [list(p) for p in pairs],
+        "first": first,
+        "next": nxt,
+        "max_change": max_change,
+        "changes": _largest_changes(A0, A1, delta, first),
+        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
+    }
+
+
+def _largest_changes(A0: torch.Tensor, A1: torch.Tensor, delta: torch.Tensor, first: int) -> list[dict]:
+    """The TOP_CHANGES attention weights that moved most (delta = |A1 - A0|, (n, n_heads, T, T) from
+    layer `first` on), largest first; none that did not move."""
     changes = []
     if delta.numel():
         flat = delta.flatten()
@@ -121,19 +143,4 @@ def ablate(
                     "after": float(A1[L, h, i, j]),
                 }
             )
-    lower = bool(cfg.causal)
-    nxt = [
-        {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
-    ]
-    return {
-        **header("ablate"),
-        "text": text,
-        "ids": [int(t) for t in ids],
-        "tokens": [tokenizer.display(t) for t in ids],
-        "heads": [list(p) for p in pairs],
-        "first": first,
-        "next": nxt,
-        "max_change": max_change,
-        "changes": changes,
-        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
-    }
+    return changes

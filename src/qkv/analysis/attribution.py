@@ -101,6 +101,25 @@ def _names(cfg) -> list[str]:
     return [n for n in wanted if n in known]
 
 
+def _block_terms(model, tr, at, term, parts: dict[str, float]):
+    """Each block's terms: every head's z_h W_O[h], the attention's bias b_O, the MLP's output, each
+    read along the direction (term); added to `parts` by name. (heads, biases, mlps), lists per layer."""
+    heads, bias, mlp = [], [], []
+    for L, block in enumerate(model.blocks):
+        h = term(at(f"blocks.{L}.attn.hook_result"))  # (n_heads,): each head's z_h W_O[h]
+        heads.append(h)
+        parts.update({f"L{L}H{n}": float(v) for n, v in enumerate(h)})
+        b_O = block.attn.W_O.bias
+        if b_O is not None:
+            bias.append(term(b_O.detach().double().cpu()))
+            parts[f"L{L}_b_O"] = float(bias[-1])
+        name = f"blocks.{L}.hook_mlp_out"
+        if name in tr:
+            mlp.append(term(at(name)))
+            parts[f"L{L}_mlp"] = float(mlp[-1])
+    return heads, bias, mlp
+
+
 @torch.no_grad()
 def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None) -> Attribution:
     """The direct logit attribution of `token` (an id, or a one-token word read by `tokenizer`; None: the
@@ -126,8 +145,8 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
     # the direction each part is read along: w * W_U[:, token] / s (w = 1, s = 1 without a norm)
     ln = model.ln_final
     u = model.unembed.weight[token].detach().double().cpu()  # (d_model,): W_U[:, token]
-    w = ln.weight.detach().double().cpu() if cfg.norm in ("pre", "rms") else torch.ones_like(u)
-    s = float(at("ln_final.hook_scale")) if cfg.norm in ("pre", "rms") else 1.0
+    w = ln.weight.detach().double().cpu() if cfg.pre_norm else torch.ones_like(u)
+    s = float(at("ln_final.hook_scale")) if cfg.pre_norm else 1.0
     direction = w * u / s  # (d_model,)
     centre = cfg.norm == "pre"  # LayerNorm subtracts each part's own mean (a linear map); RMSNorm does not
 
@@ -139,19 +158,7 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
     parts: dict[str, float] = {"embed": float(term(at("hook_embed")))}
     if "hook_pos_embed" in tr:
         parts["pos_embed"] = float(term(at("hook_pos_embed")))
-    heads, bias, mlp = [], [], []
-    for L, block in enumerate(model.blocks):
-        h = term(at(f"blocks.{L}.attn.hook_result"))  # (n_heads,): each head's z_h W_O[h]
-        heads.append(h)
-        parts.update({f"L{L}H{n}": float(v) for n, v in enumerate(h)})
-        b_O = block.attn.W_O.bias
-        if b_O is not None:
-            bias.append(term(b_O.detach().double().cpu()))
-            parts[f"L{L}_b_O"] = float(bias[-1])
-        name = f"blocks.{L}.hook_mlp_out"
-        if name in tr:
-            mlp.append(term(at(name)))
-            parts[f"L{L}_mlp"] = float(mlp[-1])
+    heads, bias, mlp = _block_terms(model, tr, at, term, parts)
     if getattr(ln, "bias", None) is not None:
         parts["ln_final_b"] = float(ln.bias.detach().double().cpu() @ u)
     if model.unembed.bias is not None:

@@ -1,16 +1,77 @@
-"""What the interventions (lens, attribution, head scores, patching) read from their caller, checked:
-a GPT-family model, one sequence of token ids, one token given as an id or a word. Each refusal is one
-line in the user's language (a TextError: the server answers it with a 400)."""
+"""What the analyses read from their caller, checked: a text (as ids the model can read), token ids
+given directly, the size of the attention matrices a page can hold, and for the interventions (lens,
+attribution, head scores, patching) a GPT-family model, one sequence of token ids, one token given as
+an id or a word. Each refusal is one line in the user's language (a TextError: the server answers it
+with a 400)."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
 
-from qkv.analysis.view import check_ids
 from qkv.core.io.refusal import family_title
 from qkv.core.see.indices import TextError
+
+MAX_CELLS = 2**23  # attention weights per view (L·H·T²): 32 MiB of float32 for each of dots and pattern
+
+
+def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
+    """The ids of `text`, or a TextError that says what is wrong (in one line)."""
+    if not isinstance(text, str):
+        raise TextError.of("errors.text_type", type=type(text).__name__)
+    if not text:
+        raise TextError.of("errors.text_empty")
+    try:
+        ids = tokenizer.encode(text)
+    except ValueError as e:  # UnknownTokenError names the characters or words
+        raise TextError.recast(e) from None
+    if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:  # WordPiece: "   " is [CLS] [SEP]
+        raise TextError.of("errors.text_no_tokens")
+    if len(ids) > n_ctx:
+        raise TextError.of("errors.text_too_long", T=len(ids), n_ctx=n_ctx)
+    return ids
+
+
+def read_text(tokenizer, text, n_ctx: int) -> tuple[str, list[int]]:
+    """(text, ids) as encode_text, except that when a word tokenizer does not know all the words
+    but can cut them into words it knows (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果),
+    the text is read, and returned, cut that way. When it cannot, the tokenizer's error names only
+    the runs no known word covers, each with its nearest known words ("1 word is not in the
+    tokenizer's vocabulary: '好' (nearest known words: 看好, 好吃)"). A word tokenizer with a fallback
+    reads any text: the text comes back as it reads it, decoded from its ids (我投资了苹果， -> 我 投资了
+    苹果 ，; I ate -> i ate), and what it reads below its words is in the view's "unknown" list."""
+    try:
+        ids = encode_text(tokenizer, text, n_ctx)
+        return (tokenizer.decode(ids) if getattr(tokenizer, "fallback", False) else text), ids
+    except TextError:
+        spaced = tokenizer.respace(text) if isinstance(text, str) and hasattr(tokenizer, "respace") else None
+        if spaced is None:
+            raise  # the original message names what is unknown
+        return spaced, encode_text(tokenizer, spaced, n_ctx)
+
+
+def check_ids(ids, cfg) -> list[int]:
+    """Token ids given directly (as generation returns them), checked like a text's."""
+    if not ids:
+        raise TextError.of("errors.ids_empty")
+    bad = [i for i in ids if not 0 <= i < cfg.d_vocab]
+    if bad:
+        raise TextError.of("errors.ids_range", id=bad[0], last=cfg.d_vocab - 1)
+    if len(ids) > cfg.n_ctx:
+        raise TextError.of("errors.ids_too_long", T=len(ids), n_ctx=cfg.n_ctx)
+    return list(ids)
+
+
+def check_size(cfg, T: int) -> None:
+    """Refuse a view whose attention matrices would not fit a page (a browser tab holds ~MAX_CELLS)."""
+    cells = cfg.n_layers * cfg.n_heads * T * T
+    if cells > MAX_CELLS:
+        most = math.isqrt(MAX_CELLS // (cfg.n_layers * cfg.n_heads))
+        raise TextError.of(
+            "errors.view_too_large", T=T, cells=cells, L=cfg.n_layers, H=cfg.n_heads, max=MAX_CELLS, most=most
+        )
 
 
 def check_gpt(model, key: str) -> None:

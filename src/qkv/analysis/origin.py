@@ -22,11 +22,11 @@ import math
 
 import torch
 
-from qkv.analysis.view import TextError, check_ids, read_text
+from qkv.analysis.inputs import check_ids, read_text
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
-from qkv.core.see.indices import check_layer_head, check_token
+from qkv.core.see.indices import TextError, check_layer_head, check_token
 
 
 def attention_input_name(cfg, layer: int) -> str:
@@ -69,49 +69,19 @@ def origin(
     T = len(ids)
     i = check_token(token, T)
     x_name = attention_input_name(cfg, layer)
+    x = _attention_input(model, ids, x_name)  # (T, d_model)
     attn = model.blocks[layer].attn
-    device = next(model.parameters()).device
-    with evaluating(model):
-        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=[x_name])
-    x = tr[x_name][0].double()  # (T, d_model)
-
-    W = {name: w[head].double() for name, w in attn.head_weights().items() if name != "W_O"}  # (d_model, d_head)
     bias = attn.W_QKV.bias
-    b = {name: t[head].double().to(x.device) for name, t in attn.head_biases().items()}  # (d_head,) each
-
-    xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
-    q, k, v = xW["Q"] + b["b_Q"], xW["K"] + b["b_K"], xW["V"] + b["b_V"]  # (T, d_head)
+    xW, b, (q, k, v), (q_dot, k_dot) = _head_products(attn, x, head)
     rope = attn.rope is not None
-    q_dot, k_dot = q, k
-    if attn.q_norm is not None:  # Qwen3: an RMSNorm over each head's q and k, before the rotation
-        q_dot, k_dot = (norm(t.float()).double() for norm, t in ((attn.q_norm, q), (attn.k_norm, k)))
-    if rope:  # the rotation takes (B, n_heads, T, d_head) and positions 0..T-1
-        q_dot = attn.rope(q_dot[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)
-        k_dot = attn.rope(k_dot[None, None], 0)[0, 0]
     causal = cfg.causal
     visible = list(range(i + 1)) if causal else list(range(T))
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
     dots = product.sum(-1)  # (n_visible,)
     scale = math.sqrt(cfg.d_head)
     tokens = [tokenizer.display(t) for t in ids]
-
-    keys = []
-    for n, j in enumerate(visible):
-        key = {
-            "pos": j,
-            "token": tokens[j],
-            "x": _rows(x[j]),
-            "xW_K": _rows(xW["K"][j]),
-            "k": _rows(k[j]),
-            "xW_V": _rows(xW["V"][j]),
-            "v": _rows(v[j]),
-            "product": _rows(product[n]),
-            "dot": float(dots[n]),
-            "scaled": float(dots[n]) / scale,
-        }
-        if rope:
-            key["k_rot"] = _rows(k_dot[j])
-        keys.append(key)
+    k_rot = k_dot if rope else None
+    keys = [_key(j, tokens[j], x, xW, k, v, product[n], float(dots[n]), scale, k_rot) for n, j in enumerate(visible)]
     query = {"pos": i, "token": tokens[i], "x": _rows(x[i]), "xW_Q": _rows(xW["Q"][i]), "q": _rows(q[i])}
     if rope:
         query["q_rot"] = _rows(q_dot[i])
@@ -140,3 +110,47 @@ def origin(
         "query": query,
         "keys": keys,
     }
+
+
+def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:
+    """What the layer's attention reads (x_name), traced once in eval mode: (T, d_model), float64."""
+    device = next(model.parameters()).device
+    with evaluating(model):
+        _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=[x_name])
+    return tr[x_name][0].double()  # (T, d_model)
+
+
+def _head_products(attn, x: torch.Tensor, head: int):
+    """One head's xW (x W_Q, x W_K, x W_V before the biases), its biases, (q, k, v) and the q, k the dot
+    products read (after Qwen3's q/k norm and the rotation, where the model has them); float64."""
+    W = {name: w[head].double() for name, w in attn.head_weights().items() if name != "W_O"}  # (d_model, d_head)
+    b = {name: t[head].double().to(x.device) for name, t in attn.head_biases().items()}  # (d_head,) each
+    xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
+    q, k, v = xW["Q"] + b["b_Q"], xW["K"] + b["b_K"], xW["V"] + b["b_V"]  # (T, d_head)
+    q_dot, k_dot = q, k
+    if attn.q_norm is not None:  # Qwen3: an RMSNorm over each head's q and k, before the rotation
+        q_dot, k_dot = (norm(t.float()).double() for norm, t in ((attn.q_norm, q), (attn.k_norm, k)))
+    if attn.rope is not None:  # the rotation takes (B, n_heads, T, d_head) and positions 0..T-1
+        q_dot = attn.rope(q_dot[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)
+        k_dot = attn.rope(k_dot[None, None], 0)[0, 0]
+    return xW, b, (q, k, v), (q_dot, k_dot)
+
+
+def _key(j: int, token: str, x, xW: dict, k, v, product: torch.Tensor, dot: float, scale: float, k_rot) -> dict:
+    """Key j of the document: its x, x W_K, k, x W_V, v, the products q_i[c] k_j[c] and their sum
+    (and k rotated, k_rot[j], under RoPE)."""
+    key = {
+        "pos": j,
+        "token": token,
+        "x": _rows(x[j]),
+        "xW_K": _rows(xW["K"][j]),
+        "k": _rows(k[j]),
+        "xW_V": _rows(xW["V"][j]),
+        "v": _rows(v[j]),
+        "product": _rows(product),
+        "dot": dot,
+        "scaled": dot / scale,
+    }
+    if k_rot is not None:
+        key["k_rot"] = _rows(k_rot[j])
+    return key

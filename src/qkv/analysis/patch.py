@@ -41,12 +41,11 @@ from dataclasses import dataclass
 
 import torch
 
-from qkv.analysis.inputs import one_sequence, token_id
-from qkv.analysis.view import TextError, check_ids, read_text
+from qkv.analysis.inputs import check_ids, one_sequence, read_text, token_id
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
-from qkv.core.see.indices import check_token
+from qkv.core.see.indices import TextError, check_token
 
 SITES = ("resid_pre", "attn_out", "mlp_out", "z")
 BY_HEAD = ("z",)  # sites patched per head (all positions at once); the others per position

@@ -12,7 +12,7 @@ their words:
 
     mu_s(p) = (1/N_p) * sum over reference sentences n of x_s[n, p]
 
-Subtracting mu_s(p) from a vector read at position p removes it (qkv.analysis.compare uses this
+Subtracting mu_s(p) from a vector read at position p removes it (qkv.analysis.word_similarity uses this
 for its position-controlled cosine). At "L0 in" with learned positions x = W_E[t] + W_pos[p], so
 the mean is (mean of W_E at p) + W_pos[p] and the position row cancels exactly.
 

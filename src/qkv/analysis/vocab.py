@@ -122,6 +122,24 @@ def counts(tokenizer, text: str) -> list[int]:
     return found
 
 
+def _matching(tokenizer, q: str, match: str, kind: str | None) -> tuple[list[tuple[int, str, str]], Counter]:
+    """(id, shown form, kind) of every token that matches the folded query `q` and `kind`, by id; and
+    how many tokens of each kind the vocabulary holds."""
+    rows = []
+    by_kind = Counter()
+    for i in range(tokenizer.vocab_size):
+        shown = tokenizer.display(i)
+        k = token_kind(tokenizer, i)
+        by_kind[k] += 1
+        if kind is not None and k != kind:
+            continue
+        s = shown.casefold()
+        if q and not (s.startswith(q) if match == "prefix" else q in s):
+            continue
+        rows.append((i, shown, k))
+    return rows, by_kind
+
+
 def vocab(
     tokenizer,
     text: str | None = None,
@@ -143,19 +161,7 @@ def vocab(
     if not 1 <= limit <= MAX_LIMIT or offset < 0:
         raise Refusal.of("errors.vocab_range", max=MAX_LIMIT, limit=limit, offset=offset)
     n = counts(tokenizer, text) if text is not None else None
-    q = query.casefold()
-    rows = []
-    by_kind = Counter()
-    for i in range(tokenizer.vocab_size):
-        shown = tokenizer.display(i)
-        k = token_kind(tokenizer, i)
-        by_kind[k] += 1
-        if kind is not None and k != kind:
-            continue
-        s = shown.casefold()
-        if q and not (s.startswith(q) if match == "prefix" else q in s):
-            continue
-        rows.append((i, shown, k))
+    rows, by_kind = _matching(tokenizer, query.casefold(), match, kind)
     if n is not None:
         rows.sort(key=lambda r: (-n[r[0]], r[0]))
     page = rows[offset : offset + limit]

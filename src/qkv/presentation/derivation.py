@@ -50,11 +50,33 @@ class Derivation(analysis.Steps):
     def _steps(self, lang: str) -> list[tuple[str, list[tuple]]]:
         """One structure for the three renderings: [(heading, [("math", text, tex) | ("prose", text)])]."""
         say = translator(lang, "attend")
-        n, d = self.K.shape
+        r = math.sqrt(self.d_k)
+        a_sum = float(self.weights.sum())
+        return [
+            (say("inputs"), self._inputs() + [("math", f"d_k = {fmt(self.d_k)}", f"d_k = {latex(self.d_k)}")]),
+            (say("dots"), self._dots()),
+            (say("scale", r=fmt(r)), [("math", f"s = {_vec(self.scores)}", f"s = {_vec_tex(self.scores)}")]),
+            (say("exp"), self._exps(say)),
+            (
+                say("norm"),
+                [
+                    (
+                        "math",
+                        f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
+                        rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}",
+                    )
+                ],
+            ),
+            (say("mix"), self._mix()),
+            (say("hull"), self._verdict(say)),
+        ]
+
+    def _inputs(self) -> list[tuple]:
+        """q, then each key beside its value."""
         inputs = [("math", f"q = {_vec(self.q)}", f"q = {_vec_tex(self.q)}")]
         keys = [f"k{j + 1} = {_vec(k)}," for j, k in enumerate(self.K)]
         width = max(len(k) for k in keys)
-        for j in range(n):
+        for j in range(len(keys)):
             inputs.append(
                 (
                     "math",
@@ -62,6 +84,11 @@ class Derivation(analysis.Steps):
                     rf"k_{{{j + 1}}} = {_vec_tex(self.K[j])},\quad v_{{{j + 1}}} = {_vec_tex(self.V[j])}",
                 )
             )
+        return inputs
+
+    def _dots(self) -> list[tuple]:
+        """q·k_j written out term by term (a long sum keeps its ends)."""
+        n, d = self.K.shape
         dots = []
         for j in range(n):
             idx = list(range(d)) if d <= 6 else [0, 1, 2, None, d - 1]  # long sums keep their ends
@@ -77,10 +104,29 @@ class Derivation(analysis.Steps):
                     rf"q\cdot k_{{{j + 1}}} = {x} = {latex(self.dots[j])}",
                 )
             )
-        r = math.sqrt(self.d_k)
+        return dots
+
+    def _exps(self, say) -> list[tuple]:
+        """e^s and its sum, then the same shifted by the largest score (what softmax computes stably)."""
         m = self.max_score
         sign, mm = ("+", -m) if m < 0 else ("-", m)  # e^(s + 4.97), never e^(s - -4.97)
-        a_sum = float(self.weights.sum())
+        return [
+            (
+                "math",
+                f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
+                rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}",
+            ),
+            ("prose", say("stable", m=fmt(m))),
+            (
+                "math",
+                f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
+                rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad "
+                rf"\textstyle\sum = {latex(self.total_shifted)}",
+            ),
+        ]
+
+    def _mix(self) -> list[tuple]:
+        """Each a_j v_j, then their sum z."""
         mix = [
             (
                 "math",
@@ -88,49 +134,19 @@ class Derivation(analysis.Steps):
                 rf"a_{{{j + 1}}} v_{{{j + 1}}} = {_factor(self.weights[j], True)}\cdot {_vec_tex(self.V[j])} = "
                 rf"{_vec_tex(self.contributions[j])}",
             )
-            for j in range(n)
+            for j in range(len(self.V))
         ]
         mix.append(("math", f"z = {_vec(self.z)}", rf"z = \boxed{{{_vec_tex(self.z)}}}"))
-        if self.hull.inside:
-            verdict = [("prose", say("inside", w=_vec(self.hull.weights)))]
-            if not np.allclose(self.hull.weights, self.weights, atol=1e-9):
-                verdict.append(("prose", say("other_w")))
-        else:
-            verdict = [("prose", say("outside", d=fmt(self.hull.distance)))]
-        return [
-            (say("inputs"), inputs + [("math", f"d_k = {fmt(self.d_k)}", f"d_k = {latex(self.d_k)}")]),
-            (say("dots"), dots),
-            (say("scale", r=fmt(r)), [("math", f"s = {_vec(self.scores)}", f"s = {_vec_tex(self.scores)}")]),
-            (
-                say("exp"),
-                [
-                    (
-                        "math",
-                        f"e^s = {_vec(self.exps)},   Σ = {fmt(self.total)}",
-                        rf"e^{{s}} = {_vec_tex(self.exps)},\quad \textstyle\sum = {latex(self.total)}",
-                    ),
-                    ("prose", say("stable", m=fmt(m))),
-                    (
-                        "math",
-                        f"e^(s {sign} {fmt(mm)}) = {_vec(self.exps_shifted)},   Σ = {fmt(self.total_shifted)}",
-                        rf"e^{{s {sign} {latex(mm)}}} = {_vec_tex(self.exps_shifted)},\quad "
-                        rf"\textstyle\sum = {latex(self.total_shifted)}",
-                    ),
-                ],
-            ),
-            (
-                say("norm"),
-                [
-                    (
-                        "math",
-                        f"a = {_vec(self.weights)},   Σ a = {fmt(a_sum)}",
-                        rf"a = {_vec_tex(self.weights)},\quad \textstyle\sum a = {latex(a_sum)}",
-                    )
-                ],
-            ),
-            (say("mix"), mix),
-            (say("hull"), verdict),
-        ]
+        return mix
+
+    def _verdict(self, say) -> list[tuple]:
+        """Whether z is inside the hull of the values, and with which weights."""
+        if not self.hull.inside:
+            return [("prose", say("outside", d=fmt(self.hull.distance)))]
+        verdict = [("prose", say("inside", w=_vec(self.hull.weights)))]
+        if not np.allclose(self.hull.weights, self.weights, atol=1e-9):
+            verdict.append(("prose", say("other_w")))
+        return verdict
 
     def _title(self, lang: str) -> str:
         return t("attend.title", lang, dk=fmt(self.d_k))

@@ -1,121 +1,33 @@
-"""Draw a named figure from a checkpoint, a text, a trace or a training log: what `qkv figure` runs.
+"""The figures `qkv figure` draws from a GPT's trace: every head of the chosen layers ("attention"),
+one head's pattern ("head"), and one query's z among the values it read ("hull").
 
-    figure("attention", "attn.png", text="我 投资了 苹果", lang="zh")          # every head, every layer
-    figure("head", "head.svg", ckpt="runs/demo", text=TEXT, layer=0, head=1)
-    figure("hull", "hull.png", text=TEXT, layer=0, head=1, token=3)
-    figure("positions", "pe.png");  figure("rope", "rope.png")
-    figure("embedding", "emb.png", tokens=["我", "你", "他"]);  figure("loss", "loss.png", log=["runs/a", "runs/b"])
-    figure("alignment", "align.png", ckpt="runs/translate", text="我 投资了 苹果 。", layer=1)   # translation models
-
-`ckpt` defaults to the bundled model (for "alignment": the bundled translation model). Every figure is
-PNG or SVG, chosen by the suffix of `out`. On a translation model (an encoder-decoder) "alignment" draws
-its cross-attention (target × source) and "hull" the cross-attention's z among the source values.
+It draws what it is given: the trace of a text and the labels of its tokens (qkv.apps.figure loads
+the model and runs it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from qkv.presentation.figures import check_path
-from qkv.presentation.i18n import check_lang, t
+import numpy as np
 
-KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
-NEEDS_MODEL = ("attention", "head", "hull", "embedding", "alignment")
-NEEDS_TRACE = ("attention", "head", "hull")
+from qkv.core.see.indices import check_token
+from qkv.presentation.i18n import t
 
 
-def figure(
-    kind: str,
-    out,
-    ckpt=None,
-    text: str | None = None,
-    layer: int | None = None,
-    head: int | None = None,
-    token: int | None = None,
-    lang: str = "en",
-    log=(),
-    tokens=None,
-) -> Path:
-    """Draw the figure `kind` (one of KINDS) to `out` and return its path (see the module docstring).
+def trace_figure(kind, cfg, trace, labels, out, lang, layer: int, head: int, token, every_layer: bool) -> Path:
+    """Draw `kind` ("attention", "head" or "hull") from `trace` (one sequence, labels one per token) to `out`.
 
-    layer, head (head, hull: default 0; attention: every layer unless given), token (hull: default
-    the last), tokens (embedding: token texts, or one comma-separated string), log (loss: run
-    directories or log.jsonl files; default ckpt's)."""
-    lang = check_lang(lang)
-    if kind not in KINDS:
-        raise ValueError(f"unknown figure kind {kind!r}; choose one of {', '.join(KINDS)}")
-    out = check_path(out)
-    model = tokenizer = None
-    if kind in NEEDS_MODEL or (kind in ("positions", "rope") and ckpt):
-        from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
-        from qkv.core.train.checkpoint import load
-
-        model, tokenizer = load(ckpt or (default_translate_ckpt() if kind == "alignment" else default_ckpt()))
-    if kind == "alignment" or (kind in NEEDS_TRACE and model.family.translates):
-        from qkv.presentation.draw_translation import translation_figure
-
-        path = translation_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
-    elif kind in NEEDS_TRACE:
-        path = _trace_figure(kind, model, tokenizer, out, lang, text, layer, head, token)
-    elif kind == "positions":
-        from qkv.presentation.plot_position import sinusoidal_figure
-
-        size = dict(n_ctx=model.cfg.n_ctx, d_model=model.cfg.d_model) if model else {}
-        path = sinusoidal_figure(out, lang=lang, **size)
-    elif kind == "rope":
-        from qkv.presentation.plot_position import rope_figure
-
-        size = dict(d_head=model.cfg.d_head, base=model.cfg.rope_base) if model else {}
-        path = rope_figure(out, lang=lang, **size)
-    elif kind == "embedding":
-        from qkv.presentation.plot_embedding import embedding_map
-
-        if isinstance(tokens, str):
-            tokens = [s for s in tokens.split(",") if s]
-        path = embedding_map(model, tokenizer, out, tokens=tokens or None, lang=lang)
-    else:  # loss
-        from qkv.presentation.plot_training import loss_curves
-
-        logs = [log] if isinstance(log, (str, Path)) else list(log or [])
-        logs = logs or ([ckpt] if ckpt else [])
-        if not logs:
-            raise ValueError("the loss figure needs a run: give --log DIR (repeatable) or --ckpt DIR")
-        path = loss_curves(logs, out, lang=lang)
-    return Path(path)
-
-
-def _trace(model, tokenizer, text: str | None):
-    """(ids, trace, token labels) for the text."""
-    import torch
-
-    if not text:
-        raise ValueError("the text is empty: give --text with at least one token")
-    ids = tokenizer.encode(text)
-    if len(ids) > model.cfg.n_ctx:
-        raise ValueError(
-            f"the text has {len(ids)} tokens but the model's context holds {model.cfg.n_ctx} (n_ctx); shorten it"
-        )
-    with torch.no_grad():
-        _, trace = model.run_with_trace(torch.tensor([ids], dtype=torch.long))
-    return ids, trace, [tokenizer.display(i) for i in ids]
-
-
-def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, token):
-    import numpy as np
-
-    from qkv.core.see.indices import check_layer_head, check_token
-
-    cfg = model.cfg
-    layer, head = check_layer_head(cfg, 0 if layer_arg is None else layer_arg, 0 if head_arg is None else head_arg)
-    ids, trace, labels = _trace(model, tokenizer, text)
+    layer, head: checked (check_layer_head); every_layer: attention draws every layer, not only `layer`;
+    token: hull's query (None: the last)."""
     if kind == "attention":
         from qkv.presentation.plot_attention import attention_grid
 
-        layers = range(cfg.n_layers) if layer_arg is None else [layer]
+        layers = range(cfg.n_layers) if every_layer else [layer]
         patterns = np.stack(
             [trace["pattern", L][0].detach().float().numpy() for L in layers]
         )  # (layers, n_heads, T, T)
-        title = None if layer_arg is None else t("figures.attention.layer_title", lang, layer=layer)
+        title = None if every_layer else t("figures.attention.layer_title", lang, layer=layer)
         return attention_grid(patterns, labels, out, lang=lang, title=title, first_layer=layers[0])
     if kind == "head":
         from qkv.presentation.plot_attention import head_heatmap
@@ -124,7 +36,7 @@ def _trace_figure(kind, model, tokenizer, out, lang, text, layer_arg, head_arg, 
         return head_heatmap(pattern, labels, out, layer, head, lang=lang)
     from qkv.presentation.plot_hull import hull_figure
 
-    q = check_token(len(ids) - 1 if token is None else token, len(ids))
+    q = check_token(len(labels) - 1 if token is None else token, len(labels))
     values = trace["v", layer][0, : q + 1, head].detach().float().numpy()  # (q+1, d_head)
     z = trace["z", layer][0, q, head].detach().float().numpy()  # (d_head,)
     weights = trace["pattern", layer][0, head, q, : q + 1].detach().float().numpy()  # (q+1,)

@@ -1,50 +1,29 @@
 """The figures of a translation model (an encoder-decoder) that `qkv figure` draws: its cross-attention
 as an alignment (kind "alignment"), and one target step's z among the source values (kind "hull").
 
-The source is translated greedily and the teacher-forced trace read as qkv.analysis.cross does; the
-rows are the words each decoder step writes (</s> last), the columns the source words. When the
-source is one of the corpus's sentences and the translation is its counterpart, the gold alignment
-is drawn over the cells; otherwise a line under the picture says why it is not.
+It draws what it is given: the greedy translation and its teacher-forced trace, read as
+qkv.analysis.cross_attention does (qkv.apps.figure runs them). The rows are the words each decoder
+step writes (</s> last), the columns the source words. When the source is one of the corpus's
+sentences and the translation is its counterpart, the gold alignment is drawn over the cells;
+otherwise a line under the picture says why it is not.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from qkv.analysis import cross
-from qkv.core.see.indices import check_index, check_layer_head
+from qkv.analysis import cross_attention as cross
+from qkv.core.see.indices import check_index
 from qkv.presentation.i18n import t
 
 # why cross.gold_alignment found no gold links -> the note under the figure
 NO_GOLD = {"no_pair": "figures.alignment.no_pair", "differs": "figures.alignment.differs"}
 
 
-def translation_figure(
-    kind: str,
-    model,
-    tokenizer,
-    out,
-    lang: str,
-    text: str | None,
-    layer: int | None,
-    head: int | None,
-    token: int | None,
-) -> Path:
-    """Draw `kind` ("alignment" or "hull") for the translation of `text`; returns the path."""
-    if not model.family.translates:
-        raise ValueError(f"the alignment figure needs a translation model; this one is {model.family.title}")
-    if kind in ("attention", "head"):
-        raise ValueError(
-            f"this is a translation model: `qkv figure {kind}` draws a GPT's self-attention; "
-            "draw its cross-attention with `qkv figure alignment`"
-        )
-    cross.check_translation_model(model, tokenizer)
-    if not text or not text.strip():
-        raise ValueError("the text is empty: give --text with the source sentence")
-    cfg = model.cfg
-    L, H = check_layer_head(cfg, cfg.n_layers - 1 if layer is None else layer, head, "decoder")
-    r = cross.read(model, tokenizer, text)
-    tr = cross.trace(model, r, {cross.cross_name(L, h) for h in ("hook_pattern", "hook_v", "hook_z")}.__contains__)
+def translation_figure(kind: str, tokenizer, r, tr, out, lang: str, L: int, H: int | None, token: int | None) -> Path:
+    """Draw `kind` ("alignment" or "hull") of decoder layer L (head H, None: every head) from the read
+    translation `r` (cross.read) and its trace `tr` (cross.trace, with layer L's cross-attention
+    pattern, values and z); returns the path."""
     source = [tokenizer.display(i) for i in r.src]
     written = [tokenizer.display(i) for i in r.written]
     pattern = tr[cross.cross_name(L, "hook_pattern")][0].float().cpu().numpy()  # (n_heads, T_target, T_source)

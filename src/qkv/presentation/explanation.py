@@ -10,7 +10,7 @@ The document becomes a list of blocks (titles, paragraphs, tables) that text.ren
 
 from __future__ import annotations
 
-from qkv.analysis import cross
+from qkv.analysis import cross_attention as cross
 from qkv.analysis import explain as analysis
 from qkv.core.io.finite import non_finite_note
 from qkv.core.text.tokenizers.wordpiece import JOIN
@@ -31,7 +31,7 @@ def explain(
     lang: str = "en",
 ) -> Explanation:
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`; for a
-    translation model (an encoder-decoder) qkv.analysis.cross.explain_translation: what each target word
+    translation model (an encoder-decoder) qkv.analysis.cross_attention.explain_translation: what each target word
     of the translation reads in the source, `layer` and `head` a decoder layer's cross-attention head,
     `token` a target step."""
     check_lang(lang)

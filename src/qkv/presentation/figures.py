@@ -1,8 +1,8 @@
 """What every figure shares: a CJK-capable matplotlib Figure, PNG or SVG by suffix, short labels,
 a caption under the plots, and point labels that do not overlap.
 
-The plotting functions (plot_*) take plain arrays; qkv.presentation.draw reads checkpoints and
-traces and hands them the arrays. Their words come from the message catalogue (areas figures.*).
+The plotting functions (plot_*) take plain arrays; qkv.apps.figure loads checkpoints and
+runs traces, qkv.presentation.draw hands them the arrays. Their words come from the message catalogue (areas figures.*).
 
 Text never overlaps text: `caption` writes each line of a caption as its own Text, one line height
 (LINE × the font size) apart, so lines of Chinese, whose glyphs are taller than a Latin font's, do not

@@ -87,12 +87,7 @@ def alignment_figure(
     A = _check(patterns, source, target)
     source, target = [str(s) for s in source], [str(s) for s in target]
     gold = [(int(i), int(j)) for i, j in gold] if gold else []
-    if A.ndim == 2:
-        panels = [(A, say("head_title", layer=layer, head=head))]
-    else:
-        panels = [(A.mean(0), say("mean_title", n=A.shape[0]))] + [
-            (A[h], say("head", head=h)) for h in range(A.shape[0])
-        ]
+    panels = _panels(A, layer, head, say)
     Tt, Ts = A.shape[-2], A.shape[-1]
     cols = 1 if len(panels) == 1 else min(len(panels), 3 if len(panels) > 4 else len(panels))
     rows = math.ceil(len(panels) / cols)
@@ -102,6 +97,16 @@ def alignment_figure(
     fig = new_figure(size)
     axes = fig.subplots(rows, cols, squeeze=False)
     annotate = (len(panels) == 1 and max(Tt, Ts) <= 16) if annotate is None else annotate
+    image = _draw_panels(axes, panels, cols, rows, source, target, gold, annotate, say)
+    fig.colorbar(image, ax=axes, shrink=0.8, label=say("weight"))
+    if len(panels) > 1:
+        fig.suptitle(say("grid_title", layer=layer))
+    _caption(fig, size, [say("caption")] + ([say("gold")] if gold else []) + ([note] if note else []))
+    return save(fig, path)
+
+
+def _draw_panels(axes, panels, cols: int, rows: int, source, target, gold, annotate: bool, say):
+    """Each panel in its place of the grid (the spare axes hidden), labelled on the outer edges; the last image."""
     image = None
     for n, ax in enumerate(axes.flat):
         if n >= len(panels):
@@ -125,13 +130,19 @@ def alignment_figure(
             ax.set_ylabel(say("target"))
         if r == rows - 1 or n + cols >= len(panels):
             ax.set_xlabel(say("source"))
-    fig.colorbar(image, ax=axes, shrink=0.8, label=say("weight"))
-    if len(panels) > 1:
-        fig.suptitle(say("grid_title", layer=layer))
-    caption = wrap(
-        "\n".join([say("caption")] + ([say("gold")] if gold else []) + ([note] if note else [])), int(size[0] * 14)
-    )
+    return image
+
+
+def _panels(A, layer: int, head: int | None, say) -> list[tuple]:
+    """(matrix, title) of each panel: the one head, or the heads' mean then each head."""
+    if A.ndim == 2:
+        return [(A, say("head_title", layer=layer, head=head))]
+    return [(A.mean(0), say("mean_title", n=A.shape[0]))] + [(A[h], say("head", head=h)) for h in range(A.shape[0])]
+
+
+def _caption(fig, size, lines: list[str]) -> None:
+    """The caption's lines under the panels, wrapped to the figure's width, with room left for them."""
+    caption = wrap("\n".join(lines), int(size[0] * 14))
     fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=8)
     bottom = 0.01 + 0.16 * (caption.count("\n") + 1) / size[1]  # room for the caption's lines
     fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))
-    return save(fig, path)

@@ -1,4 +1,4 @@
-"""A translation model's explanation shown: the document of qkv.analysis.cross as text.render blocks.
+"""A translation model's explanation shown: the document of qkv.analysis.cross_attention as text.render blocks.
 
 The source and its translation, which cross-attention head is followed and why, a table of the
 source word each target word reads most, then each target word's row in full (token | q·k |
@@ -46,8 +46,16 @@ def translation_blocks(d: dict, lang: str) -> list:
             {1},
         )
     )
+    out += _overview(d, say, H) + _per_word(d, say, H)
+    out.append(("title", say("steps_title", pos=d["token"], tok=d["query"], reads=d["query_reads"], layer=L, head=H)))
+    hull = d["z"]["hull"]
+    verdict = say("hull_in", n=n_src) if hull["inside"] else say("hull_out", n=n_src, dist=hull["distance"])
+    return out + head_steps(d, steps, after_values=[("p", verdict)]) + next_token(d, steps)
 
-    out.append(("p", say("overview", head=H)))
+
+def _overview(d: dict, say, H: int) -> list:
+    """One row per target step: what it reads, and the source word head H and the mean of the heads weigh most."""
+    out = [("p", say("overview", head=H))]
     rows = [
         [
             str(r["pos"]),
@@ -76,8 +84,12 @@ def translation_blocks(d: dict, lang: str) -> list:
             {0, 4, 6},
         )
     )
+    return out
 
-    out.append(("p", say("per_word", head=H)))
+
+def _per_word(d: dict, say, H: int) -> list:
+    """For each target step, head H's q·k and weight of every source word (the largest marked)."""
+    out = [("p", say("per_word", head=H))]
     for r in d["reads"]:
         out.append(("p", say("word", pos=r["pos"], tok=r["token"], reads=r["reads"])))
         table = [
@@ -85,8 +97,4 @@ def translation_blocks(d: dict, lang: str) -> list:
             for x in r["rows"]
         ]
         out.append(("table", [say("c_source"), "q·k", say("c_weight"), ""], table, {1, 2}))
-
-    out.append(("title", say("steps_title", pos=d["token"], tok=d["query"], reads=d["query_reads"], layer=L, head=H)))
-    hull = d["z"]["hull"]
-    verdict = say("hull_in", n=n_src) if hull["inside"] else say("hull_out", n=n_src, dist=hull["distance"])
-    return out + head_steps(d, steps, after_values=[("p", verdict)]) + next_token(d, steps)
+    return out

@@ -229,7 +229,7 @@ def trace(args) -> None:
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
     if model.family.translates:  # the source and its greedy translation, traced teacher-forced
-        from qkv.analysis import cross
+        from qkv.analysis import cross_attention as cross
 
         tr = cross.trace(model, cross.read(model, tokenizer, args.text), None if args.check else args.names)
         return _trace_out(tr, tokenizer, args, keep)
@@ -323,7 +323,7 @@ PATCH_FLAGS = ("clean", "corrupt", "answer", "wrong")  # what qkv figure patchin
 
 
 def figure(args) -> Path:
-    from qkv.presentation.draw import figure
+    from qkv.apps.figure import figure
 
     if args.kind == "patching":
         return _patching_figure(args)

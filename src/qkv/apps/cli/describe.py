@@ -73,7 +73,7 @@ def _trained_on(data: dict, lang: str) -> str:
 
 def _info_pretrained(ref, lang: str) -> None:
     """`qkv info` for "minilm" or a Hugging Face directory: what it is, where it came from, its size."""
-    from qkv.analysis.view import model_info
+    from qkv.analysis.model_info import model_info
     from qkv.core.io.refusal import family_title
     from qkv.core.train.checkpoint import load
 

@@ -16,35 +16,23 @@ from __future__ import annotations
 import threading
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.head_scores import KINDS, head_scores
 from qkv.analysis.origin import origin
-from qkv.analysis.view import TextError
-from qkv.apps.web.requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict
-from qkv.core.io.refusal import Refusal
+from qkv.apps.web.inputs import FiniteJSON, TextOrIds
+from qkv.core.see.indices import TextError
 from qkv.presentation.i18n import LANGS, say_error, translator
 
 
-class _TextOrIds(Strict):
-    text: str | None = Field(None, max_length=MAX_CHARS)
-    ids: list[int] | None = Field(None, max_length=MAX_IDS)  # the page sends the ids it shows: no re-tokenizing
-
-    @model_validator(mode="after")
-    def one_of(self):
-        if (self.text is None) == (self.ids is None):
-            raise Refusal.of("requests.text_or_ids")
-        return self
-
-
-class OriginIn(_TextOrIds):
+class OriginIn(TextOrIds):
     layer: int
     head: int
     token: int
 
 
-class AblateIn(_TextOrIds):
+class AblateIn(TextOrIds):
     heads: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(max_length=4096)
     token: int | None = None
     top: int = Field(TOP, ge=1, le=100)

@@ -29,16 +29,16 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from qkv.analysis.attribution import logit_attribution
-from qkv.analysis.inputs import token_id
+from qkv.analysis.inputs import read_text, token_id
 from qkv.analysis.lens import lens_top
 from qkv.analysis.patch import SITES, check_model, patch_text
-from qkv.analysis.view import TextError, read_text
-from qkv.apps.web.requests import MAX_CHARS, MAX_IDS, FiniteJSON, Strict, body_limit
+from qkv.apps.web.inputs import MAX_CHARS, FiniteJSON, Strict, TextOrIds, body_limit
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal
+from qkv.core.see.indices import TextError
 
 PATCH_WORK = 10**12  # parameters x tokens that one patching request may run (see the module docstring)
 MAX_TOP = 50
@@ -61,23 +61,15 @@ BODY_LIMITS = {  # server.BODY_LIMITS takes these in: body_limit(its text and li
 }
 
 
-class _TextOrIds(Strict):
-    text: str | None = Field(None, max_length=MAX_CHARS)
-    ids: list[int] | None = Field(None, max_length=MAX_IDS)  # the page sends the ids it shows: no re-tokenizing
+class _AtToken(TextOrIds):
     token: int = -1  # the position whose next token is read (negative: from the end)
 
-    @model_validator(mode="after")
-    def one_of(self):
-        if (self.text is None) == (self.ids is None):
-            raise Refusal.of("requests.text_or_ids")
-        return self
 
-
-class LensIn(_TextOrIds):
+class LensIn(_AtToken):
     top: int = Field(5, ge=1, le=MAX_TOP)
 
 
-class AttributionIn(_TextOrIds):
+class AttributionIn(_AtToken):
     target: Annotated[str, Field(max_length=MAX_CHARS)] | int | None = None  # a word, an id; None: the top prediction
 
 
@@ -153,7 +145,7 @@ def add_routes(app, model, tokenizer, lock) -> None:
     """Add this module's routes to `app` (FastAPI); `lock` bounds the forward passes in flight."""
     n_ctx = model.cfg.n_ctx
 
-    def ids_of(body: _TextOrIds) -> list[int]:
+    def ids_of(body: TextOrIds) -> list[int]:
         return read_text(tokenizer, body.text, n_ctx)[1] if body.text is not None else body.ids
 
     @app.post("/api/lens")

@@ -12,7 +12,7 @@ from fastapi import Request
 
 from qkv.analysis.transform import MATRICES, head_spectra, random_twin
 from qkv.analysis.transform_cloud import word_cloud
-from qkv.apps.web.requests import FiniteJSON, Strict, request_lang
+from qkv.apps.web.inputs import FiniteJSON, Strict, request_lang
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
 from qkv.core.see.indices import TextError, check_layer_head

@@ -5,7 +5,7 @@
     POST /api/side   {a, b, top}                                           the "side" document
 
 vocab: qkv.analysis.vocab, with the counts of the model's training text when the checkpoint it was
-loaded from records one qkv can find (training_text); side: qkv.analysis.side. Bad values are 422
+loaded from records one qkv can find (training_text); side: qkv.analysis.prediction_diff. Bad values are 422
 (pydantic) or 400 (TextError, ValueError of the analysis) with one line.
 """
 
@@ -16,10 +16,10 @@ from typing import Literal
 from fastapi import Query
 from pydantic import Field
 
-from qkv.analysis.side import MAX_TOP, side_by_side
-from qkv.analysis.view import TextError
+from qkv.analysis.prediction_diff import MAX_TOP, side_by_side
 from qkv.analysis.vocab import KINDS, MAX_LIMIT, training_text, vocab
-from qkv.apps.web.requests import MAX_CHARS, FiniteJSON, Strict
+from qkv.apps.web.inputs import MAX_CHARS, FiniteJSON, Strict
+from qkv.core.see.indices import TextError
 
 
 class VocabIn(Strict):

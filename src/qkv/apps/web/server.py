@@ -8,11 +8,11 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
     GET  /api/model        (offer.py) the model's shape (and whether spaces, or any whitespace, are tokens), example
                            sentences, a default comparison
-    POST /api/view         {text} or {ids} -> the "view" document (qkv.analysis.view)
+    POST /api/view         {text} or {ids} -> the "view" document (qkv.apps.web.view)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
                            it stops at n_ctx tokens (what a page can show) and says so: "stopped"
-    POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.compare)
+    POST /api/compare      {a, b, word} -> the "compare" document (qkv.analysis.word_similarity)
   the panels' own (routes_heads, routes_interventions, routes_words, routes_transform):
     GET  /api/heads        each head's label from the head detector (qkv.analysis.head_scores)
     POST /api/origin       {text|ids, layer, head, token} -> x, x·W_Q = q, x·W_K = k, x·W_V = v (qkv.analysis.origin)
@@ -23,13 +23,13 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
                            (qkv.analysis.attribution)
     GET|POST /api/patch    the patching panel's default pair | {clean, corrupt, answer, wrong, site} -> the
                            "patching" document (qkv.analysis.patch)
-    POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.side)
+    POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.prediction_diff)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
-answers the "translation-view" document (qkv.analysis.translation_view), /api/explain the
-"translation" document (qkv.analysis.cross; layer and head a decoder layer's cross-attention head,
+answers the "translation-view" document (qkv.apps.web.translation_view), /api/explain the
+"translation" document (qkv.analysis.cross_attention; layer and head a decoder layer's cross-attention head,
 token a target step), /api/model offers corpus sentences in its source language (translate.py);
 generating and comparing are 400s (it translates instead of continuing a text).
 
@@ -74,30 +74,33 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import Field, model_validator
+from pydantic import Field
 from starlette.exceptions import HTTPException
 
-from qkv.analysis.compare import compare
-from qkv.analysis.translation_view import translation_view
-from qkv.analysis.view import TextError, dumps, encode_text, read_text, view
+from qkv.analysis.inputs import encode_text, read_text
+from qkv.analysis.packing import dumps
+from qkv.analysis.word_similarity import compare
 from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
-from qkv.apps.web.offer import model_doc
-from qkv.apps.web.requests import (
+from qkv.apps.web.inputs import (
     MAX_CHARS,
     BodyLimit,
     FiniteJSON,
     Strict,
+    TextOrIds,
     body_limit,
     error_answer,
     http_refusal,
     invalid_body,
     request_lang,
 )
+from qkv.apps.web.model_doc import model_doc
+from qkv.apps.web.translation_view import translation_view
+from qkv.apps.web.view import view
 from qkv.core.decode.sample import check_generates, generate_ids
 from qkv.core.io.document import header
 from qkv.core.io.finite import NonFiniteError
 from qkv.core.io.refusal import Refusal
-from qkv.core.see.indices import check_layer_head, check_token
+from qkv.core.see.indices import TextError, check_layer_head, check_token
 from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
@@ -127,15 +130,8 @@ class TextIn(Strict):
     text: str = Field(max_length=MAX_CHARS)
 
 
-class ViewIn(Strict):
-    text: str | None = Field(None, max_length=MAX_CHARS)
+class ViewIn(TextOrIds):
     ids: list[int] | None = Field(None, max_length=MAX_CHARS)  # what /api/generate returns: no re-tokenizing
-
-    @model_validator(mode="after")
-    def one_of(self):
-        if (self.text is None) == (self.ids is None):
-            raise Refusal.of("requests.text_or_ids")
-        return self
 
 
 class ExplainIn(TextIn):
@@ -182,14 +178,29 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
     model.eval()
     lock = threading.BoundedSemaphore(PASSES)  # not one lock: a bound on passes in flight
-    n_ctx = model.cfg.n_ctx
     info = model_doc(model, tokenizer, name)
-    translates = model.family.translates
 
     app = FastAPI(  # no docs pages: they load a CDN
         title="qkv explorer", version="1", docs_url=None, redoc_url=None, default_response_class=FiniteJSON
     )
+    _add_guards(app)
+    app.state.hosts = allowed_hosts(host)
+    _add_page(app, info)
+    _add_view_routes(app, model, tokenizer, name, lock)
+    _add_generate_routes(app, model, tokenizer, lock)
+    app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
+    if name == "bundled":
+        from qkv.core.hub.bundled import BUNDLED
 
+        app.state.model_dir = BUNDLED
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
+        routes.add_routes(app, model, tokenizer, lock)
+    return app
+
+
+def _add_guards(app: FastAPI) -> None:
+    """The size of a body, the Host header and the security headers of every answer; every error as
+    {"error", "status"} in the request's language."""
     # added first, so it runs inside guard: Host is checked first, a 413 has its headers
     app.add_middleware(BodyLimit, limits=BODY_LIMITS)
 
@@ -203,8 +214,6 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
-
-    app.state.hosts = allowed_hosts(host)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc):
@@ -228,6 +237,10 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
             500, Refusal.of("requests.internal", kind=type(exc).__name__, detail=exc), request_lang(request)
         )
 
+
+def _add_page(app: FastAPI, info: dict) -> None:
+    """The page, its assets and the model document."""
+
     # the endpoints that compute are plain functions, run in worker threads; these few answer at once,
     # on the event loop, so that no number of slow requests (each holding a thread) can keep them waiting
     @app.get("/", include_in_schema=False)
@@ -245,6 +258,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     @app.get("/api/model")
     async def get_model():
         return Response(info_body, media_type="application/json")
+
+
+def _add_view_routes(app: FastAPI, model, tokenizer, name: str, lock) -> None:
+    """/api/view (the page's document of a text) and /api/explain (one query's derivation)."""
+    n_ctx, translates = model.cfg.n_ctx, model.family.translates
 
     @app.post("/api/view")
     def post_view(body: ViewIn):
@@ -283,6 +301,11 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
                 lang=body.lang,
             ).to_json()
         return FiniteJSON(doc)
+
+
+def _add_generate_routes(app: FastAPI, model, tokenizer, lock) -> None:
+    """/api/generate (a continuation of a text) and /api/compare (one word in two sentences)."""
+    n_ctx, translates = model.cfg.n_ctx, model.family.translates
 
     @app.post("/api/generate")
     def post_generate(body: GenerateIn):
@@ -323,15 +346,6 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
         with lock:
             doc = compare(model, tokenizer, body.a, body.b, body.word)
         return FiniteJSON(doc)
-
-    app.state.model_dir = info["model"]["loaded_from"].get("path")  # where the vocabulary's counts are read from
-    if name == "bundled":
-        from qkv.core.hub.bundled import BUNDLED
-
-        app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
-        routes.add_routes(app, model, tokenizer, lock)
-    return app
 
 
 def allowed_hosts(host: str) -> set[str] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from qkv.analysis.view import model_info
+from qkv.analysis.model_info import model_info
 from qkv.core.decode.translate import translate
 from qkv.core.io.document import header
 

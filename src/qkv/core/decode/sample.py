@@ -181,15 +181,8 @@ def generate_batch(
     samples what generate_ids(prompts[i], seed=seed + i) samples, whatever the other rows do.
     return_logits: give (ids, logits (n_new, d_vocab)) per row instead of the ids alone.
 
-    How: each prompt is run alone through GPT.forward (the prefill), and its keys and values are
-    copied into one shared cache, right-aligned: the shorter prompts are padded on the left, and
-    a row's attention never reads its padding slots (a key mask) while its positions count from its
-    own first token. From then on GPT.stepper's step adds one token per row per step. The cache holds
-    the longest prompt and max_new_tokens (at most n_ctx); when it is full, every row is run again
-    from its last n_ctx tokens, the window
-    generate_ids slides (so a row that outgrows n_ctx costs one full forward per step, as alone).
-    While hooks are on (model.hooks) each row is decoded on its own, as generate_ids decodes it, so that
-    a hook sees the same positions either way.
+    How: one shared KV cache, right-aligned (_batched); while hooks are on (model.hooks) each row is
+    decoded on its own, as generate_ids decodes it, so that a hook sees the same positions either way.
     """
     check_generates(model)
     check_sampling(temperature, top_k, top_p, max_new_tokens)
@@ -199,13 +192,35 @@ def generate_batch(
         if not prompt:
             raise ValueError(f"prompt {i} is empty: give at least one token")
     stops = _stop_sets(model.stop_ids if stop_ids is None else stop_ids, len(prompts))
-    device, n_ctx = model_device(model), model.cfg.n_ctx
+    device = model_device(model)
     generators = [
         torch.Generator(device).manual_seed(seed + i) if seed is not None else None for i in range(len(prompts))
     ]
     if hooked(model):  # hooks see each new position alone, as generate_ids gives it them: each row on its own
         return [_alone(model, prompt, i, max_new_tokens, temperature, top_k, top_p, generators[i], stops[i],
                        should_stop, return_logits) for i, prompt in enumerate(prompts)]  # fmt: skip
+    new, scores = _batched(
+        model, prompts, max_new_tokens, temperature, top_k, top_p, generators, stops, should_stop, return_logits
+    )
+    if return_logits:
+        return [
+            (ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device))
+            for ids, s in zip(new, scores)
+        ]
+    return new
+
+
+def _batched(model, prompts, max_new_tokens, temperature, top_k, top_p, generators, stops, should_stop, keep_logits):
+    """generate_batch's rows decoded together: (new ids, their logits if keep_logits) per row.
+
+    Each prompt is run alone through GPT.forward (the prefill), and its keys and values are copied
+    into one shared cache, right-aligned: the shorter prompts are padded on the left, and a row's
+    attention never reads its padding slots (a key mask) while its positions count from its own
+    first token. From then on GPT.stepper's step adds one token per row per step. The cache holds
+    the longest prompt and max_new_tokens (at most n_ctx); when it is full, every row is run again
+    from its last n_ctx tokens, the window generate_ids slides (so a row that outgrows n_ctx costs
+    one full forward per step, as alone)."""
+    device, n_ctx = model_device(model), model.cfg.n_ctx
     seqs = [list(prompt) for prompt in prompts]  # each row's tokens so far: prompt, then new tokens
     new: list[list[int]] = [[] for _ in prompts]
     scores: list[list[torch.Tensor]] = [[] for _ in prompts]
@@ -217,28 +232,18 @@ def generate_batch(
     room = min(n_ctx, max((len(s) for s in seqs), default=0) + max_new_tokens)  # the cache's capacity
     logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room) if rows else (None,) * 3
     while rows:
-        try:
-            if temperature == 0:
-                best, picked = logits.max(-1)
-                if not all(map(math.isfinite, best.tolist())):
-                    raise not_finite_error(LOGITS)
-                tokens = picked.tolist()
-            else:
-                tokens = [_pick(logits[j], temperature, top_k, top_p, generators[i]) for j, i in enumerate(rows)]
-        except NonFiniteError:
-            raise not_finite_error(LOGITS, model) from None
+        tokens = _pick_rows(model, logits, rows, temperature, top_k, top_p, generators)
         keep = []
         for j, (i, token) in enumerate(zip(rows, tokens)):
             new[i].append(token)
             seqs[i].append(token)
-            if return_logits:
+            if keep_logits:
                 scores[i].append(logits[j])
-            done = (
+            if not (
                 len(new[i]) == max_new_tokens
                 or token in stops[i]
                 or (should_stop is not None and should_stop(i, new[i]))
-            )
-            if not done:
+            ):
                 keep.append(j)
         if len(keep) < len(rows):  # finished rows leave the batch and the cache
             rows = [rows[j] for j in keep]
@@ -249,19 +254,32 @@ def generate_batch(
             pad = pad[index]
         if not incremental or cache.length == cache.capacity:
             logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room)
-            continue
-        t = cache.length
-        key_mask = None
-        if bool(pad.any()):  # slot s holds a real token of row b when s >= pad[b]
-            key_mask = torch.arange(t + 1, device=device) >= pad[:, None]  # (B, t + 1)
-        last = torch.tensor([seqs[i][-1] for i in rows], device=device)
-        logits = step(last, cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
-    if return_logits:
-        return [
-            (ids, torch.stack(s) if s else torch.zeros(0, model.cfg.d_vocab, device=device))
-            for ids, s in zip(new, scores)
-        ]
-    return new
+        else:
+            logits = _step_rows(step, [seqs[i][-1] for i in rows], cache, pad, device)
+    return new, scores
+
+
+def _pick_rows(model, logits: torch.Tensor, rows: list[int], temperature, top_k, top_p, generators) -> list[int]:
+    """The next token of each row still extended (logits (B, d_vocab), one row per entry of `rows`)."""
+    try:
+        if temperature == 0:
+            best, picked = logits.max(-1)
+            if not all(map(math.isfinite, best.tolist())):
+                raise not_finite_error(LOGITS)
+            return picked.tolist()
+        return [_pick(logits[j], temperature, top_k, top_p, generators[i]) for j, i in enumerate(rows)]
+    except NonFiniteError:
+        raise not_finite_error(LOGITS, model) from None
+
+
+def _step_rows(step, last: list[int], cache, pad: torch.Tensor, device) -> torch.Tensor:
+    """One token more for each row (its last, `last`) through GPT.stepper's step, read from the shared
+    cache right-aligned: row b's positions count from its first real slot pad[b]. (B, d_vocab)."""
+    t = cache.length
+    key_mask = None
+    if bool(pad.any()):  # slot s holds a real token of row b when s >= pad[b]
+        key_mask = torch.arange(t + 1, device=device) >= pad[:, None]  # (B, t + 1)
+    return step(torch.tensor(last, device=device), cache, positions=t - pad, key_mask=key_mask)  # (B, d_vocab)
 
 
 def _alone(model, prompt, row, max_new_tokens, temperature, top_k, top_p, generator, stops, should_stop, logits):

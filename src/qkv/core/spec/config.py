@@ -11,17 +11,33 @@ import dataclasses
 import difflib
 import typing
 from dataclasses import dataclass, field
+from typing import Literal
 
 from qkv.core.spec.family import FAMILIES, OWNED_FIELDS
 
-POS_KINDS = ("learned", "sinusoidal", "rope", "none")
-NORM_KINDS = ("pre", "post", "rms", "none")
-VALUE_KINDS = ("v", "k")
-MLP_KINDS = ("plain", "gated", "none")
-ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu")
-ROPE_LAYOUTS = ("adjacent", "halves")
+# The choices of a ModelConfig, each a type (a Literal) ...
+Arch = Literal["gpt", "bert", "seq2seq"]  # the keys of FAMILIES (tests/test_config.py checks)
+Pos = Literal["learned", "sinusoidal", "rope", "none"]
+Norm = Literal["pre", "post", "rms", "none"]
+Values = Literal["v", "k"]
+Activation = Literal["gelu", "gelu_tanh", "relu", "silu"]
+Mlp = Literal["plain", "gated", "none"]
+RopeLayout = Literal["adjacent", "halves"]
+
+# ... and the one table of what each field allows, which ModelConfig.__post_init__ checks (in this order)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "arch": typing.get_args(Arch),
+    "pos": typing.get_args(Pos),
+    "norm": typing.get_args(Norm),
+    "values": typing.get_args(Values),
+    "activation": typing.get_args(Activation),
+    "mlp": typing.get_args(Mlp),
+    "rope_layout": typing.get_args(RopeLayout),
+}
+# the names earlier versions exported
+ARCHS, POS_KINDS, NORM_KINDS = CHOICES["arch"], CHOICES["pos"], CHOICES["norm"]
+VALUE_KINDS, ACTIVATIONS, MLP_KINDS, ROPE_LAYOUTS = (CHOICES[k] for k in ("values", "activation", "mlp", "rope_layout"))
 ROPE_SCALING_FIELDS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
-ARCHS = tuple(FAMILIES)
 
 
 def _check_choice(name: str, value, choices) -> None:
@@ -72,7 +88,7 @@ class ModelConfig:
     blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
     """
 
-    arch: str = "gpt"
+    arch: Arch = "gpt"
 
     d_vocab: int = 256
     n_ctx: int = 64
@@ -81,21 +97,21 @@ class ModelConfig:
     d_head: int | None = None
     n_layers: int = 4
     d_mlp: int | None = None
-    pos: str = "learned"
-    norm: str = "pre"
+    pos: Pos = "learned"
+    norm: Norm = "pre"
     causal: bool = True
     residual: bool = True
-    values: str = "v"
+    values: Values = "v"
     dropout_embed: float = 0.0
     dropout_resid: float = 0.0
     dropout_attn: float = 0.0
     bias: bool = True  # biases of the attention/MLP projections and of LayerNorm
     unembed_bias: bool = True  # the b in softmax(h W_out + b)
     tie_embeddings: bool = False  # W_out = W_E^T
-    activation: str = "gelu"
-    mlp: str = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out; "none": attention only
+    activation: Activation = "gelu"
+    mlp: Mlp = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out; "none": attention only
     n_kv_heads: int | None = None  # grouped-query attention: key/value heads (None: n_heads)
-    rope_layout: str = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
+    rope_layout: RopeLayout = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
     rope_scaling: dict | None = None  # Llama 3's: factor, low/high_freq_factor, original_max_position_embeddings
     qkv_bias: bool | None = None  # biases of q, k, v (None: as bias); Qwen2: true with bias false
     qk_norm: bool = False  # an RMSNorm over each head's q and k before RoPE (Qwen3)
@@ -108,8 +124,21 @@ class ModelConfig:
     share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
 
     def __post_init__(self) -> None:
-        _check_choice("arch", self.arch, ARCHS)
+        _check_choice("arch", self.arch, CHOICES["arch"])
         family = FAMILIES[self.arch]
+        self._check_sizes(family)
+        self._check_family_fields(family)
+        self._check_head_and_mlp()
+        for name, allowed in CHOICES.items():
+            if name != "arch":
+                _check_choice(name, getattr(self, name), allowed)
+        self._check_kv_heads()
+        _check_rope_scaling(self.rope_scaling)
+        self._check_parts(family)
+        self._check_switches()
+
+    def _check_sizes(self, family) -> None:
+        """The counts: vocabulary, context, widths, heads, layers (n_encoder_layers: as n_layers by default)."""
         _check_int("n_token_types", self.n_token_types, 0, 1024)
         _check_int("d_vocab", self.d_vocab, 1, 10_000_000)
         _check_int("n_ctx", self.n_ctx, 1, 1_000_000)
@@ -120,13 +149,19 @@ class ModelConfig:
             self.n_encoder_layers = self.n_layers
         if self.n_encoder_layers is not None:
             _check_int("n_encoder_layers", self.n_encoder_layers, 1, 1024)
-        for name in OWNED_FIELDS:  # a field another family owns stays at its default
+
+    def _check_family_fields(self, family) -> None:
+        """A field another family owns stays at its default; what the family needs is set."""
+        for name in OWNED_FIELDS:
             if name not in family.fields and getattr(self, name) != self.__dataclass_fields__[name].default:
                 owners = " or ".join(f"arch={f.arch!r}" for f in FAMILIES.values() if name in f.fields)
                 raise ValueError(f"{name} is for {owners}; {family.title} has none (got {getattr(self, name)!r})")
         for name, why in family.needs:
             if getattr(self, name) is not True:
                 raise ValueError(f"{family.title} needs {name}=true ({why}); got {getattr(self, name)!r}")
+
+    def _check_head_and_mlp(self) -> None:
+        """d_head (default d_model // n_heads) and d_mlp (default 4 * d_model)."""
         if self.d_head is None:
             if self.d_model % self.n_heads:
                 raise ValueError(
@@ -138,12 +173,9 @@ class ModelConfig:
         if self.d_mlp is None:
             self.d_mlp = 4 * self.d_model
         _check_int("d_mlp", self.d_mlp, 1, 1 << 20)
-        _check_choice("pos", self.pos, POS_KINDS)
-        _check_choice("norm", self.norm, NORM_KINDS)
-        _check_choice("values", self.values, VALUE_KINDS)
-        _check_choice("activation", self.activation, ACTIVATIONS)
-        _check_choice("mlp", self.mlp, MLP_KINDS)
-        _check_choice("rope_layout", self.rope_layout, ROPE_LAYOUTS)
+
+    def _check_kv_heads(self) -> None:
+        """n_kv_heads (default n_heads) divides n_heads; qkv_bias defaults to bias."""
         if self.n_kv_heads is None:
             self.n_kv_heads = self.n_heads
         _check_int("n_kv_heads", self.n_kv_heads, 1, self.n_heads)
@@ -154,7 +186,9 @@ class ModelConfig:
             )
         if self.qkv_bias is None:
             self.qkv_bias = self.bias
-        _check_rope_scaling(self.rope_scaling)
+
+    def _check_parts(self, family) -> None:
+        """The LLM parts only where the family has them; an attention-only block is pre-norm and residual."""
         if not family.llm_parts:  # the encoder and the encoder-decoder are built of the 2017 paper's parts
             used = {
                 "norm='rms'": self.norm == "rms",
@@ -171,6 +205,9 @@ class ModelConfig:
             raise ValueError(
                 "mlp='none' (attention only) is a block of pre-norm residual connections: x = x + Attn(LN1(x))"
             )
+
+    def _check_switches(self) -> None:
+        """Dropout rates, the boolean switches (embed_scale: by default on for sinusoidal positions), the floats."""
         for name in ("dropout_embed", "dropout_resid", "dropout_attn"):
             _check_float(name, getattr(self, name), 0.0, 1.0, high_open=True)
         if self.embed_scale is None:

@@ -384,6 +384,39 @@ def _optimizer_state(path: Path, state: dict) -> dict:
     return {"state": opt_state, "param_groups": groups}
 
 
+def _read_config(cpath: Path) -> tuple[dict, ModelConfig, TrainConfig | None]:
+    """config.json, checked: (the whole of it, its ModelConfig, its TrainConfig or None)."""
+    config = read_json(cpath, phrase("errors.ckpt_no_config"))
+    if config.get("format") != FORMAT:
+        raise Refusal.of("errors.ckpt_not_config", path=cpath)
+    if config.get("version") != VERSION:
+        raise Refusal.of("errors.ckpt_version", path=cpath, version=config.get("version"), reads=VERSION)
+    if "model" not in config:
+        raise Refusal.of("errors.ckpt_no_model", path=cpath)
+    # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
+    try:
+        model_cfg = ModelConfig.from_dict(config["model"])
+        train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
+    except ValueError as e:
+        raise Refusal.of("errors.in", where=cpath, error=e) from None
+    return config, model_cfg, train_cfg
+
+
+def _read_model(wpath: Path, state: dict, model_cfg: ModelConfig, device):
+    """The model of `model_cfg` with the weights of `wpath` (checked tensor by tensor), in eval mode, on
+    `device` (None: the CPU)."""
+    with _open_weights(wpath, state) as f:
+        _check_model_tensors(wpath, f, param_shapes(model_cfg))  # a tied unembedding is not stored: W_E
+        model = make_model(model_cfg)
+        _load_model_tensors(wpath, f, model)
+    model.eval()
+    if device is not None:
+        from qkv.core.machine.device import to_device
+
+        to_device(model, device)
+    return model
+
+
 def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoint:
     """Load a checkpoint directory; anything missing or inconsistent raises ValueError (one line).
 
@@ -398,19 +431,7 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     state = read_state(d) if (d / "state.json").exists() else None
     names = {k: (state or {}).get(k) or FIXED[k] for k in FIXED}
     cpath, tpath = d / names["config"], d / names["tokenizer"]
-    config = read_json(cpath, phrase("errors.ckpt_no_config"))
-    if config.get("format") != FORMAT:
-        raise Refusal.of("errors.ckpt_not_config", path=cpath)
-    if config.get("version") != VERSION:
-        raise Refusal.of("errors.ckpt_version", path=cpath, version=config.get("version"), reads=VERSION)
-    if "model" not in config:
-        raise Refusal.of("errors.ckpt_no_model", path=cpath)
-    # a field missing inside "model" or "train" takes its default (checkpoints of older versions lack newer fields)
-    try:
-        model_cfg = ModelConfig.from_dict(config["model"])
-        train_cfg = TrainConfig.from_dict(config["train"]) if config.get("train") else None
-    except ValueError as e:
-        raise Refusal.of("errors.in", where=cpath, error=e) from None
+    config, model_cfg, train_cfg = _read_config(cpath)
     check_fits(model_cfg, cpath)  # before anything of its size is allocated
     try:
         tok_bytes = read_bytes(tpath, TOKENIZER_LIMIT, "tokenizer file")
@@ -436,16 +457,7 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
         raise Refusal.of(
             "errors.ckpt_state_run", path=d / "state.json", config=cpath, run=state["run"], config_run=config["run"]
         )
-    wpath = d / state["model"]
-    with _open_weights(wpath, state) as f:
-        _check_model_tensors(wpath, f, param_shapes(model_cfg))  # a tied unembedding is not stored: W_E
-        model = make_model(model_cfg)
-        _load_model_tensors(wpath, f, model)
-    model.eval()
-    if device is not None:
-        from qkv.core.machine.device import to_device
-
-        to_device(model, device)
+    model = _read_model(d / state["model"], state, model_cfg, device)
     task = config.get("task")
     if family_of(model_cfg).translates and isinstance(task, dict) and task.get("kind") == "translate":
         model.languages = (str(task.get("source")), str(task.get("target")))  # a translation model's direction

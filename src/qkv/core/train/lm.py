@@ -3,7 +3,7 @@
     train(text_path="book.txt", out="runs/book", preset="baby")     # a new run
     train(out="runs/book", resume=True, overrides=["steps=4000"])   # rereads book.txt, continues exactly
 
-What is shared with every task (resume, refusals, lock, device, processes) is prepare.py's; the
+What is shared with every task (resume, refusals, lock, device, processes) is run.py's; the
 loop, the schedule and the checkpoints are loop.py's. This module says only what is a GPT's: the
 text and where it came from, the tokenizer it trains, and the batches (LMData): windows of n_ctx + 1
 tokens (qkv.core.text.batches).
@@ -134,7 +134,7 @@ def text_origin(text: str | None, text_path=None) -> tuple[str, dict]:
 
 @dataclass(frozen=True)
 class LMTask(Task[str]):
-    """What a GPT's training supplies to prepare.run_task: its text, tokenizer and batches."""
+    """What a GPT's training supplies to run.run_task: its text, tokenizer and batches."""
 
     kind = "lm"
     default_preset = "tiny"

@@ -4,9 +4,9 @@ was trained.
 
 What a run trains on is a `Data`, this module's one interface: the loop asks it for the loss of a
 step, the tokens that step scored and an evaluation, and never which task it serves. Its two
-implementations are train.LMData (next-token prediction: a GPT on a text) and
-train_translate.PairData (sentence pairs: an encoder-decoder). A `Run` is everything the loop
-needs, built complete by prepare.run_task (resume, refusals, lock, device, processes).
+implementations are lm.LMData (next-token prediction: a GPT on a text) and
+translate.PairData (sentence pairs: an encoder-decoder). A `Run` is everything the loop
+needs, built complete by run.run_task (resume, refusals, lock, device, processes).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class TrainResult:
 
 
 class Data(Protocol):
-    """What run_loop trains on and evaluates with (train.LMData, train_translate.PairData).
+    """What run_loop trains on and evaluates with (lm.LMData, translate.PairData).
 
     The batch of a step depends on (seed, step) only, so the step number is the whole data position:
     a resumed run draws what an uninterrupted run draws. With several processes every rank holds the
@@ -140,28 +140,15 @@ def optimize(
 
 
 def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
-    """Train `run` in `out`, whose lock the caller holds; only rank 0 writes there."""
+    """Train `run` in `out`, whose lock the caller holds; only rank 0 writes there.
+
+    Every step sets the schedule's learning rate, trains on the step's batch (run.data.step: forward,
+    backward, clip, AdamW), stops on a non-finite loss and logs; every eval_interval steps, and at the
+    last, it evaluates and saves a checkpoint. Ctrl-C or SIGTERM ends the step first and keeps it."""
     start, data, world = run.start, run.data, run.data.world
     model, tc, last = start.model, start.tc, run.last
-    distributed.join(run.device)
-    distributed.barrier(world)  # every rank has read what it needs from `out` before rank 0 writes there
-    devices.prepare(run.device)
-    model.to(run.device)
-    optimizer = make_optimizer(model, tc)
-    if start.resumed:
-        load_optimizer(optimizer, start.optimizer_state, start.optimizer_file, start.step)
-    try:
-        writer = (
-            checkpoint.Writer(
-                out, model.cfg, tc, start.tokenizer, run.record, resume=start.resumed, log_lines=list(start.log_lines)
-            )
-            if world.main
-            else _NoWriter()
-        )
-    except OSError as e:
-        raise OSError(
-            f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged"
-        ) from None
+    optimizer = _on_device(run)
+    writer = _writer(out, run)
     bar = None
     t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
     done = saved = start.step  # steps finished; steps in the checkpoint
@@ -184,42 +171,20 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
             done, tokens = step + 1, tokens + data.tokens(step)
             if governor:
                 governor.tick()
-            tok_s = tokens / max(time.perf_counter() - t0, 1e-9)
-            writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
-            if bar:
-                bar.update(1)
-                bar.set_postfix_str(
-                    f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
-                    refresh=False,
-                )
+            _log_step(writer, bar, done, loss, lr, tokens / max(time.perf_counter() - t0, 1e-9), val_loss)
             if done % tc.eval_interval == 0 or done == last:
-                train_loss, val_loss = data.evaluate(model)
-                evaluation = {
-                    "step": done,
-                    "train_loss": round(train_loss, 6),
-                    "val_loss": val_loss and round(val_loss, 6),
-                }
-                writer.write_log(json.dumps(evaluation))
-                writer.save(
-                    model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": world.size}
-                )
+                train_loss, val_loss = _evaluate_and_save(model, optimizer, data, writer, bar, done)
                 saved = done
-                if bar:
-                    val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
-                    bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
             stop.check(world)  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
         if done > saved and not writer.staged:  # of another run before this one's first evaluation
             writer.save(model, done, optimizer, {"world_size": world.size})
         raise
-    except distributed.PeerLost as e:
-        raise distributed.PeerLost(f"{e}; {writer.kept}") from None
-    except RuntimeError as e:  # inside DDP's forward or backward, where it talks to the other ranks
-        if world.size > 1 and distributed.from_peers(e):
-            raise distributed.PeerLost(f"{distributed.lost(e)}; {writer.kept}") from None
-        raise
-    except OSError as e:  # e.g. the disk is full
-        raise OSError(f"could not write to {out} ({e.strerror or e}) after step {done}; {writer.kept}") from None
+    except (RuntimeError, OSError) as e:
+        told = _told(e, out, done, writer.kept, world)
+        if told is None:
+            raise
+        raise told from None
     finally:
         try:
             writer.close()
@@ -229,6 +194,75 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
             stop.remove()
     seconds = time.perf_counter() - t0
     return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
+
+
+def _on_device(run: Run) -> torch.optim.Optimizer:
+    """Every rank joined and on its device, the model moved there, its AdamW made (a resume's state loaded)."""
+    distributed.join(run.device)
+    distributed.barrier(run.data.world)  # every rank has read what it needs from `out` before rank 0 writes there
+    devices.prepare(run.device)
+    run.start.model.to(run.device)
+    optimizer = make_optimizer(run.start.model, run.start.tc)
+    if run.start.resumed:
+        load_optimizer(optimizer, run.start.optimizer_state, run.start.optimizer_file, run.start.step)
+    return optimizer
+
+
+def _writer(out: Path, run: Run):
+    """Rank 0's checkpoint.Writer in `out` (the other ranks write nothing)."""
+    start = run.start
+    if not run.data.world.main:
+        return _NoWriter()
+    try:
+        return checkpoint.Writer(
+            out,
+            start.model.cfg,
+            start.tc,
+            start.tokenizer,
+            run.record,
+            resume=start.resumed,
+            log_lines=list(start.log_lines),
+        )
+    except OSError as e:
+        raise OSError(
+            f"could not write to {out} ({e.strerror or e}); the checkpoint in it, if any, is unchanged"
+        ) from None
+
+
+def _log_step(writer, bar, done: int, loss: float, lr: float, tok_s: float, val_loss: float | None) -> None:
+    """The step's line of log.jsonl, and the progress bar's figures."""
+    writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
+    if bar:
+        bar.update(1)
+        bar.set_postfix_str(
+            f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
+            refresh=False,
+        )
+
+
+def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> tuple[float, float | None]:
+    """Evaluate after step `done`, log it and save the checkpoint; (train loss, val loss)."""
+    train_loss, val_loss = data.evaluate(model)
+    evaluation = {"step": done, "train_loss": round(train_loss, 6), "val_loss": val_loss and round(val_loss, 6)}
+    writer.write_log(json.dumps(evaluation))
+    writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": data.world.size})
+    if bar:
+        val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
+        bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
+    return train_loss, val_loss
+
+
+def _told(e: Exception, out: Path, done: int, kept: str, world: World) -> Exception | None:
+    """What a run stopped by `e` says (what is kept of it), or None to raise `e` itself."""
+    if isinstance(e, distributed.PeerLost):
+        return distributed.PeerLost(f"{e}; {kept}")
+    if isinstance(e, RuntimeError):  # inside DDP's forward or backward, where it talks to the other ranks
+        return (
+            distributed.PeerLost(f"{distributed.lost(e)}; {kept}")
+            if world.size > 1 and distributed.from_peers(e)
+            else None
+        )
+    return OSError(f"could not write to {out} ({e.strerror or e}) after step {done}; {kept}")  # e.g. the disk is full
 
 
 class _StopRequest:

@@ -11,12 +11,12 @@
       start                          a new model from a preset and --set, or (under the lock) the
                                      checkpoint checked file by file and against the data
       lock                           one writer per directory for the whole loop (rank 0 holds it)
-      loop.run_loop
+      loop.run_loop                  the loop itself: every step, evaluation and checkpoint
 
 A `Task` supplies only what differs between tasks: how it reads its data, the tokenizer of a new
 run, its batches (a loop.Data), its own resume facts (the translation direction), and whether its
-data can be shared out among several processes. Its two implementations are train.LMTask and
-train_translate.TranslateTask.
+data can be shared out among several processes. Its two implementations are lm.LMTask and
+translate.TranslateTask.
 """
 
 from __future__ import annotations
@@ -101,40 +101,43 @@ def run_task(task: Task, req: Request) -> TrainResult:
     device = distributed.gpu_for(world, devices.resolve(req.device))
     precision = Precision(device, req.precision)  # a bad precision is an error before anything starts
     joined_here = world.size > 1 and not torch.distributed.is_initialized()
+    out = req.out
     try:  # the ranks meet in run_loop, once each has checked what it was given
-        return _prepare(task, req, world, precision)
+        task, model_fields, tc = _settings(task, req, world)
+        data, origin = task.read(tc)
+        if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
+            run = _run(task, data, origin, _new_start(task, data, model_fields, tc), req, world, precision)
+        with lock.locked(out) if world.main else nullcontext():
+            if req.resume:
+                task.check_resume(data, checkpoint.read_config(out), out)
+                start = _resumed_start(out, origin, req.overrides, task.what)
+                run = _run(task, data, origin, start, req, world, precision)
+            elif world.main:
+                refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
+            return run_loop(out, run, req.progress and world.main)
     finally:
         if joined_here:
             distributed.leave()
 
 
-def _prepare(task: Task, req: Request, world: World, precision: Precision) -> TrainResult:
+def _settings(task: Task, req: Request, world: World) -> tuple[Task, dict | None, TrainConfig]:
+    """The task (on --resume, with what the checkpoint recalls), a new run's model fields (None on
+    --resume) and the TrainConfig; first the refusals: a directory in use or not qkv's, a checkpoint
+    without --resume or --force, a resume given a new run's settings or another task's checkpoint."""
     out = req.out
     found = rundir.inspect(out)
     if world.main:  # the other ranks never write, and rank 0 may hold the lock already
         lock.check_free(out)
-    if req.resume:
-        refuse_on_resume(out, force=req.force, preset=req.preset, **task.new_run_settings())
-        if found != "checkpoint":
-            checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
-        config = checkpoint.read_config(out)
-        refuse_other_task(config, out, task.kind)
-        task = task.recall(config, out)
-        tc = _resumed_settings(_saved_settings(config, out), req.overrides)
-    else:
+    if not req.resume:
         if world.main:
             refuse_to_replace(found, out, req.force)
-        model_fields, tc = _new_settings(task, req)
-    data, origin = task.read(tc)
-    if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
-        run = _run(task, data, origin, _new_start(task, data, model_fields, tc), req, world, precision)
-    with lock.locked(out) if world.main else nullcontext():
-        if req.resume:
-            task.check_resume(data, checkpoint.read_config(out), out)
-            run = _run(task, data, origin, _resumed_start(out, origin, req.overrides, task.what), req, world, precision)
-        elif world.main:
-            refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
-        return run_loop(out, run, req.progress and world.main)
+        return task, *_new_settings(task, req)
+    refuse_on_resume(out, force=req.force, preset=req.preset, **task.new_run_settings())
+    if found != "checkpoint":
+        checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
+    config = checkpoint.read_config(out)
+    refuse_other_task(config, out, task.kind)
+    return task.recall(config, out), None, _resumed_settings(_saved_settings(config, out), req.overrides)
 
 
 def _run(task: Task, data, origin: dict, start: Start, req: Request, world: World, precision: Precision) -> Run:

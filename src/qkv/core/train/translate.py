@@ -1,6 +1,6 @@
 """Training a translation model: an encoder-decoder (the family that trains "translate") on sentence pairs.
 
-What is shared with every task (resume, refusals, lock, device) is prepare.py's, and the loop is
+What is shared with every task (resume, refusals, lock, device) is run.py's, and the loop is
 loop.py's (AdamW, warmup + cosine decay, clipping, atomic checkpoints, exact resume, a stop on a
 non-finite loss, Ctrl-C keeping what was trained); what differs is the data. A step draws
 batch_size pairs with a generator seeded by (seed, step), pads them (translation.collate), and
@@ -63,7 +63,7 @@ def direction_of(config: dict) -> tuple[str, str] | None:
 
 class PairData:
     """The batches of the translation task (a loop.Data): batch_size examples drawn per step, padded.
-    On one process (prepare.run_task refuses several: TranslateTask.parallel is False)."""
+    On one process (run.run_task refuses several: TranslateTask.parallel is False)."""
 
     world = ALONE
 
@@ -174,7 +174,7 @@ class Pairs:
 
 @dataclass(frozen=True)
 class TranslateTask(Task[Pairs]):
-    """What a translation model's training supplies to prepare.run_task: its pairs, word list and batches."""
+    """What a translation model's training supplies to run.run_task: its pairs, word list and batches."""
 
     kind = "translate"
     default_preset = "translate"

@@ -35,11 +35,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.position_mean import MIN_REF, REFERENCE, position_means
 from qkv.analysis.representations import stages, vectors_at
-from qkv.analysis.view import TextError, encode_text, read_text
 from qkv.core.io.document import header
 from qkv.core.model import evaluating
+from qkv.core.see.indices import TextError
 
 
 def _cosine(a, b) -> float | None:

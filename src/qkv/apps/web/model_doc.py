@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 
-from qkv.analysis.compare import comparable
-from qkv.analysis.view import encode_text, model_info
+from qkv.analysis.inputs import encode_text
+from qkv.analysis.model_info import model_info
+from qkv.analysis.word_similarity import comparable
 from qkv.apps.web.translate import translation_model_doc
 from qkv.core.decode.sample import generate_ids
 from qkv.core.io.document import header

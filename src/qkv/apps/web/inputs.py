@@ -23,7 +23,7 @@ from __future__ import annotations
 from http import HTTPStatus
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.io.refusal import Refusal, phrase
@@ -42,6 +42,19 @@ def body_limit(fields: int = 0) -> int:
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class TextOrIds(Strict):
+    """A body that names one sequence: a text, or the token ids the page shows (no re-tokenizing), not both."""
+
+    text: str | None = Field(None, max_length=MAX_CHARS)
+    ids: list[int] | None = Field(None, max_length=MAX_IDS)
+
+    @model_validator(mode="after")
+    def one_of(self):
+        if (self.text is None) == (self.ids is None):
+            raise Refusal.of("requests.text_or_ids")
+        return self
 
 
 class FiniteJSON(JSONResponse):

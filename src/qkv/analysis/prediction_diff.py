@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from qkv.analysis.view import read_text
+from qkv.analysis.inputs import read_text
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal
 from qkv.core.model import evaluating

@@ -3,9 +3,9 @@
 
     doc = translation_view(model, tokenizer, "我 投资了 苹果 。")        # a JSON-ready dict
 
-The source is translated greedily and the teacher-forced pass traced once (qkv.analysis.cross.read);
+The source is translated greedily and the teacher-forced pass traced once (qkv.analysis.cross_attention.read);
 the page then switches attention, layer, head and query without asking again. The model has three
-kinds of attention, each a "part" with the arrays of a GPT's view (qkv.analysis.view), for queries
+kinds of attention, each a "part" with the arrays of a GPT's view (qkv.apps.web.view), for queries
 i and keys j of its own:
 
     "cross"    decoder layer L's cross-attention: queries = the target steps, keys = the source words
@@ -33,12 +33,16 @@ import math
 
 import torch
 
-from qkv.analysis import cross
+from qkv.analysis import cross_attention as cross
 from qkv.analysis.explain import N_COORDS
-from qkv.analysis.view import MAX_CELLS, TextError, layer_arrays, model_info, next_arrays, pack
+from qkv.analysis.inputs import MAX_CELLS
+from qkv.analysis.model_info import model_info
+from qkv.analysis.packing import pack
+from qkv.apps.web.view import layer_arrays, next_arrays
 from qkv.core.decode.translate import UNSURE_BELOW, decode_target, unknown_marks, weakest
 from qkv.core.io.document import header
 from qkv.core.io.finite import arrays_note
+from qkv.core.see.indices import TextError
 from qkv.core.spec.family import family_of
 
 PARTS = ("cross", "decoder", "encoder")

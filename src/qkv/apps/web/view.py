@@ -19,7 +19,7 @@ and per layer and position the norms of the residual update x → x + attn_out (
 then the most likely next tokens at each position (only for a model with an LM head: an encoder
 outputs one vector per token and no next-token distribution, so its view has no next_* arrays and
 model.has_lm_head is false in the document). Big arrays are packed (see `pack`): float32 or
-int32, little-endian, base64 — a browser reads them into a typed array without parsing numbers;
+int32, little-endian, base64 (qkv.analysis.packing) — a browser reads them into a typed array without parsing numbers;
 under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
 
 doc["unknown"] names what a word tokenizer read below the level of its words (a word tokenizer with
@@ -40,197 +40,23 @@ are those of the ids' decoded text.
 
 from __future__ import annotations
 
-import base64
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from qkv.analysis.explain import N_COORDS, model_fields
+from qkv.analysis.explain import N_COORDS
+from qkv.analysis.inputs import check_ids, check_size, read_text
+from qkv.analysis.model_info import model_info
+from qkv.analysis.packing import pack, unpack
 from qkv.core.io.document import header
 from qkv.core.io.finite import arrays_note
-from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError
 from qkv.core.text.tokenizers.unknown import unknown_pieces
 
 TOP_NEXT = 10  # next-token candidates kept per position
 SUBSPACE_ITERS = 16  # power iterations for the 2-D picture of the values
-MAX_CELLS = 2**23  # attention weights per view (L·H·T²): 32 MiB of float32 for each of dots and pattern
-
-
-def pack(x, lower: bool = False) -> dict:
-    """A tensor as {dtype, shape, data}: data is the base64 of its little-endian bytes, row-major.
-
-    lower=True (for (…, T, T) arrays under a causal mask) keeps only each matrix's lower triangle,
-    diagonal included, row by row (T(T+1)/2 numbers per matrix, about half), and says
-    "layout": "lower"; the entries above the diagonal read back as 0."""
-    a = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-    a = np.asarray(a, dtype="<i4" if a.dtype.kind in "iub" else "<f4")
-    out = {"dtype": "int32" if a.dtype.kind == "i" else "float32", "shape": list(a.shape)}
-    if lower:
-        rows, cols = np.tril_indices(a.shape[-1])
-        a = a[..., rows, cols]  # (…, T(T+1)/2)
-        out["layout"] = "lower"
-    out["data"] = base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
-    return out
-
-
-def unpack(p: dict) -> np.ndarray:
-    """The inverse of `pack` (a "lower" layout comes back with zeros above the diagonal)."""
-    flat = np.frombuffer(base64.b64decode(p["data"]), dtype={"float32": "<f4", "int32": "<i4"}[p["dtype"]])
-    if p.get("layout") != "lower":
-        return flat.reshape(p["shape"])
-    *lead, T, _ = p["shape"]
-    out = np.zeros(p["shape"], dtype=flat.dtype)
-    rows, cols = np.tril_indices(T)
-    out[..., rows, cols] = flat.reshape(*lead, T * (T + 1) // 2)
-    return out
-
-
-def dumps(doc: dict) -> bytes:
-    """json.dumps(doc) as UTF-8, written faster for a view: the base64 strings of the packed arrays
-    need no escaping, so they are joined in rather than scanned (a test compares with json.dumps)."""
-    arrays = doc.get("arrays")
-    if not arrays:
-        return finite_dumps(doc).encode("utf-8")
-    rest = finite_dumps({k: v for k, v in doc.items() if k != "arrays"})  # NaN lives in the arrays' bytes only
-    parts = [
-        f'"{name}": {{{", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in p.items() if k != "data")}, '
-        f'"data": "{p["data"]}"}}'
-        for name, p in arrays.items()
-    ]
-    return f'{rest[:-1]}, "arrays": {{{", ".join(parts)}}}}}'.encode()
-
-
-def model_info(model, tokenizer, name: str = "") -> dict:
-    """The model's shape, its tokenizer, its size, and where it came from (a translation model's
-    also n_encoder_layers).
-
-    design, generates, translates, has_lm_head: what its family is and can do (core.models.family);
-    loaded_from: {name, path, architecture, title} — for a pretrained model what it was loaded from
-    (model.loaded_from), else the qkv checkpoint `name` names (a directory; "bundled": the model inside
-    qkv, path null); weights_bytes: the size of its weight files on disk (safetensors), or null."""
-    cfg = model.cfg
-    keys = (
-        "n_layers",
-        "n_heads",
-        "d_model",
-        "d_head",
-        "d_mlp",
-        "n_ctx",
-        "d_vocab",
-        "norm",
-        "pos",
-        "causal",
-        "residual",
-        "values",
-        "arch",
-    )
-    loaded_from, weights = _loaded_from(model, name)
-    out = {
-        **model_fields(model, keys),
-        "tokenizer": tokenizer.kind,
-        "name": name,
-        "parameters": model.num_params(),
-        "loaded_from": loaded_from,
-        "weights_bytes": _weights_bytes(weights),
-    }
-    for stack in model.family.stacks[:-1]:  # an encoder-decoder: n_layers counts the decoder's blocks
-        out[stack.layers] = getattr(cfg, stack.layers)
-    return out
-
-
-def _loaded_from(model, name: str) -> tuple[dict, str | None]:
-    """(where the model was loaded from, the directory its weights are in)."""
-    src = model.loaded_from
-    if isinstance(src, dict):
-        out = {k: src.get(k) for k in ("name", "path", "architecture", "title")}
-        weights = out["path"]
-    else:
-        path = str(Path(name).resolve()) if name and name != "bundled" and Path(name).is_dir() else None
-        out = {"name": name or None, "path": path, "architecture": f"qkv {model.cfg.arch}", "title": None}
-        if name == "bundled":
-            from qkv.core.hub.bundled import BUNDLED
-
-            path = str(BUNDLED)
-        weights = path
-    return out, weights
-
-
-def _weights_bytes(path) -> int | None:
-    """Bytes of the files the model's weights were read from in `path`: the one a qkv checkpoint's
-    state.json names, or those a Hugging Face directory's layout names (no stray .safetensors file)."""
-    from qkv.core.hub.weights import weight_files
-    from qkv.core.train.checkpoint import read_state
-
-    d = Path(path) if path else None
-    if d is None or not d.is_dir():
-        return None
-    try:
-        files = [d / read_state(d)["model"]] if (d / "state.json").exists() else weight_files(d)
-        return sum(f.stat().st_size for f in files) or None
-    except (OSError, ValueError):
-        return None
-
-
-def encode_text(tokenizer, text, n_ctx: int) -> list[int]:
-    """The ids of `text`, or a TextError that says what is wrong (in one line)."""
-    if not isinstance(text, str):
-        raise TextError.of("errors.text_type", type=type(text).__name__)
-    if not text:
-        raise TextError.of("errors.text_empty")
-    try:
-        ids = tokenizer.encode(text)
-    except ValueError as e:  # UnknownTokenError names the characters or words
-        raise TextError.recast(e) from None
-    if not [i for i in ids if i not in getattr(tokenizer, "special", ())]:  # WordPiece: "   " is [CLS] [SEP]
-        raise TextError.of("errors.text_no_tokens")
-    if len(ids) > n_ctx:
-        raise TextError.of("errors.text_too_long", T=len(ids), n_ctx=n_ctx)
-    return ids
-
-
-def read_text(tokenizer, text, n_ctx: int) -> tuple[str, list[int]]:
-    """(text, ids) as encode_text, except that when a word tokenizer does not know all the words
-    but can cut them into words it knows (WordTokenizer.respace: 我投资了苹果 -> 我 投资了 苹果),
-    the text is read, and returned, cut that way. When it cannot, the tokenizer's error names only
-    the runs no known word covers, each with its nearest known words ("1 word is not in the
-    tokenizer's vocabulary: '好' (nearest known words: 看好, 好吃)"). A word tokenizer with a fallback
-    reads any text: the text comes back as it reads it, decoded from its ids (我投资了苹果， -> 我 投资了
-    苹果 ，; I ate -> i ate), and what it reads below its words is in the view's "unknown" list."""
-    try:
-        ids = encode_text(tokenizer, text, n_ctx)
-        return (tokenizer.decode(ids) if getattr(tokenizer, "fallback", False) else text), ids
-    except TextError:
-        spaced = tokenizer.respace(text) if isinstance(text, str) and hasattr(tokenizer, "respace") else None
-        if spaced is None:
-            raise  # the original message names what is unknown
-        return spaced, encode_text(tokenizer, spaced, n_ctx)
-
-
-def check_ids(ids, cfg) -> list[int]:
-    """Token ids given directly (as generation returns them), checked like a text's."""
-    if not ids:
-        raise TextError.of("errors.ids_empty")
-    bad = [i for i in ids if not 0 <= i < cfg.d_vocab]
-    if bad:
-        raise TextError.of("errors.ids_range", id=bad[0], last=cfg.d_vocab - 1)
-    if len(ids) > cfg.n_ctx:
-        raise TextError.of("errors.ids_too_long", T=len(ids), n_ctx=cfg.n_ctx)
-    return list(ids)
-
-
-def check_size(cfg, T: int) -> None:
-    """Refuse a view whose attention matrices would not fit a page (a browser tab holds ~MAX_CELLS)."""
-    cells = cfg.n_layers * cfg.n_heads * T * T
-    if cells > MAX_CELLS:
-        most = math.isqrt(MAX_CELLS // (cfg.n_layers * cfg.n_heads))
-        raise TextError.of(
-            "errors.view_too_large", T=T, cells=cells, L=cfg.n_layers, H=cfg.n_heads, max=MAX_CELLS, most=most
-        )
 
 
 def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre", mid_hook: str = "hook_resid_mid"):

@@ -51,14 +51,13 @@ from functools import lru_cache
 import torch
 
 from qkv.analysis.explain import model_fields, next_rows, step_detail
-from qkv.analysis.view import TextError
 from qkv.core.decode.beam import BOS, EOS, greedy
 from qkv.core.decode.translate import SPECIALS, check_language, decode_target, encode_source, is_translation_tokenizer
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal, family_title, phrase
 from qkv.core.model import evaluating
 from qkv.core.see.hull import convex_weights
-from qkv.core.see.indices import check_index, check_layer_head
+from qkv.core.see.indices import TextError, check_index, check_layer_head
 
 HULL_TOL = 1e-5  # relative: z and the values are float32, as in qkv.core.see.invariants
 # training pairs searched for a gold alignment (the bundled model's; a longer list starts with a shorter)
@@ -177,18 +176,7 @@ def explain_translation(
         "token",
         phrase("errors.unit_steps", n=T),
     )
-    b = f"decoder.blocks.{layer}."
-    wanted = {
-        "probs",
-        *(
-            cross_name(layer, h)
-            for h in ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_v", "hook_z", "hook_result")
-        ),
-        b + "hook_resid_mid",
-        b + "hook_cross_attn_out",
-        b + "hook_resid_mid_cross",
-    }
-    tr = trace(model, r, wanted.__contains__)
+    tr = trace(model, r, _explained(layer).__contains__)
     pattern = tr[cross_name(layer, "hook_pattern")][0]  # (n_heads, T_target, T_source)
     ent = entropy_bits(pattern).mean(-1)  # (n_heads,)
     choice = "given" if head is not None else "sharpest"
@@ -221,6 +209,19 @@ def explain_translation(
     data.update(_step(tr, cfg, layer, head, pos, src, top))
     data["next"] = _next(tr, tokenizer, r.written, pos, top)
     return data
+
+
+def _explained(layer: int) -> set[str]:
+    """The names explain_translation reads: decoder layer `layer`'s cross-attention, the stream around it, probs."""
+    b = f"decoder.blocks.{layer}."
+    cross = ("hook_dots", "hook_attn_scores", "hook_pattern", "hook_v", "hook_z", "hook_result")
+    return {
+        "probs",
+        *(cross_name(layer, h) for h in cross),
+        b + "hook_resid_mid",
+        b + "hook_cross_attn_out",
+        b + "hook_resid_mid_cross",
+    }
 
 
 def _reads(tr, L, H, src, written, tgt) -> list[dict]:
