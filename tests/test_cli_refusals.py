@@ -155,8 +155,6 @@ ELSEWHERE = {
     "figure: a directory as the output": "presentation/figures.py (check_path) raises plain English",
     "figure: not an image": "presentation/figures.py (check_path) raises plain English",
     "figure: loss without a log": "presentation/plot_training.py raises plain English",
-    "export: into a file": "core/hub/export.py raises plain English",
-    "export: a translation model": "core/hub/export.py raises plain English",
 }
 
 

@@ -70,7 +70,7 @@ MESSAGES = {
     "cropped_prompt": "警告：提示有 {n} 个词元，只用了最后 {n_ctx} 个（n_ctx）",
     "cropped_text": "警告：这段文字有 {n} 个词元，只追踪了最后 {n_ctx} 个（n_ctx）",
     "past_context": (
-        "提示：{prompt} 个提示词元加 {new} 个新词元超过了 n_ctx = {n_ctx}：从第 {first} 个新词元起，"
+        "提示：{prompt} 个提示词元加 {new} 个新词元超过了 n_ctx = {n_ctx}：从新词元 {first} 起，"
         "每个都只根据最后 {n_ctx} 个词元选出"
     ),
     "sample": "--- 样本 {i} / {n} ---",
