@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.apps.cli import main
-from qkv.apps.lessons import align
+from qkv.lessons.align import measure as align
 from qkv.core.text.corpus import pairs
 from qkv.presentation.i18n import t
-from qkv.presentation.lessons.align import MARGIN
+from qkv.lessons.align.present import MARGIN
 
 pytestmark = [pytest.mark.slow]
 

@@ -8,8 +8,8 @@ import torch
 
 import qkv
 from qkv.analysis import representations
-from qkv.apps import lessons
-from qkv.apps.lessons import context
+from qkv import lessons
+from qkv.lessons.context import measure as context
 from qkv.core.hub.bundled import default_ckpt
 
 pytestmark = [pytest.mark.slow]

@@ -21,8 +21,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from qkv.apps import lessons
-from qkv.apps.lessons import induction
+from qkv import lessons
+from qkv.lessons.induction import measure as induction
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
 from qkv.presentation.i18n import t

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import qkv
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.i18n import t
 
@@ -115,7 +115,7 @@ def test_convex(results, bundled):
     )
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
 
-    from qkv.presentation.lessons.convex import dist
+    from qkv.lessons.convex.present import dist
 
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
@@ -127,7 +127,7 @@ def test_convex(results, bundled):
 
 
 def test_heads(results, bundled):
-    from qkv.apps.lessons import heads
+    from qkv.lessons.heads import measure as heads
 
     en, zh = results("heads")
     _common("heads", en, zh, 1)
@@ -190,7 +190,7 @@ def test_dropout(results):
 
 
 def test_dropout_breaks_a_fresh_copy(bundled):
-    from qkv.apps.lessons.dropout import summarise, with_dropout
+    from qkv.lessons.dropout.measure import summarise, with_dropout
 
     model, tok = bundled
     before = model.cfg.dropout_attn
@@ -243,7 +243,7 @@ def test_embedding(results, bundled):
 
 @torch.no_grad()
 def test_next_token(results, bundled):
-    from qkv.apps.lessons.next_token import entropy_bits
+    from qkv.lessons.next_token.measure import entropy_bits
 
     en, zh = results("next-token")
     _common("next-token", en, zh, 1)
@@ -257,7 +257,7 @@ def test_next_token(results, bundled):
     assert probs == pytest.approx(top.values.tolist(), abs=1e-5)
     assert [t for t, _ in n["top"]] == [tok.display(int(i)) for i in top.indices]
     assert n["entropy_bits"] == pytest.approx(entropy_bits(p), abs=1e-4)
-    from qkv.apps.lessons.next_token import TEMPERATURES
+    from qkv.lessons.next_token.measure import TEMPERATURES
 
     temps = [at["T"] for at in n["temperatures"]]
     assert temps == list(TEMPERATURES) == [0.5, 1.0, 2.0]

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.apps import lessons
-from qkv.apps.lessons import real_apple, real_heads, real_hull
+from qkv import lessons
+from qkv.lessons.real_apple import measure as real_apple
+from qkv.lessons.real_heads import measure as real_heads
+from qkv.lessons.real_hull import measure as real_hull
 
 pytestmark = [pytest.mark.slow]
 
@@ -217,7 +219,7 @@ def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
 
 
 def test_real_hull_numbers_and_claims(measured, minilm, tmp_path):
-    from qkv.apps.lessons.convex import nearest_l2
+    from qkv.lessons.convex.measure import nearest_l2
 
     n = measured("real-hull")
     model, tok = minilm

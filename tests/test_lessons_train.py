@@ -13,9 +13,9 @@ import re
 import pytest
 import torch
 
-from qkv.apps import lessons
-from qkv.apps.lessons import lesson_module
-from qkv.apps.lessons.training import fit, tokenize
+from qkv import lessons
+from qkv.lessons import lesson_module
+from qkv.lessons.common.training import fit, tokenize
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.presentation.i18n import t
 

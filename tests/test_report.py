@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.apps.cli import main
-from qkv.apps.lessons.base import LessonResult
-from qkv.apps.lessons.report import write_report
+from qkv.lessons.common.result import LessonResult
+from qkv.lessons.common.report import write_report
 from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.i18n import t
 

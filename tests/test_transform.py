@@ -29,7 +29,7 @@ from qkv.analysis.transform import (
     svd,
 )
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.core.hub.bundled import default_ckpt
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
