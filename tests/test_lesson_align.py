@@ -20,10 +20,10 @@ import torch
 
 from qkv import lessons
 from qkv.apps.cli import main
-from qkv.lessons.align import measure as align
 from qkv.core.text.corpus import pairs
-from qkv.presentation.i18n import t
+from qkv.lessons.align import measure as align
 from qkv.lessons.align.present import MARGIN
+from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import qkv
-from qkv.analysis import representations
 from qkv import lessons
-from qkv.lessons.context import measure as context
+from qkv.analysis import representations
 from qkv.core.hub.bundled import default_ckpt
+from qkv.lessons.context import measure as context
 
 pytestmark = [pytest.mark.slow]
 

@@ -22,9 +22,9 @@ import torch
 import torch.nn.functional as F
 
 from qkv import lessons
-from qkv.lessons.induction import measure as induction
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
+from qkv.lessons.induction import measure as induction
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]

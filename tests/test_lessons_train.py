@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from qkv import lessons
+from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.lessons import lesson_module
 from qkv.lessons.common.training import fit, tokenize
-from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]

@@ -8,9 +8,9 @@ import pytest
 
 from qkv import lessons
 from qkv.apps.cli import main
-from qkv.lessons.common.result import LessonResult
-from qkv.lessons.common.report import write_report
 from qkv.core.hub.bundled import default_ckpt
+from qkv.lessons.common.report import write_report
+from qkv.lessons.common.result import LessonResult
 from qkv.presentation.i18n import t
 
 

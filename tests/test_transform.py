@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import qkv
+from qkv import lessons
 from qkv.analysis.origin import attention_input_name as input_name
 from qkv.analysis.transform import (
     attention_module,
@@ -29,7 +30,6 @@ from qkv.analysis.transform import (
     svd,
 )
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
-from qkv import lessons
 from qkv.core.hub.bundled import default_ckpt
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")

@@ -40,9 +40,9 @@ import copy
 import importlib
 from pathlib import Path
 
-from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
 from qkv.core.spec.family import FAMILIES
+from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang
 
 # lesson name -> its folder under qkv/lessons, in teaching order;

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.lessons.common.training import threads
 from qkv.core.decode import beam as search
 from qkv.core.decode import translate as translation
 from qkv.core.text.corpus import lexicon as L
 from qkv.core.text.corpus import pairs
+from qkv.lessons.common.training import threads
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
 READS = ("encoder-decoder",)  # the model families (Family.design) it reads

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.common.text import commas, listing, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import commas, listing, then
 
 MARGIN = 0.2  # "far above the untrained model" means at least this much more accuracy
 CLOSE = 0.02  # all heads averaged within this of the best head is "about as much"

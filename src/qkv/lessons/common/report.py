@@ -12,8 +12,8 @@ import json
 import time
 from pathlib import Path
 
-from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.core.io.files import write_json
+from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang, t
 
 _CSS = (

@@ -42,9 +42,9 @@ from qkv.analysis.representations import (
     stages,
     vectors_at,
 )
-from qkv.lessons.common.training import threads
 from qkv.core.model.gpt import GPT
 from qkv.core.text import corpus
+from qkv.lessons.common.training import threads
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads

@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from qkv.lessons.common.text import commas, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import commas, then
 from qkv.presentation.text import width, wrap
 
 SENSES = ("fruit", "company")  # the two sentences, as qkv.lessons.context.measure.SENSES names them

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.common.text import listing, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import listing, then
 
 CLEAR_RATIO = 2  # a head "looks at" a category when it gives it at least this many times the uniform share
 

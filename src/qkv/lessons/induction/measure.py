@@ -43,11 +43,11 @@ import torch.nn.functional as F
 
 from qkv.analysis.ablate import heads_off
 from qkv.analysis.head_scores import detection_patterns, head_scores, repeated_tokens, score, uniform_pattern
-from qkv.lessons.common.training import fit, threads
 from qkv.core.model import evaluating
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.tokenizers import train_tokenizer
+from qkv.lessons.common.training import fit, threads
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own

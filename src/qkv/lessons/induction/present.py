@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.lessons.common.text import then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import then
 from qkv.presentation.text import width
 
 EVERY = 5  # the text's table shows every 5th measurement (the figure shows them all)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.common.text import commas, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import commas, then
 
 
 def _pairs(pairs, digits: int) -> list[str]:

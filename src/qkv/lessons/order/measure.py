@@ -20,12 +20,12 @@ from functools import lru_cache
 import torch
 
 from qkv.analysis.probing import continuation_logprob
-from qkv.lessons.common.training import fit, threads, tokenize
 from qkv.core.model.gpt import GPT
 from qkv.core.model.nn.position import RoPE, sinusoidal_table
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.corpus import lexicon
+from qkv.lessons.common.training import fit, threads, tokenize
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own

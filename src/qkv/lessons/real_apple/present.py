@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.lessons.common.text import commas, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import commas, then
 from qkv.presentation.text import width
 
 MODELS = ("pretrained", "random", "shuffled")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qkv.lessons.convex.measure import pick_head
 from qkv.lessons.common.real import model_name
+from qkv.lessons.convex.measure import pick_head
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.common.text import then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import then
 from qkv.presentation.plot_hull import hull_figure
 
 COLUMNS = (

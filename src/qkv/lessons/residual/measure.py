@@ -15,11 +15,11 @@ from functools import lru_cache
 
 import torch
 
-from qkv.lessons.common.training import fit, threads, tokenize
 from qkv.core.model.gpt import GPT, lm_loss
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.batches import get_batch, split_ids
+from qkv.lessons.common.training import fit, threads, tokenize
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.lessons.common.curves import draw_curves
+from qkv.lessons.common.text import listing, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import listing, then
-from qkv.lessons.common.curves import draw_curves
 
 
 def title(lang: str) -> str:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.common.text import commas, then
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import commas, then
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 COLORS = {"fruit": "#d62728", "company": "#1f77b4", "energy": "#2ca02c", "ambiguous": "#333333"}

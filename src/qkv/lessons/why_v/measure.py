@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from qkv.analysis.probing import probe_accuracy
-from qkv.lessons.common.training import fit, threads, tokenize
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
+from qkv.lessons.common.training import fit, threads, tokenize
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own

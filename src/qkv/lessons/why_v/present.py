@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.lessons.common.curves import draw_curves
+from qkv.lessons.common.text import listing
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
-from qkv.lessons.common.text import listing
-from qkv.lessons.common.curves import draw_curves
 
 NAMES = {"v": "A·V", "k": "A·K"}  # the kinds of qkv.lessons.why_v.measure.KINDS, as the rows name them
 
