@@ -8,7 +8,9 @@ draws them (qkv.lessons.<name>.present); qkv.lessons.run puts the parts together
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from qkv.core.io.document import header
@@ -24,10 +26,35 @@ def check_folder(path, what: str) -> Path:
 
 class Numbers:
     """What a lesson's typed result (a dataclass) shares: its numbers as the plain dict the JSON output
-    shows, keyed by the field names in their declared order, nested results as nested dicts."""
+    shows, keyed by the field names in their declared order, nested results as nested dicts; and the
+    way back, from such a dict (the JSON's "numbers") to the typed result."""
 
     def to_numbers(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_numbers(cls, numbers: dict):
+        """The typed result whose to_numbers() is `numbers` (nested results rebuilt by their declared types)."""
+        hints = typing.get_type_hints(cls)
+        return cls(**{f.name: _typed(hints[f.name], numbers[f.name]) for f in fields(cls)})
+
+
+def _typed(hint, value):
+    """`value` (as JSON holds it) as the type `hint` declares: a nested result, or a dict, list or optional
+    of them; anything else as it is."""
+    if value is None:
+        return None
+    if is_dataclass(hint):
+        return hint.from_numbers(value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is dict:
+        return {key: _typed(args[1], item) for key, item in value.items()}
+    if origin is list:
+        return [_typed(args[0], item) for item in value]
+    if origin in (typing.Union, types.UnionType):
+        inner = [arg for arg in args if arg is not type(None)]
+        return _typed(inner[0], value) if len(inner) == 1 else value
+    return value
 
 
 @dataclass

@@ -15,6 +15,8 @@ import math
 import numpy as np
 import torch
 
+from qkv.lessons.convex.result import Plane, Result
+
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = (  # why it reads no other family (said when it refuses one)
@@ -56,7 +58,7 @@ def nearest_l2(point: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     return (w / w.sum()) @ vertices
 
 
-def separating_plane(VW, zW, x_new, x, near) -> dict:
+def separating_plane(VW, zW, x_new, x, near) -> Plane:
     """2-D coordinates that keep the hull and x + z W_O apart: axis 1 runs from the nearest hull point
     `near` to x + z W_O (a separating direction), axis 2 is the values' main direction orthogonal to it."""
     e1 = x_new - near
@@ -66,11 +68,11 @@ def separating_plane(VW, zW, x_new, x, near) -> dict:
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     e2 = vt[0]
     to2 = lambda P: np.stack([np.atleast_2d(P) @ e1, np.atleast_2d(P) @ e2], -1).tolist()  # (n, 2)
-    return {"values": to2(VW), "zW": to2(zW)[0], "x_new": to2(x_new)[0], "x": to2(x)[0], "nearest": to2(near)[0]}
+    return Plane(values=to2(VW), zW=to2(zW)[0], x_new=to2(x_new)[0], x=to2(x)[0], nearest=to2(near)[0])
 
 
 @torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     from qkv.analysis.attend import attend
     from qkv.core.see.hull import convex_weights
 
@@ -100,36 +102,36 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     hmid = convex_weights(mid, VW, tol=TOL)
     near = nearest_l2(x_new, VW)
     result_gap = float(np.abs(trace["result", layer][0, pos, head].double().numpy() - zW).max())
-    return {
-        "example_scores": [float(s) for s in ex.scores],
-        "example_weights": [float(w) for w in ex.weights],
-        "example_z": [float(c) for c in ex.z],
-        "example_values": ex.V.tolist(),
-        "example_inside": bool(ex.hull.inside),
-        "example_distance": float(ex.hull.distance),
-        "text": TEXT,
-        "tokens": tokens,
-        "position": pos,
-        "layer": layer,
-        "head": head,
-        "weights": a.tolist(),
-        "cue": tokens[cue_pos],
-        "cue_weight": float(a[cue_pos]),
-        "values": V.tolist(),
-        "z": z.tolist(),
-        "z_inside": bool(hz.inside),
-        "z_distance": float(hz.distance),
-        "zW_inside": bool(hzW.inside),
-        "zW_distance": float(hzW.distance),
-        "residual_inside": bool(hx.inside),
-        "residual_distance": float(hx.distance),
-        "residual_l2_distance": float(np.linalg.norm(x_new - near)),
-        "resid_mid_inside": bool(hmid.inside),
-        "resid_mid_distance": float(hmid.distance),
-        "norm_x": float(np.linalg.norm(x)),
-        "norm_zW": float(np.linalg.norm(zW)),
-        "d_head": int(V.shape[1]),
-        "d_model": int(VW.shape[1]),
-        "result_gap": result_gap,
-        "plane": separating_plane(VW, zW, x_new, x, near),
-    }
+    return Result(
+        example_scores=[float(s) for s in ex.scores],
+        example_weights=[float(w) for w in ex.weights],
+        example_z=[float(c) for c in ex.z],
+        example_values=ex.V.tolist(),
+        example_inside=bool(ex.hull.inside),
+        example_distance=float(ex.hull.distance),
+        text=TEXT,
+        tokens=tokens,
+        position=pos,
+        layer=layer,
+        head=head,
+        weights=a.tolist(),
+        cue=tokens[cue_pos],
+        cue_weight=float(a[cue_pos]),
+        values=V.tolist(),
+        z=z.tolist(),
+        z_inside=bool(hz.inside),
+        z_distance=float(hz.distance),
+        zW_inside=bool(hzW.inside),
+        zW_distance=float(hzW.distance),
+        residual_inside=bool(hx.inside),
+        residual_distance=float(hx.distance),
+        residual_l2_distance=float(np.linalg.norm(x_new - near)),
+        resid_mid_inside=bool(hmid.inside),
+        resid_mid_distance=float(hmid.distance),
+        norm_x=float(np.linalg.norm(x)),
+        norm_zW=float(np.linalg.norm(zW)),
+        d_head=int(V.shape[1]),
+        d_model=int(VW.shape[1]),
+        result_gap=result_gap,
+        plane=separating_plane(VW, zW, x_new, x, near),
+    )

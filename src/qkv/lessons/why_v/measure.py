@@ -15,6 +15,7 @@ from qkv.analysis.probing import probe_accuracy
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.why_v.result import Accuracy, Model, Pair, Probe, Probes, Result
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own
@@ -28,49 +29,47 @@ EARLY = (250, 300)  # a window of steps where the batch losses are compared mid-
 
 
 @lru_cache(maxsize=2)
-def measure(seed: int = 0) -> dict:
-    """Train the four models and score them (cached: the numbers do not depend on the language).
-
-    n["probes"][phenomenon]: {count, chance} for each of PHENOMENA; n["pairs"]: one per width of
-    WIDTHS, {d_head, val_gap, early_gap} and for each kind of KINDS its model, {losses (the loss
-    curve), params, train_loss, val_loss, early_loss, seconds, acc: {phenomenon: accuracy}, mean_acc}."""
+def measure(seed: int = 0) -> Result:
+    """Train the four models and score them (cached: the numbers do not depend on the language)."""
     with threads(1):
         text = corpus.generate(seed, N_SENTENCES, "zh")
         tok, ids = tokenize(text)
         tc = TrainConfig(**TRAIN, seed=seed)
         probes = {ph: corpus.probes(ph, "zh") for ph in PHENOMENA}
-        n = {
-            "seed": seed,
-            "sentences": N_SENTENCES,
-            "tokens": len(ids),
-            "vocab": tok.vocab_size,
-            "steps": tc.steps,
-            "batch_size": tc.batch_size,
-            **MODEL,
-            "probes": {
-                ph: {"count": len(p), "chance": sum(1 / (1 + len(q.alternatives)) for q in p) / len(p)}
-                for ph, p in probes.items()
-            },
-            "early_from": EARLY[0],
-            "early_to": EARLY[1],
-            "pairs": [],
+        counts = {
+            ph: Probe(count=len(p), chance=sum(1 / (1 + len(q.alternatives)) for q in p) / len(p))
+            for ph, p in probes.items()
         }
+        pairs = []
         for width in WIDTHS:
-            pair = {"d_head": width}
+            models = {}
             for kind in KINDS:
                 f = fit(ids, ModelConfig(d_vocab=tok.vocab_size, values=kind, d_head=width, **MODEL), tc, seed=seed)
                 acc = {ph: probe_accuracy(f.model, tok, p) for ph, p in probes.items()}
-                pair[kind] = {
-                    "losses": f.losses,
-                    "params": f.model.num_params(),
-                    "train_loss": f.train_loss,
-                    "val_loss": f.val_loss,
-                    "early_loss": sum(f.losses[EARLY[0] : EARLY[1]]) / (EARLY[1] - EARLY[0]),
-                    "seconds": f.seconds,
-                    "acc": acc,
-                    "mean_acc": sum(acc[ph] for ph in PHENOMENA) / len(PHENOMENA),
-                }
-            pair["val_gap"] = pair["k"]["val_loss"] - pair["v"]["val_loss"]
-            pair["early_gap"] = pair["k"]["early_loss"] - pair["v"]["early_loss"]
-            n["pairs"].append(pair)
-    return n
+                models[kind] = Model(
+                    losses=f.losses,
+                    params=f.model.num_params(),
+                    train_loss=f.train_loss,
+                    val_loss=f.val_loss,
+                    early_loss=sum(f.losses[EARLY[0] : EARLY[1]]) / (EARLY[1] - EARLY[0]),
+                    seconds=f.seconds,
+                    acc=Accuracy(**acc),
+                    mean_acc=sum(acc[ph] for ph in PHENOMENA) / len(PHENOMENA),
+                )
+            v, k = models["v"], models["k"]
+            pairs.append(
+                Pair(d_head=width, v=v, k=k, val_gap=k.val_loss - v.val_loss, early_gap=k.early_loss - v.early_loss)
+            )
+    return Result(
+        seed=seed,
+        sentences=N_SENTENCES,
+        tokens=len(ids),
+        vocab=tok.vocab_size,
+        steps=tc.steps,
+        batch_size=tc.batch_size,
+        **MODEL,
+        probes=Probes(**counts),
+        early_from=EARLY[0],
+        early_to=EARLY[1],
+        pairs=pairs,
+    )
