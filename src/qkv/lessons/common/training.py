@@ -21,7 +21,7 @@ from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text.batches import get_batch, split_ids
 from qkv.core.text.tokenizers import WordTokenizer, train_tokenizer
 from qkv.core.train.lm import evaluate, train_step
-from qkv.core.train.loop import lr_at, make_optimizer
+from qkv.core.train.loop import lr_at, make_optimizer, step_seed
 
 
 @dataclass
@@ -101,7 +101,7 @@ def fit(
     for step in range(tc.steps):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, tc)
-        g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        g = torch.Generator().manual_seed(step_seed(seed, step))  # the trainer's formula
         x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
         if windows is not None:
             x, y = windows(x, y, g)

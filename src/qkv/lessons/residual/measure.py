@@ -19,6 +19,7 @@ from qkv.core.model.gpt import GPT, lm_loss
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.batches import get_batch, split_ids
+from qkv.core.train.loop import step_seed
 from qkv.lessons.common.training import fit, threads, tokenize
 
 NEEDS_MODEL = False
@@ -48,7 +49,7 @@ def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed:
     first and the last block."""
     torch.manual_seed(seed)
     model = GPT(cfg).double()
-    x_ids, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, torch.Generator().manual_seed(seed * 1_000_003))
+    x_ids, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, torch.Generator().manual_seed(step_seed(seed, 0)))
     x = model.embed(x_ids)  # (B, T, d_model)
     if model.pos_embed is not None:
         x = x + model.pos_embed(0, x.shape[1])
