@@ -200,7 +200,7 @@ def test_dropout_breaks_a_fresh_copy(bundled):
     assert torch.equal(copy.eval()(ids), model(ids))  # the same weights
     torch.manual_seed(1)
     _, trace = copy.train().run_with_trace(ids)
-    assert summarise(qkv.check(trace, max_hull_points=8))["rows"]["failed"] > 0
+    assert summarise(qkv.check(trace, max_hull_points=8)).rows.failed > 0
 
 
 # -------------------------------------------------------------------------------------- embedding

@@ -9,7 +9,11 @@ measures the rows and solves the hull LP for every head and position.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import torch
+
+from qkv.lessons.dropout.result import Invariant, Result, RowSums, Summary, TrainSummary
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
@@ -30,31 +34,26 @@ def with_dropout(model, p: float):
     return copy
 
 
-def summarise(report) -> dict:
-    """Failures and worst deviations of the two invariants dropout breaks, over all layers:
-    {"rows": {checked, failed, worst}, "hull": {checked, failed, worst}, "checks_failed", "checks"}."""
+def summarise(report) -> Summary:
+    """Failures and worst deviations of the two invariants dropout breaks, over all layers."""
 
-    def invariant(name: str) -> dict:
+    def invariant(name: str) -> Invariant:
         items = [i for i in report.items if i.name == name]
-        return {
-            "checked": sum(i.checked for i in items),
-            "failed": sum(len(i.failures) for i in items),
-            "worst": max(i.worst for i in items),
-        }
+        return Invariant(
+            checked=sum(i.checked for i in items),
+            failed=sum(len(i.failures) for i in items),
+            worst=max(i.worst for i in items),
+        )
 
-    return {
-        "rows": invariant(ROWS),
-        "hull": invariant(HULL),
-        "checks_failed": len(report.failed()),
-        "checks": len(report.items),
-    }
+    return Summary(
+        rows=invariant(ROWS), hull=invariant(HULL), checks_failed=len(report.failed()), checks=len(report.items)
+    )
 
 
 @torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> dict:
-    """The same weights run once in training mode (dropout p, seeded) and once in evaluation mode:
-    n["train"] and n["eval"] as `summarise` gives them; in training mode also the smallest and largest
-    row sum, n["train"]["rows"]["min_sum"] and ["max_sum"]."""
+def measure(model, tokenizer, seed: int = 0) -> Result:
+    """The same weights run once in training mode (dropout p, seeded) and once in evaluation mode, each
+    as `summarise` gives them; in training mode also the smallest and largest row sum."""
     from qkv.core.see.invariants import check
 
     dropped = with_dropout(model, P)
@@ -68,17 +67,18 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     _, eval_trace = dropped.run_with_trace(ids)
     ev = summarise(check(eval_trace))
     sums = torch.cat([train_trace["pattern", L].sum(-1).flatten() for L in range(model.cfg.n_layers)])
-    train["rows"]["min_sum"], train["rows"]["max_sum"] = sums.min().item(), sums.max().item()
-    return {
-        "p": P,
-        "text": TEXT,
-        "seed": seed,
-        "tokens": len(tokens),
-        "token_texts": tokens,
-        "train": train,
-        "eval": ev,
-        "pattern_layer": LAYER,
-        "pattern_head": HEAD,
-        "pattern_train": train_trace["pattern", LAYER][0, HEAD].tolist(),  # (T, T)
-        "pattern_eval": eval_trace["pattern", LAYER][0, HEAD].tolist(),
-    }
+    rows = RowSums(**asdict(train.rows), min_sum=sums.min().item(), max_sum=sums.max().item())
+    train = TrainSummary(rows=rows, hull=train.hull, checks_failed=train.checks_failed, checks=train.checks)
+    return Result(
+        p=P,
+        text=TEXT,
+        seed=seed,
+        tokens=len(tokens),
+        token_texts=tokens,
+        train=train,
+        eval=ev,
+        pattern_layer=LAYER,
+        pattern_head=HEAD,
+        pattern_train=train_trace["pattern", LAYER][0, HEAD].tolist(),  # (T, T)
+        pattern_eval=eval_trace["pattern", LAYER][0, HEAD].tolist(),
+    )

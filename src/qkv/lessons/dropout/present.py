@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qkv.lessons.dropout.result import Result
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
 
@@ -15,44 +16,44 @@ def title(lang: str) -> str:
     return translator(lang, "lessons.dropout")("title")
 
 
-def _fields(n: dict) -> dict:
-    """The numbers under the names the messages use: train_rows_failed is n["train"]["rows"]["failed"]."""
-    rows, hull = n["train"]["rows"], n["train"]["hull"]
+def _fields(n: Result) -> dict:
+    """The numbers under the names the messages use: train_rows_failed is n.train.rows.failed."""
+    rows, hull = n.train.rows, n.train.hull
     return {
-        "p": n["p"],
-        "text": n["text"],
-        "tokens": n["tokens"],
-        "train_rows_checked": rows["checked"],
-        "train_rows_failed": rows["failed"],
-        "train_rows_worst": rows["worst"],
-        "train_rows_min_sum": rows["min_sum"],
-        "train_rows_max_sum": rows["max_sum"],
-        "train_hull_checked": hull["checked"],
-        "train_hull_failed": hull["failed"],
-        "train_hull_worst": hull["worst"],
-        "eval_rows_failed": n["eval"]["rows"]["failed"],
-        "eval_hull_failed": n["eval"]["hull"]["failed"],
+        "p": n.p,
+        "text": n.text,
+        "tokens": n.tokens,
+        "train_rows_checked": rows.checked,
+        "train_rows_failed": rows.failed,
+        "train_rows_worst": rows.worst,
+        "train_rows_min_sum": rows.min_sum,
+        "train_rows_max_sum": rows.max_sum,
+        "train_hull_checked": hull.checked,
+        "train_hull_failed": hull.failed,
+        "train_hull_worst": hull.worst,
+        "eval_rows_failed": n.eval.rows.failed,
+        "eval_hull_failed": n.eval.hull.failed,
     }
 
 
-def headline(n: dict, lang: str) -> str:
+def headline(n: Result, lang: str) -> str:
     return translator(lang, "lessons.dropout")("headline", **_fields(n))
 
 
-def text(n: dict, lang: str) -> str:
+def text(n: Result, lang: str) -> str:
     return translator(lang, "lessons.dropout")("text", **_fields(n))
 
 
-def figures(n: dict, out: Path, lang: str) -> list[Path]:
+def figures(n: Result, out: Path, lang: str) -> list[Path]:
     """One head's attention pattern in evaluation and in training mode, each row's sum beside it."""
     say = translator(lang, "lessons.dropout")
     fig = new_figure((12, 5.4))
-    tokens = n["token_texts"]
+    tokens = n.token_texts
     T = len(tokens)
-    for ax, key, name in zip(
-        fig.subplots(1, 2), ("pattern_eval", "pattern_train"), (say("eval_mode"), say("train_mode", p=n["p"]))
+    for ax, pattern, name in zip(
+        fig.subplots(1, 2), (n.pattern_eval, n.pattern_train), (say("eval_mode"), say("train_mode", p=n.p))
     ):
-        A = np.array(n[key])  # (T, T)
+        A = np.array(pattern)  # (T, T)
         shown = np.ma.masked_array(A, mask=np.triu(np.ones((T, T), dtype=bool), 1))
         image = ax.imshow(shown, cmap="Blues", vmin=0.0, vmax=max(1.0, float(A.max())))
         ax.set_xticks(range(T), tokens, fontsize="small", rotation=90)
@@ -60,5 +61,5 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.set_title(name)
         ax.set_xlabel(say("key"))
         fig.colorbar(image, ax=ax, shrink=0.8)
-    fig.suptitle(say("fig_title", layer=n["pattern_layer"], head=n["pattern_head"]))
+    fig.suptitle(say("fig_title", layer=n.pattern_layer, head=n.pattern_head))
     return [save(fig, out / "dropout_rows.png")]
