@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.lessons.next_token.result import AtTemperature, Result
+
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = "it turns the last position's vector into next-token probabilities, and an encoder has no such head"
@@ -33,36 +35,36 @@ def _label(tok, i: int) -> str:
 
 
 @torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     ids = tokenizer.encode(TEXT)
     logits, trace = model.run_with_trace(torch.tensor([ids]))
     probs = trace["probs"][0, -1].double()  # (d_vocab,): softmax(h W_out + b) at the last position
     z = logits[0, -1].double()  # (d_vocab,)
     top = torch.topk(probs, TOP)
     shown = top.indices.tolist()  # the same tokens in every bar group of the figure: the top at T = 1
-    n = {
-        "text": TEXT,
-        "tokens": [tokenizer.display(i) for i in ids],
-        "position": len(ids) - 1,
-        "top": [[_label(tokenizer, int(i)), float(p)] for p, i in zip(top.values, top.indices)],
-        "top_sum": float(top.values.sum()),
-        "greedy": _label(tokenizer, int(z.argmax())),
-        "greedy_id": int(z.argmax()),
-        "entropy_bits": entropy_bits(probs),
-        "max_entropy_bits": float(np.log2(model.cfg.d_vocab)),
-        "shown": [_label(tokenizer, i) for i in shown],
-        "temperatures": [],  # one entry per T of TEMPERATURES, in that order
-    }
+    temperatures = []  # one entry per T of TEMPERATURES, in that order
     for T in TEMPERATURES:
         pT = torch.softmax(z / T, dim=-1)  # (d_vocab,)
         tT = torch.topk(pT, TOP)
-        n["temperatures"].append(
-            {
-                "T": T,
-                "top": [[_label(tokenizer, int(i)), float(p)] for p, i in zip(tT.values, tT.indices)],
-                "entropy_bits": entropy_bits(pT),
-                "greedy": _label(tokenizer, int(pT.argmax())),
-                "shown": [float(pT[i]) for i in shown],  # the probabilities of the tokens of n["shown"]
-            }
+        temperatures.append(
+            AtTemperature(
+                T=T,
+                top=[[_label(tokenizer, int(i)), float(p)] for p, i in zip(tT.values, tT.indices)],
+                entropy_bits=entropy_bits(pT),
+                greedy=_label(tokenizer, int(pT.argmax())),
+                shown=[float(pT[i]) for i in shown],  # the probabilities of the tokens shown
+            )
         )
-    return n
+    return Result(
+        text=TEXT,
+        tokens=[tokenizer.display(i) for i in ids],
+        position=len(ids) - 1,
+        top=[[_label(tokenizer, int(i)), float(p)] for p, i in zip(top.values, top.indices)],
+        top_sum=float(top.values.sum()),
+        greedy=_label(tokenizer, int(z.argmax())),
+        greedy_id=int(z.argmax()),
+        entropy_bits=entropy_bits(probs),
+        max_entropy_bits=float(np.log2(model.cfg.d_vocab)),
+        shown=[_label(tokenizer, i) for i in shown],
+        temperatures=temperatures,
+    )
