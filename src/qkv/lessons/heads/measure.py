@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.lessons.heads.result import Best, Result
+
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
 READS_WHY = (  # why it reads no other family (said when it refuses one)
@@ -87,9 +89,8 @@ def attention_mass(model, items) -> dict:
     return {"mass": mass, "baseline": float((1.0 / lengths.double()).mean()), "n": len(items)}
 
 
-def measure(model, tokenizer, seed: int = 0, limit: int | None = None) -> dict:
-    """The attention mass of every head per category, and the head that puts the most on each:
-    n["mass"][category] (n_layers, n_heads) and n["best"][category] {layer, head, mass, ratio}, for
+def measure(model, tokenizer, seed: int = 0, limit: int | None = None) -> Result:
+    """The attention mass of every head per category, and the head that puts the most on each, for
     each category of CATEGORIES. limit: at most that many sentences, spread evenly over the probes
     (a large model's forward over all of them takes minutes)."""
     items = prompts(tokenizer)
@@ -102,16 +103,16 @@ def measure(model, tokenizer, seed: int = 0, limit: int | None = None) -> dict:
     best = {}
     for c in CATEGORIES:
         L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
-        best[c] = {"layer": int(L), "head": int(H), "mass": float(mass[c][L, H])}
-        best[c]["ratio"] = best[c]["mass"] / baseline
-    return {
-        "n_sentences": m["n"],
-        "baseline": baseline,
-        "cue_words": cue_words(),
-        "categories": list(CATEGORIES),
-        "example": tokenizer.decode(items[0][0]).strip(),
-        "example_cue": tokenizer.decode([items[0][0][items[0][1]]]),
-        "mass": {c: mass[c].tolist() for c in CATEGORIES},
-        "best": best,
-        "distinct_heads": len({(b["layer"], b["head"]) for b in best.values()}),
-    }
+        top = float(mass[c][L, H])
+        best[c] = Best(layer=int(L), head=int(H), mass=top, ratio=top / baseline)
+    return Result(
+        n_sentences=m["n"],
+        baseline=baseline,
+        cue_words=cue_words(),
+        categories=list(CATEGORIES),
+        example=tokenizer.decode(items[0][0]).strip(),
+        example_cue=tokenizer.decode([items[0][0][items[0][1]]]),
+        mass={c: mass[c].tolist() for c in CATEGORIES},
+        best=best,
+        distinct_heads=len({(b.layer, b.head) for b in best.values()}),
+    )
