@@ -16,6 +16,8 @@ from itertools import combinations
 import numpy as np
 import torch
 
+from qkv.lessons.embedding.result import Result
+
 NEEDS_MODEL = True
 READS = ("decoder", "encoder")  # the model families (Family.design) it reads
 FRUITS = ("苹果", "香蕉", "梨", "葡萄")
@@ -72,7 +74,7 @@ def _training_text() -> tuple[str, str]:
 
 
 @torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     from qkv.presentation.plot_embedding import nearest_neighbours
 
     fruits = single_tokens(tokenizer, FRUITS)
@@ -95,29 +97,25 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     across = float(np.mean([cos[i, n_f].item() for i in range(n_f)]))
     text, source = _training_text()  # how often the bundled model's training text shows each word
     counts = Counter(text.split())
-    return {
-        "words": words,
-        "fruits": fruits,
-        "other": OTHER,
-        "ids": ids,
-        "id_difference": diff,
-        "id_difference_token": diff_token,
-        "onehot_cosines": [cos_onehot[i, j].item() for i, j in combinations(range(len(words)), 2)],
-        "onehot_max_offdiag": float((cos_onehot - torch.eye(len(words))).abs().max()),
-        "cosines": [
-            [words[i], words[j], cos[i, j].item()] for i, j in combinations(range(len(words)), 2)
-        ],  # [a, b, cos]
-        "cosine_matrix": cos.tolist(),
-        "within_fruit_mean": within,
-        "fruit_other_mean": across,
-        "claim_holds": within > across,
-        "neighbours": {
-            w: [[t, c] for t, c in nearest_neighbours(model, tokenizer, w, k=K)] for w in (fruits[0], OTHER)
-        },
-        "d_model": model.cfg.d_model,
-        "d_vocab": model.cfg.d_vocab,
-        "corpus_counts": {w: counts[w] for w in words},
-        "corpus_source": source,
-        "corpus_lines": text.count("\n"),
-        "map_tokens": single_tokens(tokenizer, MAP_WORDS),
-    }
+    return Result(
+        words=words,
+        fruits=fruits,
+        other=OTHER,
+        ids=ids,
+        id_difference=diff,
+        id_difference_token=diff_token,
+        onehot_cosines=[cos_onehot[i, j].item() for i, j in combinations(range(len(words)), 2)],
+        onehot_max_offdiag=float((cos_onehot - torch.eye(len(words))).abs().max()),
+        cosines=[[words[i], words[j], cos[i, j].item()] for i, j in combinations(range(len(words)), 2)],  # [a, b, cos]
+        cosine_matrix=cos.tolist(),
+        within_fruit_mean=within,
+        fruit_other_mean=across,
+        claim_holds=within > across,
+        neighbours={w: [[t, c] for t, c in nearest_neighbours(model, tokenizer, w, k=K)] for w in (fruits[0], OTHER)},
+        d_model=model.cfg.d_model,
+        d_vocab=model.cfg.d_vocab,
+        corpus_counts={w: counts[w] for w in words},
+        corpus_source=source,
+        corpus_lines=text.count("\n"),
+        map_tokens=single_tokens(tokenizer, MAP_WORDS),
+    )

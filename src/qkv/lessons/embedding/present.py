@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.lessons.embedding.result import Result
 from qkv.presentation.i18n import translator
 from qkv.presentation.plot_embedding import embedding_map
 
@@ -18,43 +19,43 @@ def title(lang: str) -> str:
     return translator(lang, "lessons.embedding")("title")
 
 
-def _fields(n: dict, lang: str) -> dict:
+def _fields(n: Result, lang: str) -> dict:
     say = translator(lang, "lessons.embedding")
-    words, a = n["words"], n["fruits"][0]
-    tok = n["id_difference_token"]
-    nn = {w: ", ".join(f"{t} {c:.3f}" for t, c in pairs) for w, pairs in n["neighbours"].items()}
+    words, a = n.words, n.fruits[0]
+    tok = n.id_difference_token
+    nn = {w: ", ".join(f"{t} {c:.3f}" for t, c in pairs) for w, pairs in n.neighbours.items()}
     return {
-        **n,
+        **n.to_numbers(),
         "w0": words[0],
         "w1": words[1],
         "a": a,
-        "nn_word": n["neighbours"][a][0][0],
-        "nn_cosine": n["neighbours"][a][0][1],
+        "nn_word": n.neighbours[a][0][0],
+        "nn_cosine": n.neighbours[a][0][1],
         "nn_a": nn[a],
-        "nn_other": nn[n["other"]],
-        "id_list": ", ".join(f"{w} = {i}" for w, i in zip(words, n["ids"])),
+        "nn_other": nn[n.other],
+        "id_list": ", ".join(f"{w} = {i}" for w, i in zip(words, n.ids)),
         "arrow": say("arrow", tok=tok) if tok else say("no_token"),
-        "pairs": ", ".join(f"{x}-{y} {c:.3f}" for x, y, c in n["cosines"]),
-        "counts": ", ".join(f"{k} {v}" for k, v in n["corpus_counts"].items()),
+        "pairs": ", ".join(f"{x}-{y} {c:.3f}" for x, y, c in n.cosines),
+        "counts": ", ".join(f"{k} {v}" for k, v in n.corpus_counts.items()),
         "source": (
-            say("source_builtin", corpus_lines=n["corpus_lines"])
-            if n.get("corpus_source") == "builtin"
-            else say("source_bundled", corpus_lines=n["corpus_lines"])
+            say("source_builtin", corpus_lines=n.corpus_lines)
+            if n.corpus_source == "builtin"
+            else say("source_bundled", corpus_lines=n.corpus_lines)
         ),
     }
 
 
-def headline(n: dict, lang: str) -> str:
+def headline(n: Result, lang: str) -> str:
     say = translator(lang, "lessons.embedding")
-    return say("headline", **_fields(n, lang), verdict=say("holds" if n["claim_holds"] else "fails"))
+    return say("headline", **_fields(n, lang), verdict=say("holds" if n.claim_holds else "fails"))
 
 
-def text(n: dict, lang: str) -> str:
+def text(n: Result, lang: str) -> str:
     say = translator(lang, "lessons.embedding")
     fields = _fields(n, lang)
-    verdict = say("text_holds") if n["claim_holds"] else say("text_fails", other=n["other"])
+    verdict = say("text_holds") if n.claim_holds else say("text_fails", other=n.other)
     return say("text", **fields, verdict=verdict) + "\n\n" + say("caveat", **fields)
 
 
-def figures(n: dict, out: Path, lang: str, model=None, tokenizer=None) -> list[Path]:
-    return [embedding_map(model, tokenizer, out / "embedding_map.png", tokens=n["map_tokens"], lang=lang)]
+def figures(n: Result, out: Path, lang: str, model=None, tokenizer=None) -> list[Path]:
+    return [embedding_map(model, tokenizer, out / "embedding_map.png", tokens=n.map_tokens, lang=lang)]
