@@ -19,6 +19,7 @@ import torch
 
 from qkv.analysis.transform import MATRICES, all_spectra, head_matrices, random_twin, rotation_part, svd
 from qkv.analysis.transform_cloud import PROJECTIONS, word_cloud
+from qkv.lessons.transform.result import Compared, Result, Spread
 
 NEEDS_MODEL = True
 READS = ("decoder", "encoder")  # the model families (Family.design) it reads
@@ -26,18 +27,18 @@ LAYER = 0  # the cloud's layer: its input is closest to the embeddings themselve
 HEAD = 0  # the head drawn in detail
 
 
-def _summary(spectra, name: str) -> dict:
+def _summary(spectra, name: str) -> Spread:
     """Mean and range over every layer and head of one matrix's numbers."""
     rows = [s[name] for layer in spectra for s in layer]
     cond = [r["condition"] for r in rows]
-    return {
-        "condition_mean": float(np.mean(cond)),
-        "condition_min": float(min(cond)),
-        "condition_max": float(max(cond)),
-        "effective_rank_mean": float(np.mean([r["effective_rank"] for r in rows])),
-        "top4_mean": float(np.mean([r["energy_top"]["4"] for r in rows])),
-        "rotation_cos_mean": float(np.mean([r["rotation_cos"] for r in rows])),
-    }
+    return Spread(
+        condition_mean=float(np.mean(cond)),
+        condition_min=float(min(cond)),
+        condition_max=float(max(cond)),
+        effective_rank_mean=float(np.mean([r["effective_rank"] for r in rows])),
+        top4_mean=float(np.mean([r["energy_top"]["4"] for r in rows])),
+        rotation_cos_mean=float(np.mean([r["rotation_cos"] for r in rows])),
+    )
 
 
 @torch.no_grad()
@@ -53,10 +54,10 @@ def _exactness(model, layer: int, head: int) -> dict:
     return {"reconstruction_error": recon, "orthogonality_error": ortho}
 
 
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     twin = random_twin(model, seed)
     trained, random = all_spectra(model), all_spectra(twin)
-    summary = {name: {"trained": _summary(trained, name), "random": _summary(random, name)} for name in MATRICES}
+    summary = {name: Compared(trained=_summary(trained, name), random=_summary(random, name)) for name in MATRICES}
     # each place (layer, head, matrix) against the untrained model's matrix in the same place
     places = [
         (t[name]["condition"], r[name]["condition"])
@@ -71,41 +72,41 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     after = {p: [c[p]["separation"] for c in clouds] for p in PROJECTIONS}
     detail = clouds[HEAD]
     twin_cloud = word_cloud(twin, tokenizer, LAYER, HEAD)
-    return {
-        "layer": LAYER,
-        "head": HEAD,
-        "seed": seed,
-        "n_layers": model.cfg.n_layers,
-        "n_heads": model.cfg.n_heads,
-        "d_model": model.cfg.d_model,
-        "d_head": model.cfg.d_head,
-        "norm": model.cfg.norm,
-        "pre_norm": model.cfg.pre_norm,  # the heads read LN1(x) (LayerNorm or RMSNorm), not x
-        "summary": summary,
-        "more_uneven": more_uneven,
-        "n_places": len(places),
-        "uneven_claim_holds": more_uneven == len(places),
-        "detail": {name: trained[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
-        "detail_random": {name: random[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
+    return Result(
+        layer=LAYER,
+        head=HEAD,
+        seed=seed,
+        n_layers=model.cfg.n_layers,
+        n_heads=model.cfg.n_heads,
+        d_model=model.cfg.d_model,
+        d_head=model.cfg.d_head,
+        norm=model.cfg.norm,
+        pre_norm=model.cfg.pre_norm,  # the heads read LN1(x) (LayerNorm or RMSNorm), not x
+        summary=summary,
+        more_uneven=more_uneven,
+        n_places=len(places),
+        uneven_claim_holds=more_uneven == len(places),
+        detail={name: trained[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
+        detail_random={name: random[LAYER][HEAD][name] for name in (*MATRICES, "W_QK", "W_OV")},
         **_exactness(model, LAYER, HEAD),
-        "words": detail["words"],
-        "labels": detail["labels"],
-        "groups": detail["groups"],
-        "input": detail["input"],
-        "before_ratio": before["ratio"],
-        "before_accuracy": before["accuracy"],
-        "after_ratio": {p: [a["ratio"] for a in after[p]] for p in PROJECTIONS},
-        "after_accuracy": {p: [a["accuracy"] for a in after[p]] for p in PROJECTIONS},
-        "heads_separating_more": {p: sum(a["ratio"] > before["ratio"] for a in after[p]) for p in PROJECTIONS},
-        "kept_share": {p: [c[p]["kept_share"] for c in clouds] for p in PROJECTIONS},
-        "random_share": detail["random_share"],
-        "nearest_before": detail["before"]["nearest"],
-        "nearest_q": detail["q"]["nearest"],
-        "before_ratio_2d": detail["before"]["separation_2d"]["ratio"],
-        "q_ratio_2d": detail["q"]["separation_2d"]["ratio"],
-        "cloud_before": detail["before"]["points"],
-        "cloud_q": detail["q"]["points"],
-        "twin_before_ratio": twin_cloud["before"]["separation"]["ratio"],
-        "twin_q_ratio": twin_cloud["q"]["separation"]["ratio"],
-        "trace_max_diff": max(c[p]["trace_max_diff"] for c in clouds for p in PROJECTIONS),
-    }
+        words=detail["words"],
+        labels=detail["labels"],
+        groups=detail["groups"],
+        input=detail["input"],
+        before_ratio=before["ratio"],
+        before_accuracy=before["accuracy"],
+        after_ratio={p: [a["ratio"] for a in after[p]] for p in PROJECTIONS},
+        after_accuracy={p: [a["accuracy"] for a in after[p]] for p in PROJECTIONS},
+        heads_separating_more={p: sum(a["ratio"] > before["ratio"] for a in after[p]) for p in PROJECTIONS},
+        kept_share={p: [c[p]["kept_share"] for c in clouds] for p in PROJECTIONS},
+        random_share=detail["random_share"],
+        nearest_before=detail["before"]["nearest"],
+        nearest_q=detail["q"]["nearest"],
+        before_ratio_2d=detail["before"]["separation_2d"]["ratio"],
+        q_ratio_2d=detail["q"]["separation_2d"]["ratio"],
+        cloud_before=detail["before"]["points"],
+        cloud_q=detail["q"]["points"],
+        twin_before_ratio=twin_cloud["before"]["separation"]["ratio"],
+        twin_q_ratio=twin_cloud["q"]["separation"]["ratio"],
+        trace_max_diff=max(c[p]["trace_max_diff"] for c in clouds for p in PROJECTIONS),
+    )
