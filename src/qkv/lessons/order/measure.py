@@ -26,6 +26,7 @@ from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.corpus import lexicon
 from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.order.result import Result, Run
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own
@@ -109,47 +110,46 @@ def rope_shift(seed: int) -> dict:
 
 
 @lru_cache(maxsize=2)
-def measure(seed: int = 0) -> dict:
+def measure(seed: int = 0) -> Result:
     """Train the five models and take every measurement (cached: numbers do not depend on the language)."""
     with threads(1):
         tok, ids = tokenize(order_text(seed))
         probes = corpus.probes("order", "zh")
         tc = TrainConfig(**TRAIN, seed=seed)
-        n = {
-            "seed": seed,
-            "tokens": len(ids),
-            "vocab": tok.vocab_size,
-            "steps": tc.steps,
-            "batch_size": tc.batch_size,
-            "probes": len(probes),
-            "sinusoidal_embed_scale": MODEL["d_model"] ** 0.5,
-            **MODEL,
-            "runs": [name for name, _, _ in RUNS],
-            "models": {},  # run name (RUNS) -> {acc, apart, pair_diff, val_loss, seconds}
-            "rope_d": ROPE_D,
-            "shifts": list(SHIFTS),
-        }
-        models = {}
+        models, runs = {}, {}
         for name, pos, layers in RUNS:
             # the default embed_scale: sinusoidal positions meet words multiplied by sqrt(d_model), as in the 2017 paper
             cfg = ModelConfig(**{**MODEL, "d_vocab": tok.vocab_size, "pos": pos, "n_layers": layers})
             f = fit(ids, cfg, tc, seed=seed)
             models[name] = f.model
             stats = pair_stats(pair_scores(f.model, tok, probes), probes)
-            n["models"][name] = {
-                "acc": stats["acc"],
-                "apart": stats["apart"],
-                "pair_diff": stats["pair_diff"],
-                "val_loss": f.val_loss,
-                "seconds": f.seconds,
-            }
-            n["pairs"] = stats["pairs"]
+            runs[name] = Run(
+                acc=stats["acc"],
+                apart=stats["apart"],
+                pair_diff=stats["pair_diff"],
+                val_loss=f.val_loss,
+                seconds=f.seconds,
+            )
         g = torch.Generator().manual_seed(seed)
         sample = ids[: MODEL["n_ctx"]]
         perm = torch.randperm(len(sample), generator=g)
-        n["perm_none"] = permutation_deviation(models["none2"], sample, perm, causal=False)
-        n["perm_none_causal"] = permutation_deviation(models["none2"], sample, perm, causal=True)
-        n["perm_learned"] = permutation_deviation(models["learned"], sample, perm, causal=False)
-        n["perm_tokens"] = len(sample)
-        n.update(rope_shift(seed))
-    return n
+        return Result(
+            seed=seed,
+            tokens=len(ids),
+            vocab=tok.vocab_size,
+            steps=tc.steps,
+            batch_size=tc.batch_size,
+            probes=len(probes),
+            sinusoidal_embed_scale=MODEL["d_model"] ** 0.5,
+            **MODEL,
+            runs=[name for name, _, _ in RUNS],
+            models=runs,
+            rope_d=ROPE_D,
+            shifts=list(SHIFTS),
+            pairs=stats["pairs"],
+            perm_none=permutation_deviation(models["none2"], sample, perm, causal=False),
+            perm_none_causal=permutation_deviation(models["none2"], sample, perm, causal=True),
+            perm_learned=permutation_deviation(models["learned"], sample, perm, causal=False),
+            perm_tokens=len(sample),
+            **rope_shift(seed),
+        )
