@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import asdict
 from functools import lru_cache
 
 import torch
@@ -21,6 +22,7 @@ from qkv.core.text import corpus
 from qkv.core.text.batches import get_batch, split_ids
 from qkv.core.train.loop import step_seed
 from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.residual.result import Result, Start, Variant
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own
@@ -42,7 +44,7 @@ def unigram_loss(train_ids: torch.Tensor, val_ids: torch.Tensor) -> float:
     return -sum(logp[i] for i in val_ids.tolist()) / len(val_ids)
 
 
-def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed: int) -> dict:
+def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed: int) -> Start:
     """At initialisation (the same weights and first batch as `fit`, computed in float64 so that tiny
     values are not rounded to 0): the RMS of the residual stream after the last block, how alike the
     vectors of different positions are there (mean cosine similarity), and the gradient norm of the
@@ -64,52 +66,51 @@ def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed:
     loss = lm_loss(model.unembed(model.ln_final(x)), y)
     loss.backward()
     norm = lambda block: math.sqrt(sum(p.grad.pow(2).sum().item() for p in block.parameters() if p.grad is not None))
-    return {
-        "rms_last": h.pow(2).mean().sqrt().item(),
-        "cos_last": cos[different].mean().item(),
-        "grad_first": norm(model.blocks[0]),
-        "grad_last": norm(model.blocks[-1]),
-        "loss_init": loss.item(),
-    }
+    return Start(
+        rms_last=h.pow(2).mean().sqrt().item(),
+        cos_last=cos[different].mean().item(),
+        grad_first=norm(model.blocks[0]),
+        grad_last=norm(model.blocks[-1]),
+        loss_init=loss.item(),
+    )
 
 
 @lru_cache(maxsize=2)
-def measure(seed: int = 0) -> dict:
-    """Train the four models (cached: the numbers do not depend on the language). n["models"][variant]
-    for each variant of VARIANTS: the numbers at initialisation (init_stats: rms_last, cos_last,
-    grad_first, grad_last, loss_init) and after training (losses, the loss curve; train_loss,
-    val_loss, early_loss, seconds)."""
+def measure(seed: int = 0) -> Result:
+    """Train the four models (cached: the numbers do not depend on the language): for each variant of
+    VARIANTS the numbers at initialisation (init_stats) and after training."""
     with threads(1):
         tok, ids = tokenize(corpus.generate(seed, N_SENTENCES, "zh"))
         tc = TrainConfig(**TRAIN, seed=seed)
         train_ids, val_ids = split_ids(ids, tc.val_fraction, MODEL["n_ctx"])
-        n = {
-            "seed": seed,
-            "tokens": len(ids),
-            "vocab": tok.vocab_size,
-            "steps": tc.steps,
-            "batch_size": tc.batch_size,
-            "early_step": EARLY,
-            "unigram_loss": unigram_loss(train_ids, val_ids),
-            "uniform_loss": math.log(tok.vocab_size),
-            **MODEL,
-            "variants": [name for name, _, _ in VARIANTS],
-            "models": {},
-        }
+        unigram = unigram_loss(train_ids, val_ids)
+        m = {}
         for name, residual, norm in VARIANTS:
             cfg = ModelConfig(**MODEL, d_vocab=tok.vocab_size, residual=residual, norm=norm)
             stats = init_stats(cfg, train_ids, tc, seed)
             f = fit(ids, cfg, tc, seed=seed)
-            n["models"][name] = {
-                "losses": f.losses,
-                **stats,
-                "train_loss": f.train_loss,
-                "val_loss": f.val_loss,
-                "early_loss": f.loss_after(EARLY),
-                "seconds": f.seconds,
-            }
-    m = n["models"]
-    n["best"] = min(n["variants"], key=lambda x: m[x]["val_loss"])
-    n["val_gap_residual"] = m["residual"]["val_loss"] - m["both"]["val_loss"]  # what LayerNorm adds to residuals
-    n["grad_ratio_residual"] = m["both"]["grad_first"] / max(m["residual"]["grad_first"], 1e-300)
-    return n
+            m[name] = Variant(
+                losses=f.losses,
+                **asdict(stats),
+                train_loss=f.train_loss,
+                val_loss=f.val_loss,
+                early_loss=f.loss_after(EARLY),
+                seconds=f.seconds,
+            )
+    variants = [name for name, _, _ in VARIANTS]
+    return Result(
+        seed=seed,
+        tokens=len(ids),
+        vocab=tok.vocab_size,
+        steps=tc.steps,
+        batch_size=tc.batch_size,
+        early_step=EARLY,
+        unigram_loss=unigram,
+        uniform_loss=math.log(tok.vocab_size),
+        **MODEL,
+        variants=variants,
+        models=m,
+        best=min(variants, key=lambda x: m[x].val_loss),
+        val_gap_residual=m["residual"].val_loss - m["both"].val_loss,  # what LayerNorm adds to residuals
+        grad_ratio_residual=m["both"].grad_first / max(m["residual"].grad_first, 1e-300),
+    )
