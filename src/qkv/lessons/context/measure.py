@@ -45,6 +45,7 @@ from qkv.analysis.representations import (
 from qkv.core.model.gpt import GPT
 from qkv.core.text import corpus
 from qkv.lessons.common.training import threads
+from qkv.lessons.context.result import PATCH_SUMMARY, Head, Layer, Patch, PatchRun, Result
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
@@ -164,21 +165,17 @@ def can_patch(tokenizer) -> bool:
 
 
 @torch.no_grad()
-def sense_patching(model, tokenizer) -> dict:
-    """The patching experiment (module docstring, 6.), keyed by the sentence that is run: n[s] for s of
-    SENSES holds, with the other sentence as the donor, cue (n_layers, n_heads): each head's weight A
-    from the comma on the cue verb of s; tv and share (n_layers, n_heads): one head patched in (share:
-    of the mass on the donor's words); layer_tv and layer_share (n_layers,): all heads of a layer
-    patched in. n["mass"][s][w]: the unpatched run of s puts this mass on the words of sense w
-    (n["words"][w]); n["clean_tv"]: the TV between the two unpatched runs."""
+def sense_patching(model, tokenizer) -> Patch:
+    """The patching experiment (module docstring, 6.), a PatchRun for each sentence of SENSES that is run,
+    with the other sentence as the donor: cue (n_layers, n_heads): each head's weight A from the comma on
+    the cue verb; tv and share (n_layers, n_heads): one head patched in (share: of the mass on the
+    donor's words); layer_tv and layer_share (n_layers,): all heads of a layer patched in. mass[s][w]:
+    the unpatched run of s puts this mass on the words of sense w (words[w]); clean_tv: the TV between
+    the two unpatched runs."""
     ids = {s: tokenizer.encode(PATCH[s]) for s in SENSES}
     words = sense_words(tokenizer)
     probs = {s: next_probs(model(torch.tensor([ids[s]])))[0] for s in SENSES}  # (d_vocab,) each
-    out = {
-        "words": {s: [tokenizer.display(i) for i in words[s]] for s in SENSES},
-        "mass": {s: {w: float(probs[s][words[w]].sum()) for w in SENSES} for s in SENSES},
-        "clean_tv": float(0.5 * (probs["fruit"] - probs["company"]).abs().sum()),
-    }
+    runs = {}
     for s in SENSES:
         donor = OTHER[s]
         toward, away = mass_of(words[donor]), moved_from(probs[s])  # the donor's words gain; P moves
@@ -186,16 +183,22 @@ def sense_patching(model, tokenizer) -> dict:
         _, trace = model.run_with_trace(torch.tensor([ids[s]]), names=lambda n: n.endswith("hook_pattern"))
         share = patch(model, ids[donor], ids[s], "z", toward)  # clean: the donor's run; corrupted: s's
         run_mass, donor_mass = share.corrupted, share.clean
-        out[s] = {
-            "cue": [trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
-            "tv": patch(model, ids[donor], ids[s], "z", away).values.tolist(),
-            "share": share.normalized().tolist(),
-            "layer_tv": patch_layers(model, ids[donor], ids[s], away),
-            "layer_share": [
+        runs[s] = PatchRun(
+            cue=[trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
+            tv=patch(model, ids[donor], ids[s], "z", away).values.tolist(),
+            share=share.normalized().tolist(),
+            layer_tv=patch_layers(model, ids[donor], ids[s], away),
+            layer_share=[
                 (m - run_mass) / (donor_mass - run_mass) for m in patch_layers(model, ids[donor], ids[s], toward)
             ],
-        }
-    return out
+        )
+    return Patch(
+        words={s: [tokenizer.display(i) for i in words[s]] for s in SENSES},
+        mass={s: {w: float(probs[s][words[w]].sum()) for w in SENSES} for s in SENSES},
+        clean_tv=float(0.5 * (probs["fruit"] - probs["company"]).abs().sum()),
+        fruit=runs["fruit"],
+        company=runs["company"],
+    )
 
 
 def measure_one(model, tokenizer, train, test, heldout_probes) -> dict:
@@ -216,40 +219,43 @@ def measure_one(model, tokenizer, train, test, heldout_probes) -> dict:
     }
 
 
-def patch_summary(p: dict) -> dict:
-    """The heads and layer the text names, from sense_patching's numbers p: patch_cue_head, the head with
-    the most weight on the cue (mean of the two sentences); patch_best_head, the head whose z moves the
-    prediction furthest toward the other sense (mean share); with, for each, its weight on the cue and
-    share in each sentence; patch_best_layer likewise for whole layers (with head_sum, its heads' single shares added
-    up), and patch_rest_layers, the
-    largest share of any other layer (either sentence)."""
-    L, H = len(p["fruit"]["share"]), len(p["fruit"]["share"][0])
+def patch_summary(p: Patch | None) -> dict:
+    """The heads and layer the text names (the fields of result.PATCH_SUMMARY), from sense_patching's
+    numbers p: patch_cue_head, the head with the most weight on the cue (mean of the two sentences);
+    patch_best_head, the head whose z moves the prediction furthest toward the other sense (mean share);
+    with, for each, its weight on the cue and share in each sentence; patch_best_layer likewise for whole
+    layers (with head_sum, its heads' single shares added up), and patch_rest_layers, the largest share
+    of any other layer (either sentence). All None without p."""
+    if p is None:
+        return dict.fromkeys(PATCH_SUMMARY)
+    runs = p.runs()
+    L, H = len(p.fruit.share), len(p.fruit.share[0])
     heads = [(layer, head) for layer in range(L) for head in range(H)]
-    mean = lambda key, lh: sum(p[s][key][lh[0]][lh[1]] for s in SENSES) / len(SENSES)
+    mean = lambda table, lh: sum(table(runs[s])[lh[0]][lh[1]] for s in SENSES) / len(SENSES)
 
-    def head(lh):
+    def head(lh) -> Head:
         layer, h = lh
-        return {
-            "layer": layer,
-            "head": h,
-            "cue": {s: p[s]["cue"][layer][h] for s in SENSES},
-            "share": {s: p[s]["share"][layer][h] for s in SENSES},
-            "tv": {s: p[s]["tv"][layer][h] for s in SENSES},
-        }
+        return Head(
+            layer=layer,
+            head=h,
+            cue={s: runs[s].cue[layer][h] for s in SENSES},
+            share={s: runs[s].share[layer][h] for s in SENSES},
+            tv={s: runs[s].tv[layer][h] for s in SENSES},
+        )
 
-    layer_mean = [sum(p[s]["layer_share"][layer] for s in SENSES) / len(SENSES) for layer in range(L)]
+    layer_mean = [sum(runs[s].layer_share[layer] for s in SENSES) / len(SENSES) for layer in range(L)]
     best_layer = max(range(L), key=lambda layer: layer_mean[layer])
     return {
-        "patch_cue_head": head(max(heads, key=lambda lh: mean("cue", lh))),
-        "patch_best_head": head(max(heads, key=lambda lh: mean("share", lh))),
-        "patch_best_layer": {
-            "layer": best_layer,
-            "share": {s: p[s]["layer_share"][best_layer] for s in SENSES},
-            "tv": {s: p[s]["layer_tv"][best_layer] for s in SENSES},
-            "head_sum": {s: sum(p[s]["share"][best_layer]) for s in SENSES},  # its heads' single shares, added
-        },
+        "patch_cue_head": head(max(heads, key=lambda lh: mean(lambda run: run.cue, lh))),
+        "patch_best_head": head(max(heads, key=lambda lh: mean(lambda run: run.share, lh))),
+        "patch_best_layer": Layer(
+            layer=best_layer,
+            share={s: runs[s].layer_share[best_layer] for s in SENSES},
+            tv={s: runs[s].layer_tv[best_layer] for s in SENSES},
+            head_sum={s: sum(runs[s].share[best_layer]) for s in SENSES},  # its heads' single shares, added
+        ),
         "patch_rest_layers": max(
-            p[s]["layer_share"][layer] for s in SENSES for layer in range(L) if layer != best_layer
+            runs[s].layer_share[layer] for s in SENSES for layer in range(L) if layer != best_layer
         ),
     }
 
@@ -262,7 +268,7 @@ def untrained_like(model, seed: int = 0) -> GPT:
     return fresh.eval()
 
 
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     """The trained model's measurements, and the same for an untrained one of its shape (untrained_*)."""
     start = time.perf_counter()
     # The model is tiny and the batches small: one intra-op thread is fastest, and on a busy
@@ -280,46 +286,44 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     best = max(labels, key=lambda k: (m["probe_accuracy"][k], -labels.index(k)))
     ubest = max(labels, key=lambda k: (u["probe_accuracy"][k], -labels.index(k)))
     layers = list(m["cue_weight"]["fruit"])
-    return {
-        "sentences": {"fruit": FRUIT, "company": COMPANY},
-        "position": len(tokenizer.encode(FRUIT)) - 1,
-        "embed_cosine": m["cosine"]["embed"],
-        "embed_max_abs_diff": m["embed_max_abs_diff"],
-        "cosine": m["cosine"],
-        "untrained_cosine": u["cosine"],
-        "min_cosine_stage": min(labels, key=lambda k: m["cosine"][k]),
-        "attn_out_cosine": m["attn_cosine"],
-        "untrained_attn_out_cosine": u["attn_cosine"],
-        "cue_weight_fruit": m["cue_weight"]["fruit"],
-        "cue_weight_company": m["cue_weight"]["company"],
-        "cue_layer": max(layers, key=lambda k: m["cue_weight"]["fruit"][k] + m["cue_weight"]["company"][k]),
-        "untrained_cue_weight_fruit": u["cue_weight"]["fruit"],
-        "untrained_cue_weight_company": u["cue_weight"]["company"],
-        "untrained_max_cue_weight": max(
-            max(u["cue_weight"]["fruit"].values()), max(u["cue_weight"]["company"].values())
-        ),
-        "n_visible": m["n_visible"],
-        "probe_accuracy": m["probe_accuracy"],
-        "untrained_probe_accuracy": u["probe_accuracy"],
-        "best_probe_stage": best,
-        "best_probe_accuracy": m["probe_accuracy"][best],
-        "untrained_best_probe_stage": ubest,
-        "untrained_best_probe_accuracy": u["probe_accuracy"][ubest],
-        "n_probe_train": len(train[2]),
-        "n_probe_test": len(test[2]),
-        "top": TOP,
-        "next_fruit": m["next_fruit"],
-        "next_company": m["next_company"],
-        "untrained_next_fruit": u["next_fruit"],
-        "untrained_next_company": u["next_company"],
-        "d_vocab": model.cfg.d_vocab,
-        "uniform_probability": 1 / model.cfg.d_vocab,
-        "n_continuation_probes": len(heldout_probes),
-        "continuation_accuracy": m["continuation_accuracy"],
-        "untrained_continuation_accuracy": u["continuation_accuracy"],
-        "patch_sentences": dict(PATCH),
-        "patch_lengths": patch_lengths(tokenizer),
-        "patch": p,
-        **(patch_summary(p) if p is not None else {}),
-        "seconds": time.perf_counter() - start,
-    }
+    return Result(
+        sentences={"fruit": FRUIT, "company": COMPANY},
+        position=len(tokenizer.encode(FRUIT)) - 1,
+        embed_cosine=m["cosine"]["embed"],
+        embed_max_abs_diff=m["embed_max_abs_diff"],
+        cosine=m["cosine"],
+        untrained_cosine=u["cosine"],
+        min_cosine_stage=min(labels, key=lambda k: m["cosine"][k]),
+        attn_out_cosine=m["attn_cosine"],
+        untrained_attn_out_cosine=u["attn_cosine"],
+        cue_weight_fruit=m["cue_weight"]["fruit"],
+        cue_weight_company=m["cue_weight"]["company"],
+        cue_layer=max(layers, key=lambda k: m["cue_weight"]["fruit"][k] + m["cue_weight"]["company"][k]),
+        untrained_cue_weight_fruit=u["cue_weight"]["fruit"],
+        untrained_cue_weight_company=u["cue_weight"]["company"],
+        untrained_max_cue_weight=max(max(u["cue_weight"]["fruit"].values()), max(u["cue_weight"]["company"].values())),
+        n_visible=m["n_visible"],
+        probe_accuracy=m["probe_accuracy"],
+        untrained_probe_accuracy=u["probe_accuracy"],
+        best_probe_stage=best,
+        best_probe_accuracy=m["probe_accuracy"][best],
+        untrained_best_probe_stage=ubest,
+        untrained_best_probe_accuracy=u["probe_accuracy"][ubest],
+        n_probe_train=len(train[2]),
+        n_probe_test=len(test[2]),
+        top=TOP,
+        next_fruit=m["next_fruit"],
+        next_company=m["next_company"],
+        untrained_next_fruit=u["next_fruit"],
+        untrained_next_company=u["next_company"],
+        d_vocab=model.cfg.d_vocab,
+        uniform_probability=1 / model.cfg.d_vocab,
+        n_continuation_probes=len(heldout_probes),
+        continuation_accuracy=m["continuation_accuracy"],
+        untrained_continuation_accuracy=u["continuation_accuracy"],
+        patch_sentences=dict(PATCH),
+        patch_lengths=patch_lengths(tokenizer),
+        patch=p,
+        **patch_summary(p),
+        seconds=time.perf_counter() - start,
+    )

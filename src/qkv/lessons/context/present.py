@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 from qkv.lessons.common.text import commas, then
+from qkv.lessons.context.result import Patch, Result
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
 from qkv.presentation.text import width, wrap
@@ -70,66 +71,64 @@ def _pct(x: float) -> str:
     return f"{round(100 * x, 1) + 0.0:.1f}%"
 
 
-def _share_table(p: dict, lang: str) -> str:
+def _share_table(p: Patch, lang: str) -> str:
     """Each head's share (fruit sentence / company sentence), one row per layer."""
     say = translator(lang, "lessons.context")
-    rows = p["fruit"]["share"]
+    rows = p.fruit.share
     cell = 16
     lines = ["  " + _pad("", 8) + "".join(_pad(say("col_head", head=h), cell, True) for h in range(len(rows[0])))]
     for layer, row in enumerate(rows):
-        cells = [f"{_pct(f)} / {_pct(c)}" for f, c in zip(row, p["company"]["share"][layer])]
+        cells = [f"{_pct(f)} / {_pct(c)}" for f, c in zip(row, p.company.share[layer])]
         lines.append("  " + _pad(say("stage_layer", layer=layer), 8) + "".join(_pad(x, cell, True) for x in cells))
     return "\n".join(lines)
 
 
-def _patch_fields(n: dict, lang: str) -> dict:
+def _patch_fields(n: Result, lang: str) -> dict:
     """The fields of the patching paragraph and of the headline's last part."""
     say = translator(lang, "lessons.context")
-    if (
-        n["patch"] is None
-    ):  # this model's tokenizer cannot pair the two sentences (qkv.lessons.context.measure.can_patch)
-        skipped = say("patch_skipped", pf=n["patch_sentences"]["fruit"], pc=n["patch_sentences"]["company"])
+    if n.patch is None:  # this model's tokenizer cannot pair the two sentences (qkv.lessons.context.measure.can_patch)
+        skipped = say("patch_skipped", pf=n.patch_sentences["fruit"], pc=n.patch_sentences["company"])
         return {"patch_paragraph": _wrap(skipped, lang), "headline_patch": ""}
-    p, cue, bh, bl = n["patch"], n["patch_cue_head"], n["patch_best_head"], n["patch_best_layer"]
+    p, cue, bh, bl = n.patch, n.patch_cue_head, n.patch_best_head, n.patch_best_layer
     mean = lambda d: (d["fruit"] + d["company"]) / 2
     fields = {
-        "pf": n["patch_sentences"]["fruit"],
-        "pc": n["patch_sentences"]["company"],
-        "patch_len": n["patch_lengths"]["fruit"],
-        "clean_tv": p["clean_tv"],
-        "fw": commas(p["words"]["fruit"], lang),
-        "cw": commas(p["words"]["company"], lang),
-        "m_ff": p["mass"]["fruit"]["fruit"],
-        "m_fc": p["mass"]["fruit"]["company"],
-        "m_cf": p["mass"]["company"]["fruit"],
-        "m_cc": p["mass"]["company"]["company"],
+        "pf": n.patch_sentences["fruit"],
+        "pc": n.patch_sentences["company"],
+        "patch_len": n.patch_lengths["fruit"],
+        "clean_tv": p.clean_tv,
+        "fw": commas(p.words["fruit"], lang),
+        "cw": commas(p.words["company"], lang),
+        "m_ff": p.mass["fruit"]["fruit"],
+        "m_fc": p.mass["fruit"]["company"],
+        "m_cf": p.mass["company"]["fruit"],
+        "m_cc": p.mass["company"]["company"],
         "share_table": _share_table(p, lang),
-        "cue_layer": cue["layer"],
-        "cue_head": cue["head"],
-        "cue_wf": cue["cue"]["fruit"],
-        "cue_wc": cue["cue"]["company"],
-        "cue_sf": _pct(cue["share"]["fruit"]),
-        "cue_sc": _pct(cue["share"]["company"]),
-        "bh_layer": bh["layer"],
-        "bh_head": bh["head"],
-        "bh_sf": _pct(bh["share"]["fruit"]),
-        "bh_sc": _pct(bh["share"]["company"]),
-        "bh_tf": bh["tv"]["fruit"],
-        "bh_tc": bh["tv"]["company"],
-        "bl_layer": bl["layer"],
-        "bl_sf": _pct(bl["share"]["fruit"]),
-        "bl_sc": _pct(bl["share"]["company"]),
-        "bl_tf": bl["tv"]["fruit"],
-        "bl_tc": bl["tv"]["company"],
-        "sum_f": _pct(bl["head_sum"]["fruit"]),
-        "sum_c": _pct(bl["head_sum"]["company"]),
-        "rest": _pct(n["patch_rest_layers"]),
+        "cue_layer": cue.layer,
+        "cue_head": cue.head,
+        "cue_wf": cue.cue["fruit"],
+        "cue_wc": cue.cue["company"],
+        "cue_sf": _pct(cue.share["fruit"]),
+        "cue_sc": _pct(cue.share["company"]),
+        "bh_layer": bh.layer,
+        "bh_head": bh.head,
+        "bh_sf": _pct(bh.share["fruit"]),
+        "bh_sc": _pct(bh.share["company"]),
+        "bh_tf": bh.tv["fruit"],
+        "bh_tc": bh.tv["company"],
+        "bl_layer": bl.layer,
+        "bl_sf": _pct(bl.share["fruit"]),
+        "bl_sc": _pct(bl.share["company"]),
+        "bl_tf": bl.tv["fruit"],
+        "bl_tc": bl.tv["company"],
+        "sum_f": _pct(bl.head_sum["fruit"]),
+        "sum_c": _pct(bl.head_sum["company"]),
+        "rest": _pct(n.patch_rest_layers),
     }
-    one_head, one_layer = mean(bh["share"]) > 0.5, mean(bl["share"]) > 0.5
+    one_head, one_layer = mean(bh.share) > 0.5, mean(bl.share) > 0.5
     verdicts = [
         say("patch_one_head_decides" if one_head else "patch_no_head_decides", **fields),
         say("patch_layer_switches" if one_layer else "patch_layer_weak", **fields),
-        say("patch_rest_small" if n["patch_rest_layers"] < 0.1 else "patch_rest_large", **fields),
+        say("patch_rest_small" if n.patch_rest_layers < 0.1 else "patch_rest_large", **fields),
     ]
     fields["patch_paragraph"] = "\n".join(
         [_wrap(say("patch_intro", **fields), lang), fields["share_table"], _wrap(then(verdicts, lang), lang)]
@@ -138,62 +137,62 @@ def _patch_fields(n: dict, lang: str) -> dict:
     return fields
 
 
-def _fields(n: dict, lang: str) -> dict:
+def _fields(n: Result, lang: str) -> dict:
     say = translator(lang, "lessons.context")
-    last = list(n["cosine"])[-1]
-    same = n["untrained_next_fruit"][0][0] == n["untrained_next_company"][0][0]
+    last = list(n.cosine)[-1]
+    same = n.untrained_next_fruit[0][0] == n.untrained_next_company[0][0]
     return {
-        **n,
-        "fruit": n["sentences"]["fruit"],
-        "company": n["sentences"]["company"],
-        "cos_table": _table(n["cosine"], n["untrained_cosine"], lang, 4),
-        "attn_table": _table(n["attn_out_cosine"], n["untrained_attn_out_cosine"], lang, 4),
-        "probe_table": _table(n["probe_accuracy"], n["untrained_probe_accuracy"], lang, 3),
-        "cmin": n["cosine"][n["min_cosine_stage"]],
-        "cmin_at": stage_name(n["min_cosine_stage"], lang),
-        "cue_f": n["cue_weight_fruit"][n["cue_layer"]],
-        "cue_c": n["cue_weight_company"][n["cue_layer"]],
-        "cue_layer": n["cue_layer"][1:],
-        "p_embed": n["probe_accuracy"]["embed"],
-        "best": stage_name(n["best_probe_stage"], lang),
-        "nf": _preds(n["next_fruit"]),
-        "nc": _preds(n["next_company"]),
-        "unf": _preds(n["untrained_next_fruit"]),
-        "unc": _preds(n["untrained_next_company"]),
-        "clast": n["cosine"][last],
-        "ucos_last": n["untrained_cosine"][last],
+        **n.to_numbers(),
+        "fruit": n.sentences["fruit"],
+        "company": n.sentences["company"],
+        "cos_table": _table(n.cosine, n.untrained_cosine, lang, 4),
+        "attn_table": _table(n.attn_out_cosine, n.untrained_attn_out_cosine, lang, 4),
+        "probe_table": _table(n.probe_accuracy, n.untrained_probe_accuracy, lang, 3),
+        "cmin": n.cosine[n.min_cosine_stage],
+        "cmin_at": stage_name(n.min_cosine_stage, lang),
+        "cue_f": n.cue_weight_fruit[n.cue_layer],
+        "cue_c": n.cue_weight_company[n.cue_layer],
+        "cue_layer": n.cue_layer[1:],
+        "p_embed": n.probe_accuracy["embed"],
+        "best": stage_name(n.best_probe_stage, lang),
+        "nf": _preds(n.next_fruit),
+        "nc": _preds(n.next_company),
+        "unf": _preds(n.untrained_next_fruit),
+        "unc": _preds(n.untrained_next_company),
+        "clast": n.cosine[last],
+        "ucos_last": n.untrained_cosine[last],
         "u_same": say("same_first") if same else "",
-        "f1": n["next_fruit"][0][0],
-        "c1": n["next_company"][0][0],
+        "f1": n.next_fruit[0][0],
+        "c1": n.next_company[0][0],
         **_patch_fields(n, lang),
     }
 
 
-def text(n: dict, lang: str) -> str:
+def text(n: Result, lang: str) -> str:
     return translator(lang, "lessons.context")("text", **_fields(n, lang))
 
 
-def headline(n: dict, lang: str) -> str:
+def headline(n: Result, lang: str) -> str:
     say, fields = translator(lang, "lessons.context"), _fields(n, lang)
     return say("headline", **fields) + fields["headline_patch"]
 
 
-def figures(n: dict, out: Path, lang: str) -> list[Path]:
+def figures(n: Result, out: Path, lang: str) -> list[Path]:
     """The cosine of the two 苹果 vectors, and the probe's accuracy, stage by stage."""
     say = translator(lang, "lessons.context")
     paths = []
     for trained, untrained, ylabel, heading, fname, chance in (
         (
-            n["cosine"],
-            n["untrained_cosine"],
+            n.cosine,
+            n.untrained_cosine,
             say("cos_y"),
-            say("cos_title", a=n["sentences"]["fruit"], b=n["sentences"]["company"]),
+            say("cos_title", a=n.sentences["fruit"], b=n.sentences["company"]),
             "context_cosine.png",
             None,
         ),
         (
-            n["probe_accuracy"],
-            n["untrained_probe_accuracy"],
+            n.probe_accuracy,
+            n.untrained_probe_accuracy,
             say("probe_y"),
             say("probe_title"),
             "context_probe.png",
@@ -214,22 +213,22 @@ def figures(n: dict, out: Path, lang: str) -> list[Path]:
         ax.grid(alpha=0.3)
         ax.legend()
         paths.append(save(fig, out / fname))
-    if n["patch"] is not None:
+    if n.patch is not None:
         paths.append(_patch_figure(n, out, lang))
     return paths
 
 
-def _patch_figure(n: dict, out: Path, lang: str) -> Path:
+def _patch_figure(n: Result, out: Path, lang: str) -> Path:
     """Each head's share (two heat maps, one per sentence that is run) and each whole layer's (bars), in %."""
     from matplotlib.ticker import PercentFormatter
 
     say = translator(lang, "lessons.context")
-    p = n["patch"]
+    p = n.patch
     fig = new_figure((10, 4))
     axes = fig.subplots(1, 3, width_ratios=[1, 1, 1.1])
-    L, H = len(p["fruit"]["share"]), len(p["fruit"]["share"][0])
+    L, H = len(p.fruit.share), len(p.fruit.share[0])
     for ax, sense in zip(axes[:2], SENSES):
-        table = p[sense]["share"]
+        table = p.runs()[sense].share
         image = ax.imshow(table, vmin=0, vmax=1, cmap="viridis", aspect="auto")
         for layer in range(L):
             for head in range(H):
@@ -239,15 +238,15 @@ def _patch_figure(n: dict, out: Path, lang: str) -> Path:
         ax.set_yticks(range(L), [str(layer) for layer in range(L)])
         ax.set_xlabel(say("patch_x_head"))
         ax.set_ylabel(say("patch_y_layer"))
-        ax.set_title(say("patch_map_title", run=n["patch_sentences"][sense]), fontsize="medium")
+        ax.set_title(say("patch_map_title", run=n.patch_sentences[sense]), fontsize="medium")
     fig.colorbar(image, ax=axes[1], format=PercentFormatter(1.0))
     ax = axes[2]
     width = 0.38
     for k, sense in enumerate(SENSES):
         xs = [layer + (k - 0.5) * width for layer in range(L)]
-        ax.bar(xs, p[sense]["layer_share"], width, label=n["patch_sentences"][sense])
+        ax.bar(xs, p.runs()[sense].layer_share, width, label=n.patch_sentences[sense])
     ax.set_xticks(range(L), [say("stage_layer", layer=layer) for layer in range(L)])
-    ax.set_ylim(min(0.0, *p["fruit"]["layer_share"], *p["company"]["layer_share"]) - 0.02, 1.05)
+    ax.set_ylim(min(0.0, *p.fruit.layer_share, *p.company.layer_share) - 0.02, 1.05)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_title(say("patch_layer_title"), fontsize="medium")
     ax.grid(alpha=0.3, axis="y")
