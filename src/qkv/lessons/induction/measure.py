@@ -48,6 +48,7 @@ from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.tokenizers import train_tokenizer
 from qkv.lessons.common.training import fit, threads
+from qkv.lessons.induction.result import Ablation, Best, Model, Probe, Result, Rise
 
 NEEDS_MODEL = False
 READS = ()  # it reads no model: it trains its own
@@ -106,18 +107,20 @@ def half_losses(model, tokens: torch.Tensor) -> tuple[float, float]:
     return float(first.mean()), float(second.mean())
 
 
-def probe(model, tokens: torch.Tensor) -> dict:
-    """One measurement: every head's induction and previous-token score, and the two half losses."""
+def probe(model, tokens: torch.Tensor, step: int = 0) -> Probe:
+    """One measurement (after `step` steps): every head's induction and previous-token score, and the
+    two half losses."""
     with evaluating(model):
         scores = head_scores(model, tokens=tokens)
         first, second = half_losses(model, tokens)
-    return {
-        "induction": scores.induction.tolist(),  # (n_layers, n_heads)
-        "previous": scores.previous.tolist(),
-        "first": first,
-        "second": second,
-        "gap": second - first,
-    }
+    return Probe(
+        step=step,
+        induction=scores.induction.tolist(),  # (n_layers, n_heads)
+        previous=scores.previous.tolist(),
+        first=first,
+        second=second,
+        gap=second - first,
+    )
 
 
 def train(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Tensor, seed: int) -> tuple:
@@ -131,18 +134,18 @@ def train(ids: torch.Tensor, cfg: ModelConfig, tc: TrainConfig, tokens: torch.Te
         return window[:, :-1], window[:, 1:]
 
     def measured(step, model):
-        probes.append({"step": step, **probe(model, tokens)})
+        probes.append(probe(model, tokens, step))
 
     done = fit(ids, cfg, tc, seed, windows=repeated, watch=measured, watch_every=PROBE_EVERY)
     return done.model, done.losses, probes
 
 
-def rise(steps: list[int], values: list[float]) -> dict:
+def rise(steps: list[int], values: list[float]) -> Rise:
     """Where a curve makes its rise: the first steps at which it has covered 10%, 50% and 90% of the
     way from its first value to its largest one (values in the order of steps)."""
     low, high = values[0], max(values)
     at = lambda share: next(s for s, v in zip(steps, values) if v - low >= share * (high - low))
-    return {"from": low, "to": high, "start": at(0.1), "middle": at(0.5), "end": at(0.9)}
+    return Rise(from_=low, to=high, start=at(0.1), middle=at(0.5), end=at(0.9))
 
 
 def baseline(tokens: torch.Tensor) -> float:
@@ -151,99 +154,111 @@ def baseline(tokens: torch.Tensor) -> float:
     return float(sum(score(U, detection_patterns(row)["induction"]) for row in tokens) / len(tokens))
 
 
-def ablations(model, tokens: torch.Tensor) -> list[dict]:
-    """For each head (layer, head) of the model, in order: the half losses with that head switched off."""
+def ablations(model, tokens: torch.Tensor) -> list[tuple[int, int, float, float]]:
+    """For each head of the model, in order: (layer, head, first, second), the half losses with that head
+    switched off."""
     out = []
     for layer in range(model.cfg.n_layers):
         for head in range(model.cfg.n_heads):
             with heads_off(model, [(layer, head)]):
                 first, second = half_losses(model, tokens)
-            out.append({"layer": layer, "head": head, "first": first, "second": second, "gap": second - first})
+            out.append((layer, head, first, second))
     return out
 
 
 @lru_cache(maxsize=2)
-def measure(seed: int = 0) -> dict:
-    """Train the two models and measure them (cached: the numbers do not depend on the language).
-
-    n["models"][variant] for each variant of VARIANTS: n_layers, losses (per step), probes (per
-    measurement: step, induction and previous (n_layers, n_heads), first, second, gap), best (the
-    largest induction score of any head, per measurement), seconds. n["induction_head"]: {layer, head,
-    score} of the two-layer model's best induction head of layer 1 at the end, n["previous_head"] its
-    best previous-token head of layer 0; n["rise"]: rise() of its best induction score, n["gap_rise"] of
-    its in-context gap's fall (of -gap); n["ablation"]:
-    ablations() of the two-layer model, each with kept (the share of the in-context gap left with that
-    head off) and role (of ROLES); n["kept"], n["kept_previous"]: that share for the induction head and
-    the previous-token head, n["kept_other"] the smallest share of the other heads."""
+def measure(seed: int = 0) -> Result:
+    """Train the two models and measure them (cached: the numbers do not depend on the language): for
+    each variant of VARIANTS its losses and probes; the two-layer model's best induction head of layer
+    1 at the end and best previous-token head of layer 0, the rise of its best induction score and the
+    fall of its in-context gap, and what switching each of its heads off keeps of that gap."""
     start = time.perf_counter()
     with threads(1):
         source, text = training_text()
         tok = train_tokenizer("char", text)
         ids = torch.tensor(tok.encode(text), dtype=torch.long)
         tc = TrainConfig(**TRAIN, seed=seed)
-        n = {
-            "seed": seed,
-            "source": source,
-            "characters": len(text),
-            "vocab": tok.vocab_size,
-            "uniform_loss": math.log(tok.vocab_size),
-            **MODEL,
-            **TRAIN,
-            "repeat_min": REPEAT[0],
-            "repeat_max": REPEAT[1],
-            "probe_every": PROBE_EVERY,
-            "n_seqs": N_SEQS,
-            "half": HALF,
-            "variants": list(VARIANTS),
-            "models": {},
-        }
         vocab = SimpleNamespace(cfg=ModelConfig(**MODEL, n_layers=1, d_vocab=tok.vocab_size))  # all it reads: d_vocab
         tokens = repeated_tokens(vocab, tok, N_SEQS, HALF, seed)  # (N_SEQS, 1 + 2 * HALF): every probe's
-        trained = {}
+        models, trained = {}, {}
         for name, layers in zip(VARIANTS, LAYERS):
             t0 = time.perf_counter()
             cfg = ModelConfig(**MODEL, n_layers=layers, d_vocab=tok.vocab_size)
             model, losses, probes = train(ids, cfg, tc, tokens, seed)
             trained[name] = model
-            n["models"][name] = {
-                "n_layers": layers,
-                "losses": losses,
-                "probes": probes,
-                "best": [max(max(row) for row in p["induction"]) for p in probes],
-                "seconds": time.perf_counter() - t0,
-            }
-        n["baseline"] = baseline(tokens)
-        two = n["models"]["two"]
-        last = two["probes"][-1]
-        n["induction_head"] = _best(last["induction"], layers=range(1, 2))  # it reads what layer 0 wrote
-        n["previous_head"] = _best(last["previous"], layers=range(0, 1))  # the layer-0 head it may read
-        steps = [p["step"] for p in two["probes"]]
-        n["probe_steps"] = steps
-        n["rise"] = rise(steps, two["best"])
-        n["gap_rise"] = rise(steps, [-p["gap"] for p in two["probes"]])  # the gap's fall, as a rise of -gap
-        n["ablation"] = ablations(trained["two"], tokens)
-        for a in n["ablation"]:
-            a["kept"] = a["gap"] / last["gap"]  # the share of the in-context gap left with this head off
-            a["role"] = _role(a, n["induction_head"], n["previous_head"])
-        kept = {role: [a["kept"] for a in n["ablation"] if a["role"] == role] for role in ROLES}
-        n["kept"] = kept["induction"][0]
-        n["kept_previous"] = kept["previous"][0]
-        n["kept_other"] = min(kept["other"])  # the other head whose loss hurts the gap most
-    n["seconds"] = time.perf_counter() - start
-    return n
+            models[name] = Model(
+                n_layers=layers,
+                losses=losses,
+                probes=probes,
+                best=[max(max(row) for row in p.induction) for p in probes],
+                seconds=time.perf_counter() - t0,
+            )
+        found = _found(models["two"], trained["two"], tokens)
+        return Result(
+            seed=seed,
+            source=source,
+            characters=len(text),
+            vocab=tok.vocab_size,
+            uniform_loss=math.log(tok.vocab_size),
+            **MODEL,
+            **TRAIN,
+            repeat_min=REPEAT[0],
+            repeat_max=REPEAT[1],
+            probe_every=PROBE_EVERY,
+            n_seqs=N_SEQS,
+            half=HALF,
+            variants=list(VARIANTS),
+            models=models,
+            baseline=baseline(tokens),
+            **found,
+            seconds=time.perf_counter() - start,
+        )
 
 
-def _role(a: dict, induction: dict, previous: dict) -> str:
+def _found(two: Model, model, tokens: torch.Tensor) -> dict:
+    """What the two-layer model's probes and ablations show, under the names of Result's fields:
+    induction_head, previous_head, probe_steps, rise, gap_rise, ablation, kept, kept_previous, kept_other."""
+    last = two.probes[-1]
+    induction = _best(last.induction, layers=range(1, 2))  # it reads what layer 0 wrote
+    previous = _best(last.previous, layers=range(0, 1))  # the layer-0 head it may read
+    steps = [p.step for p in two.probes]
+    ablation = [
+        Ablation(
+            layer=layer,
+            head=head,
+            first=first,
+            second=second,
+            gap=second - first,
+            kept=(second - first) / last.gap,  # the share of the in-context gap left with this head off
+            role=_role(layer, head, induction, previous),
+        )
+        for layer, head, first, second in ablations(model, tokens)
+    ]
+    kept = {role: [a.kept for a in ablation if a.role == role] for role in ROLES}
+    return {
+        "induction_head": induction,
+        "previous_head": previous,
+        "probe_steps": steps,
+        "rise": rise(steps, two.best),
+        "gap_rise": rise(steps, [-p.gap for p in two.probes]),  # the gap's fall, as a rise of -gap
+        "ablation": ablation,
+        "kept": kept["induction"][0],
+        "kept_previous": kept["previous"][0],
+        "kept_other": min(kept["other"]),  # the other head whose loss hurts the gap most
+    }
+
+
+def _role(layer: int, head: int, induction: Best, previous: Best) -> str:
     """What an ablated head is in the two-layer model: the induction head, the previous-token head of
     layer 0 it reads from, or another head."""
-    for role, head in (("induction", induction), ("previous", previous)):
-        if (a["layer"], a["head"]) == (head["layer"], head["head"]):
+    for role, best in (("induction", induction), ("previous", previous)):
+        if (layer, head) == (best.layer, best.head):
             return role
     return "other"
 
 
-def _best(table: list[list[float]], layers: range) -> dict:
-    """{layer, head, score} of the largest entry of a (layers, heads) table, among the given layers."""
+def _best(table: list[list[float]], layers: range) -> Best:
+    """The largest entry of a (layers, heads) table, among the given layers."""
     pairs = [(L, h) for L in layers for h in range(len(table[L]))]
     layer, head = max(pairs, key=lambda p: table[p[0]][p[1]])
-    return {"layer": layer, "head": head, "score": table[layer][head]}
+    return Best(layer=layer, head=head, score=table[layer][head])
