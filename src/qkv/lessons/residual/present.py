@@ -114,5 +114,5 @@ def figures(n: Result, out: Path, lang: str) -> list[Path]:
     draw_curves(ax, runs, lang, window=15)
     ax.axhline(n.unigram_loss, color="k", ls=":", lw=1, label=say("unigram"))
     ax.legend(fontsize="small")
-    ax.set_title(say("fig_title", **n))
+    ax.set_title(say("fig_title", **n.to_numbers()))
     return [save(fig, out / "residual_loss.png")]
