@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from qkv.lessons.common.real import model_name
+from qkv.lessons.real_apple.result import Result
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -273,7 +274,9 @@ def summary(m: dict, labels: list[str]) -> dict:
     }
 
 
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
+    """The cosines and probes of every stage, for the model and its random and shuffled twins (counted into
+    plain dicts by the names of Result's fields, which become the result here)."""
     texts, labels = frames()
     word_id, ids, positions = word_positions(tokenizer, texts)
     folds = position_folds(positions, labels, K_FOLDS, seed)
@@ -285,26 +288,28 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
         per_model[name] = by_stage(m, ids, positions, labels, folds, pad)
         per_model[name].update(summary(per_model[name], stage_labels))
     counts = np.bincount([p for p, y in zip(positions, labels) if y == 0])
-    return {
-        "word": WORD,
-        "token_id": int(word_id),
-        "pieces": tokenizer.pieces(COMPANY[0]) if hasattr(tokenizer, "pieces") else [],
-        "n_fruit": len(FRUIT),
-        "n_company": len(COMPANY),
-        "examples": {"fruit": FRUIT[0], "company": COMPANY[0]},
-        "frames": texts,
-        "labels": labels.tolist(),
-        "positions": positions,
-        "position_counts": {str(p): int(c) for p, c in enumerate(counts) if c},
-        "folds": folds,
-        "k_folds": K_FOLDS,
-        "ridge": RIDGE,
-        "init_std": INIT_STD,
-        "seed": seed,
-        "stages": stage_labels,
-        "models": per_model,
-        "d_model": model.cfg.d_model,
-        "n_layers": model.cfg.n_layers,
-        "n_heads": model.cfg.n_heads,
-        "model_name": model_name(model),
-    }
+    return Result.from_numbers(
+        {
+            "word": WORD,
+            "token_id": int(word_id),
+            "pieces": tokenizer.pieces(COMPANY[0]) if hasattr(tokenizer, "pieces") else [],
+            "n_fruit": len(FRUIT),
+            "n_company": len(COMPANY),
+            "examples": {"fruit": FRUIT[0], "company": COMPANY[0]},
+            "frames": texts,
+            "labels": labels.tolist(),
+            "positions": positions,
+            "position_counts": {str(p): int(c) for p, c in enumerate(counts) if c},
+            "folds": folds,
+            "k_folds": K_FOLDS,
+            "ridge": RIDGE,
+            "init_std": INIT_STD,
+            "seed": seed,
+            "stages": stage_labels,
+            "models": per_model,
+            "d_model": model.cfg.d_model,
+            "n_layers": model.cfg.n_layers,
+            "n_heads": model.cfg.n_heads,
+            "model_name": model_name(model),
+        }
+    )
