@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from qkv.lessons.common.real import model_name
+from qkv.lessons.real_heads.result import Best, Result, Specialised
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -106,7 +107,7 @@ def attention_mass(model, id_lists: list[list[int]], pad_id: int = 0) -> dict:
     return {"mass": mass, "queries": count, "baseline": float(np.mean(inverse_T))}
 
 
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     """Every head's mean attention mass per category, and the heads that put more than THRESHOLD on one."""
     ids = [tokenizer.encode(s) for s in SENTENCES]
     m = attention_mass(model, ids, getattr(tokenizer, "pad_id", 0))
@@ -114,26 +115,26 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     specialised = []
     for c in CATEGORIES:
         found = [(float(mass[c][L, H]), int(L), int(H)) for L, H in zip(*np.nonzero(mass[c] > THRESHOLD))]
-        specialised += [{"category": c, "layer": L, "head": H, "mass": v} for v, L, H in sorted(found, reverse=True)]
+        specialised += [Specialised(category=c, layer=L, head=H, mass=v) for v, L, H in sorted(found, reverse=True)]
     best = {}
     for c in CATEGORIES:
         L, H = np.unravel_index(int(np.argmax(mass[c])), mass[c].shape)
-        best[c] = {"layer": int(L), "head": int(H), "mass": float(mass[c][L, H])}
-    return {
-        "model_name": model_name(model),
-        "n_layers": model.cfg.n_layers,
-        "n_heads": model.cfg.n_heads,
-        "sentences": list(SENTENCES),
-        "n_sentences": len(SENTENCES),
-        "example": EXAMPLE,
-        "categories": list(CATEGORIES),
-        "threshold": THRESHOLD,
-        "baseline": m["baseline"],
-        "queries": m["queries"],
-        "mass": {c: mass[c].tolist() for c in CATEGORIES},
-        "specialised": specialised,
-        "n_specialised": {c: sum(s["category"] == c for s in specialised) for c in CATEGORIES},
-        "n_specialised_heads": len({(s["layer"], s["head"]) for s in specialised}),
-        "cls_layers": sorted({s["layer"] for s in specialised if s["category"] == "cls"}),
-        "best": best,
-    }
+        best[c] = Best(layer=int(L), head=int(H), mass=float(mass[c][L, H]))
+    return Result(
+        model_name=model_name(model),
+        n_layers=model.cfg.n_layers,
+        n_heads=model.cfg.n_heads,
+        sentences=list(SENTENCES),
+        n_sentences=len(SENTENCES),
+        example=EXAMPLE,
+        categories=list(CATEGORIES),
+        threshold=THRESHOLD,
+        baseline=m["baseline"],
+        queries=m["queries"],
+        mass={c: mass[c].tolist() for c in CATEGORIES},
+        specialised=specialised,
+        n_specialised={c: sum(s.category == c for s in specialised) for c in CATEGORIES},
+        n_specialised_heads=len({(s.layer, s.head) for s in specialised}),
+        cls_layers=sorted({s.layer for s in specialised if s.category == "cls"}),
+        best=best,
+    )
