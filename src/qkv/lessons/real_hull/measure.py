@@ -20,6 +20,7 @@ import torch
 
 from qkv.lessons.common.real import model_name
 from qkv.lessons.convex.measure import pick_head
+from qkv.lessons.real_hull.result import Example, Extreme, Result
 
 NEEDS_MODEL = "minilm"  # run() loads MiniLM, or the BERT-family encoder --ckpt names
 READS = ("encoder",)  # the model families (Family.design) it reads
@@ -67,7 +68,7 @@ def head_stages(block, trace, layer: int, head: int, q: int) -> dict:
 
 
 @torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> dict:
+def measure(model, tokenizer, seed: int = 0) -> Result:
     ids = tokenizer.encode(TEXT)
     tokens = [tokenizer.display(i) for i in ids]
     word = tokenizer.encode(QUERY)[1:-1]  # without [CLS] and [SEP]
@@ -91,51 +92,45 @@ def measure(model, tokenizer, seed: int = 0) -> dict:
     mid = per["mid"]
     lo, hi = np.unravel_index(int(np.argmin(mid)), mid.shape), np.unravel_index(int(np.argmax(mid)), mid.shape)
     L, H = pick_head(trace, q, cue)
-    return {
-        "model_name": model_name(model),
-        "text": TEXT,
-        "tokens": tokens,
-        "position": q,
-        "query": tokens[q],
-        "cue": tokens[cue],
-        "n_layers": cfg.n_layers,
-        "n_heads": cfg.n_heads,
-        "n_total": n_total,
-        "d_head": cfg.d_head,
-        "d_model": cfg.d_model,
-        "tol": TOL,
-        "stages": list(STAGES),
-        "z_points": n_total * T,
-        "z_outside": int(z_out),
-        "z_max_distance": float(z_dist.max()),
-        "distances": {"z": z_dist.tolist(), **{k: per[k].tolist() for k in STAGES}},
-        "outside": {k: int((per[k] > 0).sum()) for k in STAGES},
-        "max_distance": {k: float(per[k].max()) for k in STAGES},
-        "min_distance": {k: float(per[k].min()) for k in STAGES},
-        "median_distance": {k: float(np.median(per[k])) for k in STAGES},
-        "norm_x": [float(per["norm_x"][layer, 0]) for layer in range(cfg.n_layers)],
-        "norm_zW_median": float(np.median(per["norm_zW"])),
-        "norm_zW_max": float(per["norm_zW"].max()),
-        "ln_gap": float(per["ln_gap"].max()),
-        "mid_min": {
-            "layer": int(lo[0]),
-            "head": int(lo[1]),
-            "distance": float(mid[lo]),
-            "max_weight": float(per["max_weight"][lo]),
-        },
-        "mid_max": {
-            "layer": int(hi[0]),
-            "head": int(hi[1]),
-            "distance": float(mid[hi]),
-            "max_weight": float(per["max_weight"][hi]),
-        },
-        "max_weight": per["max_weight"].tolist(),
-        "example": {
-            "layer": L,
-            "head": H,
-            "cue_weight": float(trace["pattern", L][0, H, q, cue]),
-            "weights": trace["pattern", L][0, H, q].double().tolist(),
-            "values": trace["v", L][0, :, H].double().tolist(),
-            "z": trace["z", L][0, q, H].double().tolist(),
-        },
-    }
+    return Result(
+        model_name=model_name(model),
+        text=TEXT,
+        tokens=tokens,
+        position=q,
+        query=tokens[q],
+        cue=tokens[cue],
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        n_total=n_total,
+        d_head=cfg.d_head,
+        d_model=cfg.d_model,
+        tol=TOL,
+        stages=list(STAGES),
+        z_points=n_total * T,
+        z_outside=int(z_out),
+        z_max_distance=float(z_dist.max()),
+        distances={"z": z_dist.tolist(), **{k: per[k].tolist() for k in STAGES}},
+        outside={k: int((per[k] > 0).sum()) for k in STAGES},
+        max_distance={k: float(per[k].max()) for k in STAGES},
+        min_distance={k: float(per[k].min()) for k in STAGES},
+        median_distance={k: float(np.median(per[k])) for k in STAGES},
+        norm_x=[float(per["norm_x"][layer, 0]) for layer in range(cfg.n_layers)],
+        norm_zW_median=float(np.median(per["norm_zW"])),
+        norm_zW_max=float(per["norm_zW"].max()),
+        ln_gap=float(per["ln_gap"].max()),
+        mid_min=Extreme(
+            layer=int(lo[0]), head=int(lo[1]), distance=float(mid[lo]), max_weight=float(per["max_weight"][lo])
+        ),
+        mid_max=Extreme(
+            layer=int(hi[0]), head=int(hi[1]), distance=float(mid[hi]), max_weight=float(per["max_weight"][hi])
+        ),
+        max_weight=per["max_weight"].tolist(),
+        example=Example(
+            layer=L,
+            head=H,
+            cue_weight=float(trace["pattern", L][0, H, q, cue]),
+            weights=trace["pattern", L][0, H, q].double().tolist(),
+            values=trace["v", L][0, :, H].double().tolist(),
+            z=trace["z", L][0, q, H].double().tolist(),
+        ),
+    )
