@@ -118,17 +118,19 @@ def test_text_says_the_measured_numbers(result):
     assert [p.name for p in result.figures] == ["induction_training.png", "induction_ablation.png"]
     assert all(p.stat().st_size > 10_000 for p in result.figures)
     view, back = lessons.view_module("induction"), json.loads(json.dumps(result.to_json()["numbers"]))
+    back = lessons.result_type("induction").from_numbers(back)
     assert (view.text(back, "en"), view.headline(back, "en")) == (result.text, result.headline)
 
 
 def test_sentences_follow_the_numbers(result):
     view, n = lessons.view_module("induction"), copy.deepcopy(result.numbers)
+    typed = lessons.result_type("induction").from_numbers
     assert t("lessons.induction.together", "en") in result.text and "removes the gain" in result.text
     n["kept"] = 0.8  # the head off would leave most of the gap: the text must not say it removes it
-    text = _flat(view.text(n, "en"))
+    text = _flat(view.text(typed(n), "en"))
     assert "removes the gain" not in text and "leaves 80% of the gap" in text
     n["models"]["one"]["best"] = [0.2] * len(n["models"]["one"]["best"])
-    assert "Even the one-layer model reached an induction score of 0.200" in _flat(view.text(n, "en"))
+    assert "Even the one-layer model reached an induction score of 0.200" in _flat(view.text(typed(n), "en"))
 
 
 def test_chinese_text(result):

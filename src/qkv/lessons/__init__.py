@@ -36,7 +36,6 @@ are looked up by literal keys (say("label_cue")), and their {fields} are filled 
 
 from __future__ import annotations
 
-import copy
 import importlib
 from pathlib import Path
 
@@ -91,6 +90,12 @@ def lesson_module(name: str):
 def view_module(name: str):
     """The module that says and draws lesson `name`."""
     return importlib.import_module(f"{__name__}.{_module_name(name)}.present")
+
+
+def result_type(name: str):
+    """The dataclass lesson `name`'s measure returns (its result.Result): Result.from_numbers(numbers)
+    turns the JSON's "numbers" back into it."""
+    return importlib.import_module(f"{__name__}.{_module_name(name)}.result").Result
 
 
 def title(name: str, lang: str = "en") -> str:
@@ -158,12 +163,9 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
             extra = {"model": model, "tokenizer": tokenizer}
     else:
         measured = lesson.measure(seed)
-    if isinstance(measured, dict):  # a lesson not yet typed: a copy, as measure may cache its dict
-        measured = copy.deepcopy(dict(measured))
     figures = view.figures(measured, Path(out), lang, **extra) if out is not None else []
     text, headline = view.text(measured, lang), view.headline(measured, lang)
-    numbers = measured if isinstance(measured, dict) else measured.to_numbers()
-    return LessonResult(name, title(name, lang), text, headline, numbers, figures, lang, measured)
+    return LessonResult(name, title(name, lang), text, headline, measured.to_numbers(), figures, lang, measured)
 
 
 __all__ = [
@@ -176,6 +178,7 @@ __all__ = [
     "lesson_module",
     "load_model",
     "reading",
+    "result_type",
     "run",
     "title",
     "titles",
