@@ -1,7 +1,7 @@
 """What the lessons on a real pretrained encoder (real-apple, real-heads, real-hull) share.
 
 They read all-MiniLM-L6-v2 (the `real` extra), or the BERT-family encoder --ckpt names; run() in
-qkv.apps.lessons loads it for every lesson module whose NEEDS_MODEL is "minilm".
+qkv.lessons.run loads it for every lesson whose NEEDS_MODEL is "minilm".
 """
 
 from __future__ import annotations
