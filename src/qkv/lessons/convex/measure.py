@@ -71,15 +71,30 @@ def separating_plane(VW, zW, x_new, x, near) -> Plane:
     return Plane(values=to2(VW), zW=to2(zW)[0], x_new=to2(x_new)[0], x=to2(x)[0], nearest=to2(near)[0])
 
 
-@torch.no_grad()
-def measure(model, tokenizer, seed: int = 0) -> Result:
+def worked_example() -> dict:
+    """The source document's worked example, s = (ln 2, 0, 0), a = (1/2, 1/4, 1/4), z = (1, 1), as the
+    example_* fields of the Result."""
     from qkv.analysis.attend import attend
-    from qkv.core.see.hull import convex_weights
 
-    torch.manual_seed(seed)
     ex = attend(
         [math.sqrt(2), 0.0], [[math.log(2), 0.0], [0.0, 1.0], [0.0, -1.0]], [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]
     )
+    return {
+        "example_scores": [float(s) for s in ex.scores],
+        "example_weights": [float(w) for w in ex.weights],
+        "example_z": [float(c) for c in ex.z],
+        "example_values": ex.V.tolist(),
+        "example_inside": bool(ex.hull.inside),
+        "example_distance": float(ex.hull.distance),
+    }
+
+
+@torch.no_grad()
+def measure(model, tokenizer, seed: int = 0) -> Result:
+    from qkv.core.see.hull import convex_weights
+
+    torch.manual_seed(seed)
+    ex = worked_example()
     ids = tokenizer.encode(TEXT)
     tokens = [tokenizer.display(i) for i in ids]
     _, trace = model.run_with_trace(torch.tensor([ids]))
@@ -103,12 +118,7 @@ def measure(model, tokenizer, seed: int = 0) -> Result:
     near = nearest_l2(x_new, VW)
     result_gap = float(np.abs(trace["result", layer][0, pos, head].double().numpy() - zW).max())
     return Result(
-        example_scores=[float(s) for s in ex.scores],
-        example_weights=[float(w) for w in ex.weights],
-        example_z=[float(c) for c in ex.z],
-        example_values=ex.V.tolist(),
-        example_inside=bool(ex.hull.inside),
-        example_distance=float(ex.hull.distance),
+        **ex,
         text=TEXT,
         tokens=tokens,
         position=pos,

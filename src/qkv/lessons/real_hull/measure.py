@@ -118,19 +118,25 @@ def measure(model, tokenizer, seed: int = 0) -> Result:
         norm_zW_median=float(np.median(per["norm_zW"])),
         norm_zW_max=float(per["norm_zW"].max()),
         ln_gap=float(per["ln_gap"].max()),
-        mid_min=Extreme(
-            layer=int(lo[0]), head=int(lo[1]), distance=float(mid[lo]), max_weight=float(per["max_weight"][lo])
-        ),
-        mid_max=Extreme(
-            layer=int(hi[0]), head=int(hi[1]), distance=float(mid[hi]), max_weight=float(per["max_weight"][hi])
-        ),
+        mid_min=_extreme(lo, mid, per["max_weight"]),
+        mid_max=_extreme(hi, mid, per["max_weight"]),
         max_weight=per["max_weight"].tolist(),
-        example=Example(
-            layer=L,
-            head=H,
-            cue_weight=float(trace["pattern", L][0, H, q, cue]),
-            weights=trace["pattern", L][0, H, q].double().tolist(),
-            values=trace["v", L][0, :, H].double().tolist(),
-            z=trace["z", L][0, q, H].double().tolist(),
-        ),
+        example=_example(trace, L, H, q, cue),
+    )
+
+
+def _extreme(at, mid: np.ndarray, max_weight: np.ndarray) -> Extreme:
+    """The head at `at` (layer, head) of the (n_layers, n_heads) tables of stage "mid" distances and weights."""
+    return Extreme(layer=int(at[0]), head=int(at[1]), distance=float(mid[at]), max_weight=float(max_weight[at]))
+
+
+def _example(trace, layer: int, head: int, q: int, cue: int) -> Example:
+    """The figure's head: its weights at the query `q`, its values and z there."""
+    return Example(
+        layer=layer,
+        head=head,
+        cue_weight=float(trace["pattern", layer][0, head, q, cue]),
+        weights=trace["pattern", layer][0, head, q].double().tolist(),
+        values=trace["v", layer][0, :, head].double().tolist(),
+        z=trace["z", layer][0, q, head].double().tolist(),
     )
