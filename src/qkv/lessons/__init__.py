@@ -16,8 +16,9 @@ qkv/lessons/<name>/:
                  model also declares READS, the model families it reads (their `Family.design`,
                  qkv.core.spec.family), and may say in READS_WHY why it reads no other; `run` refuses a
                  model of another family in one line.
-    result.py    what measure returns: a dataclass of the measured numbers (common.result.Numbers),
-                 whose fields are the names the JSON output gives them (to_numbers).
+    result.py    what measure returns: Result, a frozen dataclass of the measured numbers (deriving from
+                 common.result.Numbers), whose fields are the names and order the JSON output gives them
+                 (to_numbers; from_numbers reads them back).
     present.py   the numbers said and drawn: `title(lang)`, `text(r, lang)`, `headline(r, lang)`,
                  `figures(r, out, lang)`, reading the result by attribute and its words from the
                  message area "lessons.<name>".
@@ -27,11 +28,12 @@ qkv/lessons/<name>/:
 qkv/lessons/common/ holds what several lessons share, one concept a module: the result every lesson
 returns (result), the report of all lessons (report), training the small models (training), the real
 encoder's name (real), joining sentences (text), loss curves (curves), and their messages (en, zh).
-`run` below is the only code measure and present share.
+Besides the result, `run` below is the only code measure and present share.
 
-Every key between the parts is a name written out: the result's fields are declared, nested where a
-quantity repeats for each item of a lesson's visible tuple, never a string glued from parts; the messages
-are looked up by literal keys (say("label_cue")), and their {fields} are filled by name.
+Every name between the parts is written out: the result's fields are declared (a quantity that repeats
+for each item of one of a lesson's visible tuples is a dict by the items' names, heads' r.best["cue"].mass
+for "cue" of CATEGORIES), never a string glued from parts; the messages are looked up by literal keys
+(say("label_cue")), and their {fields} are filled by name.
 """
 
 from __future__ import annotations
