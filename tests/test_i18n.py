@@ -16,10 +16,15 @@ from qkv.presentation.i18n import check_lang, t
 
 
 def areas(lang: str) -> set[str]:
-    """Every area of a language's catalogue (modules under messages/<lang>/, dotted for subfolders)."""
+    """Every area of a language's catalogue: modules under messages/<lang>/ (dotted for subfolders), and
+    "lessons.<name>" for every folder of qkv/lessons that holds a <lang>.py."""
     root = importlib.import_module(f"qkv.presentation.messages.{lang}")
     prefix = root.__name__ + "."  # the full name, so that walk_packages can import and enter sub-folders
-    return {info.name.removeprefix(prefix) for info in pkgutil.walk_packages(root.__path__, prefix) if not info.ispkg}
+    found = {info.name.removeprefix(prefix) for info in pkgutil.walk_packages(root.__path__, prefix) if not info.ispkg}
+    lessons = SRC / "lessons"
+    return found | {
+        f"lessons.{folder.name}" for folder in sorted(lessons.iterdir()) if (folder / f"{lang}.py").is_file()
+    }
 
 
 def fields(text: str) -> set[str]:
@@ -217,11 +222,9 @@ def test_every_lesson_message_is_asked_for_by_its_literal_key():
     )
     unused = [f"{area}.{k}" for area in lesson_areas for k in i18n.catalogue("en", area) if f"{area}.{k}" not in used]
     assert unused == []
-    folders = [SRC / "apps" / "lessons", SRC / "presentation" / "lessons"]
     built = {
         f"{path.relative_to(SRC)}:{line}"
-        for folder in folders
-        for path in sorted(folder.glob("*.py"))
+        for path in sorted((SRC / "lessons").rglob("*.py"))
         for line in built_keys(path.read_text(encoding="utf-8"))
     }
     assert built == set()

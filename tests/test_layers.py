@@ -18,7 +18,7 @@ import pytest
 import qkv
 
 ROOT = Path(qkv.__file__).parent
-LAYERS = ("core", "analysis", "presentation", "apps")
+LAYERS = ("core", "analysis", "presentation", "lessons", "apps")
 FACADE = len(LAYERS)  # qkv/__init__.py and qkv/__main__.py
 # core's sub-packages, lowest first: what crosses qkv's edge (files, documents, refusals), where it runs,
 # text, the declarations, seeing (taps, hooks, trace), the model classes, decoding, other people's models,

@@ -23,6 +23,7 @@ from matplotlib.text import Annotation
 
 import qkv
 from qkv.core.hub.bundled import default_ckpt
+from qkv.presentation.i18n import catalogue
 
 ROOT = Path(qkv.__file__).resolve().parent
 ZH = ROOT / "presentation" / "messages" / "zh"
@@ -31,7 +32,8 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def zh_catalogue() -> dict[str, str]:
-    """Every message of the Chinese catalogue but errors.py (another area's): "area.name" -> text."""
+    """Every message of the Chinese catalogue but errors.py (another area's), the lessons' own included:
+    "area.name" -> text."""
     out = {}
     for path in sorted(ZH.rglob("*.py")):
         if path.name in ("__init__.py", "errors.py"):
@@ -39,6 +41,9 @@ def zh_catalogue() -> dict[str, str]:
         area = ".".join(path.relative_to(ZH).with_suffix("").parts)
         module = importlib.import_module(f"qkv.presentation.messages.zh.{area}")
         out.update({f"{area}.{k}": v for k, v in module.MESSAGES.items() if isinstance(v, str)})
+    for path in sorted((ROOT / "lessons").glob("*/zh.py")):  # a lesson's words live in its folder
+        area = f"lessons.{path.parent.name}"
+        out.update({f"{area}.{k}": v for k, v in catalogue("zh", area).items() if isinstance(v, str)})
     return out
 
 
@@ -92,7 +97,7 @@ def test_the_cue_word_is_a_clue_word_not_a_prompt():
 
 @pytest.mark.slow
 def test_the_context_lesson_says_clue_word_in_chinese():
-    from qkv.apps import lessons
+    from qkv import lessons
 
     text = lessons.run("context", lang="zh").text
     assert "线索词" in text and "提示词" not in text and not ORDINAL.search(text)
@@ -200,7 +205,7 @@ def test_a_hull_figure_of_crowded_values_has_no_overlapping_text(tmp_path, saved
 
 
 def test_the_convex_lessons_figures_have_no_overlapping_text(tmp_path, saved):
-    from qkv.apps import lessons
+    from qkv import lessons
 
     lessons.run("convex", lang="zh", out=tmp_path)
     assert (tmp_path / "convex_head.png").exists() and len(saved) == 3
@@ -210,7 +215,7 @@ def test_the_convex_lessons_figures_have_no_overlapping_text(tmp_path, saved):
 
 @pytest.mark.slow
 def test_the_transform_lessons_word_cloud_has_no_overlapping_labels(tmp_path, saved):
-    from qkv.apps import lessons
+    from qkv import lessons
 
     lessons.run("transform", lang="zh", out=tmp_path)
     cloud = [f for f in saved if any(isinstance(t, Annotation) for ax in f.axes for t in ax.texts)]

@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.apps.cli import main
-from qkv.apps.lessons import align
 from qkv.core.text.corpus import pairs
+from qkv.lessons.align import measure as align
+from qkv.lessons.align.present import MARGIN
 from qkv.presentation.i18n import t
-from qkv.presentation.lessons.align import MARGIN
 
 pytestmark = [pytest.mark.slow]
 
@@ -55,7 +55,7 @@ def result(tmp_path_factory, translate_ckpt):
 
 
 def said(n, lang):
-    view, n = lessons.view_module("align"), json.loads(json.dumps(n))
+    view, n = lessons.view_module("align"), lessons.result_type("align").from_numbers(json.loads(json.dumps(n)))
     return view.text(n, lang), view.headline(n, lang)
 
 
@@ -246,7 +246,7 @@ def test_models_are_refused_in_one_line(translate_ckpt, tmp_path):
 
 
 def test_cli_lesson_align(result, monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(align, "measure", lambda model, tokenizer, seed: result.numbers)  # measured once, above
+    monkeypatch.setattr(align, "measure", lambda model, tokenizer, seed: result.measured)  # measured once, above
     assert main(["lesson", "align", "--lang", "zh", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert lessons.title("align", "zh") in out and said(result.numbers, "zh")[1] in out

@@ -1,5 +1,6 @@
 """The context lesson: 苹果 starts from one embedding, attention separates the senses, training makes it useful."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -7,10 +8,10 @@ import pytest
 import torch
 
 import qkv
+from qkv import lessons
 from qkv.analysis import representations
-from qkv.apps import lessons
-from qkv.apps.lessons import context
 from qkv.core.hub.bundled import default_ckpt
+from qkv.lessons.context import measure as context
 
 pytestmark = [pytest.mark.slow]
 
@@ -214,7 +215,7 @@ def test_labels_come_from_the_corpus():
     assert not {t for t, _ in held} & {t for t, _ in train}
 
 
-def test_a_tokenizer_that_cannot_pair_the_sentences_skips_patching(bundled):
+def test_a_tokenizer_that_cannot_pair_the_sentences_skips_patching(result, bundled):
     """A character tokenizer (its spaces are tokens too) gives 吃了 two tokens and 投资了 three: the sentences
     differ in length, so the lesson says it leaves patching out instead of failing (the headline: nothing)."""
     from qkv.core.text.tokenizers import train_tokenizer
@@ -222,6 +223,6 @@ def test_a_tokenizer_that_cannot_pair_the_sentences_skips_patching(bundled):
     chars = train_tokenizer("char", "".join(context.PATCH.values()) + "味道股价")
     assert context.patch_lengths(chars) == {"fruit": 12, "company": 13} and not context.can_patch(chars)
     assert context.can_patch(bundled[1])
-    view, n = lessons.view_module("context"), {"patch": None, "patch_sentences": dict(context.PATCH)}
+    view, n = lessons.view_module("context"), dataclasses.replace(result.measured, patch=None)
     fields = view._patch_fields(n, "en")
     assert "left out" in fields["patch_paragraph"] and fields["headline_patch"] == ""

@@ -21,10 +21,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from qkv.apps import lessons
-from qkv.apps.lessons import induction
+from qkv import lessons
 from qkv.core.model.gpt import GPT
 from qkv.core.spec.config import ModelConfig
+from qkv.lessons.induction import measure as induction
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]
@@ -85,6 +85,7 @@ def test_switching_the_induction_head_off_removes_the_gain(result):
     n = result.numbers
     off = {(a["layer"], a["head"]): a for a in n["ablation"]}
     assert sorted(off) == [(layer, head) for layer in range(2) for head in range(n["n_heads"])]
+    assert all(a["gap"] == pytest.approx(a["second"] - a["first"]) for a in n["ablation"])
     ind = off[(n["induction_head"]["layer"], n["induction_head"]["head"])]
     gap = n["models"]["two"]["probes"][-1]["gap"]
     assert ind["role"] == "induction" and ind["kept"] == pytest.approx(ind["gap"] / gap)
@@ -118,17 +119,19 @@ def test_text_says_the_measured_numbers(result):
     assert [p.name for p in result.figures] == ["induction_training.png", "induction_ablation.png"]
     assert all(p.stat().st_size > 10_000 for p in result.figures)
     view, back = lessons.view_module("induction"), json.loads(json.dumps(result.to_json()["numbers"]))
+    back = lessons.result_type("induction").from_numbers(back)
     assert (view.text(back, "en"), view.headline(back, "en")) == (result.text, result.headline)
 
 
 def test_sentences_follow_the_numbers(result):
     view, n = lessons.view_module("induction"), copy.deepcopy(result.numbers)
+    typed = lessons.result_type("induction").from_numbers
     assert t("lessons.induction.together", "en") in result.text and "removes the gain" in result.text
     n["kept"] = 0.8  # the head off would leave most of the gap: the text must not say it removes it
-    text = _flat(view.text(n, "en"))
+    text = _flat(view.text(typed(n), "en"))
     assert "removes the gain" not in text and "leaves 80% of the gap" in text
     n["models"]["one"]["best"] = [0.2] * len(n["models"]["one"]["best"])
-    assert "Even the one-layer model reached an induction score of 0.200" in _flat(view.text(n, "en"))
+    assert "Even the one-layer model reached an induction score of 0.200" in _flat(view.text(typed(n), "en"))
 
 
 def test_chinese_text(result):
@@ -175,22 +178,21 @@ def test_head_off_by_a_raw_torch_hook():
     W_O that zeroes the head's slice of the concatenated z must give the same losses."""
     model, tokens = _model(), _tokens()
     d_head = model.cfg.d_head
-    for a in induction.ablations(model, tokens):
+    for layer, head, first_off, second_off in induction.ablations(model, tokens):
 
-        def zero(module, args, h=a["head"]):
+        def zero(module, args, h=head):
             (z,) = args  # (B, T, n_heads * d_head): the heads side by side
             z = z.clone()
             z[..., h * d_head : (h + 1) * d_head] = 0.0
             return (z,)
 
-        handle = model.blocks[a["layer"]].attn.W_O.register_forward_pre_hook(zero)
+        handle = model.blocks[layer].attn.W_O.register_forward_pre_hook(zero)
         try:
             first, second = induction.half_losses(model, tokens)
         finally:
             handle.remove()
-        assert (a["first"], a["second"]) == pytest.approx((first, second), abs=1e-5)
-        assert a["gap"] == pytest.approx(second - first)
-    assert induction.half_losses(model, tokens) != (a["first"], a["second"])  # the hooks are gone again
+        assert (first_off, second_off) == pytest.approx((first, second), abs=1e-5)
+    assert induction.half_losses(model, tokens) != (first_off, second_off)  # the hooks are gone again
 
 
 def test_probe_scores_by_hand():
@@ -200,7 +202,7 @@ def test_probe_scores_by_hand():
     B, T = tokens.shape
     half = (T - 1) // 2
     _, trace = model.run_with_trace(tokens)
-    got = induction.probe(model, tokens)["induction"]
+    got = induction.probe(model, tokens).induction
     for layer in range(2):
         A = trace["pattern", layer].double()  # (B, n_heads, T, T)
         q = torch.arange(half + 1, T)
@@ -224,7 +226,8 @@ def test_with_repeat_writes_one_stretch_again():
 def test_rise():
     steps = [0, 100, 200, 300, 400]
     r = induction.rise(steps, [0.0, 0.0, 0.5, 0.9, 1.0])
-    assert (r["start"], r["middle"], r["end"]) == (200, 200, 300) and (r["from"], r["to"]) == (0.0, 1.0)
+    assert (r.start, r.middle, r.end) == (200, 200, 300) and (r.from_, r.to) == (0.0, 1.0)
+    assert list(r.to_numbers()) == ["from", "to", "start", "middle", "end"]  # the JSON's names, in its order
 
 
 def test_training_text_falls_back(monkeypatch, tmp_path):

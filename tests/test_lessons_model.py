@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import qkv
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.core.hub.bundled import default_ckpt
 from qkv.presentation.i18n import t
 
@@ -51,7 +51,7 @@ def results(tmp_path_factory, bundled):
 
 def said(name, numbers, lang):
     """(text, headline) said again from the JSON of the numbers: nothing but the numbers goes in."""
-    view, n = lessons.view_module(name), json.loads(json.dumps(numbers))
+    view, n = lessons.view_module(name), lessons.result_type(name).from_numbers(json.loads(json.dumps(numbers)))
     return view.text(n, lang), view.headline(n, lang)
 
 
@@ -115,7 +115,7 @@ def test_convex(results, bundled):
     )
     assert n["cue_weight"] == pytest.approx(best, abs=1e-6)
 
-    from qkv.presentation.lessons.convex import dist
+    from qkv.lessons.convex.present import dist
 
     for r in (en, zh):
         assert dist(n["residual_distance"]) in r.headline and dist(n["resid_mid_distance"]) in r.headline
@@ -127,7 +127,7 @@ def test_convex(results, bundled):
 
 
 def test_heads(results, bundled):
-    from qkv.apps.lessons import heads
+    from qkv.lessons.heads import measure as heads
 
     en, zh = results("heads")
     _common("heads", en, zh, 1)
@@ -190,7 +190,7 @@ def test_dropout(results):
 
 
 def test_dropout_breaks_a_fresh_copy(bundled):
-    from qkv.apps.lessons.dropout import summarise, with_dropout
+    from qkv.lessons.dropout.measure import summarise, with_dropout
 
     model, tok = bundled
     before = model.cfg.dropout_attn
@@ -200,7 +200,7 @@ def test_dropout_breaks_a_fresh_copy(bundled):
     assert torch.equal(copy.eval()(ids), model(ids))  # the same weights
     torch.manual_seed(1)
     _, trace = copy.train().run_with_trace(ids)
-    assert summarise(qkv.check(trace, max_hull_points=8))["rows"]["failed"] > 0
+    assert summarise(qkv.check(trace, max_hull_points=8)).rows.failed > 0
 
 
 # -------------------------------------------------------------------------------------- embedding
@@ -243,7 +243,7 @@ def test_embedding(results, bundled):
 
 @torch.no_grad()
 def test_next_token(results, bundled):
-    from qkv.apps.lessons.next_token import entropy_bits
+    from qkv.lessons.next_token.measure import entropy_bits
 
     en, zh = results("next-token")
     _common("next-token", en, zh, 1)
@@ -257,7 +257,7 @@ def test_next_token(results, bundled):
     assert probs == pytest.approx(top.values.tolist(), abs=1e-5)
     assert [t for t, _ in n["top"]] == [tok.display(int(i)) for i in top.indices]
     assert n["entropy_bits"] == pytest.approx(entropy_bits(p), abs=1e-4)
-    from qkv.apps.lessons.next_token import TEMPERATURES
+    from qkv.lessons.next_token.measure import TEMPERATURES
 
     temps = [at["T"] for at in n["temperatures"]]
     assert temps == list(TEMPERATURES) == [0.5, 1.0, 2.0]

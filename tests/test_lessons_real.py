@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from qkv.apps import lessons
-from qkv.apps.lessons import real_apple, real_heads, real_hull
+from qkv import lessons
+from qkv.lessons.real_apple import measure as real_apple
+from qkv.lessons.real_heads import measure as real_heads
+from qkv.lessons.real_hull import measure as real_hull
 
 pytestmark = [pytest.mark.slow]
 
@@ -31,7 +33,8 @@ def measured(minilm):
     def get(name):
         if name not in cache:
             model, tokenizer = minilm
-            cache[name] = json.loads(json.dumps(lessons.lesson_module(name).measure(model, tokenizer, 0)))
+            measured = lessons.lesson_module(name).measure(model, tokenizer, 0)
+            cache[name] = json.loads(json.dumps(measured.to_numbers()))
         return cache[name]
 
     return get
@@ -39,7 +42,7 @@ def measured(minilm):
 
 def said(name, n):
     """{lang: (text, headline)} said from the numbers alone."""
-    view = lessons.view_module(name)
+    view, n = lessons.view_module(name), lessons.result_type(name).from_numbers(n)
     return {lang: (view.text(n, lang), view.headline(n, lang)) for lang in ("en", "zh")}
 
 
@@ -50,7 +53,7 @@ def _common(name, n, tmp_path, n_figures):
     assert CHINESE.search(zh) and CHINESE.search(zh_head) and "的" in zh
     assert not re.search(r"\b(the|and|of)\b", zh), "the Chinese text should not be English prose"
     assert "{" not in en + zh + en_head + zh_head  # every field was filled
-    paths = lessons.view_module(name).figures(n, tmp_path, "en")
+    paths = lessons.view_module(name).figures(lessons.result_type(name).from_numbers(n), tmp_path, "en")
     assert len(paths) == n_figures
     for p in paths:
         assert p.exists() and p.stat().st_size > 1000, p
@@ -217,7 +220,7 @@ def test_real_heads_numbers_and_claims(measured, minilm, tmp_path):
 
 
 def test_real_hull_numbers_and_claims(measured, minilm, tmp_path):
-    from qkv.apps.lessons.convex import nearest_l2
+    from qkv.lessons.convex.measure import nearest_l2
 
     n = measured("real-hull")
     model, tok = minilm

@@ -13,10 +13,10 @@ import re
 import pytest
 import torch
 
-from qkv.apps import lessons
-from qkv.apps.lessons import lesson_module
-from qkv.apps.lessons.training import fit, tokenize
+from qkv import lessons
 from qkv.core.spec.config import ModelConfig, TrainConfig
+from qkv.lessons import lesson_module
+from qkv.lessons.common.training import fit, tokenize
 from qkv.presentation.i18n import t
 
 pytestmark = [pytest.mark.slow]
@@ -50,7 +50,7 @@ def _common(result, name):
     assert not HAN.search(result.headline)
     assert len(result.figures) == 1 and result.figures[0].exists() and result.figures[0].stat().st_size > 10_000
     json.dumps(result.to_json())  # every number serialisable
-    view, n = lessons.view_module(name), json.loads(json.dumps(result.numbers))
+    view, n = lessons.view_module(name), lessons.result_type(name).from_numbers(json.loads(json.dumps(result.numbers)))
     assert (view.text(n, "en"), view.headline(n, "en")) == (result.text, result.headline)  # said from the numbers alone
 
 
@@ -89,7 +89,9 @@ def test_why_v_separate_values_help(why_v):
         pair["v"]["mean_acc"], pair["k"]["mean_acc"] = pair["k"]["mean_acc"], pair["v"]["mean_acc"]
     better, worse = t("lessons.why_v.better", "en"), t("lessons.why_v.worse", "en")
     assert why_v.text.count(better) >= 1  # measured: gaps 0.028 and 0.057 nats, probes 75% vs 60%, 66% vs 54%
-    assert why_v.text.count(better) == lessons.view_module("why-v").text(swapped, "en").count(worse)
+    assert why_v.text.count(better) == lessons.view_module("why-v").text(
+        lessons.result_type("why-v").from_numbers(swapped), "en"
+    ).count(worse)
 
 
 # ------------------------------------------------------------------ order
@@ -119,7 +121,7 @@ def test_order_probes(order):
     for acc, key in ((0.3, "lessons.order.leak_none"), (0.9, "lessons.order.leak_found")):
         changed = copy.deepcopy(n)
         changed["models"]["none2"]["acc"] = acc
-        assert t(key, "zh", acc_none2=acc) in view.text(changed, "zh")
+        assert t(key, "zh", acc_none2=acc) in view.text(lessons.result_type("order").from_numbers(changed), "zh")
 
 
 def test_order_rope_depends_on_offset_only(order):

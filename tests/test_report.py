@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from qkv.apps import lessons
+from qkv import lessons
 from qkv.apps.cli import main
-from qkv.apps.lessons.base import LessonResult
-from qkv.apps.lessons.report import write_report
 from qkv.core.hub.bundled import default_ckpt
+from qkv.lessons.common.report import write_report
+from qkv.lessons.common.result import LessonResult
 from qkv.presentation.i18n import t
 
 
@@ -32,9 +32,9 @@ def test_report_has_every_lesson_its_numbers_and_figures(tmp_path):
     for lang in ("zh", "en"):
         page = write_report(results, tmp_path / lang, lang).read_text(encoding="utf-8")
         md = (tmp_path / lang / "report.md").read_text(encoding="utf-8")
-        title, intro = t("lessons.report.title", lang), t("lessons.report.intro", lang)
+        title, intro = t("lessons.common.report_title", lang), t("lessons.common.report_intro", lang)
         assert f"<h1>{title}</h1>" in page and intro in page and md.startswith(f"# {title}\n") and intro in md
-    assert t("lessons.report.title", "zh") != t("lessons.report.title", "en")
+    assert t("lessons.common.report_title", "zh") != t("lessons.common.report_title", "en")
     with pytest.raises(ValueError, match="fr"):
         write_report(results, tmp_path / "fr", "fr")
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

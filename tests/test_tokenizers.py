@@ -352,7 +352,7 @@ def test_words_only_examples():
 
 def test_words_only_drops_what_the_whitespace_tokens_held():
     """The ids of whitespace=False are the word tokenizer's ids without its single-space tokens,
-    for the corpus (the tokenizer the training lessons use, apps/lessons/training.py)."""
+    for the corpus (the tokenizer the training lessons use, lessons/common/training.py)."""
     from qkv.core.text.corpus import generate
 
     text = generate(n_sentences=100)

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import qkv
+from qkv import lessons
 from qkv.analysis.origin import attention_input_name as input_name
 from qkv.analysis.transform import (
     attention_module,
@@ -29,7 +30,6 @@ from qkv.analysis.transform import (
     svd,
 )
 from qkv.analysis.transform_cloud import GROUPS, kept_share, pca2, separation, word_cloud, word_inputs
-from qkv.apps import lessons
 from qkv.core.hub.bundled import default_ckpt
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -288,7 +288,7 @@ def test_the_lessons_cloud_numbers_are_the_clouds(lesson, bundled):
 def test_the_lesson_is_said_from_its_numbers_in_both_languages(lesson):
     en, zh, out = lesson
     view = lessons.view_module("transform")
-    again = json.loads(json.dumps(en.to_json()["numbers"]))
+    again = lessons.result_type("transform").from_numbers(json.loads(json.dumps(en.to_json()["numbers"])))
     assert view.text(again, "en") == en.text and view.headline(again, "zh") == zh.headline
     assert CHINESE.search(zh.title) and CHINESE.search(zh.text) and not CHINESE.search(en.title)
     assert [p.name for p in en.figures] == ["transform_spectra.png", "transform_cloud.png"]
@@ -304,11 +304,12 @@ def test_the_words_follow_the_numbers_when_a_claim_fails(lesson):
         more_uneven=n["n_places"] - 1,
         heads_separating_more={"q": 0, "k": 0, "v": n["n_heads"]},
     )
-    text = view.text(n, "en")
+    typed = lessons.result_type("transform").from_numbers(n)
+    text = view.text(typed, "en")
     assert f"larger in {n['n_places'] - 1} of {n['n_places']} places, so the claim does not hold" in text
     assert "favours" not in text and "In most heads the keys and values" not in text
-    assert f"only 0 of {n['n_heads']}" in text and "(claim does not hold)" in view.headline(n, "en")
-    assert "不成立" in view.text(n, "zh") and "不成立" in view.headline(n, "zh")
+    assert f"only 0 of {n['n_heads']}" in text and "(claim does not hold)" in view.headline(typed, "en")
+    assert "不成立" in view.text(typed, "zh") and "不成立" in view.headline(typed, "zh")
 
 
 # ---------------------------------------------------------------------------

@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from qkv.apps import lessons
-from qkv.apps.lessons.base import check_folder
-from qkv.apps.lessons.report import write_report
+from qkv import lessons
 from qkv.core.decode.sample import generate_texts
 from qkv.core.hub.bundled import default_ckpt, learner_tokenizer
 from qkv.core.text.corpus import default_text
 from qkv.core.train.checkpoint import load
 from qkv.core.train.lm import train
+from qkv.lessons.common.report import write_report
+from qkv.lessons.common.result import check_folder
 
 
 def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> Path:

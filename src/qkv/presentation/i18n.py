@@ -5,9 +5,11 @@
 
 A key is "<area>.<name>": the area names a module of the catalogue, one per language with the same
 keys (qkv/presentation/messages/en/<area>.py and .../zh/<area>.py, each a dict MESSAGES), so a
-translator reads the two files side by side. Dots in the area are folders: "lessons.convex.title"
-lives in messages/<lang>/lessons/convex.py. A test checks that both languages hold the same keys and
-the same {fields} in every message.
+translator reads the two files side by side. Dots in the area are folders: "figures.hull.title" lives
+in messages/<lang>/figures/hull.py. A lesson keeps its words in its own folder: the area
+"lessons.<name>" is the module qkv/lessons/<name>/<lang>.py ("lessons.convex.title" lives in
+qkv/lessons/convex/en.py and zh.py; "lessons.common" in qkv/lessons/common/). A test checks that both
+languages hold the same keys and the same {fields} in every message.
 """
 
 from __future__ import annotations
@@ -28,12 +30,22 @@ def check_lang(lang: str) -> str:
     return lang
 
 
+def area_module(area: str, lang: str) -> str:
+    """The module that holds an area's messages in `lang`: "lessons.<name>" in the lesson's own folder
+    (qkv.lessons.<name>.<lang>; named here, never imported by name, so presentation stays below the
+    lessons), every other area under messages/<lang>/."""
+    head, _, lesson = area.partition(".")
+    if head == "lessons" and lesson:
+        return f"qkv.lessons.{lesson}.{lang}"
+    return f"{__package__}.messages.{lang}.{area}"
+
+
 @cache
 def catalogue(lang: str, area: str) -> dict[str, str]:
     """The messages of one area in one language (imported once)."""
     check_lang(lang)
     try:
-        module = importlib.import_module(f"{__package__}.messages.{lang}.{area}")
+        module = importlib.import_module(area_module(area, lang))
     except ModuleNotFoundError:
         raise KeyError(f"no message area {area!r} in the {lang} catalogue") from None
     return module.MESSAGES

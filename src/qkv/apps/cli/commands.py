@@ -207,7 +207,7 @@ def demo(args) -> None:
 
 
 def lesson(args) -> None:
-    from qkv.apps import lessons
+    from qkv import lessons
 
     if args.list or not args.name:
         for name, title in lessons.titles(args.lang, real=True).items():

@@ -1,0 +1,188 @@
+"""The lessons: each claim of the source documents as an experiment that prints what it measured.
+
+    qkv lesson --list
+    qkv lesson context --lang zh --out report/
+    qkv.lessons.run("order", lang="en")
+
+This layer sits between presentation and apps: a lesson measures with core and analysis and says and
+draws with presentation; the command line, the demo and the web page run it. One folder per lesson,
+qkv/lessons/<name>/:
+
+    measure.py   the experiment. It declares NEEDS_MODEL and defines `measure(model, tokenizer, seed)`
+                 (NEEDS_MODEL true: it reads the bundled model or --ckpt; "minilm": a pretrained
+                 BERT-family encoder, all-MiniLM-L6-v2 from the `real` extra unless --ckpt names
+                 another; "translate": a zh→en translation model, the bundled one unless --ckpt names
+                 another) or `measure(seed)` (it trains its own small models). A lesson that reads a
+                 model also declares READS, the model families it reads (their `Family.design`,
+                 qkv.core.spec.family), and may say in READS_WHY why it reads no other; `run` refuses a
+                 model of another family in one line.
+    result.py    what measure returns: Result, a frozen dataclass of the measured numbers (deriving from
+                 common.result.Numbers), whose fields are the names and order the JSON output gives them
+                 (to_numbers; from_numbers reads them back).
+    present.py   the numbers said and drawn: `title(lang)`, `text(r, lang)`, `headline(r, lang)`,
+                 `figures(r, out, lang)`, reading the result by attribute and its words from the
+                 message area "lessons.<name>".
+    en.py, zh.py its messages (MESSAGES, the same keys and {fields} in both), found by the catalogue
+                 (qkv.presentation.i18n.area_module).
+
+qkv/lessons/common/ holds what several lessons share, one concept a module: the result every lesson
+returns (result), the report of all lessons (report), training the small models (training), the real
+encoder's name (real), joining sentences (text), loss curves (curves), and their messages (en, zh).
+Besides the result, `run` below is the only code measure and present share.
+
+Every name between the parts is written out: the result's fields are declared (a quantity that repeats
+for each item of one of a lesson's visible tuples is a dict by the items' names, heads' r.best["cue"].mass
+for "cue" of CATEGORIES), never a string glued from parts; the messages are looked up by literal keys
+(say("label_cue")), and their {fields} are filled by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
+from qkv.core.spec.family import FAMILIES
+from qkv.lessons.common.result import LessonResult, check_folder
+from qkv.presentation.i18n import check_lang
+
+# lesson name -> its folder under qkv/lessons, in teaching order;
+# `qkv demo` runs these, on the bundled model or on models they train
+LESSONS = {
+    "convex": "convex",
+    "why-v": "why_v",
+    "context": "context",
+    "order": "order",
+    "heads": "heads",
+    "dropout": "dropout",
+    "residual": "residual",
+    "induction": "induction",
+    "embedding": "embedding",
+    "transform": "transform",
+    "next-token": "next_token",
+    "align": "align",
+}
+# lessons on a real pretrained encoder (the `real` extra): not in the demo, which must work without it
+REAL_LESSONS = {
+    "real-apple": "real_apple",
+    "real-heads": "real_heads",
+    "real-hull": "real_hull",
+}
+ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
+
+# what a lesson reads when no --ckpt is given, by its NEEDS_MODEL: (how a refusal names it, where it is)
+DEFAULT_MODEL = {
+    True: ("the bundled model", default_ckpt),
+    "minilm": ("minilm (all-MiniLM-L6-v2, the `real` extra)", lambda: "minilm"),
+    "translate": ("the bundled translation model", default_translate_ckpt),
+}
+
+
+def _module_name(name: str) -> str:
+    if name not in ALL_LESSONS:
+        raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(ALL_LESSONS)}")
+    return ALL_LESSONS[name]
+
+
+def lesson_module(name: str):
+    """The module that measures lesson `name`."""
+    return importlib.import_module(f"{__name__}.{_module_name(name)}.measure")
+
+
+def view_module(name: str):
+    """The module that says and draws lesson `name`."""
+    return importlib.import_module(f"{__name__}.{_module_name(name)}.present")
+
+
+def result_type(name: str):
+    """The dataclass lesson `name`'s measure returns (its result.Result): Result.from_numbers(numbers)
+    turns the JSON's "numbers" back into it."""
+    return importlib.import_module(f"{__name__}.{_module_name(name)}.result").Result
+
+
+def title(name: str, lang: str = "en") -> str:
+    return view_module(name).title(check_lang(lang))
+
+
+def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
+    """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder too."""
+    return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
+
+
+def reading(design: str) -> list[str]:
+    """The lessons that read a model of this `Family.design`, in teaching order."""
+    return [name for name in ALL_LESSONS if design in lesson_module(name).READS]
+
+
+def _refusal(name: str, lesson, ckpt, family) -> str:
+    """One line: which families lesson `name` reads, what `ckpt` is, why, what it reads without --ckpt,
+    and which lessons read a model of that family."""
+    wanted = " or ".join(f.title for f in FAMILIES.values() if f.design in lesson.READS)
+    line = f"lesson {name!r} reads {wanted}, and {ckpt} is {family.title}"
+    if getattr(lesson, "READS_WHY", ""):
+        line += f": {lesson.READS_WHY}"
+    line += f"; without --ckpt it reads {DEFAULT_MODEL[lesson.NEEDS_MODEL][0]}"
+    others = reading(family.design)
+    return line + (f"; the lessons for {family.title}: {', '.join(others)}" if others else "")
+
+
+def load_model(name: str, ckpt=None):
+    """(model in eval mode, tokenizer) for lesson `name`, or a one-line ValueError saying why it cannot read it.
+
+    Without `ckpt` the lesson's default (its NEEDS_MODEL): "minilm" all-MiniLM-L6-v2, "translate" the
+    bundled translation model, true the bundled model. The model's family must be one the lesson
+    READS; a translation model must translate zh→en."""
+    from qkv.core.train.checkpoint import load
+
+    lesson = lesson_module(name)
+    path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
+    model, tokenizer = load(path)
+    if model.family.design not in lesson.READS:
+        raise ValueError(_refusal(name, lesson, path, model.family))
+    languages = getattr(model, "languages", None)  # (source, target) as its checkpoint records them
+    if languages is not None and languages != ("zh", "en"):
+        raise ValueError(
+            f"lesson {name!r} reads a zh→en translation model, and {path} translates {'→'.join(languages)}"
+        )
+    return model.eval(), tokenizer
+
+
+def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> LessonResult:
+    """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
+
+    `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
+    the lessons of REAL_LESSONS, the bundled translation model for align); lessons that train their
+    own models ignore it."""
+    check_lang(lang)
+    if out is not None:
+        check_folder(out, "lesson's figures")
+    lesson, view = lesson_module(name), view_module(name)
+    extra = {}
+    if lesson.NEEDS_MODEL:
+        model, tokenizer = load_model(name, ckpt)
+        measured = lesson.measure(model, tokenizer, seed)
+        if getattr(view, "DRAWS_MODEL", False):  # a figure of the model itself (see that module)
+            extra = {"model": model, "tokenizer": tokenizer}
+    else:
+        measured = lesson.measure(seed)
+    figures = view.figures(measured, Path(out), lang, **extra) if out is not None else []
+    text, headline = view.text(measured, lang), view.headline(measured, lang)
+    return LessonResult(name, title(name, lang), text, headline, measured.to_numbers(), figures, lang, measured)
+
+
+__all__ = [
+    "ALL_LESSONS",
+    "LESSONS",
+    "DEFAULT_MODEL",
+    "LessonResult",
+    "REAL_LESSONS",
+    "default_ckpt",
+    "lesson_module",
+    "load_model",
+    "reading",
+    "result_type",
+    "run",
+    "title",
+    "titles",
+    "view_module",
+]
