@@ -84,9 +84,9 @@ CARD_TEXTS = """([sels, skip]) => {
 
 def foreign(texts: list[str], lang: str) -> list[str]:
     """The texts not in `lang`: for Chinese, those with an English word of the page's own (see
-    test_web_browser_findings.english_words); for English, those with Han characters outside the model's
+    test_web_browser_legibility.english_words); for English, those with Han characters outside the model's
     tokens and the learner's words in quotes or brackets."""
-    from test_web_browser_findings import english_words
+    from test_web_browser_legibility import english_words
 
     if lang == "zh":
         return [s for s in texts if english_words([s])]
@@ -395,7 +395,7 @@ def test_a_language_switch_says_the_panels_and_their_errors_again(page, server, 
 
 
 def test_the_chinese_panels_have_no_english_words_of_their_own(page, server):
-    from test_web_browser_findings import english_words
+    from test_web_browser_legibility import english_words
 
     open_on(page, server, "zh")
     for sel in ("#lens", "#attribution", "#patch"):

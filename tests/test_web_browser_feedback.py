@@ -1,9 +1,9 @@
-"""The explorer's fixes of issue 12, in a real browser (Debian's Chromium, headless, Playwright).
-
-Stale results after an error, errors shown where the learner is looking, the phone layout (a 390 x 844
-touch screen), the sign in the exponent, the language of a static export, generation that reaches
-n_ctx, the ␣ toggle for a model with whitespace tokens, and the note for pieces the model never
-learned as words. Expectations come from the Python API at test time, not from numbers of one run.
+"""What the page tells a learner as they use it, in a real browser (Debian's Chromium, headless, Playwright):
+old results marked stale after an error, each error shown where the learner is looking, a phone's
+touch and layout (a 390 x 844 touch screen), the sign in the exponent, the language a static export
+opens in, generation that reaches n_ctx, the ␣ toggle for a model with whitespace tokens, and the note
+for pieces the model never learned as words. Expectations come from the Python API at test time, not
+from numbers of one run.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""A learner's findings on the explorer, in a real browser (Debian's Chromium, headless, Playwright).
-
-The Chinese page has no English words of its own left (model strings, numbers and technical names
-aside); the playground's preset stops claiming its numbers once a point is dragged; the origin panel's
-last column is not cut off at 1366 x 768; on a phone the playground's coordinates fit the screen and the
-layer and head picker sits next to the heatmap; the word cloud's labels do not overlap; typing alone
-analyses (after a short pause); and MiniLM says when its tokens are [UNK] and opens the side-by-side
-panel on English sentences. Tests that need no browser are in test_learner_findings.py.
+"""The page reads well, in a real browser (Debian's Chromium, headless, Playwright): the Chinese page has
+no English words of its own (model strings, numbers and technical names aside); the playground's
+preset stops claiming its numbers once a point is dragged; the origin panel's last column is not cut
+off at 1366 x 768; on a phone the playground's coordinates fit the screen and the layer and head picker
+sits next to the heatmap; the word cloud's labels do not overlap; typing alone analyses (after a short
+pause); and MiniLM says when its tokens are [UNK] and opens the side-by-side panel on English
+sentences. The figures' legibility without a browser: test_figure_legibility.py.
 """
 
 from __future__ import annotations
