@@ -18,7 +18,7 @@
 Bounds: the texts and ids as every endpoint's (requests.MAX_CHARS, MAX_IDS, then n_ctx); patching runs one
 forward pass per piece (n_layers x T pieces, or n_layers x n_heads for z), each of T tokens, so its work,
 pieces x T x parameters, is held under PATCH_WORK (the bundled model's longest text, 64 tokens at every
-site, is 3e10 and takes ~3 s on one core; 1e12 is ~9 tokens of a 0.5B-parameter model): a longer pair is
+site, is 3e10; 1e12 is ~9 tokens of a 0.5B-parameter model): a longer pair is
 refused in one line that says how many tokens fit. The analysis refuses what it cannot do (an encoder or a
 translation model has no next-token logit to read; a post-norm model no direct path to it) in one line,
 answered 400 in the request's language, as every TextError.

@@ -51,15 +51,15 @@ answer on the event loop, whatever the workers are doing.
 
 What requests fill, and its bound (the bundled model's server: ~350 MB, flat once warm):
     WordTokenizer._cuts      the cuts of pieces outside the vocabulary: MAX_CACHED characters and ids,
-                             ~10 MB per tokenizer, then it starts again (core/tokenizers/words.py)
+                             ~10 MB per tokenizer, then it starts again (core/text/tokenizers/words.py)
     numbers._form            the exact forms of 4,096 numbers, ~0.6 MB (analysis/numbers.py)
     position_mean._CACHE     the means /api/compare subtracts: one set per model, n_stages·n_ctx·d_model
                              float64s (0.4 MB here); the corpus lines they read, ~1 MB (analysis/position_mean.py)
-    cross._corpus_index      one index of the corpus's pairs, ~60 MB, for a translation model (analysis/cross.py)
+    cross_attention._corpus_index  one index of the corpus's pairs, ~60 MB, for a translation model
     vocab._COUNTS            the training text's count of each id, per tokenizer (analysis/vocab.py)
     the routes' own          /api/heads' labels, /api/vocab's training text, /api/transform's random twin
                              (as large as the model): once per app
-    Linear W^T               a model that has generated keeps each Linear's W^T (core/nn/linear.py): its
+    Linear W^T               a model that has generated keeps each Linear's W^T (core/model/nn/linear.py): its
                              weights once more, made again only when they change
     malloc                   two heaps keep what the threads free, and their free memory goes back to
                              the system every TRIM_EVERY second (malloc_trim; listen.settle_memory)
@@ -104,7 +104,7 @@ from qkv.core.see.indices import TextError, check_layer_head, check_token
 from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
-# each forward pass records and hooks in its own state (core/nn/tap.py: per thread), so requests run side by
+# each forward pass records and hooks in its own state (core/see/tap.py: per thread), so requests run side by
 # side; at most PASSES at once, which bounds the memory that work in flight holds
 PASSES = 4
 # the panels, each its NAME.js and NAME.css

@@ -7,7 +7,7 @@ allocator fails or the OOM killer ends the process (and whatever else runs besid
 refuses such a config in one line before anything is allocated, and the loaders compare a weight
 file's header (names and shapes, no data) with `param_shapes` before they build the model.
 
-`param_shapes` follows the modules (models/gpt.py, encoder.py, seq2seq.py and nn/): the tests build
+`param_shapes` follows the modules (model/gpt.py, encoder.py, seq2seq.py and model/nn/): the tests build
 every family and variant and compare it with `named_parameters()`, name for name.
 """
 

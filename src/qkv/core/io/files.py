@@ -46,7 +46,7 @@ def fsync_dir(directory: Path) -> None:
 
 
 def json_bytes(obj, indent: int | None = 2) -> bytes:
-    """JSON as qkv writes it to a file: a NaN becomes null, and the document says so (core/finite.py)."""
+    """JSON as qkv writes it to a file: a NaN becomes null, and the document says so (core/io/finite.py)."""
     return (dumps(obj, indent=indent) + "\n").encode("utf-8")
 
 

@@ -32,7 +32,7 @@ class Names:
 
     order: tuple[str, ...]  # every name its forward records, in the order of the computation
     kv: frozenset[str]  # the names recorded with n_kv_heads heads: (B, T, n_kv_heads, d_head)
-    written_out: frozenset[str]  # the names only the written-out formulas form (nn/tap.py: explicit())
+    written_out: frozenset[str]  # the names only the written-out formulas form (see/tap.py: explicit())
     short: dict[str, str] = field(hash=False)  # block prefix + hook ("blocks.0.hook_pattern") -> its full name
 
 

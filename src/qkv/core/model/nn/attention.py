@@ -127,7 +127,7 @@ class MultiHeadAttention(nn.Module):
     first (Qwen3: attn.q_norm, attn.k_norm). The output is
     recorded as blocks.L.hook_attn_out; residual dropout (training only) applies after that.
 
-    Every tap may be edited by a hook (nn/tap.py): q, k, v, z in TransformerLens's (B, T, heads, d_head)
+    Every tap may be edited by a hook (see/tap.py): q, k, v, z in TransformerLens's (B, T, heads, d_head)
     layout, and hook_result, each head's z_h W_O[h]: an edited one is summed (with b_O) into the output.
     """
 

@@ -28,7 +28,7 @@ def transposed(linear: nn.Linear) -> torch.Tensor:
 
 # the largest float32 weight kept transposed: above it (an LLM's matrices, its 151,936-row unembedding) the
 # copy would double the memory of the weights for little or nothing (F.linear reads W in place as fast),
-# and in bfloat16 the copy is slower than F.linear (Qwen2.5-0.5B's shape: 91 vs 70 ms per token)
+# and in bfloat16 the copy is slower than F.linear (benchmarks/llm_speed.py)
 MAX_TRANSPOSED = 1 << 20
 
 
