@@ -211,7 +211,8 @@ class MultiHeadAttention(nn.Module):
         else:
             offset = cache.length if cache is not None else 0
             q, k, v = self.project(x)  # q = x W_Q: (B, n_heads, T, d_head); k, v: (B, n_kv_heads, T, d_head)
-            if self.q_norm is not None and self.k_norm is not None:  # Qwen3 (both or neither): each head's q and k over d_head, before positions
+            # Qwen3 (q_norm and k_norm: both or neither): each head's q and k over d_head, before positions
+            if self.q_norm is not None and self.k_norm is not None:
                 q, k = self.tap_heads("hook_q_normed", self.q_norm(q)), self.tap_heads("hook_k_normed", self.k_norm(k))
             if self.rope is not None:
                 q, k = (
