@@ -116,7 +116,8 @@ class GPT(Hookable, nn.Module):
         W_E, scale, n_ctx = self.embed.weight, self.embed_scale, self.cfg.n_ctx
         # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
         pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None
-        blocks = [block.stepper() for block in self.blocks]
+        # nn.ModuleList gives the type checker Modules; each of these is a Block (make_block), which has a stepper
+        blocks = [block.stepper() for block in self.blocks]  # type: ignore[operator]
         ln_final, unembed = self.ln_final.stepper(), linear_step(self.unembed)
 
         def step(tokens, cache, positions=None, key_mask=None):

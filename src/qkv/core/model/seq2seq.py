@@ -34,13 +34,19 @@ from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import FAMILIES
 
 
+def _encoder_layers(cfg: ModelConfig) -> int:
+    """cfg.n_encoder_layers, which an arch="seq2seq" config always holds (n_layers when not given)."""
+    assert cfg.n_encoder_layers is not None, "arch='seq2seq' sets n_encoder_layers"
+    return cfg.n_encoder_layers
+
+
 class EncoderStack(nn.Module):
     """n_encoder_layers bidirectional blocks, then LayerNorm: embedded source (B, S, d_model) -> memory."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.blocks = nn.ModuleList(
-            make_block(cfg, layer, "encoder.", causal=False) for layer in range(cfg.n_encoder_layers)
+            make_block(cfg, layer, "encoder.", causal=False) for layer in range(_encoder_layers(cfg))
         )
         self.ln_final = make_norm(cfg, "encoder.ln_final")
 
@@ -95,7 +101,7 @@ class Seq2Seq(Hookable, nn.Module):
         self.encoder = EncoderStack(cfg)
         self.decoder = DecoderStack(cfg)
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
-        gpt2_init(self, cfg.init_std, cfg.n_encoder_layers + cfg.n_layers)
+        gpt2_init(self, cfg.init_std, _encoder_layers(cfg) + cfg.n_layers)
         if cfg.tie_embeddings:
             self.unembed.weight = self.embed.weight
 

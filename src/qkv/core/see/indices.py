@@ -64,7 +64,10 @@ def check_heads(cfg: ModelConfig, heads) -> list[tuple[int, int]]:
     for pair in heads:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise TextError.of("errors.head_pair", pair=repr(pair))
-        out.add(check_layer_head(cfg, pair[0], pair[1]))
+        layer, head = check_layer_head(cfg, pair[0], pair[1])
+        if layer is None or head is None:  # a pair names both (check_layer_head passes None through)
+            raise TextError.of("errors.head_pair", pair=repr(pair))
+        out.add((layer, head))
     return sorted(out)
 
 

@@ -139,8 +139,8 @@ def _sites(trace) -> list[_Site]:
     return sites
 
 
-def _item(site: _Site, name: str, *args) -> CheckItem:
-    return CheckItem(name, site.layer, *args, site=site.site)
+def _item(site: _Site, name: str, passed: bool, worst: float, checked: int, failures: list | None = None) -> CheckItem:
+    return CheckItem(name, site.layer, passed, worst, checked, [] if failures is None else failures, site=site.site)
 
 
 def _rows(trace, site: _Site) -> list[CheckItem]:
@@ -204,7 +204,8 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     if len(points) > max_points:  # an even spread over batch, heads and positions
         step = len(points) / max_points
         points = [points[int(n * step)] for n in range(max_points)]
-    worst, failures = 0.0, []
+    worst = 0.0
+    failures: list[tuple[int, int, int, float | str]] = []  # (batch, head, query, distance or "not finite")
     for b, h, i in points:
         keys = [j for j in real[b] if j <= i] if site.causal else real[b]  # the values z may mix
         point, values = z[b, i, h], v[b, keys, h // group]
@@ -290,7 +291,7 @@ def _norm(trace, site: _Site, ln: str, x: torch.Tensor) -> list[CheckItem]:
     sqrt(mean(x^2) + eps) (LayerNorm: of x - mean(x)), and out = (x - mean) / scale * weight (+ bias)."""
     norm = getattr(_block(trace.model, site), ln) if trace.model is not None else None
     weight = getattr(norm, "weight", None)
-    if weight is None:  # norm="none", or a trace without its model
+    if norm is None or weight is None:  # norm="none", or a trace without its model
         return []
     p, rms = f"{site.prefix}{ln}.", trace.cfg.norm == "rms"
     x = x.double()

@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import typing
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from qkv.core.spec.family import FAMILIES, OWNED_FIELDS
 
@@ -38,6 +38,32 @@ CHOICES: dict[str, tuple[str, ...]] = {
 ARCHS, POS_KINDS, NORM_KINDS = CHOICES["arch"], CHOICES["pos"], CHOICES["norm"]
 VALUE_KINDS, ACTIVATIONS, MLP_KINDS, ROPE_LAYOUTS = (CHOICES[k] for k in ("values", "activation", "mlp", "rope_layout"))
 ROPE_SCALING_FIELDS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+
+# A field that __post_init__ fills in when it is None (d_head, d_mlp, n_kv_heads, qkv_bias, embed_scale) is
+# declared `Resolved[T] = AUTO`: the constructor, from_dict and `--set key=none` take a T or None, and once
+# the config is built the field always holds a T. At run time Resolved[T] is just `T | None` and AUTO is None,
+# so the dataclass, its JSON and get_type_hints are those of a plain optional field. For the type checker
+# Resolved[T] is a descriptor that is set with `T | None` and reads as T, which is what the rest of qkv relies on
+# (inside __post_init__, before the fill, the checker's T is a step ahead of the truth).
+_T = TypeVar("_T")
+if TYPE_CHECKING:
+
+    class Resolved(Generic[_T]):
+        @overload
+        def __get__(self, obj: None, owner: Any) -> Resolved[_T]: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> _T: ...
+        def __get__(self, obj: object, owner: Any) -> _T | Resolved[_T]: ...
+        def __set__(self, obj: object, value: _T | None) -> None: ...
+
+    AUTO: Any = None
+else:
+
+    class Resolved:
+        def __class_getitem__(cls, item):
+            return item | None
+
+    AUTO = None
 
 
 def _check_choice(name: str, value, choices) -> None:
@@ -94,9 +120,9 @@ class ModelConfig:
     n_ctx: int = 64
     d_model: int = 128
     n_heads: int = 4
-    d_head: int | None = None
+    d_head: Resolved[int] = AUTO
     n_layers: int = 4
-    d_mlp: int | None = None
+    d_mlp: Resolved[int] = AUTO
     pos: Pos = "learned"
     norm: Norm = "pre"
     causal: bool = True
@@ -110,12 +136,12 @@ class ModelConfig:
     tie_embeddings: bool = False  # W_out = W_E^T
     activation: Activation = "gelu"
     mlp: Mlp = "plain"  # "gated": SwiGLU's (act(x W_gate) * x W_in) W_out; "none": attention only
-    n_kv_heads: int | None = None  # grouped-query attention: key/value heads (None: n_heads)
+    n_kv_heads: Resolved[int] = AUTO  # grouped-query attention: key/value heads (None: n_heads)
     rope_layout: RopeLayout = "adjacent"  # "halves": rotate (x_i, x_{i + d_head/2}), as Llama and Qwen
     rope_scaling: dict | None = None  # Llama 3's: factor, low/high_freq_factor, original_max_position_embeddings
-    qkv_bias: bool | None = None  # biases of q, k, v (None: as bias); Qwen2: true with bias false
+    qkv_bias: Resolved[bool] = AUTO  # biases of q, k, v (None: as bias); Qwen2: true with bias false
     qk_norm: bool = False  # an RMSNorm over each head's q and k before RoPE (Qwen3)
-    embed_scale: bool | None = None  # x = sqrt(d_model) * W_E[ids] + PE; None: True for pos="sinusoidal"
+    embed_scale: Resolved[bool] = AUTO  # x = sqrt(d_model) * W_E[ids] + PE; None: True for pos="sinusoidal"
     ln_eps: float = 1e-5
     rope_base: float = 10000.0
     init_std: float = 0.02

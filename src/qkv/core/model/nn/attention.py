@@ -178,6 +178,8 @@ class MultiHeadAttention(nn.Module):
         # positions rotate q and k of one sequence; across two sequences there is no common position
         rotates = cfg.pos == "rope" and not cross
         self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base, cfg.rope_layout, cfg.rope_scaling) if rotates else None
+        self.q_norm: RMSNorm | None
+        self.k_norm: RMSNorm | None
         if cfg.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head, cfg.ln_eps, None), RMSNorm(cfg.d_head, cfg.ln_eps, None)
         else:
@@ -203,12 +205,14 @@ class MultiHeadAttention(nn.Module):
         if self.cross:
             offset = 0  # no causal mask: every query may read the whole source sentence
             q = self.project_q(x)  # q = x W_Q: (B, n_heads, T, d_head)
+            assert memory is not None, "cross-attention reads the encoder's output"  # (its callers always pass it)
             project = lambda: self.project_kv(memory)
             k, v = cache.cross_kv(self.layer, project) if cache is not None else project()
         else:
             offset = cache.length if cache is not None else 0
             q, k, v = self.project(x)  # q = x W_Q: (B, n_heads, T, d_head); k, v: (B, n_kv_heads, T, d_head)
-            if self.q_norm is not None:  # Qwen3: each head's q and k over d_head, before positions
+            # Qwen3 (q_norm and k_norm: both or neither): each head's q and k over d_head, before positions
+            if self.q_norm is not None and self.k_norm is not None:
                 q, k = self.tap_heads("hook_q_normed", self.q_norm(q)), self.tap_heads("hook_k_normed", self.k_norm(k))
             if self.rope is not None:
                 q, k = (
@@ -253,7 +257,7 @@ class MultiHeadAttention(nn.Module):
             q, k, *v = W_QKV(x).split(split, -1)  # (B, n_heads * d_head), (B, n_kv_heads * d_head) ...
             q, k = q.view(B, -1, 1, d_head), k.view(B, -1, 1, d_head)  # (B, heads, 1, d_head)
             v = v[0].view(B, -1, 1, d_head) if v else k  # values="k": z = A k
-            if q_norm is not None:
+            if q_norm is not None and k_norm is not None:
                 q, k = q_norm(q), k_norm(k)
             if rope is not None:
                 at = cache.length if positions is None else positions
@@ -270,8 +274,8 @@ class MultiHeadAttention(nn.Module):
         n_heads heads, k and v n_kv_heads."""
         B, T, _ = x.shape
         heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
-        q, k, *v = (heads(t) for t in self.W_QKV(x).split(self.split, -1))  # one product, its rows split
-        v = v[0] if v else k  # values="k": z = A k
+        q, k, *rest = (heads(t) for t in self.W_QKV(x).split(self.split, -1))  # one product, its rows split
+        v = rest[0] if rest else k  # values="k": z = A k
         return self.tap_heads("hook_q", q), self.tap_heads("hook_k", k), self.tap_heads("hook_v", v)
 
     def project_q(self, x: torch.Tensor) -> torch.Tensor:
@@ -290,8 +294,8 @@ class MultiHeadAttention(nn.Module):
         d_attn = self.split[0]
         bias = self.W_QKV.bias[d_attn:] if self.W_QKV.bias is not None else None
         kv = F.linear(memory, self.W_QKV.weight[d_attn:], bias).view(B, S, self.n_proj - 1, self.n_heads, self.d_head)
-        k, *v = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
-        v = v[0] if v else k  # values="k": z = A k
+        k, *rest = kv.permute(2, 0, 3, 1, 4).unbind(0)  # each (B, n_heads, S, d_head)
+        v = rest[0] if rest else k  # values="k": z = A k
         return self.tap_heads("hook_k", k), self.tap_heads("hook_v", v)
 
     def attend(self, q, k, v, offset: int, key_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -304,6 +308,7 @@ class MultiHeadAttention(nn.Module):
         gqa = self.group > 1
         p = self.dropout_attn if self.training else 0.0
         needs_mask = self.causal and T > 1  # one new query after cached keys sees them all
+        mask: torch.Tensor | None
         if key_mask is not None:  # padding: (T, T_k) causal & (B, 1, 1, T_k) real keys -> (B, 1, T, T_k)
             pad = key_mask[:, None, None, :].bool()  # (B, 1, 1, T_k)
             mask = pad & causal_mask(T, T_k, q.device) if needs_mask else pad

@@ -23,18 +23,20 @@ keys and values come from the encoder's output (`memory`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from qkv.core.model.nn.attention import KVCache, MultiHeadAttention
-from qkv.core.model.nn.layernorm import make_norm
+from qkv.core.model.nn.layernorm import AnyNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.see.names import declared
 from qkv.core.see.tap import tap
 from qkv.core.spec.config import ModelConfig
 
-_ACTIVATIONS = {
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's "gelu_new"
     "relu": F.relu,
@@ -107,7 +109,7 @@ class GatedMLP(nn.Module):
         return lambda x: fc_out(act(gate(x)) * fc_in(x))
 
 
-def make_mlp(cfg: ModelConfig, layer: int = 0, scope: str = "") -> nn.Module:
+def make_mlp(cfg: ModelConfig, layer: int = 0, scope: str = "") -> MLP | GatedMLP:
     """The MLP of cfg.mlp: the 2017 paper's and GPT-2's ("plain"), or SwiGLU's ("gated"); "none" has none."""
     return (GatedMLP if cfg.mlp == "gated" else MLP)(cfg, layer, scope)
 
@@ -132,9 +134,6 @@ class Block(nn.Module):
     # stepper() -> step(x, cache, positions=None, key_mask=None): forward for one new token per row,
     # x (B, d_model), from its modules' own steppers (decoding; see GPT.stepper)
 
-    def steppers(self):
-        return self.ln1.stepper(), self.attn.stepper(), self.ln2.stepper(), self.mlp.stepper()
-
     def tap_steps(self) -> tuple:
         """Pre-norm: x + Attn(LN1(x)), then x + MLP(LN2(x)); each sum recorded after it."""
         return ("hook_resid_pre", self.ln1, self.attn, "hook_resid_mid", self.ln2, self.mlp, "hook_resid_post")
@@ -147,7 +146,18 @@ class Block(nn.Module):
         return tap(self.tap_prefix + name, x)
 
 
-class PreNormBlock(Block):
+class BlockWithMLP(Block):
+    """A block with an MLP sub-layer: every block class but AttentionOnlyBlock (make_block picks them for a
+    cfg.mlp other than "none"), so its ln2 and mlp are modules, never None."""
+
+    ln2: AnyNorm
+    mlp: MLP | GatedMLP
+
+    def steppers(self):
+        return self.ln1.stepper(), self.attn.stepper(), self.ln2.stepper(), self.mlp.stepper()
+
+
+class PreNormBlock(BlockWithMLP):
     """GPT-2's block (and norm="none", where LN is the identity)."""
 
     def forward(
@@ -170,7 +180,7 @@ class PreNormBlock(Block):
         return step
 
 
-class PostNormBlock(Block):
+class PostNormBlock(BlockWithMLP):
     """The 2017 paper's block: LayerNorm after each residual sum."""
 
     def tap_steps(self) -> tuple:
@@ -197,7 +207,7 @@ class PostNormBlock(Block):
         return step
 
 
-class PreNormBlockNoResidual(Block):
+class PreNormBlockNoResidual(BlockWithMLP):
     """residual=False: x = Attn(LN1(x)); x = MLP(LN2(x)). Nothing is added back."""
 
     def forward(
@@ -220,7 +230,7 @@ class PreNormBlockNoResidual(Block):
         return step
 
 
-class PostNormBlockNoResidual(Block):
+class PostNormBlockNoResidual(BlockWithMLP):
     """residual=False with post-norm: x = LN1(Attn(x)); x = LN2(MLP(x))."""
 
     tap_steps = PostNormBlock.tap_steps
@@ -265,7 +275,7 @@ class AttentionOnlyBlock(Block):
         return lambda x, cache, positions=None, key_mask=None: x + attn(ln1(x), cache, positions, key_mask)
 
 
-class DecoderBlock(Block):
+class DecoderBlock(BlockWithMLP):
     """An encoder-decoder's decoder block: causal self-attention, cross-attention, MLP (see the module docstring).
     ln2 normalises before cross-attention here and ln3 before the MLP."""
 

@@ -133,7 +133,10 @@ class NoNorm(nn.Identity):
         return []
 
 
-def make_norm(cfg: ModelConfig, name: str) -> nn.Module:
+AnyNorm = LayerNorm | RMSNorm | NoNorm  # what make_norm builds (each has a stepper)
+
+
+def make_norm(cfg: ModelConfig, name: str) -> AnyNorm:
     """A LayerNorm named `name` (its hooks' prefix), an RMSNorm for norm="rms", or the identity for norm="none"."""
     if cfg.norm == "rms":
         return RMSNorm(cfg.d_model, cfg.ln_eps, name)

@@ -40,6 +40,8 @@ def sinusoidal_table(n_ctx: int, d_model: int) -> torch.Tensor:
 class SinusoidalPosition(nn.Module):
     """A fixed table of sines and cosines of geometrically spaced frequencies (nothing is trained)."""
 
+    table: torch.Tensor  # (n_ctx, d_model), a buffer
+
     def __init__(self, n_ctx: int, d_model: int):
         super().__init__()
         self.register_buffer("table", sinusoidal_table(n_ctx, d_model), persistent=False)
