@@ -50,6 +50,9 @@ def test_layers_count_the_blocks_of_the_stack_asked_for():
     with pytest.raises(KeyError, match="no stack 'middle'"):
         check_layer_head(cfg, 0, 0, "middle")
     assert check_heads(ModelConfig(n_layers=3, n_heads=2), [[-1, -1], (2, 1), [0, 0]]) == [(0, 0), (2, 1)]
+    for half in ([None, 0], (1, None)):  # a pair names a layer and a head, never one of them alone
+        with pytest.raises(TextError, match="pair"):
+            check_heads(ModelConfig(n_layers=3, n_heads=2), [half])
     assert check_token(-1, 5) == 4
 
 
