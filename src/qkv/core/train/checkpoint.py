@@ -75,9 +75,8 @@ def _is_count(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-_STATE_FIELDS: dict[
-    str, Callable[..., object]
-] = {  # state.json: field -> is this value right? (None: the field may be absent)
+_Check = Callable[..., object]  # a value -> is it right (truthy)?
+_STATE_FIELDS: dict[str, _Check] = {  # state.json: field -> is this value right? (None: the field may be absent)
     "step": _is_count,
     "model": lambda v: isinstance(v, str) and v.startswith("model-") and WEIGHTS_RE.fullmatch(v),
     "optimizer": lambda v: v is None or isinstance(v, str) and v.startswith("optimizer-") and WEIGHTS_RE.fullmatch(v),
