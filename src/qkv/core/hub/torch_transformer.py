@@ -35,8 +35,8 @@ def torch_name(name: str) -> str:
     if parts[1:2] == ["norm"]:  # encoder.norm.weight -> encoder.ln_final.weight
         return f"{parts[0]}.ln_final.{parts[2]}"
     stack, _, layer, module, *rest = parts  # encoder, layers, 0, self_attn, in_proj_weight
-    rest = ".".join(rest)
-    return f"{stack}.blocks.{layer}.{_LAYER[module]}." + (_ATTN[rest] if module.endswith("attn") else rest)
+    leaf = ".".join(rest)
+    return f"{stack}.blocks.{layer}.{_LAYER[module]}." + (_ATTN[leaf] if module.endswith("attn") else leaf)
 
 
 @torch.no_grad()

@@ -8,6 +8,7 @@ tensor at a time, later, by plain reads (hub/read.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ def weight_files(d: Path) -> list[Path]:
     return list(_layout(d))
 
 
-def _layout(d: Path) -> dict[Path, set[str] | None]:
+def _layout(d: Path) -> Mapping[Path, set[str] | None]:
     """The weight files the directory's layout names, each with the tensors it must hold (None: what it
     holds): model.safetensors, or the shards model.safetensors.index.json maps every tensor to. These
     are the files transformers reads; another .safetensors file beside them is not read (it once was,
@@ -112,7 +113,7 @@ class _Stored:
             f.seek(self.start)
             for first in range(0, flat.numel(), buffer.numel()):
                 part = buffer[: min(buffer.numel(), flat.numel() - first)]
-                if f.readinto(part.view(torch.uint8).numpy()) != part.numel() * size:
+                if f.readinto(part.view(torch.uint8).numpy().data) != part.numel() * size:
                     raise Refusal.of("hub.ends_inside", path=self.path, name=self.name)
                 flat[first : first + part.numel()].copy_(part)
 
@@ -123,7 +124,7 @@ class _Stored:
             return
         with open(self.path, "rb") as f:
             f.seek(self.start)
-            if f.readinto(out.view(-1).view(torch.uint8).numpy()) != self.size:
+            if f.readinto(out.view(-1).view(torch.uint8).numpy().data) != self.size:
                 raise Refusal.of("hub.ends_inside", path=self.path, name=self.name)
 
 

@@ -19,9 +19,9 @@ files qkv may remove at all: rundir.py; the lock on the directory: lock.py.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import secrets
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +43,9 @@ from qkv.core.io.files import (
 from qkv.core.io.finite import weights_note, weights_phrase
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model import make_model
+from qkv.core.model.encoder import Encoder
 from qkv.core.model.gpt import GPT
+from qkv.core.model.seq2seq import Seq2Seq
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.spec.family import family_of
 from qkv.core.text.tokenizers import Tokenizer, tokenizer_from_bytes
@@ -73,7 +75,8 @@ def _is_count(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-_STATE_FIELDS = {  # state.json: field -> is this value right? (None: the field may be absent)
+_Check = Callable[..., object]  # a value -> is it right (truthy)?
+_STATE_FIELDS: dict[str, _Check] = {  # state.json: field -> is this value right? (None: the field may be absent)
     "step": _is_count,
     "model": lambda v: isinstance(v, str) and v.startswith("model-") and WEIGHTS_RE.fullmatch(v),
     "optimizer": lambda v: v is None or isinstance(v, str) and v.startswith("optimizer-") and WEIGHTS_RE.fullmatch(v),
@@ -112,7 +115,8 @@ def _files(state: dict | None) -> set[str]:
     """The file names a checkpoint's state.json names."""
     if state is None:
         return set()
-    return {state.get(k) or FIXED.get(k) for k in ("model", "optimizer", *FIXED)} - {None}
+    names = (state.get(k) or FIXED.get(k) for k in ("model", "optimizer", *FIXED))
+    return {name for name in names if name is not None}
 
 
 def read_config(d: Path) -> dict:
@@ -210,6 +214,7 @@ class Writer:
         return not self.ours and self.previous is not None
 
     def write_log(self, line: str) -> None:
+        assert self.log is not None  # only a writer made with log_lines keeps a log
         self.log.write(line + "\n")
 
     def save(self, model: GPT, step: int, optimizer=None, info: dict | None = None) -> None:
@@ -241,11 +246,13 @@ class Writer:
         self._sweep(taken, runs)
 
     def _write_weights(self, kind: str, step: int, data: bytes, taken: set[str], runs: set[str]) -> str:
-        for n in itertools.count():  # a name the live checkpoint does not use, and no one else's file
+        n = 0
+        while True:  # a name the live checkpoint does not use, and no one else's file
             name = f"{kind}-{step:07d}{f'-{n}' if n else ''}.safetensors"
             if name not in taken and (not (self.out / name).exists() or weights_run(self.out / name) in runs):
                 atomic_write(self.out / name, data)
                 return name
+            n += 1
 
     def _unstage(self, state: dict) -> dict:
         """Copy the staged files `state` names to their usual names, then point state.json at those."""
@@ -263,7 +270,8 @@ class Writer:
         its own, the live checkpoint's, and those the live checkpoint replaced. A qkv weight file of any
         other run was copied in by someone, and stays."""
         live = self.live or {}
-        return ({self.run_id, live.get("run")} | set(live.get("replaced") or [])) - {None}
+        runs = {self.run_id, live.get("run")} | set(live.get("replaced") or [])
+        return {run for run in runs if run is not None}
 
     def _sweep(self, previous: set[str], runs: set[str]) -> None:
         """Remove what qkv wrote and no longer needs: the previous checkpoint's weights, staged files, debris."""
@@ -467,7 +475,7 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     return Checkpoint(model, tokenizer, config, state, train_cfg, optimizer_state)
 
 
-def load(path, device=None) -> tuple[GPT, Tokenizer]:
+def load(path, device=None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
     """(model, tokenizer) from a checkpoint directory, the model in eval mode, on the CPU or on
     `device` (a torch.device or a --device name: "auto", "cuda", ...). A pretrained model
     ("minilm", "hf:NAME", a Hugging Face directory) loads through models.pretrained."""
@@ -476,6 +484,8 @@ def load(path, device=None) -> tuple[GPT, Tokenizer]:
 
     if is_pretrained_ref(path):
         model, tokenizer = load_pretrained(path)
-        return (to_device(model, device) if device is not None else model), tokenizer
+        if device is not None:
+            to_device(model, device)  # in place (Module.to)
+        return model, tokenizer
     ckpt = load_checkpoint(path, device=device)
     return ckpt.model, ckpt.tokenizer

@@ -18,8 +18,10 @@ from qkv.core.io.files import read_bytes
 
 try:
     import fcntl
+
+    HAS_FLOCK = True
 except ImportError:  # not POSIX (Windows): no lock
-    fcntl = None
+    HAS_FLOCK = False
 
 LOCK_NAME = ".qkv.lock"
 
@@ -64,7 +66,7 @@ def check_free(directory) -> None:
     """Raise DirectoryLocked now if another process holds the directory's lock (before slow work)."""
     path = Path(directory) / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY) if fcntl is not None else None
+        fd = os.open(path, os.O_RDONLY) if HAS_FLOCK else None
     except OSError:  # no lock file: free
         return
     if fd is not None:
@@ -77,7 +79,7 @@ def locked(directory):
     """Hold the directory's lock (creating the directory) until the block ends; DirectoryLocked if taken."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    if fcntl is None:
+    if not HAS_FLOCK:
         yield
         return
     path = directory / LOCK_NAME

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
@@ -32,6 +32,10 @@ from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint
 from qkv.core.train.resume import load_optimizer
+
+if TYPE_CHECKING:
+    from qkv.core.model.gpt import GPT
+    from qkv.core.model.seq2seq import Seq2Seq
 
 FLOAT32 = Precision("cpu", "float32")
 
@@ -77,7 +81,7 @@ class Data(Protocol):
 class Start:
     """Where a run starts: a new model at step 0, or a checkpoint checked for a resume."""
 
-    model: torch.nn.Module
+    model: GPT | Seq2Seq  # the model families that train (family.trains)
     tokenizer: Tokenizer
     tc: TrainConfig
     step: int = 0  # steps already done
@@ -203,7 +207,7 @@ def _on_device(run: Run) -> torch.optim.Optimizer:
     devices.prepare(run.device)
     run.start.model.to(run.device)
     optimizer = make_optimizer(run.start.model, run.start.tc)
-    if run.start.resumed:
+    if run.start.optimizer_state is not None:  # resumed
         load_optimizer(optimizer, run.start.optimizer_state, run.start.optimizer_file, run.start.step)
     return optimizer
 
@@ -252,7 +256,7 @@ def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> 
     return train_loss, val_loss
 
 
-def _told(e: Exception, out: Path, done: int, kept: str, world: World) -> Exception | None:
+def _told(e: RuntimeError | OSError, out: Path, done: int, kept: str, world: World) -> Exception | None:
     """What a run stopped by `e` says (what is kept of it), or None to raise `e` itself."""
     if isinstance(e, distributed.PeerLost):
         return distributed.PeerLost(f"{e}; {kept}")

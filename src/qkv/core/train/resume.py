@@ -52,9 +52,9 @@ def recorded_origin(config: dict, out: Path) -> dict:
     """Where the training data came from, as config.json's "data" records it: {"kind": "file" |
     "string" | "builtin", "path"? (a file's), "sha256", ...} (a task may add counts: tokens, pairs)."""
     origin = config.get("data")
-    kind = origin.get("kind") if isinstance(origin, dict) else None
     if (
-        kind not in ("file", "string", "builtin")
+        not isinstance(origin, dict)
+        or (kind := origin.get("kind")) not in ("file", "string", "builtin")
         or not isinstance(origin.get("sha256"), str)
         or (kind == "file" and not isinstance(origin.get("path"), str))
     ):

@@ -106,6 +106,7 @@ def run_task(task: Task, req: Request) -> TrainResult:
         task, model_fields, tc = _settings(task, req, world)
         data, origin = task.read(tc)
         if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
+            assert model_fields is not None  # _settings gives a new run's model fields
             run = _run(task, data, origin, _new_start(task, data, model_fields, tc), req, world, precision)
         with lock.locked(out) if world.main else nullcontext():
             if req.resume:

@@ -58,7 +58,7 @@ def weights_run(path: Path) -> str | None:
 def is_debris(name: str) -> bool:
     """A temporary file of qkv's, left by a write that was interrupted."""
     m = TMP_RE.fullmatch(name)
-    return bool(m) and (m[1] in OWN_NAMES or bool(WEIGHTS_RE.fullmatch(m[1])))
+    return m is not None and (m[1] in OWN_NAMES or bool(WEIGHTS_RE.fullmatch(m[1])))
 
 
 def _marked(path: Path) -> bool:

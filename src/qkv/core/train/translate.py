@@ -32,7 +32,7 @@ from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
 from qkv.core.model.seq2seq import seq2seq_loss
 from qkv.core.spec.config import TrainConfig
-from qkv.core.text.tokenizers import Tokenizer
+from qkv.core.text.tokenizers import Tokenizer, WordTokenizer
 from qkv.core.train.loop import Start, TrainResult, optimize, step_seed
 from qkv.core.train.resume import recorded_origin
 from qkv.core.train.run import Request, Task, run_task
@@ -192,13 +192,14 @@ class TranslateTask(Task[Pairs]):
     def recall(self, config: dict, out: Path) -> TranslateTask:
         """What was not given again, as the checkpoint records it: the direction, the file or the corpus's size."""
         recorded = recorded_origin(config, out)
-        pairs_path = self.pairs_path
+        pairs_path, direction = self.pairs_path, direction_of(config)
+        assert direction is not None  # run._settings resumes only a translation checkpoint (refuse_other_task)
         if pairs_path is None and recorded["kind"] == "file":
             pairs_path = recorded["path"]
         return replace(
             self,
             pairs_path=pairs_path,
-            direction=self.direction or "-".join(direction_of(config)),
+            direction=self.direction or "-".join(direction),
             n_sentences=recorded.get("n_sentences") if pairs_path is None else None,
             everyday=pairs_path is None and recorded.get("everyday") == "hsk",
         )
@@ -213,6 +214,7 @@ class TranslateTask(Task[Pairs]):
     def check_resume(self, pairs: Pairs, config: dict, out: Path) -> None:
         """One line when `out` was trained in another direction or on another split of the pairs."""
         was, now = direction_of(config), "-".join(pairs.languages)
+        assert was is not None  # run.run_task resumes only a translation checkpoint (refuse_other_task)
         if was != pairs.languages:
             raise ValueError(f"{out} translates {'-'.join(was)}; it cannot be resumed as {now}")
         old, new = recorded_origin(config, out), {"pairs": len(pairs.train), "val_pairs": len(pairs.val)}
@@ -229,6 +231,7 @@ class TranslateTask(Task[Pairs]):
     def batches(self, pairs: Pairs, origin: dict, start: Start, world: World, precision: Precision):
         """PairData over the pairs as examples; config.json records their origin and the task (its languages)."""
         n_ctx, tok = start.model.cfg.n_ctx, start.tokenizer
+        assert isinstance(tok, WordTokenizer)  # a translation's vocabulary: build_tokenizer's words
         data = PairData(make_examples(tok, pairs.train, n_ctx), make_examples(tok, pairs.val, n_ctx), start.tc)
         source, target = pairs.languages
         return data, {"data": origin, "task": {"kind": "translate", "source": source, "target": target}}

@@ -14,7 +14,7 @@ from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import EPSILON, PROBABILITY, checked, integer, one_of
 from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal, phrase
-from qkv.core.spec.config import ModelConfig
+from qkv.core.spec.config import Activation, ModelConfig
 
 # ------------------------------------------------------------------ the config map
 
@@ -34,7 +34,12 @@ _DEFAULTS = dict(
     position_embedding_type="absolute",
     is_decoder=False,
 )
-_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
+_ACT: dict[str, Activation] = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "relu": "relu",
+}
 _FIELDS = {
     "vocab_size": integer(1, 10_000_000),
     "hidden_size": integer(1, 65536),

@@ -21,10 +21,11 @@ from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import BOOL, EPSILON, PROBABILITY, checked, integer, one_of, or_null
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model.gpt import GPT
-from qkv.core.spec.config import ModelConfig
+from qkv.core.model.nn.layernorm import LayerNorm
+from qkv.core.spec.config import Activation, ModelConfig
 
 QKV_TOKENIZER = "qkv-tokenizer.json"  # qkv's tokenizer, as `qkv export` writes it beside tokenizer.json
-ACT_FROM_HF = {
+ACT_FROM_HF: dict[str, Activation] = {
     "gelu_new": "gelu_tanh",
     "gelu_pytorch_tanh": "gelu_tanh",
     "gelu": "gelu",
@@ -193,7 +194,8 @@ def to_hf(model: GPT):
     if tied:
         theirs["lm_head.weight"] = theirs["transformer.wte.weight"]
     hf_model.load_state_dict(theirs, strict=True)
-    return hf_model.to(model.embed.weight.dtype).eval()
+    # transformers wraps PreTrainedModel.to in functools.wraps, which mypy reads as a function that wants `self`
+    return hf_model.to(model.embed.weight.dtype).eval()  # type: ignore[arg-type]
 
 
 def _export_problems(cfg: ModelConfig) -> list:
@@ -229,6 +231,7 @@ def _fold_unembed_bias(model: GPT):
     which is (n ⊙ w + β)·U_v + b_v: the same logit. Computed in float64, returned in the model's dtype.
     """
     ln, dtype = model.ln_final, model.unembed.weight.dtype
+    assert isinstance(ln, LayerNorm) and ln.bias is not None  # an exported model's: norm="pre" with bias
     w, beta = ln.weight.double(), ln.bias.double()  # (d_model,)
     U, b = model.unembed.weight.double(), model.unembed.bias.double()  # (d_vocab, d_model), (d_vocab,)
     d = w.shape[0]

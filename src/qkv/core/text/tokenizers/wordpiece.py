@@ -21,7 +21,7 @@ JOIN = "⁀"  # shown instead of "##"
 
 class WordPieceTokenizer(Tokenizer):
     kind = "wordpiece"
-    max_length = None  # a sentence-transformers model's max_seq_length (its sentence embeddings cut there)
+    max_length: int | None = None  # a sentence-transformers model's max_seq_length (its sentence embeddings cut there)
 
     def __init__(self, hf_tokenizer):
         hf_tokenizer.no_padding()  # one text, its own tokens: batches are padded by the model's caller
