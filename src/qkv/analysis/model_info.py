@@ -1,4 +1,4 @@
-"""What a model is, as the documents of the page and `qkv describe` state it: its shape, its tokenizer,
+"""What a model is, as the documents of the page and `qkv info` state it: its shape, its tokenizer,
 its size, and where it came from."""
 
 from __future__ import annotations
