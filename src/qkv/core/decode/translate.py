@@ -189,9 +189,9 @@ def read_pairs(path) -> list[tuple[list[str], list[str]]]:
     """A UTF-8 file of one pair per line, source TAB target, words separated by spaces."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"pairs file {p} does not exist")
+        raise Refusal.of("errors.pairs_file_missing", path=p)
     if p.is_dir():
-        raise ValueError(f"{p} is not a file")
+        raise Refusal.of("errors.not_a_file", path=p)
     try:
         lines = without_bom(read_bytes(p, TEXT_LIMIT, "pairs file").decode("utf-8")).splitlines()
     except UnicodeDecodeError as e:

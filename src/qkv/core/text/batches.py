@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.io.files import TEXT_LIMIT, read_bytes, without_bom
+from qkv.core.io.refusal import Refusal
 
 
 def read_text(path) -> str:
@@ -18,9 +19,9 @@ def read_text(path) -> str:
     only: reading a pipe may never end), or one past TEXT_LIMIT raises ValueError (one line)."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"text file {p} does not exist")
+        raise Refusal.of("errors.text_file_missing", path=p)
     if p.is_dir():
-        raise ValueError(f"{p} is not a file")
+        raise Refusal.of("errors.not_a_file", path=p)
     data = read_bytes(p, TEXT_LIMIT, "training text")
     if not data.strip():
         raise ValueError(f"text file {p} is empty")

@@ -30,6 +30,7 @@ from typing import ClassVar, Generic, TypeVar
 import torch
 
 from qkv.core.hub.size import check_fits
+from qkv.core.io.refusal import Refusal
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine.device import Precision
@@ -164,7 +165,7 @@ def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
     """The model fields of a new run (d_vocab still open) and its TrainConfig: the preset, then --set."""
     preset = req.preset or task.default_preset
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise Refusal.of("errors.preset_unknown", preset=repr(preset), choices=list(PRESETS))
     model_fields, train_fields = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(req.overrides))
     family = trained_by(task.kind)
     got = family_of(model_fields.setdefault("arch", family.arch))

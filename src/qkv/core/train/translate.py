@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from qkv.core.decode.translate import PAD, build_tokenizer, collate, make_examples, read_pairs
+from qkv.core.io.refusal import Refusal
 from qkv.core.machine.device import Precision
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
@@ -47,9 +48,9 @@ def parse_direction(direction: str, builtin: bool = True) -> tuple[str, str]:
     """ "zh-en" -> ("zh", "en"). The built-in corpus has zh-en and en-zh; a pairs file may name any two languages."""
     src, sep, tgt = str(direction).partition("-")
     if builtin and direction not in DIRECTIONS:
-        raise ValueError(f"the built-in corpus translates {' or '.join(DIRECTIONS)}; got direction {direction!r}")
+        raise Refusal.of("errors.direction_builtin", one=DIRECTIONS[0], other=DIRECTIONS[1], got=repr(direction))
     if not sep or not _LANG.fullmatch(src) or not _LANG.fullmatch(tgt) or src == tgt:
-        raise ValueError(f"direction must be SOURCE-TARGET, two different language codes like zh-en; got {direction!r}")
+        raise Refusal.of("errors.direction_form", got=repr(direction))
     return src, tgt
 
 
