@@ -141,20 +141,7 @@ CASES = [
 # the refusals still said in English under zh: each raised as plain text by a module outside the command
 # line (strict: when one is said from the catalogue, its test passes and fails here until it is removed)
 ELSEWHERE = {
-    "train: missing text file": "core/text/batches.py raises plain English",
-    "train: a directory as the text": "core/text/batches.py raises plain English",
-    "train: unknown setting": "core/spec/config.py raises plain English",
-    "train: setting not a number": "core/spec/config.py raises plain English",
-    "train: unknown preset": "core/train/run.py raises plain English",
-    "train: missing pairs file": "core/decode/translate.py raises plain English",
-    "train: unknown direction": "the translation trainer raises plain English",
-    "info: a config that is not JSON": "errors.ckpt_not_json says Python's json parser's own English words",
-    "demo: a file as the output": "core/train/rundir.py raises plain English",
     "lesson: unknown lesson": "apps/lessons/__init__.py raises plain English",
-    "trace: unknown activation": "core/see/trace.py (name_filter) raises plain English",
-    "figure: a directory as the output": "presentation/figures.py (check_path) raises plain English",
-    "figure: not an image": "presentation/figures.py (check_path) raises plain English",
-    "figure: loss without a log": "presentation/plot_training.py raises plain English",
 }
 
 

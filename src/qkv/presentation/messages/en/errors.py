@@ -241,6 +241,16 @@ MESSAGES = {
         "{path} is not the tokenizer this model was trained with (its sha256 differs from {config}'s)"
     ),
     "ckpt_vocab": "{path}: the tokenizer has {n} tokens but the model only {d_vocab} (d_vocab)",
+    # ------------------------------------------------------------------ figures and training logs
+    "figure_cannot_write": "cannot write a figure to {path}: the file name must end in .png or .svg",
+    "log_missing": "{path} is missing: no training log there",
+    "log_not_utf8": "{path} is not a training log: not UTF-8 text (byte {byte})",
+    "log_bad_line": "{path}, line {line}: not a training log line ({why})",
+    "log_no_field": "{field}",
+    "log_bad_value": "a field holds a value of the wrong kind",
+    "log_no_steps": "{path} holds no training steps",
+    "log_none_given": "loss_curves needs at least one run directory or log.jsonl",
+    "log_labels": "{labels} labels for {runs} runs",
     # ------------------------------------------------------------------ the command line
     "cpu_only": (
         "qkv {command} computes on the CPU, where its explanations read every weight and activation; "

@@ -190,8 +190,8 @@ MESSAGES = {
     "json_expecting_comma": "应当是逗号 ','",
     "json_unterminated": "从这里开始的字符串没有结束",
     "json_control": "有不允许的控制字符",
-    "json_escape": "的反斜杠转义无效",
-    "json_unicode_escape": "的 \\u 转义无效（应为 \\u 加四位十六进制数）",
+    "json_escape": "反斜杠转义无效",
+    "json_unicode_escape": "\\u 转义无效（应为 \\u 加四位十六进制数）",
     "json_extra": "JSON 结束后还有多余内容",
     "json_comma_object": "对象结尾多了一个逗号",
     "json_comma_array": "数组结尾多了一个逗号",
@@ -225,6 +225,16 @@ MESSAGES = {
     "ckpt_tokenizer_kind": "{path} 里是 {kind} 分词器，而 {config} 写的是 {says}",
     "ckpt_tokenizer_sha": "{path} 不是训练这个模型时用的分词器（它的 sha256 与 {config} 记录的不同）",
     "ckpt_vocab": "{path}：分词器有 {n} 个词元，而模型只有 {d_vocab} 个（d_vocab）",
+    # ------------------------------------------------------------------ 图和训练日志
+    "figure_cannot_write": "无法把图写到 {path}：文件名必须以 .png 或 .svg 结尾",
+    "log_missing": "缺少 {path}：那里没有训练日志",
+    "log_not_utf8": "{path} 不是训练日志：不是 UTF-8 文本（字节位置 {byte}）",
+    "log_bad_line": "{path} 第 {line} 行：不是训练日志的一行（{why}）",
+    "log_no_field": "缺少字段 {field}",
+    "log_bad_value": "某个字段的值类型不对",
+    "log_no_steps": "{path} 里没有任何训练步",
+    "log_none_given": "loss_curves 至少要一个运行目录或 log.jsonl",
+    "log_labels": "给了 {labels} 个标签，却有 {runs} 次运行",
     # ------------------------------------------------------------------ 命令行
     "cpu_only": (
         "qkv {command} 在 CPU 上计算，它的解释要在那里读取每一个权重和激活值；"
