@@ -27,6 +27,7 @@ from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine import threads
 from qkv.core.machine.device import Precision, model_device
+from qkv.core.io.refusal import phrase, said
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
@@ -234,10 +235,8 @@ def _log_step(writer, bar, done: int, loss: float, lr: float, tok_s: float, val_
     writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
     if bar:
         bar.update(1)
-        bar.set_postfix_str(
-            f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
-            refresh=False,
-        )
+        val = phrase("train.progress_val", val_loss=f"{val_loss:.3f}") if val_loss else ""
+        bar.set_postfix_str(said(phrase("train.progress", loss=f"{loss:.3f}", val=val, rate=f"{tok_s:,.0f}")), refresh=False)
 
 
 def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> tuple[float, float | None]:
@@ -247,8 +246,8 @@ def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> 
     writer.write_log(json.dumps(evaluation))
     writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": data.world.size})
     if bar:
-        val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
-        bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
+        val = phrase("train.evaluated_val", val_loss=f"{val_loss:.4f}") if val_loss is not None else ""
+        bar.write(said(phrase("train.evaluated", step=done, train_loss=f"{train_loss:.4f}", val=val)), file=sys.stderr)
     return train_loss, val_loss
 
 
@@ -325,4 +324,5 @@ def _progress(enabled: bool, total: int, initial: int):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="step", file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
+    unit = said(phrase("train.unit"))
+    return tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
