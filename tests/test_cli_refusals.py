@@ -374,3 +374,62 @@ def test_the_check_report_is_said_in_both_languages(tmp):
         "0/1 项检查通过，训练模式（dropout 生效）",
         "失败 编码器层 2 每行之和为 1：最大偏差 0.5，共检查 8 处；1 处失败，例如 (0, 1, 2, 1.5)",
     ]
+
+
+@pytest.mark.parametrize("text", ["{", "", "[1,]", '{"a" 1}', "[1 2]", '"abc', '"\\q"', '"\\u12"', "1 2", '"\x01"'])
+def test_a_config_that_is_not_json_says_where_in_either_language(text):
+    """The English is Python's own message word for word; the Chinese says the line and column in Chinese,
+    none of the parser's English words."""
+    import json as json_
+
+    from qkv.core.io.json_problem import json_problem
+    from qkv.core.io.refusal import Refusal
+    from qkv.presentation.i18n import say_error
+
+    with pytest.raises(json_.JSONDecodeError) as info:
+        json_.loads(text)
+    e = info.value
+    error = Refusal.of("errors.ckpt_not_json", path="/x/config.json", error=json_problem(e))
+    assert str(error) == f"/x/config.json is not valid JSON: {e}"
+    zh = say_error(error, "zh")
+    assert f"第 {e.lineno} 行第 {e.colno} 列" in zh and not english_sentences(zh, ["/x/config.json"]), zh
+
+
+def test_training_says_its_progress_in_the_users_language(tmp):
+    """The progress bar's figures and each evaluation's line come from the catalogue (area train)."""
+    said = {}
+    for lang in ("en", "zh"):
+        code, out, err = run(["train", "--preset", "tiny", "--set", "steps=10", "--out", str(tmp / lang), "--lang", lang])
+        assert code == 0, err
+        said[lang] = err + out
+    assert "step 10: train loss" in said["en"] and "tok/s" in said["en"]
+    assert "已训练 10 步：训练损失" in said["zh"] and "个词元" in said["zh"] and "步/s" in said["zh"], said["zh"]
+    assert "train loss" not in said["zh"] and "tok/s" not in said["zh"]
+
+
+def test_the_check_report_says_which_weight_is_not_finite_in_chinese():
+    from qkv.apps.cli.report import check_report
+    from qkv.core.io.refusal import phrase
+    from qkv.core.see.invariants import CheckReport
+
+    why = phrase("errors.weights_not_finite", bad=3, name="blocks.0.attn.W_Q")
+    report = CheckReport([], training=False, weights=str(why), weights_checked=True, weights_why=why)
+    en, zh = check_report(report, "en").splitlines(), check_report(report, "zh").splitlines()
+    assert en[1] == f"FAIL {why}" == str(report).splitlines()[1]
+    assert zh[1].startswith("失败 ") and "blocks.0.attn.W_Q" in zh[1] and not english_sentences(zh[1], []), zh
+
+
+def test_demo_says_what_it_does_in_the_users_language(tmp, monkeypatch):
+    """qkv demo --quick's own lines (the lessons left out here: they have tests of their own)."""
+    from qkv.apps import demo
+
+    monkeypatch.setattr(demo.lessons, "LESSONS", [])
+    monkeypatch.setattr(demo, "write_report", lambda results, folder, lang, **kw: folder / "index.html")
+    lines = {}
+    for lang in ("en", "zh"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            demo.run(out=str(tmp / "demo"), report=str(tmp / f"report_{lang}"), quick=True, lang=lang)
+        lines[lang] = [line for line in out.getvalue().splitlines() if line and not line.startswith("  ")]
+    assert lines["en"][0].startswith("Using the bundled model") and len(lines["en"]) == len(lines["zh"]) == 5
+    assert all(HAN.search(line) and not english_sentences(line, []) for line in lines["zh"]), lines["zh"]

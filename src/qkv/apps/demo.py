@@ -46,7 +46,7 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
         prompts, generate_texts(model, tokenizer, prompts, 12, stop="\n", temperature=0.5, seed=0)
     ):
         print(f"  {prompt}{sample}")
-    print("\n" + say("lessons", lang=lang, report=report_dir), flush=True)
+    print("\n" + say("lessons", language=lang, report=report_dir), flush=True)
     results, seconds = [], {}
     for name in lessons.LESSONS:
         t = time.perf_counter()
