@@ -399,7 +399,9 @@ def test_training_says_its_progress_in_the_users_language(tmp):
     """The progress bar's figures and each evaluation's line come from the catalogue (area train)."""
     said = {}
     for lang in ("en", "zh"):
-        code, out, err = run(["train", "--preset", "tiny", "--set", "steps=10", "--out", str(tmp / lang), "--lang", lang])
+        code, out, err = run(
+            ["train", "--preset", "tiny", "--set", "steps=10", "--out", str(tmp / lang), "--lang", lang]
+        )
         assert code == 0, err
         said[lang] = err + out
     assert "step 10: train loss" in said["en"] and "tok/s" in said["en"]

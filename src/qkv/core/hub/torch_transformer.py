@@ -53,5 +53,7 @@ def load_torch_transformer(model, transformer: nn.Transformer) -> None:
         if target not in ours:
             raise Refusal.of("hub.torch_no_counterpart", name=name, target=target)
         if ours[target].shape != t.shape:
-            raise Refusal.of("hub.torch_shape", name=name, shape=tuple(t.shape), target=target, want=tuple(ours[target].shape))
+            raise Refusal.of(
+                "hub.torch_shape", name=name, shape=tuple(t.shape), target=target, want=tuple(ours[target].shape)
+            )
         ours[target].copy_(t)

@@ -23,11 +23,11 @@ from typing import Protocol
 
 import torch
 
+from qkv.core.io.refusal import phrase, said
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine import threads
 from qkv.core.machine.device import Precision, model_device
-from qkv.core.io.refusal import phrase, said
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
@@ -236,7 +236,9 @@ def _log_step(writer, bar, done: int, loss: float, lr: float, tok_s: float, val_
     if bar:
         bar.update(1)
         val = phrase("train.progress_val", val_loss=f"{val_loss:.3f}") if val_loss else ""
-        bar.set_postfix_str(said(phrase("train.progress", loss=f"{loss:.3f}", val=val, rate=f"{tok_s:,.0f}")), refresh=False)
+        bar.set_postfix_str(
+            said(phrase("train.progress", loss=f"{loss:.3f}", val=val, rate=f"{tok_s:,.0f}")), refresh=False
+        )
 
 
 def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> tuple[float, float | None]:

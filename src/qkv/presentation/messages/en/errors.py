@@ -190,7 +190,7 @@ MESSAGES = {
     "direction_builtin": "the built-in corpus translates {one} or {other}; got direction {got}",
     "direction_form": "direction must be SOURCE-TARGET, two different language codes like zh-en; got {got}",
     "activation_unknown": "unknown activation name(s): {names}; see qkv.trace_names(cfg)",
-    # ------------------------------------------------------------------ why a file is not JSON (core/io/json_problem.py)
+    # ------------------------------------------------------------------ why a file is not JSON (io/json_problem.py)
     "json_at": "{reason}: line {line} column {column} (char {char})",
     "json_not_utf8": "it is not UTF-8 (byte {byte})",
     "json_too_deep": "its brackets are nested too deeply",

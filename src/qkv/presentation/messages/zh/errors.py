@@ -179,7 +179,7 @@ MESSAGES = {
     "direction_builtin": "内置语料只有 {one} 和 {other} 两个方向；收到的方向是 {got}",
     "direction_form": "方向要写成 源语言-目标语言，用两个不同的语言代码，例如 zh-en；收到的是 {got}",
     "activation_unknown": "没有这些激活名：{names}；可用的名字见 qkv.trace_names(cfg)",
-    # ------------------------------------------------------------------ 文件为什么不是 JSON（core/io/json_problem.py）
+    # ------------------------------------------------------------------ 文件为什么不是 JSON（io/json_problem.py）
     "json_at": "第 {line} 行第 {column} 列（字符位置 {char}）：{reason}",
     "json_not_utf8": "它不是 UTF-8 编码（字节位置 {byte}）",
     "json_too_deep": "括号嵌套太深",
