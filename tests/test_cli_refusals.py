@@ -47,6 +47,13 @@ CASES = [
     ("train: unknown flag", ["train", "--frobnicate"]),
     ("train: missing text file", ["train", "--text", "{missing}", "--out", "{tmp}/run"]),
     ("train: a directory as the text", ["train", "--text", "{dir}", "--out", "{tmp}/run"]),
+    ("train: an empty text file", ["train", "--text", "{tmp}/empty.txt", "--out", "{tmp}/run"]),
+    ("train: a text file not UTF-8", ["train", "--text", "{tmp}/latin1.txt", "--out", "{tmp}/run"]),
+    ("train: a text too short", ["train", "--text", "{tmp}/short.txt", "--out", "{tmp}/run"]),
+    (
+        "train: a pairs file with a bad line",
+        ["train", "--task", "translate", "--pairs", "{tmp}/bad.tsv", "--out", "{tmp}/run"],
+    ),
     ("train: a flag of the other task", ["train", "--task", "translate", "--text", "{tmp}/text.txt"]),
     ("train: translate on a GPU", ["train", "--task", "translate", "--device", "cuda", "--out", "{tmp}/run"]),
     ("train: unknown setting", ["train", "--set", "nope=1", "--out", "{tmp}/run"]),
@@ -192,6 +199,10 @@ def spoilt(d: Path) -> Path:
     """`d` with a text file, an empty folder, and copies of the bundled checkpoint spoilt one way each."""
     (d / "text.txt").write_text("one two three\n" * 50, encoding="utf-8")
     (d / "adir").mkdir()
+    (d / "empty.txt").write_text("\n", encoding="utf-8")
+    (d / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    (d / "short.txt").write_text("one two\n", encoding="utf-8")
+    (d / "bad.tsv").write_text("我 吃了\tI ate\nno tab here\n", encoding="utf-8")
     for name in ("kind", "run_id", "no_weights", "not_json"):
         shutil.copytree(BUNDLED, d / name)
     config = json.loads((d / "kind" / "config.json").read_text(encoding="utf-8"))

@@ -180,6 +180,20 @@ MESSAGES = {
     "text_file_missing": "text file {path} does not exist",
     "pairs_file_missing": "pairs file {path} does not exist",
     "not_a_file": "{path} is not a file",
+    "text_file_empty": "text file {path} is empty",
+    "text_file_not_utf8": "text file {path} is not UTF-8 (byte {byte}, line {line}: {bytes})",
+    "text_too_short": "the text has {n} tokens, but training needs at least n_ctx + 1 = {need}",
+    "text_split_short": (
+        "the text has {n} tokens: split {train}/{val} (val_fraction {fraction}), each part needs at least "
+        "n_ctx + 1 = {need}; use a longer text, a smaller n_ctx, or val_fraction=0"
+    ),
+    "pairs_file_not_utf8": "pairs file {path} is not UTF-8 (byte {byte})",
+    "pairs_file_line": "{path}, line {line}: expected 'source<TAB>target', both non-empty",
+    "pairs_file_empty": "pairs file {path} holds no pairs",
+    "pairs_special": "the sentences contain {token}, which is a special token of the translation tokenizer",
+    "pairs_no_words": "the sentence pairs hold no words",
+    "pair_empty_side": "pair {n} has an empty side",
+    "pair_too_long": "pair {n} is longer ({source} and {target} tokens) than n_ctx={n_ctx}; raise n_ctx",
     "set_not_pair": "--set expects key=value; got {pair}",
     "set_unknown": "--set {key}: unknown setting",
     "set_unknown_close": "--set {key}: unknown setting (did you mean {close}?)",

@@ -169,6 +169,20 @@ MESSAGES = {
     "text_file_missing": "训练文本 {path} 不存在",
     "pairs_file_missing": "句对文件 {path} 不存在",
     "not_a_file": "{path} 不是文件",
+    "text_file_empty": "训练文本 {path} 是空的",
+    "text_file_not_utf8": "训练文本 {path} 不是 UTF-8 编码（字节位置 {byte}，第 {line} 行：{bytes}）",
+    "text_too_short": "文本只有 {n} 个词元，训练至少需要 n_ctx + 1 = {need} 个",
+    "text_split_short": (
+        "文本有 {n} 个词元，按 val_fraction {fraction} 分成 {train}/{val}，每一份至少需要 n_ctx + 1 = {need} 个；"
+        "请用更长的文本、更小的 n_ctx，或设 val_fraction=0"
+    ),
+    "pairs_file_not_utf8": "句对文件 {path} 不是 UTF-8 编码（字节位置 {byte}）",
+    "pairs_file_line": "{path} 第 {line} 行：应为 '源句<TAB>目标句'，两边都不能为空",
+    "pairs_file_empty": "句对文件 {path} 里没有句对",
+    "pairs_special": "句子里有 {token}，这是翻译分词器的特殊词元",
+    "pairs_no_words": "句对里一个词也没有",
+    "pair_empty_side": "第 {n} 对句子有一边是空的",
+    "pair_too_long": "第 {n} 对句子（{source} 和 {target} 个词元）超过了 n_ctx={n_ctx}；请调大 n_ctx",
     "set_not_pair": "--set 的写法是 键=值；收到的是 {pair}",
     "set_unknown": "--set {key}：没有这个设置项",
     "set_unknown_close": "--set {key}：没有这个设置项（是不是想写 {close}？）",
