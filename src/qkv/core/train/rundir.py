@@ -81,8 +81,5 @@ def inspect(path) -> str:
     if all(p.name == LOCK_NAME or is_debris(p.name) for p in d.iterdir()):
         return "new"
     if not (_marked(d / "config.json") or _marked(d / "state.json")):
-        raise ValueError(
-            f'{d} is not empty and holds no qkv checkpoint (no config.json with "format": '
-            f'"{FORMAT}"); qkv writes only into an empty directory or its own checkpoint'
-        )
+        raise Refusal.of("errors.train_dir_foreign", path=d, format=f'"{FORMAT}"')
     return "checkpoint" if (d / "state.json").exists() else "unfinished"

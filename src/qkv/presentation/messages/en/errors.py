@@ -180,6 +180,26 @@ MESSAGES = {
     "text_file_missing": "text file {path} does not exist",
     "pairs_file_missing": "pairs file {path} does not exist",
     "not_a_file": "{path} is not a file",
+    "train_processes_gpt": "only a GPT (qkv train without --task translate) trains on several processes",
+    "train_until": "--until must be between {low} and {high}; got {got}",
+    "train_d_vocab": "d_vocab={d_vocab} is smaller than the tokenizer's {n} tokens",
+    "train_would_replace": "{out} already holds a checkpoint; use --resume to continue it or --force to replace it",
+    "train_dir_foreign": (
+        '{path} is not empty and holds no qkv checkpoint (no config.json with "format": {format}); '
+        "qkv writes only into an empty directory or its own checkpoint"
+    ),
+    "train_how_lm": "qkv train without --task translate",
+    "train_how_translate": "qkv train --task translate",
+    "resume_model_settings": "model settings cannot change on resume: {names}",
+    "resume_no_state": "{out} holds no training state to resume from",
+    "resume_done": (
+        "{out} is already trained to step {step} of steps={steps}; add --set steps=N with N > {step} to train further"
+    ),
+    "resume_other_task": "{out} holds {title}; resume it with {how}",
+    "resume_flags": (
+        "--resume continues {out} with the settings it was trained with: {flags} cannot be combined with it "
+        "(training settings can change with --set)"
+    ),
     "text_file_empty": "text file {path} is empty",
     "text_file_not_utf8": "text file {path} is not UTF-8 (byte {byte}, line {line}: {bytes})",
     "text_too_short": "the text has {n} tokens, but training needs at least n_ctx + 1 = {need}",

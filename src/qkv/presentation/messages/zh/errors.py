@@ -169,6 +169,21 @@ MESSAGES = {
     "text_file_missing": "训练文本 {path} 不存在",
     "pairs_file_missing": "句对文件 {path} 不存在",
     "not_a_file": "{path} 不是文件",
+    "train_processes_gpt": "只有 GPT（qkv train 不加 --task translate）能用多个进程训练",
+    "train_until": "--until 必须在 {low} 到 {high} 之间；收到的是 {got}",
+    "train_d_vocab": "d_vocab={d_vocab} 比分词器的 {n} 个词元还少",
+    "train_would_replace": "{out} 里已经有一个检查点；用 --resume 接着训练，或用 --force 替换它",
+    "train_dir_foreign": (
+        '{path} 不是空目录，里面也没有 qkv 的检查点（没有 "format" 为 {format} 的 config.json）；'
+        "qkv 只往空目录或它自己的检查点里写"
+    ),
+    "train_how_lm": "qkv train（不加 --task translate）",
+    "train_how_translate": "qkv train --task translate",
+    "resume_model_settings": "接着训练时不能改模型设置：{names}",
+    "resume_no_state": "{out} 里没有可以接着训练的训练状态",
+    "resume_done": "{out} 已经训练了 {step} 步（steps={steps}）；要继续训练，请加 --set steps=N，N > {step}",
+    "resume_other_task": "{out} 里是{title}；请用 {how} 接着训练",
+    "resume_flags": "--resume 按 {out} 原来的设置接着训练：{flags} 不能与它同用（训练设置可以用 --set 改）",
     "text_file_empty": "训练文本 {path} 是空的",
     "text_file_not_utf8": "训练文本 {path} 不是 UTF-8 编码（字节位置 {byte}，第 {line} 行：{bytes}）",
     "text_too_short": "文本只有 {n} 个词元，训练至少需要 n_ctx + 1 = {need} 个",
