@@ -54,6 +54,10 @@ CASES = [
         "train: a pairs file with a bad line",
         ["train", "--task", "translate", "--pairs", "{tmp}/bad.tsv", "--out", "{tmp}/run"],
     ),
+    ("train: into a checkpoint", ["train", "--out", "{tmp}/ckpt"]),
+    ("train: into a folder not qkv's", ["train", "--out", "{tmp}/foreign"]),
+    ("train: --resume with a preset", ["train", "--resume", "--out", "{tmp}/ckpt", "--preset", "tiny"]),
+    ("train: --resume as the other task", ["train", "--resume", "--task", "translate", "--out", "{tmp}/ckpt"]),
     ("train: a flag of the other task", ["train", "--task", "translate", "--text", "{tmp}/text.txt"]),
     ("train: translate on a GPU", ["train", "--task", "translate", "--device", "cuda", "--out", "{tmp}/run"]),
     ("train: unknown setting", ["train", "--set", "nope=1", "--out", "{tmp}/run"]),
@@ -203,7 +207,9 @@ def spoilt(d: Path) -> Path:
     (d / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     (d / "short.txt").write_text("one two\n", encoding="utf-8")
     (d / "bad.tsv").write_text("我 吃了\tI ate\nno tab here\n", encoding="utf-8")
-    for name in ("kind", "run_id", "no_weights", "not_json"):
+    (d / "foreign").mkdir()
+    (d / "foreign" / "notes.txt").write_text("not a run", encoding="utf-8")
+    for name in ("kind", "run_id", "no_weights", "not_json", "ckpt"):
         shutil.copytree(BUNDLED, d / name)
     config = json.loads((d / "kind" / "config.json").read_text(encoding="utf-8"))
     (d / "kind" / "config.json").write_text(json.dumps({**config, "tokenizer": "bpe"}), encoding="utf-8")

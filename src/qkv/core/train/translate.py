@@ -141,7 +141,7 @@ def _from_file(path, val_fraction: float):
     every = read_pairs(path)
     n_val = int(len(every) * val_fraction)
     if len(every) - n_val < 1:
-        raise ValueError(f"pairs file {path} holds {len(every)} pair(s): none left to train on after the val split")
+        raise Refusal.of("errors.pairs_none_left", path=path, n=len(every))
     return every[: len(every) - n_val], every[len(every) - n_val :], {"kind": "file", "path": str(Path(path).resolve())}
 
 
@@ -149,12 +149,12 @@ def _read(pairs_path, direction: str, n_sentences: int | None, val_fraction: flo
     """(train pairs, val pairs, origin). Val pairs with a word that no training pair uses are left out."""
     if pairs_path is None:
         if isinstance(n_sentences, int) and n_sentences > 1_000_000:
-            raise ValueError(f"n_sentences must be at most 1000000; got {n_sentences}")
+            raise Refusal.of("errors.n_sentences_range", got=n_sentences)
         n = DEFAULT_SENTENCES if n_sentences is None else n_sentences
         train, val, origin = _builtin(direction, n, everyday)
     else:
         if n_sentences is not None or everyday:
-            raise ValueError("n_sentences and everyday are for the built-in corpus; a pairs file gives its own pairs")
+            raise Refusal.of("errors.n_sentences_with_file")
         train, val, origin = _from_file(pairs_path, val_fraction)
     known = {w for pair in train for side in pair for w in side}  # the tokenizer's words
     scored = [(s, t) for s, t in val if known.issuperset(s) and known.issuperset(t)]  # a word never trained: no score
@@ -215,7 +215,7 @@ class TranslateTask(Task[Pairs]):
         """One line when `out` was trained in another direction or on another split of the pairs."""
         was, now = direction_of(config), "-".join(pairs.languages)
         if was != pairs.languages:
-            raise ValueError(f"{out} translates {'-'.join(was)}; it cannot be resumed as {now}")
+            raise Refusal.of("errors.resume_direction", out=out, was="-".join(was), now=now)
         old, new = recorded_origin(config, out), {"pairs": len(pairs.train), "val_pairs": len(pairs.val)}
         for key in ("pairs", "val_pairs"):
             if old.get(key) not in (None, new[key]):
