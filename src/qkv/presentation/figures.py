@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.core.io.refusal import Refusal
 from qkv.presentation.text import wrap
 
 SUFFIXES = (".png", ".svg")
@@ -27,7 +28,7 @@ def check_path(path) -> Path:
     """The output path, if its suffix names a format we write (.png or .svg); ValueError otherwise."""
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
-        raise ValueError(f"cannot write a figure to {p}: the file name must end in .png or .svg")
+        raise Refusal.of("errors.figure_cannot_write", path=p)
     return p
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from qkv.core.io.files import LOG_LIMIT, read_bytes
+from qkv.core.io.json_problem import json_problem
+from qkv.core.io.refusal import Phrase, Refusal, phrase
 from qkv.presentation.figures import check_path, new_figure, save
 from qkv.presentation.i18n import translator
 
@@ -22,11 +24,11 @@ def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, floa
     p = Path(path)
     file = p / "log.jsonl" if p.is_dir() or not (p.suffix or p.is_file()) else p
     if not file.exists():
-        raise ValueError(f"{file} is missing: no training log there")
+        raise Refusal.of("errors.log_missing", path=file)
     try:
         text = read_bytes(file, LOG_LIMIT, "training log").decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{file} is not a training log: not UTF-8 text (byte {e.start})") from None
+        raise Refusal.of("errors.log_not_utf8", path=file, byte=e.start) from None
     steps, evals = [], []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -39,10 +41,19 @@ def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, floa
                 val = row.get("val_loss")
                 evals.append((int(row["step"]), float(row["train_loss"]), None if val is None else float(val)))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ValueError(f"{file}, line {n}: not a training log line ({e})") from None
+            raise Refusal.of("errors.log_bad_line", path=file, line=n, why=_why(e)) from None
     if not steps and not evals:
-        raise ValueError(f"{file} holds no training steps")
+        raise Refusal.of("errors.log_no_steps", path=file)
     return steps, evals
+
+
+def _why(error: Exception) -> Phrase:
+    """Why a line of the log was not read: not JSON (where), a field missing (which), or a value of the wrong kind."""
+    if isinstance(error, json.JSONDecodeError):
+        return json_problem(error)
+    if isinstance(error, KeyError):
+        return phrase("errors.log_no_field", field=str(error))
+    return phrase("errors.log_bad_value")
 
 
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:
@@ -61,9 +72,9 @@ def loss_curves(log_paths, path, labels=None, lang: str = "en"):
         log_paths = [log_paths]
     log_paths = list(log_paths)
     if not log_paths:
-        raise ValueError("loss_curves needs at least one run directory or log.jsonl")
+        raise Refusal.of("errors.log_none_given")
     if labels is not None and len(labels) != len(log_paths):
-        raise ValueError(f"{len(labels)} labels for {len(log_paths)} runs")
+        raise Refusal.of("errors.log_labels", labels=len(labels), runs=len(log_paths))
     runs = [read_log(p) for p in log_paths]
     if labels is None:
         labels = [Path(p).name if Path(p).name != "log.jsonl" else Path(p).parent.name for p in log_paths]

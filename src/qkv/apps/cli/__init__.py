@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 
 from qkv.apps.cli import lang as language
 from qkv.apps.cli.commands import COMMANDS
 from qkv.apps.cli.errors import said
 from qkv.apps.cli.parser import build_parser
 from qkv.core.hub.pretrained import loading_dtype
+from qkv.core.io.refusal import speaking
 from qkv.core.machine import threads
-from qkv.presentation.i18n import t
+from qkv.presentation.i18n import say_error, t
 
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 # the commands that compute enough for the thread count to matter (qkv.core.machine.threads picks it)
@@ -49,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
-        with loading_dtype(getattr(args, "dtype", None) or "float32"):  # --dtype: what --ckpt's weights load as
+        # --dtype: what --ckpt's weights load as; what core says while it works, in the user's language
+        with loading_dtype(getattr(args, "dtype", None) or "float32"), speaking(partial(say_error, lang=lang)):
             code = COMMANDS[args.command](args)  # an exit status (qkv train --nproc), or None, or a result
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:

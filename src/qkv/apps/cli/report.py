@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from qkv.core.see.invariants import TOL
-from qkv.presentation.i18n import t
+from qkv.presentation.i18n import say_error, t
 
 NAMES = {  # the checks' names (invariants.py) and the catalogue key of each
     "rows sum to 1": "check_rows_sum",
@@ -38,7 +38,9 @@ def check_report(report, lang: str) -> str:
     mode = say("check_training") if report.training else say("check_evaluation")
     weights = []
     if report.weights_checked:  # the weights' finiteness is one check more
-        weights = [say("check_weights_bad", note=report.weights) if report.weights else say("check_weights_ok")]
+        why = getattr(report, "weights_why", None)  # which weight is not finite, in the reader's language
+        note = say_error(why, lang) if why is not None else report.weights
+        weights = [say("check_weights_bad", note=note) if report.weights else say("check_weights_ok")]
     passed = sum(i.passed for i in report.items) + (report.weights_checked and report.weights is None)
     head = say("check_head", passed=passed, total=len(report.items) + len(weights), mode=mode)
     if report.tol != TOL:

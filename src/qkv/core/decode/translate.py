@@ -44,10 +44,10 @@ def build_tokenizer(sentences) -> WordTokenizer:
     counts = Counter(w for words in sentences for w in words)
     clash = [s for s in SPECIALS if s in counts]
     if clash:
-        raise ValueError(f"the sentences contain {clash[0]!r}, which is a special token of the translation tokenizer")
+        raise Refusal.of("errors.pairs_special", token=repr(clash[0]))
     words = sorted(counts, key=lambda w: (-counts[w], w))
     if not words:
-        raise ValueError("the sentence pairs hold no words")
+        raise Refusal.of("errors.pairs_no_words")
     return WordTokenizer(list(SPECIALS) + words, whitespace=False)
 
 
@@ -163,11 +163,9 @@ def make_examples(tok: WordTokenizer, pairs, n_ctx: int) -> list[Example]:
     for n, (src, tgt) in enumerate(pairs):
         s, t = encode_words(tok, src), encode_words(tok, tgt)
         if not s or not t:
-            raise ValueError(f"pair {n + 1} has an empty side")
+            raise Refusal.of("errors.pair_empty_side", n=n + 1)
         if len(s) > n_ctx or len(t) + 1 > n_ctx:
-            raise ValueError(
-                f"pair {n + 1} is longer ({len(s)} and {len(t) + 1} tokens) than n_ctx={n_ctx}; raise n_ctx"
-            )
+            raise Refusal.of("errors.pair_too_long", n=n + 1, source=len(s), target=len(t) + 1, n_ctx=n_ctx)
         out.append(Example(tuple(s), (BOS, *t), (*t, EOS)))
     return out
 
@@ -189,23 +187,23 @@ def read_pairs(path) -> list[tuple[list[str], list[str]]]:
     """A UTF-8 file of one pair per line, source TAB target, words separated by spaces."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"pairs file {p} does not exist")
+        raise Refusal.of("errors.pairs_file_missing", path=p)
     if p.is_dir():
-        raise ValueError(f"{p} is not a file")
+        raise Refusal.of("errors.not_a_file", path=p)
     try:
         lines = without_bom(read_bytes(p, TEXT_LIMIT, "pairs file").decode("utf-8")).splitlines()
     except UnicodeDecodeError as e:
-        raise ValueError(f"pairs file {p} is not UTF-8 (byte {e.start})") from None
+        raise Refusal.of("errors.pairs_file_not_utf8", path=p, byte=e.start) from None
     pairs = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0].split() or not parts[1].split():
-            raise ValueError(f"{p}, line {n}: expected 'source<TAB>target', both non-empty")
+            raise Refusal.of("errors.pairs_file_line", path=p, line=n)
         pairs.append((parts[0].split(), parts[1].split()))
     if not pairs:
-        raise ValueError(f"pairs file {p} holds no pairs")
+        raise Refusal.of("errors.pairs_file_empty", path=p)
     return pairs
 
 

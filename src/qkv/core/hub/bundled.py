@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+from qkv.core.io.refusal import Refusal
+
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 BUNDLED = ASSETS / "model"
 BUNDLED_TRANSLATE = ASSETS / "translate"
@@ -74,15 +76,12 @@ def learner_tokenizer(text: str, spell_seed: int = 0, extra_chars: Sequence[str]
 def default_ckpt() -> Path:
     """The bundled model's checkpoint directory; a one-line ValueError when it is missing."""
     if not (BUNDLED / "state.json").exists():
-        raise ValueError(f"the bundled model is missing from {BUNDLED}; reinstall qkv or run scripts/train_bundled.py")
+        raise Refusal.of("hub.bundled_missing", path=BUNDLED)
     return BUNDLED
 
 
 def default_translate_ckpt() -> Path:
     """The bundled translation model's checkpoint directory (zh -> en); a one-line ValueError when it is missing."""
     if not (BUNDLED_TRANSLATE / "state.json").exists():
-        raise ValueError(
-            f"the bundled translation model is missing from {BUNDLED_TRANSLATE}; "
-            "reinstall qkv or run scripts/train_bundled_translate.py"
-        )
+        raise Refusal.of("hub.bundled_translate_missing", path=BUNDLED_TRANSLATE)
     return BUNDLED_TRANSLATE

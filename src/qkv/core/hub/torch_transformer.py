@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from qkv.core.io.refusal import Refusal
+
 _ATTN = {
     "in_proj_weight": "W_QKV.weight",
     "in_proj_bias": "W_QKV.bias",
@@ -49,7 +51,9 @@ def load_torch_transformer(model, transformer: nn.Transformer) -> None:
     for name, t in transformer.state_dict().items():
         target = torch_name(name)
         if target not in ours:
-            raise ValueError(f"{name} has no counterpart ({target}) in this model; does its config match?")
+            raise Refusal.of("hub.torch_no_counterpart", name=name, target=target)
         if ours[target].shape != t.shape:
-            raise ValueError(f"{name} has shape {tuple(t.shape)} but {target} has {tuple(ours[target].shape)}")
+            raise Refusal.of(
+                "hub.torch_shape", name=name, shape=tuple(t.shape), target=target, want=tuple(ours[target].shape)
+            )
         ours[target].copy_(t)

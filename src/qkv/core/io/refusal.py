@@ -14,19 +14,41 @@ joined by that language's comma. Any other value is written as it is (token stri
 
 A Refusal made from plain text (`TextError("...")`, as older code does) has no key: it is said in
 English in every language.
+
+What a core module tells the user while it works (the training loop's progress lines) is a phrase too,
+written with `said`: in the language the command line speaks while it runs a command (`speaking`),
+else in English.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 _english: Callable[[object], str] | None = None
+_user: Callable[[object], str] | None = None
 
 
 def speak_english(say: Callable[[object], str]) -> None:
     """Set how a refusal or phrase is written in English (the catalogue calls this once)."""
     global _english
     _english = say
+
+
+@contextmanager
+def speaking(say: Callable[[object], str]) -> Iterator[None]:
+    """While it lasts, `said` writes a phrase with `say` (the command line's language, for one command)."""
+    global _user
+    before, _user = _user, say
+    try:
+        yield
+    finally:
+        _user = before
+
+
+def said(item) -> str:
+    """A phrase or refusal as the user reads it: in the language of `speaking`, else in English."""
+    return _user(item) if _user is not None else str(item)
 
 
 class Phrase:

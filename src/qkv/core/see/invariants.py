@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import torch
 
 from qkv.core.io.document import header
-from qkv.core.io.finite import weights_note
+from qkv.core.io.finite import weights_phrase
+from qkv.core.io.refusal import Phrase
 from qkv.core.see.hull import convex_weights
 from qkv.core.spec.family import family_of
 
@@ -63,6 +64,7 @@ class CheckReport:
     weights: str | None = None  # core.finite.weights_note: which weight is NaN or infinite, None if none
     weights_checked: bool = False  # a trace that holds its model: its weights were looked at
     tol: float = TOL  # the deviation that passes (relative): float32's, or a half-precision model's
+    weights_why: Phrase | None = None  # `weights` as a catalogued phrase, to be said in the reader's language
 
     @property
     def passed(self) -> bool:
@@ -330,5 +332,6 @@ def check(trace, max_hull_points: int = 2000) -> CheckReport:
         if site.attn == "attn":  # a block's residual sums, once per block
             items += _stream(trace, site)
     checked = trace.model is not None
-    weights = weights_note(trace.model) if checked else None
-    return CheckReport(items, trace.training, weights, checked, tolerance(trace.model))
+    why = weights_phrase(trace.model) if checked else None
+    weights = None if why is None else str(why)  # core.finite.weights_note's line
+    return CheckReport(items, trace.training, weights, checked, tolerance(trace.model), weights_why=why)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 import torch
 
 from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal
 from qkv.core.machine.device import model_device
 from qkv.core.see.indices import check_layer_head
 from qkv.core.see.names import names_of
@@ -154,7 +155,7 @@ def name_filter(cfg: ModelConfig, names) -> Callable[[str], bool]:
     wanted = set([names] if isinstance(names, str) else names)
     unknown = sorted(wanted - set(trace_names(cfg)))
     if unknown:
-        raise ValueError(f"unknown activation name(s): {', '.join(unknown[:5])}; see qkv.trace_names(cfg)")
+        raise Refusal.of("errors.activation_unknown", names=unknown[:5])
     return wanted.__contains__
 
 

@@ -13,6 +13,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
+from qkv.core.io.refusal import Refusal
 from qkv.core.spec.family import FAMILIES, OWNED_FIELDS
 
 # The choices of a ModelConfig, each a type (a Literal) ...
@@ -425,17 +426,17 @@ def parse_value(key: str, text: str, annotation):
             return True
         if t.lower() in ("false", "0", "no", "off"):
             return False
-        raise ValueError(f"--set {key}={text}: expected true or false")
+        raise Refusal.of("errors.set_not_bool", key=key, text=text)
     if base is int:
         try:
             return int(t)
         except ValueError:
-            raise ValueError(f"--set {key}={text}: expected an integer") from None
+            raise Refusal.of("errors.set_not_int", key=key, text=text) from None
     if base is float:
         try:
             return float(t)
         except ValueError:
-            raise ValueError(f"--set {key}={text}: expected a number") from None
+            raise Refusal.of("errors.set_not_number", key=key, text=text) from None
     return t
 
 
@@ -450,7 +451,7 @@ def apply_overrides(model: dict, train: dict, pairs: list[str]) -> tuple[dict, d
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"--set expects key=value; got {pair!r}")
+            raise Refusal.of("errors.set_not_pair", pair=repr(pair))
         if key == "dropout":
             p = parse_value(key, text, float)
             model.update(dropout_embed=p, dropout_resid=p, dropout_attn=p)
@@ -461,6 +462,7 @@ def apply_overrides(model: dict, train: dict, pairs: list[str]) -> tuple[dict, d
         else:
             names = list(model_types) + list(train_types) + ["dropout"]
             close = difflib.get_close_matches(key, names, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ValueError(f"--set {key}: unknown setting{hint}")
+            if close:
+                raise Refusal.of("errors.set_unknown_close", key=key, close=close[0])
+            raise Refusal.of("errors.set_unknown", key=key)
     return model, train

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.io.files import TEXT_LIMIT, read_bytes, without_bom
+from qkv.core.io.refusal import Refusal
 
 
 def read_text(path) -> str:
@@ -18,22 +19,22 @@ def read_text(path) -> str:
     only: reading a pipe may never end), or one past TEXT_LIMIT raises ValueError (one line)."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"text file {p} does not exist")
+        raise Refusal.of("errors.text_file_missing", path=p)
     if p.is_dir():
-        raise ValueError(f"{p} is not a file")
+        raise Refusal.of("errors.not_a_file", path=p)
     data = read_bytes(p, TEXT_LIMIT, "training text")
     if not data.strip():
-        raise ValueError(f"text file {p} is empty")
+        raise Refusal.of("errors.text_file_empty", path=p)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise ValueError(
-            f"text file {p} is not UTF-8 (byte {e.start}, line {line}: {data[e.start : e.start + 4]!r})"
+        raise Refusal.of(
+            "errors.text_file_not_utf8", path=p, byte=e.start, line=line, bytes=repr(data[e.start : e.start + 4])
         ) from None
     text = without_bom(text)
     if not text.strip():
-        raise ValueError(f"text file {p} is empty")
+        raise Refusal.of("errors.text_file_empty", path=p)
     return text
 
 
@@ -44,15 +45,14 @@ def split_ids(ids: torch.Tensor, val_fraction: float, n_ctx: int) -> tuple[torch
     """
     need = n_ctx + 1
     if len(ids) < need:
-        raise ValueError(f"the text has {len(ids)} tokens, but training needs at least n_ctx + 1 = {need}")
+        raise Refusal.of("errors.text_too_short", n=len(ids), need=need)
     n_val = int(len(ids) * val_fraction)
     if n_val == 0:
         return ids, None
     train, val = ids[:-n_val], ids[-n_val:]
     if len(train) < need or len(val) < need:
-        raise ValueError(
-            f"the text has {len(ids)} tokens: split {len(train)}/{len(val)} (val_fraction {val_fraction}), "
-            f"each part needs at least n_ctx + 1 = {need}; use a longer text, a smaller n_ctx, or val_fraction=0"
+        raise Refusal.of(
+            "errors.text_split_short", n=len(ids), train=len(train), val=len(val), fraction=val_fraction, need=need
         )
     return train, val
 

@@ -41,6 +41,7 @@ from qkv.core.io.files import (
     write_json,
 )
 from qkv.core.io.finite import weights_note, weights_phrase
+from qkv.core.io.json_problem import json_problem
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model import make_model
 from qkv.core.model.encoder import Encoder
@@ -65,7 +66,7 @@ def read_json(path: Path, what) -> dict:
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise Refusal.of("errors.ckpt_not_json", path=path, error=str(e)) from None
+        raise Refusal.of("errors.ckpt_not_json", path=path, error=json_problem(e)) from None
     if not isinstance(obj, dict):
         raise Refusal.of("errors.ckpt_not_object", path=path)
     return obj

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from qkv.core.io.refusal import Refusal
 from qkv.core.machine.device import Precision, model_device
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
@@ -121,7 +122,7 @@ def text_origin(text: str | None, text_path=None) -> tuple[str, dict]:
         origin = {"kind": "file", "path": str(Path(text_path).resolve())}
     elif text is not None:
         if not text.strip():
-            raise ValueError("the training text is empty")
+            raise Refusal.of("errors.train_text_empty")
         origin = {"kind": "string"}
     else:
         from qkv.core.text.corpus import default_text
@@ -155,7 +156,7 @@ class LMTask(Task[str]):
             return self
         origin = recorded_origin(config, out)
         if origin["kind"] == "string":
-            raise ValueError(f"{out} was trained on a string; pass the same text again to resume")
+            raise Refusal.of("errors.resume_string", out=out)
         return replace(self, text_path=origin["path"]) if origin["kind"] == "file" else self
 
     def read(self, tc: TrainConfig) -> tuple[str, dict]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import torch
 
+from qkv.core.io.refusal import phrase, said
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine import threads
@@ -238,9 +239,9 @@ def _log_step(writer, bar, done: int, loss: float, lr: float, tok_s: float, val_
     writer.write_log(json.dumps({"step": done, "loss": round(loss, 6), "lr": lr, "tokens_per_s": round(tok_s)}))
     if bar:
         bar.update(1)
+        val = phrase("train.progress_val", val_loss=f"{val_loss:.3f}") if val_loss else ""
         bar.set_postfix_str(
-            f"loss {loss:.3f}" + (f" val {val_loss:.3f}" if val_loss else "") + f" {tok_s:,.0f} tok/s",
-            refresh=False,
+            said(phrase("train.progress", loss=f"{loss:.3f}", val=val, rate=f"{tok_s:,.0f}")), refresh=False
         )
 
 
@@ -251,8 +252,8 @@ def _evaluate_and_save(model, optimizer, data: Data, writer, bar, done: int) -> 
     writer.write_log(json.dumps(evaluation))
     writer.save(model, done, optimizer, {"train_loss": train_loss, "val_loss": val_loss, "world_size": data.world.size})
     if bar:
-        val = f", val loss {val_loss:.4f}" if val_loss is not None else ""
-        bar.write(f"step {done}: train loss {train_loss:.4f}{val}", file=sys.stderr)
+        val = phrase("train.evaluated_val", val_loss=f"{val_loss:.4f}") if val_loss is not None else ""
+        bar.write(said(phrase("train.evaluated", step=done, train_loss=f"{train_loss:.4f}", val=val)), file=sys.stderr)
     return train_loss, val_loss
 
 
@@ -329,4 +330,5 @@ def _progress(enabled: bool, total: int, initial: int):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="step", file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
+    unit = said(phrase("train.unit"))
+    return tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.25)

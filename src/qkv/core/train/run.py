@@ -30,6 +30,7 @@ from typing import ClassVar, Generic, TypeVar
 import torch
 
 from qkv.core.hub.size import check_fits
+from qkv.core.io.refusal import Refusal, family_title, phrase
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine.device import Precision
@@ -97,7 +98,7 @@ def run_task(task: Task, req: Request) -> TrainResult:
     this: each trains on its share of the global batch, and only rank 0 writes to `req.out`."""
     world = distributed.current()
     if world.size > 1 and not task.parallel:
-        raise ValueError("only a GPT (qkv train without --task translate) trains on several processes")
+        raise Refusal.of("errors.train_processes_gpt")
     device = distributed.gpu_for(world, devices.resolve(req.device))
     precision = Precision(device, req.precision)  # a bad precision is an error before anything starts
     joined_here = world.size > 1 and not torch.distributed.is_initialized()
@@ -144,7 +145,7 @@ def _settings(task: Task, req: Request, world: World) -> tuple[Task, dict | None
 def _run(task: Task, data, origin: dict, start: Start, req: Request, world: World, precision: Precision) -> Run:
     """The run, complete: its start, its batches, the step to stop after, where it trains."""
     if req.until is not None and not (start.step < req.until <= start.tc.steps):
-        raise ValueError(f"--until must be between {start.step + 1} and {start.tc.steps}; got {req.until}")
+        raise Refusal.of("errors.train_until", low=start.step + 1, high=start.tc.steps, got=req.until)
     world.check_batch(start.tc.batch_size)
     batches, record = task.batches(data, origin, start, world, precision)
     return Run(start, batches, req.until or start.tc.steps, precision.device, record)
@@ -165,7 +166,7 @@ def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
     """The model fields of a new run (d_vocab still open) and its TrainConfig: the preset, then --set."""
     preset = req.preset or task.default_preset
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise Refusal.of("errors.preset_unknown", preset=repr(preset), choices=list(PRESETS))
     model_fields, train_fields = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(req.overrides))
     family = trained_by(task.kind)
     got = family_of(model_fields.setdefault("arch", family.arch))
@@ -182,7 +183,7 @@ def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig) -> Start:
     tokenizer = task.new_tokenizer(data)
     d_vocab = model_fields.get("d_vocab", tokenizer.vocab_size)
     if d_vocab < tokenizer.vocab_size:
-        raise ValueError(f"d_vocab={d_vocab} is smaller than the tokenizer's {tokenizer.vocab_size} tokens")
+        raise Refusal.of("errors.train_d_vocab", d_vocab=d_vocab, n=tokenizer.vocab_size)
     cfg = ModelConfig(**{**model_fields, "d_vocab": d_vocab})
     check_fits(cfg, "--set")  # a model that cannot fit is refused before it is built
     torch.manual_seed(tc.seed)
@@ -206,7 +207,7 @@ def _resumed_settings(saved: dict, overrides) -> TrainConfig:
     """The settings a resume trains with: those saved, then --set; the model's cannot change."""
     model_fields, train_fields = apply_overrides({}, saved, list(overrides))
     if model_fields:
-        raise ValueError(f"model settings cannot change on resume: {', '.join(model_fields)}")
+        raise Refusal.of("errors.resume_model_settings", names=list(model_fields))
     return TrainConfig.from_dict(train_fields)
 
 
@@ -214,15 +215,12 @@ def _resumed_start(out: Path, origin: dict, overrides, what: str) -> Start:
     """The run saved in `out`, checked: its training state, the data (origin's sha256), the settings, the log."""
     ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
     if ckpt.train_config is None or ckpt.optimizer_state is None:
-        raise ValueError(f"{out} holds no training state to resume from")
+        raise Refusal.of("errors.resume_no_state", out=out)
     if recorded_origin(ckpt.config, out)["sha256"] != origin["sha256"]:
         raise ValueError(f"the {what} differs from the one {out} was trained on; resume with the same {what}")
     tc, step = _resumed_settings(ckpt.train_config.to_dict(), overrides), ckpt.state["step"]
     if step >= tc.steps:
-        raise ValueError(
-            f"{out} is already trained to step {step} of steps={tc.steps}; "
-            f"add --set steps=N with N > {step} to train further"
-        )
+        raise Refusal.of("errors.resume_done", out=out, step=step, steps=tc.steps)
     log = read_log(out / (ckpt.state.get("log") or "log.jsonl"), step, ckpt.state)
     return Start(ckpt.model, ckpt.tokenizer, tc, step, ckpt.optimizer_state, out / ckpt.state["optimizer"], tuple(log))
 
@@ -240,19 +238,21 @@ def refuse_other_task(config: dict, out: Path, task: str) -> None:
     """A one-line error when the checkpoint in `out` (its `config`) was trained for another task than `task`."""
     found = task_of(config)
     if found != task:
-        raise ValueError(f"{out} holds {trained_by(found).title}; resume it with {_HOW[found]}")
+        raise Refusal.of(
+            "errors.resume_other_task",
+            out=out,
+            title=family_title(trained_by(found)),
+            how=phrase(f"errors.train_how_{found}"),
+        )
 
 
 def refuse_on_resume(out: Path, **given) -> None:
     """A one-line error naming the options of a new run that --resume would ignore."""
     flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value not in (None, False)]
     if flags:
-        raise ValueError(
-            f"--resume continues {out} with the settings it was trained with: {', '.join(flags)} "
-            "cannot be combined with it (training settings can change with --set)"
-        )
+        raise Refusal.of("errors.resume_flags", out=out, flags=flags)
 
 
 def refuse_to_replace(found: str, out: Path, force: bool) -> None:
     if found == "checkpoint" and not force:
-        raise ValueError(f"{out} already holds a checkpoint; use --resume to continue it or --force to replace it")
+        raise Refusal.of("errors.train_would_replace", out=out)

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from qkv.core.io.files import JSON_LIMIT, open_regular, read_bytes
+from qkv.core.io.refusal import Refusal
 from qkv.core.train.lock import LOCK_NAME
 
 FORMAT = "qkv-checkpoint"
@@ -76,12 +77,9 @@ def inspect(path) -> str:
     if not d.exists():
         return "new"
     if not d.is_dir():
-        raise ValueError(f"{d} is a file, not a checkpoint directory")
+        raise Refusal.of("errors.ckpt_is_file", path=d)
     if all(p.name == LOCK_NAME or is_debris(p.name) for p in d.iterdir()):
         return "new"
     if not (_marked(d / "config.json") or _marked(d / "state.json")):
-        raise ValueError(
-            f'{d} is not empty and holds no qkv checkpoint (no config.json with "format": '
-            f'"{FORMAT}"); qkv writes only into an empty directory or its own checkpoint'
-        )
+        raise Refusal.of("errors.train_dir_foreign", path=d, format=f'"{FORMAT}"')
     return "checkpoint" if (d / "state.json").exists() else "unfinished"

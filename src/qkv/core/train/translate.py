@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from qkv.core.decode.translate import PAD, build_tokenizer, collate, make_examples, read_pairs
+from qkv.core.io.refusal import Refusal
 from qkv.core.machine.device import Precision
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
@@ -47,9 +48,9 @@ def parse_direction(direction: str, builtin: bool = True) -> tuple[str, str]:
     """ "zh-en" -> ("zh", "en"). The built-in corpus has zh-en and en-zh; a pairs file may name any two languages."""
     src, sep, tgt = str(direction).partition("-")
     if builtin and direction not in DIRECTIONS:
-        raise ValueError(f"the built-in corpus translates {' or '.join(DIRECTIONS)}; got direction {direction!r}")
+        raise Refusal.of("errors.direction_builtin", one=DIRECTIONS[0], other=DIRECTIONS[1], got=repr(direction))
     if not sep or not _LANG.fullmatch(src) or not _LANG.fullmatch(tgt) or src == tgt:
-        raise ValueError(f"direction must be SOURCE-TARGET, two different language codes like zh-en; got {direction!r}")
+        raise Refusal.of("errors.direction_form", got=repr(direction))
     return src, tgt
 
 
@@ -140,7 +141,7 @@ def _from_file(path, val_fraction: float):
     every = read_pairs(path)
     n_val = int(len(every) * val_fraction)
     if len(every) - n_val < 1:
-        raise ValueError(f"pairs file {path} holds {len(every)} pair(s): none left to train on after the val split")
+        raise Refusal.of("errors.pairs_none_left", path=path, n=len(every))
     return every[: len(every) - n_val], every[len(every) - n_val :], {"kind": "file", "path": str(Path(path).resolve())}
 
 
@@ -148,12 +149,12 @@ def _read(pairs_path, direction: str, n_sentences: int | None, val_fraction: flo
     """(train pairs, val pairs, origin). Val pairs with a word that no training pair uses are left out."""
     if pairs_path is None:
         if isinstance(n_sentences, int) and n_sentences > 1_000_000:
-            raise ValueError(f"n_sentences must be at most 1000000; got {n_sentences}")
+            raise Refusal.of("errors.n_sentences_range", got=n_sentences)
         n = DEFAULT_SENTENCES if n_sentences is None else n_sentences
         train, val, origin = _builtin(direction, n, everyday)
     else:
         if n_sentences is not None or everyday:
-            raise ValueError("n_sentences and everyday are for the built-in corpus; a pairs file gives its own pairs")
+            raise Refusal.of("errors.n_sentences_with_file")
         train, val, origin = _from_file(pairs_path, val_fraction)
     known = {w for pair in train for side in pair for w in side}  # the tokenizer's words
     scored = [(s, t) for s, t in val if known.issuperset(s) and known.issuperset(t)]  # a word never trained: no score
@@ -216,7 +217,7 @@ class TranslateTask(Task[Pairs]):
         was, now = direction_of(config), "-".join(pairs.languages)
         assert was is not None  # run.run_task resumes only a translation checkpoint (refuse_other_task)
         if was != pairs.languages:
-            raise ValueError(f"{out} translates {'-'.join(was)}; it cannot be resumed as {now}")
+            raise Refusal.of("errors.resume_direction", out=out, was="-".join(was), now=now)
         old, new = recorded_origin(config, out), {"pairs": len(pairs.train), "val_pairs": len(pairs.val)}
         for key in ("pairs", "val_pairs"):
             if old.get(key) not in (None, new[key]):

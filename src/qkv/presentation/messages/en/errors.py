@@ -176,6 +176,76 @@ MESSAGES = {
     "attend_columns": "K has {columns} columns but q has {entries} entries: each key needs as many as q",
     "attend_rows": "V has {v} rows but K has {k}: give one value per key",
     "attend_dk": "d_k must be a positive number, got {d_k}",
+    # ------------------------------------------------------------------ training: its text, settings, direction
+    "text_file_missing": "text file {path} does not exist",
+    "pairs_file_missing": "pairs file {path} does not exist",
+    "not_a_file": "{path} is not a file",
+    "train_text_empty": "the training text is empty",
+    "resume_string": "{out} was trained on a string; pass the same text again to resume",
+    "resume_direction": "{out} translates {was}; it cannot be resumed as {now}",
+    "pairs_none_left": "pairs file {path} holds {n} pair(s): none left to train on after the val split",
+    "n_sentences_range": "n_sentences must be at most 1000000; got {got}",
+    "n_sentences_with_file": "n_sentences and everyday are for the built-in corpus; a pairs file gives its own pairs",
+    "train_processes_gpt": "only a GPT (qkv train without --task translate) trains on several processes",
+    "train_until": "--until must be between {low} and {high}; got {got}",
+    "train_d_vocab": "d_vocab={d_vocab} is smaller than the tokenizer's {n} tokens",
+    "train_would_replace": "{out} already holds a checkpoint; use --resume to continue it or --force to replace it",
+    "train_dir_foreign": (
+        '{path} is not empty and holds no qkv checkpoint (no config.json with "format": {format}); '
+        "qkv writes only into an empty directory or its own checkpoint"
+    ),
+    "train_how_lm": "qkv train without --task translate",
+    "train_how_translate": "qkv train --task translate",
+    "resume_model_settings": "model settings cannot change on resume: {names}",
+    "resume_no_state": "{out} holds no training state to resume from",
+    "resume_done": (
+        "{out} is already trained to step {step} of steps={steps}; add --set steps=N with N > {step} to train further"
+    ),
+    "resume_other_task": "{out} holds {title}; resume it with {how}",
+    "resume_flags": (
+        "--resume continues {out} with the settings it was trained with: {flags} cannot be combined with it "
+        "(training settings can change with --set)"
+    ),
+    "text_file_empty": "text file {path} is empty",
+    "text_file_not_utf8": "text file {path} is not UTF-8 (byte {byte}, line {line}: {bytes})",
+    "text_too_short": "the text has {n} tokens, but training needs at least n_ctx + 1 = {need}",
+    "text_split_short": (
+        "the text has {n} tokens: split {train}/{val} (val_fraction {fraction}), each part needs at least "
+        "n_ctx + 1 = {need}; use a longer text, a smaller n_ctx, or val_fraction=0"
+    ),
+    "pairs_file_not_utf8": "pairs file {path} is not UTF-8 (byte {byte})",
+    "pairs_file_line": "{path}, line {line}: expected 'source<TAB>target', both non-empty",
+    "pairs_file_empty": "pairs file {path} holds no pairs",
+    "pairs_special": "the sentences contain {token}, which is a special token of the translation tokenizer",
+    "pairs_no_words": "the sentence pairs hold no words",
+    "pair_empty_side": "pair {n} has an empty side",
+    "pair_too_long": "pair {n} is longer ({source} and {target} tokens) than n_ctx={n_ctx}; raise n_ctx",
+    "set_not_pair": "--set expects key=value; got {pair}",
+    "set_unknown": "--set {key}: unknown setting",
+    "set_unknown_close": "--set {key}: unknown setting (did you mean {close}?)",
+    "set_not_bool": "--set {key}={text}: expected true or false",
+    "set_not_int": "--set {key}={text}: expected an integer",
+    "set_not_number": "--set {key}={text}: expected a number",
+    "preset_unknown": "unknown preset {preset}; choose one of {choices}",
+    "direction_builtin": "the built-in corpus translates {one} or {other}; got direction {got}",
+    "direction_form": "direction must be SOURCE-TARGET, two different language codes like zh-en; got {got}",
+    "activation_unknown": "unknown activation name(s): {names}; see qkv.trace_names(cfg)",
+    # ------------------------------------------------------------------ why a file is not JSON (io/json_problem.py)
+    "json_at": "{reason}: line {line} column {column} (char {char})",
+    "json_not_utf8": "it is not UTF-8 (byte {byte})",
+    "json_too_deep": "its brackets are nested too deeply",
+    "json_syntax": "a syntax error",
+    "json_expecting_value": "Expecting value",
+    "json_expecting_name": "Expecting property name enclosed in double quotes",
+    "json_expecting_colon": "Expecting ':' delimiter",
+    "json_expecting_comma": "Expecting ',' delimiter",
+    "json_unterminated": "Unterminated string starting at",
+    "json_control": "Invalid control character at",
+    "json_escape": "Invalid \\escape",
+    "json_unicode_escape": "Invalid \\uXXXX escape",
+    "json_extra": "Extra data",
+    "json_comma_object": "Illegal trailing comma before end of object",
+    "json_comma_array": "Illegal trailing comma before end of array",
     # ------------------------------------------------------------------ checkpoints and files
     "ckpt_no_dir": "checkpoint directory {path} does not exist",
     "ckpt_is_file": "{path} is a file, not a checkpoint directory",
@@ -211,6 +281,16 @@ MESSAGES = {
         "{path} is not the tokenizer this model was trained with (its sha256 differs from {config}'s)"
     ),
     "ckpt_vocab": "{path}: the tokenizer has {n} tokens but the model only {d_vocab} (d_vocab)",
+    # ------------------------------------------------------------------ figures and training logs
+    "figure_cannot_write": "cannot write a figure to {path}: the file name must end in .png or .svg",
+    "log_missing": "{path} is missing: no training log there",
+    "log_not_utf8": "{path} is not a training log: not UTF-8 text (byte {byte})",
+    "log_bad_line": "{path}, line {line}: not a training log line ({why})",
+    "log_no_field": "{field}",
+    "log_bad_value": "a field holds a value of the wrong kind",
+    "log_no_steps": "{path} holds no training steps",
+    "log_none_given": "loss_curves needs at least one run directory or log.jsonl",
+    "log_labels": "{labels} labels for {runs} runs",
     # ------------------------------------------------------------------ the command line
     "cpu_only": (
         "qkv {command} computes on the CPU, where its explanations read every weight and activation; "

@@ -114,4 +114,11 @@ MESSAGES = {
         "the exported GPT-2 does not compute what the qkv model does (logits differ by {gap}); "
         "some setting of this model has no GPT-2 counterpart"
     ),
+    # ------------------------------------------------------------------ the bundled models, torch's nn.Transformer
+    "bundled_missing": "the bundled model is missing from {path}; reinstall qkv or run scripts/train_bundled.py",
+    "bundled_translate_missing": (
+        "the bundled translation model is missing from {path}; reinstall qkv or run scripts/train_bundled_translate.py"
+    ),
+    "torch_no_counterpart": "{name} has no counterpart ({target}) in this model; does its config match?",
+    "torch_shape": "{name} has shape {shape} but {target} has {want}",
 }

@@ -104,4 +104,9 @@ MESSAGES = {
     "export_differs": (
         "导出的 GPT-2 算出的结果和 qkv 模型不同（logits 相差 {gap}）；这个模型的某项设置在 GPT-2 里没有对应"
     ),
+    # ------------------------------------------------------------------ qkv 自带的模型，以及 torch 的 nn.Transformer
+    "bundled_missing": "自带的模型不在 {path}；请重新安装 qkv，或运行 scripts/train_bundled.py",
+    "bundled_translate_missing": "自带的翻译模型不在 {path}；请重新安装 qkv，或运行 scripts/train_bundled_translate.py",
+    "torch_no_counterpart": "{name} 在这个模型里没有对应的张量（{target}）；它的配置对得上吗？",
+    "torch_shape": "{name} 的形状是 {shape}，而 {target} 的形状是 {want}",
 }
