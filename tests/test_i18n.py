@@ -215,7 +215,10 @@ def test_every_lesson_message_is_asked_for_by_its_literal_key():
     """A lesson's words and its messages are joined by names a reader can search for: every key of every
     "lessons.*" area is found by the scan above, written out where it is said, and no lesson module builds
     a key or an area from parts."""
-    used = {key for path in SRC.rglob("*.py") for key, _, _ in used_keys(path.read_text(encoding="utf-8"))}
+    from test_errors_catalogue import refusal_keys  # phrase("lessons.x.y") and TextError.of("lessons.x.y")
+
+    sources = [path.read_text(encoding="utf-8") for path in SRC.rglob("*.py")]
+    used = {key for source in sources for key, _, _ in [*used_keys(source), *refusal_keys(source)]}
     lesson_areas = sorted(a for a in areas("en") if a.startswith("lessons."))
     assert {"lessons.heads", "lessons.transform", "lessons.align", "lessons.real_apple", "lessons.common"} <= set(
         lesson_areas

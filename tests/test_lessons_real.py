@@ -19,6 +19,7 @@ from qkv import lessons
 from qkv.lessons.real_apple import measure as real_apple
 from qkv.lessons.real_heads import measure as real_heads
 from qkv.lessons.real_hull import measure as real_hull
+from qkv.presentation.i18n import catalogue, say_error
 
 pytestmark = [pytest.mark.slow]
 
@@ -282,7 +283,13 @@ def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp
         assert lesson.NEEDS_MODEL is True and lesson.READS_WHY
         with pytest.raises(ValueError, match=f"lesson '{name}' reads a GPT, and minilm is an encoder: ") as e:
             lessons.run(name, ckpt="minilm", out=tmp_path)
-        assert "\n" not in str(e.value) and lesson.READS_WHY in str(e.value)
+        assert "\n" not in str(e.value) and str(lesson.READS_WHY) in str(e.value)
+        zh = say_error(e.value, "zh")  # the same refusal in Chinese, its reason from the lesson's own words
+        assert (
+            zh.startswith(f"课程 '{name}' 读取的是一个 GPT")
+            and catalogue("zh", lesson.READS_WHY.key.rpartition(".")[0])["reads_why"] in zh
+            and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,} [A-Za-z]{3,}", zh)
+        )
         assert str(e.value).endswith(
             "; the lessons for an encoder: embedding, transform, real-apple, real-heads, real-hull"
         )

@@ -42,6 +42,8 @@ import importlib
 from pathlib import Path
 
 from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
+from qkv.core.io.refusal import family_title, phrase
+from qkv.core.see.indices import TextError
 from qkv.core.spec.family import FAMILIES
 from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang
@@ -71,16 +73,16 @@ REAL_LESSONS = {
 ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
 
 # what a lesson reads when no --ckpt is given, by its NEEDS_MODEL: (how a refusal names it, where it is)
-DEFAULT_MODEL = {
-    True: ("the bundled model", default_ckpt),
-    "minilm": ("minilm (all-MiniLM-L6-v2, the `real` extra)", lambda: "minilm"),
-    "translate": ("the bundled translation model", default_translate_ckpt),
+DEFAULT_MODEL = {  # NEEDS_MODEL -> (how a refusal names the default, where it is)
+    True: (phrase("lessons.common.default_bundled"), default_ckpt),
+    "minilm": (phrase("lessons.common.default_minilm"), lambda: "minilm"),
+    "translate": (phrase("lessons.common.default_translate"), default_translate_ckpt),
 }
 
 
 def _module_name(name: str) -> str:
     if name not in ALL_LESSONS:
-        raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(ALL_LESSONS)}")
+        raise TextError.of("lessons.common.unknown", name=repr(name), names=list(ALL_LESSONS))
     return ALL_LESSONS[name]
 
 
@@ -114,16 +116,21 @@ def reading(design: str) -> list[str]:
     return [name for name in ALL_LESSONS if design in lesson_module(name).READS]
 
 
-def _refusal(name: str, lesson, ckpt, family) -> str:
-    """One line: which families lesson `name` reads, what `ckpt` is, why, what it reads without --ckpt,
-    and which lessons read a model of that family."""
-    wanted = " or ".join(f.title for f in FAMILIES.values() if f.design in lesson.READS)
-    line = f"lesson {name!r} reads {wanted}, and {ckpt} is {family.title}"
-    if getattr(lesson, "READS_WHY", ""):
-        line += f": {lesson.READS_WHY}"
-    line += f"; without --ckpt it reads {DEFAULT_MODEL[lesson.NEEDS_MODEL][0]}"
+def _refusal(name: str, lesson, ckpt, family) -> TextError:
+    """One line: which families lesson `name` reads, what `ckpt` is, why (the lesson's message reads_why),
+    what it reads without --ckpt, and which lessons read a model of that family."""
+    wanted = [family_title(f) for f in FAMILIES.values() if f.design in lesson.READS]
+    either = wanted[0]
+    for other in wanted[1:]:
+        either = phrase("lessons.common.either", a=either, b=other)
+    why = phrase("lessons.common.why", why=lesson.READS_WHY) if getattr(lesson, "READS_WHY", None) else ""
     others = reading(family.design)
-    return line + (f"; the lessons for {family.title}: {', '.join(others)}" if others else "")
+    listed = phrase("lessons.common.others", family=family_title(family), names=others) if others else ""
+    default = DEFAULT_MODEL[lesson.NEEDS_MODEL][0]
+    return TextError.of(
+        "lessons.common.reads", name=repr(name), wanted=either, ckpt=str(ckpt), family=family_title(family),
+        why=why, default=default, others=listed,
+    )  # fmt: skip
 
 
 def load_model(name: str, ckpt=None):
@@ -138,12 +145,10 @@ def load_model(name: str, ckpt=None):
     path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
     model, tokenizer = load(path)
     if model.family.design not in lesson.READS:
-        raise ValueError(_refusal(name, lesson, path, model.family))
+        raise _refusal(name, lesson, path, model.family)
     languages = getattr(model, "languages", None)  # (source, target) as its checkpoint records them
     if languages is not None and languages != ("zh", "en"):
-        raise ValueError(
-            f"lesson {name!r} reads a zh→en translation model, and {path} translates {'→'.join(languages)}"
-        )
+        raise TextError.of("lessons.common.direction", name=repr(name), ckpt=str(path), got="→".join(languages))
     return model.eval(), tokenizer
 
 

@@ -106,4 +106,9 @@ MESSAGES = {
     "patch_map_title": "running “{run}”:\none head at a time",
     "patch_share": "Patching: the share of the way the prediction moves toward the other sense",
     "patch_layer_title": "all heads of one layer at once",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": (
+        "it compares the next words the model predicts, and an encoder has no "
+        "next-token head; real-apple is this lesson on an encoder"
+    ),
 }

@@ -42,6 +42,7 @@ from qkv.analysis.representations import (
     stages,
     vectors_at,
 )
+from qkv.core.io.refusal import phrase
 from qkv.core.model.gpt import GPT
 from qkv.core.text import corpus
 from qkv.lessons.common.training import threads
@@ -49,10 +50,7 @@ from qkv.lessons.context.result import PATCH_SUMMARY, Head, Layer, Patch, PatchR
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
-READS_WHY = (  # why it reads no other family (said when it refuses one)
-    "it compares the next words the model predicts, and an encoder has no next-token head; "
-    "real-apple is this lesson on an encoder"
-)
+READS_WHY = phrase("lessons.context.reads_why")  # why it reads no other family (said when it refuses one)
 WORD = "苹果"
 SUBJECT, FRUIT_CUE, COMPANY_CUE = "我", "吃了", "投资了"
 FRUIT = f"{SUBJECT} {FRUIT_CUE} {WORD}"  # 苹果 sits at the same position in both sentences

@@ -93,4 +93,6 @@ MESSAGES = {
     "patch_map_title": "运行“{run}”：\n每次换一个头",
     "patch_share": "激活修补：预测朝另一词义走了几成",
     "patch_layer_title": "一层的所有头一起换",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "它比较模型预测的下一个词，而编码器没有下一个词元的输出头；real-apple 是这一课在编码器上的版本",
 }

@@ -33,4 +33,9 @@ MESSAGES = {
     "fig_x_axis": "direction from the nearest hull point to x + z·W_O",
     "fig_y_axis": "main direction of the values (orthogonal)",
     "fig_title": "After the residual the point leaves the hull",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": (
+        "its sentence, query and cue word are chosen for the bundled word-level GPT, and its "
+        "residual step is a pre-norm block's; real-hull is this lesson on an encoder"
+    ),
 }

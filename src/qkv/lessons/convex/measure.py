@@ -15,14 +15,12 @@ import math
 import numpy as np
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.lessons.convex.result import Plane, Result
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
-READS_WHY = (  # why it reads no other family (said when it refuses one)
-    "its sentence, query and cue word are chosen for the bundled word-level GPT, and its residual step is a "
-    "pre-norm block's; real-hull is this lesson on an encoder"
-)
+READS_WHY = phrase("lessons.convex.reads_why")  # why it reads no other family (said when it refuses one)
 TEXT = "我 投资了 苹果 ，"
 TOL = 1e-5  # the relative tolerance qkv.check uses for float32 activations
 

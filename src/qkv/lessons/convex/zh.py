@@ -29,4 +29,9 @@ MESSAGES = {
     "fig_x_axis": "从凸包最近点指向 x + z·W_O 的方向",
     "fig_y_axis": "Value 的主方向（与横轴正交）",
     "fig_title": "加上残差之后，点离开了凸包",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": (
+        "它的句子、查询和线索词是为内置的词级 GPT 挑选的，它的残差一步是前置归一化（pre-norm）块的；"
+        "real-hull 是这一课在编码器上的版本"
+    ),
 }

@@ -22,4 +22,6 @@ MESSAGES = {
     "train_mode": "training mode, dropout p = {p}",
     "key": "key",
     "fig_title": "Layer {layer}, head {head}: each row's sum Σ is printed on the left",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "it rebuilds the model as a qkv GPT to switch attention dropout on",
 }

@@ -13,11 +13,12 @@ from dataclasses import asdict
 
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.lessons.dropout.result import Invariant, Result, RowSums, Summary, TrainSummary
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
-READS_WHY = "it rebuilds the model as a qkv GPT to switch attention dropout on"
+READS_WHY = phrase("lessons.dropout.reads_why")  # why it reads no other family (said when it refuses one)
 TEXT = "我 吃了 苹果 ， 很 甜 。"
 P = 0.2
 ROWS, HULL = "rows sum to 1", "z lies in the convex hull of the values"

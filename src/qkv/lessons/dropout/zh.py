@@ -20,4 +20,6 @@ MESSAGES = {
     "train_mode": "训练模式，dropout p = {p}",
     "key": "键",
     "fig_title": "层 {layer} 头 {head}：左侧标出每一行的和 Σ",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "它要把模型重建成 qkv 的 GPT，才能打开注意力 dropout",
 }

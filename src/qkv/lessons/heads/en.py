@@ -34,4 +34,9 @@ MESSAGES = {
     "layer": "layer",
     "colorbar": "mean attention weight",
     "fig_title": "Where the query at the comma looks (uniform baseline {baseline:.3f})",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": (
+        "it reads the query after the comma of the corpus's sense probes, in a "
+        "causal model; real-heads is this lesson on an encoder"
+    ),
 }

@@ -19,14 +19,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.lessons.heads.result import Best, Result
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
-READS_WHY = (  # why it reads no other family (said when it refuses one)
-    "it reads the query after the comma of the corpus's sense probes, in a causal model; "
-    "real-heads is this lesson on an encoder"
-)
+READS_WHY = phrase("lessons.heads.reads_why")  # why it reads no other family (said when it refuses one)
 CATEGORIES = ("cue", "previous", "start", "self")
 
 

@@ -30,4 +30,6 @@ MESSAGES = {
     "layer": "层",
     "colorbar": "平均注意力权重",
     "fig_title": "逗号处的查询位置把注意力放在哪里（均匀基线 {baseline:.3f}）",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "它读取语料里词义探针句中逗号之后的查询，要求模型是因果的；real-heads 是这一课在编码器上的版本",
 }

@@ -23,4 +23,6 @@ MESSAGES = {
     "bar": "T = {T:g} (entropy {H:.2f} bits)",
     "y": "probability of the next token",
     "fig_title": "The top {k} next tokens at three temperatures",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "it turns the last position's vector into next-token probabilities, and an encoder has no such head",
 }

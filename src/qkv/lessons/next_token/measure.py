@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.lessons.next_token.result import AtTemperature, Result
 
 NEEDS_MODEL = True
 READS = ("decoder",)  # the model families (Family.design) it reads
-READS_WHY = "it turns the last position's vector into next-token probabilities, and an encoder has no such head"
+READS_WHY = phrase("lessons.next_token.reads_why")  # why it reads no other family (said when it refuses one)
 TEXT = "我 投资了 苹果 ， "  # the next token is the first word of the tail (where spaces are tokens, the
 # trailing space is the last token, so that the space after the comma is not what is predicted)
 TEMPERATURES = (0.5, 1.0, 2.0)

@@ -21,4 +21,6 @@ MESSAGES = {
     "bar": "T = {T:g}（熵 {H:.2f} 比特）",
     "y": "下一个词元的概率",
     "fig_title": "三种温度下概率最高的 {k} 个词元",
+    # why the lesson reads no other model family (said when it refuses one)
+    "reads_why": "它把最后一个位置的向量变成下一个词元的概率，而编码器没有这样的输出头",
 }
