@@ -42,9 +42,9 @@ from qkv.analysis.representations import (
     stages,
     vectors_at,
 )
+from qkv.core.machine import threads
 from qkv.core.model.gpt import GPT
 from qkv.core.text import corpus
-from qkv.lessons.common.training import threads
 from qkv.lessons.context.result import PATCH_SUMMARY, Head, Layer, Patch, PatchRun, Result
 
 NEEDS_MODEL = True
@@ -273,7 +273,7 @@ def measure(model, tokenizer, seed: int = 0) -> Result:
     start = time.perf_counter()
     # The model is tiny and the batches small: one intra-op thread is fastest, and on a busy
     # 2-core machine two threads waiting on each other made the lesson ten times slower.
-    with threads(1):
+    with threads.fixed(1):
         fresh = untrained_like(model, seed)
         train = encode_examples(tokenizer, sense_examples(seed=seed + 1))
         test = encode_examples(tokenizer, heldout_examples(seed=seed))
