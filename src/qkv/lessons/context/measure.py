@@ -21,7 +21,7 @@ depends on every x_j, and the block adds it back, x_i + z_i W_O. This lesson mea
 
        share = (mass_patched - mass_run) / (mass_other - mass_run)     (0: nothing moved, 1: all the way),
 
-   for every head alone (qkv.analysis.patch, site "z") and for all heads of a layer together.
+   for every head alone (qkv.analysis.patch, site "z") and for all heads of a layer together (whole=True).
 """
 
 from __future__ import annotations
@@ -133,18 +133,6 @@ def moved_from(reference: torch.Tensor):
 
 
 @torch.no_grad()
-def patch_layers(model, donor: list[int], run: list[int], metric) -> list[float]:
-    """metric on `run` with all heads of one layer (z at every position) taken from `donor`, for each layer."""
-    names = [f"blocks.{L}.attn.hook_z" for L in range(model.cfg.n_layers)]
-    _, trace = model.run_with_trace(torch.tensor([donor]), names=names)
-    out = []
-    for name in names:
-        z = trace[name]  # (1, T, n_heads, d_head): the donor's, every head
-        logits = model.run_with_hooks(torch.tensor([run]), fwd_hooks=[(name, lambda act, hook, z=z: z)])
-        out.append(float(metric(logits)[0]))
-    return out
-
-
 def patch_lengths(tokenizer) -> dict[str, int | None]:
     """The token count of each sentence of PATCH (None: this tokenizer cannot encode it)."""
     out = {}
@@ -182,15 +170,12 @@ def sense_patching(model, tokenizer) -> Patch:
         cue = len(tokenizer.encode(PATCH_CUE[s])) - 1
         _, trace = model.run_with_trace(torch.tensor([ids[s]]), names=lambda n: n.endswith("hook_pattern"))
         share = patch(model, ids[donor], ids[s], "z", toward)  # clean: the donor's run; corrupted: s's
-        run_mass, donor_mass = share.corrupted, share.clean
         runs[s] = PatchRun(
             cue=[trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
             tv=patch(model, ids[donor], ids[s], "z", away).values.tolist(),
             share=share.normalized().tolist(),
-            layer_tv=patch_layers(model, ids[donor], ids[s], away),
-            layer_share=[
-                (m - run_mass) / (donor_mass - run_mass) for m in patch_layers(model, ids[donor], ids[s], toward)
-            ],
+            layer_tv=patch(model, ids[donor], ids[s], "z", away, whole=True).values.tolist(),
+            layer_share=patch(model, ids[donor], ids[s], "z", toward, whole=True).normalized().tolist(),
         )
     return Patch(
         words={s: [tokenizer.display(i) for i in words[s]] for s in SENSES},
