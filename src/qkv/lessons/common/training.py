@@ -58,7 +58,8 @@ def fit(
     watch=None,
     watch_every: int = 0,
 ) -> Fit:
-    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
+    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping):
+    the trainer's own loop (loop.train_steps, which `qkv train` drives too), in memory.
 
     The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
     initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
