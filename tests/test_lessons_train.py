@@ -179,3 +179,54 @@ def test_fit_is_deterministic_and_learns():
     assert a.losses == b.losses and a.val_loss == b.val_loss
     assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))
     assert a.loss_after(40, window=10) < a.losses[0]
+
+
+def _small():
+    tok, ids = tokenize("我 打了 你 ， 你 哭了 。\n你 打了 我 ， 我 哭了 。\n" * 40)
+    cfg = ModelConfig(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1)
+    tc = TrainConfig(steps=30, batch_size=4, lr=1e-2, min_lr=1e-3, warmup_steps=5, eval_steps=2, eval_interval=10)
+    return tok, ids, cfg, tc
+
+
+def test_fit_evaluates_and_watches_when_asked():
+    _, ids, cfg, tc = _small()
+    seen = []
+    f = fit(ids, cfg, tc, seed=1, eval_every=10, watch=lambda step, model: seen.append(step), watch_every=10)
+    assert seen == [0, 10, 20, 30] and [s for s, _, _ in f.evals] == [10, 20, 30]
+    assert f.evals[-1] == (30, f.train_loss, f.val_loss) and len(f.losses) == 30
+    plain = fit(ids, cfg, tc, seed=1)  # watching and evaluating change no number
+    assert plain.losses == f.losses and plain.evals == [f.evals[-1]]
+
+
+def test_fit_is_the_trainers_loop_in_memory(tmp_path):
+    """fit and run_loop (what `qkv train` runs) drive the same loop: the same seed gives the same
+    steps (the log's losses, rounded as it rounds them), evaluations and weights, bit for bit."""
+    from qkv.core.model.gpt import GPT
+    from qkv.core.text.batches import split_ids
+    from qkv.core.train.lm import LMData
+    from qkv.core.train.loop import Run, Start, run_loop
+
+    tok, ids, cfg, tc = _small()
+    f = fit(ids, cfg, tc, seed=tc.seed)
+    torch.manual_seed(tc.seed)
+    model = GPT(cfg)
+    train_ids, val_ids = split_ids(ids, tc.val_fraction, cfg.n_ctx)
+    run = Run(Start(model, tok, tc), LMData(train_ids, val_ids, tc, cfg.n_ctx), tc.steps, torch.device("cpu"), {})
+    result = run_loop(tmp_path, run, progress=False)
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [e["loss"] for e in log if "loss" in e] == [round(x, 6) for x in f.losses]
+    assert [e["step"] for e in log if "train_loss" in e] == [10, 20, 30]
+    assert (result.train_loss, result.val_loss) == (f.train_loss, f.val_loss)
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), f.model.parameters()))
+
+
+def test_a_lessons_threads_are_fixed_and_given_back():
+    from qkv.core.machine import threads
+
+    before = torch.get_num_threads()
+    with threads.fixed(1):
+        assert torch.get_num_threads() == 1
+        tiny = torch.tensor([1e-39]) * torch.tensor([1.0])  # subnormal: flushed to zero
+        assert tiny.item() == 0.0
+    assert torch.get_num_threads() == before
+    assert (torch.tensor([1e-39]) * torch.tensor([1.0])).item() != 0.0

@@ -85,6 +85,57 @@ def test_each_piece_is_what_patching_it_by_hand_gives(kw):
     assert abs(r.clean - r.corrupted) > 0.1  # the two texts are told apart, so the test can fail
 
 
+def everything(act, clean):
+    act.copy_(clean)
+
+
+@pytest.mark.parametrize("kw", [{}, LLM, dict(mlp="none")], ids=["gpt2", "llm", "attn_only"])
+def test_a_whole_layer_is_what_patching_it_by_hand_gives(kw):
+    """whole=True: one value per layer, the corrupted run with that layer's whole activation (every
+    position, every head) from the clean run, as a hook that copies all of it gives."""
+    model = gpt(**kw)
+    sites = [s for s in SITES if not (s == "mlp_out" and model.cfg.mlp == "none")]
+    for site in sites:
+        r = patch(model, CLEAN_IDS, CORRUPT_IDS, site, logit_diff(A, W), whole=True)
+        assert r.values.shape == (3,) and r.whole
+        name = {"z": "blocks.{L}.attn.hook_z"}.get(site, "blocks.{L}.hook_" + site)
+        for L in range(3):
+            want = by_hand(model, CLEAN_IDS, CORRUPT_IDS, name.format(L=L), everything)
+            assert r.values[L].item() == pytest.approx(want, rel=1e-4, abs=1e-4), (site, L)
+        assert r.values[0].item() != pytest.approx(r.corrupted, abs=1e-3)  # each layer moves it: the test can fail
+    assert abs(r.clean - r.corrupted) > 0.1
+
+
+def test_a_whole_layer_of_z_matches_a_plain_torch_hook_on_W_O():
+    """No qkv hook: all of what W_O reads (every head's z side by side, every position) from the clean run."""
+    model = gpt(**LLM)
+    r = patch(model, CLEAN_IDS, CORRUPT_IDS, "z", logit_diff(A, W), whole=True, batch=2)  # groups across layers
+    for L in range(model.cfg.n_layers):
+        W_O = model.blocks[L].attn.W_O
+        clean = module_input(model, W_O, CLEAN_IDS)  # (1, T, n_heads * d_head)
+        want = metric_with_input(model, W_O, CORRUPT_IDS, lambda z, clean=clean: clean.clone())
+        assert r.values[L].item() == pytest.approx(want, rel=1e-4, abs=1e-4), L
+
+
+def test_a_whole_layer_read_as_a_result():
+    """resid_pre whole at layer 0 is the clean run; one forward per layer or batched agree; the document
+    has one axis, and strongest names the layer (index 0)."""
+    model = gpt(**LLM)
+    r = patch(model, CLEAN_IDS, CORRUPT_IDS, "resid_pre", logit_diff(A, W), whole=True)
+    assert r.values[0].item() == pytest.approx(r.clean, abs=1e-4)
+    one = patch(model, CLEAN_IDS, CORRUPT_IDS, "attn_out", logit_diff(A, W), whole=True, batch=1)
+    many = patch(model, CLEAN_IDS, CORRUPT_IDS, "attn_out", logit_diff(A, W), whole=True)
+    assert one.values.shape == many.values.shape == (3,)
+    assert torch.allclose(one.values, many.values, atol=1e-4)
+    doc = many.to_json()
+    assert doc["axes"] == ["layer"] and doc["values"] == many.values.tolist() and len(doc["normalized"]) == 3
+    strongest = many.strongest(3)
+    assert sorted(L for L, _, _ in strongest) == [0, 1, 2] and {i for _, i, _ in strongest} == {0}
+    L, _, value = strongest[0]
+    assert value == many.values[L].item()
+    assert abs(value - many.corrupted) == (many.values - many.corrupted).abs().max().item()
+
+
 def module_input(model, module, ids) -> torch.Tensor:
     """What `module` receives (its first argument) in a plain forward pass of ids: a torch pre-hook."""
     seen = []

@@ -25,7 +25,13 @@ Sites, as TransformerLens's patching names them (blocks.L.<name>):
 Since a causal model computes position i from positions <= i only, patching resid_pre at layer 0 at
 every position is the clean run itself; at one position it swaps that token's embedding.
 
+whole=True patches a layer's whole piece of the site at once instead, every position (and for z every
+head): one value per layer, values (n_layers,). For z that is the layer's attention as a whole (all its
+heads together), for attn_out and mlp_out all that the sublayer adds, for resid_pre the whole stream
+entering the layer (at layer 0, the clean run itself).
+
     result = patch(model, clean_ids, corrupted_ids, "resid_pre", logit_diff(answer_id, wrong_id))
+    per_layer = patch(model, clean_ids, corrupted_ids, "z", metric, whole=True)   # values (n_layers,)
     result.values, result.clean, result.corrupted, result.normalized()
     r = patch_text(model, tokenizer, "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，", "味道", "股价", site="z")
     r.to_json(tokenizer)                 # the kind-"patching" document
@@ -93,16 +99,18 @@ def logit_diff(answer: int, wrong: int, position: int = -1) -> LogitDiff:
 @dataclass
 class Patching:
     """What patch() measured: values[L, i] = the metric with piece (L, i) of the clean run patched in
-    (i a position, or a head for site "z"), and the metric of the clean and the corrupted run."""
+    (i a position, or a head for site "z"; values[L] with whole=True: layer L's whole piece), and the
+    metric of the clean and the corrupted run."""
 
     site: str
-    values: torch.Tensor  # (n_layers, T) or (n_layers, n_heads), float64
+    values: torch.Tensor  # (n_layers, T) or (n_layers, n_heads), or (n_layers,) when whole; float64
     clean: float
     corrupted: float
     clean_ids: list[int]
     corrupted_ids: list[int]
     metric: Callable
     rounding: float = 1e-6  # relative: two metrics closer than this are equal (8 eps of the model's dtype)
+    whole: bool = False  # each layer's piece patched whole (every position and head): one value per layer
 
     @property
     def by_head(self) -> bool:
@@ -125,10 +133,11 @@ class Patching:
         return gap == 0 or gap < spread / GAP_SPREAD
 
     def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
-        """The n pieces that move the metric most from the corrupted run's: (layer, index, value)."""
+        """The n pieces that move the metric most from the corrupted run's: (layer, index, value)
+        (index 0 when whole: the layer's one piece)."""
         effect = (self.values - self.corrupted).abs().flatten()
         order = torch.argsort(effect, descending=True, stable=True)[:n].tolist()
-        width = self.values.shape[1]
+        width = 1 if self.whole else self.values.shape[1]
         return [(k // width, k % width, float(self.values.flatten()[k])) for k in order]
 
     def to_json(self, tokenizer=None) -> dict:
@@ -148,7 +157,7 @@ class Patching:
         return {
             **header("patching"),
             "site": self.site,
-            "axes": ["layer", "head" if self.by_head else "pos"],
+            "axes": ["layer"] if self.whole else ["layer", "head" if self.by_head else "pos"],
             "ids": {"clean": list(self.clean_ids), "corrupted": list(self.corrupted_ids)},
             "tokens": {"clean": shown(self.clean_ids), "corrupted": shown(self.corrupted_ids)},
             "values": self.values.tolist(),
@@ -220,15 +229,17 @@ def _per_row(metric, logits: torch.Tensor) -> torch.Tensor:
     return out.to("cpu", torch.float64)
 
 
-def _hook(rows: list[int], index: list[int], clean: torch.Tensor, by_head: bool):
-    """A hook that puts the clean run's piece index[k] into row rows[k] of the batch.
+def _hook(rows: list[int], index: list[int | None], clean: torch.Tensor, by_head: bool):
+    """A hook that puts the clean run's piece index[k] into row rows[k] of the batch (index None: all of it).
     clean: the clean activation (1, T, d_model) or, per head, (1, T, n_heads, d_head)."""
 
     def put(act, hook):
         act = act.clone()
         src = clean.to(act.device, act.dtype)
         for r, i in zip(rows, index):
-            if by_head:
+            if i is None:
+                act[r] = src[0]  # (T, d_model) or (T, n_heads, d_head): the layer's whole piece
+            elif by_head:
                 act[r, :, i] = src[0, :, i]  # (T, d_head): head i at every position
             else:
                 act[r, i] = src[0, i]  # (d_model,): position i
@@ -239,12 +250,19 @@ def _hook(rows: list[int], index: list[int], clean: torch.Tensor, by_head: bool)
 
 @torch.no_grad()
 def patch(
-    model, clean_ids, corrupted_ids, site: str | None = None, metric: Callable | None = None, batch: int | None = None
+    model,
+    clean_ids,
+    corrupted_ids,
+    site: str | None = None,
+    metric: Callable | None = None,
+    batch: int | None = None,
+    whole: bool = False,
 ) -> Patching:
     """Patch each piece of `site` (one of SITES; see the module docstring) from the clean run into the
     corrupted run and measure metric(logits) each time. metric maps logits (B, T, d_vocab) to one number
     per row (B,) (logit_diff does). `batch`: pieces per forward pass (default: as many as LOGITS_BUDGET
-    allows). Both site and metric must be given; they default to None only so that a call missing one
+    allows). `whole`: one piece per layer, the site's whole activation there (values (n_layers,)).
+    Both site and metric must be given; they default to None only so that a call missing one
     is refused in one line rather than with a TypeError."""
     pattern = check_model(model, site)
     check_metric(metric)
@@ -261,7 +279,7 @@ def patch(
             raise TextError.of("patching.position", pos=metric.position, T=T)
     by_head = site in BY_HEAD
     width = cfg.n_heads if by_head else T
-    pieces = [(L, i) for L in range(cfg.n_layers) for i in range(width)]
+    pieces = [(L, None) if whole else (L, i) for L in range(cfg.n_layers) for i in range(1 if whole else width)]
     batch = batch or max(1, LOGITS_BUDGET // (T * cfg.d_vocab))
     names = [pattern.format(L=L) for L in range(cfg.n_layers)]
     weight = next(model.parameters())
@@ -291,9 +309,8 @@ def patch(
             logits = model.run_with_hooks(corrupted_run.expand(len(group), T), fwd_hooks=hooks)
             values[start : start + len(group)] = _per_row(metric, logits)
     rounding = 8 * torch.finfo(weight.dtype).eps  # float32: 1e-6; bfloat16: 0.06
-    return Patching(
-        site, values.reshape(cfg.n_layers, width), clean, corrupted, clean_ids, corrupted_ids, metric, rounding
-    )
+    shape = (cfg.n_layers,) if whole else (cfg.n_layers, width)
+    return Patching(site, values.reshape(shape), clean, corrupted, clean_ids, corrupted_ids, metric, rounding, whole)
 
 
 def patch_text(

@@ -7,11 +7,13 @@ core busy, the thread that shares that core is the slowest every time: training 
 helps there but costs a third of the idle speed, so qkv keeps the spinning and gives PyTorch one
 thread per core that nobody else is using: `configure()` at start, measured over 0.1 s, and a
 `Governor` that re-decides every few seconds during a long run. What the user sets wins:
-configure(n) (`--threads N`), else QKV_THREADS, else OMP_NUM_THREADS.
+configure(n) (`--threads N`), else QKV_THREADS, else OMP_NUM_THREADS. A computation whose numbers
+must not depend on the machine (the lessons') runs inside `fixed(n)` instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -121,6 +123,28 @@ def configure(n: int | None = None) -> int:
 
 
 _by_policy = False  # whether configure() left the choice to the policy
+
+
+@contextlib.contextmanager
+def fixed(n: int = 1):
+    """Within this block PyTorch computes on n intra-op threads with subnormal floats flushed to zero;
+    the thread count before comes back after.
+
+    A fixed count keeps every sum in the same order, so the numbers do not depend on the machine's
+    cores or load (a lesson prints the same digits everywhere), and tiny models are fastest on one
+    thread anyway. Flushing matters for a deep stack without residuals or LayerNorm: its activations
+    shrink below 1e-38, where the CPU's arithmetic gets many times slower. (PyTorch cannot report
+    the flush setting it had; it is put back to its default, off.)"""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+        torch.set_num_threads(before)
 
 
 def governor() -> Governor | None:

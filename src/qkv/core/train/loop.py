@@ -144,6 +144,26 @@ def optimize(
     return value
 
 
+def train_steps(optimizer, tc: TrainConfig, steps: range, step, stepped, evaluate=None, every: int = 0, end=None):
+    """The bare training loop, the one every caller drives (run_loop in a run directory, the lessons'
+    fit in memory): for each step of `steps` (0-based) it sets the schedule's learning rate
+    (lr_at), trains (`step(s)`: batch, forward, backward, clip, AdamW; returns the loss), then calls
+    `stepped(done, loss, lr)` (done = s + 1, the steps finished), `evaluate(done)` every `every` steps
+    and after the last (every = 0: never), and `end(done)` last of all. What a caller keeps (logs,
+    checkpoints, curves) and when it stops (a callback raises) are its own."""
+    for s in steps:
+        lr = lr_at(s, tc)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss = step(s)
+        done = s + 1
+        stepped(done, loss, lr)
+        if evaluate is not None and every and (done % every == 0 or done == steps.stop):
+            evaluate(done)
+        if end is not None:
+            end(done)
+
+
 def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     """Train `run` in `out`, whose lock the caller holds; only rank 0 writes there.
 
@@ -155,8 +175,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     optimizer = _on_device(run)
     writer = _writer(out, run)
     bar = None
-    t0, train_loss, val_loss, tokens = time.perf_counter(), None, None, 0
-    done = saved = start.step  # steps finished; steps in the checkpoint
+    t0, tally = time.perf_counter(), _Tally(done=start.step, saved=start.step)
     stop = _StopRequest()
     stop.install()
     try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
@@ -164,29 +183,35 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
         bar = _progress(progress, tc.steps, start.step)
-        for step in range(start.step, last):
-            lr = lr_at(step, tc)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            loss = data.step(trained, optimizer, step)
+
+        def stepped(done: int, loss: float, lr: float) -> None:  # stop on a non-finite loss, else log the step
             if not math.isfinite(loss):
                 raise TrainingStopped(
-                    f"the loss became {loss} at step {step + 1}; training stopped and {writer.kept}; try a smaller lr"
+                    f"the loss became {loss} at step {done}; training stopped and {writer.kept}; try a smaller lr"
                 )
-            done, tokens = step + 1, tokens + data.tokens(step)
+            tally.done, tally.tokens = done, tally.tokens + data.tokens(done - 1)
             if governor:
                 governor.tick()
-            _log_step(writer, bar, done, loss, lr, tokens / max(time.perf_counter() - t0, 1e-9), val_loss)
-            if done % tc.eval_interval == 0 or done == last:
-                train_loss, val_loss = _evaluate_and_save(model, optimizer, data, writer, bar, done)
-                saved = done
-            stop.check(world)  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
+            tok_s = tally.tokens / max(time.perf_counter() - t0, 1e-9)
+            _log_step(writer, bar, done, loss, lr, tok_s, tally.val_loss)
+
+        def evaluated(done: int) -> None:
+            tally.train_loss, tally.val_loss = _evaluate_and_save(model, optimizer, data, writer, bar, done)
+            tally.saved = done
+
+        def step(s: int) -> float:
+            return data.step(trained, optimizer, s)
+
+        def end(done: int) -> None:  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
+            stop.check(world)
+
+        train_steps(optimizer, tc, range(start.step, last), step, stepped, evaluated, tc.eval_interval, end)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: keep what was trained so far, unless that would replace a checkpoint
-        if done > saved and not writer.staged:  # of another run before this one's first evaluation
-            writer.save(model, done, optimizer, {"world_size": world.size})
+        if tally.done > tally.saved and not writer.staged:  # of another run before this one's first evaluation
+            writer.save(model, tally.done, optimizer, {"world_size": world.size})
         raise
     except (RuntimeError, OSError) as e:
-        told = _told(e, out, done, writer.kept, world)
+        told = _told(e, out, tally.done, writer.kept, world)
         if told is None:
             raise
         raise told from None
@@ -198,7 +223,19 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         finally:  # whatever happens above, Ctrl-C and SIGTERM are as they were before training
             stop.remove()
     seconds = time.perf_counter() - t0
-    return TrainResult(out, last, train_loss, val_loss, tokens / max(seconds, 1e-9), seconds)
+    return TrainResult(out, last, tally.train_loss, tally.val_loss, tally.tokens / max(seconds, 1e-9), seconds)
+
+
+@dataclass
+class _Tally:
+    """What run_loop has done so far: steps finished, steps in the checkpoint, tokens trained on,
+    the last evaluation's losses."""
+
+    done: int
+    saved: int
+    tokens: int = 0
+    train_loss: float | None = None
+    val_loss: float | None = None
 
 
 def _on_device(run: Run) -> torch.optim.Optimizer:

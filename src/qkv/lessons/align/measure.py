@@ -24,10 +24,10 @@ import torch
 
 from qkv.core.decode import beam as search
 from qkv.core.decode import translate as translation
+from qkv.core.machine import threads
 from qkv.core.text.corpus import lexicon as L
 from qkv.core.text.corpus import pairs
 from qkv.lessons.align.result import Result
-from qkv.lessons.common.training import threads
 
 NEEDS_MODEL = "translate"  # run() loads the bundled translation model, or the one --ckpt names
 READS = ("encoder-decoder",)  # the model families (Family.design) it reads
@@ -360,7 +360,7 @@ def split_rows(model, tok, items) -> dict:
 def measure(model, tokenizer, seed: int = 0) -> Result:
     """Alignment accuracy, BLEU (greedy and beam), the senses, and the 小米 swap, on the held-out pairs.
     (The helpers above count into plain dicts, by the names of Result's fields; they become the result here.)"""
-    with threads(1):  # a small model runs fastest on one thread, and the sums keep one order on any machine
+    with threads.fixed(1):  # a small model runs fastest on one thread, and the sums keep one order on any machine
         return Result.from_numbers(_measure(model, tokenizer, seed))
 
 

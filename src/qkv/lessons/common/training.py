@@ -9,7 +9,6 @@ loss curve and the mean train/validation loss on fixed evaluation batches; nothi
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text.batches import get_batch, split_ids
 from qkv.core.text.tokenizers import WordTokenizer, train_tokenizer
 from qkv.core.train.lm import evaluate, train_step
-from qkv.core.train.loop import lr_at, make_optimizer, step_seed
+from qkv.core.train.loop import make_optimizer, step_seed, train_steps
 
 
 @dataclass
@@ -39,26 +38,6 @@ class Fit:
         """The mean batch loss over the `window` steps that end at step `steps`."""
         part = self.losses[max(0, steps - window) : steps]
         return sum(part) / len(part)
-
-
-@contextlib.contextmanager
-def threads(n: int = 1):
-    """Run with n intra-op threads, then restore the setting.
-
-    Tiny models are fastest on one thread, and a fixed thread count keeps the sums in the same
-    order, so a lesson's numbers do not depend on the machine's core count. Subnormal floats are
-    flushed to zero meanwhile: a deep stack without residuals or LayerNorm shrinks its activations
-    below 1e-38, where the CPU's arithmetic becomes many times slower (torch cannot report the
-    previous flush setting; it is put back to torch's default, off).
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    torch.set_flush_denormal(True)
-    try:
-        yield
-    finally:
-        torch.set_flush_denormal(False)
-        torch.set_num_threads(before)
 
 
 def tokenize(text: str) -> tuple[WordTokenizer, torch.Tensor]:
@@ -79,7 +58,8 @@ def fit(
     watch=None,
     watch_every: int = 0,
 ) -> Fit:
-    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping).
+    """Train GPT(cfg) on the token ids for tc.steps steps with AdamW (warmup, cosine decay, clipping):
+    the trainer's own loop (loop.train_steps, which `qkv train` drives too), in memory.
 
     The first (1 - tc.val_fraction) of the ids are for training, the rest for validation. The
     initial weights come from torch.manual_seed(seed); the batch of step s from a generator seeded
@@ -96,23 +76,31 @@ def fit(
     opt = make_optimizer(model, tc)
     losses: list[float] = []
     evals: list[tuple[int, float, float]] = []
-    if watch_every:
-        watch(0, model)
-    for step in range(tc.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, tc)
-        g = torch.Generator().manual_seed(step_seed(seed, step))  # the trainer's formula
-        x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)
+
+    def step(s: int) -> float:  # the trainer's batch formula, with this fit's seed
+        g = torch.Generator().manual_seed(step_seed(seed, s))
+        x, y = get_batch(train_ids, tc.batch_size, cfg.n_ctx, g)  # each (B, n_ctx)
         if windows is not None:
             x, y = windows(x, y, g)
-        loss = train_step(model, opt, x, y, tc.grad_clip)
+        return train_step(model, opt, x, y, tc.grad_clip)
+
+    def stepped(done: int, loss: float, lr: float) -> None:  # a non-finite loss is kept as nan, and training goes on
         losses.append(loss if math.isfinite(loss) else float("nan"))
-        if eval_every and (step + 1) % eval_every == 0 and step + 1 < tc.steps:
-            evals.append((step + 1, evaluate(model, train_ids, tc), evaluate(model, val_ids, tc)))
-        if watch_every and (step + 1) % watch_every == 0:
-            watch(step + 1, model)
-    train_loss = evaluate(model, train_ids, tc)
-    val_loss = evaluate(model, val_ids, tc) if val_ids is not None else float("nan")
-    evals.append((tc.steps, train_loss, val_loss))
+
+    def evaluated(done: int) -> None:
+        train_loss = evaluate(model, train_ids, tc)
+        evals.append((done, train_loss, evaluate(model, val_ids, tc) if val_ids is not None else float("nan")))
+
+    def watched(done: int) -> None:
+        if done % watch_every == 0:
+            watch(done, model)
+
+    if watch_every:
+        watch(0, model)
+    every = eval_every or tc.steps  # the last step is evaluated in any case
+    train_steps(opt, tc, range(tc.steps), step, stepped, evaluated, every, watched if watch_every else None)
+    if not evals or evals[-1][0] != tc.steps:  # no step at all
+        evaluated(tc.steps)
+    _, train_loss, val_loss = evals[-1]
     model.eval()
     return Fit(model, losses, train_loss, val_loss, time.perf_counter() - t0, evals)

@@ -21,7 +21,7 @@ depends on every x_j, and the block adds it back, x_i + z_i W_O. This lesson mea
 
        share = (mass_patched - mass_run) / (mass_other - mass_run)     (0: nothing moved, 1: all the way),
 
-   for every head alone (qkv.analysis.patch, site "z") and for all heads of a layer together.
+   for every head alone (qkv.analysis.patch, site "z") and for all heads of a layer together (whole=True).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from qkv.analysis.representations import (
     vectors_at,
 )
 from qkv.core.io.refusal import phrase
+from qkv.core.machine import threads
 from qkv.core.model.gpt import GPT
 from qkv.core.text import corpus
-from qkv.lessons.common.training import threads
 from qkv.lessons.context.result import PATCH_SUMMARY, Head, Layer, Patch, PatchRun, Result
 
 NEEDS_MODEL = True
@@ -131,18 +131,6 @@ def moved_from(reference: torch.Tensor):
 
 
 @torch.no_grad()
-def patch_layers(model, donor: list[int], run: list[int], metric) -> list[float]:
-    """metric on `run` with all heads of one layer (z at every position) taken from `donor`, for each layer."""
-    names = [f"blocks.{L}.attn.hook_z" for L in range(model.cfg.n_layers)]
-    _, trace = model.run_with_trace(torch.tensor([donor]), names=names)
-    out = []
-    for name in names:
-        z = trace[name]  # (1, T, n_heads, d_head): the donor's, every head
-        logits = model.run_with_hooks(torch.tensor([run]), fwd_hooks=[(name, lambda act, hook, z=z: z)])
-        out.append(float(metric(logits)[0]))
-    return out
-
-
 def patch_lengths(tokenizer) -> dict[str, int | None]:
     """The token count of each sentence of PATCH (None: this tokenizer cannot encode it)."""
     out = {}
@@ -180,15 +168,12 @@ def sense_patching(model, tokenizer) -> Patch:
         cue = len(tokenizer.encode(PATCH_CUE[s])) - 1
         _, trace = model.run_with_trace(torch.tensor([ids[s]]), names=lambda n: n.endswith("hook_pattern"))
         share = patch(model, ids[donor], ids[s], "z", toward)  # clean: the donor's run; corrupted: s's
-        run_mass, donor_mass = share.corrupted, share.clean
         runs[s] = PatchRun(
             cue=[trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
             tv=patch(model, ids[donor], ids[s], "z", away).values.tolist(),
             share=share.normalized().tolist(),
-            layer_tv=patch_layers(model, ids[donor], ids[s], away),
-            layer_share=[
-                (m - run_mass) / (donor_mass - run_mass) for m in patch_layers(model, ids[donor], ids[s], toward)
-            ],
+            layer_tv=patch(model, ids[donor], ids[s], "z", away, whole=True).values.tolist(),
+            layer_share=patch(model, ids[donor], ids[s], "z", toward, whole=True).normalized().tolist(),
         )
     return Patch(
         words={s: [tokenizer.display(i) for i in words[s]] for s in SENSES},
@@ -271,7 +256,7 @@ def measure(model, tokenizer, seed: int = 0) -> Result:
     start = time.perf_counter()
     # The model is tiny and the batches small: one intra-op thread is fastest, and on a busy
     # 2-core machine two threads waiting on each other made the lesson ten times slower.
-    with threads(1):
+    with threads.fixed(1):
         fresh = untrained_like(model, seed)
         train = encode_examples(tokenizer, sense_examples(seed=seed + 1))
         test = encode_examples(tokenizer, heldout_examples(seed=seed))

@@ -43,11 +43,12 @@ import torch.nn.functional as F
 
 from qkv.analysis.ablate import heads_off
 from qkv.analysis.head_scores import detection_patterns, head_scores, repeated_tokens, score, uniform_pattern
+from qkv.core.machine import threads
 from qkv.core.model import evaluating
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.tokenizers import train_tokenizer
-from qkv.lessons.common.training import fit, threads
+from qkv.lessons.common.training import fit
 from qkv.lessons.induction.result import Ablation, Best, Model, Probe, Result, Rise
 
 NEEDS_MODEL = False
@@ -173,7 +174,7 @@ def measure(seed: int = 0) -> Result:
     1 at the end and best previous-token head of layer 0, the rise of its best induction score and the
     fall of its in-context gap, and what switching each of its heads off keeps of that gap."""
     start = time.perf_counter()
-    with threads(1):
+    with threads.fixed(1):
         source, text = training_text()
         tok = train_tokenizer("char", text)
         ids = torch.tensor(tok.encode(text), dtype=torch.long)

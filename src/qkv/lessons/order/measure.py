@@ -20,12 +20,13 @@ from functools import lru_cache
 import torch
 
 from qkv.analysis.probing import continuation_logprob
+from qkv.core.machine import threads
 from qkv.core.model.gpt import GPT
 from qkv.core.model.nn.position import RoPE, sinusoidal_table
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.corpus import lexicon
-from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.common.training import fit, tokenize
 from qkv.lessons.order.result import Result, Run
 
 NEEDS_MODEL = False
@@ -112,7 +113,7 @@ def rope_shift(seed: int) -> dict:
 @lru_cache(maxsize=2)
 def measure(seed: int = 0) -> Result:
     """Train the five models and take every measurement (cached: numbers do not depend on the language)."""
-    with threads(1):
+    with threads.fixed(1):
         tok, ids = tokenize(order_text(seed))
         probes = corpus.probes("order", "zh")
         tc = TrainConfig(**TRAIN, seed=seed)

@@ -16,12 +16,13 @@ from functools import lru_cache
 
 import torch
 
+from qkv.core.machine import threads
 from qkv.core.model.gpt import GPT, lm_loss
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
 from qkv.core.text.batches import get_batch, split_ids
 from qkv.core.train.loop import step_seed
-from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.common.training import fit, tokenize
 from qkv.lessons.residual.result import Result, Start, Variant
 
 NEEDS_MODEL = False
@@ -79,7 +80,7 @@ def init_stats(cfg: ModelConfig, train_ids: torch.Tensor, tc: TrainConfig, seed:
 def measure(seed: int = 0) -> Result:
     """Train the four models (cached: the numbers do not depend on the language): for each variant of
     VARIANTS the numbers at initialisation (init_stats) and after training."""
-    with threads(1):
+    with threads.fixed(1):
         tok, ids = tokenize(corpus.generate(seed, N_SENTENCES, "zh"))
         tc = TrainConfig(**TRAIN, seed=seed)
         train_ids, val_ids = split_ids(ids, tc.val_fraction, MODEL["n_ctx"])

@@ -12,9 +12,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from qkv.analysis.probing import probe_accuracy
+from qkv.core.machine import threads
 from qkv.core.spec.config import ModelConfig, TrainConfig
 from qkv.core.text import corpus
-from qkv.lessons.common.training import fit, threads, tokenize
+from qkv.lessons.common.training import fit, tokenize
 from qkv.lessons.why_v.result import Accuracy, Model, Pair, Probe, Probes, Result
 
 NEEDS_MODEL = False
@@ -31,7 +32,7 @@ EARLY = (250, 300)  # a window of steps where the batch losses are compared mid-
 @lru_cache(maxsize=2)
 def measure(seed: int = 0) -> Result:
     """Train the four models and score them (cached: the numbers do not depend on the language)."""
-    with threads(1):
+    with threads.fixed(1):
         text = corpus.generate(seed, N_SENTENCES, "zh")
         tok, ids = tokenize(text)
         tc = TrainConfig(**TRAIN, seed=seed)
