@@ -249,6 +249,24 @@ def _hook(rows: list[int], index: list[int | None], clean: torch.Tensor, by_head
 
 
 @torch.no_grad()
+def _checked(model, clean_ids, corrupted_ids, site, metric, batch) -> tuple[str, list[int], list[int]]:
+    """patch's arguments checked: (the site's hook name pattern, the clean ids, the corrupted ids), or a
+    one-line refusal."""
+    pattern = check_model(model, site)
+    check_metric(metric)
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise TextError.of("patching.batch", got=_short_repr(batch))
+    clean_ids, corrupted_ids = one_sequence(model, clean_ids), one_sequence(model, corrupted_ids)
+    T = len(clean_ids)
+    if len(corrupted_ids) != T:
+        raise _lengths(clean_ids, corrupted_ids)
+    if isinstance(metric, LogitDiff):
+        check_ids([metric.answer, metric.wrong], model.cfg)
+        if not -T <= metric.position < T:
+            raise TextError.of("patching.position", pos=metric.position, T=T)
+    return pattern, clean_ids, corrupted_ids
+
+
 def patch(
     model,
     clean_ids,
@@ -264,19 +282,8 @@ def patch(
     allows). `whole`: one piece per layer, the site's whole activation there (values (n_layers,)).
     Both site and metric must be given; they default to None only so that a call missing one
     is refused in one line rather than with a TypeError."""
-    pattern = check_model(model, site)
-    check_metric(metric)
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise TextError.of("patching.batch", got=_short_repr(batch))
-    cfg = model.cfg
-    clean_ids, corrupted_ids = one_sequence(model, clean_ids), one_sequence(model, corrupted_ids)
-    T = len(clean_ids)
-    if len(corrupted_ids) != T:
-        raise _lengths(clean_ids, corrupted_ids)
-    if isinstance(metric, LogitDiff):
-        check_ids([metric.answer, metric.wrong], cfg)
-        if not -T <= metric.position < T:
-            raise TextError.of("patching.position", pos=metric.position, T=T)
+    pattern, clean_ids, corrupted_ids = _checked(model, clean_ids, corrupted_ids, site, metric, batch)
+    cfg, T = model.cfg, len(clean_ids)
     by_head = site in BY_HEAD
     width = cfg.n_heads if by_head else T
     pieces = [(L, None) if whole else (L, i) for L in range(cfg.n_layers) for i in range(1 if whole else width)]

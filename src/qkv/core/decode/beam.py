@@ -97,6 +97,27 @@ def greedy(
 
 
 @torch.inference_mode()
+def _sorted_out(top, logp, prefixes, history, beam: int, last: bool, norm, finished: list, cut: list):
+    """One step's best candidates sorted out: those that end (with </s>, or cut at the last step) join
+    `finished` or `cut`; the first `beam` of the rest live on, as (rows, tokens, scores, histories)."""
+    keep_rows: list[int] = []
+    keep_tokens: list[int] = []
+    keep_scores: list[float] = []
+    kept_history: list[list[float]] = []
+    for value, flat in zip(top.values.tolist(), top.indices.tolist()):
+        row, token = divmod(flat, logp.shape[1])
+        written = history[row] + [float(logp[row, token])]
+        if token == EOS or last:
+            ids = prefixes[row, 1:].tolist() + [token]
+            (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids)), written))
+        elif len(keep_rows) < beam:
+            keep_rows.append(row)
+            keep_tokens.append(token)
+            keep_scores.append(value)
+            kept_history.append(written)
+    return keep_rows, keep_tokens, keep_scores, kept_history
+
+
 def beam_search(
     model,
     src_ids: torch.Tensor,
@@ -123,21 +144,10 @@ def beam_search(
         logp = steps.next(prefixes).cpu()  # (live, d_vocab)
         total = (scores[:, None] + logp).flatten()  # (live * d_vocab,): every prefix extended by every token
         top = total.topk(min(2 * beam, total.numel()))  # enough that `beam` survive after the finished are taken out
-        keep_rows: list[int] = []
-        keep_tokens: list[int] = []
-        keep_scores: list[float] = []
-        kept_history: list[list[float]] = []
-        for value, flat in zip(top.values.tolist(), top.indices.tolist()):
-            row, token = divmod(flat, logp.shape[1])
-            written = history[row] + [float(logp[row, token])]
-            if token == EOS or t == max_len - 1:  # ends here (or is cut: the target is as long as it may be)
-                ids = prefixes[row, 1:].tolist() + [token]
-                (finished if token == EOS else cut).append(Hypothesis(ids, value, norm(value, len(ids)), written))
-            elif len(keep_rows) < beam:
-                keep_rows.append(row)
-                keep_tokens.append(token)
-                keep_scores.append(value)
-                kept_history.append(written)
+        last = t == max_len - 1  # every candidate ends here: the target is as long as it may be
+        keep_rows, keep_tokens, keep_scores, kept_history = _sorted_out(
+            top, logp, prefixes, history, beam, last, norm, finished, cut
+        )
         finished.sort(key=lambda h: -h.score)
         best_done = finished[beam - 1].score if len(finished) >= beam else None
         if not keep_rows or (best_done is not None and length_penalty == 0 and max(keep_scores) <= best_done):

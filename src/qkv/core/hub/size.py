@@ -38,72 +38,83 @@ CGROUPS = (  # cgroup v2, v1: (limit, usage, statistics, the one of them that is
 )
 
 
+class _Shapes(dict):
+    """name -> shape, filled module by module as the model's constructors make them (nn.Linear's (out, in))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+
+    def linear(self, name: str, d_in: int, d_out: int, bias: bool) -> None:
+        self[name + ".weight"] = (d_out, d_in)
+        if bias:
+            self[name + ".bias"] = (d_out,)
+
+    def layer_norm(self, name: str, always: bool = False) -> None:
+        cfg = self.cfg
+        if always or cfg.norm != "none":  # norm="none": the identity, no parameters
+            self[name + ".weight"] = (cfg.d_model,)
+            if cfg.bias and cfg.norm != "rms":  # RMSNorm has no shift
+                self[name + ".bias"] = (cfg.d_model,)
+
+    def attention(self, name: str) -> None:
+        cfg, d = self.cfg, self.cfg.d_model
+        d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
+        self.linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
+        self.linear(name + ".W_O", d_attn, d, cfg.bias)
+        if cfg.qk_norm:
+            self[name + ".q_norm.weight"] = self[name + ".k_norm.weight"] = (cfg.d_head,)
+
+    def blocks(self, prefix: str, n: int, cross: bool = False) -> None:
+        cfg, d = self.cfg, self.cfg.d_model
+        for i in range(n):
+            p = f"{prefix}blocks.{i}."
+            self.layer_norm(p + "ln1")
+            self.attention(p + "attn")
+            if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
+                self.layer_norm(p + "ln2")
+                if cfg.mlp == "gated":
+                    self.linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
+                self.linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
+                self.linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
+            if cross:  # a decoder block: cross-attention, and ln3 before the MLP
+                self.attention(p + "cross_attn")
+                self.layer_norm(p + "ln3")
+
+
 def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     """name -> shape of each of the model's parameters, as named_parameters() gives them: a tied
     unembedding is W_E, so it is not listed again (nor stored in a checkpoint)."""
     d, V = cfg.d_model, cfg.d_vocab
-    shapes: dict[str, tuple[int, ...]] = {"embed.weight": (V, d)}
-
-    def linear(name: str, d_in: int, d_out: int, bias: bool) -> None:
-        shapes[name + ".weight"] = (d_out, d_in)  # nn.Linear's (out, in)
-        if bias:
-            shapes[name + ".bias"] = (d_out,)
-
-    def layer_norm(name: str, always: bool = False) -> None:
-        if always or cfg.norm != "none":  # norm="none": the identity, no parameters
-            shapes[name + ".weight"] = (d,)
-            if cfg.bias and cfg.norm != "rms":  # RMSNorm has no shift
-                shapes[name + ".bias"] = (d,)
-
-    def attention(name: str) -> None:
-        d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
-        linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
-        linear(name + ".W_O", d_attn, d, cfg.bias)
-        if cfg.qk_norm:
-            shapes[name + ".q_norm.weight"] = shapes[name + ".k_norm.weight"] = (cfg.d_head,)
-
-    def blocks(prefix: str, n: int, cross: bool = False) -> None:
-        for i in range(n):
-            p = f"{prefix}blocks.{i}."
-            layer_norm(p + "ln1")
-            attention(p + "attn")
-            if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
-                layer_norm(p + "ln2")
-                if cfg.mlp == "gated":
-                    linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
-                linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)
-                linear(p + "mlp.fc_out", cfg.d_mlp, d, cfg.bias)
-            if cross:  # a decoder block: cross-attention, and ln3 before the MLP
-                attention(p + "cross_attn")
-                layer_norm(p + "ln3")
-
+    shapes = _Shapes(cfg)
+    shapes["embed.weight"] = (V, d)
     learned = cfg.pos == "learned"  # sinusoidal tables (buffers) and RoPE's angles are rebuilt, not stored
     if cfg.arch == "seq2seq":
+        assert cfg.n_encoder_layers is not None  # ModelConfig fills it for seq2seq
         if not cfg.share_embeddings:
             shapes["src_embed.weight"] = (V, d)
         if learned:
             shapes["pos_embed.W_pos"] = shapes["src_pos_embed.W_pos"] = (cfg.n_ctx, d)
-        assert cfg.n_encoder_layers is not None  # ModelConfig fills it in for arch="seq2seq"
-        blocks("encoder.", cfg.n_encoder_layers)
-        layer_norm("encoder.ln_final")
-        blocks("decoder.", cfg.n_layers, cross=True)
-        layer_norm("decoder.ln_final")
+        shapes.blocks("encoder.", cfg.n_encoder_layers)
+        shapes.layer_norm("encoder.ln_final")
+        shapes.blocks("decoder.", cfg.n_layers, cross=True)
+        shapes.layer_norm("decoder.ln_final")
     else:
         if learned:
             shapes["pos_embed.W_pos"] = (cfg.n_ctx, d)
         if cfg.arch == "bert":
             if cfg.n_token_types:
                 shapes["token_type_embed.weight"] = (cfg.n_token_types, d)
-            layer_norm("ln_embed", always=True)
-        blocks("", cfg.n_layers)
+            shapes.layer_norm("ln_embed", always=True)
+        shapes.blocks("", cfg.n_layers)
         if cfg.arch == "gpt" and cfg.pre_norm:  # a post-norm block already ends in a LayerNorm
-            layer_norm("ln_final")
+            shapes.layer_norm("ln_final")
     if cfg.arch != "bert":
         if not cfg.tie_embeddings:
             shapes["unembed.weight"] = (V, d)
         if cfg.unembed_bias:
             shapes["unembed.bias"] = (V,)
-    return shapes
+    return dict(shapes)
 
 
 def param_count(cfg: ModelConfig) -> int:
