@@ -5,6 +5,7 @@ that does not fit the model is refused before PyTorch's fused kernels see it."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -214,3 +215,24 @@ def test_a_matching_optimizer_state_passes_and_loads():
     for i, s in saved["state"].items():
         for key, t in s.items():
             assert torch.equal(fresh.state_dict()["state"][i][key], t)  # a copy of the same numbers
+
+
+@pytest.mark.parametrize(
+    "log, english",
+    [
+        (b"\xff\xfe\n", "is not a qkv log: not UTF-8 (byte 0)"),
+        (b'{"step": 1}\nnot json\n{"step": 2}\n', "line 2 is not a qkv log line (a JSON object with an integer step)"),
+        (b'{"step": 3, "train_loss": 9.5}\n', "comes from another run: its train_loss at step 3 is 9.5"),
+    ],
+)
+def test_a_log_that_is_not_the_checkpoints_is_refused_in_either_language(tmp_path, log, english):
+    from qkv.core.train.resume import read_log
+    from qkv.presentation.i18n import say_error
+
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(log)
+    with pytest.raises(ValueError) as e:
+        read_log(path, 3, {"train_loss": 1.25})
+    assert english in str(e.value) and str(path) in str(e.value)
+    zh = say_error(e.value, "zh")
+    assert zh != str(e.value) and re.search(r"[\u4e00-\u9fff]", zh) and str(path) in zh

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.io.files import LOG_LIMIT, read_bytes
+from qkv.core.io.refusal import Refusal
 
 
 def read_log(path: Path, upto: int, state: dict) -> list[str]:
@@ -25,7 +26,7 @@ def read_log(path: Path, upto: int, state: dict) -> list[str]:
     try:
         lines = read_bytes(path, LOG_LIMIT, "training log").decode("utf-8").split("\n")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path} is not a qkv log: not UTF-8 (byte {e.start})") from None
+        raise Refusal.of("resume.log_not_utf8", path=path, byte=e.start) from None
     kept = []
     for n, line in enumerate(lines, 1):
         try:
@@ -36,15 +37,12 @@ def read_log(path: Path, upto: int, state: dict) -> list[str]:
         except (ValueError, KeyError, TypeError):
             if n == len(lines):  # the last line, cut short by a kill (or the empty string after the last newline)
                 continue
-            raise ValueError(f"{path} line {n} is not a qkv log line (a JSON object with an integer step)") from None
+            raise Refusal.of("resume.log_line", path=path, n=n) from None
         if step <= upto:
             kept.append(line)
         loss = state.get("train_loss")
         if step == upto and "train_loss" in entry and loss is not None and entry["train_loss"] != round(loss, 6):
-            raise ValueError(
-                f"{path} comes from another run: its train_loss at step {upto} is {entry['train_loss']}, "
-                f"state.json's is {round(loss, 6)}"
-            )
+            raise Refusal.of("resume.log_other_run", path=path, step=upto, got=entry["train_loss"], want=round(loss, 6))
     return kept
 
 
@@ -58,10 +56,7 @@ def recorded_origin(config: dict, out: Path) -> dict:
         or not isinstance(origin.get("sha256"), str)
         or (kind == "file" and not isinstance(origin.get("path"), str))
     ):
-        raise ValueError(
-            f"{out / 'config.json'}: field 'data' (where the training data came from: kind, path, sha256) "
-            "is missing or malformed"
-        )
+        raise Refusal.of("resume.data_field", path=out / "config.json")
     return origin
 
 
@@ -83,42 +78,36 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
     expected = optimizer.state_dict()["param_groups"]
     groups = saved["param_groups"]
     if not isinstance(groups, list) or len(groups) != len(expected) or not all(isinstance(g, dict) for g in groups):
-        raise ValueError(f"{path}: param_groups do not match the model's {len(expected)} parameter groups")
+        raise Refusal.of("resume.groups", path=path, n=len(expected))
     for n, (group, want) in enumerate(zip(groups, expected)):
         if group.get("params") != want["params"]:
-            raise ValueError(
-                f"{path}: param_groups[{n}] holds other parameters than the model's "
-                f"({len(group.get('params') or [])} vs {len(want['params'])})"
+            raise Refusal.of(
+                "resume.group_params", path=path, n=n, got=len(group.get("params") or []), want=len(want["params"])
             )
         for key, value in group.items():
             if key != "params" and (key not in want or not _same_kind(value, want[key])):
-                raise ValueError(f"{path}: param_groups[{n}].{key} = {value!r} does not fit this optimizer")
+                raise Refusal.of("resume.group_setting", path=path, n=n, key=key, value=repr(value))
     params = [p for g in optimizer.param_groups for p in g["params"]]
     keys = {"step", "exp_avg", "exp_avg_sq"}
     missing = sorted(set(range(len(params))) - set(saved["state"])) if step > 0 else []
     if missing:  # AdamW keeps moments for every parameter once it has taken a step
-        raise ValueError(
-            f"{path}: the state of parameter {missing[0]} is missing ({len(missing)} of {len(params)} "
-            "parameters have none): its moments would restart from zero"
-        )
+        raise Refusal.of("resume.state_missing", path=path, i=missing[0], n=len(missing), total=len(params))
     for i, s in saved["state"].items():
         if i >= len(params):
-            raise ValueError(f"{path}: state.{i} is for parameter {i}, but the model has {len(params)}")
+            raise Refusal.of("resume.state_index", path=path, i=i, total=len(params))
         if set(s) != keys:
-            raise ValueError(f"{path}: state.{i} holds {sorted(s)}, AdamW's state is {sorted(keys)}")
+            raise Refusal.of("resume.state_keys", path=path, i=i, got=str(sorted(s)), want=str(sorted(keys)))
         for key, t in s.items():
             shape, dtype = ((), torch.float32) if key == "step" else (params[i].shape, params[i].dtype)
             if t.shape != shape or t.dtype != dtype:
-                raise ValueError(
-                    f"{path}: tensor state.{i}.{key} is {t.dtype} {tuple(t.shape)}; "
-                    f"the model's parameter {i} needs {dtype} {tuple(shape)}"
-                )
+                raise Refusal.of(
+                    "resume.state_tensor", path=path, i=i, key=key, got=f"{t.dtype} {tuple(t.shape)}",
+                    want=f"{dtype} {tuple(shape)}",
+                )  # fmt: skip
             if not torch.isfinite(t).all() or (key != "exp_avg" and (t < 0).any()):
-                raise ValueError(f"{path}: tensor state.{i}.{key} holds negative, NaN or infinite values")
+                raise Refusal.of("resume.state_values", path=path, i=i, key=key)
         if s["step"].item() != step:
-            raise ValueError(
-                f"{path}: state.{i}.step counts {s['step'].item():g} steps, the checkpoint is at step {step}"
-            )
+            raise Refusal.of("resume.state_step", path=path, i=i, got=f"{s['step'].item():g}", step=step)
 
 
 def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:
