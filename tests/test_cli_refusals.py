@@ -63,6 +63,12 @@ CASES = [
     ("train: unknown setting", ["train", "--set", "nope=1", "--out", "{tmp}/run"]),
     ("train: setting not a number", ["train", "--set", "lr=abc", "--out", "{tmp}/run"]),
     ("train: unknown preset", ["train", "--preset", "huge", "--out", "{tmp}/run"]),
+    ("train: a family it does not train", ["train", "--set", "arch=bert", "--out", "{tmp}/run"]),
+    ("train: the other task's family", ["train", "--set", "arch=seq2seq", "--out", "{tmp}/run"]),
+    (
+        "train: a vocabulary too small",
+        ["train", "--text", "{tmp}/text.txt", "--tokenizer", "word", "--vocab-size", "1", "--out", "{tmp}/run"],
+    ),
     ("train: missing pairs file", ["train", "--task", "translate", "--pairs", "{missing}", "--out", "{tmp}/run"]),
     ("train: unknown direction", ["train", "--task", "translate", "--direction", "fr-de", "--out", "{tmp}/run"]),
     ("generate: no --ckpt", ["generate"]),

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.machine.device import Precision, model_device
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
@@ -140,7 +140,7 @@ class LMTask(Task[str]):
     kind = "lm"
     default_preset = "tiny"
     parallel = True
-    what = "text"
+    what = phrase("train.data_text")
 
     text: str | None = None
     text_path: str | Path | None = None
@@ -172,10 +172,7 @@ class LMTask(Task[str]):
         try:
             ids = torch.tensor(start.tokenizer.encode(text), dtype=torch.long)
         except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
-            raise ValueError(
-                f"the vocabulary is too small for the text ({start.tokenizer.vocab_size} tokens kept; {e}): "
-                "give a larger vocab_size, or none to keep every word"
-            ) from None
+            raise Refusal.of("train.vocab_too_small", n=start.tokenizer.vocab_size, unknown=e) from None
         n_ctx = start.model.cfg.n_ctx
         train_ids, val_ids = split_ids(ids, start.tc.val_fraction, n_ctx)
         data = LMData(train_ids, val_ids, start.tc, n_ctx, world, precision)

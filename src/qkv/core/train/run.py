@@ -30,7 +30,7 @@ from typing import ClassVar, Generic, TypeVar
 import torch
 
 from qkv.core.hub.size import check_fits
-from qkv.core.io.refusal import Refusal, family_title, phrase
+from qkv.core.io.refusal import Phrase, Refusal, family_title, phrase
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine.device import Precision
@@ -67,7 +67,7 @@ class Task(ABC, Generic[D]):
     kind: ClassVar[str]  # config.json's task kind, and the `trains` of the model family it trains
     default_preset: ClassVar[str]
     parallel: ClassVar[bool]  # whether its Data shares each global batch out among several processes
-    what: ClassVar[str]  # what its data is called in messages ("text", "set of sentence pairs")
+    what: ClassVar[Phrase]  # what its data is called in messages ("text", "set of sentence pairs")
 
     def new_run_settings(self) -> dict[str, object]:
         """Its settings that shape a new run only, by option name: --resume refuses those given."""
@@ -159,7 +159,7 @@ def trained_by(kind: str) -> Family:
     return next(f for f in FAMILIES.values() if f.trains == kind)
 
 
-_HOW = {"lm": "qkv train without --task translate", "translate": "qkv train --task translate"}
+_HOW = {"lm": "qkv train", "translate": "qkv train --task translate"}  # the command that trains each task
 
 
 def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
@@ -171,10 +171,11 @@ def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
     family = trained_by(task.kind)
     got = family_of(model_fields.setdefault("arch", family.arch))
     if got.trains != task.kind:
-        how = f"train it with {_HOW[got.trains]}" if got.trains else "qkv loads it but does not train it"
-        raise ValueError(
-            f"{_HOW[task.kind]} trains {family.title}, arch={family.arch}; got arch={got.arch}, {got.title}: {how}"
-        )
+        how = phrase("train.trained_by", command=_HOW[got.trains]) if got.trains else phrase("train.not_trained")
+        raise Refusal.of(
+            "train.arch_task", task=phrase(f"train.task_{task.kind}"), family=family_title(family), arch=family.arch,
+            got=got.arch, got_family=family_title(got), how=how,
+        )  # fmt: skip
     return model_fields, TrainConfig(**train_fields)
 
 
@@ -211,13 +212,13 @@ def _resumed_settings(saved: dict, overrides) -> TrainConfig:
     return TrainConfig.from_dict(train_fields)
 
 
-def _resumed_start(out: Path, origin: dict, overrides, what: str) -> Start:
+def _resumed_start(out: Path, origin: dict, overrides, what: Phrase) -> Start:
     """The run saved in `out`, checked: its training state, the data (origin's sha256), the settings, the log."""
     ckpt = checkpoint.load_checkpoint(out, with_optimizer=True)
     if ckpt.train_config is None or ckpt.optimizer_state is None:
         raise Refusal.of("errors.resume_no_state", out=out)
     if recorded_origin(ckpt.config, out)["sha256"] != origin["sha256"]:
-        raise ValueError(f"the {what} differs from the one {out} was trained on; resume with the same {what}")
+        raise Refusal.of("train.data_differs", what=what, out=out)
     tc, step = _resumed_settings(ckpt.train_config.to_dict(), overrides), ckpt.state["step"]
     if step >= tc.steps:
         raise Refusal.of("errors.resume_done", out=out, step=step, steps=tc.steps)

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from qkv.core.decode.translate import PAD, build_tokenizer, collate, make_examples, read_pairs
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.machine.device import Precision
 from qkv.core.machine.processes import ALONE, World
 from qkv.core.model import evaluating
@@ -180,7 +180,7 @@ class TranslateTask(Task[Pairs]):
     kind = "translate"
     default_preset = "translate"
     parallel = False  # PairData draws whole batches on one process
-    what = "set of sentence pairs"
+    what = phrase("train.data_pairs")
 
     pairs_path: str | Path | None = None
     direction: str | None = None  # "zh-en" by default
@@ -221,9 +221,8 @@ class TranslateTask(Task[Pairs]):
         old, new = recorded_origin(config, out), {"pairs": len(pairs.train), "val_pairs": len(pairs.val)}
         for key in ("pairs", "val_pairs"):
             if old.get(key) not in (None, new[key]):
-                raise ValueError(
-                    f"{out} was trained with {old[key]} {key.replace('_', ' ')}, now there are {new[key]}: "
-                    "resume with the same pairs and val_fraction"
+                raise Refusal.of(
+                    "train.pairs_count", out=out, was=old[key], what=phrase(f"train.count_{key}"), now=new[key]
                 )
 
     def new_tokenizer(self, pairs: Pairs) -> Tokenizer:
