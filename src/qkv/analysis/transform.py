@@ -23,6 +23,7 @@ import torch
 
 from qkv.core.io.finite import require_finite
 from qkv.core.io.refusal import Refusal, family_title, phrase
+from qkv.core.machine import rng
 from qkv.core.see.indices import check_layer_head
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
@@ -119,7 +120,7 @@ def random_twin(model, seed: int = 0):
     from qkv.core.hub.size import check_fits
 
     check_fits(model.cfg, f"a random model of this shape ({model.family.title})")
-    with torch.random.fork_rng(devices=[]):
+    with rng.GLOBAL, torch.random.fork_rng(devices=[]):  # no other thread draws meanwhile (machine/rng.py)
         torch.manual_seed(seed)
         twin = type(model)(model.cfg)
     return twin.eval()

@@ -15,6 +15,7 @@ import torch
 
 from qkv.core.io.finite import NonFiniteError, not_finite_error
 from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.machine import rng
 from qkv.core.machine.device import model_device
 from qkv.core.model.gpt import GPT
 from qkv.core.see.tap import hooked
@@ -62,7 +63,10 @@ def _pick(logits, temperature, top_k, top_p, generator) -> int:
         sorted_probs[drop] = 0.0
         probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
     try:
-        return int(torch.multinomial(probs, 1, generator=generator))
+        if generator is not None:
+            return int(torch.multinomial(probs, 1, generator=generator))
+        with rng.GLOBAL:  # the global generator, which another thread may be seeding (machine/rng.py)
+            return int(torch.multinomial(probs, 1))
     except RuntimeError:  # "probability tensor contains either inf, nan or element < 0"
         if torch.isfinite(probs).all():
             raise
