@@ -63,6 +63,10 @@ CASES = [
     ("train: unknown setting", ["train", "--set", "nope=1", "--out", "{tmp}/run"]),
     ("train: setting not a number", ["train", "--set", "lr=abc", "--out", "{tmp}/run"]),
     ("train: unknown preset", ["train", "--preset", "huge", "--out", "{tmp}/run"]),
+    ("train: no threads", ["train", "--threads", "0", "--out", "{tmp}/run"]),
+    ("translate: a beam of 0", ["translate", "我 吃了 苹果", "--beam", "0"]),
+    ("lesson: a file as the output folder", ["lesson", "convex", "--out", "{tmp}/text.txt"]),
+    ("figure: no text", ["figure", "hull", "--out", "{tmp}/h.png"]),
     ("train: a family it does not train", ["train", "--set", "arch=bert", "--out", "{tmp}/run"]),
     ("train: the other task's family", ["train", "--set", "arch=seq2seq", "--out", "{tmp}/run"]),
     (

@@ -203,7 +203,7 @@ def test_bad_input_is_one_line_in_both_languages():
 @pytest.mark.parametrize(
     "lang,stands,none",
     [
-        ("en", "Strongest “{}” head", "No head stands out as a “{}” head"),
+        ("en", "Strongest “{}” head", "No head stands out as a head of kind “{}”"),
         ("zh", "最强的“{}”头", "没有哪个头明显是“{}”头"),
     ],
 )

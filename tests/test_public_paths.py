@@ -13,4 +13,5 @@ def test_every_public_name_is_importable():
 
 def test_the_lessons_old_path_is_the_new_one():
     assert old_lessons.run is qkv.lessons.run
-    assert old_lessons.ALL_LESSONS == qkv.lessons.ALL_LESSONS
+    for name in old_lessons.__all__:
+        assert getattr(old_lessons, name) is getattr(qkv.lessons, name), name

@@ -9,6 +9,7 @@ from pathlib import Path
 from qkv import lessons
 from qkv.core.decode.sample import generate_texts
 from qkv.core.hub.bundled import default_ckpt, learner_tokenizer
+from qkv.core.io.refusal import phrase
 from qkv.core.text.corpus import default_text
 from qkv.core.train.checkpoint import load
 from qkv.core.train.lm import train
@@ -20,7 +21,9 @@ from qkv.presentation.i18n import translator
 def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> Path:
     """Train (unless quick), print samples, run every lesson into a report folder; returns its index.html."""
     say = translator(lang, "demo")
-    report_dir = check_folder(report or f"{out}-report", "report")  # before minutes of training, not after
+    report_dir = check_folder(
+        report or f"{out}-report", phrase("errors.folder_report")
+    )  # before minutes of training, not after
     if quick:
         ckpt = default_ckpt()
         print(say("bundled", ckpt=ckpt), flush=True)

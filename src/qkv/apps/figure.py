@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.core.io.refusal import Refusal
 from qkv.presentation.figures import check_path
 from qkv.presentation.i18n import check_lang
 
@@ -89,7 +90,7 @@ def _trace(model, tokenizer, text: str | None):
     import torch
 
     if not text:
-        raise ValueError("the text is empty: give --text with at least one token")
+        raise Refusal.of("errors.figure_no_text")
     ids = tokenizer.encode(text)
     if len(ids) > model.cfg.n_ctx:
         raise ValueError(

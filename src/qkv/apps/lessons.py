@@ -1,6 +1,33 @@
 """The lessons' old import path (`from qkv.apps import lessons`; `qkv.apps.lessons.run(...)`), kept so
-that code written against it still runs. The lessons themselves are the layer qkv.lessons, one folder each."""
+that code written against it still runs: the names it offered, now those of qkv.lessons. The lessons
+themselves are the layer qkv.lessons, one folder each (their old modules, qkv.apps.lessons.<name>, are gone)."""
 
-from qkv.lessons import ALL_LESSONS, LESSONS, REAL_LESSONS, LessonResult, run, title, titles
+from qkv.lessons import (
+    ALL_LESSONS,
+    DEFAULT_MODEL,
+    LESSONS,
+    REAL_LESSONS,
+    LessonResult,
+    lesson_module,
+    load_model,
+    reading,
+    run,
+    title,
+    titles,
+    view_module,
+)
 
-__all__ = ["ALL_LESSONS", "LESSONS", "REAL_LESSONS", "LessonResult", "run", "title", "titles"]
+__all__ = [
+    "ALL_LESSONS",
+    "DEFAULT_MODEL",
+    "LESSONS",
+    "REAL_LESSONS",
+    "LessonResult",
+    "lesson_module",
+    "load_model",
+    "reading",
+    "run",
+    "title",
+    "titles",
+    "view_module",
+]

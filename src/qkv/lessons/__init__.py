@@ -160,7 +160,7 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     own models ignore it."""
     check_lang(lang)
     if out is not None:
-        check_folder(out, "lesson's figures")
+        check_folder(out, phrase("errors.folder_lesson"))
     lesson, view = lesson_module(name), view_module(name)
     extra = {}
     if lesson.NEEDS_MODEL:

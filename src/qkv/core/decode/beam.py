@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from qkv.core.io.refusal import Refusal
+
 BOS, EOS = 1, 2  # the ids of <s> and </s> (the translation tokenizer puts <pad>, <s>, </s> first)
 
 
@@ -31,11 +33,11 @@ class Hypothesis:
 
 def _check(model, max_len: int, beam: int = 1) -> None:
     if not model.family.translates:
-        raise ValueError("this model is not an encoder-decoder: only a translation model translates")
+        raise Refusal.of("errors.decode_not_translation")
     if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= model.cfg.n_ctx:
-        raise ValueError(f"max_len must be between 1 and n_ctx ({model.cfg.n_ctx}), an integer; got {max_len!r}")
+        raise Refusal.of("errors.decode_max_len", n_ctx=model.cfg.n_ctx, got=repr(max_len))
     if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= 64:
-        raise ValueError(f"the beam size must be between 1 and 64, an integer; got {beam!r}")
+        raise Refusal.of("errors.decode_beam", got=repr(beam))
 
 
 class _Steps:

@@ -17,6 +17,8 @@ import contextlib
 import os
 import time
 
+from qkv.core.io.refusal import Refusal
+
 
 def cores() -> int:
     """CPUs this process may run on (its affinity mask, which taskset and containers narrow)."""
@@ -78,7 +80,7 @@ def per_process(nproc: int) -> int:
     """Threads for each of nproc processes on this machine (data-parallel training): the cores
     shared out, at least one each."""
     if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
-        raise ValueError(f"the number of processes must be a whole number >= 1; got {nproc!r}")
+        raise Refusal.of("errors.threads_nproc", got=repr(nproc))
     return max(1, cores() // nproc)
 
 
@@ -86,9 +88,9 @@ def _count(value, name: str) -> int:
     try:
         n = int(str(value).strip())
     except ValueError:
-        raise ValueError(f"{name} must be a whole number of threads >= 1; got {value!r}") from None
+        raise Refusal.of("errors.threads_count", name=name, got=repr(value)) from None
     if n < 1:
-        raise ValueError(f"{name} must be a whole number of threads >= 1; got {value!r}")
+        raise Refusal.of("errors.threads_count", name=name, got=repr(value))
     return n
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from qkv.core.io.files import write_json
+from qkv.core.io.refusal import phrase
 from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang, t
 
@@ -30,7 +31,7 @@ def write_report(
 ) -> Path:
     """Write index.html, report.md and results.json into folder; returns the index.html path."""
     title, intro = t("lessons.common.report_title", check_lang(lang)), t("lessons.common.report_intro", lang)
-    folder = check_folder(folder, "report")
+    folder = check_folder(folder, phrase("errors.folder_report"))
     folder.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M")
     md = [f"# {title}\n", f"{intro} ({when}; {model})\n"] + [r.to_markdown() for r in results]

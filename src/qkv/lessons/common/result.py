@@ -14,13 +14,14 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from qkv.core.io.document import header
+from qkv.core.io.refusal import Refusal
 
 
-def check_folder(path, what: str) -> Path:
+def check_folder(path, what) -> Path:
     """`path` as a folder to write into: a one-line ValueError when a file already stands there."""
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is a file, not a folder: give a folder for the {what}")
+        raise Refusal.of("errors.not_a_folder", path=path, what=what)
     return path
 
 

@@ -310,4 +310,14 @@ MESSAGES = {
     ),
     "device_no_gpu": "device {name} is not available here: this machine has {n} CUDA GPU(s)",
     "device_unknown": "unknown device {name}; choose one of {choices} (or cuda:N)",
+    # decoding, threads, figures and folders (beam.py, threads.py, apps/figure.py, lessons)
+    "decode_not_translation": "this model is not an encoder-decoder: only a translation model translates",
+    "decode_max_len": "max_len must be between 1 and n_ctx ({n_ctx}), an integer; got {got}",
+    "decode_beam": "the beam size must be between 1 and 64, an integer; got {got}",
+    "threads_nproc": "the number of processes must be a whole number >= 1; got {got}",
+    "threads_count": "{name} must be a whole number of threads >= 1; got {got}",
+    "figure_no_text": "the text is empty: give --text with at least one token",
+    "not_a_folder": "{path} is a file, not a folder: give a folder for the {what}",
+    "folder_lesson": "lesson's figures",
+    "folder_report": "report",
 }

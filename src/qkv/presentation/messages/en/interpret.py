@@ -49,6 +49,6 @@ MESSAGES = {
     "row_layer": "L{layer}",
     "strongest": "Strongest “{kind}” head: layer {layer}, head {head}, {score:.3f} ({ratio:.1f}× a head spreading "
     "evenly)",
-    "none_stands_out": "No head stands out as a “{kind}” head (the best, layer {layer}, head {head}, scores "
+    "none_stands_out": "No head stands out as a head of kind “{kind}” (the best, layer {layer}, head {head}, scores "
     "{score:.3f}, only {ratio:.1f}× a head spreading evenly)",
 }

@@ -286,4 +286,14 @@ MESSAGES = {
     ),
     "device_no_gpu": "这里用不了设备 {name}：这台机器只有 {n} 块 CUDA GPU",
     "device_unknown": "不认识的设备 {name}：请从 {choices} 里选一个（或者 cuda:N）",
+    # 解码、线程、图和文件夹（beam.py、threads.py、apps/figure.py、各课）
+    "decode_not_translation": "这个模型不是编码器-解码器：只有翻译模型才能翻译",
+    "decode_max_len": "max_len 须是 1 到 n_ctx（{n_ctx}）之间的整数；收到的是 {got}",
+    "decode_beam": "束宽（beam）须是 1 到 64 之间的整数；收到的是 {got}",
+    "threads_nproc": "进程数须是不小于 1 的整数；收到的是 {got}",
+    "threads_count": "{name} 须是不小于 1 的整数（线程数）；收到的是 {got}",
+    "figure_no_text": "文本是空的：请用 --text 给出至少一个词元",
+    "not_a_folder": "{path} 是文件，不是文件夹：请给一个放{what}的文件夹",
+    "folder_lesson": "这一课的图",
+    "folder_report": "报告",
 }
