@@ -16,6 +16,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qkv.apps.web.server import LOCAL_HOSTS, create_app
+from qkv.core.io.refusal import Refusal, phrase, said
 
 IDLE_TIMEOUT = 5  # seconds a connection may wait, idle or halfway through a request, before it is closed
 M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
@@ -38,7 +39,7 @@ def listening_socket(host: str, port: int):
         sock.bind((host, port))
     except OSError as e:
         sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        raise Refusal.of("cli.serve_cannot_listen", host=host, port=port, why=e.strerror or str(e)) from None
     return sock
 
 
@@ -143,11 +144,8 @@ def serve(ckpt=None, host: str = "127.0.0.1", port: int = 8000, log_level: str =
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     if host not in LOCAL_HOSTS:
-        print(
-            f"warning: listening on {host}, not only on this computer: others on the network can use it",
-            file=sys.stderr,
-        )
+        print(said(phrase("cli.serve_open", host=host)), file=sys.stderr)
     server = Server(uvicorn.Config(app, log_level=log_level, http=IdleGuard, timeout_keep_alive=IDLE_TIMEOUT))
-    server.ready = f"qkv explorer: http://{shown}:{bound}/  (model: {name}; Ctrl-C stops)"
+    server.ready = said(phrase("cli.serve_ready", url=f"http://{shown}:{bound}/", name=name))
     settle_memory()
     server.run(sockets=[sock])

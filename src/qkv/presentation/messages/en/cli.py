@@ -139,4 +139,8 @@ MESSAGES = {
     "info_design_encoder": "encoder",
     "info_design_encoder_decoder": "encoder-decoder",
     "info_from": "  from {path} (model_type {arch})",
+    # qkv serve: its first line (its URL; browser_util.py and the tests read it), its warning, its refusal
+    "serve_ready": "qkv explorer: {url}  (model: {name}; Ctrl-C stops)",
+    "serve_open": "warning: listening on {host}, not only on this computer: others on the network can use it",
+    "serve_cannot_listen": "cannot listen on {host}:{port}: {why}",
 }

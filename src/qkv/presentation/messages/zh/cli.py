@@ -133,4 +133,8 @@ MESSAGES = {
     "info_design_encoder": "编码器",
     "info_design_encoder_decoder": "编码器-解码器",
     "info_from": "  来自 {path}（model_type {arch}）",
+    # qkv serve：第一行（它的网址；browser_util.py 和测试读它）、警告、拒绝
+    "serve_ready": "qkv 浏览器页面：{url}  （模型：{name}；按 Ctrl-C 停止）",
+    "serve_open": "警告：正在监听 {host}，不只是这台电脑：网络上的其他人也能用它",
+    "serve_cannot_listen": "无法在 {host}:{port} 上监听：{why}",
 }
