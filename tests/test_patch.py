@@ -380,3 +380,14 @@ def test_for_any_other_metric_the_gap_is_small_next_to_the_pieces_effects():
             assert r.gap_small() is want and r.to_json()["gap_small"] is want
             seen.add(want)
     assert seen == {True, False}  # both cases met
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_patching_builds_no_autograd_graph(whole):
+    """Every forward pass patching runs has gradients off (no graph kept for the clean activations)."""
+    model = gpt()
+    grad_on = []
+    for block in model.blocks:
+        block.register_forward_pre_hook(lambda module, args: grad_on.append(torch.is_grad_enabled()))
+    patch(model, CLEAN_IDS, CORRUPT_IDS, "resid_pre", logit_diff(A, W), whole=whole)
+    assert grad_on and not any(grad_on)

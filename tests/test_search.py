@@ -130,3 +130,16 @@ def test_bad_requests_are_one_line_errors():
     )
     with pytest.raises(ValueError, match="encoder-decoder"):
         greedy(gpt, torch.tensor([[3]]))
+
+
+def test_greedy_and_beam_search_build_no_autograd_graph():
+    """Decoding records no graph: every forward pass of the model runs with gradients off."""
+    model = _model(0)
+    grad_on = []
+    model.register_forward_pre_hook(lambda module, args: grad_on.append(torch.is_grad_enabled()))
+    for block in [*model.encoder.blocks, *model.decoder.blocks]:
+        block.register_forward_pre_hook(lambda module, args: grad_on.append(torch.is_grad_enabled()))
+    src = torch.randint(3, 7, (1, 4))
+    greedy(model, src, max_len=6)
+    beam_search(model, src, 3, 6)
+    assert grad_on and not any(grad_on)

@@ -248,7 +248,6 @@ def _hook(rows: list[int], index: list[int | None], clean: torch.Tensor, by_head
     return put
 
 
-@torch.no_grad()
 def _checked(model, clean_ids, corrupted_ids, site, metric, batch) -> tuple[str, list[int], list[int]]:
     """patch's arguments checked: (the site's hook name pattern, the clean ids, the corrupted ids), or a
     one-line refusal."""
@@ -267,6 +266,7 @@ def _checked(model, clean_ids, corrupted_ids, site, metric, batch) -> tuple[str,
     return pattern, clean_ids, corrupted_ids
 
 
+@torch.no_grad()
 def patch(
     model,
     clean_ids,

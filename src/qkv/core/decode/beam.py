@@ -98,7 +98,6 @@ def greedy(
     return out
 
 
-@torch.inference_mode()
 def _sorted_out(top, logp, prefixes, history, beam: int, last: bool, norm, finished: list, cut: list):
     """One step's best candidates sorted out: those that end (with </s>, or cut at the last step) join
     `finished` or `cut`; the first `beam` of the rest live on, as (rows, tokens, scores, histories)."""
@@ -120,6 +119,7 @@ def _sorted_out(top, logp, prefixes, history, beam: int, last: bool, norm, finis
     return keep_rows, keep_tokens, keep_scores, kept_history
 
 
+@torch.inference_mode()
 def beam_search(
     model,
     src_ids: torch.Tensor,
