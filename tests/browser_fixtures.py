@@ -96,12 +96,17 @@ def step_rows(pg) -> dict[int, dict[str, str]]:
 
 def bring_into_view(pg, selector: str) -> None:
     """Scroll a card into view and let the page render it: off-screen cards are not laid out
-    (content-visibility: auto), so their innerText reads '' until they come near the viewport."""
+    (content-visibility: auto), so their innerText reads '' until they come near the viewport.
+    A lazy panel (panels.js) wakes when its IntersectionObserver reports; cards above it may still
+    grow after the first scroll (a panel that computes at load), pushing it away again, so the
+    wait scrolls it back each time it polls and finds the panel still asleep."""
     pg.eval_on_selector(selector, "el => el.scrollIntoView({block: 'start'})")
     pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    # a lazy panel (panels.js) wakes when its IntersectionObserver reports: wait for that too
     pg.wait_for_function(
-        """id => { const p = qkv.panels().find(q => q.name === id); return !p || !p.lazy || p.awake; }""",
+        """id => { const p = qkv.panels().find(q => q.name === id);
+                   if (!p || !p.lazy || p.awake) return true;
+                   document.getElementById(id).scrollIntoView({block: 'start'}); return false; }""",
         arg=selector.lstrip("#"),
-        polling=50,
+        polling=100,
+        timeout=60_000,
     )
