@@ -1,5 +1,7 @@
-"""Byte-level BPE as in GPT-2, trained with Hugging Face `tokenizers`: any string can be encoded,
-because every one of the 256 bytes is a token."""
+"""Byte-level BPE as in GPT-2, trained with Hugging Face `tokenizers`: any string can be encoded
+when every one of the 256 bytes is a token, as in the vocabularies qkv trains. A pretrained vocabulary
+may lack a few (SmolLM2's lacks 21: the bytes UTF-8 never uses, some control characters); a text
+that needs one of those cannot be spelled, and `missing_bytes` says which they are."""
 
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ class BPETokenizer(HFBacked):
             if token is None or any(c not in _CHAR_TO_BYTE for c in token):
                 raise ValueError(f"BPE token {i} ({token!r}) is not a byte-level token")
             pieces.append(bytes(_CHAR_TO_BYTE[c] for c in token))
-        if len({b for b in pieces if len(b) == 1}) < 256:
-            raise ValueError("BPE vocabulary must contain all 256 single bytes")
+        singles = {b[0] for b in pieces if len(b) == 1}
+        self.missing_bytes = bytes(b for b in range(256) if b not in singles)  # a text needing one: not spelled
         super().__init__(hf_tokenizer, pieces)
 
     @classmethod
