@@ -15,6 +15,7 @@ says where each one is, its bytes and its shape (hub/gguf/tensors.py reads them)
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from qkv.core.io.files import open_regular
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 counted in u32 and is long gone; 2 and 3 differ only in big-endian support
@@ -140,7 +141,7 @@ def _value(c: _Cursor, code: int, what: str, in_array: bool = False):
 
 
 def _tensor_info(c: _Cursor) -> tuple[str, tuple[int, ...], int, int]:
-    name = c.string("tensor name")
+    name = c.string(phrase("gguf.part_tensor_name"))
     n_dims = c.u32(name)
     if not 1 <= n_dims <= MAX_DIMS:
         raise Refusal.of("gguf.tensor_dims", path=c.path, name=name, n=n_dims, most=MAX_DIMS)
@@ -169,28 +170,37 @@ def read_header(path) -> Header:
     path = Path(path)
     try:
         f = open_regular(path, what="GGUF file")
-    except ValueError as e:  # a FIFO, a device, a directory
-        raise Refusal.of("gguf.not_regular", path=path, error=str(e)) from None
+    except FileNotFoundError:
+        raise Refusal.of("gguf.no_file", path=path) from None
+    except ValueError:  # a FIFO, a device, a directory: opening it could wait forever
+        raise Refusal.of("gguf.not_regular", path=path, kind=_kind(path)) from None
     with f:
         c = _Cursor(f, path, os.fstat(f.fileno()).st_size)
         if c.left() < 4 or f.read(4) != MAGIC:
             raise Refusal.of("gguf.magic", path=path)
         c.pos = 4
-        version = c.u32("version")
+        version = c.u32(phrase("gguf.part_version"))
         if version not in VERSIONS:
             raise Refusal.of("gguf.version", path=path, version=version, versions=list(VERSIONS))
-        n_tensors, n_kv = c.u64("tensor count"), c.u64("metadata count")
-        c.count(n_kv, 8 + 4 + 1, ARRAY_LIMIT, "metadata")
+        n_tensors, n_kv = c.u64(phrase("gguf.part_counts")), c.u64(phrase("gguf.part_counts"))
+        c.count(n_kv, 8 + 4 + 1, ARRAY_LIMIT, phrase("gguf.part_metadata"))
         metadata: dict = {}
         for _ in range(n_kv):
-            key = c.string("metadata key")
+            key = c.string(phrase("gguf.part_key"))
             if key in metadata:
-                raise Refusal.of("gguf.duplicate", path=path, what="metadata key", name=key)
+                raise Refusal.of("gguf.duplicate", path=path, what=phrase("gguf.part_key"), name=key)
             metadata[key] = _value(c, c.u32(key), key)
-        c.count(n_tensors, 8 + 4 + 8 + 4 + 8, ARRAY_LIMIT, "tensors")
+        c.count(n_tensors, 8 + 4 + 8 + 4 + 8, ARRAY_LIMIT, phrase("gguf.part_tensors"))
         infos = [_tensor_info(c) for _ in range(n_tensors)]
         data_start = _aligned(c.pos, _alignment(path, metadata))
     return Header(path, version, metadata, _tensors(path, infos, data_start, c.size, metadata), c.size)
+
+
+def _kind(path: Path):
+    """What `path` is, when it is not a regular file (a phrase: a FIFO, a directory, a device, ...)."""
+    mode = os.stat(path).st_mode
+    kinds = (("fifo", stat.S_ISFIFO), ("directory", stat.S_ISDIR), ("device", stat.S_ISCHR), ("device", stat.S_ISBLK))
+    return phrase(f"gguf.kind_{next((k for k, is_kind in kinds if is_kind(mode)), 'other')}")
 
 
 def _alignment(path: Path, metadata: dict) -> int:
@@ -210,7 +220,7 @@ def _tensors(path: Path, infos: list, data_start: int, size: int, metadata: dict
     tensors: dict[str, TensorInfo] = {}
     for name, dims, ggml_type, offset in infos:
         if name in tensors:
-            raise Refusal.of("gguf.duplicate", path=path, what="tensor", name=name)
+            raise Refusal.of("gguf.duplicate", path=path, what=phrase("gguf.part_tensor"), name=name)
         n = _tensor_bytes(path, name, dims, ggml_type)
         if offset % alignment:
             raise Refusal.of("gguf.misaligned", path=path, name=name, offset=offset, alignment=alignment)

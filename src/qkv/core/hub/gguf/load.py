@@ -15,6 +15,7 @@ from pathlib import Path
 
 from qkv.core.hub.adapter import adapter_for
 from qkv.core.hub.gguf.archs import arch_of, gguf_name, hf_config, hf_names
+from qkv.core.hub.gguf.find import title_of
 from qkv.core.hub.gguf.header import Header, read_header
 from qkv.core.hub.gguf.tensors import GgufTensor, readable
 from qkv.core.hub.gguf.tokenizer import read_tokenizer
@@ -38,7 +39,7 @@ class _Names(StoredNames):
         except Refusal as e:
             if e.key != "hub.tensor_missing":
                 raise
-            raise Refusal.of("hub.tensor_missing", path=self.path, name=gguf_name(self.header, e.fields["name"])) from None
+            raise Refusal.of("hub.tensor_missing", path=self.d, name=gguf_name(self.header, e.fields["name"])) from None
 
 
 def _stored(header: Header, cfg) -> dict:
@@ -54,8 +55,9 @@ def _stored(header: Header, cfg) -> dict:
     return theirs
 
 
-def load_gguf(path: Path, dtype: str = "float32", title: str | None = None):
-    """(model in eval mode, tokenizer) of the GGUF file `path`, its weights in `dtype`."""
+def load_gguf(path: Path, dtype: str = "float32", ref=None):
+    """(model in eval mode, tokenizer) of the GGUF file `path`, its weights in `dtype`; `ref` what the
+    user called it ("smollm2", a directory: model.loaded_from names it)."""
     header = read_header(path)
     hc = hf_config(header)
     adapter = adapter_for(hc, path)
@@ -64,16 +66,17 @@ def load_gguf(path: Path, dtype: str = "float32", title: str | None = None):
     except (ValueError, TypeError) as e:
         raise Refusal.of("hub.in_file", path=path, error=e) from None
     check_fits(cfg, path, dtype)
-    tokenizer = read_tokenizer(header)
-    if tokenizer.vocab_size > cfg.d_vocab:
-        raise Refusal.of("hub.vocab_larger", path=path, n=tokenizer.vocab_size, d_vocab=cfg.d_vocab)
+    tokens = header.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, list) and len(tokens) > cfg.d_vocab:
+        raise Refusal.of("hub.vocab_larger", path=path, n=len(tokens), d_vocab=cfg.d_vocab)
     theirs = _stored(header, cfg)
     model = fill_model(path, adapter, cfg, theirs, dtype, _Names(header, theirs))
+    tokenizer = read_tokenizer(header)  # after the weights: its tables and the dequantizing never add up
     model.loaded_from = {
-        "name": str(path),
+        "name": str(path if ref is None else ref),
         "path": str(Path(path).resolve()),
         "architecture": header.get("general.architecture"),
-        "title": title,
+        "title": title_of(path if ref is None else ref, header),
     }
     tokenizer.padded_size = cfg.d_vocab
     stops = [i for i in (tokenizer.eos_id, tokenizer.eot_id) if i is not None]

@@ -15,6 +15,7 @@ Face's row s * d/2 + j (s = 0 or 1: the two halves of the rotated pair j).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,7 +23,7 @@ import torch
 from qkv.core.hub.gguf.header import TensorInfo
 from qkv.core.io.refusal import Refusal
 
-CHUNK = 8 << 20  # bytes of float32 dequantized at a time
+CHUNK = 1 << 20  # bytes of float32 dequantized at a time
 
 
 def readable(ggml_type: int) -> bool:
@@ -51,7 +52,7 @@ class GgufTensor:
     """A tensor of a GGUF file as hub/read.py reads one: its shape (PyTorch's order), a float dtype
     (float32: what dequantizing gives), read() and read_into(out)."""
 
-    path: object
+    path: Path
     info: TensorInfo
     permute: int = 0  # heads of a W_Q or W_K in llama.cpp's order (0: as stored)
 
@@ -70,7 +71,9 @@ class GgufTensor:
         """Dequantize the tensor into `out` (contiguous, of its shape), CHUNK bytes of float32 at a time."""
         info = self.info
         if tuple(out.shape) != self.shape or not out.is_contiguous():
-            raise Refusal.of("hub.stored_shape", path=self.path, name=info.name, shape=self.shape, wanted=tuple(out.shape))
+            raise Refusal.of(
+                "hub.stored_shape", path=self.path, name=info.name, shape=self.shape, wanted=tuple(out.shape)
+            )
         if out.dim() == 1:  # a norm's gain or a bias: whole, and a q or k bias reordered element by element
             values = next(self._chunks(1, 1))[1].view(-1)
             if self.permute:

@@ -15,6 +15,8 @@ encoded text. This is what transformers builds for the same file (its GGUF token
 
 from __future__ import annotations
 
+from typing import Any
+
 from qkv.core.io.refusal import Refusal
 from qkv.core.text.tokenizers.bpe import _byte_to_char
 
@@ -73,6 +75,7 @@ def read_tokenizer(header):
         hf.post_processor = processors.TemplateProcessing(
             single=f"{bos}:0 $A:0", pair=f"{bos}:0 $A:0 {bos}:1 $B:1", special_tokens=[(bos, ids["bos"])]
         )
+    tok: Any  # with the attributes below
     try:
         tok = BPETokenizer(hf) if kind == "gpt2" else PieceTokenizer(hf)
     except ValueError as e:
@@ -104,9 +107,10 @@ def _bpe(header, tokens: list[str], kind: str):
     vocab = {t: i for i, t in enumerate(tokens)}
     written = _strings(header, "ggml.merges")
     if written is not None:
-        merges = [tuple(m.split(" ")) for m in written]
-        if any(len(m) != 2 for m in merges):
+        pairs = [m.split(" ") for m in written]
+        if any(len(p) != 2 for p in pairs):
             raise Refusal.of("gguf.merges", path=header.path)
+        merges = [(p[0], p[1]) for p in pairs]
     elif kind == "llama":
         scores = _key(header, "ggml.scores", list) or []
         if len(scores) != len(tokens):
@@ -128,7 +132,9 @@ def _bpe(header, tokens: list[str], kind: str):
             steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
             hf.decoder = decoders.Sequence([*steps, decoders.Strip(content=" ", left=1)])
     except Exception as e:  # the Rust side's own exception: a merge of tokens the vocabulary lacks, ...
-        raise Refusal.of("gguf.tokenizer_bad", path=header.path, error=str(e).splitlines()[0] if str(e) else "") from None
+        raise Refusal.of(
+            "gguf.tokenizer_bad", path=header.path, error=str(e).splitlines()[0] if str(e) else ""
+        ) from None
     return hf
 
 
