@@ -153,7 +153,7 @@ def gguf_name(hf: str) -> str:
     _, i, rest = hf.split(".", 2)
     for theirs, ours in NAMES.items():
         if rest.startswith(theirs):
-            return f"blk.{i}.{ours}{rest[len(theirs):]}"
+            return f"blk.{i}.{ours}{rest[len(theirs) :]}"
     raise KeyError(hf)
 
 
