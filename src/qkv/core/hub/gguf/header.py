@@ -84,7 +84,7 @@ class _Cursor:
     def left(self) -> int:
         return self.size - self.pos
 
-    def take(self, n: int, what: str) -> bytes:
+    def take(self, n: int, what) -> bytes:
         if n > self.left():
             raise Refusal.of("gguf.ends_inside", path=self.path, what=what, n=f"{n:,}", left=f"{self.left():,}")
         data = self.f.read(n)
@@ -93,17 +93,17 @@ class _Cursor:
         self.pos += n
         return data
 
-    def number(self, code: int, what: str):
+    def number(self, code: int, what):
         dtype = np.dtype(_NUMBERS[code])
         return np.frombuffer(self.take(dtype.itemsize, what), dtype)[0].item()
 
-    def u32(self, what: str) -> int:
+    def u32(self, what) -> int:
         return struct.unpack("<I", self.take(4, what))[0]
 
-    def u64(self, what: str) -> int:
+    def u64(self, what) -> int:
         return struct.unpack("<Q", self.take(8, what))[0]
 
-    def string(self, what: str) -> str:
+    def string(self, what) -> str:
         n = self.u64(what)
         if n > STRING_LIMIT:
             raise Refusal.of("gguf.string_too_long", path=self.path, what=what, n=f"{n:,}", limit=f"{STRING_LIMIT:,}")
@@ -113,14 +113,14 @@ class _Cursor:
         except UnicodeDecodeError:
             raise Refusal.of("gguf.not_utf8", path=self.path, what=what) from None
 
-    def count(self, n: int, smallest: int, limit: int, what: str) -> int:
+    def count(self, n: int, smallest: int, limit: int, what) -> int:
         """`n` items of at least `smallest` bytes each: refused unless they can fit in what is left."""
         if n > limit or n * smallest > self.left():
             raise Refusal.of("gguf.count_too_large", path=self.path, what=what, n=f"{n:,}", left=f"{self.left():,}")
         return n
 
 
-def _value(c: _Cursor, code: int, what: str, in_array: bool = False):
+def _value(c: _Cursor, code: int, what, in_array: bool = False):
     """One value of type `code` (a number, bool, string or array of them)."""
     if code in _NUMBERS:
         return c.number(code, what)

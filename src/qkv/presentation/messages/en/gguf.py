@@ -50,4 +50,11 @@ MESSAGES = {
     "merges": "{path}: tokenizer.ggml.merges is missing or holds a merge that is not two tokens apart by a space",
     "scores": "{path}: tokenizer.ggml.scores has {n} scores for {tokens} tokens",
     "tokenizer_bad": "{path}: its tokenizer cannot be built: {error}",
+    # ------------------------------------------------------------------ qkv info FILE.gguf
+    "info_file": "{ref}: {name}, a GGUF file of architecture {arch}, {params} numbers stored, {size}",
+    "info_types": "  tensor types: {types}",
+    "info_tokenizer": "  tokenizer: {kind}, {n} tokens; {template}",
+    "info_template_yes": "has a chat template",
+    "info_template_no": "no chat template",
+    "info_path": "  file: {path}",
 }

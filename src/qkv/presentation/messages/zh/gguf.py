@@ -49,4 +49,11 @@ MESSAGES = {
     "merges": "{path}：缺少 tokenizer.ggml.merges，或者其中某条合并规则不是用一个空格隔开的两个词元",
     "scores": "{path}：tokenizer.ggml.scores 有 {n} 个分数，词元却有 {tokens} 个",
     "tokenizer_bad": "{path}：无法搭建它的分词器：{error}",
+    # ------------------------------------------------------------------ qkv info FILE.gguf
+    "info_file": "{ref}：{name}，架构为 {arch} 的 GGUF 文件，存了 {params} 个数，共 {size}",
+    "info_types": "  张量类型：{types}",
+    "info_tokenizer": "  分词器：{kind}，{n} 个词元；{template}",
+    "info_template_yes": "带对话模板",
+    "info_template_no": "没有对话模板",
+    "info_path": "  文件：{path}",
 }
