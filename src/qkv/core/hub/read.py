@@ -76,15 +76,22 @@ class StoredNames:
 def read_model(d: Path, adapter, cfg: ModelConfig, dtype: str = "float32"):
     """The model of `cfg` with the weights of `d`'s files, as the adapter's weight map names them."""
     with stored_tensors(d) as theirs:
-        names = StoredNames(d, theirs)
-        plan = adapter.weights(cfg, names)
-        ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
-        unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
-        if unused:
-            raise Refusal.of("hub.tensor_unused", path=d, name=unused[0], n=len(unused))
-        _check_plan(d, cfg, plan, theirs)
-        model = _built(cfg, getattr(torch, dtype))
-        _copy_in(model, plan, theirs)
+        return fill_model(d, adapter, cfg, theirs, dtype)
+
+
+def fill_model(source: Path, adapter, cfg: ModelConfig, theirs: dict, dtype: str = "float32", names=None):
+    """The model of `cfg` with the stored tensors `theirs` (name -> an object with shape, dtype, read()
+    and read_into(out): a safetensors tensor, or a GGUF one), as the adapter's weight map names them;
+    `names` a StoredNames over them (one that says a missing tensor otherwise), `source` where they are."""
+    names = names or StoredNames(source, theirs)
+    plan = adapter.weights(cfg, names)
+    ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
+    unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
+    if unused:
+        raise Refusal.of("hub.tensor_unused", path=source, name=unused[0], n=len(unused))
+    _check_plan(source, cfg, plan, theirs)
+    model = _built(cfg, getattr(torch, dtype))
+    _copy_in(model, plan, theirs)
     return model
 
 
