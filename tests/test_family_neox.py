@@ -224,3 +224,58 @@ def test_every_command_and_the_page_open_the_family(variant, family, tmp_path, c
     assert about["parameters"] == sum(p.numel() for p in model.parameters())
     answer = page.post("/api/view", json={"text": "the cat sat"})
     assert answer.status_code == 200 and answer.json()["model"]["n_heads"] == cfg.n_heads
+
+
+# 5. what older files hold, and files that lie
+
+
+def test_an_older_pythia_file_loads_the_same_model(family, tmp_path):
+    """Pythia's own files store the causal mask (attention.bias, attention.masked_bias) and RoPE's inv_freq as
+    buffers, and write rotary_pct and rotary_emb_base instead of rope_parameters: the same model loads."""
+    import json
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    d, _, model = family("pythia")
+    d = shutil.copytree(d, tmp_path / "old")
+    hc = json.loads((d / "config.json").read_text())
+    rope = hc.pop("rope_parameters")
+    hc.update(rotary_pct=rope["partial_rotary_factor"], rotary_emb_base=rope["rope_theta"])
+    del hc["attention_bias"]
+    (d / "config.json").write_text(json.dumps(hc))
+    weights = load_file(str(d / "model.safetensors"))
+    for i in range(2):
+        weights[f"gpt_neox.layers.{i}.attention.bias"] = torch.ones(1, 1, 8, 8)
+        weights[f"gpt_neox.layers.{i}.attention.masked_bias"] = torch.tensor(-1e9)
+        weights[f"gpt_neox.layers.{i}.attention.rotary_emb.inv_freq"] = torch.ones(2)
+    save_file(weights, str(d / "model.safetensors"))
+    again, _ = load_pretrained(d)
+    assert again.cfg == model.cfg
+    with torch.no_grad():
+        assert torch.equal(again(IDS), model(IDS))
+
+
+@pytest.mark.parametrize(
+    "variant, tensor, shape",
+    [
+        ("pythia", "gpt_neox.layers.1.attention.query_key_value.weight", (190, 64)),
+        ("pythia", "gpt_neox.layers.0.attention.query_key_value.bias", (96,)),
+        ("phi3", "model.layers.0.mlp.gate_up_proj.weight", (96, 64)),  # one of the two halves only
+    ],
+)
+def test_a_fused_tensor_of_the_wrong_shape_is_refused_by_its_name(variant, tensor, shape, family, tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from qkv.presentation.i18n import say_error
+
+    d = shutil.copytree(family(variant)[0], tmp_path / "bad")
+    weights = load_file(str(d / "model.safetensors"))
+    weights[tensor] = torch.zeros(shape)
+    save_file(weights, str(d / "model.safetensors"))
+    with pytest.raises(Exception) as e:
+        load_pretrained(d)
+    said = say_error(e.value, "en")
+    assert tensor in said and str(shape) in said and "\n" not in said, said
