@@ -7,8 +7,9 @@ reads every module there, so a new family is its adapter file (with its model pa
 tests) and nothing else. The shared reading (the weight files, the sizes, the dtype) is hub/read.py's.
 
 A weight map is a dict: qkv parameter name -> (how, stored names), how being "" (the one tensor as it
-is), "T" (one tensor transposed: GPT-2's Conv1D (in, out) to nn.Linear's (out, in)) or "cat" (several
-stacked row-wise: W_QKV from q, k and v).
+is), "T" (one tensor transposed: GPT-2's Conv1D (in, out) to nn.Linear's (out, in)), "cat" (several
+stacked row-wise: W_QKV from q, k and v) or "rows" (some rows of one tensor, with a third element, a
+read.Rows: Phi-3's fused gate_up_proj split, GPT-NeoX's per-head query_key_value regrouped).
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from qkv.core.model.nn.attention import KVCache
-from qkv.core.model.nn.block import make_block
 from qkv.core.model.nn.layernorm import NoNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
+from qkv.core.model.nn.parallel import make_gpt_block
 from qkv.core.model.nn.position import make_position
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
@@ -50,7 +50,7 @@ class GPT(Hookable, nn.Module):
         self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
         self.p_embed = cfg.dropout_embed
-        self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(make_gpt_block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm (LayerNorm or RMSNorm) needs a final one
         self.ln_final = make_norm(cfg, "ln_final") if cfg.pre_norm else NoNorm()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b

@@ -113,6 +113,11 @@ class ModelConfig:
     arch="seq2seq" builds qkv.core.model.seq2seq.Seq2Seq, an encoder-decoder (translation): an
     encoder of `n_encoder_layers` blocks (None: as many as the decoder) and a decoder of `n_layers`
     blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
+    GPT-NeoX / Pythia and Phi-3 add two switches of a GPT: `parallel_attn_mlp` (attention and MLP
+    both read the block's input: x = x + Attn(LN1(x)) + MLP(LN2(x)), one residual sum per block, no
+    resid_mid; pre-norm, residual, with an MLP) and `rotary_dim` (partial RoPE: only the first
+    rotary_dim dimensions of each head's q and k are rotated, at frequencies base^(-2i/rotary_dim);
+    the rest pass unchanged; even, at most d_head; None: d_head, the whole head; pos="rope" only).
     """
 
     arch: Arch = "gpt"
@@ -149,6 +154,9 @@ class ModelConfig:
     n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
     n_encoder_layers: int | None = None  # arch="seq2seq": the encoder's blocks (None: n_layers)
     share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
+    # GPT-NeoX / Phi-3
+    parallel_attn_mlp: bool = False  # x = x + Attn(LN1(x)) + MLP(LN2(x)): both read x (GPT-NeoX, Pythia)
+    rotary_dim: Resolved[int] = AUTO  # RoPE on each head's first rotary_dim dims only (None: d_head)
 
     def __post_init__(self) -> None:
         _check_choice("arch", self.arch, CHOICES["arch"])
@@ -163,6 +171,7 @@ class ModelConfig:
         _check_rope_scaling(self.rope_scaling)
         self._check_parts(family)
         self._check_switches()
+        self._check_neox_phi3(family)
 
     def _check_sizes(self, family) -> None:
         """The counts: vocabulary, context, widths, heads, layers (n_encoder_layers: as n_layers by default)."""
@@ -249,6 +258,25 @@ class ModelConfig:
         if self.pos == "rope" and self.d_head % 2:
             raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
 
+    def _check_neox_phi3(self, family) -> None:
+        """parallel_attn_mlp: a GPT's pre-norm residual block with an MLP; rotary_dim (default d_head): even,
+        from 2 to d_head, and less than d_head only with pos="rope"."""
+        if not isinstance(self.parallel_attn_mlp, bool):
+            raise ValueError(f"parallel_attn_mlp must be true or false; got {self.parallel_attn_mlp!r}")
+        if self.parallel_attn_mlp and (not family.llm_parts or self.norm == "post"):
+            raise ValueError(f"parallel_attn_mlp is for a pre-norm GPT; got arch={self.arch!r}, norm={self.norm!r}")
+        if self.parallel_attn_mlp and (self.mlp == "none" or not self.residual):
+            raise ValueError(
+                "parallel_attn_mlp adds attention and MLP to one residual stream: needs an MLP and residual"
+            )
+        if self.rotary_dim is None:
+            self.rotary_dim = self.d_head
+        _check_int("rotary_dim", self.rotary_dim, 1, self.d_head)
+        if self.rotary_dim != self.d_head and (self.pos != "rope" or self.rotary_dim % 2):
+            raise ValueError(
+                f"rotary_dim rotates pairs of RoPE's dimensions: pos='rope', an even number; got {self.rotary_dim}"
+            )
+
     @property
     def pre_norm(self) -> bool:
         """The blocks normalise before each sub-layer (LayerNorm or RMSNorm), so the stack ends in a final norm."""
@@ -267,6 +295,8 @@ class ModelConfig:
             d["n_kv_heads"] = None
         if self.qkv_bias == self.bias:
             d["qkv_bias"] = None
+        if self.rotary_dim == self.d_head:
+            d["rotary_dim"] = None
         return d
 
     @classmethod
