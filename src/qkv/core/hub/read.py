@@ -112,6 +112,9 @@ def _copy_in(model, plan: dict, theirs: dict) -> None:
         if how == "T":
             params[name].copy_(theirs[names[0]].read().T)
             continue
+        if how == "+1":  # Gemma's RMSNorm multiplies by (1 + weight): the 1 is added here, in float32
+            params[name].copy_(theirs[names[0]].read().float() + 1.0)
+            continue
         row = 0  # one stored tensor, or several stacked row-wise ("cat"): each into its own rows
         for n in names:
             rows = theirs[n].shape[0]
