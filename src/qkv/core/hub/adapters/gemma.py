@@ -131,7 +131,7 @@ def _ropes(hc: dict, kind: str) -> tuple[float, float, float]:
 
 def gemma_config(hc: dict) -> ModelConfig:
     """A qkv ModelConfig for a config.json of model_type gemma2 or gemma3_text, every field checked."""
-    kind = hc.get("model_type")
+    kind = str(hc.get("model_type"))
     if kind == "gemma3":
         raise Refusal.of("gemma.multimodal", architectures=", ".join(hc.get("architectures") or ["Gemma3"]))
     hc = checked(hc, _FIELDS, {**_DEFAULTS, **(_GEMMA3 if kind == "gemma3_text" else {})})

@@ -10,7 +10,9 @@ MESSAGES = {
     "wants_layer_types": "null or a list of 'sliding_attention' and 'full_attention'",
     "wants_causal": "false or null (qkv builds Gemma as a causal language model)",
     "layer_types_count": "field 'layer_types' names {got} layers; the model has {n} (num_hidden_layers)",
-    "rope_type": "RoPE of type {kind} on {where} layers is not built (qkv builds default RoPE, and linear on full_attention)",
+    "rope_type": (
+        "RoPE of type {kind} on {where} layers is not built (qkv builds default RoPE, and linear on full_attention)"
+    ),
     "no_window": "field 'sliding_window' must be a number: layer_types has sliding_attention layers",
     "olmo2_bias": "field 'attention_bias' must be false (an OLMo-2 with attention biases is not built)",
 }
