@@ -218,6 +218,6 @@ ADAPTER = Adapter(
     tokenizer=read_tokenizer,
     tokenizer_files=("tokenizer.json", "tokenizer_config.json"),
     ignored=r"(^|\.)rotary_emb\.\w*inv_freq$",
-    order=2,
+    order=1,
     refused=("gemma3",),
 )

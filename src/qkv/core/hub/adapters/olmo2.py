@@ -63,5 +63,5 @@ ADAPTER = Adapter(
     tokenizer=read_tokenizer,
     tokenizer_files=("tokenizer.json", "tokenizer_config.json"),
     ignored=r"(^|\.)rotary_emb\.inv_freq$",
-    order=2,
+    order=1,
 )
