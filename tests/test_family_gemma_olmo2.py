@@ -151,7 +151,8 @@ def test_every_shared_hook_holds_transformer_lens_value(variant, family):
         ours, theirs = trace[name], tl[name]
         if name.endswith(("hook_q_normed", "hook_k_normed")):
             # TransformerLens records a q/k norm's output as the norm gives it: OLMo-2's over the whole
-            # projection (B, T, heads * d_head), Gemma 3's per head (B, heads, T, d_head); qkv per head (B, T, heads, d_head)
+            # projection (B, T, heads * d_head), Gemma 3's per head (B, heads, T, d_head); qkv's per head
+            # (B, T, heads, d_head)
             theirs = theirs.view(ours.shape) if theirs.dim() == 3 else theirs.transpose(1, 2)
         assert ours.shape == theirs.shape, (name, ours.shape, theirs.shape)
         if name.endswith(
