@@ -23,10 +23,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from qkv.core.model.nn.attention import KVCache
-from qkv.core.model.nn.block import make_block
 from qkv.core.model.nn.layernorm import NoNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.model.nn.position import make_position
+from qkv.core.model.nn.sandwich import make_gpt_block
 from qkv.core.model.nn.sliding import soft_cap
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
@@ -53,7 +53,7 @@ class GPT(Hookable, nn.Module):
         self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
         self.p_embed = cfg.dropout_embed
-        self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(make_gpt_block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm (LayerNorm or RMSNorm) needs a final one
         self.ln_final = make_norm(cfg, "ln_final") if cfg.pre_norm else NoNorm()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
@@ -119,7 +119,7 @@ class GPT(Hookable, nn.Module):
         W_E, scale, n_ctx = self.embed.weight, self.embed_scale, self.cfg.n_ctx
         # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
         pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None
-        # nn.ModuleList gives the type checker Modules; each of these is a Block (make_block), which has a stepper
+        # nn.ModuleList gives the type checker Modules; each of these is a Block (make_gpt_block), which has a stepper
         blocks = [block.stepper() for block in self.blocks]  # type: ignore[operator]
         ln_final, unembed, cap = self.ln_final.stepper(), linear_step(self.unembed), self.cfg.output_logits_soft_cap
         scale = _rounded(scale, W_E.dtype)

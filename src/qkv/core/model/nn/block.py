@@ -325,12 +325,8 @@ class DecoderBlock(BlockWithMLP):
 
 
 def make_block(cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
-    """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal); Gemma's
-    and OLMo-2's norms after each sub-layer (cfg.norm_placement) are nn/sandwich.py's."""
-    if cfg.norm_placement != "pre":
-        from qkv.core.model.nn.sandwich import SandwichBlock  # it builds on this module's classes
-
-        return SandwichBlock(cfg, layer, scope, causal)
+    """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal); a GPT's
+    blocks with norms after each sub-layer (cfg.norm_placement) are nn/sandwich.py's (make_gpt_block)."""
     if cfg.mlp == "none":
         return AttentionOnlyBlock(cfg, layer, scope, causal)
     post = cfg.norm == "post"
