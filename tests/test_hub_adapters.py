@@ -20,12 +20,12 @@ from qkv.presentation.i18n import say_error
 
 HAN = re.compile("[\u4e00-\u9fff]")
 SUPPORTED_EN = (
-    "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, qwen2, qwen3), BERT (bert), "
-    "GPT-NeoX, Pythia (gpt_neox) and Phi-3 (phi3)"
+    "GPT-2 (model_type gpt2), Gemma 2, Gemma 3 (gemma2, gemma3_text), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, "
+    "qwen2, qwen3), OLMo-2 (olmo2), BERT (bert), GPT-NeoX, Pythia (gpt_neox) and Phi-3 (phi3)"
 )
 SUPPORTED_ZH = (
-    "GPT-2（model_type gpt2）、Llama、Mistral、Qwen2、Qwen3（llama、mistral、qwen2、qwen3）、BERT（bert）、"
-    "GPT-NeoX、Pythia（gpt_neox） 和 Phi-3（phi3）"
+    "GPT-2（model_type gpt2）、Gemma 2、Gemma 3（gemma2、gemma3_text）、Llama、Mistral、Qwen2、Qwen3（llama、mistral、"
+    "qwen2、qwen3）、OLMo-2（olmo2）、BERT（bert）、GPT-NeoX、Pythia（gpt_neox） 和 Phi-3（phi3）"
 )
 
 
@@ -33,13 +33,15 @@ def test_the_registry_holds_each_family_once_in_its_order():
     found = registry.adapters()
     assert [a.titles for a in found] == [
         ("GPT-2",),
+        ("Gemma 2", "Gemma 3"),
         ("Llama", "Mistral", "Qwen2", "Qwen3"),
+        ("OLMo-2",),
         ("BERT",),
         ("GPT-NeoX", "Pythia"),
         ("Phi-3",),
     ]
     types = [t for a in found for t in a.model_types]
-    assert len(types) == len(set(types)) == 8
+    assert len(types) == len(set(types)) == 11
     assert str(registry.supported()) == SUPPORTED_EN
 
 

@@ -143,6 +143,9 @@ def _copy_in(model, plan: dict, theirs: dict) -> None:
             whole = theirs[names[0]].read()
             params[name].copy_(whole.T if how == "T" else whole[rows[0].index()])
             continue
+        if how == "+1":  # Gemma's RMSNorm multiplies by (1 + weight): the 1 is added here, in float32
+            params[name].copy_(theirs[names[0]].read().float() + 1.0)
+            continue
         row = 0  # one stored tensor, or several stacked row-wise ("cat"): each into its own rows
         for n in names:
             rows = theirs[n].shape[0]

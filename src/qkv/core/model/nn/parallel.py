@@ -14,8 +14,7 @@ from __future__ import annotations
 import torch
 
 from qkv.core.model.nn.attention import KVCache
-from qkv.core.model.nn.block import Block, BlockWithMLP, make_block
-from qkv.core.spec.config import ModelConfig
+from qkv.core.model.nn.block import BlockWithMLP
 
 
 class ParallelBlock(BlockWithMLP):
@@ -40,8 +39,3 @@ class ParallelBlock(BlockWithMLP):
             return x + attn(ln1(x), cache, positions, key_mask) + mlp(ln2(x))
 
         return step
-
-
-def make_gpt_block(cfg: ModelConfig, layer: int = 0) -> Block:
-    """A GPT's block: the parallel one with cfg.parallel_attn_mlp, else make_block's for cfg."""
-    return ParallelBlock(cfg, layer) if cfg.parallel_attn_mlp else make_block(cfg, layer)
