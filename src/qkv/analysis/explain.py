@@ -66,6 +66,12 @@ def model_fields(model, keys) -> dict:
     }
 
 
+# the model's fields an explanation document carries (its readers draw the stack from them)
+MODEL_FIELDS = tuple(
+    "n_layers n_heads d_model d_head n_ctx norm pos causal arch unembed_bias parallel_attn_mlp".split()
+)
+
+
 @torch.no_grad()
 def explain(
     model,
@@ -113,22 +119,7 @@ def explain(
         "query": shown[pos],
         "layer": layer,
         "head": head,
-        "model": model_fields(
-            model,
-            (
-                "n_layers",
-                "n_heads",
-                "d_model",
-                "d_head",
-                "n_ctx",
-                "norm",
-                "pos",
-                "causal",
-                "arch",
-                "unembed_bias",
-                "parallel_attn_mlp",
-            ),
-        ),
+        "model": model_fields(model, MODEL_FIELDS),
     }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
