@@ -79,6 +79,7 @@ def test_logits_patterns_and_greedy_tokens_are_transformers(variant, family):
     assert ("blocks.0.hook_resid_mid" in trace) != cfg.parallel_attn_mlp  # TransformerLens: none in a parallel block
 
 
+@pytest.mark.slow  # the family fixture builds its transformers models
 def test_the_partial_rotation_leaves_the_rest_of_each_head_alone(family):
     """Pythia rotates 4 of each head's 16 dimensions: hook_rot_q equals hook_q beyond them, and differs within."""
     _, _, model = family("pythia")
@@ -229,6 +230,7 @@ def test_every_command_and_the_page_open_the_family(variant, family, tmp_path, c
 # 5. what older files hold, and files that lie
 
 
+@pytest.mark.slow  # the family fixture builds its transformers models
 def test_an_older_pythia_file_loads_the_same_model(family, tmp_path):
     """Pythia's own files store the causal mask (attention.bias, attention.masked_bias) and RoPE's inv_freq as
     buffers, and write rotary_pct and rotary_emb_base instead of rope_parameters: the same model loads."""
@@ -256,6 +258,7 @@ def test_an_older_pythia_file_loads_the_same_model(family, tmp_path):
         assert torch.equal(again(IDS), model(IDS))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "variant, tensor, shape",
     [

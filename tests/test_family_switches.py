@@ -249,3 +249,32 @@ def test_what_the_config_maps_refuse_is_said_in_both_languages(read, fields, eng
     en, zh = say_error(e.value, "en"), say_error(e.value, "zh")
     assert english in en and "\n" not in en, en
     assert chinese in zh and HAN.search(zh) and "\n" not in zh, zh
+
+
+# ---------------------------------------------------------------------------- 5. the tokenizer
+
+
+def test_a_pythia_style_tokenizer_json_reads_as_transformers_tokenizes(tmp_path):
+    """GPT-NeoX-20B's tokenizer.json (Pythia's): byte-level BPE after an NFC normalizer, with ByteLevel's
+    post-processor; qkv's ids and decoded text are the tokenizers library's, combining accents included."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    from qkv.core.hub.adapters.neox import ADAPTER
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True)
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    tok.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=alphabet, show_progress=False, special_tokens=["<|endoftext|>", "<|padding|>"]
+    )
+    tok.train_from_iterator(["hello world, the cat sat on the mat. café 我昨天吃了苹果。\n" * 50], trainer=trainer)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    ours = ADAPTER.tokenizer(tmp_path, None)
+    for text in ["the cat sat", "café and cafe\u0301: 我昨天吃了苹果。", " spaced  out\n"]:
+        ids = ours.encode(text)
+        assert ids == tok.encode(text).ids
+        assert ours.decode(ids) == tok.decode(ids)
+    assert ours.encode("cafe\u0301") == ours.encode("café")  # NFC: one accented letter either way
