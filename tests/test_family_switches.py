@@ -153,6 +153,17 @@ def test_the_checks_see_a_parallel_block_that_does_not_add_up():
     assert failed == [(1, "resid_post = resid_pre + attn_out + mlp_out")]
 
 
+def test_direct_logit_attribution_adds_up_through_parallel_blocks():
+    """A parallel block writes attn_out and mlp_out into one stream as a sequential one does: the terms of
+    embed, heads, b_O and MLPs sum to the logit (float64, so to 1e-9)."""
+    from qkv.analysis.attribution import logit_attribution
+
+    model = variant(VARIANTS["pythia"]).double()
+    ids = torch.randint(0, 23, (10,), generator=gen(4))
+    a = logit_attribution(model, ids, -1, 5)
+    assert abs(a.total - a.logit) < 1e-9 and a.mlp is not None and a.mlp.abs().max() > 1e-3
+
+
 def test_qkv_train_trains_a_tiny_pythia(tmp_path, capsys):
     from qkv.core.text import corpus
     from qkv.core.train import checkpoint

@@ -66,6 +66,11 @@ def model_fields(model, keys) -> dict:
     }
 
 
+# the config fields an explanation states; parallel_attn_mlp: a GPT-NeoX block, which has no resid_mid
+MODEL_KEYS = ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch")
+MODEL_KEYS += ("unembed_bias", "parallel_attn_mlp")
+
+
 @torch.no_grad()
 def explain(
     model,
@@ -113,22 +118,7 @@ def explain(
         "query": shown[pos],
         "layer": layer,
         "head": head,
-        "model": model_fields(
-            model,
-            (
-                "n_layers",
-                "n_heads",
-                "d_model",
-                "d_head",
-                "n_ctx",
-                "norm",
-                "pos",
-                "causal",
-                "arch",
-                "unembed_bias",
-                "parallel_attn_mlp",
-            ),
-        ),
+        "model": model_fields(model, MODEL_KEYS),
     }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
