@@ -112,6 +112,22 @@ def test_a_bfloat16_directory_loads_as_bfloat16(variant, tokenizer, tmp_path):
         torch.testing.assert_close(as32(IDS), load(torch.float32)(IDS).logits, atol=ATOL, rtol=0)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["pythia", "phi3"])
+def test_a_sharded_directory_loads_the_same_model(variant, family, tokenizer, tmp_path):
+    """The fused tensors read from shards: query_key_value and gate_up_proj wherever their shard puts them."""
+    from llm_dirs import save_dir
+
+    from qkv.core.hub import pretrained
+
+    _, hf, model = family(variant)
+    d = save_dir(hf, tmp_path / "sharded", tokenizer, max_shard_size="20KB")
+    assert (d / pretrained.INDEX).exists() and len(list(d.glob("model-*.safetensors"))) > 2
+    sharded, _ = load_pretrained(d)
+    with torch.no_grad():
+        assert torch.equal(sharded(IDS), model(IDS))
+
+
 # 2. decoding from the KV cache
 
 

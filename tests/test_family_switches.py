@@ -164,6 +164,21 @@ def test_direct_logit_attribution_adds_up_through_parallel_blocks():
     assert abs(a.total - a.logit) < 1e-9 and a.mlp is not None and a.mlp.abs().max() > 1e-3
 
 
+def test_a_parallel_gpt_is_not_exported_as_gpt2(tmp_path):
+    """GPT-2 computes its blocks in sequence: a parallel block (learned positions, else GPT-2's) is refused
+    by name, in both languages, and nothing is written."""
+    from qkv import export_hf, train_tokenizer
+
+    tok = train_tokenizer("char", "the cat sat")
+    model = GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1, parallel_attn_mlp=True))
+    with pytest.raises(ValueError) as err:
+        export_hf(model, tok, tmp_path / "out")
+    assert "parallel_attn_mlp=false" in say_error(err.value, "en") and "parallel_attn_mlp=false" in say_error(
+        err.value, "zh"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_qkv_train_trains_a_tiny_pythia(tmp_path, capsys):
     from qkv.core.text import corpus
     from qkv.core.train import checkpoint
