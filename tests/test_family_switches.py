@@ -230,6 +230,20 @@ def test_older_and_newer_neox_fields_read_the_same():
     assert neox_config({**NEOX, "hidden_act": "gelu_new"}).activation == "gelu_tanh"
 
 
+@pytest.mark.slow  # importing transformers.activations takes seconds
+@pytest.mark.parametrize("name", ["gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu"])
+def test_each_neox_activation_is_the_one_transformers_computes(name):
+    """GPT-NeoX-20B's gelu_fast is GELU's tanh approximation, as gelu_new: the qkv activation it is read as
+    gives transformers' numbers."""
+    from transformers.activations import ACT2FN
+
+    from qkv.core.model.nn.block import _ACTIVATIONS
+
+    x = torch.linspace(-6, 6, 1001)
+    ours = _ACTIVATIONS[neox_config({**NEOX, "hidden_act": name}).activation]
+    torch.testing.assert_close(ours(x), ACT2FN[name](x), rtol=0, atol=1e-6)
+
+
 def test_phi3_fields():
     cfg = phi3_config({**PHI3, "sliding_window": 2047, "num_key_value_heads": 2, "partial_rotary_factor": 0.75})
     assert (cfg.n_ctx, cfg.n_kv_heads, cfg.rotary_dim, cfg.norm, cfg.mlp) == (2047, 2, 12, "rms", "gated")
