@@ -31,6 +31,7 @@ READ_AS = {
     "neox-sequential": (8, False, 4, 128, False),
     "phi3": (16, False, 2, 128, False),
     "phi3-partial": (12, False, 1, 64, True),  # 0.75 of 16; n_ctx capped to the sliding window
+    "phi3-longrope": (8, False, 2, 64, False),  # n_ctx: the original context, where the short factors hold
 }
 
 

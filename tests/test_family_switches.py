@@ -7,6 +7,7 @@ English and Chinese. (The directories against transformers and TransformerLens: 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
@@ -48,6 +49,12 @@ def gen(seed: int) -> torch.Generator:
         (dict(pos="rope", rotary_dim=64), "rotary_dim must be between 1 and 32"),
         (dict(pos="learned", rotary_dim=8), "pos='rope'"),
         (dict(pos="rope", rotary_dim=0), "rotary_dim must be between 1 and 32"),
+        (dict(pos="rope", rope_factors=[1.0, 2.0]), "rope_factors must be 16 numbers"),
+        (dict(pos="learned", rope_factors=[1.0] * 16), "rope_factors must be 16 numbers (one per rotated pair)"),
+        (dict(pos="rope", rope_factors="1,x"), "rope_factors must be numbers separated by commas"),
+        (dict(pos="rope", rope_factors=[1.0] * 15 + [0.0]), "rope_factors[15] must be in"),
+        (dict(pos="rope", rope_attention_factor=0.0), "rope_attention_factor must be in"),
+        (dict(pos="learned", rope_attention_factor=1.2), "it needs pos='rope'"),
     ],
 )
 def test_bad_switches_are_refused_naming_their_field(kw, words):
@@ -67,6 +74,10 @@ def test_the_switches_are_saved_and_set_from_the_command_line():
     assert ModelConfig(**model).rotary_dim == 6
     with pytest.raises(Refusal):
         apply_overrides({}, {}, ["parallel_attn_mlp=maybe"])
+    model, _ = apply_overrides({}, {}, ["pos=rope", "rotary_dim=4", "rope_factors=1,2.5", "rope_attention_factor=1.2"])
+    cfg = ModelConfig(**model)
+    assert (cfg.rope_factors, cfg.rope_attention_factor) == ([1.0, 2.5], 1.2)
+    assert ModelConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
 
 
 # ---------------------------------------------------------------------------- 2. partial RoPE
@@ -104,6 +115,16 @@ VARIANTS = {
         norm="rms", mlp="gated", pos="rope", rope_layout="halves", rotary_dim=6, n_kv_heads=2, bias=False
     ),
     "parallel_adjacent_partial_nonorm": dict(parallel_attn_mlp=True, norm="none", pos="rope", rotary_dim=4),
+    "phi3_longrope": dict(
+        norm="rms",
+        mlp="gated",
+        pos="rope",
+        rope_layout="halves",
+        rotary_dim=4,
+        rope_factors=[1.5, 3.0],
+        rope_attention_factor=1.2,
+        n_kv_heads=2,
+    ),
 }
 
 
@@ -250,6 +271,21 @@ def test_phi3_fields():
     assert phi3_config(PHI3).n_ctx == 4096 and phi3_config(PHI3).rotary_dim == 16
 
 
+def test_phi3_longrope_is_read_for_its_original_context():
+    """Phi-3.5-mini's shape of LongRoPE: 131,072 positions stretched from 4,096; qkv reads the short factors and
+    the attention factor sqrt(1 + ln 32 / ln 4096) that transformers uses up to 4,096 tokens, and n_ctx 4,096."""
+    short = [1.0 + i / 8 for i in range(8)]
+    rope = {"type": "longrope", "short_factor": short, "long_factor": [9.0] * 8}
+    cfg = phi3_config(
+        {**PHI3, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "rope_scaling": rope}
+    )
+    assert (cfg.n_ctx, cfg.rope_factors) == (4096, short)
+    assert abs(cfg.rope_attention_factor - (1 + math.log(32) / math.log(4096)) ** 0.5) < 1e-12
+    given = phi3_config({**PHI3, "rope_parameters": {**rope, "rope_type": "longrope", "attention_factor": 1.25}})
+    assert given.rope_attention_factor == 1.25 and given.n_ctx == 4096  # original_max_position_embeddings' default
+    assert phi3_config(PHI3).rope_factors is None and phi3_config(PHI3).rope_attention_factor == 1.0
+
+
 def test_per_head_rows_regroup_query_key_value():
     """Head h's q, k, v rows sit at h*3d .. h*3d+3d; W_QKV wants every head's q, then k, then v."""
     rows = per_head_rows(2, 3)
@@ -261,11 +297,12 @@ def test_per_head_rows_regroup_query_key_value():
     [
         (
             phi3_config,
-            {**PHI3, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8}},
-            "field 'rope_type' must be 'default' (Phi-3's long-context RoPE, 'longrope', is not built",
-            "长上下文 RoPE 'longrope'",
+            {**PHI3, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 7, "long_factor": [1.0] * 8}},
+            "field 'short_factor' must be a list of 8 positive numbers (one per rotated pair of dimensions)",
+            "由 8 个正数组成的列表",
         ),
-        (phi3_config, {**PHI3, "rope_scaling": {"type": "su"}}, "'su', is not built", "'su'"),
+        (phi3_config, {**PHI3, "rope_scaling": {"type": "su"}}, "field 'short_factor' must be", "None"),
+        (phi3_config, {**PHI3, "rope_scaling": {"type": "dynamic", "factor": 2.0}}, "field 'rope_type'", "'dynamic'"),
         (
             neox_config,
             {**NEOX, "attention_bias": False},

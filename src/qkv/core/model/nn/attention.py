@@ -177,9 +177,8 @@ class MultiHeadAttention(nn.Module):
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         # positions rotate q and k of one sequence; across two sequences there is no common position
         rotates = cfg.pos == "rope" and not cross
-        self.rope = (
-            RoPE(cfg.n_ctx, cfg.rotary_dim, cfg.rope_base, cfg.rope_layout, cfg.rope_scaling) if rotates else None
-        )
+        rope = (cfg.n_ctx, cfg.rotary_dim, cfg.rope_base, cfg.rope_layout, cfg.rope_scaling)
+        self.rope = RoPE(*rope, cfg.rope_factors, cfg.rope_attention_factor) if rotates else None
         self.q_norm: RMSNorm | None
         self.k_norm: RMSNorm | None
         if cfg.qk_norm:
