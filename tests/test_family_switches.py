@@ -209,9 +209,11 @@ def test_qkv_train_trains_a_tiny_pythia(tmp_path, capsys):
     out = tmp_path / "run"
     sets = ["n_layers=1", "d_model=32", "n_heads=4", "n_ctx=16", "steps=12", "batch_size=4", "eval_interval=6"]
     sets += ["eval_steps=2", "lr=0.01", "parallel_attn_mlp=true", "pos=rope", "rope_layout=halves", "rotary_dim=2"]
+    sets += ["rope_factors=2", "rope_attention_factor=1.1"]  # LongRoPE's switches: trained as any other
     run_ok(capsys, ["train", "--text", str(text), "--out", str(out)] + [a for s in sets for a in ("--set", s)])
     loaded, _ = checkpoint.load(out)
     assert (loaded.cfg.parallel_attn_mlp, loaded.cfg.rotary_dim, loaded.cfg.d_head) == (True, 2, 8)
+    assert (loaded.cfg.rope_factors, loaded.cfg.rope_attention_factor) == ([2.0], 1.1)
     assert loaded.blocks[0].attn.rope.theta.shape == (1,)  # one pair of dimensions turns
     losses = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     train = [r["loss"] for r in losses if "loss" in r]
