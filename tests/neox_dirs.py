@@ -58,6 +58,21 @@ VARIANTS = {
             eos_token_id=2,
         ),
     ),
+    # Phi-3.5's LongRoPE (as "su", the older files' name): a context stretched 4 times from 64 tokens, read for
+    # texts up to those 64 (its short factors), with half of each head rotated
+    "phi3-longrope": (
+        "Phi3Config",
+        "Phi3ForCausalLM",
+        dict(
+            num_key_value_heads=2,
+            partial_rotary_factor=0.5,
+            max_position_embeddings=256,
+            original_max_position_embeddings=64,
+            rope_scaling={"type": "su", "short_factor": [1.0, 1.4, 2.0, 3.5], "long_factor": [4.0] * 4},
+            pad_token_id=0,
+            eos_token_id=2,
+        ),
+    ),
 }
 
 

@@ -31,6 +31,7 @@ READ_AS = {
     "neox-sequential": (8, False, 4, 128, False),
     "phi3": (16, False, 2, 128, False),
     "phi3-partial": (12, False, 1, 64, True),  # 0.75 of 16; n_ctx capped to the sliding window
+    "phi3-longrope": (8, False, 2, 64, False),  # n_ctx: the original context, where the short factors hold
 }
 
 
@@ -79,6 +80,7 @@ def test_logits_patterns_and_greedy_tokens_are_transformers(variant, family):
     assert ("blocks.0.hook_resid_mid" in trace) != cfg.parallel_attn_mlp  # TransformerLens: none in a parallel block
 
 
+@pytest.mark.slow  # the family fixture builds its transformers models
 def test_the_partial_rotation_leaves_the_rest_of_each_head_alone(family):
     """Pythia rotates 4 of each head's 16 dimensions: hook_rot_q equals hook_q beyond them, and differs within."""
     _, _, model = family("pythia")
@@ -87,6 +89,44 @@ def test_the_partial_rotation_leaves_the_rest_of_each_head_alone(family):
     assert torch.equal(q[..., 4:], rot[..., 4:])
     assert torch.equal(q[:, 0], rot[:, 0])  # position 0 turns by angle 0
     assert (q[:, 1:, :, :4] - rot[:, 1:, :, :4]).abs().max() > 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["pythia", "phi3-partial"])
+def test_a_bfloat16_directory_loads_as_bfloat16(variant, tokenizer, tmp_path):
+    """The fused and regrouped tensors (read.Rows) in bfloat16: qkv's logits within the bounds of
+    test_llm_families.py from transformers' own bfloat16 forward (measured: max 0.031 Pythia, 0.051 Phi-3),
+    and as float32 the very same numbers as transformers' float32 model of those weights."""
+    from llm_dirs import save_dir
+    from neox_dirs import random_model
+
+    d = save_dir(random_model(variant).to(torch.bfloat16), tmp_path / "bf16", tokenizer)
+    model, _ = load_pretrained(d, dtype="bfloat16")
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+    load = lambda dtype: transformers.AutoModelForCausalLM.from_pretrained(  # noqa: E731
+        d, dtype=dtype, attn_implementation="eager"
+    ).eval()
+    with torch.no_grad():
+        diff = (model(IDS).float() - load(torch.bfloat16)(IDS).logits.float()).abs()
+        assert diff.max() <= 0.1 and diff.mean() <= 0.015, (diff.max(), diff.mean())
+        as32, _ = load_pretrained(d, dtype="float32")
+        torch.testing.assert_close(as32(IDS), load(torch.float32)(IDS).logits, atol=ATOL, rtol=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["pythia", "phi3"])
+def test_a_sharded_directory_loads_the_same_model(variant, family, tokenizer, tmp_path):
+    """The fused tensors read from shards: query_key_value and gate_up_proj wherever their shard puts them."""
+    from llm_dirs import save_dir
+
+    from qkv.core.hub import pretrained
+
+    _, hf, model = family(variant)
+    d = save_dir(hf, tmp_path / "sharded", tokenizer, max_shard_size="20KB")
+    assert (d / pretrained.INDEX).exists() and len(list(d.glob("model-*.safetensors"))) > 2
+    sharded, _ = load_pretrained(d)
+    with torch.no_grad():
+        assert torch.equal(sharded(IDS), model(IDS))
 
 
 # 2. decoding from the KV cache
@@ -229,6 +269,7 @@ def test_every_command_and_the_page_open_the_family(variant, family, tmp_path, c
 # 5. what older files hold, and files that lie
 
 
+@pytest.mark.slow  # the family fixture builds its transformers models
 def test_an_older_pythia_file_loads_the_same_model(family, tmp_path):
     """Pythia's own files store the causal mask (attention.bias, attention.masked_bias) and RoPE's inv_freq as
     buffers, and write rotary_pct and rotary_emb_base instead of rope_parameters: the same model loads."""
@@ -256,6 +297,7 @@ def test_an_older_pythia_file_loads_the_same_model(family, tmp_path):
         assert torch.equal(again(IDS), model(IDS))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "variant, tensor, shape",
     [

@@ -7,6 +7,7 @@ English and Chinese. (The directories against transformers and TransformerLens: 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
@@ -48,6 +49,12 @@ def gen(seed: int) -> torch.Generator:
         (dict(pos="rope", rotary_dim=64), "rotary_dim must be between 1 and 32"),
         (dict(pos="learned", rotary_dim=8), "pos='rope'"),
         (dict(pos="rope", rotary_dim=0), "rotary_dim must be between 1 and 32"),
+        (dict(pos="rope", rope_factors=[1.0, 2.0]), "rope_factors must be 16 numbers"),
+        (dict(pos="learned", rope_factors=[1.0] * 16), "rope_factors must be 16 numbers (one per rotated pair)"),
+        (dict(pos="rope", rope_factors="1,x"), "rope_factors must be numbers separated by commas"),
+        (dict(pos="rope", rope_factors=[1.0] * 15 + [0.0]), "rope_factors[15] must be in"),
+        (dict(pos="rope", rope_attention_factor=0.0), "rope_attention_factor must be in"),
+        (dict(pos="learned", rope_attention_factor=1.2), "it needs pos='rope'"),
     ],
 )
 def test_bad_switches_are_refused_naming_their_field(kw, words):
@@ -67,6 +74,10 @@ def test_the_switches_are_saved_and_set_from_the_command_line():
     assert ModelConfig(**model).rotary_dim == 6
     with pytest.raises(Refusal):
         apply_overrides({}, {}, ["parallel_attn_mlp=maybe"])
+    model, _ = apply_overrides({}, {}, ["pos=rope", "rotary_dim=4", "rope_factors=1,2.5", "rope_attention_factor=1.2"])
+    cfg = ModelConfig(**model)
+    assert (cfg.rope_factors, cfg.rope_attention_factor) == ([1.0, 2.5], 1.2)
+    assert ModelConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
 
 
 # ---------------------------------------------------------------------------- 2. partial RoPE
@@ -104,6 +115,16 @@ VARIANTS = {
         norm="rms", mlp="gated", pos="rope", rope_layout="halves", rotary_dim=6, n_kv_heads=2, bias=False
     ),
     "parallel_adjacent_partial_nonorm": dict(parallel_attn_mlp=True, norm="none", pos="rope", rotary_dim=4),
+    "phi3_longrope": dict(
+        norm="rms",
+        mlp="gated",
+        pos="rope",
+        rope_layout="halves",
+        rotary_dim=4,
+        rope_factors=[1.5, 3.0],
+        rope_attention_factor=1.2,
+        n_kv_heads=2,
+    ),
 }
 
 
@@ -153,6 +174,32 @@ def test_the_checks_see_a_parallel_block_that_does_not_add_up():
     assert failed == [(1, "resid_post = resid_pre + attn_out + mlp_out")]
 
 
+def test_direct_logit_attribution_adds_up_through_parallel_blocks():
+    """A parallel block writes attn_out and mlp_out into one stream as a sequential one does: the terms of
+    embed, heads, b_O and MLPs sum to the logit (float64, so to 1e-9)."""
+    from qkv.analysis.attribution import logit_attribution
+
+    model = variant(VARIANTS["pythia"]).double()
+    ids = torch.randint(0, 23, (10,), generator=gen(4))
+    a = logit_attribution(model, ids, -1, 5)
+    assert abs(a.total - a.logit) < 1e-9 and a.mlp is not None and a.mlp.abs().max() > 1e-3
+
+
+def test_a_parallel_gpt_is_not_exported_as_gpt2(tmp_path):
+    """GPT-2 computes its blocks in sequence: a parallel block (learned positions, else GPT-2's) is refused
+    by name, in both languages, and nothing is written."""
+    from qkv import export_hf, train_tokenizer
+
+    tok = train_tokenizer("char", "the cat sat")
+    model = GPT(ModelConfig(d_vocab=tok.vocab_size, n_ctx=8, d_model=16, n_heads=2, n_layers=1, parallel_attn_mlp=True))
+    with pytest.raises(ValueError) as err:
+        export_hf(model, tok, tmp_path / "out")
+    assert "parallel_attn_mlp=false" in say_error(err.value, "en") and "parallel_attn_mlp=false" in say_error(
+        err.value, "zh"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_qkv_train_trains_a_tiny_pythia(tmp_path, capsys):
     from qkv.core.text import corpus
     from qkv.core.train import checkpoint
@@ -162,9 +209,11 @@ def test_qkv_train_trains_a_tiny_pythia(tmp_path, capsys):
     out = tmp_path / "run"
     sets = ["n_layers=1", "d_model=32", "n_heads=4", "n_ctx=16", "steps=12", "batch_size=4", "eval_interval=6"]
     sets += ["eval_steps=2", "lr=0.01", "parallel_attn_mlp=true", "pos=rope", "rope_layout=halves", "rotary_dim=2"]
+    sets += ["rope_factors=2", "rope_attention_factor=1.1"]  # LongRoPE's switches: trained as any other
     run_ok(capsys, ["train", "--text", str(text), "--out", str(out)] + [a for s in sets for a in ("--set", s)])
     loaded, _ = checkpoint.load(out)
     assert (loaded.cfg.parallel_attn_mlp, loaded.cfg.rotary_dim, loaded.cfg.d_head) == (True, 2, 8)
+    assert (loaded.cfg.rope_factors, loaded.cfg.rope_attention_factor) == ([2.0], 1.1)
     assert loaded.blocks[0].attn.rope.theta.shape == (1,)  # one pair of dimensions turns
     losses = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     train = [r["loss"] for r in losses if "loss" in r]
@@ -204,10 +253,39 @@ def test_older_and_newer_neox_fields_read_the_same():
     assert neox_config({**NEOX, "hidden_act": "gelu_new"}).activation == "gelu_tanh"
 
 
+@pytest.mark.slow  # importing transformers.activations takes seconds
+@pytest.mark.parametrize("name", ["gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu"])
+def test_each_neox_activation_is_the_one_transformers_computes(name):
+    """GPT-NeoX-20B's gelu_fast is GELU's tanh approximation, as gelu_new: the qkv activation it is read as
+    gives transformers' numbers."""
+    from transformers.activations import ACT2FN
+
+    from qkv.core.model.nn.block import _ACTIVATIONS
+
+    x = torch.linspace(-6, 6, 1001)
+    ours = _ACTIVATIONS[neox_config({**NEOX, "hidden_act": name}).activation]
+    torch.testing.assert_close(ours(x), ACT2FN[name](x), rtol=0, atol=1e-6)
+
+
 def test_phi3_fields():
     cfg = phi3_config({**PHI3, "sliding_window": 2047, "num_key_value_heads": 2, "partial_rotary_factor": 0.75})
     assert (cfg.n_ctx, cfg.n_kv_heads, cfg.rotary_dim, cfg.norm, cfg.mlp) == (2047, 2, 12, "rms", "gated")
     assert phi3_config(PHI3).n_ctx == 4096 and phi3_config(PHI3).rotary_dim == 16
+
+
+def test_phi3_longrope_is_read_for_its_original_context():
+    """Phi-3.5-mini's shape of LongRoPE: 131,072 positions stretched from 4,096; qkv reads the short factors and
+    the attention factor sqrt(1 + ln 32 / ln 4096) that transformers uses up to 4,096 tokens, and n_ctx 4,096."""
+    short = [1.0 + i / 8 for i in range(8)]
+    rope = {"type": "longrope", "short_factor": short, "long_factor": [9.0] * 8}
+    cfg = phi3_config(
+        {**PHI3, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "rope_scaling": rope}
+    )
+    assert (cfg.n_ctx, cfg.rope_factors) == (4096, short)
+    assert abs(cfg.rope_attention_factor - (1 + math.log(32) / math.log(4096)) ** 0.5) < 1e-12
+    given = phi3_config({**PHI3, "rope_parameters": {**rope, "rope_type": "longrope", "attention_factor": 1.25}})
+    assert given.rope_attention_factor == 1.25 and given.n_ctx == 4096  # original_max_position_embeddings' default
+    assert phi3_config(PHI3).rope_factors is None and phi3_config(PHI3).rope_attention_factor == 1.0
 
 
 def test_per_head_rows_regroup_query_key_value():
@@ -221,11 +299,12 @@ def test_per_head_rows_regroup_query_key_value():
     [
         (
             phi3_config,
-            {**PHI3, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8}},
-            "field 'rope_type' must be 'default' (Phi-3's long-context RoPE, 'longrope', is not built",
-            "长上下文 RoPE 'longrope'",
+            {**PHI3, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 7, "long_factor": [1.0] * 8}},
+            "field 'short_factor' must be a list of 8 positive numbers (one per rotated pair of dimensions)",
+            "由 8 个正数组成的列表",
         ),
-        (phi3_config, {**PHI3, "rope_scaling": {"type": "su"}}, "'su', is not built", "'su'"),
+        (phi3_config, {**PHI3, "rope_scaling": {"type": "su"}}, "field 'short_factor' must be", "None"),
+        (phi3_config, {**PHI3, "rope_scaling": {"type": "dynamic", "factor": 2.0}}, "field 'rope_type'", "'dynamic'"),
         (
             neox_config,
             {**NEOX, "attention_bias": False},
@@ -249,3 +328,32 @@ def test_what_the_config_maps_refuse_is_said_in_both_languages(read, fields, eng
     en, zh = say_error(e.value, "en"), say_error(e.value, "zh")
     assert english in en and "\n" not in en, en
     assert chinese in zh and HAN.search(zh) and "\n" not in zh, zh
+
+
+# ---------------------------------------------------------------------------- 5. the tokenizer
+
+
+def test_a_pythia_style_tokenizer_json_reads_as_transformers_tokenizes(tmp_path):
+    """GPT-NeoX-20B's tokenizer.json (Pythia's): byte-level BPE after an NFC normalizer, with ByteLevel's
+    post-processor; qkv's ids and decoded text are the tokenizers library's, combining accents included."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    from qkv.core.hub.adapters.neox import ADAPTER
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True)
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    tok.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=alphabet, show_progress=False, special_tokens=["<|endoftext|>", "<|padding|>"]
+    )
+    tok.train_from_iterator(["hello world, the cat sat on the mat. café 我昨天吃了苹果。\n" * 50], trainer=trainer)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    ours = ADAPTER.tokenizer(tmp_path, None)
+    for text in ["the cat sat", "café and cafe\u0301: 我昨天吃了苹果。", " spaced  out\n"]:
+        ids = ours.encode(text)
+        assert ids == tok.encode(text).ids
+        assert ours.decode(ids) == tok.decode(ids)
+    assert ours.encode("cafe\u0301") == ours.encode("café")  # NFC: one accented letter either way

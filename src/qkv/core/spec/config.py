@@ -120,6 +120,9 @@ class ModelConfig:
     resid_mid; pre-norm, residual, with an MLP) and `rotary_dim` (partial RoPE: only the first
     rotary_dim dimensions of each head's q and k are rotated, at frequencies base^(-2i/rotary_dim);
     the rest pass unchanged; even, at most d_head; None: d_head, the whole head; pos="rope" only).
+    Phi-3's LongRoPE, as read for texts up to its original context: `rope_factors` (rotary_dim / 2
+    numbers: theta_i is divided by rope_factors[i]; `--set rope_factors=1,1.5,...`) and
+    `rope_attention_factor` (cos and sin multiplied by it, so the rotated part of q and k grows).
     Gemma 2 / Gemma 3 and OLMo-2 add switches of a GPT (the fields after `# Gemma / OLMo-2`):
     `norm_placement` ("pre": the norm before each sub-layer only; "sandwich": x = x + LN1_post(Attn(LN1(x))),
     x = x + LN2_post(MLP(LN2(x))), as Gemma; "output": x = x + LN1_post(Attn(x)), x = x + LN2_post(MLP(x)),
@@ -173,6 +176,8 @@ class ModelConfig:
     # GPT-NeoX / Phi-3
     parallel_attn_mlp: bool = False  # x = x + Attn(LN1(x)) + MLP(LN2(x)): both read x (GPT-NeoX, Pythia)
     rotary_dim: Resolved[int] = AUTO  # RoPE on each head's first rotary_dim dims only (None: d_head)
+    rope_factors: list[float] | None = None  # LongRoPE (Phi-3): theta_i / rope_factors[i], rotary_dim / 2 of them
+    rope_attention_factor: float = 1.0  # LongRoPE: RoPE's cos and sin multiplied by it
     # Gemma / OLMo-2 (see the docstring; each off by default)
     norm_placement: NormPlacement = "pre"  # "sandwich": norms before and after each sub-layer; "output": after only
     attn_scale: float | None = None  # scores = q k^T / attn_scale (None: sqrt(d_head))
@@ -303,6 +308,29 @@ class ModelConfig:
             raise ValueError(
                 f"rotary_dim rotates pairs of RoPE's dimensions: pos='rope', an even number; got {self.rotary_dim}"
             )
+        self._check_longrope()
+
+    def _check_longrope(self) -> None:
+        """rope_factors: None or rotary_dim / 2 positive numbers (a list, or from --set the text "1,1.5,...");
+        rope_attention_factor a positive number; either one only with pos="rope"."""
+        if isinstance(self.rope_factors, str):  # `--set rope_factors=1,1.5,2`
+            try:
+                self.rope_factors = [float(x) for x in self.rope_factors.split(",")]
+            except ValueError:
+                raise ValueError(
+                    f"rope_factors must be numbers separated by commas; got {self.rope_factors!r}"
+                ) from None
+        _check_float("rope_attention_factor", self.rope_attention_factor, 1e-3, 100.0)
+        if self.rope_factors is None:
+            if self.rope_attention_factor != 1.0 and self.pos != "rope":
+                raise ValueError("rope_attention_factor scales RoPE's cos and sin: it needs pos='rope'")
+            return
+        pairs = self.rotary_dim // 2
+        if self.pos != "rope" or not isinstance(self.rope_factors, list) or len(self.rope_factors) != pairs:
+            raise ValueError(f"rope_factors must be {pairs} numbers (one per rotated pair) with pos='rope'")
+        for i, factor in enumerate(self.rope_factors):
+            _check_float(f"rope_factors[{i}]", factor, 1e-6, 1e9)
+        self.rope_factors = [float(f) for f in self.rope_factors]
 
     @property
     def pre_norm(self) -> bool:

@@ -50,12 +50,9 @@ _DEFAULTS = dict(
     rope_scaling=None,
     rope_parameters=None,
 )
-ACTIVATIONS: dict[str, Activation] = {
-    "gelu": "gelu",
-    "gelu_new": "gelu_tanh",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "relu": "relu",
-}
+# transformers' names; gelu_new, gelu_fast (GPT-NeoX-20B's) and gelu_pytorch_tanh: one formula, GELU's tanh form
+ACTIVATIONS: dict[str, Activation] = {"gelu": "gelu", "relu": "relu"}
+ACTIVATIONS.update(dict.fromkeys(("gelu_new", "gelu_fast", "gelu_pytorch_tanh"), "gelu_tanh"))
 _POSITIVE = number(1, "1e12")
 _FIELDS = {
     "vocab_size": integer(1, 10_000_000),

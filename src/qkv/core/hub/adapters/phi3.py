@@ -7,12 +7,17 @@ SwiGLU, RoPE in halves, grouped-query attention, no biases) with its matrices fu
     partial RoPE   partial_rotary_factor (Phi-4-mini: 0.75) rotates each head's first dimensions only
     sliding_window as Mistral: a text is at most `sliding_window` tokens, within which the window
                    hides nothing (n_ctx = min(max_position_embeddings, sliding_window))
-
-Its long-context RoPE ("longrope", which older files call "su" or "yarn": the 128k models) is refused
-by name; the 4k-context models, rope_scaling null, load.
+    LongRoPE       the long-context models' RoPE ("longrope", which older files call "su" or "yarn":
+                   Phi-3-128k, Phi-3.5, Phi-4-mini): each frequency divided by its own short_factor,
+                   cos and sin times attention_factor (by default sqrt(1 + ln(s) / ln(original)), s the
+                   context's stretch max_position_embeddings / original_max_position_embeddings);
+                   read for texts up to original_max_position_embeddings (n_ctx), where transformers
+                   uses the short factors too (beyond it, the long_factor ones: not built)
 """
 
 from __future__ import annotations
+
+import math
 
 from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.adapters.llama import read_tokenizer
@@ -46,6 +51,7 @@ _DEFAULTS = dict(
     rope_parameters=None,
     partial_rotary_factor=1.0,
     sliding_window=None,
+    original_max_position_embeddings=4096,
 )
 _FIELDS = {
     "vocab_size": integer(1, 10_000_000),
@@ -66,7 +72,28 @@ _FIELDS = {
     "rope_parameters": OBJECT_OR_NULL,
     "partial_rotary_factor": number(0, "1"),
     "sliding_window": or_null(integer(1, 10_000_000)),
+    "original_max_position_embeddings": integer(1, 10_000_000),
 }
+_LONGROPE = ("longrope", "su", "yarn")  # transformers reads Phi-3's "su" and "yarn" as "longrope"
+
+
+def longrope(hc: dict, params: dict, pairs: int) -> tuple[list[float], float, int]:
+    """(short factors, attention factor, the original context) of Phi-3's LongRoPE, each checked: the
+    frequencies qkv builds for texts up to the original context, as transformers computes them there."""
+    original = params.get("original_max_position_embeddings", hc["original_max_position_embeddings"])
+    ok, wants = integer(1, 10_000_000)
+    if not ok(original):
+        raise wrong("original_max_position_embeddings", wants, original)
+    short = params.get("short_factor")
+    if not (isinstance(short, list) and len(short) == pairs and all(number(1e-6, "1e9")[0](f) for f in short)):
+        raise wrong("short_factor", phrase("neox.wants_factors", n=pairs), short)
+    stretch = params.get("factor") or hc["max_position_embeddings"] / original
+    attention = params.get("attention_factor")
+    if attention is None:  # the LongRoPE paper's, as transformers sets it
+        attention = math.sqrt(1 + math.log(stretch) / math.log(original)) if stretch > 1 else 1.0
+    if not number(1e-3, "100")[0](attention):
+        raise wrong("attention_factor", number(1e-3, "100")[1], attention)
+    return [float(f) for f in short], float(attention), original
 
 
 def phi3_config(hc: dict) -> ModelConfig:
@@ -78,12 +105,16 @@ def phi3_config(hc: dict) -> ModelConfig:
         raise Refusal.of("hub.heads_not_multiple", heads=heads, kv=kv)
     params = hc["rope_scaling"] or hc["rope_parameters"] or {}  # transformers: rope_scaling wins
     kind = params.get("rope_type", params.get("type", "default"))
-    if kind != "default":
-        raise wrong("rope_type", phrase("neox.wants_phi3_rope", kind=repr(kind)), kind)
-    n_ctx, window = hc["max_position_embeddings"], hc["sliding_window"]
+    if kind != "default" and kind not in _LONGROPE:
+        raise wrong("rope_type", phrase("hub.wants_rope_type", choices=["default", "longrope"]), kind)
+    d_head = width // heads
+    rotary_dim = rotary(params, "partial_rotary_factor", hc["partial_rotary_factor"], d_head)
+    n_ctx, window, factors, attention = hc["max_position_embeddings"], hc["sliding_window"], None, 1.0
+    if kind in _LONGROPE:  # beyond the original context transformers switches to the long factors
+        factors, attention, original = longrope(hc, params, rotary_dim // 2)
+        n_ctx = min(n_ctx, original)
     if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
         n_ctx = min(n_ctx, window)
-    d_head = width // heads
     return ModelConfig(
         d_vocab=hc["vocab_size"],
         n_ctx=n_ctx,
@@ -95,7 +126,9 @@ def phi3_config(hc: dict) -> ModelConfig:
         pos="rope",
         rope_layout="halves",
         rope_base=rope_theta(params, hc["rope_theta"]),
-        rotary_dim=rotary(params, "partial_rotary_factor", hc["partial_rotary_factor"], d_head),
+        rotary_dim=rotary_dim,
+        rope_factors=factors,
+        rope_attention_factor=attention,
         norm="rms",
         mlp="gated",
         activation="silu",

@@ -82,15 +82,27 @@ class RoPE(nn.Module):
     t * theta are computed in float64 for the positions a text reaches, and kept (growing, at most n_ctx).
     Partial rotation (GPT-NeoX, Phi-3: cfg.rotary_dim): a RoPE of d_head = rotary_dim given wider heads
     rotates their first rotary_dim dimensions, in its layout, and passes the rest through unchanged.
+    Phi-3's LongRoPE: `factors` divide the frequencies, theta_i / factors[i], and `attention` multiplies
+    cos and sin (the rotated part of q and k grows by it, their scores by its square).
     """
 
     def __init__(
-        self, n_ctx: int, d_head: int, base: float = 10000.0, layout: str = "adjacent", scaling: dict | None = None
+        self,
+        n_ctx: int,
+        d_head: int,
+        base: float = 10000.0,
+        layout: str = "adjacent",
+        scaling: dict | None = None,
+        factors: list[float] | None = None,
+        attention: float = 1.0,
     ):
         super().__init__()
         # theta and the table are plain tensors, not buffers: model.to(torch.bfloat16) must not round the
         # angles (their float64 is what keeps positions apart), and a model built on the meta device has them
         self.theta = rope_frequencies(d_head, base, scaling)  # (d_head/2,), float64, on the CPU
+        if factors is not None:  # LongRoPE: each frequency divided by its own factor
+            self.theta = self.theta / torch.tensor(factors, dtype=torch.float64, device="cpu")
+        self.attention = attention
         self.n_ctx, self.halves = n_ctx, layout == "halves"
         self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # (cos, sin), each (length, d_head/2)
 
@@ -102,7 +114,8 @@ class RoPE(nn.Module):
             # ordinary tensors even when first asked for under inference_mode (generation): training reads them later
             with torch.inference_mode(False), torch.no_grad():
                 angle = torch.arange(n, dtype=torch.float64, device="cpu")[:, None] * self.theta  # (n, d_head/2)
-                kept = self._table = (angle.cos().float().to(device), angle.sin().float().to(device))
+                cos, sin = angle.cos() * self.attention, angle.sin() * self.attention  # attention: LongRoPE's
+                kept = self._table = (cos.float().to(device), sin.float().to(device))
         return kept
 
     def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0, upto: int | None = None) -> torch.Tensor:

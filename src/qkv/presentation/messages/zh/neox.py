@@ -4,8 +4,5 @@
 MESSAGES = {
     "wants_attention_bias": "true（qkv 的 GPT-NeoX 在注意力和 MLP 上都带偏置）",
     "wants_rotary_pairs": "d_head（{d_head}）的一个比例，使旋转的维数是偶数且至少为 2",
-    "wants_phi3_rope": (
-        "'default'（qkv 没有搭建 Phi-3 的长上下文 RoPE {kind}：它的 128k 模型读不了；"
-        "rope_scaling 为 null 的 4k 模型可以读）"
-    ),
+    "wants_factors": "由 {n} 个正数组成的列表（每对旋转的维度一个）",
 }
