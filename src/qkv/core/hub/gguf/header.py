@@ -169,6 +169,10 @@ def read_header(path) -> Header:
     """The header of the GGUF file `path`, every count, length and tensor checked against the file's size."""
     path = Path(path)
     try:
+        import gguf  # noqa: F401  (the types' sizes, and later the dequantizing)
+    except ImportError:
+        raise Refusal.of("gguf.needs_package", install="pip install 'qkv[gguf]'") from None
+    try:
         f = open_regular(path, what="GGUF file")
     except FileNotFoundError:
         raise Refusal.of("gguf.no_file", path=path) from None

