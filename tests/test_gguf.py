@@ -136,3 +136,25 @@ def test_smollm2_is_transformers():
     want = greedy[0, len(ids) :].tolist()
     assert len(want) == 20
     assert list(generate_ids(model, ids, 20, temperature=0, stop_ids=())) == want
+
+
+@pytest.mark.parametrize("pre", ["default", "llama-bpe", "qwen2", "smollm"])
+def test_the_split_before_bpe_is_transformers(pre, llama, tmp_path):
+    """tokenizer.ggml.pre names the regular expression that splits a text before BPE (GPT-2's when unknown)."""
+    path = write_gguf(tmp_path / f"{pre}.gguf", llama, "llama", "Q8_0", pre=pre)
+    _, tok = load_pretrained(str(path))
+    hf_tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    text = SAMPLE + " I'm 1234567 and they'll  go\n\n  there's 3.14159 ４５６"
+    assert tok.encode(text) == hf_tok(text)["input_ids"]
+    assert tok.decode(tok.encode(text)) == text
+
+
+def test_the_splits_differ(llama, tmp_path):
+    """The test above can fail: the vocabulary merges digits, so GPT-2's split, Llama 3's (digits in
+    threes) and Qwen2's (one by one) read "2024 123" differently."""
+    text = "in 2024 123 apples"
+    said = {}
+    for pre in ("default", "llama-bpe", "qwen2"):
+        path = write_gguf(tmp_path / f"{pre}.gguf", llama, "llama", "Q8_0", pre=pre)
+        said[pre] = tuple(load_pretrained(str(path))[1].encode(text))
+    assert len(set(said.values())) == 3, said
