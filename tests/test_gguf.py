@@ -57,13 +57,16 @@ def test_every_quantisation_type_is_transformers(kind, llama, tmp_path):
     assert_same(path)
 
 
-def test_an_f32_file_is_the_model_it_was_written_from(llama, tmp_path):
+@pytest.mark.parametrize("biases", [False, True])
+def test_an_f32_file_is_the_model_it_was_written_from(biases, llama, tmp_path):
     """No transformers GGUF reading in between: the original model's logits, so llama.cpp's reordering of
-    W_Q's and W_K's rows is undone exactly (transformers could undo it wrongly in the same way)."""
-    path = write_gguf(tmp_path / "tiny.gguf", llama, "llama", "F32")
+    W_Q's and W_K's rows (and of their biases, which transformers' GGUF reading drops) is undone exactly."""
+    original = random_model("llama", vocab_size("gpt2"), attention_bias=True, mlp_bias=True) if biases else llama
+    path = write_gguf(tmp_path / "tiny.gguf", original, "llama", "F32")
     model, _ = load_pretrained(str(path))
+    assert model.cfg.bias == model.cfg.qkv_bias == biases
     with torch.no_grad():
-        want, got = llama(IDS).logits, model(IDS)
+        want, got = original(IDS).logits, model(IDS)
     torch.testing.assert_close(got, want, atol=1e-5 * want.abs().max().item(), rtol=0)
 
 
