@@ -19,6 +19,7 @@ MESSAGES = {
     "magic": "{path} is not a GGUF file (it does not begin with the bytes GGUF)",
     "version": "{path} is GGUF version {version}; qkv reads versions {versions}",
     "ends_inside": "{path} ends inside {what}: {n} bytes are said to follow, the file has {left} left",
+    "header_too_large": "{path}: its header is more than {limit} bytes long; qkv reads headers up to that size",
     "string_too_long": "{path}: {what} is said to be a string of {n} bytes; qkv reads strings of at most {limit}",
     "count_too_large": "{path}: {what} is said to hold {n} items, more than the {left} bytes left in the file can hold",
     "not_utf8": "{path}: {what} is not valid UTF-8 text",

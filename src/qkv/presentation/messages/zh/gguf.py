@@ -18,6 +18,7 @@ MESSAGES = {
     "magic": "{path} 不是 GGUF 文件（它的开头不是 GGUF 这四个字节）",
     "version": "{path} 是第 {version} 版 GGUF；qkv 能读的版本是 {versions}",
     "ends_inside": "{path} 在{what}中途就结束了：文件头说后面还有 {n} 字节，文件只剩 {left} 字节",
+    "header_too_large": "{path}：文件头超过 {limit} 字节；qkv 只读不超过这个大小的文件头",
     "string_too_long": "{path}：文件头说{what}是一个 {n} 字节的字符串；qkv 只读不超过 {limit} 字节的字符串",
     "count_too_large": "{path}：文件头说{what}有 {n} 项，文件剩下的 {left} 字节根本放不下",
     "not_utf8": "{path}：{what}不是有效的 UTF-8 文本",
