@@ -145,3 +145,13 @@ def test_a_header_too_large_to_hold_is_refused(tiny, monkeypatch):
     monkeypatch.setattr(header, "HEADER_LIMIT", 1 << 30)
     monkeypatch.setattr(header, "ARRAY_LIMIT", 500)  # the tokens (412) and the merges, together
     assert_refused(tiny, "count_too_large")
+
+
+def test_a_tensor_of_the_wrong_shape_is_refused(tiny, tmp_path):
+    """The metadata says the width; a tensor that disagrees is refused by name, as the metadata implies."""
+    data = tiny.read_bytes()
+    key = string("llama.feed_forward_length") + struct.pack("<I", 4)
+    at = data.index(key) + len(key)
+    wrong = tmp_path / "wrong.gguf"
+    wrong.write_bytes(data[:at] + struct.pack("<I", 128) + data[at + 4 :])  # 256 in the tensors
+    assert_refused(wrong, "tensor_shape")

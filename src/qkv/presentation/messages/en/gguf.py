@@ -38,6 +38,7 @@ MESSAGES = {
     "tensor_type_unknown": "{path}: tensor {name} has type {code}, which ggml does not define",
     "tensor_type": "{path}: tensor {name} is of type {kind}, which the gguf package cannot dequantize",
     "tensor_row": "{path}: tensor {name} has dimensions {dims}: each must be at least 1, a row whole blocks of {block}",
+    "tensor_shape": "{path}: tensor for {name} has shape {shape}, the metadata implies {expected}",
     "misaligned": "{path}: tensor {name} starts at offset {offset}, not a multiple of the alignment {alignment}",
     "tensor_beyond": (
         "{path}: tensor {name} would end at byte {end}, past the end of the file ({size} bytes): is it cut short?"

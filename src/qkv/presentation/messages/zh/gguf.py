@@ -37,6 +37,7 @@ MESSAGES = {
     "tensor_type_unknown": "{path}：张量 {name} 的类型是 {code}，ggml 没有定义这种类型",
     "tensor_type": "{path}：张量 {name} 的类型是 {kind}，gguf 包没法把它反量化",
     "tensor_row": "{path}：张量 {name} 的维度是 {dims}：每一维至少为 1，每一行必须由整块（每块 {block} 个数）组成",
+    "tensor_shape": "{path}：{name} 对应的张量形状是 {shape}，而按元数据应当是 {expected}",
     "misaligned": "{path}：张量 {name} 的起点偏移 {offset} 不是对齐长度 {alignment} 的倍数",
     "tensor_beyond": (
         "{path}：张量 {name} 要到第 {end} 字节才结束，超出了文件末尾（文件共 {size} 字节）：文件是不是被截断了？"
