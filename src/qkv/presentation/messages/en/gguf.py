@@ -56,6 +56,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ qkv info FILE.gguf
     "info_file": "{ref}: {name}, a GGUF file of architecture {arch}, {params} numbers stored, {size}",
     "info_types": "  tensor types: {types}",
+    "info_sep": ", ",
     "info_tokenizer": "  tokenizer: {kind}, {n} tokens; {template}",
     "info_template_yes": "has a chat template",
     "info_template_no": "no chat template",

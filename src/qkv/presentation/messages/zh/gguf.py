@@ -55,6 +55,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ qkv info FILE.gguf
     "info_file": "{ref}：{name}，架构为 {arch} 的 GGUF 文件，存了 {params} 个数，共 {size}",
     "info_types": "  张量类型：{types}",
+    "info_sep": "、",
     "info_tokenizer": "  分词器：{kind}，{n} 个词元；{template}",
     "info_template_yes": "带对话模板",
     "info_template_no": "没有对话模板",
