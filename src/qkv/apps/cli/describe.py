@@ -83,7 +83,7 @@ def _info_gguf(ref, lang: str) -> None:
     path = gguf_file(ref)
     header = read_header(path)
     s = summary(header)
-    types = ", ".join(f"{kind} ×{n}" for kind, n in s["types"].items())
+    types = t("gguf.info_sep", lang).join(f"{kind} ×{n}" for kind, n in s["types"].items())
     template = t("gguf.info_template_yes" if s["chat_template"] else "gguf.info_template_no", lang)
     name, size = title_of(ref, header) or s["architecture"], format_bytes(s["file_bytes"])
     print(

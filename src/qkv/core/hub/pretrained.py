@@ -79,8 +79,9 @@ def loading_dtype(dtype: str):
 
 
 def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Tokenizer]:
-    """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>" or a Hugging Face directory,
-    its weights in `dtype` ("float32" or "bfloat16"; None: float32, or loading_dtype's)."""
+    """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>", a Hugging Face directory, a GGUF file
+    (or a directory holding one) or "smollm2", its weights in `dtype` ("float32" or "bfloat16"; None:
+    float32, or loading_dtype's)."""
     dtype = checked_dtype(dtype or _dtype[-1])
     s = str(ref)
     if names_gguf(s):

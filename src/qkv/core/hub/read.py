@@ -156,21 +156,30 @@ def _copy_in(model, plan: dict, theirs: dict) -> None:
 def _built(cfg: ModelConfig, dtype: torch.dtype):
     """make_model(cfg) with its parameters in `dtype`, allocated but not initialised (they are loaded next);
     the fixed tables (sinusoidal positions) computed again, as the meta device has none."""
-    before = torch.get_default_dtype()
+    before, normal = torch.get_default_dtype(), torch.nn.init.normal_
     torch.set_default_dtype(dtype)
+    # N(0, std) drawn on the meta device draws nothing, yet the first such draw (and model.to_empty) imports
+    # sympy and torch's decompositions (3 s and 80 MB of resident memory, for every model loaded): skipped
+    torch.nn.init.normal_ = lambda t, *args, **kwargs: t if t.is_meta else normal(t, *args, **kwargs)
     try:
         with torch.device("meta"):
             model = make_model(cfg)
     finally:
         torch.set_default_dtype(before)
+        torch.nn.init.normal_ = normal
     places: dict[int, list] = {}  # a parameter held by several modules (a tied unembedding): where it is held
     for module in model.modules():
         for name, p in module.named_parameters(recurse=False):
             places.setdefault(id(p), []).append((module, name))
-    model.to_empty(device="cpu")  # gives each module its own tensor: tie them again
-    for (first, name), *others in places.values():
-        for module, other in others:
-            setattr(module, other, getattr(first, name))
+    for (first, name), *others in places.values():  # model.to_empty(device="cpu"), by hand: see above
+        p = getattr(first, name)
+        real = torch.nn.Parameter(torch.empty(p.shape, dtype=p.dtype), requires_grad=p.requires_grad)
+        for module, other in [(first, name), *others]:
+            setattr(module, other, real)
+    for module in model.modules():
+        for name, b in module.named_buffers(recurse=False):
+            if b is not None and b.is_meta:
+                setattr(module, name, torch.empty(b.shape, dtype=b.dtype))
     for module in model.modules():
         if hasattr(module, "reset_buffers"):
             module.reset_buffers()

