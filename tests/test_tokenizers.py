@@ -203,8 +203,8 @@ def test_display_of_bytes():
     assert _readable(b"\n") == "\\n"
     assert _readable(b"\t\r") == "\\t\\r"
     assert _readable(b"   ") == "␣␣␣"
-    assert _readable(b" the") == " the"
-    assert _readable(b" \xf0\x9f") == " <f0 9f>"  # not only spaces: shown as they are
+    assert _readable(b" the") == "␣the"  # the space a word-start token carries, visible
+    assert _readable(b" \xf0\x9f") == "␣<f0 9f>"  # its leading space visible too
     assert _readable("é𝄞".encode()) == "é𝄞"
 
 

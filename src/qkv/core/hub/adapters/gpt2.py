@@ -249,8 +249,9 @@ def read_tokenizer(d: Path, cfg: ModelConfig):
     from vocab.json and merges.txt."""
     from tokenizers.implementations import ByteLevelBPETokenizer
 
-    from qkv.core.text.tokenizers import BPETokenizer, load_tokenizer
+    from qkv.core.text.tokenizers import load_tokenizer
     from qkv.core.text.tokenizers.base import read_tokenizer_file, read_tokenizer_json
+    from qkv.core.text.tokenizers.layout import from_hf
 
     # exists(), not is_file(): a FIFO or a device in a tokenizer's place is refused by name, not passed over
     if (d / QKV_TOKENIZER).exists():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
@@ -263,9 +264,9 @@ def read_tokenizer(d: Path, cfg: ModelConfig):
     else:
         raise Refusal.of("hub.no_bpe_tokenizer", path=d)
     try:
-        return BPETokenizer(hf)
-    except ValueError as e:
-        raise Refusal.of("hub.not_bpe", path=d, error=e) from None
+        return from_hf(hf)  # byte-level BPE as GPT-2's, or another layout its file declares
+    except Refusal as e:
+        raise Refusal.of("hub.in_file", path=d, error=e) from None
 
 
 ADAPTER = Adapter(

@@ -59,6 +59,17 @@ class WordPieceTokenizer(Tokenizer):
     def encode(self, text: str) -> list[int]:
         return self.hf.encode(text).ids  # [CLS] pieces [SEP]
 
+    def unspellable(self, text: str) -> list[str]:
+        """The characters of `text` read as [UNK] (or dropped: control characters) when each is alone
+        (a word holding one of them is [UNK] whole), each once, in text order."""
+        unk = self.hf.token_to_id("[UNK]")
+        out = []
+        for c in dict.fromkeys(text):
+            ids = self.hf.encode(c, add_special_tokens=False).ids
+            if (unk is not None and unk in ids) or (not ids and not c.isspace()):
+                out.append(c)
+        return out
+
     def pieces(self, text: str) -> list[str]:
         """The tokens of `text` as the vocabulary spells them ("##" kept)."""
         return self.hf.encode(text).tokens
