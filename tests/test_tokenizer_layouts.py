@@ -176,3 +176,28 @@ def test_a_llama_directory_reads_each_layout_and_refuses_the_others_naming_the_f
         read_tokenizer(tmp_path, None)
     line = say_error(err.value, "en")
     assert str(tmp_path / "tokenizer.json") in line and "WordLevel" in line and "\n" not in line
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_saved_with_a_checkpoint_it_reads_back_the_same(name):
+    from qkv.core.text.tokenizers import tokenizer_from_dict
+
+    ours = from_hf(build(name))
+    back = tokenizer_from_dict(ours.to_dict())
+    assert type(back) is type(ours) and back.encode(TEXT) == ours.encode(TEXT)
+    with pytest.raises(ValueError, match="field 'kind' says"):
+        tokenizer_from_dict({**ours.to_dict(), "kind": "wordpiece" if name != "bert" else "bpe"})
+
+
+# ------------------------------------------------------------------ where a text is read: the CLI and the page
+
+
+def test_the_cli_warns_of_what_the_vocabulary_cannot_spell(capsys):
+    from qkv.apps.cli.commands import _unspellable
+
+    ours, _ = _pair("smollm2")
+    _unspellable(ours, "Mary said Ω", "zh")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'Ω' (U+03A9)" in err and "注意" in err
+    _unspellable(ours, "Mary said hello", "en")
+    assert capsys.readouterr().err == ""

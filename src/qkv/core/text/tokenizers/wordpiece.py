@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from qkv.core.io.files import read_json_object
-from qkv.core.text.tokenizers.base import Tokenizer, read_tokenizer_file, read_tokenizer_json
+from qkv.core.text.tokenizers.base import FORMAT_VERSION, Tokenizer, read_tokenizer_file, read_tokenizer_json
 
 JOIN = "⁀"  # shown instead of "##"
 
@@ -89,4 +89,4 @@ class WordPieceTokenizer(Tokenizer):
         return JOIN + token[2:] if token.startswith("##") and len(token) > 2 else token
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "hf_tokenizer": json.loads(self.hf.to_str())}
+        return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}
