@@ -24,7 +24,7 @@ from qkv.core.text.tokenizers.unknown import unknown_pieces  # noqa: E402
 from qkv.core.text.tokenizers.wordpiece import WordPieceTokenizer  # noqa: E402
 from qkv.presentation.i18n import say_error  # noqa: E402
 
-KINDS = {"bert": WordPieceTokenizer, "gemma": PieceTokenizer, "llama2": PieceTokenizer, "nobytes": PieceTokenizer}
+KINDS = {"bert": WordPieceTokenizer, **{n: PieceTokenizer for n in ("gemma", "llama2", "nobytes", "unigram")}}
 
 
 def _pair(name: str):

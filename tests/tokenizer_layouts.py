@@ -11,6 +11,7 @@
     gemma     SentencePiece BPE with byte fallback, Replace(" ", "▁") normalizer, no pre-tokenizer, <bos>
     llama2    SentencePiece BPE with byte fallback, Prepend("▁") + Replace normalizer, <s>
     nobytes   llama2's layout without byte fallback: a character it lacks is <unk>
+    unigram   SentencePiece Unigram with a Metaspace pre-tokenizer and decoder (▁ before every text)
     bert      WordPiece, lower-cased, [CLS] … [SEP]
 """
 
@@ -41,7 +42,7 @@ LLAMA3 = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
     r"|\s+(?!\S)|\s+"
 )
-LAYOUTS = ("smollm2", "digits", "qwen2", "llama3", "prefix", "gemma", "llama2", "nobytes", "bert")
+LAYOUTS = ("smollm2", "digits", "qwen2", "llama3", "prefix", "gemma", "llama2", "nobytes", "unigram", "bert")
 
 
 def _byte_level(pre, normalizer=None, all_bytes=False, ignore_merges=False) -> Tokenizer:
@@ -91,6 +92,15 @@ def _pieces(prepend: bool, byte_fallback: bool) -> Tokenizer:
     return hf
 
 
+def _unigram() -> Tokenizer:
+    hf = Tokenizer(models.Unigram())
+    hf.pre_tokenizer = pre_tokenizers.Metaspace()
+    hf.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=500, special_tokens=["<unk>", *SPECIALS], unk_token="<unk>")
+    hf.train_from_iterator([CORPUS], trainer=trainer)
+    return hf
+
+
 def _bert() -> Tokenizer:
     hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     hf.normalizer = normalizers.BertNormalizer(lowercase=True)
@@ -132,6 +142,8 @@ def _built(name: str) -> str:
         hf = _byte_level(pre_tokenizers.ByteLevel(add_prefix_space=True), all_bytes=True)
     elif name in ("gemma", "llama2", "nobytes"):
         hf = _pieces(prepend=name != "gemma", byte_fallback=name != "nobytes")
+    elif name == "unigram":
+        hf = _unigram()
     elif name == "bert":
         hf = _bert()
     else:

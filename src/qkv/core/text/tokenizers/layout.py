@@ -36,6 +36,25 @@ def _types(part) -> list[dict]:
     return [part]
 
 
+def pipeline(hf) -> dict:
+    """The parts of tokenizer.json that say its layout, read off the `tokenizers` object without writing
+    out its vocabulary (a 256k-token vocabulary is tens of megabytes of JSON)."""
+    spec = {}
+    for key in ("normalizer", "pre_tokenizer", "decoder"):
+        part = getattr(hf, key)
+        spec[key] = json.loads(part.__getstate__()) if part is not None else None
+    spec["model"] = {"type": type(hf.model).__name__, "byte_fallback": byte_fallback(hf)}
+    return spec
+
+
+def byte_fallback(hf) -> bool:
+    """Whether the model writes a character it lacks as its UTF-8 bytes' <0x..> pieces."""
+    found = getattr(hf.model, "byte_fallback", None)
+    if found is None:  # Unigram keeps it only in its state
+        found = json.loads(hf.model.__getstate__()).get("byte_fallback")
+    return bool(found)
+
+
 def layout_of(spec: dict) -> str:
     """ "bpe" (byte-level), "pieces" or "wordpiece": how the vocabulary of tokenizer.json `spec` writes its
     bytes and spaces; a Refusal naming what it lacks when it is none of them."""
@@ -64,7 +83,7 @@ def from_hf(hf) -> Tokenizer:
     from qkv.core.text.tokenizers.pieces import PieceTokenizer
     from qkv.core.text.tokenizers.wordpiece import WordPieceTokenizer
 
-    layout = layout_of(json.loads(hf.to_str()))
+    layout = layout_of(pipeline(hf))
     reader = {"bpe": BPETokenizer, "pieces": PieceTokenizer, "wordpiece": WordPieceTokenizer}[layout]
     try:
         return reader(hf)
@@ -72,4 +91,4 @@ def from_hf(hf) -> Tokenizer:
         raise Refusal.of("tokenizer.token_unreadable", layout=layout, error=str(e)) from None
 
 
-__all__ = ["layout_of", "from_hf"]
+__all__ = ["pipeline", "byte_fallback", "layout_of", "from_hf"]

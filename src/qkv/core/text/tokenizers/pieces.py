@@ -10,10 +10,10 @@ adds it); each token's bytes come from its piece.
 
 from __future__ import annotations
 
-import json
 import re
 
 from qkv.core.text.tokenizers.base import HFBacked
+from qkv.core.text.tokenizers.layout import byte_fallback
 
 SPACE = "▁"  # U+2581, SentencePiece's mark of a space
 _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -38,9 +38,8 @@ class PieceTokenizer(HFBacked):
                 pieces.append(bytes([int(byte.group(1), 16)]) if byte else piece.replace(SPACE, " ").encode("utf-8"))
         if not any(SPACE in hf_tokenizer.id_to_token(i) for i in range(len(pieces))):
             raise ValueError(f"no piece holds {SPACE} (U+2581): not a SentencePiece vocabulary")
-        model = json.loads(hf_tokenizer.to_str()).get("model", {})
-        vocab = hf_tokenizer.get_vocab()
-        self._byte_ids = {b for b in range(256) if f"<0x{b:02X}>" in vocab} if model.get("byte_fallback") else set()
+        found = byte_fallback(hf_tokenizer) and hf_tokenizer.get_vocab()
+        self._byte_ids = {b for b in range(256) if f"<0x{b:02X}>" in found} if found else set()
         super().__init__(hf_tokenizer, pieces)
 
     def _spells(self, c: str) -> bool:
