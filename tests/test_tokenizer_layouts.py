@@ -201,3 +201,32 @@ def test_the_cli_warns_of_what_the_vocabulary_cannot_spell(capsys):
     assert err.count("\n") == 1 and "'Ω' (U+03A9)" in err and "注意" in err
     _unspellable(ours, "Mary said hello", "en")
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "config"),
+    [
+        ("llama2", {"tokenizer_class": "LlamaTokenizer"}),  # ▁ at the start only (legacy false by default)
+        ("llama2", {"tokenizer_class": "LlamaTokenizerFast", "legacy": True}),  # ▁ after each added token too
+        ("llama2", {"tokenizer_class": "LlamaTokenizer", "add_prefix_space": False}),
+        ("gemma", {"tokenizer_class": "GemmaTokenizer", "bos_token": "<bos>"}),
+        ("qwen2", {"tokenizer_class": "Qwen2Tokenizer", "eos_token": "<|im_end|>"}),
+        ("llama3", {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<|begin_of_text|>"}),
+        ("smollm2", {"tokenizer_class": "GPT2Tokenizer", "bos_token": "<|im_start|>"}),
+    ],
+)
+def test_a_directory_reads_as_transformers_autotokenizer_reads_it(name, config, tmp_path):
+    """transformers 5 rebuilds a LlamaTokenizer's pipeline from its class (tokenizer_config.json), not from
+    tokenizer.json: the ids of a text with special tokens inside differ unless qkv does the same."""
+    import json
+
+    from qkv.core.hub.adapters.llama import read_tokenizer
+
+    build(name).save(str(tmp_path / "tokenizer.json"))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    ours = read_tokenizer(tmp_path, None)
+    for text in (TEXT, "Mary said hello", "Mary<|im_end|>John", "  two spaces"):
+        assert ours.encode(text) == theirs.encode(text), text
+        if not text.startswith(" "):  # Metaspace puts no ▁ before one: " two" reads as "two" does
+            assert ours.decode(ours.hf.encode(text, add_special_tokens=False).ids) == text
