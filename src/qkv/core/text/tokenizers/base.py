@@ -8,6 +8,7 @@ with, \\n, <e4 bd> for bytes that are not whole UTF-8 characters).
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -197,9 +198,10 @@ class HFBacked(Tokenizer):
         # its special tokens (<s>, <|begin_of_text|>, <|endoftext|>): the analyses look past them, as past [CLS]
         self.special = {i for i, t in added.items() if t.special}
         self.added = {i for i in added if 0 <= i < len(token_bytes)}
-        self._added_texts = sorted({t.content for t in added.values() if t.content}, key=len, reverse=True)
+        texts = sorted({t.content for t in added.values() if t.content}, key=len, reverse=True)  # longest first
+        self._added_re = re.compile("|".join(map(re.escape, texts))) if texts else None
         self.prefix_space = self._puts_space("")
-        self.space_after_added = bool(self._added_texts) and self._puts_space(self._added_texts[-1])
+        self.space_after_added = bool(texts) and self._puts_space(texts[-1])
 
     def _puts_space(self, before: str) -> bool:
         """Whether the text after `before` (an added token, or nothing) is read with a space put in front."""
@@ -240,8 +242,8 @@ class HFBacked(Tokenizer):
     def unspellable(self, text: str) -> list[str]:
         """The characters of `text` this vocabulary cannot spell, each once, in the order they come
         (added tokens in the text, such as <|im_start|>, are read whole and not looked into)."""
-        for added in self._added_texts:
-            text = text.replace(added, "")
+        if self._added_re is not None:
+            text = self._added_re.sub("", text)
         normalizer = self.hf.normalizer
         out = []
         for c in dict.fromkeys(text):
