@@ -198,7 +198,7 @@ def test_the_cli_warns_of_what_the_vocabulary_cannot_spell(capsys):
     ours, _ = _pair("smollm2")
     _unspellable(ours, "Mary said Ω", "zh")
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'Ω' (U+03A9)" in err and "注意" in err
+    assert err.count("\n") == 1 and "'Ω' (U+03A9)" in err and "警告" in err
     _unspellable(ours, "Mary said hello", "en")
     assert capsys.readouterr().err == ""
 

@@ -29,6 +29,14 @@ tokens (``<0xE5>``); ``fold_case=True`` reads ASCII capitals as lowercase. Such 
 corpus form too (``"I ate 苹果很好"`` -> ``"i ate 苹果 很 好"``, if 很 is a word and 好 only a
 character). Its file is format version 2 (fields ``fold_case``, ``fallback``, ``chars``); files of
 version 1 load as before.
+
+A pretrained model's tokenizer.json is read by ``layout.from_hf`` as a ``BPETokenizer`` (byte-level,
+in any of its layouts: GPT-2, SmolLM2, Qwen2, Llama 3), a ``PieceTokenizer`` (SentencePiece: Llama 2,
+Mistral, Gemma) or a ``WordPieceTokenizer`` (BERT); its ids are the file's own (transformers'), and a
+layout qkv cannot read is refused in one line. Such a vocabulary may be unable to spell some
+characters (SmolLM2's lacks 21 bytes; a piece vocabulary without byte fallback): ``unspellable(text)``
+names them, since `tokenizers` drops them or writes an unknown token; ``encode_exact(text)`` refuses
+them where the exact ids matter.
 """
 
 from __future__ import annotations

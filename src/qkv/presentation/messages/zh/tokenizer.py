@@ -4,7 +4,7 @@
 MESSAGES = {
     # ------------------------------------------------------------------ 词表拼不出的文本
     "unspellable": "分词器的词表拼不出文本中的 {n} 个字符：{chars}；得到的 id 会把它们漏掉",
-    "unspellable_warning": "注意：分词器的词表拼不出文本中的 {n} 个字符：{chars}；模型看不到它们（它们不在词元里）",
+    "unspellable_warning": "警告：分词器的词表拼不出文本中的 {n} 个字符：{chars}；模型看不到它们（它们不在词元里）",
     # ------------------------------------------------------------------ qkv 无法原样读出的 tokenizer.json
     "model_unsupported": "它的分词器是 {model} 模型：qkv 只读 BPE、Unigram 和 WordPiece 分词器",
     "layout_unknown": "它的 {model} 分词器既不用 GPT-2 的字节级字符表示字节，也不用 SentencePiece 的 ▁ 表示空格："
