@@ -283,11 +283,12 @@ def test_tokenizer_from_dict_validates(d, words):
     assert "\n" not in str(info.value)
 
 
-def test_bpe_dict_with_prefix_space_is_rejected():
+def test_bpe_dict_with_prefix_space_reads_and_decodes_back():
     d = BPE.to_dict()
-    d["hf_tokenizer"]["pre_tokenizer"]["add_prefix_space"] = True  # would add a space to every text
-    with pytest.raises(ValueError, match="add_prefix_space"):
-        tokenizer_from_dict(d)
+    d["hf_tokenizer"]["pre_tokenizer"]["add_prefix_space"] = True  # a space put in front of every text
+    tok = tokenizer_from_dict(d)
+    assert tok.prefix_space and tok.token_bytes(tok.encode("hello")[0]).startswith(b" ")
+    assert tok.decode(tok.encode("hello 你好")) == "hello 你好"  # decode takes that space off again
 
 
 def test_bpe_dict_with_broken_library_json():

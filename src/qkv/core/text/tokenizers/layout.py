@@ -22,6 +22,9 @@ import json
 
 from qkv.core.io.refusal import Refusal
 from qkv.core.text.tokenizers.base import Tokenizer
+from qkv.core.text.tokenizers.bpe import BPETokenizer
+from qkv.core.text.tokenizers.pieces import PieceTokenizer, byte_fallback
+from qkv.core.text.tokenizers.wordpiece import WordPieceTokenizer
 
 SPACE = "▁"
 
@@ -45,14 +48,6 @@ def pipeline(hf) -> dict:
         spec[key] = json.loads(part.__getstate__()) if part is not None else None
     spec["model"] = {"type": type(hf.model).__name__, "byte_fallback": byte_fallback(hf)}
     return spec
-
-
-def byte_fallback(hf) -> bool:
-    """Whether the model writes a character it lacks as its UTF-8 bytes' <0x..> pieces."""
-    found = getattr(hf.model, "byte_fallback", None)
-    if found is None:  # Unigram keeps it only in its state
-        found = json.loads(hf.model.__getstate__()).get("byte_fallback")
-    return bool(found)
 
 
 def layout_of(spec: dict) -> str:
@@ -103,10 +98,6 @@ def from_hf(hf) -> Tokenizer:
     """The qkv tokenizer for a `tokenizers` object (read from tokenizer.json or built from a GGUF file's
     vocabulary): BPETokenizer, PieceTokenizer or WordPieceTokenizer, chosen by `layout_of`; a Refusal
     (one line) when its layout is none of them or a token's bytes cannot be read."""
-    from qkv.core.text.tokenizers.bpe import BPETokenizer
-    from qkv.core.text.tokenizers.pieces import PieceTokenizer
-    from qkv.core.text.tokenizers.wordpiece import WordPieceTokenizer
-
     layout = layout_of(pipeline(hf))
     reader = {"bpe": BPETokenizer, "pieces": PieceTokenizer, "wordpiece": WordPieceTokenizer}[layout]
     try:
@@ -115,4 +106,4 @@ def from_hf(hf) -> Tokenizer:
         raise Refusal.of("tokenizer.token_unreadable", layout=layout, error=str(e)) from None
 
 
-__all__ = ["pipeline", "byte_fallback", "layout_of", "as_transformers_reads", "from_hf"]
+__all__ = ["pipeline", "layout_of", "as_transformers_reads", "from_hf"]

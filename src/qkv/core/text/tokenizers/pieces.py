@@ -10,13 +10,21 @@ adds it); each token's bytes come from its piece.
 
 from __future__ import annotations
 
+import json
 import re
 
 from qkv.core.text.tokenizers.base import HFBacked
-from qkv.core.text.tokenizers.layout import byte_fallback
 
 SPACE = "▁"  # U+2581, SentencePiece's mark of a space
 _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def byte_fallback(hf) -> bool:
+    """Whether the model of `tokenizers` object `hf` writes a character it lacks as its bytes' <0x..> pieces."""
+    found = getattr(hf.model, "byte_fallback", None)
+    if found is None:  # Unigram keeps it only in its state
+        found = json.loads(hf.model.__getstate__()).get("byte_fallback")
+    return bool(found)
 
 
 class PieceTokenizer(HFBacked):
