@@ -230,3 +230,43 @@ def test_a_directory_reads_as_transformers_autotokenizer_reads_it(name, config, 
         assert ours.encode(text) == theirs.encode(text), text
         if not text.startswith(" "):  # Metaspace puts no ▁ before one: " two" reads as "two" does
             assert ours.decode(ours.hf.encode(text, add_special_tokens=False).ids) == text
+
+
+@pytest.fixture(scope="module")
+def tiny_lm():
+    """A random 1-layer GPT over the SmolLM2-like vocabulary (the ids are all that matter here)."""
+    import torch
+
+    from qkv.core.model import make_model
+    from qkv.core.spec.config import ModelConfig
+
+    ours, _ = _pair("smollm2")
+    torch.manual_seed(0)
+    cfg = ModelConfig(d_vocab=ours.vocab_size, n_ctx=64, d_model=16, n_heads=2, n_layers=1)
+    return make_model(cfg).eval(), ours
+
+
+def test_the_page_names_what_it_cannot_spell_and_shows_the_space(tiny_lm):
+    from qkv.apps.web.view import view
+
+    model, ours = tiny_lm
+    doc = view(model, ours, "Mary said Ω")
+    assert [u["text"] for u in doc["unknown"]] == ["Ω"] and doc["unknown"][0]["how"] == "unspelled"
+    assert "␣Mary" not in doc["tokens"] and "␣said" in doc["tokens"]  # a token's leading space, visible
+
+
+def test_the_forms_read_a_typed_word_as_in_running_text(tiny_lm):
+    from qkv.analysis.attribution import logit_attribution
+    from qkv.analysis.patch import patch_text
+
+    model, ours = tiny_lm
+    mary = ours.encode(" Mary")
+    assert len(mary) == 1
+    r = patch_text(model, ours, "When Mary and John went", "When John and Mary went", "Mary", "John", site="z")
+    doc = r.to_json(ours)
+    assert doc["answer_id"] == mary[0] and doc["answer"] == "␣Mary"
+    from qkv.presentation.patching_table import render
+
+    assert f"␣Mary (id {mary[0]})" in render(doc, "en") and f"␣Mary（id {mary[0]}）" in render(doc, "zh")
+    ids = ours.encode("When Mary and John went to the store, John gave a drink to")
+    assert logit_attribution(model, ids, token="Mary", tokenizer=ours).token == mary[0]
