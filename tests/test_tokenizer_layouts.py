@@ -270,3 +270,11 @@ def test_the_forms_read_a_typed_word_as_in_running_text(tiny_lm):
     assert f"␣Mary (id {mary[0]})" in render(doc, "en") and f"␣Mary（id {mary[0]}）" in render(doc, "zh")
     ids = ours.encode("When Mary and John went to the store, John gave a drink to")
     assert logit_attribution(model, ids, token="Mary", tokenizer=ours).token == mary[0]
+
+
+def test_the_vocabulary_browser_finds_a_token_by_its_leading_space():
+    from qkv.analysis.vocab import vocab
+
+    ours, _ = _pair("smollm2")
+    shown = [row["token"] for row in vocab(ours, query=" mar")["tokens"]]
+    assert "␣Mary" in shown and all(s.casefold().startswith("␣mar") for s in shown)
