@@ -213,11 +213,16 @@ def test_the_cli_warns_of_what_the_vocabulary_cannot_spell(capsys):
         ("qwen2", {"tokenizer_class": "Qwen2Tokenizer", "eos_token": "<|im_end|>"}),
         ("llama3", {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<|begin_of_text|>"}),
         ("smollm2", {"tokenizer_class": "GPT2Tokenizer", "bos_token": "<|im_start|>"}),
+        ("smollm2", {"tokenizer_class": "GPT2Tokenizer", "add_prefix_space": True}),  # a space in front
+        ("llama3", {"tokenizer_class": "GPT2Tokenizer"}),  # GPT-2's regex, not the file's
+        ("qwen2", {"tokenizer_class": "Qwen2Tokenizer", "add_prefix_space": True}),
+        ("llama3", {"tokenizer_class": "PreTrainedTokenizerFast", "add_prefix_space": True}),  # the file as written
+        ("smollm2", {"add_prefix_space": True}),
     ],
 )
 def test_a_directory_reads_as_transformers_autotokenizer_reads_it(name, config, tmp_path):
-    """transformers 5 rebuilds a LlamaTokenizer's pipeline from its class (tokenizer_config.json), not from
-    tokenizer.json: the ids of a text with special tokens inside differ unless qkv does the same."""
+    """transformers 5 rebuilds a LlamaTokenizer's or GPT2Tokenizer's pipeline from its class
+    (tokenizer_config.json), not from tokenizer.json: the ids differ unless qkv does the same (hf_config.py)."""
     import json
 
     from qkv.core.hub.adapters.llama import read_tokenizer
@@ -228,7 +233,8 @@ def test_a_directory_reads_as_transformers_autotokenizer_reads_it(name, config, 
     ours = read_tokenizer(tmp_path, None)
     for text in (TEXT, "Mary said hello", "Mary<|im_end|>John", "  two spaces"):
         assert ours.encode(text) == theirs.encode(text), text
-        if not text.startswith(" "):  # Metaspace puts no ▁ before one: " two" reads as "two" does
+        lossy = name == "qwen2" and config.get("add_prefix_space")  # a space before each piece of its Split: " ,"
+        if not text.startswith(" ") and not lossy:  # Metaspace puts no ▁ before one: " two" reads as "two" does
             assert ours.decode(ours.hf.encode(text, add_special_tokens=False).ids) == text
 
 

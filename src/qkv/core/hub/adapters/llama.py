@@ -189,12 +189,13 @@ def read_tokenizer(d: Path, cfg: ModelConfig):
     as transformers converts them (Llama 2, Mistral, Gemma: ▁ for a space, <0xE5> for a byte), chosen
     by its layout (tokenizers/layout.py); any other layout is refused in one line naming the file."""
     from qkv.core.text.tokenizers.base import read_tokenizer_json
-    from qkv.core.text.tokenizers.layout import as_transformers_reads, from_hf
+    from qkv.core.text.tokenizers.hf_config import as_transformers_reads
+    from qkv.core.text.tokenizers.layout import from_hf
 
     if not (d / "tokenizer.json").exists():
         raise Refusal.of("hub.no_tokenizer_json", path=d)
     hf = read_tokenizer_json(d / "tokenizer.json")
-    if (d / "tokenizer_config.json").exists():  # a LlamaTokenizer's spaces, as transformers reads them
+    if (d / "tokenizer_config.json").exists():  # its class's pipeline, as transformers reads it (hf_config.py)
         as_transformers_reads(hf, read_json_object(d / "tokenizer_config.json"))
     try:
         return from_hf(hf)

@@ -70,30 +70,6 @@ def layout_of(spec: dict) -> str:
     raise Refusal.of("tokenizer.layout_unknown", model=kind)
 
 
-LLAMA_CLASSES = ("LlamaTokenizer", "LlamaTokenizerFast")
-
-
-def as_transformers_reads(hf, config: dict) -> None:
-    """Give `hf` (read from tokenizer.json) the pipeline transformers 5 gives it for this tokenizer_config.json.
-
-    transformers keeps a tokenizer.json's pipeline as written, except for a class that builds its own:
-    a LlamaTokenizer (Llama 2, Mistral, TinyLlama) keeps only the vocabulary, merges and post-processor,
-    and reads spaces with Metaspace, no normalizer. Its ▁ goes in front of the text ("add_prefix_space",
-    default true) only at the start of the text, unless "legacy" is true: then also after each added
-    token (as the Prepend("▁") normalizer of older files does). Other layouts are left as written."""
-    from tokenizers import decoders, pre_tokenizers
-
-    if config.get("tokenizer_class") not in LLAMA_CLASSES or layout_of(pipeline(hf)) != "pieces":
-        return
-    prefix, legacy = config.get("add_prefix_space"), config.get("legacy")
-    prefix = True if prefix is None else bool(prefix)
-    scheme = ("always" if legacy is True else "first") if prefix else "never"
-    hf.normalizer = None
-    hf.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme=scheme, split=False)
-    steps = [decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
-    hf.decoder = decoders.Sequence(steps + ([decoders.Strip(" ", 1, 0)] if prefix else []))
-
-
 def from_hf(hf) -> Tokenizer:
     """The qkv tokenizer for a `tokenizers` object (read from tokenizer.json or built from a GGUF file's
     vocabulary): BPETokenizer, PieceTokenizer or WordPieceTokenizer, chosen by `layout_of`; a Refusal
@@ -106,4 +82,4 @@ def from_hf(hf) -> Tokenizer:
         raise Refusal.of("tokenizer.token_unreadable", layout=layout, error=str(e)) from None
 
 
-__all__ = ["pipeline", "layout_of", "as_transformers_reads", "from_hf"]
+__all__ = ["pipeline", "layout_of", "from_hf"]
