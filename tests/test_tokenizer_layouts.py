@@ -284,3 +284,14 @@ def test_the_vocabulary_browser_finds_a_token_by_its_leading_space():
     ours, _ = _pair("smollm2")
     shown = [row["token"] for row in vocab(ours, query=" mar")["tokens"]]
     assert "␣Mary" in shown and all(s.casefold().startswith("␣mar") for s in shown)
+
+
+def test_an_nfc_normalizer_gives_back_the_composed_text():
+    """Qwen2's NFC: "e" + U+0301 reads as "é" (the vocabulary spells both); decode gives what was read."""
+    import unicodedata
+
+    ours, theirs = _pair("qwen2")
+    text = "cafe\u0301 Mary"
+    ids = ours.encode(text)
+    assert ids == theirs.encode(text) and ids == ours.encode("café Mary")
+    assert ours.decode(ids) == unicodedata.normalize("NFC", text) and ours.unspellable(text) == []

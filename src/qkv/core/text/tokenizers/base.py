@@ -240,17 +240,17 @@ class HFBacked(Tokenizer):
         return b"".join(parts).decode("utf-8", errors="replace")
 
     def unspellable(self, text: str) -> list[str]:
-        """The characters of `text` this vocabulary cannot spell, each once, in the order they come
-        (added tokens in the text, such as <|im_start|>, are read whole and not looked into)."""
-        if self._added_re is not None:
-            text = self._added_re.sub("", text)
+        """The characters of `text` this vocabulary cannot spell, each once, in the order they come,
+        as its normalizer writes them (NFC: "e" + U+0301 is "é"); added tokens in the text, such as
+        <|im_start|>, are read whole and not looked into."""
+        pieces = self._added_re.split(text) if self._added_re is not None else [text]
         normalizer = self.hf.normalizer
-        out = []
-        for c in dict.fromkeys(text):
-            n = normalizer.normalize_str(c) if normalizer is not None else c
-            if not all(self._spells(x) for x in n):
-                out.append(c)
-        return out
+        seen: dict[str, bool] = {}
+        for piece in pieces:
+            for c in normalizer.normalize_str(piece) if normalizer is not None and piece else piece:
+                if c not in seen:
+                    seen[c] = self._spells(c)
+        return [c for c, spelled in seen.items() if not spelled]
 
     def _spells(self, c: str) -> bool:
         """Whether the vocabulary spells the (normalized) character c."""
