@@ -252,6 +252,7 @@ def tiny_lm():
     return make_model(cfg).eval(), ours
 
 
+@pytest.mark.slow
 def test_the_page_names_what_it_cannot_spell_and_shows_the_space(tiny_lm):
     from qkv.apps.web.view import view
 
