@@ -144,6 +144,17 @@ def _cropped(what: str, n: int, n_ctx: int, lang: str) -> None:
     print(t(f"cli.cropped_{what}", lang, n=n, n_ctx=n_ctx), file=sys.stderr)
 
 
+def _unspellable(tokenizer, text, lang) -> None:
+    """Say on stderr which characters of `text` the vocabulary cannot spell: its ids leave them out."""
+    from qkv.core.text.tokenizers.base import shown_chars
+
+    find = getattr(tokenizer, "unspellable", None)
+    missing = find(text) if find is not None and isinstance(text, str) else []
+    if missing:
+        note = t("tokenizer.unspellable_warning", lang or "en", n=len(missing), chars=shown_chars(missing))
+        print(note, file=sys.stderr)
+
+
 def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
@@ -159,6 +170,7 @@ def generate(args) -> None:
     ids = tokenizer.encode(args.prompt)
     if not ids:
         raise Refusal.of("cli.prompt_empty")
+    _unspellable(tokenizer, args.prompt, args.lang)
     n_ctx = model.cfg.n_ctx
     if len(ids) > n_ctx:
         _cropped("prompt", len(ids), n_ctx, args.lang)
@@ -235,6 +247,7 @@ def trace(args) -> None:
         return _trace_out(tr, tokenizer, args, keep)
     all_ids = tokenizer.encode(args.text)
     ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
+    _unspellable(tokenizer, args.text, args.lang)
     if cropped:
         _cropped("text", len(all_ids), model.cfg.n_ctx, args.lang)
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
@@ -282,6 +295,7 @@ def explain(args) -> None:
             token=args.token,
             lang=args.lang,
         )
+        _unspellable(tokenizer, args.text, args.lang)
         print(t("cli.wrote_page", args.lang or "en", path=path, size=format_bytes(path.stat().st_size)))
         return
     ex = explain(
@@ -294,6 +308,7 @@ def explain(args) -> None:
         top=args.top,
         lang=args.lang or "en",
     )
+    _unspellable(tokenizer, args.text, args.lang)
     if args.format == "json":
         print(finite_dumps(ex.to_json(), indent=2))
     else:
@@ -372,6 +387,8 @@ def patch(args) -> None:
 
     model, tokenizer = _load(args.ckpt)
     result = patch_text(model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site)
+    for text in (args.clean, args.corrupt):  # read: say what its ids left out
+        _unspellable(tokenizer, text, args.lang)
     doc = result.to_json(tokenizer)
     if args.json:
         print(finite_dumps(doc, indent=2))

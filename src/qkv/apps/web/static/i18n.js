@@ -32,6 +32,8 @@ export const I18N = {
     unknown_far: "{text} is not a word the model learned: read as {pieces} {how}; no word it knows is close.",
     unk_note: "{n} of these tokens are {unk}: the model's vocabulary does not hold these characters, so each is read as the same unknown token, which tells the model nothing of what it stands for (a model trained on Chinese text can read them).",
     unknown_chars: "(single characters)", unknown_bytes: "(UTF-8 bytes: even its characters are unknown)",
+    unknown_unspelled: "{text} cannot be spelled by the model's vocabulary: it is left out of the tokens, and the model does not see it.",
+    chosen_token: "{token} (id {id})",
     stale_note: "This text could not be analysed: everything below (dimmed) still shows the previous text, “{text}”.",
     gen_end: "Stopped after {made} of the {asked} tokens asked for: the model wrote its end of text (the token its generation_config.json names), as transformers' generate stops there.",
     gen_stopped: "Stopped after {made} of the {asked} tokens asked for: the text reached n_ctx = {n} tokens, the most this model reads at once (and the page shows). Shorten the text to generate more.",
@@ -151,6 +153,8 @@ export const I18N = {
     unknown_far: "{text} 不是模型学过的词：读成 {pieces} {how}；模型认识的词里没有相近的。",
     unk_note: "其中 {n} 个词元是 {unk}：这个模型的词表里没有这些字，每个都被读成同一个“未知”词元，模型从中得不到它们的任何意思（用中文文本训练的模型才能读懂它们）。",
     unknown_chars: "（逐个字）", unknown_bytes: "（UTF-8 字节：连其中的字也不认识）",
+    unknown_unspelled: "模型的词表拼不出 {text}：它不在词元里，模型看不到它。",
+    chosen_token: "{token}（id {id}）",
     stale_note: "这段文本无法分析：下面（变淡的部分）显示的仍是上一段文本「{text}」的结果。",
     gen_end: "只生成了要求的 {asked} 个词元中的 {made} 个就停下了：模型写出了它的“文本结束”词元（generation_config.json 里指定的那个），transformers 的 generate 也在这里停。",
     gen_stopped: "只生成了要求的 {asked} 个词元中的 {made} 个就停下了：文本已达到 n_ctx = {n} 个词元，这是模型一次能读（也是页面能显示）的上限。缩短文本才能继续生成。",
@@ -251,4 +255,11 @@ export function t(key, vars) {
   let s = I18N[S.lang][key] ?? I18N.en[key] ?? key;
   if (vars) s = s.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? vars[name] : m));
   return s;
+}
+
+/** A token a form chose for a typed word, shown with its id ("␣Mary (id 8141)"): the token as the model
+ *  reads the word in running text (qkv.analysis.inputs.running_ids), so the reader sees which one it was. */
+export function chosen(token, id) {
+  if (id === null || id === undefined) return token ?? "";
+  return token === null || token === undefined ? `#${id}` : t("chosen_token", { token, id });
 }
