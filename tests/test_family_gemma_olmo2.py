@@ -175,3 +175,22 @@ def test_the_page_view_document_is_made(variant, family):
     assert n > WINDOW
     cfg = model.cfg
     assert doc["arrays"]["pattern"]["shape"] == [cfg.n_layers, cfg.n_heads, n, n]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_origin_document_rebuilds_the_traced_dots_within_the_window(variant, family):
+    """The page's origin panel recomputes one head's q . k from x (OLMo-2: the q/k norm over every head at
+    once): its dots are the trace's, and a sliding-window layer lists only the keys in its window."""
+    from qkv.analysis.origin import origin
+
+    _, _, model, tok = family(variant)
+    doc = origin(model, tok, text="the cat sat on the mat. the dog ate an apple.", layer=0, head=1, token=-1)
+    i = len(doc["ids"]) - 1
+    assert i >= WINDOW
+    _, trace = model.run_with_trace(torch.tensor([doc["ids"]]))
+    dots = trace["blocks.0.attn.hook_dots"][0, 1, i]  # (T_key,)
+    keys = [k["pos"] for k in doc["keys"]]
+    assert keys == list(range(i + 1 - WINDOW if variant.startswith("gemma") else 0, i + 1))
+    got = torch.tensor([k["dot"] for k in doc["keys"]], dtype=torch.float32)
+    torch.testing.assert_close(got, dots[keys], atol=1e-5, rtol=0)
+    assert doc["keys"][-1]["scaled"] == pytest.approx(doc["keys"][-1]["dot"] / (model.cfg.attn_scale or 4.0))

@@ -193,7 +193,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         "model": model_info(model, tokenizer, name),
         "special": [n for n, i in enumerate(ids) if i in special],
         "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
-        "scale": math.sqrt(cfg.d_head),
+        "scale": cfg.attn_scale or math.sqrt(cfg.d_head),  # Gemma divides by sqrt(query_pre_attn_scalar)
         "first": k,
         "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
         "unknown": unknown_pieces(tokenizer, typed),
