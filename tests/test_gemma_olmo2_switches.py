@@ -238,3 +238,19 @@ def test_a_gemma3_with_images_directory_is_refused_by_the_cli(tmp_path, capsys):
     (d / "config.json").write_text(json.dumps(hc), encoding="utf-8")
     line = run_error(capsys, ["generate", "--ckpt", str(d), "--prompt", "hi", "--max-new-tokens", "2"])
     assert "gemma3_text" in line and "Gemma3ForConditionalGeneration" in line
+
+
+@pytest.mark.slow
+def test_export_to_gpt2_refuses_the_switches(tmp_path):
+    pytest.importorskip("transformers")
+    from qkv.core.hub.export import export_hf
+    from qkv.core.text.tokenizers import train_tokenizer
+
+    tok = train_tokenizer("char", "the cat sat on the mat")
+    base = dict(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=2, unembed_bias=False)
+    for extra in (dict(norm_placement="sandwich"), dict(output_logits_soft_cap=5.0), dict(sliding_window=4)):
+        model = make_model(ModelConfig(**base, **extra))
+        with pytest.raises(ValueError, match=next(iter(extra))) as err:
+            export_hf(model, tok, tmp_path / "hf")
+        assert "\n" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

@@ -15,4 +15,5 @@ MESSAGES = {
     ),
     "no_window": "field 'sliding_window' must be a number: layer_types has sliding_attention layers",
     "olmo2_bias": "field 'attention_bias' must be false (an OLMo-2 with attention biases is not built)",
+    "gpt2_export": "GPT-2 has no {name} (a switch of Gemma and OLMo-2)",
 }

@@ -16,4 +16,5 @@ MESSAGES = {
     ),
     "no_window": "字段 'sliding_window' 必须是数字：layer_types 里有 sliding_attention 层",
     "olmo2_bias": "字段 'attention_bias' 必须是 false（qkv 不搭建带注意力偏置的 OLMo-2）",
+    "gpt2_export": "GPT-2 没有 {name}（Gemma 和 OLMo-2 的开关）",
 }
