@@ -254,3 +254,22 @@ def test_export_to_gpt2_refuses_the_switches(tmp_path):
             export_hf(model, tok, tmp_path / "hf")
         assert "\n" not in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lens_soft_caps_and_attribution_refuses_what_is_no_sum():
+    """The logit lens's last row is the model's own output (soft-capped logits included); direct logit
+    attribution refuses a model whose logit is no sum of parts (norms after sub-layers, a logit soft-cap)."""
+    from qkv.analysis.attribution import logit_attribution
+    from qkv.analysis.lens import logit_lens
+
+    ids = torch.randint(0, 50, (12,), generator=torch.Generator().manual_seed(4)).tolist()
+    for switches in (dict(LLM, output_logits_soft_cap=1.0), GEMMA, OLMO2):
+        model = make_model(ModelConfig(**SMALL, **switches)).eval()
+        with torch.no_grad():
+            want = model(torch.tensor([ids]))[0].softmax(-1)
+        torch.testing.assert_close(logit_lens(model, ids)[-1], want, atol=1e-6, rtol=0)
+        with pytest.raises(ValueError) as e:
+            logit_attribution(model, ids)
+        said = say_error(e.value, "en")
+        assert "no such sum" in said and "\n" not in said
+        assert "归因" in say_error(e.value, "zh")

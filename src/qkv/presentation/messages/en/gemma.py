@@ -16,4 +16,8 @@ MESSAGES = {
     "no_window": "field 'sliding_window' must be a number: layer_types has sliding_attention layers",
     "olmo2_bias": "field 'attention_bias' must be false (an OLMo-2 with attention biases is not built)",
     "gpt2_export": "GPT-2 has no {name} (a switch of Gemma and OLMo-2)",
+    "attribution": (
+        "direct logit attribution reads the logit as a sum of what each head and MLP adds to the residual stream; "
+        "with {what} (Gemma, OLMo-2) a norm or a tanh lies between them, so the logit is no such sum"
+    ),
 }

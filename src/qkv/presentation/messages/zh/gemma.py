@@ -17,4 +17,8 @@ MESSAGES = {
     "no_window": "字段 'sliding_window' 必须是数字：layer_types 里有 sliding_attention 层",
     "olmo2_bias": "字段 'attention_bias' 必须是 false（qkv 不搭建带注意力偏置的 OLMo-2）",
     "gpt2_export": "GPT-2 没有 {name}（Gemma 和 OLMo-2 的开关）",
+    "attribution": (
+        "直接 logit 归因把 logit 读成每个头和每个 MLP 往残差流里加的量之和；"
+        "有了 {what}（Gemma、OLMo-2），它们和 logit 之间隔着一个归一化或一个 tanh，logit 就不再是这样的和"
+    ),
 }
