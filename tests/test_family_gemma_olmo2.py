@@ -224,3 +224,19 @@ def test_bfloat16_directory_loads_as_bfloat16_or_float32(variant, tmp_path):
     assert diff.max().item() <= BF16_MAX and diff.mean().item() <= BF16_MEAN, (diff.max(), diff.mean())
     ours, theirs = ((x.float() - exact).abs().max().item() for x in (got, want))
     assert ours <= 2 * theirs, (ours, theirs)
+
+
+def test_the_explanation_of_a_sliding_soft_capped_head_says_so(family, capsys):
+    """qkv explain on a Gemma 2 head: only the window's keys are rows (no -inf among them), and the window, the
+    scale and the soft-cap are each said, in English and in Chinese."""
+    from cli_util import run_ok
+
+    d, _, model, _ = family("gemma2")
+    text = "the cat sat on the mat. the dog ate an apple."
+    out, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "0", "--head", "1", "--lang", "en"])
+    assert "sliding window" in out and "soft-capped" in out and "query_pre_attn_scalar" in out
+    assert "inf" not in out and "NaN" not in out
+    zh, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "0", "--head", "1", "--lang", "zh"])
+    assert "滑动窗口" in zh and "软上限" in zh
+    global_layer, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "1", "--head", "1"])
+    assert "sliding window" not in global_layer and "soft-capped" in global_layer

@@ -83,7 +83,8 @@ def _blocks(d: dict, lang: str) -> list:
         out.append(("p", say("join")))
     if not d["model"].get("causal", True):
         out.append(("p", say("bidirectional")))
-    out += head_steps(d, say) if d["mode"] == "head" else _heads_table(d, say)
+    gemma = translator(check_lang(lang), "gemma")  # a sliding window's and a soft-cap's sentences
+    out += head_steps(d, say, gemma=gemma) if d["mode"] == "head" else _heads_table(d, say)
     return out + next_token(d, say)
 
 
