@@ -240,3 +240,16 @@ def test_the_explanation_of_a_sliding_soft_capped_head_says_so(family, capsys):
     assert "滑动窗口" in zh and "软上限" in zh
     global_layer, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "1", "--head", "1"])
     assert "sliding window" not in global_layer and "soft-capped" in global_layer
+
+
+@pytest.mark.parametrize("variant", ["gemma2", "olmo2"])
+def test_the_tokenizer_reads_as_transformers(variant, family):
+    """Gemma's layout (▁ pieces, byte fallback, <bos> first) and OLMo-2's byte-level BPE, read by qkv's own
+    tokenizers (hub/adapters/llama.py's read_tokenizer): transformers' ids and decoded text."""
+    d, _, _, tok = family(variant)
+    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"))
+    for text in ("hello world", " two  spaces", "我昨天吃了苹果。", "zq!\n"):
+        ids = tok.encode(text)
+        assert ids == hf.encode(text), text
+        assert tok.decode(ids) == text  # <bos> (Gemma) written as nothing
+    assert (tok.kind == "pieces") == variant.startswith("gemma")
