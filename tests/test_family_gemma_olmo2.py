@@ -248,8 +248,22 @@ def test_the_tokenizer_reads_as_transformers(variant, family):
     tokenizers (hub/adapters/llama.py's read_tokenizer): transformers' ids and decoded text."""
     d, _, _, tok = family(variant)
     hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"))
-    for text in ("hello world", " two  spaces", "我昨天吃了苹果。", "zq!\n"):
+    for text in ("hello world", "two  spaces", "我昨天吃了苹果。", "zq!\n"):
         ids = tok.encode(text)
         assert ids == hf.encode(text), text
-        assert tok.decode(ids) == text  # <bos> (Gemma) written as nothing
+        body = ids[1:] if variant.startswith("gemma") else ids  # Gemma's <bos> first, shown as its piece
+        assert tok.decode(body) == hf.decode(body), text
     assert (tok.kind == "pieces") == variant.startswith("gemma")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="PieceTokenizer.decode takes off a leading space, as SentencePiece's prepended ▁ "
+    "would be (Llama 2); Gemma prepends none (core/text/tokenizers/pieces.py, another helper's)",
+)
+def test_a_gemma_text_that_starts_with_a_space_decodes_with_it(family):
+    d, _, _, tok = family("gemma2")
+    body = tok.encode(" two")[1:]
+    assert tok.decode(body) == transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json")).decode(
+        body
+    )
