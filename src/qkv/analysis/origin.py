@@ -76,9 +76,7 @@ def origin(
     bias = attn.W_QKV.bias
     xW, b, (q, k, v), (q_dot, k_dot) = _head_products(attn, x, head)
     rope = attn.rope is not None
-    causal = cfg.causal
-    window = attn.window or T  # a sliding-window layer (Gemma): the keys within its window
-    visible = list(range(max(0, i + 1 - window), i + 1)) if causal else list(range(T))
+    visible = _visible(attn, cfg.causal, i, T)
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
     dots = product.sum(-1)  # (n_visible,)
     scale = cfg.attn_scale or math.sqrt(cfg.d_head)  # Gemma: sqrt(query_pre_attn_scalar)
@@ -102,7 +100,7 @@ def origin(
         "qk_norm": attn.q_norm is not None,
         "rope": rope,
         "values": cfg.values,
-        "causal": causal,
+        "causal": cfg.causal,
         "d_model": cfg.d_model,
         "d_head": cfg.d_head,
         "scale": scale,
@@ -121,6 +119,14 @@ def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:
     with evaluating(model):
         _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=[x_name])
     return tr[x_name][0].double()  # (T, d_model)
+
+
+def _visible(attn, causal: bool, i: int, T: int) -> list[int]:
+    """The keys query i reads: all T, or under the causal mask 0..i, or in a sliding-window layer (Gemma)
+    only the last `window` of those."""
+    if not causal:
+        return list(range(T))
+    return list(range(max(0, i + 1 - (attn.window or T)), i + 1))
 
 
 def _head_products(attn, x: torch.Tensor, head: int):
