@@ -273,3 +273,18 @@ def test_the_lens_soft_caps_and_attribution_refuses_what_is_no_sum():
         said = say_error(e.value, "en")
         assert "no such sum" in said and "\n" not in said
         assert "归因" in say_error(e.value, "zh")
+
+
+def test_only_global_layers_take_the_linear_rope_scaling():
+    """Gemma 3 divides its global layers' RoPE frequencies by the factor, never its sliding ones (even when
+    both share one base); the local base is the sliding layers' own."""
+    base = ModelConfig(**SMALL, **LLM).d_head
+    same = make_model(ModelConfig(**SMALL, **LLM, sliding_window=4, layer_types="lg", rope_linear_factor=4.0))
+    theta = 10000.0 ** (-torch.arange(0, base, 2, dtype=torch.float64) / base)
+    torch.testing.assert_close(same.blocks[0].attn.rope.theta, theta)
+    torch.testing.assert_close(same.blocks[1].attn.rope.theta, theta / 4)
+    two = make_model(ModelConfig(**SMALL, **LLM, sliding_window=4, layer_types="lg", rope_base_local=100.0))
+    torch.testing.assert_close(
+        two.blocks[0].attn.rope.theta, 100.0 ** (-torch.arange(0, base, 2, dtype=torch.float64) / base)
+    )
+    torch.testing.assert_close(two.blocks[1].attn.rope.theta, theta)
