@@ -288,3 +288,20 @@ def test_only_global_layers_take_the_linear_rope_scaling():
         two.blocks[0].attn.rope.theta, 100.0 ** (-torch.arange(0, base, 2, dtype=torch.float64) / base)
     )
     torch.testing.assert_close(two.blocks[1].attn.rope.theta, theta)
+
+
+@pytest.mark.parametrize("switches", [GEMMA, OLMO2], ids=["gemma", "olmo2"])
+def test_a_hook_on_the_new_names_edits_what_the_stream_adds(switches):
+    """Zeroing blocks.1.hook_attn_out (LN1_post's output, what joins the stream) leaves resid_mid = resid_pre;
+    zeroing blocks.1.attn.hook_out (the raw output) makes LN1_post's input 0, and so its output 0 too."""
+    model = make_model(ModelConfig(**SMALL, **switches)).eval()
+    ids = torch.randint(0, 50, (1, 10), generator=torch.Generator().manual_seed(5))
+    zero = lambda t, hook: torch.zeros_like(t)
+    for name in ("blocks.1.hook_attn_out", "blocks.1.attn.hook_out"):
+        with model.hooks([(name, zero)]):
+            logits, trace = model.run_with_trace(ids)
+            with torch.no_grad():
+                torch.testing.assert_close(model(ids), logits, atol=1e-5, rtol=0)  # the fused path, hooked too
+        torch.testing.assert_close(trace["blocks.1.hook_resid_mid"], trace["blocks.1.hook_resid_pre"])
+        with torch.no_grad():
+            assert not torch.allclose(logits, model(ids))
