@@ -97,6 +97,7 @@ def test_the_fused_path_equals_the_written_out_formula(cap, window):
         torch.testing.assert_close(model(ids[:, 5:], cache), full[:, 5:], atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # the hull's linear programs
 @pytest.mark.parametrize("switches", [GEMMA, OLMO2], ids=["gemma", "olmo2"])
 def test_a_model_of_the_switches_steps_as_it_runs_and_passes_the_checks(switches):
     model = make_model(ModelConfig(**SMALL, **switches)).eval()
