@@ -267,3 +267,16 @@ def test_a_gemma_text_that_starts_with_a_space_decodes_with_it(family):
     assert tok.decode(body) == transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json")).decode(
         body
     )
+
+
+def test_the_heads_summary_names_the_sliding_layers_smaller_spread(family, capsys):
+    from cli_util import run_ok
+
+    d = family("gemma2")[0]
+    text = "the cat sat on the mat. the dog ate an apple."
+    out, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--lang", "en"])
+    assert f"Layers 0, 2 attend within a sliding window of {WINDOW} tokens" in out
+    zh, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--lang", "zh"])
+    assert f"层 0、2 只在 {WINDOW} 个词元的滑动窗口内" in zh
+    short, _ = run_ok(capsys, ["explain", "the cat", "--ckpt", str(d)])  # within the window: nothing to say
+    assert "sliding window" not in short

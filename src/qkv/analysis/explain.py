@@ -122,6 +122,9 @@ def explain(
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
     else:
         data["heads"], data["max_entropy_bits"] = _summary(tr, layers, head, pos, n_vis, shown), math.log2(n_vis)
+        sliding = [L for L in layers if cfg.causal and cfg.slides(L) and cfg.sliding_window < n_vis]
+        if sliding:  # Gemma: these layers' rows spread over the window's keys only
+            data["window"] = {"layers": sliding, "size": cfg.sliding_window}
     data["next"] = _next(tr, tokenizer, all_ids, cropped, pos, top) if has_lm else None  # an encoder predicts no token
     return data
 

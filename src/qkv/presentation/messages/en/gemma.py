@@ -24,6 +24,11 @@ MESSAGES = {
         "This layer attends within a sliding window: the tokens before position {first} are hidden from this query, "
         "as the causal mask hides the later ones."
     ),
+    "layer_sep": ", ",
+    "explain_window_entropy": (
+        "Layers {layers} attend within a sliding window of {w} tokens: their rows spread over those only, "
+        "so their most even spread is {max:.3f} bits."
+    ),
     "explain_scale": (
         "This model divides q·k_j by {s} (the square root of its query_pre_attn_scalar), not by √d_head = √{d}: "
         "the q·k/√d_head column and √d_head above are that number."

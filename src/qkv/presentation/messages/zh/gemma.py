@@ -24,6 +24,11 @@ MESSAGES = {
     "explain_window": (
         "这一层只在滑动窗口内做注意力：位置 {first} 之前的词元对这个 query 不可见，就像因果掩码遮住后面的词元一样。"
     ),
+    "layer_sep": "、",
+    "explain_window_entropy": (
+        "层 {layers} 只在 {w} 个词元的滑动窗口内做注意力：它们的每一行只分布在这些词元上，"
+        "所以最均匀时的熵是 {max:.3f} 比特。"
+    ),
     "explain_scale": (
         "这个模型把 q·k_j 除以 {s}（它的 query_pre_attn_scalar 的平方根），而不是 √d_head = √{d}："
         "上面的 √d_head 和 q·k/√d_head 那一列用的都是这个数。"
