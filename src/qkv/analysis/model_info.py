@@ -29,6 +29,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
         "pos",
         "causal",
         "residual",
+        "parallel_attn_mlp",  # GPT-NeoX's block: attention and MLP both read x, no resid_mid between them
         "values",
         "arch",
     )
@@ -70,6 +71,8 @@ def _weights_bytes(path) -> int | None:
     from qkv.core.train.checkpoint import read_state
 
     d = Path(path) if path else None
+    if d is not None and d.is_file():  # a GGUF file: the one file it was read from
+        return d.stat().st_size
     if d is None or not d.is_dir():
         return None
     try:

@@ -8,7 +8,9 @@ tests) and nothing else. The shared reading (the weight files, the sizes, the dt
 
 A weight map is a dict: qkv parameter name -> (how, stored names), how being "" (the one tensor as it
 is), "T" (one tensor transposed: GPT-2's Conv1D (in, out) to nn.Linear's (out, in)), "cat" (several
-stacked row-wise: W_QKV from q, k and v) or "+1" (one tensor plus 1: Gemma's RMSNorm scales by 1 + weight).
+stacked row-wise: W_QKV from q, k and v), "rows" (some rows of one tensor, with a third element, a
+read.Rows: Phi-3's fused gate_up_proj split, GPT-NeoX's per-head query_key_value regrouped) or "+1"
+(one tensor plus 1: Gemma's RMSNorm scales by 1 + weight).
 """
 
 from __future__ import annotations

@@ -23,10 +23,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from qkv.core.model.nn.attention import KVCache
+from qkv.core.model.nn.block import Block, make_block
 from qkv.core.model.nn.layernorm import NoNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
+from qkv.core.model.nn.parallel import ParallelBlock
 from qkv.core.model.nn.position import make_position
-from qkv.core.model.nn.sandwich import make_gpt_block
+from qkv.core.model.nn.sandwich import SandwichBlock
 from qkv.core.model.nn.sliding import soft_cap
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
@@ -34,6 +36,15 @@ from qkv.core.see.tap import forward_pass, tap, tap_expanded
 from qkv.core.see.trace import run_with_trace
 from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import FAMILIES
+
+
+def make_gpt_block(cfg: ModelConfig, layer: int = 0) -> Block:
+    """A GPT's block: with norms after each sub-layer (cfg.norm_placement "sandwich" / "output", Gemma and
+    OLMo-2) nn/sandwich.py's, with attention and MLP side by side (cfg.parallel_attn_mlp, GPT-NeoX)
+    nn/parallel.py's, else the block every family shares (make_block). ModelConfig refuses the two together."""
+    if cfg.norm_placement != "pre":
+        return SandwichBlock(cfg, layer)
+    return ParallelBlock(cfg, layer) if cfg.parallel_attn_mlp else make_block(cfg, layer)
 
 
 class GPT(Hookable, nn.Module):

@@ -5,7 +5,8 @@
                            (checked geometrically: a linear program looks for convex weights)
     the heads add up:      sum_h z_h W_O[h] + b_O = attn_out
     the residual stream:   resid_mid = resid_pre + attn_out,  resid_post = resid_mid + mlp_out
-                           (post-norm: resid_mid = LN1(resid_pre + attn_out), and so on)
+                           (post-norm: resid_mid = LN1(resid_pre + attn_out), and so on;
+                           a parallel block: resid_post = resid_pre + attn_out + mlp_out, no resid_mid)
 
 In training mode, attention dropout zeroes weights and scales the rest up without renormalising,
 so rows stop summing to 1 and z may leave the hull; residual dropout breaks the residual sums.
@@ -275,6 +276,13 @@ def _apply(module, x: torch.Tensor) -> torch.Tensor:
 def _stream(trace, site: _Site) -> list[CheckItem]:
     """The residual sums of one block: resid_mid = resid_pre + attn_out, ... (post-norm: LN of each sum)."""
     p, cfg = site.prefix, trace.cfg
+    if cfg.parallel_attn_mlp:  # both sub-layers read resid_pre; one sum
+        pre, summed = trace[p + "hook_resid_pre"], trace[p + "hook_attn_out"] + trace[p + "hook_mlp_out"]
+        norms = _norm(trace, site, "ln1", pre) + _norm(trace, site, "ln2", pre)
+        return [
+            *norms,
+            _close(site, "resid_post = resid_pre + attn_out + mlp_out", trace[p + "hook_resid_post"], pre + summed),
+        ]
     # (the sum's name, the residual before it, the sub-layer's output, the residual after it, its LayerNorm)
     steps = [("resid_mid", "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1")]
     if site.cross:

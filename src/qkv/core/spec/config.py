@@ -115,6 +115,14 @@ class ModelConfig:
     arch="seq2seq" builds qkv.core.model.seq2seq.Seq2Seq, an encoder-decoder (translation): an
     encoder of `n_encoder_layers` blocks (None: as many as the decoder) and a decoder of `n_layers`
     blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
+    GPT-NeoX / Pythia and Phi-3 add two switches of a GPT: `parallel_attn_mlp` (attention and MLP
+    both read the block's input: x = x + Attn(LN1(x)) + MLP(LN2(x)), one residual sum per block, no
+    resid_mid; pre-norm, residual, with an MLP) and `rotary_dim` (partial RoPE: only the first
+    rotary_dim dimensions of each head's q and k are rotated, at frequencies base^(-2i/rotary_dim);
+    the rest pass unchanged; even, at most d_head; None: d_head, the whole head; pos="rope" only).
+    Phi-3's LongRoPE, as read for texts up to its original context: `rope_factors` (rotary_dim / 2
+    numbers: theta_i is divided by rope_factors[i]; `--set rope_factors=1,1.5,...`) and
+    `rope_attention_factor` (cos and sin multiplied by it, so the rotated part of q and k grows).
     Gemma 2 / Gemma 3 and OLMo-2 add switches of a GPT (the fields after `# Gemma / OLMo-2`):
     `norm_placement` ("pre": the norm before each sub-layer only; "sandwich": x = x + LN1_post(Attn(LN1(x))),
     x = x + LN2_post(MLP(LN2(x))), as Gemma; "output": x = x + LN1_post(Attn(x)), x = x + LN2_post(MLP(x)),
@@ -165,6 +173,11 @@ class ModelConfig:
     n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
     n_encoder_layers: int | None = None  # arch="seq2seq": the encoder's blocks (None: n_layers)
     share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
+    # GPT-NeoX / Phi-3
+    parallel_attn_mlp: bool = False  # x = x + Attn(LN1(x)) + MLP(LN2(x)): both read x (GPT-NeoX, Pythia)
+    rotary_dim: Resolved[int] = AUTO  # RoPE on each head's first rotary_dim dims only (None: d_head)
+    rope_factors: list[float] | None = None  # LongRoPE (Phi-3): theta_i / rope_factors[i], rotary_dim / 2 of them
+    rope_attention_factor: float = 1.0  # LongRoPE: RoPE's cos and sin multiplied by it
     # Gemma / OLMo-2 (see the docstring; each off by default)
     norm_placement: NormPlacement = "pre"  # "sandwich": norms before and after each sub-layer; "output": after only
     attn_scale: float | None = None  # scores = q k^T / attn_scale (None: sqrt(d_head))
@@ -189,6 +202,7 @@ class ModelConfig:
         _check_rope_scaling(self.rope_scaling)
         self._check_parts(family)
         self._check_switches()
+        self._check_neox_phi3(family)
         self._check_gemma_olmo(family)
 
     def _check_sizes(self, family) -> None:
@@ -276,6 +290,48 @@ class ModelConfig:
         if self.pos == "rope" and self.d_head % 2:
             raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
 
+    def _check_neox_phi3(self, family) -> None:
+        """parallel_attn_mlp: a GPT's pre-norm residual block with an MLP; rotary_dim (default d_head): even,
+        from 2 to d_head, and less than d_head only with pos="rope"."""
+        if not isinstance(self.parallel_attn_mlp, bool):
+            raise ValueError(f"parallel_attn_mlp must be true or false; got {self.parallel_attn_mlp!r}")
+        if self.parallel_attn_mlp and (not family.llm_parts or self.norm == "post"):
+            raise ValueError(f"parallel_attn_mlp is for a pre-norm GPT; got arch={self.arch!r}, norm={self.norm!r}")
+        if self.parallel_attn_mlp and (self.mlp == "none" or not self.residual):
+            raise ValueError(
+                "parallel_attn_mlp adds attention and MLP to one residual stream: needs an MLP and residual"
+            )
+        if self.rotary_dim is None:
+            self.rotary_dim = self.d_head
+        _check_int("rotary_dim", self.rotary_dim, 1, self.d_head)
+        if self.rotary_dim != self.d_head and (self.pos != "rope" or self.rotary_dim % 2):
+            raise ValueError(
+                f"rotary_dim rotates pairs of RoPE's dimensions: pos='rope', an even number; got {self.rotary_dim}"
+            )
+        self._check_longrope()
+
+    def _check_longrope(self) -> None:
+        """rope_factors: None or rotary_dim / 2 positive numbers (a list, or from --set the text "1,1.5,...");
+        rope_attention_factor a positive number; either one only with pos="rope"."""
+        if isinstance(self.rope_factors, str):  # `--set rope_factors=1,1.5,2`
+            try:
+                self.rope_factors = [float(x) for x in self.rope_factors.split(",")]
+            except ValueError:
+                raise ValueError(
+                    f"rope_factors must be numbers separated by commas; got {self.rope_factors!r}"
+                ) from None
+        _check_float("rope_attention_factor", self.rope_attention_factor, 1e-3, 100.0)
+        if self.rope_factors is None:
+            if self.rope_attention_factor != 1.0 and self.pos != "rope":
+                raise ValueError("rope_attention_factor scales RoPE's cos and sin: it needs pos='rope'")
+            return
+        pairs = self.rotary_dim // 2
+        if self.pos != "rope" or not isinstance(self.rope_factors, list) or len(self.rope_factors) != pairs:
+            raise ValueError(f"rope_factors must be {pairs} numbers (one per rotated pair) with pos='rope'")
+        for i, factor in enumerate(self.rope_factors):
+            _check_float(f"rope_factors[{i}]", factor, 1e-6, 1e9)
+        self.rope_factors = [float(f) for f in self.rope_factors]
+
     @property
     def pre_norm(self) -> bool:
         """The blocks normalise before each sub-layer (LayerNorm or RMSNorm), so the stack ends in a final norm."""
@@ -294,6 +350,8 @@ class ModelConfig:
             d["n_kv_heads"] = None
         if self.qkv_bias == self.bias:
             d["qkv_bias"] = None
+        if self.rotary_dim == self.d_head:
+            d["rotary_dim"] = None
         return d
 
     @classmethod
@@ -307,6 +365,10 @@ class ModelConfig:
         """The Gemma / OLMo-2 switches: each a GPT's only, each within its bounds."""
         _check_choice("norm_placement", self.norm_placement, typing.get_args(NormPlacement))
         _check_choice("qk_norm_width", self.qk_norm_width, typing.get_args(QkNormWidth))
+        if self.norm_placement != "pre" and self.parallel_attn_mlp:
+            raise ValueError(
+                f"parallel_attn_mlp has norms before its sub-layers only; got norm_placement={self.norm_placement!r}"
+            )
         for name in ("attn_scale", "attn_scores_soft_cap", "output_logits_soft_cap", "rope_base_local"):
             if getattr(self, name) is not None:
                 _check_float(name, getattr(self, name), 1e-6, 1e12)

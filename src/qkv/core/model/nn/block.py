@@ -326,7 +326,7 @@ class DecoderBlock(BlockWithMLP):
 
 def make_block(cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
     """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal); a GPT's
-    blocks with norms after each sub-layer (cfg.norm_placement) are nn/sandwich.py's (make_gpt_block)."""
+    blocks with norms after each sub-layer or side by side are gpt.make_gpt_block's."""
     if cfg.mlp == "none":
         return AttentionOnlyBlock(cfg, layer, scope, causal)
     post = cfg.norm == "post"

@@ -80,15 +80,29 @@ class RoPE(nn.Module):
     pairs: "adjacent" rotates (x_2i, x_2i+1), as the RoFormer paper writes it; "halves" rotates
     (x_i, x_i+d_head/2), as Llama, Mistral and Qwen do (transformers' rotate_half). The cos and sin of
     t * theta are computed in float64 for the positions a text reaches, and kept (growing, at most n_ctx).
+    Partial rotation (GPT-NeoX, Phi-3: cfg.rotary_dim): a RoPE of d_head = rotary_dim given wider heads
+    rotates their first rotary_dim dimensions, in its layout, and passes the rest through unchanged.
+    Phi-3's LongRoPE: `factors` divide the frequencies, theta_i / factors[i], and `attention` multiplies
+    cos and sin (the rotated part of q and k grows by it, their scores by its square).
     """
 
     def __init__(
-        self, n_ctx: int, d_head: int, base: float = 10000.0, layout: str = "adjacent", scaling: dict | None = None
+        self,
+        n_ctx: int,
+        d_head: int,
+        base: float = 10000.0,
+        layout: str = "adjacent",
+        scaling: dict | None = None,
+        factors: list[float] | None = None,
+        attention: float = 1.0,
     ):
         super().__init__()
         # theta and the table are plain tensors, not buffers: model.to(torch.bfloat16) must not round the
         # angles (their float64 is what keeps positions apart), and a model built on the meta device has them
         self.theta = rope_frequencies(d_head, base, scaling)  # (d_head/2,), float64, on the CPU
+        if factors is not None:  # LongRoPE: each frequency divided by its own factor
+            self.theta = self.theta / torch.tensor(factors, dtype=torch.float64, device="cpu")
+        self.attention = attention
         self.n_ctx, self.halves = n_ctx, layout == "halves"
         self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # (cos, sin), each (length, d_head/2)
 
@@ -100,7 +114,8 @@ class RoPE(nn.Module):
             # ordinary tensors even when first asked for under inference_mode (generation): training reads them later
             with torch.inference_mode(False), torch.no_grad():
                 angle = torch.arange(n, dtype=torch.float64, device="cpu")[:, None] * self.theta  # (n, d_head/2)
-                kept = self._table = (angle.cos().float().to(device), angle.sin().float().to(device))
+                cos, sin = angle.cos() * self.attention, angle.sin() * self.attention  # attention: LongRoPE's
+                kept = self._table = (cos.float().to(device), sin.float().to(device))
         return kept
 
     def forward(self, x: torch.Tensor, offset: int | torch.Tensor = 0, upto: int | None = None) -> torch.Tensor:
@@ -116,6 +131,13 @@ class RoPE(nn.Module):
             T = x.shape[-2]
             cos, sin = (t[offset : offset + T] for t in self.table(offset + T, x.device))  # (T, d_head/2)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        d_rot = 2 * cos.shape[-1]
+        if x.shape[-1] > d_rot:  # partial: (B, n_heads, T, rotary_dim) rotated, the other dimensions as they are
+            return torch.cat((self.rotate(x[..., :d_rot], cos, sin), x[..., d_rot:]), dim=-1)
+        return self.rotate(x, cos, sin)
+
+    def rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """Each pair (a, b) of x's dimensions -> (a cos - b sin, a sin + b cos), in this RoPE's layout."""
         if self.halves:
             a, b = x.chunk(2, dim=-1)  # (B, n_heads, T, d_head/2) each: the pairs (x_i, x_i+d_head/2)
             return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from qkv.core.model.nn.attention import KVCache
-from qkv.core.model.nn.block import Block, BlockWithMLP, make_block
+from qkv.core.model.nn.block import BlockWithMLP
 from qkv.core.model.nn.layernorm import AnyNorm, NoNorm, make_norm
 from qkv.core.spec.config import ModelConfig
 
@@ -64,9 +64,3 @@ class SandwichBlock(BlockWithMLP):
             return x + ln2_post(mlp(ln2(x)))
 
         return step
-
-
-def make_gpt_block(cfg: ModelConfig, layer: int = 0) -> Block:
-    """A GPT's block: make_block's, or with cfg.norm_placement "sandwich" / "output" a SandwichBlock (only a
-    GPT has them: ModelConfig refuses them for the encoder and the encoder-decoder)."""
-    return make_block(cfg, layer) if cfg.norm_placement == "pre" else SandwichBlock(cfg, layer)

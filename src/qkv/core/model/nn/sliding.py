@@ -49,7 +49,8 @@ def layer_rope(cfg: ModelConfig, layer: int) -> RoPE:
     local = slides and cfg.rope_base_local is not None
     base = cfg.rope_base_local if local and cfg.rope_base_local is not None else cfg.rope_base
     scaling = None if local else cfg.rope_scaling
-    rope = RoPE(cfg.n_ctx, cfg.d_head, base, cfg.rope_layout, scaling)
+    factors = None if local else cfg.rope_factors  # Phi-3's LongRoPE (a model with no sliding layers)
+    rope = RoPE(cfg.n_ctx, cfg.rotary_dim, base, cfg.rope_layout, scaling, factors, cfg.rope_attention_factor)
     if not slides and cfg.rope_linear_factor != 1.0:  # linear scaling: position t rotates as t / factor would
         rope.theta = rope.theta / cfg.rope_linear_factor
     return rope
