@@ -219,6 +219,9 @@ def _export_problems(cfg: ModelConfig) -> list:
         problems.append(phrase("hub.gpt2_d_head"))
     if cfg.embed_scale:
         problems.append(phrase("hub.gpt2_embed_scale"))
+    gemma = [n for n in cfg.GEMMA_OLMO_FIELDS if getattr(cfg, n) != ModelConfig.__dataclass_fields__[n].default]
+    if gemma:  # norms after sub-layers, soft-caps, a window, another attention scale...: GPT-2 has none
+        problems.append(phrase("gemma.gpt2_export", name=gemma[0]))
     return problems
 
 
