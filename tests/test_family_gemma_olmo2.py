@@ -256,11 +256,6 @@ def test_the_tokenizer_reads_as_transformers(variant, family):
     assert (tok.kind == "pieces") == variant.startswith("gemma")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PieceTokenizer.decode takes off a leading space, as SentencePiece's prepended ▁ "
-    "would be (Llama 2); Gemma prepends none (core/text/tokenizers/pieces.py, another helper's)",
-)
 def test_a_gemma_text_that_starts_with_a_space_decodes_with_it(family):
     d, _, _, tok = family("gemma2")
     body = tok.encode(" two")[1:]
