@@ -373,7 +373,7 @@ def _patching_figure(args) -> Path:
     out = check_path(args.out)  # before the model runs
     model, tokenizer = _load(args.ckpt)
     result = patch_text(
-        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site or "resid_pre"
+        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, args.site or "resid_pre", whole=args.whole
     )
     path = patching_heatmap(result.to_json(tokenizer), out, lang=args.lang)
     print(path)
@@ -386,7 +386,9 @@ def patch(args) -> None:
     from qkv.presentation.patching_table import render
 
     model, tokenizer = _load(args.ckpt)
-    result = patch_text(model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site)
+    result = patch_text(
+        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site, whole=args.whole
+    )
     for text in (args.clean, args.corrupt):  # read: say what its ids left out
         _unspellable(tokenizer, text, args.lang)
     doc = result.to_json(tokenizer)

@@ -65,7 +65,8 @@ def _ckpt(p, required: bool = False) -> None:
         "--ckpt",
         required=required,
         metavar="DIR",
-        help="checkpoint directory, or a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT)"
+        help="checkpoint directory, a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, "
+        "OLMo-2, GPT-NeoX/Pythia, Phi-3, BERT), a GGUF file, minilm or smollm2"
         + ("" if required else " (default: the bundled model)"),
     )
     _dtype(p)
@@ -335,6 +336,12 @@ def _patch_texts(p, required: bool) -> None:
         default="resid_pre" if required else None,
         help=fig + "what is patched: resid_pre, attn_out, mlp_out (each layer and position) or z (each head; "
         "default resid_pre)",
+    )
+    p.add_argument(
+        "--whole",
+        action="store_true",
+        help=fig
+        + "patch each layer's whole activation at the site (all positions and heads at once): one number a layer",
     )
 
 
