@@ -151,9 +151,8 @@ def load_model(name: str, ckpt=None):
     bundled translation model, "llm" SmolLM2-135M-Instruct (load_pretrained("smollm2")), true the
     bundled model. The model's family must be one the lesson
     READS; a translation model must translate zh→en."""
-    from qkv.core.train.checkpoint import load
-
     from qkv.core.hub.pretrained import load_pretrained
+    from qkv.core.train.checkpoint import load
 
     lesson = lesson_module(name)
     path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
