@@ -31,13 +31,15 @@ MESSAGES = {
     "（平均 [最低, 最高]）：\n"
     "{loss_table}\n"
     "{context}{verdict}",
-    "context_helps": "原样的模型预测第二遍远比第一遍准（{clean_second:.2f} 对 {clean_first:.2f} nat）：它在从上下文里复制。",
+    "context_helps": "原样的模型预测第二遍远比第一遍准（{clean_second:.2f} 对 {clean_first:.2f} nat）："
+    "它在从上下文里复制。",
     "context_no": "原样的模型预测第二遍并不比第一遍准（{clean_second:.2f} 对 {clean_first:.2f} nat）。",
     "verdict_holds": "关掉这 {k} 个归纳头，第二遍的损失升到 {zero_second:.2f}（置零）和 {mean_second:.2f}（取均值），"
     "而关掉随机的 {k} 个头最多只升到 {zero_rand_max:.2f} 和 {mean_rand_max:.2f}：从上下文复制靠的就是这少数几个头；"
     "第一遍本来就无从预测，几乎不变。",
     "verdict_fails": "关掉得分最高的 {k} 个头，第二遍的损失为 {zero_second:.2f}（置零）和 {mean_second:.2f}（取均值）；"
-    "而某一次随机抽到的 {k} 个头给出 {zero_rand_max:.2f} 和 {mean_rand_max:.2f}：在这里，单看分数挑不出复制所依赖的头。",
+    "而某一次随机抽到的 {k} 个头给出 {zero_rand_max:.2f} 和 {mean_rand_max:.2f}："
+    "在这里，单看分数挑不出复制所依赖的头。",
     "headline": "{model}：归纳分数 ≥ {scoring} 的头有 {n_scoring} 个（层 {scoring_layers}），最高 {best} "
     "{best_score:.3f}；第二遍损失 {clean_second:.2f} nat，关掉前 {k} 个后 {zero_second:.2f}（置零）/ "
     "{mean_second:.2f}（取均值），关掉随机 {k} 个后 ≤ {zero_rand_max:.2f} / {mean_rand_max:.2f}",
