@@ -19,15 +19,29 @@ from qkv.core.hub.pretrained import load_pretrained
 from qkv.presentation.i18n import say_error
 
 HAN = re.compile("[\u4e00-\u9fff]")
-SUPPORTED_EN = "GPT-2 (model_type gpt2), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, qwen2, qwen3) and BERT (bert)"
-SUPPORTED_ZH = "GPT-2（model_type gpt2）、Llama、Mistral、Qwen2、Qwen3（llama、mistral、qwen2、qwen3） 和 BERT（bert）"
+SUPPORTED_EN = (
+    "GPT-2 (model_type gpt2), Gemma 2, Gemma 3 (gemma2, gemma3_text), Llama, Mistral, Qwen2, Qwen3 (llama, mistral, "
+    "qwen2, qwen3), OLMo-2 (olmo2), BERT (bert), GPT-NeoX, Pythia (gpt_neox) and Phi-3 (phi3)"
+)
+SUPPORTED_ZH = (
+    "GPT-2（model_type gpt2）、Gemma 2、Gemma 3（gemma2、gemma3_text）、Llama、Mistral、Qwen2、Qwen3（llama、mistral、"
+    "qwen2、qwen3）、OLMo-2（olmo2）、BERT（bert）、GPT-NeoX、Pythia（gpt_neox） 和 Phi-3（phi3）"
+)
 
 
 def test_the_registry_holds_each_family_once_in_its_order():
     found = registry.adapters()
-    assert [a.titles for a in found] == [("GPT-2",), ("Llama", "Mistral", "Qwen2", "Qwen3"), ("BERT",)]
+    assert [a.titles for a in found] == [
+        ("GPT-2",),
+        ("Gemma 2", "Gemma 3"),
+        ("Llama", "Mistral", "Qwen2", "Qwen3"),
+        ("OLMo-2",),
+        ("BERT",),
+        ("GPT-NeoX", "Pythia"),
+        ("Phi-3",),
+    ]
     types = [t for a in found for t in a.model_types]
-    assert len(types) == len(set(types)) == 6
+    assert len(types) == len(set(types)) == 11
     assert str(registry.supported()) == SUPPORTED_EN
 
 
@@ -64,7 +78,7 @@ def toy_family(tmp_path, monkeypatch):
 def test_a_new_family_is_its_adapter_file_alone(toy_family, tmp_path):
     toy = registry.adapter_for({"model_type": "toy"}, tmp_path)
     assert toy.titles == ("Toy",) and toy.config({"vocab_size": 5}).d_vocab == 5
-    assert str(registry.supported()).endswith("Qwen3 (llama, mistral, qwen2, qwen3), BERT (bert) and Toy (toy)")
+    assert str(registry.supported()).endswith("BERT (bert), GPT-NeoX, Pythia (gpt_neox), Phi-3 (phi3) and Toy (toy)")
     assert registry.adapter_for({"model_type": "gpt2"}, tmp_path).titles == ("GPT-2",)
 
 

@@ -391,3 +391,26 @@ def test_patching_builds_no_autograd_graph(whole):
         block.register_forward_pre_hook(lambda module, args: grad_on.append(torch.is_grad_enabled()))
     patch(model, CLEAN_IDS, CORRUPT_IDS, "resid_pre", logit_diff(A, W), whole=whole)
     assert grad_on and not any(grad_on)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_whole_layer_document_is_drawn_as_a_table_and_a_figure(lang, tmp_path):
+    """The one-axis document (one number per layer) reads as one column: a row per layer with its value
+    and share, the strongest pieces named by layer; the heat map has one column of n_layers cells."""
+    from matplotlib.image import imread
+
+    from qkv.presentation.patching_table import render
+    from qkv.presentation.plot_patching import patching_heatmap
+
+    r = patch(gpt(**LLM), CLEAN_IDS, CORRUPT_IDS, "attn_out", logit_diff(A, W), whole=True)
+    doc = r.to_json()
+    text = render(doc, lang)
+    rows = [line for line in text.splitlines() if line.lstrip().startswith(("layer", "层"))]
+    assert len(rows) >= 3  # the table's three rows (the strongest pieces may add lines that start so)
+    for L in range(3):
+        assert f"{doc['values'][L]:.3f}" in text and f"({doc['normalized'][L]:.2f})" in text
+    assert ("whole layer" if lang == "en" else "整层") in text and (
+        "every position" if lang == "en" else "所有位置"
+    ) in text
+    path = patching_heatmap(doc, tmp_path / "whole.png", lang=lang)
+    assert imread(path).shape[0] > 0

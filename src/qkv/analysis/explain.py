@@ -66,6 +66,12 @@ def model_fields(model, keys) -> dict:
     }
 
 
+# the model's fields an explanation document carries (its readers draw the stack from them)
+MODEL_FIELDS = tuple(
+    "n_layers n_heads d_model d_head n_ctx norm pos causal arch unembed_bias parallel_attn_mlp".split()
+)
+
+
 @torch.no_grad()
 def explain(
     model,
@@ -113,10 +119,7 @@ def explain(
         "query": shown[pos],
         "layer": layer,
         "head": head,
-        "model": model_fields(
-            model,
-            ("n_layers", "n_heads", "d_model", "d_head", "n_ctx", "norm", "pos", "causal", "arch", "unembed_bias"),
-        ),
+        "model": model_fields(model, MODEL_FIELDS),
     }
     if mode == "head":
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
@@ -176,6 +179,9 @@ def next_rows(probs: torch.Tensor, tokenizer, top: int, following: int | None) -
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
+    x, attn_out = tr["resid_pre", L][0, pos], tr["attn_out", L][0, pos]
+    # a parallel block (GPT-NeoX) has no resid_mid: its MLP reads x too; x + attn_out is the sum shown
+    resid_mid = x + attn_out if cfg.parallel_attn_mlp else tr["resid_mid", L][0, pos]
     return step_detail(
         cfg,
         shown,
@@ -186,9 +192,9 @@ def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
         v=tr["v", L][0, :n_vis, H],
         z=tr["z", L][0, pos, H],
         head_out=tr["result", L][0, pos, H],
-        x=tr["resid_pre", L][0, pos],
-        attn_out=tr["attn_out", L][0, pos],
-        resid_mid=tr["resid_mid", L][0, pos],
+        x=x,
+        attn_out=attn_out,
+        resid_mid=resid_mid,
     )
 
 

@@ -29,6 +29,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
         "pos",
         "causal",
         "residual",
+        "parallel_attn_mlp",  # GPT-NeoX's block: attention and MLP both read x, no resid_mid between them
         "values",
         "arch",
     )

@@ -49,11 +49,12 @@ def head_steps(d: dict, say, after_values: list = ()) -> list:
     out += after_values
     out.append(("p", say("step3")))
     pre = r["norm"] != "post"  # resid_mid is the plain sum x + attn_out (pre-norm, RMSNorm, no norm)
+    parallel = d["model"].get("parallel_attn_mlp", False)  # GPT-NeoX: no resid_mid, x + attn_out is not one
     rows = [
         [say("r_x"), f"{r['x']:.4f}"],
         [say("r_head"), f"{r['head_out']:.4f}"],
         [say("r_attn"), f"{r['attn_out']:.4f}"],
-        [say("r_sum" if pre else "r_sum_post"), f"{r['x_plus_attn']:.4f}"],
+        [say("r_sum" if pre and not parallel else "r_sum_post"), f"{r['x_plus_attn']:.4f}"],
     ]
     if not pre:
         out.append(("p", say("step3_post")))

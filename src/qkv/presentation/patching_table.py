@@ -21,6 +21,25 @@ SITE_KEYS = {  # each site's one-line description, by its literal key
 }
 
 
+def grid(doc: dict, key: str) -> list | None:
+    """doc[key] ("values" or "normalized") as rows of layers: a whole-layer document (axes ["layer"],
+    one number per layer) becomes one column, so every document reads as (n_layers, width)."""
+    got = doc[key]
+    return [[v] for v in got] if got is not None and len(doc["axes"]) == 1 else got
+
+
+def tokens(doc: dict, run: str) -> list[str]:
+    """The tokens of one run ("clean" or "corrupted"); a document patched from ids without a tokenizer
+    has none, and shows each id as #id."""
+    said = doc["tokens"][run]
+    return said if said is not None else [f"#{i}" for i in doc["ids"][run]]
+
+
+def across(doc: dict) -> str:
+    """What the columns are: "pos", "head", or "whole" (one column: the whole layer's activation)."""
+    return doc["axes"][1] if len(doc["axes"]) == 2 else "whole"
+
+
 def _num(x: float, digits: int = 3) -> str:
     s = f"{x:.{digits}f}"
     return s[1:] if s.startswith("-") and not s.strip("-0.") else s  # no "-0.000"
@@ -28,7 +47,7 @@ def _num(x: float, digits: int = 3) -> str:
 
 def _token(doc: dict, i: int) -> str:
     """Position i's token in the clean text, and the corrupted one's after a slash where they differ."""
-    a, b = doc["tokens"]["clean"][i], doc["tokens"]["corrupted"][i]
+    a, b = tokens(doc, "clean")[i], tokens(doc, "corrupted")[i]
     return a if a == b else f"{a}/{b}"
 
 
@@ -43,13 +62,14 @@ def _caution(doc: dict, say) -> str:
 def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
     """The document as aligned text (or Markdown), in `lang`."""
     say = translator(check_lang(lang), "patching")
-    values, norm = doc["values"], doc["normalized"]
-    by_head = doc["axes"][1] == "head"
-    tokens = doc["tokens"]
-    T = len(tokens["clean"])
+    values, norm = grid(doc, "values"), grid(doc, "normalized")
+    kind = across(doc)
+    clean, corrupted = tokens(doc, "clean"), tokens(doc, "corrupted")
+    T = len(clean)
     blocks = [("title", say("title", site=doc["site"]))]
-    intro = [say(SITE_KEYS[doc["site"]]), say("clean_text", text=" ".join(tokens["clean"]))]
-    intro.append(say("corrupted_text", text=" ".join(tokens["corrupted"])))
+    site = say("site_whole", site=doc["site"]) if kind == "whole" else say(SITE_KEYS[doc["site"]])
+    intro = [site, say("clean_text", text=" ".join(clean))]
+    intro.append(say("corrupted_text", text=" ".join(corrupted)))
     if doc["answer"] is not None:
         pos = doc["position"]
         intro.append(say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=pos, tok=_token(doc, pos)))
@@ -60,8 +80,15 @@ def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
         blocks.append(("p", _caution(doc, say)))
 
     width = len(values[0]) if values else 0
-    head = [say("corner_head" if by_head else "corner_pos")]
-    head += [say("head", head=h) for h in range(width)] if by_head else [f"{i} {_token(doc, i)}" for i in range(T)]
+    head = [say({"pos": "corner_pos", "head": "corner_head", "whole": "corner_whole"}[kind])]
+    if kind == "whole":
+        head.append(say("whole"))
+    else:
+        head += (
+            [say("head", head=h) for h in range(width)]
+            if kind == "head"
+            else [f"{i} {_token(doc, i)}" for i in range(T)]
+        )
     rows = []
     for L, row in enumerate(values):
         cells = [_num(v) + (f" ({_num(norm[L][i], 2)})" if norm is not None else "") for i, v in enumerate(row)]
@@ -76,7 +103,9 @@ def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
     for _, L, i in effect[:STRONGEST]:
         share = say("share", share=_num(norm[L][i], 2)) if norm is not None else ""
         value = _num(values[L][i])
-        if by_head:
+        if kind == "whole":
+            lines.append("  " + say("piece_whole", layer=L, value=value, share=share))
+        elif kind == "head":
             lines.append("  " + say("piece_head", layer=L, head=i, value=value, share=share))
         else:
             lines.append("  " + say("piece_pos", layer=L, pos=i, tok=_token(doc, i), value=value, share=share))

@@ -15,41 +15,45 @@ import numpy as np
 
 from qkv.presentation.figures import caption, check_path, new_figure, save, short
 from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.patching_table import across, grid, tokens
 
 CMAP = "RdBu"  # matplotlib's RdBu runs red (low) to blue (high): positive, toward the clean run, is blue
 
 
-def _labels(doc: dict, by_head: bool, say) -> list[str]:
-    if by_head:
+def _labels(doc: dict, kind: str, say) -> list[str]:
+    if kind == "whole":
+        return [say("whole")]
+    if kind == "head":
         return [say("head", head=h) for h in range(len(doc["values"][0]))]
-    clean, corrupted = doc["tokens"]["clean"], doc["tokens"]["corrupted"]
+    clean, corrupted = tokens(doc, "clean"), tokens(doc, "corrupted")
     return [
         f"{i} {short(a)}" if a == b else f"{i} {short(a)}/{short(b)}" for i, (a, b) in enumerate(zip(clean, corrupted))
     ]
 
 
 def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = None):
-    """Draw the document's values (n_layers, T or n_heads) to `path` (.png or .svg); returns the path."""
+    """Draw the document's values (n_layers, T or n_heads; n_layers for a whole layer) to `path` (.png or
+    .svg); returns the path."""
     say = translator(check_lang(lang), "figures.patching")
     check_path(path)
-    by_head = doc["axes"][1] == "head"
+    kind = across(doc)
     shares = doc["normalized"] is not None
-    values = np.asarray(doc["normalized"] if shares else doc["values"], dtype=float)  # (n_layers, width)
+    values = np.asarray(grid(doc, "normalized" if shares else "values"), dtype=float)  # (n_layers, width)
     if not shares:  # equal runs: no direction toward the clean one, so up (patched > corrupted) is blue
         values = values - doc["corrupted"]
     n_layers, width = values.shape
     annotate = n_layers * width <= 160 if annotate is None else annotate
     reach = float(np.nanmax(np.abs(values))) if values.size else 0.0
     reach = max(reach, 1.0) if shares else (reach or 1.0)  # a share's scale always shows 0..1
-    labels = _labels(doc, by_head, say)
+    labels = _labels(doc, kind, say)
     longest = max((len(s) for s in labels), default=1)
     fig = new_figure((min(16.0, 2.6 + 0.75 * width), min(12.0, 2.6 + 0.5 * n_layers + 0.08 * longest)))
     ax = fig.subplots()
     image = ax.imshow(values, cmap=CMAP, vmin=-reach, vmax=reach, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(width), labels, rotation=90 if longest > 3 and not by_head else 0, fontsize="small")
+    ax.set_xticks(range(width), labels, rotation=90 if longest > 3 and kind == "pos" else 0, fontsize="small")
     ax.set_yticks(range(n_layers), [say("layer", layer=L) for L in range(n_layers)], fontsize="small")
     ax.tick_params(length=0)
-    ax.set_xlabel(say("heads" if by_head else "positions"))
+    ax.set_xlabel(say({"pos": "positions", "head": "heads", "whole": "whole_label"}[kind]))
     if annotate:
         for L in range(n_layers):
             for i in range(width):

@@ -12,10 +12,13 @@ DESIGNS = ("decoder", "encoder", "encoder-decoder")  # qkv.core.spec.family.Fami
 
 
 def info(args) -> None:
+    from qkv.core.hub.gguf.find import names_gguf
     from qkv.core.hub.pretrained import is_pretrained_ref
     from qkv.core.train.checkpoint import load_checkpoint
 
     lang = args.lang
+    if names_gguf(args.ckpt):
+        return _info_gguf(args.ckpt, lang)
     if is_pretrained_ref(args.ckpt):
         return _info_pretrained(args.ckpt, lang)
     ckpt = load_checkpoint(args.ckpt)
@@ -69,6 +72,28 @@ def _trained_on(data: dict, lang: str) -> str:
     left = t("cli.info_left_out", lang, n=data["val_left_out"]) if data.get("val_left_out") else ""
     pairs, val = f"{data['pairs']:,}", f"{data.get('val_pairs', 0):,}"
     return t("cli.info_trained_on", lang, pairs=pairs, where=where, val=val, held=held, left=left)
+
+
+def _info_gguf(ref, lang: str) -> None:
+    """`qkv info` for a GGUF file: what its header says (no tensor is read)."""
+    from qkv.core.hub.gguf.find import gguf_file, title_of
+    from qkv.core.hub.gguf.header import read_header
+    from qkv.core.hub.gguf.summary import summary
+
+    path = gguf_file(ref)
+    header = read_header(path)
+    s = summary(header)
+    types = ", ".join(f"{kind} ×{n}" for kind, n in s["types"].items())
+    template = t("gguf.info_template_yes" if s["chat_template"] else "gguf.info_template_no", lang)
+    name, size = title_of(ref, header) or s["architecture"], format_bytes(s["file_bytes"])
+    print(
+        t("gguf.info_file", lang, ref=ref, name=name, arch=s["architecture"], params=f"{s['parameters']:,}", size=size)
+    )
+    print(t("gguf.info_types", lang, types=types))
+    print(t("gguf.info_tokenizer", lang, kind=s["tokenizer"], n=s["vocab"], template=template))
+    print(t("gguf.info_path", lang, path=path))
+    for key, value in s["config"].items():
+        print(f"  {s['architecture']}.{key} = {value}")
 
 
 def _info_pretrained(ref, lang: str) -> None:

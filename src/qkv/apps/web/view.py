@@ -74,6 +74,10 @@ def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre"
         mlp_out = get("hook_mlp_out")
     except KeyError:  # an attention-only model (mlp="none"): no MLP adds anything
         mlp_out = torch.zeros_like(x)
+    try:
+        mid = get(mid_hook)
+    except KeyError:  # a parallel block (GPT-NeoX) has no stream between its sub-layers: the row repeats
+        mid = x + attn_out  # x + attn_out, and the page leaves it out (model.parallel_attn_mlp)
     return {
         "dots": dots,
         "pattern": pattern,
@@ -88,7 +92,7 @@ def layer_arrays(get, k: int, attn: str = "attn", x_hook: str = "hook_resid_pre"
         "x_norm": x.norm(dim=-1),
         "attn_out_norm": attn_out.norm(dim=-1),
         "x_plus_attn_norm": (x + attn_out).norm(dim=-1),
-        "resid_mid_norm": get(mid_hook).norm(dim=-1),
+        "resid_mid_norm": mid.norm(dim=-1),
         "mlp_out_norm": mlp_out.norm(dim=-1),
         "resid_post_norm": get("hook_resid_post").norm(dim=-1),
         "update_cos": torch.nn.functional.cosine_similarity(x, attn_out, dim=-1),

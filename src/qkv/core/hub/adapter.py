@@ -7,8 +7,10 @@ reads every module there, so a new family is its adapter file (with its model pa
 tests) and nothing else. The shared reading (the weight files, the sizes, the dtype) is hub/read.py's.
 
 A weight map is a dict: qkv parameter name -> (how, stored names), how being "" (the one tensor as it
-is), "T" (one tensor transposed: GPT-2's Conv1D (in, out) to nn.Linear's (out, in)) or "cat" (several
-stacked row-wise: W_QKV from q, k and v).
+is), "T" (one tensor transposed: GPT-2's Conv1D (in, out) to nn.Linear's (out, in)), "cat" (several
+stacked row-wise: W_QKV from q, k and v), "rows" (some rows of one tensor, with a third element, a
+read.Rows: Phi-3's fused gate_up_proj split, GPT-NeoX's per-head query_key_value regrouped) or "+1"
+(one tensor plus 1: Gemma's RMSNorm scales by 1 + weight).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Adapter:
     tokenizer_files: tuple[str, ...]  # the files (glob patterns) its tokenizer may be read from, to fetch
     ignored: str = ""  # a regular expression: stored tensors the family saves that qkv does not use
     order: int = 0  # where the list of what qkv reads names this family (lowest first)
+    refused: tuple[str, ...] = ()  # model_types it knows only to refuse, in its own words (its config map says why)
 
 
 @cache
@@ -56,7 +59,7 @@ def adapter_for(hc: dict, source: Path) -> Adapter:
     model_type and architectures and what qkv reads."""
     kind = hc.get("model_type")
     for adapter in adapters():
-        if kind in adapter.model_types:
+        if kind in adapter.model_types or kind in adapter.refused:
             return adapter
     named = ", ".join(hc.get("architectures") or [])
     raise Refusal.of(

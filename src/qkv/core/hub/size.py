@@ -62,17 +62,24 @@ class _Shapes(dict):
         d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
         self.linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
         self.linear(name + ".W_O", d_attn, d, cfg.bias)
-        if cfg.qk_norm:
+        if cfg.qk_norm and cfg.qk_norm_width == "all":  # OLMo-2: over the whole projection
+            self[name + ".q_norm.weight"], self[name + ".k_norm.weight"] = (d_attn,), (d_kv,)
+        elif cfg.qk_norm:
             self[name + ".q_norm.weight"] = self[name + ".k_norm.weight"] = (cfg.d_head,)
 
     def blocks(self, prefix: str, n: int, cross: bool = False) -> None:
         cfg, d = self.cfg, self.cfg.d_model
         for i in range(n):
             p = f"{prefix}blocks.{i}."
-            self.layer_norm(p + "ln1")
+            if cfg.norm_placement != "output":  # OLMo-2's blocks have no norm before a sub-layer
+                self.layer_norm(p + "ln1")
+            if cfg.norm_placement != "pre":  # Gemma's and OLMo-2's norms after each sub-layer (nn/sandwich.py)
+                self.layer_norm(p + "ln1_post")
+                self.layer_norm(p + "ln2_post")
             self.attention(p + "attn")
             if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
-                self.layer_norm(p + "ln2")
+                if cfg.norm_placement != "output":
+                    self.layer_norm(p + "ln2")
                 if cfg.mlp == "gated":
                     self.linear(p + "mlp.fc_gate", d, cfg.d_mlp, cfg.bias)
                 self.linear(p + "mlp.fc_in", d, cfg.d_mlp, cfg.bias)

@@ -5,6 +5,8 @@
 
 With pos="sinusoidal" the token embeddings are multiplied by sqrt(d_model) before the table is
 added, as in the 2017 paper (cfg.embed_scale), so that words are not drowned by their positions.
+Gemma scales them too (with RoPE), and soft-caps the logits: cap * tanh(logits / cap) (Gemma 2's
+final_logit_softcapping, cfg.output_logits_soft_cap).
 
 Generation adds one token at a time: `stepper()` gives forward for one new token per row as a
 plain function, from each module's own stepper (block, attention, MLP, LayerNorm; RoPE takes a
@@ -21,16 +23,28 @@ import torch.nn.functional as F
 from torch import nn
 
 from qkv.core.model.nn.attention import KVCache
-from qkv.core.model.nn.block import make_block
+from qkv.core.model.nn.block import Block, make_block
 from qkv.core.model.nn.layernorm import NoNorm, make_norm
 from qkv.core.model.nn.linear import linear_step
+from qkv.core.model.nn.parallel import ParallelBlock
 from qkv.core.model.nn.position import make_position
+from qkv.core.model.nn.sandwich import SandwichBlock
+from qkv.core.model.nn.sliding import soft_cap
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
 from qkv.core.see.trace import run_with_trace
 from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import FAMILIES
+
+
+def make_gpt_block(cfg: ModelConfig, layer: int = 0) -> Block:
+    """A GPT's block: with norms after each sub-layer (cfg.norm_placement "sandwich" / "output", Gemma and
+    OLMo-2) nn/sandwich.py's, with attention and MLP side by side (cfg.parallel_attn_mlp, GPT-NeoX)
+    nn/parallel.py's, else the block every family shares (make_block). ModelConfig refuses the two together."""
+    if cfg.norm_placement != "pre":
+        return SandwichBlock(cfg, layer)
+    return ParallelBlock(cfg, layer) if cfg.parallel_attn_mlp else make_block(cfg, layer)
 
 
 class GPT(Hookable, nn.Module):
@@ -50,7 +64,7 @@ class GPT(Hookable, nn.Module):
         self.embed_scale = math.sqrt(cfg.d_model) if cfg.embed_scale else 1.0
         self.pos_embed = make_position(cfg)  # None for rope (inside attention) and none
         self.p_embed = cfg.dropout_embed
-        self.blocks = nn.ModuleList(make_block(cfg, layer) for layer in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(make_gpt_block(cfg, layer) for layer in range(cfg.n_layers))
         # a post-norm block already ends in a LayerNorm, so only pre-norm (LayerNorm or RMSNorm) needs a final one
         self.ln_final = make_norm(cfg, "ln_final") if cfg.pre_norm else NoNorm()
         self.unembed = nn.Linear(cfg.d_model, cfg.d_vocab, bias=cfg.unembed_bias)  # W_out and b
@@ -79,7 +93,7 @@ class GPT(Hookable, nn.Module):
             if cache is not None:
                 cache.length += T
             h = self.ln_final(x)
-            return tap("logits", self.unembed(h))  # (B, T, d_vocab): h W_out + b
+            return tap("logits", soft_cap(self.unembed(h), self.cfg.output_logits_soft_cap))  # (B, T, d_vocab)
 
     def tap_names(self) -> list[str]:
         """The names forward records, in order (see/names.py): qkv.trace_names reads them."""
@@ -92,8 +106,8 @@ class GPT(Hookable, nn.Module):
         Recorded as hook_embed (the embedding as added, scaled) and hook_pos_embed; dropout after the sum."""
         B, T = ids.shape
         x = self.embed(ids)  # (B, T, d_model)
-        if self.embed_scale != 1.0:
-            x = x * self.embed_scale
+        if self.embed_scale != 1.0:  # sqrt(d_model) rounded to the weights' dtype first, as Gemma rounds it
+            x = x * _rounded(self.embed_scale, x.dtype)
         x = tap("hook_embed", x)
         if self.pos_embed is not None:
             pos = self.pos_embed(offset, T)  # (T, d_model), the same for every sequence in the batch
@@ -116,9 +130,10 @@ class GPT(Hookable, nn.Module):
         W_E, scale, n_ctx = self.embed.weight, self.embed_scale, self.cfg.n_ctx
         # (n_ctx, d_model): every position's vector, a view of the table (None for rope and none)
         pos = self.pos_embed(0, n_ctx) if self.pos_embed is not None else None
-        # nn.ModuleList gives the type checker Modules; each of these is a Block (make_block), which has a stepper
+        # nn.ModuleList gives the type checker Modules; each of these is a Block (make_gpt_block), which has a stepper
         blocks = [block.stepper() for block in self.blocks]  # type: ignore[operator]
-        ln_final, unembed = self.ln_final.stepper(), linear_step(self.unembed)
+        ln_final, unembed, cap = self.ln_final.stepper(), linear_step(self.unembed), self.cfg.output_logits_soft_cap
+        scale = _rounded(scale, W_E.dtype)
 
         def step(tokens, cache, positions=None, key_mask=None):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
@@ -135,7 +150,7 @@ class GPT(Hookable, nn.Module):
             for block in blocks:
                 x = block(x, cache, positions, mask)
             cache.length = t + 1
-            return unembed(ln_final(x))  # (B, d_vocab): h W_out + b
+            return soft_cap(unembed(ln_final(x)), cap)  # (B, d_vocab): h W_out + b (soft-capped, Gemma 2)
 
         return step
 
@@ -164,6 +179,12 @@ class GPT(Hookable, nn.Module):
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def _rounded(scale: float, dtype: torch.dtype) -> float:
+    """scale as a number of `dtype` holds it (bfloat16 keeps 8 significant bits): Gemma multiplies by
+    sqrt(d_model) cast to the weights' dtype."""
+    return float(torch.tensor(scale, dtype=dtype)) if scale != 1.0 else scale
 
 
 def gpt2_init(model: nn.Module, std: float, n_layers: int) -> None:

@@ -5,7 +5,8 @@
                            (checked geometrically: a linear program looks for convex weights)
     the heads add up:      sum_h z_h W_O[h] + b_O = attn_out
     the residual stream:   resid_mid = resid_pre + attn_out,  resid_post = resid_mid + mlp_out
-                           (post-norm: resid_mid = LN1(resid_pre + attn_out), and so on)
+                           (post-norm: resid_mid = LN1(resid_pre + attn_out), and so on;
+                           a parallel block: resid_post = resid_pre + attn_out + mlp_out, no resid_mid)
 
 In training mode, attention dropout zeroes weights and scales the rest up without renormalising,
 so rows stop summing to 1 and z may leave the hull; residual dropout breaks the residual sums.
@@ -169,7 +170,11 @@ def _rows(trace, site: _Site) -> list[CheckItem]:
     ]
     if site.causal:
         T_q, T_k = pattern.shape[-2:]
-        hidden = ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)  # above the diagonal
+        seen = torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)  # on and below the diagonal
+        window = _window(trace, site)
+        if window is not None:  # a sliding-window layer (Gemma, Mistral): the older keys are hidden too
+            seen = seen.triu(T_k - T_q - window + 1)
+        hidden = ~seen
         leak = pattern[..., hidden].abs().max().item() if hidden.any() else 0.0
         items.append(
             _item(
@@ -189,6 +194,13 @@ def _padding(trace) -> torch.Tensor | None:
     return None if mask is None else ~mask.bool().cpu()
 
 
+def _window(trace, site: _Site) -> int | None:
+    """The sliding window of the site's attention (keys more than window - 1 before a query are hidden), or None."""
+    if trace.model is None:
+        return None
+    return getattr(getattr(_block(trace.model, site), site.attn), "window", None)
+
+
 def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     v = trace[f"{site.prefix}{site.attn}.hook_v"].double()  # (B, T_k, n_kv_heads, d_head): the values (a source's)
     z = trace[f"{site.prefix}{site.attn}.hook_z"].double()  # (B, T_q, n_heads, d_head)
@@ -206,10 +218,11 @@ def _hull(trace, site: _Site, max_points: int) -> CheckItem:
     if len(points) > max_points:  # an even spread over batch, heads and positions
         step = len(points) / max_points
         points = [points[int(n * step)] for n in range(max_points)]
-    worst = 0.0
+    worst, window = 0.0, _window(trace, site) or T_k
     failures: list[tuple[int, int, int, float | str]] = []  # (batch, head, query, distance or "not finite")
     for b, h, i in points:
-        keys = [j for j in real[b] if j <= i] if site.causal else real[b]  # the values z may mix
+        # the values z may mix: the earlier keys (a causal mask's), within the window when the layer slides
+        keys = [j for j in real[b] if i - window < j <= i] if site.causal else real[b]
         point, values = z[b, i, h], v[b, keys, h // group]
         if not (torch.isfinite(point).all() and torch.isfinite(values).all()):  # no hull to be in
             worst = math.nan
@@ -244,7 +257,10 @@ def _heads(trace, site: _Site) -> list[CheckItem]:
     if trace.model is None:
         return []
     W_O = getattr(_block(trace.model, site), site.attn).W_O
-    out = trace[f"{site.prefix}hook_{site.attn}_out"]  # on the CPU, as every recorded activation
+    # on the CPU, as every recorded activation; a block with a norm after attention (Gemma, OLMo-2) adds
+    # LN1_post(attn.hook_out) as hook_attn_out: the heads sum to attn.hook_out, before that norm
+    raw = f"{site.prefix}{site.attn}.hook_out"
+    out = trace[raw] if raw in trace else trace[f"{site.prefix}hook_{site.attn}_out"]
     b_O = W_O.bias.detach().to(out.device) if W_O.bias is not None else 0
     heads = trace[f"{site.prefix}{site.attn}.hook_result"].sum(2) + b_O  # (B, T, d_model)
     return [_close(site, f"heads' results + b_O = {site.attn}_out", heads, out)]
@@ -260,6 +276,13 @@ def _apply(module, x: torch.Tensor) -> torch.Tensor:
 def _stream(trace, site: _Site) -> list[CheckItem]:
     """The residual sums of one block: resid_mid = resid_pre + attn_out, ... (post-norm: LN of each sum)."""
     p, cfg = site.prefix, trace.cfg
+    if cfg.parallel_attn_mlp:  # both sub-layers read resid_pre; one sum
+        pre, summed = trace[p + "hook_resid_pre"], trace[p + "hook_attn_out"] + trace[p + "hook_mlp_out"]
+        norms = _norm(trace, site, "ln1", pre) + _norm(trace, site, "ln2", pre)
+        return [
+            *norms,
+            _close(site, "resid_post = resid_pre + attn_out + mlp_out", trace[p + "hook_resid_post"], pre + summed),
+        ]
     # (the sum's name, the residual before it, the sub-layer's output, the residual after it, its LayerNorm)
     steps = [("resid_mid", "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "ln1")]
     if site.cross:
@@ -272,6 +295,9 @@ def _stream(trace, site: _Site) -> list[CheckItem]:
     items = []
     for name, before, out, after, ln in steps:
         o, a = trace[p + out], trace[p + after]
+        if cfg.norm_placement != "pre":  # Gemma, OLMo-2: out = LN_post(the sub-layer's raw output)
+            sub = "attn" if out == "hook_attn_out" else "mlp"
+            items += _norm(trace, site, f"{ln}_post", trace[f"{p}{sub}.hook_out"])
         summed = f"{before.removeprefix('hook_')} + {out.removeprefix('hook_')}"
         if cfg.residual:
             b = trace[p + before]

@@ -24,6 +24,8 @@ Values = Literal["v", "k"]
 Activation = Literal["gelu", "gelu_tanh", "relu", "silu"]
 Mlp = Literal["plain", "gated", "none"]
 RopeLayout = Literal["adjacent", "halves"]
+NormPlacement = Literal["pre", "sandwich", "output"]  # Gemma / OLMo-2 (checked by _check_gemma_olmo)
+QkNormWidth = Literal["head", "all"]
 
 # ... and the one table of what each field allows, which ModelConfig.__post_init__ checks (in this order)
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -113,6 +115,25 @@ class ModelConfig:
     arch="seq2seq" builds qkv.core.model.seq2seq.Seq2Seq, an encoder-decoder (translation): an
     encoder of `n_encoder_layers` blocks (None: as many as the decoder) and a decoder of `n_layers`
     blocks with cross-attention; `share_embeddings` gives source and target one embedding table.
+    GPT-NeoX / Pythia and Phi-3 add two switches of a GPT: `parallel_attn_mlp` (attention and MLP
+    both read the block's input: x = x + Attn(LN1(x)) + MLP(LN2(x)), one residual sum per block, no
+    resid_mid; pre-norm, residual, with an MLP) and `rotary_dim` (partial RoPE: only the first
+    rotary_dim dimensions of each head's q and k are rotated, at frequencies base^(-2i/rotary_dim);
+    the rest pass unchanged; even, at most d_head; None: d_head, the whole head; pos="rope" only).
+    Gemma 2 / Gemma 3 and OLMo-2 add switches of a GPT (the fields after `# Gemma / OLMo-2`):
+    `norm_placement` ("pre": the norm before each sub-layer only; "sandwich": x = x + LN1_post(Attn(LN1(x))),
+    x = x + LN2_post(MLP(LN2(x))), as Gemma; "output": x = x + LN1_post(Attn(x)), x = x + LN2_post(MLP(x)),
+    as OLMo-2), `attn_scale` (scores = q k^T / attn_scale; None: sqrt(d_head); Gemma:
+    sqrt(query_pre_attn_scalar)), `attn_scores_soft_cap` (scores = cap * tanh(scores / cap) before the
+    mask: Gemma 2's attention soft-capping; None: off), `output_logits_soft_cap` (the same on the logits),
+    `sliding_window` (a sliding-window layer's query at position i reads keys i - sliding_window + 1 .. i
+    only), `layer_types` (which layers slide: one letter a layer, "l" sliding-window (local), "g" global,
+    repeated over the layers as needed: Gemma 2 "lg", Gemma 3 "lllllg"; None: every layer slides when
+    sliding_window is set), `rope_base_local` (RoPE's base on sliding-window layers; None: rope_base;
+    Gemma 3: 10,000 there, 1,000,000 on global layers), `rope_linear_factor` (global layers' positions
+    divided by it: RoPE's linear scaling, Gemma 3's rope_scaling; 1: none) and `qk_norm_width` (with
+    qk_norm: "head" normalises each head's q and k over d_head, as Qwen3 and Gemma 3; "all" the whole
+    projection, n_heads * d_head wide, before it is split into heads, as OLMo-2).
     """
 
     arch: Arch = "gpt"
@@ -149,6 +170,19 @@ class ModelConfig:
     n_token_types: int = 0  # arch="bert": segment embeddings (sentence A / B); BERT has 2
     n_encoder_layers: int | None = None  # arch="seq2seq": the encoder's blocks (None: n_layers)
     share_embeddings: bool = False  # arch="seq2seq": the source and target tokens share W_E
+    # GPT-NeoX / Phi-3
+    parallel_attn_mlp: bool = False  # x = x + Attn(LN1(x)) + MLP(LN2(x)): both read x (GPT-NeoX, Pythia)
+    rotary_dim: Resolved[int] = AUTO  # RoPE on each head's first rotary_dim dims only (None: d_head)
+    # Gemma / OLMo-2 (see the docstring; each off by default)
+    norm_placement: NormPlacement = "pre"  # "sandwich": norms before and after each sub-layer; "output": after only
+    attn_scale: float | None = None  # scores = q k^T / attn_scale (None: sqrt(d_head))
+    attn_scores_soft_cap: float | None = None  # scores = cap * tanh(scores / cap) (Gemma 2: 50)
+    output_logits_soft_cap: float | None = None  # logits = cap * tanh(logits / cap) (Gemma 2: 30)
+    sliding_window: int | None = None  # a sliding-window layer reads only this many keys: its own and those before
+    layer_types: str | None = None  # "l" (sliding) or "g" (global) per layer, repeated: Gemma 2 "lg"
+    rope_base_local: float | None = None  # RoPE's base on sliding-window layers (None: rope_base)
+    rope_linear_factor: float = 1.0  # global layers' RoPE frequencies divided by it (linear scaling)
+    qk_norm_width: QkNormWidth = "head"  # "all": q/k norm over n_heads * d_head, before the heads are split
 
     def __post_init__(self) -> None:
         _check_choice("arch", self.arch, CHOICES["arch"])
@@ -163,6 +197,8 @@ class ModelConfig:
         _check_rope_scaling(self.rope_scaling)
         self._check_parts(family)
         self._check_switches()
+        self._check_neox_phi3(family)
+        self._check_gemma_olmo(family)
 
     def _check_sizes(self, family) -> None:
         """The counts: vocabulary, context, widths, heads, layers (n_encoder_layers: as n_layers by default)."""
@@ -249,6 +285,25 @@ class ModelConfig:
         if self.pos == "rope" and self.d_head % 2:
             raise ValueError(f"pos='rope' rotates pairs of dimensions, so d_head must be even; got {self.d_head}")
 
+    def _check_neox_phi3(self, family) -> None:
+        """parallel_attn_mlp: a GPT's pre-norm residual block with an MLP; rotary_dim (default d_head): even,
+        from 2 to d_head, and less than d_head only with pos="rope"."""
+        if not isinstance(self.parallel_attn_mlp, bool):
+            raise ValueError(f"parallel_attn_mlp must be true or false; got {self.parallel_attn_mlp!r}")
+        if self.parallel_attn_mlp and (not family.llm_parts or self.norm == "post"):
+            raise ValueError(f"parallel_attn_mlp is for a pre-norm GPT; got arch={self.arch!r}, norm={self.norm!r}")
+        if self.parallel_attn_mlp and (self.mlp == "none" or not self.residual):
+            raise ValueError(
+                "parallel_attn_mlp adds attention and MLP to one residual stream: needs an MLP and residual"
+            )
+        if self.rotary_dim is None:
+            self.rotary_dim = self.d_head
+        _check_int("rotary_dim", self.rotary_dim, 1, self.d_head)
+        if self.rotary_dim != self.d_head and (self.pos != "rope" or self.rotary_dim % 2):
+            raise ValueError(
+                f"rotary_dim rotates pairs of RoPE's dimensions: pos='rope', an even number; got {self.rotary_dim}"
+            )
+
     @property
     def pre_norm(self) -> bool:
         """The blocks normalise before each sub-layer (LayerNorm or RMSNorm), so the stack ends in a final norm."""
@@ -267,6 +322,8 @@ class ModelConfig:
             d["n_kv_heads"] = None
         if self.qkv_bias == self.bias:
             d["qkv_bias"] = None
+        if self.rotary_dim == self.d_head:
+            d["rotary_dim"] = None
         return d
 
     @classmethod
@@ -275,6 +332,58 @@ class ModelConfig:
         if isinstance(d, dict) and "embed_scale" not in d:
             d = {**d, "embed_scale": False}
         return _from_dict(cls, d)
+
+    def _check_gemma_olmo(self, family) -> None:
+        """The Gemma / OLMo-2 switches: each a GPT's only, each within its bounds."""
+        _check_choice("norm_placement", self.norm_placement, typing.get_args(NormPlacement))
+        _check_choice("qk_norm_width", self.qk_norm_width, typing.get_args(QkNormWidth))
+        if self.norm_placement != "pre" and self.parallel_attn_mlp:
+            raise ValueError(
+                f"parallel_attn_mlp has norms before its sub-layers only; got norm_placement={self.norm_placement!r}"
+            )
+        for name in ("attn_scale", "attn_scores_soft_cap", "output_logits_soft_cap", "rope_base_local"):
+            if getattr(self, name) is not None:
+                _check_float(name, getattr(self, name), 1e-6, 1e12)
+        _check_float("rope_linear_factor", self.rope_linear_factor, 1e-6, 1e9)
+        if self.sliding_window is not None:
+            _check_int("sliding_window", self.sliding_window, 1, 10_000_000)
+        if self.layer_types is not None:
+            if not isinstance(self.layer_types, str) or not self.layer_types or set(self.layer_types) - set("lg"):
+                raise ValueError(
+                    f"layer_types must be letters l (sliding window) and g (global); got {self.layer_types!r}"
+                )
+            if "l" in self.layer_types and self.sliding_window is None:
+                raise ValueError(
+                    "layer_types has sliding-window layers (l); set sliding_window, how many keys they read"
+                )
+        if self.norm_placement != "pre" and (
+            self.norm not in ("pre", "rms") or self.mlp == "none" or not self.residual
+        ):
+            raise ValueError(
+                f"norm_placement={self.norm_placement!r} puts norms around residual sub-layers: it needs norm 'pre' or "
+                "'rms', an MLP and residual connections"
+            )
+        used = [n for n in self.GEMMA_OLMO_FIELDS if getattr(self, n) != self.__dataclass_fields__[n].default]
+        if used and not family.llm_parts:
+            raise ValueError(f"{used[0]} is for a GPT; {family.title} has none")
+
+    GEMMA_OLMO_FIELDS = (
+        "norm_placement",
+        "attn_scale",
+        "attn_scores_soft_cap",
+        "output_logits_soft_cap",
+        "sliding_window",
+        "layer_types",
+        "rope_base_local",
+        "rope_linear_factor",
+        "qk_norm_width",
+    )
+
+    def slides(self, layer: int) -> bool:
+        """Layer `layer` attends within a sliding window: sliding_window is set and layer_types (repeated) says "l"."""
+        if self.sliding_window is None:
+            return False
+        return self.layer_types is None or self.layer_types[layer % len(self.layer_types)] == "l"
 
 
 def _check_rope_scaling(scaling) -> None:

@@ -23,7 +23,9 @@ export function renderResidual() {
   const { layer: l, head: h, token: i } = S, A = S.A, model = S.doc.model;
   const value = (arr) => (arr === "head_out_norm" ? A[arr][at3(l, h, i)] : A[arr][at2(l, i)]);
   // a decoder block puts cross-attention between its self-attention's resid_mid and its MLP: those rows would not add up
-  const rows = S.tr && S.part === "decoder" ? RESID_ROWS.slice(0, 5) : RESID_ROWS;
+  // a parallel block (GPT-NeoX) has no resid_mid: attention and the MLP both read x, one sum adds both
+  const rows = S.tr && S.part === "decoder" ? RESID_ROWS.slice(0, 5)
+    : model.parallel_attn_mlp ? RESID_ROWS.filter((r) => r[0] !== "resid_mid") : RESID_ROWS;
   const vals = rows.map((r) => value(r[2]));
   const max = Math.max(...vals, 1e-12);
   const post = model.norm === "post";
@@ -36,7 +38,8 @@ export function renderResidual() {
   });
   const cos = A.update_cos[at2(l, i)];
   const hint = t(Math.abs(cos) < 0.2 ? "cos_orth" : cos > 0 ? "cos_along" : "cos_against");
-  const rule = model.residual === false ? "res_off" : post ? "res_post" : model.norm === "none" ? "res_none" : "res_pre";
+  const rule = model.residual === false ? "res_off" : post ? "res_post" : model.parallel_attn_mlp ? "res_parallel"
+    : model.norm === "none" ? "res_none" : "res_pre";
   html += `</div><p class="cos">${t("cos_line", { cos: `<span id="update-cos" class="num">${fmt(cos)}</span>`, hint })}</p>` +
     `<p class="caption">${(S.tr && S.part === "cross" ? t("res_cross") + " " : "") + t(rule, { norm: model.norm === "rms" ? "RMSNorm" : "LayerNorm" })}` +
     `${S.tr && S.part === "decoder" ? " " + t("res_dec") : ""}</p>`;

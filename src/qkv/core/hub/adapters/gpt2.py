@@ -203,7 +203,14 @@ def _export_problems(cfg: ModelConfig) -> list:
     problems = []
     if cfg.pos != "learned":
         problems.append(phrase("hub.gpt2_pos", pos=cfg.pos))
-    if cfg.norm != "pre" or not cfg.bias or not cfg.causal or not cfg.residual or cfg.values != "v":
+    if (
+        cfg.norm != "pre"
+        or not cfg.bias
+        or not cfg.causal
+        or not cfg.residual
+        or cfg.values != "v"
+        or cfg.parallel_attn_mlp
+    ):
         problems.append(phrase("hub.gpt2_block"))
     if cfg.mlp != "plain" or cfg.n_kv_heads != cfg.n_heads or cfg.qk_norm or cfg.qkv_bias != cfg.bias:
         problems.append(phrase("hub.gpt2_parts"))

@@ -34,12 +34,16 @@ from torch import nn
 from qkv.core.model.nn.layernorm import RMSNorm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.model.nn.position import RoPE
+from qkv.core.model.nn.sliding import layer_rope, norm_heads, qk_norms, soft_cap, step_window, window_mask
 from qkv.core.see.tap import edits, explicit, tap, tap_view, untapped, wants
 from qkv.core.spec.config import ModelConfig
 
 
-def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped):
+def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped, scale=None, cap=None):
     """z = softmax(q k^T / sqrt(d_head)) v, written out. Returns (z, pattern, scores).
+
+    scale: the factor of q . k instead of 1 / sqrt(d_head) (Gemma: query_pre_attn_scalar^-0.5); cap:
+    scores = cap * tanh(scores / cap) before the mask (Gemma 2's soft-capping; None: none).
 
     q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: bool, True = may attend,
     (T_q, T_k) or anything that broadcasts to the scores, e.g. (B, 1, T_q, T_k) with padding.
@@ -48,7 +52,7 @@ def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped):
     the raw dots q . k (hook_dots), the scores (hook_attn_scores) and the pattern (hook_pattern).
     """
     dots = tap("hook_dots", q @ k.transpose(-2, -1))  # (B, n_heads, T_q, T_k): raw q . k
-    scores = dots / math.sqrt(q.shape[-1])
+    scores = soft_cap(dots / math.sqrt(q.shape[-1]) if scale is None else dots * scale, cap)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     scores = tap("hook_attn_scores", scores)
@@ -177,13 +181,15 @@ class MultiHeadAttention(nn.Module):
         self.W_O = nn.Linear(d_attn, cfg.d_model, bias=cfg.bias)
         # positions rotate q and k of one sequence; across two sequences there is no common position
         rotates = cfg.pos == "rope" and not cross
-        self.rope = RoPE(cfg.n_ctx, cfg.d_head, cfg.rope_base, cfg.rope_layout, cfg.rope_scaling) if rotates else None
+        self.rope: RoPE | None = layer_rope(cfg, layer) if rotates else None
         self.q_norm: RMSNorm | None
         self.k_norm: RMSNorm | None
-        if cfg.qk_norm:
-            self.q_norm, self.k_norm = RMSNorm(cfg.d_head, cfg.ln_eps, None), RMSNorm(cfg.d_head, cfg.ln_eps, None)
-        else:
-            self.q_norm = self.k_norm = None
+        self.q_norm, self.k_norm = qk_norms(cfg)  # Qwen3, Gemma 3: per head; OLMo-2: the whole projection
+        self.qk_whole = cfg.qk_norm_width == "all"
+        # Gemma / OLMo-2 (nn/sliding.py): the factor of q . k, the scores' soft-cap, this layer's window
+        self.scale = None if cfg.attn_scale is None else 1.0 / cfg.attn_scale
+        self.cap = cfg.attn_scores_soft_cap
+        self.window = cfg.sliding_window if cfg.slides(layer) and not cross else None
 
     def tap_names(self) -> list[str]:
         """The names forward records, in order: TAPS as this attention has them, then hook_{name}_out."""
@@ -213,7 +219,8 @@ class MultiHeadAttention(nn.Module):
             q, k, v = self.project(x)  # q = x W_Q: (B, n_heads, T, d_head); k, v: (B, n_kv_heads, T, d_head)
             # Qwen3 (q_norm and k_norm: both or neither): each head's q and k over d_head, before positions
             if self.q_norm is not None and self.k_norm is not None:
-                q, k = self.tap_heads("hook_q_normed", self.q_norm(q)), self.tap_heads("hook_k_normed", self.k_norm(k))
+                q, k = (norm_heads(n, t, self.qk_whole) for n, t in ((self.q_norm, q), (self.k_norm, k)))
+                q, k = self.tap_heads("hook_q_normed", q), self.tap_heads("hook_k_normed", k)
             if self.rope is not None:
                 q, k = (
                     self.tap_heads("hook_rot_q", self.rope(q, offset)),
@@ -250,7 +257,14 @@ class MultiHeadAttention(nn.Module):
         rope, layer, split, n_heads, d_head = self.rope, self.layer, self.split, self.n_heads, self.d_head
         q_norm = self.q_norm.stepper() if self.q_norm is not None else None
         k_norm = self.k_norm.stepper() if self.k_norm is not None else None
-        gqa = self.group > 1
+        gqa, whole, window, scale, cap, group = (
+            self.group > 1,
+            self.qk_whole,
+            self.window,
+            self.scale,
+            self.cap,
+            self.group,
+        )
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
@@ -258,13 +272,22 @@ class MultiHeadAttention(nn.Module):
             q, k = q.view(B, -1, 1, d_head), k.view(B, -1, 1, d_head)  # (B, heads, 1, d_head)
             v = v[0].view(B, -1, 1, d_head) if v else k  # values="k": z = A k
             if q_norm is not None and k_norm is not None:
-                q, k = q_norm(q), k_norm(k)
+                q, k = norm_heads(q_norm, q, whole), norm_heads(k_norm, k, whole)
             if rope is not None:
                 at = cache.length if positions is None else positions
                 q, k = rope(q, at, cache.capacity), rope(k, at, cache.capacity)
             k, v = cache.append(layer, k, v)  # (B, n_kv_heads, cache.length + 1, d_head)
-            # no causal mask: every cached key is in the past
-            z = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask, enable_gqa=gqa)  # (B, n_heads, 1, d_head)
+            # no causal mask: every cached key is in the past; a sliding window hides those before it
+            mask = key_mask
+            if window is not None:
+                near = step_window(k.shape[-2], window, k.device)  # (1, 1, 1, cache.length + 1)
+                mask = near if key_mask is None else key_mask & near
+            if cap is not None:  # no fused kernel soft-caps: the written-out formula
+                if gqa:
+                    k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+                z = attention(q, k, v, mask, scale=scale, cap=cap)[0]  # (B, n_heads, 1, d_head)
+            else:
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa, scale=scale)
             return W_O(z.view(B, n_heads * d_head))  # heads concatenated: (B, n_heads * d_head) -> (B, d_model)
 
         return step
@@ -307,22 +330,26 @@ class MultiHeadAttention(nn.Module):
         T, T_k = q.shape[-2], k.shape[-2]
         gqa = self.group > 1
         p = self.dropout_attn if self.training else 0.0
-        needs_mask = self.causal and T > 1  # one new query after cached keys sees them all
+        # one new query after cached keys sees them all, unless a sliding window hides the older ones
+        needs_mask = self.causal and (T > 1 or (self.window is not None and T_k > self.window))
         mask: torch.Tensor | None
         if key_mask is not None:  # padding: (T, T_k) causal & (B, 1, 1, T_k) real keys -> (B, 1, T, T_k)
             pad = key_mask[:, None, None, :].bool()  # (B, 1, 1, T_k)
-            mask = pad & causal_mask(T, T_k, q.device) if needs_mask else pad
+            mask = pad & window_mask(T, T_k, self.window, q.device) if needs_mask else pad
         else:
-            mask = causal_mask(T, T_k, q.device) if needs_mask else None
-        if explicit():
+            mask = window_mask(T, T_k, self.window, q.device) if needs_mask else None
+        if explicit() or self.cap is not None:  # torch's fused kernel has no soft-cap
             if gqa:  # (B, n_kv_heads, T_k, d_head) -> (B, n_heads, T_k, d_head): each kv head for its group
                 k, v = k.repeat_interleave(self.group, dim=1), v.repeat_interleave(self.group, dim=1)
-            z, _, _ = attention(q, k, v, mask, p, lambda name, t: tap(self.tap_prefix + name, t))
+            tapped = (lambda name, t: tap(self.tap_prefix + name, t)) if explicit() else untapped
+            z, _, _ = attention(q, k, v, mask, p, tapped, self.scale, self.cap)
             return z  # tapped as hook_z by forward
-        if offset == 0 and key_mask is None:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa)
-        # padding, or a chunk after cached tokens (its causal mask is offset): is_causal cannot express either
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa)
+        if offset == 0 and key_mask is None and self.window is None:
+            return F.scaled_dot_product_attention(
+                q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa, scale=self.scale
+            )
+        # padding, a chunk after cached tokens (its causal mask is offset) or a window: is_causal expresses none
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa, scale=self.scale)
 
     def tap_heads(self, name: str, t: torch.Tensor) -> torch.Tensor:
         """Tap t (B, heads, T, d_head) under TransformerLens's layout (B, T, heads, d_head); t or the edit."""

@@ -51,6 +51,7 @@ class MLP(nn.Module):
     """
 
     TAPS = ("mlp.hook_pre", "mlp.hook_post", "hook_mlp_out")  # under {scope}blocks.L., in the order of forward
+    out_hook = "hook_mlp_out"  # its output's name (a block with a norm after the MLP: mlp.hook_out, nn/sandwich.py)
 
     def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = ""):
         super().__init__()
@@ -63,11 +64,11 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         pre = tap(self.tap_prefix + "mlp.hook_pre", self.fc_in(x))  # (B, T, d_mlp)
         post = tap(self.tap_prefix + "mlp.hook_post", self.act(pre))
-        out = tap(self.tap_prefix + "hook_mlp_out", self.fc_out(post))  # (B, T, d_model)
+        out = tap(self.tap_prefix + self.out_hook, self.fc_out(post))  # (B, T, d_model)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
 
     def tap_names(self) -> list[str]:
-        return [self.tap_prefix + hook for hook in self.TAPS]
+        return [self.tap_prefix + hook for hook in self.TAPS[:-1]] + [self.tap_prefix + self.out_hook]
 
     def stepper(self):
         """forward in evaluation mode, recording nothing, as a function of x (B, d_model) -> (B, d_model)."""
@@ -83,6 +84,7 @@ class GatedMLP(nn.Module):
     = x W_in, mlp.hook_post = act(pre) * pre_linear, then hook_mlp_out."""
 
     TAPS = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post", "hook_mlp_out")
+    out_hook = MLP.out_hook
     tap_names = MLP.tap_names
 
     def __init__(self, cfg: ModelConfig, layer: int = 0, scope: str = ""):
@@ -99,7 +101,7 @@ class GatedMLP(nn.Module):
         pre = tap(p + "mlp.hook_pre", self.fc_gate(x))  # (B, T, d_mlp)
         pre_linear = tap(p + "mlp.hook_pre_linear", self.fc_in(x))  # (B, T, d_mlp)
         post = tap(p + "mlp.hook_post", self.act(pre) * pre_linear)
-        out = tap(p + "hook_mlp_out", self.fc_out(post))  # (B, T, d_model)
+        out = tap(p + self.out_hook, self.fc_out(post))  # (B, T, d_model)
         return F.dropout(out, self.dropout_resid, self.training) if self.dropout_resid > 0 else out
 
     def stepper(self):
@@ -323,7 +325,8 @@ class DecoderBlock(BlockWithMLP):
 
 
 def make_block(cfg: ModelConfig, layer: int = 0, scope: str = "", causal: bool | None = None) -> Block:
-    """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal)."""
+    """The block class for cfg.norm, cfg.residual and cfg.mlp (causal: None follows cfg.causal); a GPT's
+    blocks with norms after each sub-layer or side by side are gpt.make_gpt_block's."""
     if cfg.mlp == "none":
         return AttentionOnlyBlock(cfg, layer, scope, causal)
     post = cfg.norm == "post"

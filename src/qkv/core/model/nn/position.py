@@ -80,6 +80,8 @@ class RoPE(nn.Module):
     pairs: "adjacent" rotates (x_2i, x_2i+1), as the RoFormer paper writes it; "halves" rotates
     (x_i, x_i+d_head/2), as Llama, Mistral and Qwen do (transformers' rotate_half). The cos and sin of
     t * theta are computed in float64 for the positions a text reaches, and kept (growing, at most n_ctx).
+    Partial rotation (GPT-NeoX, Phi-3: cfg.rotary_dim): a RoPE of d_head = rotary_dim given wider heads
+    rotates their first rotary_dim dimensions, in its layout, and passes the rest through unchanged.
     """
 
     def __init__(
@@ -116,6 +118,13 @@ class RoPE(nn.Module):
             T = x.shape[-2]
             cos, sin = (t[offset : offset + T] for t in self.table(offset + T, x.device))  # (T, d_head/2)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        d_rot = 2 * cos.shape[-1]
+        if x.shape[-1] > d_rot:  # partial: (B, n_heads, T, rotary_dim) rotated, the other dimensions as they are
+            return torch.cat((self.rotate(x[..., :d_rot], cos, sin), x[..., d_rot:]), dim=-1)
+        return self.rotate(x, cos, sin)
+
+    def rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """Each pair (a, b) of x's dimensions -> (a cos - b sin, a sin + b cos), in this RoPE's layout."""
         if self.halves:
             a, b = x.chunk(2, dim=-1)  # (B, n_heads, T, d_head/2) each: the pairs (x_i, x_i+d_head/2)
             return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)

@@ -91,7 +91,7 @@ MESSAGES = {
     "in_turn": "{first}; {rest}",
     "gpt2_cannot_export": "cannot export to GPT-2: {problems}",
     "gpt2_pos": "pos={pos} (GPT-2 uses learned positions)",
-    "gpt2_block": "GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v",
+    "gpt2_block": "GPT-2 needs norm=pre, bias=true, causal=true, residual=true, values=v, parallel_attn_mlp=false",
     "gpt2_parts": "GPT-2 has a plain MLP, one key/value head per head, no q/k norm and biases everywhere",
     "gpt2_d_head": "GPT-2 needs d_head * n_heads == d_model",
     "gpt2_embed_scale": "embed_scale=true (GPT-2 does not multiply its token embeddings by sqrt(d_model))",

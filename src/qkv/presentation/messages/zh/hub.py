@@ -88,7 +88,7 @@ MESSAGES = {
     "in_turn": "{first}；{rest}",
     "gpt2_cannot_export": "无法导出为 GPT-2：{problems}",
     "gpt2_pos": "pos={pos}（GPT-2 用的是学出来的位置嵌入）",
-    "gpt2_block": "GPT-2 要求 norm=pre、bias=true、causal=true、residual=true、values=v",
+    "gpt2_block": "GPT-2 要求 norm=pre、bias=true、causal=true、residual=true、values=v、parallel_attn_mlp=false",
     "gpt2_parts": "GPT-2 用普通的 MLP，每个头有自己的键/值头，没有 q/k 归一化，处处都有偏置",
     "gpt2_d_head": "GPT-2 要求 d_head * n_heads == d_model",
     "gpt2_embed_scale": "embed_scale=true（GPT-2 不会把词元嵌入乘以 sqrt(d_model)）",

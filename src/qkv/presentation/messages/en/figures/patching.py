@@ -6,6 +6,8 @@ MESSAGES = {
     "head": "head {head}",
     "positions": "position (clean token/corrupted token)",
     "heads": "head (all positions patched at once)",
+    "whole": "whole layer",
+    "whole_label": "the whole activation of each layer, all positions at once",
     "share": "(patched - corrupted) / (clean - corrupted)",
     "share_colours": "blue: toward the clean run, red: away from it",
     "difference": "patched - corrupted",

@@ -6,6 +6,8 @@ MESSAGES = {
     "head": "头 {head}",
     "positions": "位置（干净词元/损坏词元）",
     "heads": "头（所有位置一起换）",
+    "whole": "整层",
+    "whole_label": "每层的整个激活（所有位置一起换）",
     "share": "(修补后 - 损坏) / (干净 - 损坏)",
     "share_colours": "蓝：向干净运行靠近，红：远离干净运行",
     "difference": "修补后 - 损坏",

@@ -1,0 +1,145 @@
+"""Phi-3 in Hugging Face's layout (model_type phi3) as a qkv GPT: the Llama family's decoder (RMSNorm,
+SwiGLU, RoPE in halves, grouped-query attention, no biases) with its matrices fused in storage.
+
+    qkv_proj       q's, k's and v's rows in one tensor: the layout of qkv's own W_QKV, read as it is
+    gate_up_proj   the gate's rows, then the up projection's: split in two (read.Rows) into
+                   fc_gate and fc_in
+    partial RoPE   partial_rotary_factor (Phi-4-mini: 0.75) rotates each head's first dimensions only
+    sliding_window as Mistral: a text is at most `sliding_window` tokens, within which the window
+                   hides nothing (n_ctx = min(max_position_embeddings, sliding_window))
+
+Its long-context RoPE ("longrope", which older files call "su" or "yarn": the 128k models) is refused
+by name; the 4k-context models, rope_scaling null, load.
+"""
+
+from __future__ import annotations
+
+from qkv.core.hub.adapter import Adapter
+from qkv.core.hub.adapters.llama import read_tokenizer
+from qkv.core.hub.adapters.neox import rope_theta, rotary
+from qkv.core.hub.fields import (
+    BOOL,
+    EPSILON,
+    OBJECT_OR_NULL,
+    PROBABILITY,
+    checked,
+    integer,
+    number,
+    one_of,
+    or_null,
+    wrong,
+)
+from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.spec.config import ModelConfig
+
+# what transformers leaves out of config.json when a value is its default (Phi3Config's defaults)
+_DEFAULTS = dict(
+    num_key_value_heads=None,
+    hidden_act="silu",
+    rms_norm_eps=1e-5,
+    tie_word_embeddings=False,
+    resid_pdrop=0.0,
+    embd_pdrop=0.0,
+    attention_dropout=0.0,
+    rope_theta=10000.0,
+    rope_scaling=None,
+    rope_parameters=None,
+    partial_rotary_factor=1.0,
+    sliding_window=None,
+)
+_FIELDS = {
+    "vocab_size": integer(1, 10_000_000),
+    "hidden_size": integer(1, 65536),
+    "intermediate_size": integer(1, 1 << 20),
+    "num_hidden_layers": integer(1, 1024),
+    "num_attention_heads": integer(1, 4096),
+    "num_key_value_heads": or_null(integer(1, 4096)),
+    "hidden_act": one_of("silu"),
+    "max_position_embeddings": integer(1, 10_000_000),
+    "rms_norm_eps": EPSILON,
+    "tie_word_embeddings": BOOL,
+    "resid_pdrop": PROBABILITY,
+    "embd_pdrop": PROBABILITY,
+    "attention_dropout": PROBABILITY,
+    "rope_theta": number(1, "1e12"),
+    "rope_scaling": OBJECT_OR_NULL,
+    "rope_parameters": OBJECT_OR_NULL,
+    "partial_rotary_factor": number(0, "1"),
+    "sliding_window": or_null(integer(1, 10_000_000)),
+}
+
+
+def phi3_config(hc: dict) -> ModelConfig:
+    """A qkv ModelConfig for a config.json of model_type phi3, every field checked."""
+    hc = checked(hc, _FIELDS, _DEFAULTS, divisible=("hidden_size", "num_attention_heads"))
+    heads, width = hc["num_attention_heads"], hc["hidden_size"]
+    kv = hc["num_key_value_heads"] or heads
+    if heads % kv:
+        raise Refusal.of("hub.heads_not_multiple", heads=heads, kv=kv)
+    params = hc["rope_scaling"] or hc["rope_parameters"] or {}  # transformers: rope_scaling wins
+    kind = params.get("rope_type", params.get("type", "default"))
+    if kind != "default":
+        raise wrong("rope_type", phrase("neox.wants_phi3_rope", kind=repr(kind)), kind)
+    n_ctx, window = hc["max_position_embeddings"], hc["sliding_window"]
+    if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
+        n_ctx = min(n_ctx, window)
+    d_head = width // heads
+    return ModelConfig(
+        d_vocab=hc["vocab_size"],
+        n_ctx=n_ctx,
+        d_model=width,
+        n_heads=heads,
+        n_kv_heads=kv,
+        n_layers=hc["num_hidden_layers"],
+        d_mlp=hc["intermediate_size"],
+        pos="rope",
+        rope_layout="halves",
+        rope_base=rope_theta(params, hc["rope_theta"]),
+        rotary_dim=rotary(params, "partial_rotary_factor", hc["partial_rotary_factor"], d_head),
+        norm="rms",
+        mlp="gated",
+        activation="silu",
+        bias=False,
+        unembed_bias=False,
+        tie_embeddings=hc["tie_word_embeddings"],
+        dropout_embed=hc["embd_pdrop"],
+        dropout_resid=hc["resid_pdrop"],
+        dropout_attn=hc["attention_dropout"],
+        ln_eps=hc["rms_norm_eps"],
+    )
+
+
+def weight_map(cfg: ModelConfig, names) -> dict:
+    """qkv name -> (how, stored names[, rows]), each found by its name in Phi3Model (with or without
+    Phi3ForCausalLM's "model." prefix); lm_head.weight when it is not tied to embed_tokens."""
+    prefixes = ("model.", "")
+    one = lambda name: names.one(name, prefixes)
+    plan = {"embed.weight": one("embed_tokens.weight"), "ln_final.weight": one("norm.weight")}
+    d_mlp = cfg.d_mlp
+    for i in range(cfg.n_layers):
+        q, h = f"blocks.{i}.", f"layers.{i}."
+        plan[q + "ln1.weight"] = one(h + "input_layernorm.weight")
+        plan[q + "attn.W_QKV.weight"] = one(h + "self_attn.qkv_proj.weight")  # [W_Q; W_K; W_V], as qkv's
+        plan[q + "attn.W_O.weight"] = one(h + "self_attn.o_proj.weight")
+        plan[q + "ln2.weight"] = one(h + "post_attention_layernorm.weight")
+        gate_up = h + "mlp.gate_up_proj.weight"  # [W_gate; W_up]: 2 d_mlp rows
+        plan[q + "mlp.fc_gate.weight"] = names.rows(gate_up, prefixes, 2 * d_mlp, [(0, d_mlp)])
+        plan[q + "mlp.fc_in.weight"] = names.rows(gate_up, prefixes, 2 * d_mlp, [(d_mlp, 2 * d_mlp)])
+        plan[q + "mlp.fc_out.weight"] = one(h + "mlp.down_proj.weight")
+    if not cfg.tie_embeddings:
+        plan["unembed.weight"] = names.one("lm_head.weight")
+    else:
+        names.skip("lm_head.weight")
+    return plan
+
+
+ADAPTER = Adapter(
+    titles=("Phi-3",),
+    model_types=("phi3",),
+    config=phi3_config,
+    weights=weight_map,
+    tokenizer=read_tokenizer,  # tokenizer.json: SentencePiece's pieces (Phi-3) or byte-level BPE (Phi-4-mini)
+    tokenizer_files=("tokenizer.json", "tokenizer_config.json"),
+    ignored=r"(^|\.)rotary_emb\.inv_freq$",
+    order=4,
+)

@@ -1,0 +1,10 @@
+"""GGUF files (llama.cpp's and ollama's format) read into qkv models: one concept per module.
+
+header.py     the header: metadata and tensor descriptions, every count checked against the file
+archs.py      each GGUF architecture as a Hugging Face layout a hub adapter reads (config, names)
+tensors.py    a tensor dequantized a few rows at a time into a parameter (llama.cpp's q/k order undone)
+tokenizer.py  the tokenizer the metadata describes (byte-level BPE or SentencePiece's pieces)
+find.py       which references name a GGUF file ("x.gguf", a directory with one, "smollm2")
+load.py       all of it: (model, tokenizer)
+summary.py    what `qkv info` says of a file, from its header alone
+"""
