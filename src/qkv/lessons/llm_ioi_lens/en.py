@@ -36,10 +36,15 @@ MESSAGES = {
     "moves": "From layer {cross} on, the last position restores more than any other: the decision has been moved, "
     "by attention, from the names to the token that predicts.",
     "no_move": "The last position never restores more than every other position in all later layers.",
-    "heads": "The strongest, {head}, restores {head_share:.2f} of the difference by itself. In the clean run "
-    "it looks from the last token at the name to be given ({answer}: weight {head_on_answer:.2f}) rather "
-    "than at the repeated one ({wrong}, both places: {head_on_wrong:.2f}), the behaviour Wang et al. "
-    "named a “name mover” when they traced this circuit in GPT-2.",
+    "heads_mover": "The strongest, {head}, restores {head_share:.2f} of the difference by itself. In the clean "
+    "run it looks from the last token at the name to be given ({answer}: weight {head_on_answer:.2f}) rather "
+    "than at the repeated one ({wrong}, both places: {head_on_wrong:.2f}), the behaviour Wang et al. named a "
+    "“name mover” when they traced this circuit in GPT-2.",
+    "heads_repeated": "The strongest, {head}, restores {head_share:.2f} of the difference by itself. In the clean "
+    "run it looks from the last token at the repeated name ({wrong}, both places: {head_on_wrong:.2f}), hardly "
+    "at the other ({answer}: {head_on_answer:.2f}): what it brings to the last token is which name came twice, "
+    "the one the answer must not be. (Wang et al., tracing this circuit in GPT-2, call heads that attend "
+    "this way from the last token “S-inhibition” heads.)",
     "lens_output": "“{final_top}” is the output's top-1 (P = {final_p:.3f}), but no earlier row has it first: "
     "entering the last block it ranks {before_rank} (P = {before_p:.3f}), entering L{mid} {mid_rank}. In this "
     "small model the answer is assembled in the last blocks.",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from qkv.lessons.common.text import commas, pad
+from qkv.lessons.common.text import commas, pad, then
 from qkv.lessons.llm_ioi_lens.result import Result
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
@@ -113,7 +113,8 @@ def _verdicts(n: Result, f: dict, lang: str) -> tuple[str, str, str]:
         seen = say("lens_early", **f)
     else:
         seen = say("lens_never", **f)
-    return " ".join(resid) if lang == "en" else "".join(resid), say("heads", **f), seen
+    heads = say("heads_mover" if n.head_on_answer > n.head_on_wrong else "heads_repeated", **f)
+    return then(resid, lang), heads, seen
 
 
 def text(n: Result, lang: str) -> str:
