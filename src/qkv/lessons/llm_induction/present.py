@@ -51,7 +51,7 @@ def _row(name: str, losses: list[Losses]) -> str:
 def _loss_table(n: Result, lang: str) -> str:
     say = translator(lang, "lessons.llm_induction")
     mode = mode_names(lang)
-    head = "  " + pad("", 26) + "".join(pad(say(c), 22, True) for c in ("col_first", "col_second", "col_gap"))
+    head = "  " + pad("", 26) + "".join(pad(c, 22, True) for c in (say("col_first"), say("col_second"), say("col_gap")))
     rows = [head, _row(say("row_clean"), [n.clean])]
     for m in MODES:
         rows.append(_row(say("row_top", k=len(n.top), mode=mode[m]), [n.ablations[m].top]))
