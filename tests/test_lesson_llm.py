@@ -118,6 +118,16 @@ def test_run_reads_the_directory_it_is_given(tiny, tmp_path):
     assert out.to_json()["numbers"]["resid"]["site"] == "resid_pre"
 
 
+def test_an_llm_lesson_refuses_a_translation_model_in_one_line():
+    from qkv.core.hub.bundled import default_translate_ckpt
+    from qkv.presentation.i18n import say_error
+
+    with pytest.raises(ValueError, match="lesson 'llm-hull' reads a GPT, and ") as e:
+        lessons.run("llm-hull", ckpt=default_translate_ckpt())
+    assert "\n" not in str(e.value) and "without --ckpt it reads smollm2" in str(e.value)
+    assert say_error(e.value, "zh").startswith("课程 'llm-hull' 读取的是一个 GPT")
+
+
 def test_apple_starts_from_one_vector_and_holds_out_whole_pairs(measured, tiny):
     r, _ = measured["llm-apple"]
     _, _, tokenizer = tiny

@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "A real LLM: apple the fruit and apple the company, layer by layer (SmolLM2)",
+    "reads_why": "it follows a word through a model that reads left to right and predicts the next token",
     "unnamed": "this model",
     "stage_embed": "embedding",
     "stage_block": "L{layer}",

@@ -21,12 +21,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.lessons.common.llm import model_name, traced_batch, word_end, word_start
 from qkv.lessons.llm_apple.result import Head, Next, Result
 from qkv.lessons.real_apple.measure import cosines, probe_accuracy
 
 NEEDS_MODEL = "llm"  # run() loads SmolLM2, or the decoder --ckpt names
 READS = ("decoder",)
+READS_WHY = phrase("lessons.llm_apple.reads_why")  # why it reads no other family (said when it refuses one)
 WORD = " apple"
 K_FOLDS = 4
 TOP_NEXT = 3  # next tokens kept per sentence

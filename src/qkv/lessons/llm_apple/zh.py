@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "真实的大语言模型：水果 apple 与公司 apple，逐层来看（SmolLM2）",
+    "reads_why": "它追踪的是一个从左往右读、预测下一个词元的模型里的词",
     "unnamed": "这个模型",
     "stage_embed": "嵌入",
     "stage_block": "L{layer}",

@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "A real LLM's hulls: every head's z inside the hull of its values (SmolLM2), and where that ends",
+    "reads_why": "it checks a decoder's heads at the last token of each sentence, which sees the whole sentence",
     "unnamed": "this model",
     "col_text": "text",
     "col_tokens": "tokens",

@@ -21,12 +21,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qkv.core.io.refusal import phrase
 from qkv.core.see.hull import convex_weights
 from qkv.lessons.common.llm import model_name
 from qkv.lessons.llm_hull.result import Example, Result, Text
 
 NEEDS_MODEL = "llm"
 READS = ("decoder",)
+READS_WHY = phrase("lessons.llm_hull.reads_why")  # why it reads no other family (said when it refuses one)
 TEXTS = (
     "I bought Apple shares, then ate an apple.",
     "When Mary and John went to the store, John gave a drink to Mary.",

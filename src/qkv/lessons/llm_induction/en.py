@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "A real LLM's induction heads: found by their pattern, tested by switching them off (SmolLM2)",
+    "reads_why": "it measures how well a model predicts the next token from its context",
     "unnamed": "this model",
     "mode_zero": "zero",
     "mode_mean": "mean",

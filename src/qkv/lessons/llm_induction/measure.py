@@ -24,11 +24,13 @@ import torch.nn.functional as F
 
 from qkv.analysis.ablate import heads_off
 from qkv.analysis.head_scores import head_scores, repeated_tokens
+from qkv.core.io.refusal import phrase
 from qkv.lessons.common.llm import model_name
 from qkv.lessons.llm_induction.result import Ablation, Head, Losses, Result
 
 NEEDS_MODEL = "llm"
 READS = ("decoder",)
+READS_WHY = phrase("lessons.llm_induction.reads_why")  # why it reads no other family (said when it refuses one)
 N_SEQS = 3
 HALF = 30  # random tokens before the repeat: T = 1 + 2 * HALF
 TOP_K = 5  # heads switched off

@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "真实大语言模型的归纳头：按注意力模式找出来，再关掉它们来检验（SmolLM2）",
+    "reads_why": "它测量的是模型凭上下文预测下一个词元的能力",
     "unnamed": "这个模型",
     "mode_zero": "置零",
     "mode_mean": "取均值",

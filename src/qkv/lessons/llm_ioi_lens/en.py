@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "A real LLM deciding: who gets the drink (activation patching), and when “Paris” wins (logit lens)",
+    "reads_why": "it reads the logits of the next token",
     "unnamed": "this model",
     "row_block": "enter L{layer}",
     "row_output": "output",

@@ -24,11 +24,13 @@ import torch
 
 from qkv.analysis.lens import logit_lens
 from qkv.analysis.patch import patch_text
+from qkv.core.io.refusal import phrase
 from qkv.lessons.common.llm import model_name
 from qkv.lessons.llm_ioi_lens.result import Lens, Patched, Result
 
 NEEDS_MODEL = "llm"
 READS = ("decoder",)
+READS_WHY = phrase("lessons.llm_ioi_lens.reads_why")  # why it reads no other family (said when it refuses one)
 CLEAN = "When Mary and John went to the store, John gave a drink to"
 CORRUPTED = "When John and Mary went to the store, Mary gave a drink to"
 ANSWER, WRONG = " Mary", " John"

@@ -2,6 +2,7 @@
 
 MESSAGES = {
     "title": "真实大语言模型如何做决定：饮料给谁（激活修补），以及“Paris”何时胜出（logit lens）",
+    "reads_why": "它读取的是下一个词元的 logits",
     "unnamed": "这个模型",
     "row_block": "进入 L{layer}",
     "row_output": "输出",
