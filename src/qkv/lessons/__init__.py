@@ -28,7 +28,8 @@ qkv/lessons/<name>/:
 
 qkv/lessons/common/ holds what several lessons share, one concept a module: the result every lesson
 returns (result), the report of all lessons (report), training the small models (training), the real
-encoder's name (real), joining sentences (text), loss curves (curves), and their messages (en, zh).
+encoder's name (real), the real LLM's name and its sentences' positions (llm), joining sentences and
+padding table cells (text), loss curves (curves), and their messages (en, zh).
 Besides the result, `run` below is the only code measure and present share.
 
 Every name between the parts is written out: the result's fields are declared (a quantity that repeats
@@ -169,7 +170,7 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
 
     `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
-    the lessons of REAL_LESSONS, the bundled translation model for align); lessons that train their
+    the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for align); lessons that train their
     own models ignore it."""
     check_lang(lang)
     if out is not None:
