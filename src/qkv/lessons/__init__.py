@@ -170,8 +170,8 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
 
     `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
-    the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for align); lessons that train their
-    own models ignore it."""
+    the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for
+    align); lessons that train their own models ignore it."""
     check_lang(lang)
     if out is not None:
         check_folder(out, phrase("errors.folder_lesson"))
