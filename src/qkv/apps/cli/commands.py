@@ -222,8 +222,10 @@ def lesson(args) -> None:
     from qkv import lessons
 
     if args.list or not args.name:
-        for name, title in lessons.titles(args.lang, real=True).items():
-            print(f"{name:<12} {title}")
+        titles = lessons.titles(args.lang, real=True)
+        width = max(map(len, titles))  # the names in one column, however long the longest
+        for name, title in titles.items():
+            print(f"{name:<{width}} {title}")
         return
     result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
     if args.format == "json":
