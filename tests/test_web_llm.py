@@ -80,3 +80,25 @@ def test_smollm2_on_the_page(tmp_path):
     assert "Mary" in str(patch), str(patch)[:300]
     view = client.post("/api/view", json={"text": "When Mary and John went out, John gave a drink to"}).json()
     assert len(view["tokens"]) == 12
+
+
+def test_evaluating_leaves_an_evaluating_model_alone_and_still_switches_a_training_one(monkeypatch):
+    """The page's requests run inside evaluating(model): a model in eval mode throughout is not visited
+    module by module (24 ms of SmolLM2's view), one with any module training is switched and restored."""
+    import torch
+
+    from qkv.core.model import evaluating
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5)).eval()
+    monkeypatch.setattr(torch.nn.Module, "train", lambda *a: pytest.fail("an evaluating model was switched"))
+    with evaluating(model):
+        assert not model.training
+    monkeypatch.undo()
+    model.train()
+    with evaluating(model):
+        assert not any(m.training for m in model.modules())
+    assert all(m.training for m in model.modules())
+    model.eval()
+    model[1].train()  # one module training: switched too
+    with evaluating(model):
+        assert not model[1].training
