@@ -158,3 +158,11 @@ def test_a_broken_or_hostile_template_is_one_line(template, key):
 def test_a_long_message_is_refused_before_rendering():
     with pytest.raises(Refusal):
         messages_of("x" * 200_000)
+
+
+@pytest.mark.parametrize("written", [b"{not json", b"[1, 2]", b"\xff\xfe"])
+def test_a_broken_tokenizer_config_is_one_line(tmp_path, capsys, written):
+    d, _ = chat_dir(tmp_path)
+    (d / "tokenizer_config.json").write_bytes(written)
+    line = run_error(capsys, ["generate", "--ckpt", str(d), "--chat", "hi"])
+    assert "tokenizer_config.json" in line

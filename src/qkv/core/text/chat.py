@@ -39,7 +39,13 @@ def read_chat_template(d: Path) -> tuple[str | None, dict[str, str]]:
     """(template, special tokens by name) of a Hugging Face directory `d`: chat_template.jinja, else
     tokenizer_config.json's chat_template (a string, or a list of named ones: "default" is taken);
     (None, {}) when neither is there."""
-    config = read_json_object(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file() else {}
+    path = d / "tokenizer_config.json"
+    try:
+        config = read_json_object(path) if path.exists() else {}
+    except (OSError, ValueError) as e:  # not JSON, not an object, too large, not a regular file
+        raise Refusal.of(
+            "hub.in_file", path=path, error=str(e).splitlines()[0] if str(e) else type(e).__name__
+        ) from None
     found = {name: _content(config.get(name)) for name in SPECIAL_NAMES}
     special = {name: text for name, text in found.items() if text is not None}
     if (d / "chat_template.jinja").is_file():
