@@ -53,3 +53,29 @@ def test_padded_rows_decode_as_each_alone(pos):
     prompts = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10], [11]]
     batch = generate_batch(model, prompts, 8, temperature=0, stop_ids=())
     assert batch == [list(generate_ids(model, p, 8, temperature=0, stop_ids=(), use_cache=False)) for p in prompts]
+
+
+def test_one_bfloat16_row_is_multiplied_without_onednn_and_the_switch_comes_back():
+    """linear_step in bfloat16 on the CPU: one row by PyTorch's own kernel (oneDNN off around the call, on
+    again after, also after an error), several rows as F.linear does; both within bfloat16's rounding."""
+    import torch.nn.functional as F
+
+    from qkv.core.model.nn.linear import linear_step
+
+    g = torch.Generator().manual_seed(0)
+    lin = torch.nn.Linear(96, 200).to(torch.bfloat16)
+    step = linear_step(lin)
+    seen = []
+    real = F.linear
+    try:
+        F.linear = lambda *a: (seen.append(torch._C._get_mkldnn_enabled()), real(*a))[1]
+        for rows in (1, 5):
+            x = torch.randn(rows, 96, generator=g).to(torch.bfloat16)
+            want = (x.double() @ lin.weight.double().T + lin.bias.double()).float()
+            torch.testing.assert_close(step(x).float(), want, atol=0.05, rtol=0.01)
+    finally:
+        F.linear = real
+    assert seen == [False, True] and torch._C._get_mkldnn_enabled()
+    with pytest.raises(RuntimeError):
+        step(torch.ones(1, 7, dtype=torch.bfloat16))  # the wrong width: the product fails
+    assert torch._C._get_mkldnn_enabled()
