@@ -184,8 +184,9 @@ def _table(dtype: str, r: dict, seconds: float) -> None:
     if "load" in r:
         lq, lh = r["load"]["qkv"], r["load"]["transformers"]
         ratio = lh["load_s"] / lq["load_s"]
-        print(f"{'load alone, s':<32}{lq['load_s']:>10.2f}{lh['load_s']:>14.2f}{ratio:>16.2f}x faster")
-        print(f"{'load alone, peak RSS GB':<32}{lq['peak_gb']:>10.2f}{lh['peak_gb']:>14.2f}")
+        print(f"{'load alone, s':<34}{lq['load_s']:>10.2f}{lh['load_s']:>14.2f}{ratio:>16.2f}x faster")
+        print(f"{'load alone, peak RSS GB':<34}{lq['peak_gb']:>10.2f}{lh['peak_gb']:>14.2f}")
+        print(f"{'  then every weight read, RSS GB':<34}{lq['used_gb']:>10.2f}{lh['used_gb']:>14.2f}")
     print(
         f"  trace holds: qkv {r['trace_entries']['qkv']} tensors, {r['trace_mb']['qkv']:.1f} MB; transformers "
         f"{r['trace_entries']['hf']} (hidden states + attentions), {r['trace_mb']['hf']:.1f} MB"
