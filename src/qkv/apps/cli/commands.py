@@ -155,6 +155,23 @@ def _unspellable(tokenizer, text, lang) -> None:
         print(note, file=sys.stderr)
 
 
+def _prompt(args, tokenizer) -> tuple[str, list[int]]:
+    """(what is printed before the continuation, the ids the model reads): --prompt's text, or with
+    --chat the conversation its chat template lays out (not printed: only the answer is)."""
+    if args.chat is None:
+        if args.system is not None:
+            raise Refusal.of("chat.system_without_chat")
+        prompt = "\n" if args.prompt is None else args.prompt
+        return prompt, tokenizer.encode(prompt)
+    from qkv.core.text.chat import chat_ids, messages_of
+
+    if args.prompt is not None:
+        raise Refusal.of("chat.with_prompt")
+    if args.samples != 1:
+        raise Refusal.of("chat.with_samples")
+    return "", chat_ids(tokenizer, messages_of(args.chat, args.system))
+
+
 def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
@@ -167,10 +184,10 @@ def generate(args) -> None:
     model, tokenizer = load(args.ckpt)
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
-    ids = tokenizer.encode(args.prompt)
+    prompt, ids = _prompt(args, tokenizer)
     if not ids:
         raise Refusal.of("cli.prompt_empty")
-    _unspellable(tokenizer, args.prompt, args.lang)
+    _unspellable(tokenizer, args.chat if args.chat is not None else args.prompt, args.lang)
     n_ctx = model.cfg.n_ctx
     if len(ids) > n_ctx:
         _cropped("prompt", len(ids), n_ctx, args.lang)
@@ -184,7 +201,7 @@ def generate(args) -> None:
         texts = generate_texts(
             model,
             tokenizer,
-            [args.prompt] * args.samples,
+            [prompt] * args.samples,
             args.max_new_tokens,
             temperature=args.temperature,
             top_k=args.top_k,
@@ -192,9 +209,9 @@ def generate(args) -> None:
             seed=args.seed,
         )
         for i, text in enumerate(texts):
-            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{args.prompt}{text}")
+            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{prompt}{text}")
         return
-    sys.stdout.write(args.prompt)
+    sys.stdout.write(prompt)
     try:
         new = generate_ids(  # it ends at the model's end of text (a pretrained model's generation_config.json)
             model,
@@ -206,7 +223,7 @@ def generate(args) -> None:
             args.seed,
             use_cache=not args.no_cache,
         )
-        stream(tokenizer, new, prev=ids[-1])
+        stream(tokenizer, new, prev=ids[-1] if prompt else None)
     finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
         sys.stdout.write("\n")
         sys.stdout.flush()

@@ -164,7 +164,9 @@ def _train_run(p) -> None:
 def _add_generate(sub) -> None:
     p = sub.add_parser("generate", help="continue a prompt with a trained model, streaming tokens")
     _ckpt(p, required=True)
-    p.add_argument("--prompt", default="\n")
+    p.add_argument("--prompt", help="the text to continue (default: a line break)")
+    p.add_argument("--chat", metavar="TEXT", help="ask a chat model a question, in the layout its chat template gives")
+    p.add_argument("--system", metavar="TEXT", help="with --chat: the system message (default: the template's own)")
     p.add_argument("--max-new-tokens", type=int, default=200)
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=int)

@@ -113,6 +113,9 @@ class Tokenizer:
     # a pretrained model's embedding may have more rows than its tokenizer has tokens (Qwen2.5: 151,936
     # for 151,665), rounded up for speed: ids vocab_size .. padded_size-1 are such rows, no text at all
     padded_size: int = 0
+    # a chat model's template (core/text/chat.py) and the special tokens it may name; None: not a chat model
+    chat_template: str | None = None
+    chat_tokens: dict[str, str] | None = None
 
     @property
     def vocab_size(self) -> int:
