@@ -182,7 +182,8 @@ def english_sentences(line: str, typed: list[str]) -> list[str]:
         " ",
         rest,
     )
-    return re.findall(r"[A-Za-z]+(?:[ ,;:()-]+[A-Za-z]+){2,}", rest)
+    word = r"[A-Za-z]+(?:-[A-Za-z]+)*"  # a hyphenated name (llm-ioi-lens, next-token) is one word
+    return re.findall(word + r"(?:[ ,;:()]+" + word + r"){2,}", rest)
 
 
 def is_chinese(line: str, typed: list[str]) -> bool:
@@ -198,6 +199,8 @@ def test_the_check_catches_an_english_line():
     """The check can fail: an English sentence, even inside a Chinese line, is caught; names are not."""
     assert english_sentences("qkv: error: the text is empty", [])
     assert english_sentences("qkv: 错误：文件不存在：No such file or directory", [])
+    assert english_sentences("qkv: 错误：the model-file is gone", [])
+    assert not english_sentences("qkv: 错误：没有课程；可选的课程：llm-ioi-lens、next-token", [])
     assert not is_chinese("qkv: error: the text is empty", [])
     assert not is_chinese("qkv: 错误：参数 --layer：abc is not a number", ["abc"])
     assert not is_chinese("qkv: 错误：the model has 4 layers", [])

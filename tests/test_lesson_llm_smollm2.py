@@ -67,7 +67,7 @@ def test_induction_heads_carry_the_copying(measured):
 
 def test_ioi_patching_recovers_most_and_paris_wins_at_the_output(measured):
     r = measured("llm-ioi-lens")
-    assert r.clean_top == " Mary" and r.resid.clean > 3 > -3 > r.resid.corrupted
+    assert r.clean_top == "␣Mary" and r.resid.clean > 3 > -3 > r.resid.corrupted
     assert r.resid.best_share > 0.8 and np.array(r.resid.share)[-1, -1] > 0.8
     assert r.top_heads[0][2] > 0.3 and max(r.head_on_answer, r.head_on_wrong) > 0.5  # it reads a name
     assert r.lens.final_top == " Paris" and r.lens.final_p > 0.5 and r.lens.rank[-1] == 0

