@@ -1,0 +1,66 @@
+"""GGUF files of the families beyond Llama's, written as llama.cpp's converter writes each architecture
+(gguf_families.py): Phi-3, Gemma 2, Gemma 3 and GPT-2 read by qkv give transformers' own GGUF reading,
+number for number (logits within 1e-5 of the largest, float32; greedy tokens; token ids), in F32 and
+Q8_0; OLMo-2 and GPT-NeoX, which transformers does not read from GGUF, give the model they were written
+from (F32), or that model with its weights quantized and dequantized (Q8_0)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from gguf_families import family_model, round_trip, write_family
+from gguf_files import vocab_size
+from test_gguf import IDS, RTOL, assert_same
+
+from qkv.core.hub.pretrained import load_pretrained
+
+ALL = ["phi3", "gemma2", "gemma3", "gpt2", "gptneox", "olmo2"]
+
+
+def relative(got: torch.Tensor, want: torch.Tensor) -> float:
+    return (got - want).abs().max().item() / want.abs().max().item()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["F32", "Q8_0"])
+@pytest.mark.parametrize("arch", ["phi3", "gemma2", "gemma3", "gpt2"])
+def test_the_families_are_transformers(arch, kind, tmp_path):
+    path = write_family(tmp_path / f"{arch}-{kind}.gguf", family_model(arch, vocab_size("gpt2")), arch, kind)
+    assert_same(path)
+
+
+@pytest.mark.parametrize("arch", ALL)
+def test_an_f32_file_is_the_model_it_was_written_from(arch, tmp_path):
+    """No transformers GGUF reading in between: what the converter did (Gemma's 1 + w, GPT-2's transposes,
+    GPT-NeoX's regrouped rows) is undone exactly."""
+    original = family_model(arch, vocab_size("gpt2"))
+    model, _ = load_pretrained(str(write_family(tmp_path / f"{arch}.gguf", original, arch)))
+    with torch.no_grad():
+        want, got = original(IDS).logits, model(IDS)
+    assert want.abs().max() > 1.0
+    assert relative(got, want) <= RTOL
+
+
+@pytest.mark.parametrize("arch", ["gptneox", "olmo2"])
+def test_a_q8_0_file_is_its_dequantized_model(arch, tmp_path):
+    original = round_trip(family_model(arch, vocab_size("gpt2")), "Q8_0")  # Q8_0 again gives the same blocks
+    model, _ = load_pretrained(str(write_family(tmp_path / f"{arch}.gguf", original, arch, "Q8_0")))
+    with torch.no_grad():
+        want, got = original(IDS).logits, model(IDS)
+    assert relative(got, want) <= RTOL
+
+
+def test_the_files_say_their_switches(tmp_path):
+    """The metadata becomes each family's own switches: Gemma 3's five sliding layers to a global one and
+    its two RoPE bases, Gemma 2's soft caps, Pythia's quarter-rotated heads and parallel blocks."""
+    said = {}
+    for arch in ("gemma2", "gemma3", "gptneox", "gpt2"):
+        path = write_family(tmp_path / f"{arch}.gguf", family_model(arch, vocab_size("gpt2")), arch, "Q8_0")
+        said[arch] = load_pretrained(str(path))[0]
+    g3 = said["gemma3"].cfg
+    assert g3.layer_types == "lllllg" and g3.rope_base == 1e6 and g3.rope_base_local == 1e4 and g3.qk_norm
+    g2 = said["gemma2"].cfg
+    assert g2.attn_scores_soft_cap == 50 and g2.output_logits_soft_cap == 30 and g2.sliding_window == 16
+    neox = said["gptneox"].cfg
+    assert neox.rotary_dim == 16 and neox.parallel_attn_mlp and neox.bias
+    assert said["gpt2"].loaded_from["architecture"] == "gpt2" and said["gpt2"].cfg.pos == "learned"
