@@ -28,13 +28,24 @@ GEMMA = {**LLAMA_LIKE, "num_attention_heads": 2, "num_key_value_heads": 1, "head
 FAMILIES = {  # GGUF architecture -> (config class, model class, fields)
     "phi3": ("Phi3Config", "Phi3ForCausalLM", {**LLAMA_LIKE, "original_max_position_embeddings": 128}),
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", {**GEMMA, "query_pre_attn_scalar": 256}),
-    "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM", {**GEMMA, "num_hidden_layers": 6, "query_pre_attn_scalar": 256}),
+    "gemma3": (
+        "Gemma3TextConfig",
+        "Gemma3ForCausalLM",
+        {**GEMMA, "num_hidden_layers": 6, "query_pre_attn_scalar": 256},
+    ),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(n_positions=1024, n_embd=WIDTH, n_layer=2, n_head=4)),
     "gptneox": (
         "GPTNeoXConfig",
         "GPTNeoXForCausalLM",
-        dict(hidden_size=WIDTH, intermediate_size=4 * WIDTH, num_hidden_layers=2, num_attention_heads=4,
-             max_position_embeddings=128, rotary_pct=0.25, layer_norm_eps=1e-5),
+        dict(
+            hidden_size=WIDTH,
+            intermediate_size=4 * WIDTH,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=128,
+            rotary_pct=0.25,
+            layer_norm_eps=1e-5,
+        ),
     ),
     "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", LLAMA_LIKE),
 }

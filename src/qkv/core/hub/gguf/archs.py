@@ -33,6 +33,7 @@ from qkv.core.hub.gguf.layouts import Layout
 from qkv.core.io.refusal import Refusal
 from qkv.core.spec.config import ModelConfig
 
+
 @dataclass(frozen=True)
 class Arch:
     """One GGUF architecture: the Hugging Face model_type its adapter reads, its config keys, its tensor

@@ -173,5 +173,7 @@ def neox_extra(md: dict, names: set) -> dict:
     is Pythia's, not the file's)."""
     rotary, width = md.get("gptneox.rope.dimension_count"), md.get("gptneox.embedding_length")
     heads = md.get("gptneox.attention.head_count")
-    ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (rotary, width, heads))
-    return {"rotary_pct": rotary / (width // heads)} if ok and width >= heads else {}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (rotary, width, heads)):
+        return {}  # the adapter refuses what is missing or wrong, by its own field
+    assert isinstance(rotary, int) and isinstance(width, int) and isinstance(heads, int)
+    return {"rotary_pct": rotary / (width // heads)} if width >= heads else {}

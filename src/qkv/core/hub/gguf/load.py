@@ -23,6 +23,7 @@ from qkv.core.hub.read import StoredNames, fill_model
 from qkv.core.hub.size import check_fits
 from qkv.core.io.refusal import Refusal
 
+
 class _Names(StoredNames):
     """StoredNames that says a missing tensor by its GGUF name."""
 
@@ -47,7 +48,9 @@ def _stored(header: Header, cfg) -> dict:
         info = header.tensors[name]
         if not readable(info.ggml_type):
             raise Refusal.of("gguf.tensor_type", path=header.path, name=name, kind=info.type_name)
-        theirs[hf] = GgufTensor(header.path, info, arch.layout(hf, cfg)) if arch.layout else GgufTensor(header.path, info)
+        theirs[hf] = (
+            GgufTensor(header.path, info, arch.layout(hf, cfg)) if arch.layout else GgufTensor(header.path, info)
+        )
     return theirs
 
 
