@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 from gguf_families import family_model, round_trip, write_family
-from gguf_files import vocab_size
+from gguf_files import SAMPLE, transformers, vocab_size
 from test_gguf import IDS, RTOL, assert_same
 
 from qkv.core.hub.pretrained import load_pretrained
@@ -64,3 +64,16 @@ def test_the_files_say_their_switches(tmp_path):
     neox = said["gptneox"].cfg
     assert neox.rotary_dim == 16 and neox.parallel_attn_mlp and neox.bias
     assert said["gpt2"].loaded_from["architecture"] == "gpt2" and said["gpt2"].cfg.pos == "learned"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["phi3", "gemma2", "gemma3"])
+def test_sentencepiece_spaces_are_transformers(arch, tmp_path):
+    """A SentencePiece vocabulary read as transformers reads it for the architecture: "▁" before every text
+    (phi3), before none (Gemma), a text of leading and doubled spaces included; and decoded back."""
+    path = write_family(tmp_path / f"{arch}.gguf", family_model(arch, vocab_size("llama")), arch, "Q8_0", "llama")
+    _, tok = load_pretrained(str(path))
+    hf_tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    for text in (SAMPLE, " hi  there", "  two spaces first", "x"):
+        assert tok.encode(text) == hf_tok(text)["input_ids"], text
+        assert tok.decode(tok.encode(text)[1:]) == hf_tok.decode(hf_tok(text)["input_ids"][1:]), text

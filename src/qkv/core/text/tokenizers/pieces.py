@@ -21,6 +21,7 @@ class PieceTokenizer(HFBacked):
     """A SentencePiece vocabulary in a Hugging Face ``tokenizers`` object (tokenizer.json)."""
 
     kind = "pieces"
+    prefix_space = True  # whether encoding put a ▁ in front of the text (Gemma's GGUF vocabulary: no)
 
     def __init__(self, hf_tokenizer):
         pieces = []
@@ -38,4 +39,4 @@ class PieceTokenizer(HFBacked):
         """The text of `ids`, without the space SentencePiece put in front of the first word (when
         `prev` is None: the text starts here)."""
         text = super().decode(ids, prev)
-        return text[1:] if prev is None and text.startswith(" ") else text
+        return text[1:] if self.prefix_space and prev is None and text.startswith(" ") else text
