@@ -120,8 +120,9 @@ def _converted(arch: str, hf: str, a: np.ndarray, cfg) -> np.ndarray:
     return a
 
 
-def write_family(path: Path, model, arch: str, kind: str = "F32", tokenizer: str = "gpt2", name: str = "tiny"):
-    """Write `model` as a GGUF file of architecture `arch`, its 2-D weights in `kind`."""
+def write_family(path: Path, model, arch: str, kind: str = "F32", tokenizer: str = "gpt2", name: str = "tiny", **more):
+    """Write `model` as a GGUF file of architecture `arch`, its 2-D weights in `kind`; `more`: tensors
+    (name -> float32 array) written after its own."""
     cfg = model.config
     w = gguf.GGUFWriter(str(path), arch)
     w.add_name(name)
@@ -141,6 +142,8 @@ def write_family(path: Path, model, arch: str, kind: str = "F32", tokenizer: str
         _add(w, f"{gguf_name}.{suffix}", a, kind, rng)
         if arch == "gpt2" and gguf_name == "token_embd":  # GPT-2's unembedding is W_E, written again
             _add(w, "output.weight", a, kind, rng)
+    for extra, a in more.items():
+        w.add_tensor(extra, a)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -6,10 +6,11 @@ from (F32), or that model with its weights quantized and dequantized (Q8_0)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from gguf_families import family_model, round_trip, write_family
-from gguf_files import SAMPLE, transformers, vocab_size
+from gguf_files import SAMPLE, WIDTH, transformers, vocab_size
 from test_gguf import IDS, RTOL, assert_same
 
 from qkv.core.hub.pretrained import load_pretrained
@@ -77,3 +78,12 @@ def test_sentencepiece_spaces_are_transformers(arch, tmp_path):
     for text in (SAMPLE, " hi  there", "  two spaces first", "x"):
         assert tok.encode(text) == hf_tok(text)["input_ids"], text
         assert tok.decode(tok.encode(text)[1:]) == hf_tok.decode(hf_tok(text)["input_ids"][1:]), text
+
+
+def test_longrope_factors_are_refused_in_one_line(tmp_path):
+    from test_gguf_hostile import assert_refused
+
+    factors = np.ones(WIDTH // 4 // 2, np.float32)  # one a rotated pair
+    model = family_model("phi3", vocab_size("gpt2"))
+    path = write_family(tmp_path / "long.gguf", model, "phi3", rope_factors_long=factors, rope_factors_short=factors)
+    assert_refused(path, "rope_factors")

@@ -79,6 +79,8 @@ def hf_config(header) -> dict:
     from the tokens, RoPE scaling as the file names it (the adapter refuses a kind qkv does not build)."""
     name, arch = arch_of(header)
     md = header.metadata
+    if any(t.startswith("rope_factors_") for t in header.tensors):  # LongRoPE (Phi-3-128k, Phi-3.5): not read
+        raise Refusal.of("gguf.rope_factors", path=header.path)
     hc: dict = {"model_type": arch.model_type}
     for ours, key in arch.config.items():
         if f"{name}.{key}" in md:
