@@ -87,3 +87,19 @@ def test_longrope_factors_are_refused_in_one_line(tmp_path):
     model = family_model("phi3", vocab_size("gpt2"))
     path = write_family(tmp_path / "long.gguf", model, "phi3", rope_factors_long=factors, rope_factors_short=factors)
     assert_refused(path, "rope_factors")
+
+
+def test_gemma_scales_scores_as_llama_cpp():
+    """llama.cpp scales Gemma's scores by head_dim^-0.5, the 27B models' by (d_model / n_heads)^-0.5 (their
+    query_pre_attn_scalar: 144 for Gemma 2 27B, 168 for Gemma 3 27B), and the metadata says which by its
+    layer count; a Gemma 2 file without soft caps has none (transformers' defaults would add them)."""
+    from qkv.core.hub.gguf.families import gemma_extra
+
+    def md(arch, layers, width, heads, d_head, **more):
+        keys = {"block_count": layers, "embedding_length": width, "attention.head_count": heads}
+        return {f"{arch}.{k}": v for k, v in {**keys, "attention.key_length": d_head, **more}.items()}
+
+    assert gemma_extra("gemma2")(md("gemma2", 46, 4608, 32, 128), set())["query_pre_attn_scalar"] == 144
+    assert gemma_extra("gemma3")(md("gemma3", 62, 5376, 32, 128), set())["query_pre_attn_scalar"] == 168
+    nine = gemma_extra("gemma2")(md("gemma2", 42, 3584, 16, 256, attn_logit_softcapping=50.0), set())
+    assert nine == {"query_pre_attn_scalar": 256, "final_logit_softcapping": None}
