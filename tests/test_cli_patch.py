@@ -297,3 +297,17 @@ def test_the_patching_colour_bar_says_blue_is_toward_the_clean_run():
     assert top[2] > top[0] + 0.2 and bottom[0] > bottom[2] + 0.2  # +1 blue, -1 red
     assert "blue: toward the clean run" in t("figures.patching.share_colours", "en")
     assert "蓝：向干净运行靠近" in t("figures.patching.share_colours", "zh")
+
+
+def test_patch_whole_layers_table_json_and_figure(capsys, bundled, tmp_path):
+    """--whole: one number a layer, each the corrupted run with that layer's whole activation patched in;
+    the table has one column, the JSON one axis, and the figure draws it."""
+    model, tok = bundled
+    want = patch_text(model, tok, CLEAN, CORRUPT, "味道", "股价", site="attn_out", whole=True)
+    out, _ = run_ok(capsys, [*PATCH, "--site", "attn_out", "--whole", "--json"])
+    doc = json.loads(out)
+    assert doc["axes"] == ["layer"] and doc["values"] == pytest.approx(want.values.tolist(), abs=1e-5)
+    out, _ = run_ok(capsys, [*PATCH, "--site", "attn_out", "--whole", "--lang", "zh"])
+    assert "整层" in out and f"{want.values[0].item():.3f}" in out
+    run_ok(capsys, [*FIGURE, "--site", "attn_out", "--whole", "--out", str(tmp_path / "w.png")])
+    assert (tmp_path / "w.png").stat().st_size > 0

@@ -175,3 +175,103 @@ def test_the_page_view_document_is_made(variant, family):
     assert n > WINDOW
     cfg = model.cfg
     assert doc["arrays"]["pattern"]["shape"] == [cfg.n_layers, cfg.n_heads, n, n]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_origin_document_rebuilds_the_traced_dots_within_the_window(variant, family):
+    """The page's origin panel recomputes one head's q . k from x (OLMo-2: the q/k norm over every head at
+    once): its dots are the trace's, and a sliding-window layer lists only the keys in its window."""
+    from qkv.analysis.origin import origin
+
+    _, _, model, tok = family(variant)
+    doc = origin(model, tok, text="the cat sat on the mat. the dog ate an apple.", layer=0, head=1, token=-1)
+    i = len(doc["ids"]) - 1
+    assert i >= WINDOW
+    _, trace = model.run_with_trace(torch.tensor([doc["ids"]]))
+    dots = trace["blocks.0.attn.hook_dots"][0, 1, i]  # (T_key,)
+    keys = [k["pos"] for k in doc["keys"]]
+    assert keys == list(range(i + 1 - WINDOW if variant.startswith("gemma") else 0, i + 1))
+    got = torch.tensor([k["dot"] for k in doc["keys"]], dtype=torch.float32)
+    torch.testing.assert_close(got, dots[keys], atol=1e-5, rtol=0)
+    assert doc["keys"][-1]["scaled"] == pytest.approx(doc["keys"][-1]["dot"] / (model.cfg.attn_scale or 4.0))
+
+
+# bfloat16 logits of qkv against transformers' bfloat16 forward, both of the same bfloat16 weights. Measured
+# (4 layers, |logits| up to 3.9): max |diff| 0.086 (gemma2), 0.109 (gemma3), 0.102 (olmo2), mean 0.011 to 0.014;
+# qkv's own error against the float32 forward 0.073 / 0.118 / 0.082, transformers' 0.046 / 0.086 / 0.110. The two
+# round in different places (Gemma keeps 1 + w in float32 and rounds after the weight, qkv adds the 1 as it loads
+# the weight; OLMo-2 also rounds after the weight), so no closer.
+BF16_MAX, BF16_MEAN = 0.15, 0.02
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_bfloat16_directory_loads_as_bfloat16_or_float32(variant, tmp_path):
+    from gemma_olmo_dirs import random_model, save_dir, tokenizer_for
+
+    from qkv.core.hub.pretrained import load_pretrained
+
+    d = save_dir(random_model(variant).to(torch.bfloat16), tmp_path / "bf16", tokenizer_for(variant))
+    model, _ = load_pretrained(d, dtype="bfloat16")
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+    load = transformers.AutoModelForCausalLM.from_pretrained
+    hf = load(d, dtype=torch.bfloat16, attn_implementation="eager").eval()
+    as32, _ = load_pretrained(d, dtype="float32")  # the bfloat16 numbers, exactly, as float32
+    with torch.no_grad():
+        got, want = model(IDS), hf(IDS).logits
+        exact = load(d, dtype=torch.float32, attn_implementation="eager").eval()(IDS).logits
+        torch.testing.assert_close(as32(IDS), exact, atol=ATOL, rtol=0)
+    diff = (got.float() - want.float()).abs()
+    assert diff.max().item() <= BF16_MAX and diff.mean().item() <= BF16_MEAN, (diff.max(), diff.mean())
+    ours, theirs = ((x.float() - exact).abs().max().item() for x in (got, want))
+    assert ours <= 2 * theirs, (ours, theirs)
+
+
+def test_the_explanation_of_a_sliding_soft_capped_head_says_so(family, capsys):
+    """qkv explain on a Gemma 2 head: only the window's keys are rows (no -inf among them), and the window, the
+    scale and the soft-cap are each said, in English and in Chinese."""
+    from cli_util import run_ok
+
+    d, _, model, _ = family("gemma2")
+    text = "the cat sat on the mat. the dog ate an apple."
+    out, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "0", "--head", "1", "--lang", "en"])
+    assert "sliding window" in out and "soft-capped" in out and "query_pre_attn_scalar" in out
+    assert "inf" not in out and "NaN" not in out
+    zh, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "0", "--head", "1", "--lang", "zh"])
+    assert "滑动窗口" in zh and "软上限" in zh
+    global_layer, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--layer", "1", "--head", "1"])
+    assert "sliding window" not in global_layer and "soft-capped" in global_layer
+
+
+@pytest.mark.parametrize("variant", ["gemma2", "olmo2"])
+def test_the_tokenizer_reads_as_transformers(variant, family):
+    """Gemma's layout (▁ pieces, byte fallback, <bos> first) and OLMo-2's byte-level BPE, read by qkv's own
+    tokenizers (hub/adapters/llama.py's read_tokenizer): transformers' ids and decoded text."""
+    d, _, _, tok = family(variant)
+    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"))
+    for text in ("hello world", "two  spaces", "我昨天吃了苹果。", "zq!\n"):
+        ids = tok.encode(text)
+        assert ids == hf.encode(text), text
+        body = ids[1:] if variant.startswith("gemma") else ids  # Gemma's <bos> first, shown as its piece
+        assert tok.decode(body) == hf.decode(body), text
+    assert (tok.kind == "pieces") == variant.startswith("gemma")
+
+
+def test_a_gemma_text_that_starts_with_a_space_decodes_with_it(family):
+    d, _, _, tok = family("gemma2")
+    body = tok.encode(" two")[1:]
+    assert tok.decode(body) == transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json")).decode(
+        body
+    )
+
+
+def test_the_heads_summary_names_the_sliding_layers_smaller_spread(family, capsys):
+    from cli_util import run_ok
+
+    d = family("gemma2")[0]
+    text = "the cat sat on the mat. the dog ate an apple."
+    out, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--lang", "en"])
+    assert f"Layers 0, 2 attend within a sliding window of {WINDOW} tokens" in out
+    zh, _ = run_ok(capsys, ["explain", text, "--ckpt", str(d), "--lang", "zh"])
+    assert f"层 0、2 只在 {WINDOW} 个词元的滑动窗口内" in zh
+    short, _ = run_ok(capsys, ["explain", "the cat", "--ckpt", str(d)])  # within the window: nothing to say
+    assert "sliding window" not in short

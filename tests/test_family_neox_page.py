@@ -10,6 +10,7 @@ from browser_util import act, choose, free_port, load_page, start_server, stop
 
 require_chromium()
 pytest.importorskip("transformers")
+pytestmark = [pytest.mark.browser, pytest.mark.subprocess]
 
 from neox_dirs import random_model, save_dir, tokenizer  # noqa: E402, F401 (fixture)
 

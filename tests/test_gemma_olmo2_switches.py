@@ -97,6 +97,7 @@ def test_the_fused_path_equals_the_written_out_formula(cap, window):
         torch.testing.assert_close(model(ids[:, 5:], cache), full[:, 5:], atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow  # the hull's linear programs
 @pytest.mark.parametrize("switches", [GEMMA, OLMO2], ids=["gemma", "olmo2"])
 def test_a_model_of_the_switches_steps_as_it_runs_and_passes_the_checks(switches):
     model = make_model(ModelConfig(**SMALL, **switches)).eval()
@@ -238,3 +239,70 @@ def test_a_gemma3_with_images_directory_is_refused_by_the_cli(tmp_path, capsys):
     (d / "config.json").write_text(json.dumps(hc), encoding="utf-8")
     line = run_error(capsys, ["generate", "--ckpt", str(d), "--prompt", "hi", "--max-new-tokens", "2"])
     assert "gemma3_text" in line and "Gemma3ForConditionalGeneration" in line
+
+
+@pytest.mark.slow
+def test_export_to_gpt2_refuses_the_switches(tmp_path):
+    pytest.importorskip("transformers")
+    from qkv.core.hub.export import export_hf
+    from qkv.core.text.tokenizers import train_tokenizer
+
+    tok = train_tokenizer("char", "the cat sat on the mat")
+    base = dict(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=2, unembed_bias=False)
+    for extra in (dict(norm_placement="sandwich"), dict(output_logits_soft_cap=5.0), dict(sliding_window=4)):
+        model = make_model(ModelConfig(**base, **extra))
+        with pytest.raises(ValueError, match=next(iter(extra))) as err:
+            export_hf(model, tok, tmp_path / "hf")
+        assert "\n" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lens_soft_caps_and_attribution_refuses_what_is_no_sum():
+    """The logit lens's last row is the model's own output (soft-capped logits included); direct logit
+    attribution refuses a model whose logit is no sum of parts (norms after sub-layers, a logit soft-cap)."""
+    from qkv.analysis.attribution import logit_attribution
+    from qkv.analysis.lens import logit_lens
+
+    ids = torch.randint(0, 50, (12,), generator=torch.Generator().manual_seed(4)).tolist()
+    for switches in (dict(LLM, output_logits_soft_cap=1.0), GEMMA, OLMO2):
+        model = make_model(ModelConfig(**SMALL, **switches)).eval()
+        with torch.no_grad():
+            want = model(torch.tensor([ids]))[0].softmax(-1)
+        torch.testing.assert_close(logit_lens(model, ids)[-1], want, atol=1e-6, rtol=0)
+        with pytest.raises(ValueError) as e:
+            logit_attribution(model, ids)
+        said = say_error(e.value, "en")
+        assert "no such sum" in said and "\n" not in said
+        assert "归因" in say_error(e.value, "zh")
+
+
+def test_only_global_layers_take_the_linear_rope_scaling():
+    """Gemma 3 divides its global layers' RoPE frequencies by the factor, never its sliding ones (even when
+    both share one base); the local base is the sliding layers' own."""
+    base = ModelConfig(**SMALL, **LLM).d_head
+    same = make_model(ModelConfig(**SMALL, **LLM, sliding_window=4, layer_types="lg", rope_linear_factor=4.0))
+    theta = 10000.0 ** (-torch.arange(0, base, 2, dtype=torch.float64) / base)
+    torch.testing.assert_close(same.blocks[0].attn.rope.theta, theta)
+    torch.testing.assert_close(same.blocks[1].attn.rope.theta, theta / 4)
+    two = make_model(ModelConfig(**SMALL, **LLM, sliding_window=4, layer_types="lg", rope_base_local=100.0))
+    torch.testing.assert_close(
+        two.blocks[0].attn.rope.theta, 100.0 ** (-torch.arange(0, base, 2, dtype=torch.float64) / base)
+    )
+    torch.testing.assert_close(two.blocks[1].attn.rope.theta, theta)
+
+
+@pytest.mark.parametrize("switches", [GEMMA, OLMO2], ids=["gemma", "olmo2"])
+def test_a_hook_on_the_new_names_edits_what_the_stream_adds(switches):
+    """Zeroing blocks.1.hook_attn_out (LN1_post's output, what joins the stream) leaves resid_mid = resid_pre;
+    zeroing blocks.1.attn.hook_out (the raw output) makes LN1_post's input 0, and so its output 0 too."""
+    model = make_model(ModelConfig(**SMALL, **switches)).eval()
+    ids = torch.randint(0, 50, (1, 10), generator=torch.Generator().manual_seed(5))
+    zero = lambda t, hook: torch.zeros_like(t)
+    for name in ("blocks.1.hook_attn_out", "blocks.1.attn.hook_out"):
+        with model.hooks([(name, zero)]):
+            logits, trace = model.run_with_trace(ids)
+            with torch.no_grad():
+                torch.testing.assert_close(model(ids), logits, atol=1e-5, rtol=0)  # the fused path, hooked too
+        torch.testing.assert_close(trace["blocks.1.hook_resid_mid"], trace["blocks.1.hook_resid_pre"])
+        with torch.no_grad():
+            assert not torch.allclose(logits, model(ids))

@@ -275,7 +275,11 @@ def test_run_loads_an_encoder_and_gpt_lessons_refuse_it(minilm, monkeypatch, tmp
     monkeypatch.setattr(checkpoint, "load", lambda ref: asked.append(ref) or minilm)
     result = lessons.run("real-heads", lang="zh")
     assert asked == ["minilm"] and result.title == lessons.title("real-heads", "zh") and CHINESE.search(result.text)
-    gpt_only = [name for name in lessons.ALL_LESSONS if lessons.lesson_module(name).READS == ("decoder",)]
+    gpt_only = [  # the LLM lessons (their default is SmolLM2) are refused in test_lesson_llm.py
+        name
+        for name in lessons.ALL_LESSONS
+        if lessons.lesson_module(name).READS == ("decoder",) and name not in lessons.LLM_LESSONS
+    ]
     assert gpt_only == ["convex", "context", "heads", "dropout", "next-token"]
     assert lessons.reading("encoder") == ["embedding", "transform", "real-apple", "real-heads", "real-hull"]
     for name in gpt_only:

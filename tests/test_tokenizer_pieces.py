@@ -69,7 +69,7 @@ def test_a_character_the_pieces_lack_is_its_utf8_bytes(pieces):
     shown = [ours.display(i) for i in ids if ours.token_bytes(i) != b" "]
     assert shown[-3:] == ["<e8>", "<8b>", "<b9>"] and "苹".encode() == bytes.fromhex("e88bb9")
     assert ours.decode(ids) == "苹"
-    assert ours.display(ours.encode("the")[1]) == " the"  # ▁ is the space it stands for
+    assert ours.display(ours.encode("the")[1]) == "␣the"  # ▁ is the space it stands for, shown ␣
 
 
 def test_a_byte_level_vocabulary_is_not_taken_for_pieces():
@@ -111,5 +111,5 @@ def test_the_analyses_look_past_the_bos_the_tokenizer_adds(pieces):
     assert ours.special == {0, 1, 2}
     a, b = "the cat sat on the mat", "the dog ate the mat"
     (_, ids_a), (_, ids_b), (at_a, at_b) = locate(ours, a, b, "mat", 64)  # "mat" alone is [<s>, mat]
-    assert ours.display(ids_a[at_a]) == ours.display(ids_b[at_b]) == " mat"
+    assert ours.display(ids_a[at_a]) == ours.display(ids_b[at_b]) == "␣mat"
     assert default_token(ours, ids_a + [2]) == len(ids_a) - 1  # a closing </s> is passed over too

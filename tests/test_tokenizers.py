@@ -203,8 +203,8 @@ def test_display_of_bytes():
     assert _readable(b"\n") == "\\n"
     assert _readable(b"\t\r") == "\\t\\r"
     assert _readable(b"   ") == "␣␣␣"
-    assert _readable(b" the") == " the"
-    assert _readable(b" \xf0\x9f") == " <f0 9f>"  # not only spaces: shown as they are
+    assert _readable(b" the") == "␣the"  # the space a word-start token carries, visible
+    assert _readable(b" \xf0\x9f") == "␣<f0 9f>"  # its leading space visible too
     assert _readable("é𝄞".encode()) == "é𝄞"
 
 
@@ -283,11 +283,12 @@ def test_tokenizer_from_dict_validates(d, words):
     assert "\n" not in str(info.value)
 
 
-def test_bpe_dict_with_prefix_space_is_rejected():
+def test_bpe_dict_with_prefix_space_reads_and_decodes_back():
     d = BPE.to_dict()
-    d["hf_tokenizer"]["pre_tokenizer"]["add_prefix_space"] = True  # would add a space to every text
-    with pytest.raises(ValueError, match="add_prefix_space"):
-        tokenizer_from_dict(d)
+    d["hf_tokenizer"]["pre_tokenizer"]["add_prefix_space"] = True  # a space put in front of every text
+    tok = tokenizer_from_dict(d)
+    assert tok.prefix_space and tok.token_bytes(tok.encode("hello")[0]).startswith(b" ")
+    assert tok.decode(tok.encode("hello 你好")) == "hello 你好"  # decode takes that space off again
 
 
 def test_bpe_dict_with_broken_library_json():

@@ -130,6 +130,10 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
         raise TextError.of("interpret.attribution_no_residual")
     if cfg.norm == "post":
         raise TextError.of("interpret.attribution_post_norm")
+    if cfg.norm_placement != "pre" or cfg.output_logits_soft_cap is not None:  # Gemma, OLMo-2
+        raise TextError.of(
+            "gemma.attribution", what="output_logits_soft_cap" if cfg.norm_placement == "pre" else "norm_placement"
+        )
     ids = one_sequence(model, ids)
     i = check_token(position, len(ids))
     if token is not None:

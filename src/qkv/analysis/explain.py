@@ -125,6 +125,9 @@ def explain(
         data.update(_head_detail(tr, cfg, layer, head, pos, n_vis, shown, top))
     else:
         data["heads"], data["max_entropy_bits"] = _summary(tr, layers, head, pos, n_vis, shown), math.log2(n_vis)
+        sliding = [L for L in layers if cfg.causal and cfg.slides(L) and cfg.sliding_window < n_vis]
+        if sliding:  # Gemma: these layers' rows spread over the window's keys only
+            data["window"] = {"layers": sliding, "size": cfg.sliding_window}
     data["next"] = _next(tr, tokenizer, all_ids, cropped, pos, top) if has_lm else None  # an encoder predicts no token
     return data
 
@@ -179,6 +182,8 @@ def next_rows(probs: torch.Tensor, tokenizer, top: int, following: int | None) -
 
 
 def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
+    # a sliding-window layer (Gemma) sees the last sliding_window keys only: those are the rows
+    first = max(0, n_vis - cfg.sliding_window) if cfg.causal and cfg.slides(L) else 0
     x, attn_out = tr["resid_pre", L][0, pos], tr["attn_out", L][0, pos]
     # a parallel block (GPT-NeoX) has no resid_mid: its MLP reads x too; x + attn_out is the sum shown
     resid_mid = x + attn_out if cfg.parallel_attn_mlp else tr["resid_mid", L][0, pos]
@@ -186,10 +191,11 @@ def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
         cfg,
         shown,
         top,
-        dots=tr["dots", L][0, H, pos, :n_vis],
-        scaled=tr["attn_scores", L][0, H, pos, :n_vis],
-        weight=tr["pattern", L][0, H, pos, :n_vis],
-        v=tr["v", L][0, :n_vis, H],
+        first=first,
+        dots=tr["dots", L][0, H, pos, first:n_vis],
+        scaled=tr["attn_scores", L][0, H, pos, first:n_vis],
+        weight=tr["pattern", L][0, H, pos, first:n_vis],
+        v=tr["v", L][0, first:n_vis, H],
         z=tr["z", L][0, pos, H],
         head_out=tr["result", L][0, pos, H],
         x=x,
@@ -198,12 +204,15 @@ def _head_detail(tr, cfg, L, H, pos, n_vis, shown, top) -> dict:
     )
 
 
-def step_detail(cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, attn_out, resid_mid) -> dict:
+def step_detail(
+    cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, attn_out, resid_mid, first: int = 0
+) -> dict:
     """One query of one head, step by step (kind explain's attention, z and residual): dots, scaled, weight (n_keys,)
-    are q·k, q·k/√d_head and A over the keys named by `tokens`; v (n_keys, d_head) their values, z (d_head,) the mix;
-    head_out, x, attn_out, resid_mid (d_model,) the residual update this head takes part in."""
+    are q·k, q·k/√d_head and A over the keys named by `tokens` from `first` on (a sliding window's first key);
+    v (n_keys, d_head) their values, z (d_head,) the mix; head_out, x, attn_out, resid_mid (d_model,) the residual
+    update this head takes part in."""
     rows = [
-        {"pos": j, "token": tokens[j], "dot": d, "scaled": s, "weight": w}
+        {"pos": first + j, "token": tokens[first + j], "dot": d, "scaled": s, "weight": w}
         for j, (d, s, w) in enumerate(zip(dots.tolist(), scaled.tolist(), weight.tolist()))
     ]
     v_norm = v.norm(dim=-1)
@@ -212,7 +221,8 @@ def step_detail(cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, at
     order = torch.argsort(contrib, descending=True)[:top].tolist()
     vn, cl, sh, wl = v_norm.tolist(), contrib.tolist(), share.tolist(), weight.tolist()
     values = [
-        {"pos": j, "token": tokens[j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j], "share": sh[j]}
+        {"pos": first + j, "token": tokens[first + j], "weight": wl[j], "v_norm": vn[j], "contribution": cl[j]}
+        | {"share": sh[j]}
         for j in order
     ]
     residual = {
@@ -225,8 +235,10 @@ def step_detail(cfg, tokens, top, *, dots, scaled, weight, v, z, head_out, x, at
     }
     return {
         "attention": {
-            "scale": math.sqrt(cfg.d_head),
-            "argmax": int(weight.argmax().item()),
+            "scale": cfg.attn_scale or math.sqrt(cfg.d_head),  # Gemma: sqrt(query_pre_attn_scalar)
+            "argmax": first + int(weight.argmax().item()),
+            **({"first": first} if first else {}),  # a sliding window: the keys before `first` are hidden
+            **({"soft_cap": cfg.attn_scores_soft_cap} if cfg.attn_scores_soft_cap is not None else {}),
             "weight_sum": weight.sum().item(),
             "rows": rows,
         },

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 import operator
+import unicodedata
 
 import torch
 
 from qkv.core.io.refusal import family_title
 from qkv.core.see.indices import TextError
+from qkv.core.text.tokenizers.words import _CJK_RE
 
 MAX_CELLS = 2**23  # attention weights per view (L·H·T²): 32 MiB of float32 for each of dots and pattern
 
@@ -98,16 +100,48 @@ def one_sequence(model, ids) -> list[int]:
     return check_ids(ids, model.cfg)
 
 
+def running_ids(tokenizer, word: str) -> list[int]:
+    """The ids of `word` as the model sees it in running text (special tokens left out). A tokenizer
+    whose tokens carry the space before a word (byte-level BPE: " Mary"; SentencePiece: "▁Mary") reads
+    "Mary" inside a sentence with that space, so a typed word is read with it: as the tokenizer reads
+    it alone when that already starts with a space (Llama 2's ▁ in front), else as " " + word when that
+    is one token or the word alone is not. A word that starts with a space, a CJK character or a
+    punctuation mark (no space before it in running text) is read as typed. Characters the vocabulary
+    cannot spell are refused (tokenizer.unspellable): a form needs the exact token."""
+    special = getattr(tokenizer, "special", ())
+    if getattr(tokenizer, "prefix_space", False) and word.startswith(" ") and word.strip():
+        word = word[1:]  # the layout puts that space in front itself (Llama 2's ▁): " Mary" is "Mary"
+    plain = [i for i in _exact(tokenizer, word) if i not in special]
+    if not getattr(tokenizer, "spaces_in_tokens", False) or not _spaced_before(word[0]):
+        return plain
+    if plain and tokenizer.token_bytes(plain[0]).startswith(b" "):
+        return plain
+    spaced = [i for i in _exact(tokenizer, " " + word) if i not in special]
+    if spaced and tokenizer.token_bytes(spaced[0]).startswith(b" ") and (len(spaced) == 1 or len(plain) != 1):
+        return spaced
+    return plain
+
+
+def _spaced_before(c: str) -> bool:
+    """Whether a word starting with c has a space before it in running text (not so for a CJK character,
+    a punctuation mark or a space)."""
+    kana = unicodedata.name(c, "").startswith(("HIRAGANA", "KATAKANA"))
+    return not (c.isspace() or unicodedata.category(c)[0] == "P" or _CJK_RE.match(c) or kana)
+
+
+def _exact(tokenizer, text: str) -> list[int]:
+    try:
+        return tokenizer.encode_exact(text) if hasattr(tokenizer, "encode_exact") else tokenizer.encode(text)
+    except ValueError as e:  # a word tokenizer without a fallback names the unknown word; unspellable characters
+        raise TextError.recast(e) from None
+
+
 def token_id(tokenizer, word: str, many: str = "patching.word_tokens") -> int:
-    """The id of `word`, which must be one token of the tokenizer; else a one-line refusal (`many`: the
-    catalogue key that says why one token is needed, with {word}, {n} and the {pieces} it became)."""
+    """The id of `word` as running_ids reads it, which must be one token; else a one-line refusal (`many`:
+    the catalogue key that says why one token is needed, with {word}, {n} and the {pieces} it became)."""
     if not isinstance(word, str) or not word:
         raise TextError.of("patching.word_empty")
-    try:
-        ids = tokenizer.encode(word)
-    except ValueError as e:  # a word tokenizer without a fallback names the unknown word
-        raise TextError.recast(e) from None
-    ids = [i for i in ids if i not in getattr(tokenizer, "special", ())]  # WordPiece's [CLS] [SEP]
+    ids = running_ids(tokenizer, word)
     if len(ids) != 1:
         pieces = " ".join(repr(tokenizer.display(i)) for i in ids)
         raise TextError.of(many, word=repr(word), n=len(ids), pieces=pieces)

@@ -23,6 +23,7 @@ from qkv.analysis.inputs import check_gpt, one_sequence
 from qkv.core.io.document import header
 from qkv.core.machine.device import model_device
 from qkv.core.model import evaluating
+from qkv.core.model.nn.sliding import soft_cap
 from qkv.core.see.indices import TextError, check_token
 
 
@@ -33,10 +34,11 @@ def stream_names(cfg) -> list[str]:
 
 @torch.no_grad()
 def unembed_stream(model, x: torch.Tensor) -> torch.Tensor:
-    """softmax(LN_final(x) W_U + b_U) of residual vectors x (..., d_model), by the model's own modules,
+    """softmax(LN_final(x) W_U + b_U) of residual vectors x (..., d_model) (soft-capped as the model's logits
+    are, Gemma 2), by the model's own modules,
     on its device and in its dtype; float32 probabilities on the CPU (..., d_vocab)."""
     p = model.unembed.weight
-    logits = model.unembed(model.ln_final(x.to(p.device, p.dtype)))
+    logits = soft_cap(model.unembed(model.ln_final(x.to(p.device, p.dtype))), model.cfg.output_logits_soft_cap)
     return torch.softmax(logits.float(), dim=-1).cpu()
 
 

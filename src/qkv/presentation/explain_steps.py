@@ -11,9 +11,25 @@ def num(x: float) -> str:
     return f"{x:.2e}" if x != 0 and abs(x) < 1e-3 else f"{x:.4f}"
 
 
-def head_steps(d: dict, say, after_values: list = ()) -> list:
+def gemma_steps(att: dict, said, d_head: int) -> list:
+    """What else made the scores (Gemma), said by `said` (area "gemma"; None: nothing): the sliding window that
+    hides the keys before `first`, the soft-cap s_j = cap·tanh(q·k_j / scale / cap) (the q·k/√d_head column
+    holds s_j, capped)."""
+    out: list = []
+    if said is None:
+        return out
+    if abs(att["scale"] - d_head**0.5) > 1e-9 * att["scale"]:  # Gemma: sqrt(query_pre_attn_scalar)
+        out.append(("p", said("explain_scale", s=f"{att['scale']:.4g}", d=d_head)))
+    if "first" in att:
+        out.append(("p", said("explain_window", first=att["first"])))
+    if "soft_cap" in att:
+        out.append(("p", said("explain_soft_cap", cap=att["soft_cap"], s=f"{att['scale']:.4g}")))
+    return out
+
+
+def head_steps(d: dict, say, after_values: list = (), gemma=None) -> list:
     """Steps 1–3 for one head: the weights, the mix of the values (then the blocks `after_values`),
-    the residual stream."""
+    the residual stream; `gemma` says a sliding window's and a soft-cap's part in step 1 (area "gemma")."""
     att, z, r = d["attention"], d["z"], d["residual"]
     out = [("p", say("step1", tok=d["query"], d=d["model"]["d_head"], s=att["scale"]))]
     rows = [
@@ -28,7 +44,9 @@ def head_steps(d: dict, say, after_values: list = ()) -> list:
         for x in att["rows"]
     ]
     out.append(("table", [say("c_pos"), say("c_tok"), "q·k", "q·k/√d_head", say("c_weight"), ""], rows, {0, 2, 3, 4}))
-    out.append(("p", say("step1_end", sum=att["weight_sum"], tok=att["rows"][att["argmax"]]["token"])))
+    top_row = next(x for x in att["rows"] if x["pos"] == att["argmax"])
+    out.append(("p", say("step1_end", sum=att["weight_sum"], tok=top_row["token"])))
+    out += gemma_steps(att, gemma, d["model"]["d_head"])
     first = "[" + ", ".join(f"{c:.3f}" for c in z["first"]) + (", …]" if z["d_head"] > len(z["first"]) else "]")
     out.append(("p", say("step2", norm=z["norm"], first=first, d=z["d_head"], err=z["check"])))
     out.append(("p", say("step2_tab")))

@@ -10,6 +10,8 @@ The document becomes a list of blocks (titles, paragraphs, tables) that text.ren
 
 from __future__ import annotations
 
+import math
+
 from qkv.analysis import cross_attention as cross
 from qkv.analysis import explain as analysis
 from qkv.core.io.finite import non_finite_note
@@ -83,7 +85,12 @@ def _blocks(d: dict, lang: str) -> list:
         out.append(("p", say("join")))
     if not d["model"].get("causal", True):
         out.append(("p", say("bidirectional")))
-    out += head_steps(d, say) if d["mode"] == "head" else _heads_table(d, say)
+    gemma = translator(check_lang(lang), "gemma")  # a sliding window's and a soft-cap's sentences
+    out += head_steps(d, say, gemma=gemma) if d["mode"] == "head" else _heads_table(d, say)
+    if "window" in d:  # sliding-window layers: a smaller most-even spread
+        w = d["window"]
+        layers = gemma("layer_sep").join(str(L) for L in w["layers"])
+        out.append(("p", gemma("explain_window_entropy", layers=layers, w=w["size"], max=math.log2(w["size"]))))
     return out + next_token(d, say)
 
 

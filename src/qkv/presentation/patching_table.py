@@ -72,7 +72,9 @@ def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
     intro.append(say("corrupted_text", text=" ".join(corrupted)))
     if doc["answer"] is not None:
         pos = doc["position"]
-        intro.append(say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=pos, tok=_token(doc, pos)))
+        chosen = translator(lang, "tokenizer")  # the token each typed word became, with its id: "␣Mary (id 8141)"
+        answer, wrong = (chosen("chosen", token=doc[k], id=doc[f"{k}_id"]) for k in ("answer", "wrong"))
+        intro.append(say("metric", answer=answer, wrong=wrong, pos=pos, tok=_token(doc, pos)))
     intro.append(say("runs", clean=_num(doc["clean"]), corrupted=_num(doc["corrupted"])))
     intro.append(say("cells") if norm is not None else say("cells_equal"))
     blocks += [("p", "\n".join(intro[:-1])), ("p", intro[-1])]

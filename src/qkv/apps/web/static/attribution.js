@@ -12,7 +12,7 @@
 
 import { S, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
-import { I18N, t } from "./i18n.js";
+import { I18N, chosen, t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { register } from "./panels.js";
 import { absMax, divergeStyle } from "./shade.js";
@@ -159,7 +159,8 @@ function attrPick(d, l, h) {
 
 function attrDraw(d) {
   const el = $("#attribution"), box = $("#attr-result");
-  const tok = d.tokens ? d.tokens[d.position] : String(d.position), target = d.token_text ?? `#${d.token}`;
+  const tok = d.tokens ? d.tokens[d.position] : String(d.position);
+  const target = d.typed ? chosen(d.token_text, d.token) : d.token_text ?? `#${d.token}`;  // a typed word: its id too
   $("#attr-h").innerHTML = t("attr_title", { target: esc(target), tok: esc(tok), i: d.position }) +
     (d.typed ? "" : ` <span class="attr-default">${t("attr_default")}</span>`);
   const L = d.heads.length, H = L ? d.heads[0].length : 0, m = absMax(d.heads.flat());

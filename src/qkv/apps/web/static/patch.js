@@ -13,7 +13,7 @@
 
 import { S, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
-import { I18N, t } from "./i18n.js";
+import { I18N, chosen, t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { register } from "./panels.js";
 import { divergeStyle } from "./shade.js";
@@ -166,8 +166,8 @@ function patchDraw() {
   const byHead = d.axes[1] === "head", L = d.values.length, W = L ? d.values[0].length : 0;
   const tc = d.tokens.clean || [], tk = d.tokens.corrupted || [];
   const share = d.normalized;  // null: the two runs' m are equal
-  let html = `<p class="patch-metric" id="patch-metric">${t("patch_metric", { answer: esc(d.answer ?? d.answer_id),
-    wrong: esc(d.wrong ?? d.wrong_id), tok: esc(tc[d.position] ?? d.position), pos: d.position,
+  let html = `<p class="patch-metric" id="patch-metric">${t("patch_metric", { answer: esc(chosen(d.answer, d.answer_id)),
+    wrong: esc(chosen(d.wrong, d.wrong_id)), tok: esc(tc[d.position] ?? d.position), pos: d.position,
     clean: `<span class="num" data-field="clean">${fmt(d.clean)}</span>`,
     corrupted: `<span class="num" data-field="corrupted">${fmt(d.corrupted)}</span>` })}</p>` +
     `<div class="table-wrap patch-wrap"><table class="patch-map" data-site="${esc(d.site)}"><thead><tr>` +

@@ -53,7 +53,8 @@ export function unknownToken() {
 }
 
 /** The note under the text box for pieces the model never learned as words (doc.unknown, from a
- *  word tokenizer with a fallback: read as characters or bytes), with the nearest known words; and,
+ *  word tokenizer with a fallback: read as characters or bytes), with the nearest known words; the
+ *  characters a pretrained vocabulary cannot spell at all ("how": "unspelled": left out of the ids); and,
  *  for a tokenizer that writes an unknown token instead (MiniLM's WordPiece on Chinese), how many
  *  tokens are that one token, which tells the model nothing of the characters it stands for. */
 export function renderUnknown() {
@@ -63,7 +64,8 @@ export function renderUnknown() {
   el.dataset.unk = String(n);
   const sep = S.lang === "zh" ? "、" : ", ";
   const lines = n ? [t("unk_note", { n, unk: `<span class="piece">${esc(unk)}</span>` })] : [];
-  el.innerHTML = lines.concat(list.map((u) => t((u.nearest || []).length ? "unknown_line" : "unknown_far", {
+  el.innerHTML = lines.concat(list.map((u) => u.how === "unspelled" ? t("unknown_unspelled", {
+    text: `<b>${esc(JSON.stringify(u.text))}</b>` }) : t((u.nearest || []).length ? "unknown_line" : "unknown_far", {
     text: `<b>${esc(u.text)}</b>`, pieces: u.pieces.map((p) => `<span class="piece">${esc(p)}</span>`).join(" · "),
     how: t(u.how === "bytes" ? "unknown_bytes" : "unknown_chars"),
     nearest: (u.nearest || []).map(esc).join(sep) }))).join("<br>");

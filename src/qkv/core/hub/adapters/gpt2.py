@@ -19,6 +19,7 @@ import torch
 
 from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import BOOL, EPSILON, PROBABILITY, checked, integer, one_of, or_null
+from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.model.gpt import GPT
 from qkv.core.model.nn.layernorm import LayerNorm
@@ -218,6 +219,9 @@ def _export_problems(cfg: ModelConfig) -> list:
         problems.append(phrase("hub.gpt2_d_head"))
     if cfg.embed_scale:
         problems.append(phrase("hub.gpt2_embed_scale"))
+    gemma = [n for n in cfg.GEMMA_OLMO_FIELDS if getattr(cfg, n) != ModelConfig.__dataclass_fields__[n].default]
+    if gemma:  # norms after sub-layers, soft-caps, a window, another attention scale...: GPT-2 has none
+        problems.append(phrase("gemma.gpt2_export", name=gemma[0]))
     return problems
 
 
@@ -256,8 +260,10 @@ def read_tokenizer(d: Path, cfg: ModelConfig):
     from vocab.json and merges.txt."""
     from tokenizers.implementations import ByteLevelBPETokenizer
 
-    from qkv.core.text.tokenizers import BPETokenizer, load_tokenizer
+    from qkv.core.text.tokenizers import load_tokenizer
     from qkv.core.text.tokenizers.base import read_tokenizer_file, read_tokenizer_json
+    from qkv.core.text.tokenizers.hf_config import as_transformers_reads
+    from qkv.core.text.tokenizers.layout import from_hf
 
     # exists(), not is_file(): a FIFO or a device in a tokenizer's place is refused by name, not passed over
     if (d / QKV_TOKENIZER).exists():  # written by qkv's export beside tokenizer.json: qkv's own, exactly
@@ -269,10 +275,12 @@ def read_tokenizer(d: Path, cfg: ModelConfig):
         hf = read_tokenizer_file(vocab, lambda: ByteLevelBPETokenizer(str(vocab), str(merges))._tokenizer, [merges])
     else:
         raise Refusal.of("hub.no_bpe_tokenizer", path=d)
+    if (d / "tokenizer_config.json").exists():  # its class's pipeline, as transformers reads it (hf_config.py)
+        as_transformers_reads(hf, read_json_object(d / "tokenizer_config.json"))
     try:
-        return BPETokenizer(hf)
-    except ValueError as e:
-        raise Refusal.of("hub.not_bpe", path=d, error=e) from None
+        return from_hf(hf)  # byte-level BPE as GPT-2's, or another layout its file declares
+    except Refusal as e:
+        raise Refusal.of("hub.in_file", path=d, error=e) from None
 
 
 ADAPTER = Adapter(

@@ -35,6 +35,7 @@ from qkv.core.hub.fields import (
     or_null,
     wrong,
 )
+from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import ROPE_SCALING_FIELDS, ModelConfig
 
@@ -184,23 +185,22 @@ def weight_map(cfg: ModelConfig, names) -> dict:
 
 
 def read_tokenizer(d: Path, cfg: ModelConfig):
-    """A Llama-family tokenizer.json: byte-level BPE (Llama 3, Qwen) or SentencePiece's pieces as
-    transformers converts them (Llama 2, Mistral: ▁ for a space, <0xE5> for a byte)."""
-    from qkv.core.text.tokenizers import BPETokenizer
+    """A Llama-family tokenizer.json: byte-level BPE (Llama 3, Qwen, SmolLM2) or SentencePiece's pieces
+    as transformers converts them (Llama 2, Mistral, Gemma: ▁ for a space, <0xE5> for a byte), chosen
+    by its layout (tokenizers/layout.py); any other layout is refused in one line naming the file."""
     from qkv.core.text.tokenizers.base import read_tokenizer_json
-    from qkv.core.text.tokenizers.pieces import PieceTokenizer
+    from qkv.core.text.tokenizers.hf_config import as_transformers_reads
+    from qkv.core.text.tokenizers.layout import from_hf
 
     if not (d / "tokenizer.json").exists():
         raise Refusal.of("hub.no_tokenizer_json", path=d)
     hf = read_tokenizer_json(d / "tokenizer.json")
+    if (d / "tokenizer_config.json").exists():  # its class's pipeline, as transformers reads it (hf_config.py)
+        as_transformers_reads(hf, read_json_object(d / "tokenizer_config.json"))
     try:
-        return BPETokenizer(hf)
-    except ValueError:
-        pass
-    try:
-        return PieceTokenizer(hf)
-    except ValueError as e:
-        raise Refusal.of("hub.not_bpe_nor_pieces", path=d / "tokenizer.json", error=e) from None
+        return from_hf(hf)
+    except Refusal as e:
+        raise Refusal.of("hub.in_file", path=d / "tokenizer.json", error=e) from None
 
 
 ADAPTER = Adapter(

@@ -84,7 +84,6 @@ def read_tokenizer(header):
         tok = BPETokenizer(hf) if kind == "gpt2" else PieceTokenizer(hf)
     except ValueError as e:
         raise Refusal.of("gguf.tokenizer_bad", path=header.path, error=str(e)) from None
-    tok.prefix_space = header.get("general.architecture") not in _NO_PREFIX
     tok.chat_template = _key(header, "chat_template", str)
     tok.bos_id, tok.eos_id, tok.eot_id = ids["bos"], ids["eos"], ids["eot"]
     return tok

@@ -42,7 +42,7 @@ from qkv.core.spec.config import ModelConfig
 def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped, scale=None, cap=None):
     """z = softmax(q k^T / sqrt(d_head)) v, written out. Returns (z, pattern, scores).
 
-    scale: the factor of q . k instead of 1 / sqrt(d_head) (Gemma: query_pre_attn_scalar^-0.5); cap:
+    scale: the divisor of q . k instead of sqrt(d_head) (Gemma: sqrt(query_pre_attn_scalar)); cap:
     scores = cap * tanh(scores / cap) before the mask (Gemma 2's soft-capping; None: none).
 
     q: (B, n_heads, T_q, d_head); k, v: (B, n_heads, T_k, d_head); mask: bool, True = may attend,
@@ -52,7 +52,7 @@ def attention(q, k, v, mask=None, dropout_p: float = 0.0, tap=untapped, scale=No
     the raw dots q . k (hook_dots), the scores (hook_attn_scores) and the pattern (hook_pattern).
     """
     dots = tap("hook_dots", q @ k.transpose(-2, -1))  # (B, n_heads, T_q, T_k): raw q . k
-    scores = soft_cap(dots / math.sqrt(q.shape[-1]) if scale is None else dots * scale, cap)
+    scores = soft_cap(dots / (math.sqrt(q.shape[-1]) if scale is None else scale), cap)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     scores = tap("hook_attn_scores", scores)
@@ -186,8 +186,9 @@ class MultiHeadAttention(nn.Module):
         self.k_norm: RMSNorm | None
         self.q_norm, self.k_norm = qk_norms(cfg)  # Qwen3, Gemma 3: per head; OLMo-2: the whole projection
         self.qk_whole = cfg.qk_norm_width == "all"
-        # Gemma / OLMo-2 (nn/sliding.py): the factor of q . k, the scores' soft-cap, this layer's window
-        self.scale = None if cfg.attn_scale is None else 1.0 / cfg.attn_scale
+        # Gemma / OLMo-2 (nn/sliding.py): the divisor of q . k (and the fused kernel's factor), the scores'
+        # soft-cap, this layer's window
+        self.scale, self.factor = cfg.attn_scale, None if cfg.attn_scale is None else 1.0 / cfg.attn_scale
         self.cap = cfg.attn_scores_soft_cap
         self.window = cfg.sliding_window if cfg.slides(layer) and not cross else None
 
@@ -257,14 +258,8 @@ class MultiHeadAttention(nn.Module):
         rope, layer, split, n_heads, d_head = self.rope, self.layer, self.split, self.n_heads, self.d_head
         q_norm = self.q_norm.stepper() if self.q_norm is not None else None
         k_norm = self.k_norm.stepper() if self.k_norm is not None else None
-        gqa, whole, window, scale, cap, group = (
-            self.group > 1,
-            self.qk_whole,
-            self.window,
-            self.scale,
-            self.cap,
-            self.group,
-        )
+        gqa, whole, window, cap, group = self.group > 1, self.qk_whole, self.window, self.cap, self.group
+        scale, factor = self.scale, self.factor
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
@@ -287,7 +282,7 @@ class MultiHeadAttention(nn.Module):
                     k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
                 z = attention(q, k, v, mask, scale=scale, cap=cap)[0]  # (B, n_heads, 1, d_head)
             else:
-                z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa, scale=scale)
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa, scale=factor)
             return W_O(z.view(B, n_heads * d_head))  # heads concatenated: (B, n_heads * d_head) -> (B, d_model)
 
         return step
@@ -346,10 +341,10 @@ class MultiHeadAttention(nn.Module):
             return z  # tapped as hook_z by forward
         if offset == 0 and key_mask is None and self.window is None:
             return F.scaled_dot_product_attention(
-                q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa, scale=self.scale
+                q, k, v, dropout_p=p, is_causal=needs_mask, enable_gqa=gqa, scale=self.factor
             )
         # padding, a chunk after cached tokens (its causal mask is offset) or a window: is_causal expresses none
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa, scale=self.scale)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa, scale=self.factor)
 
     def tap_heads(self, name: str, t: torch.Tensor) -> torch.Tensor:
         """Tap t (B, heads, T, d_head) under TransformerLens's layout (B, T, heads, d_head); t or the edit."""

@@ -42,14 +42,16 @@ def soft_cap(x: torch.Tensor, cap: float | None) -> torch.Tensor:
 
 
 def layer_rope(cfg: ModelConfig, layer: int) -> RoPE:
-    """Layer `layer`'s RoPE: a sliding-window layer's base is rope_base_local (when set), unscaled; a global
-    layer's is rope_base, its frequencies scaled (Llama 3's rope_scaling, then divided by rope_linear_factor)."""
-    local = cfg.slides(layer) and cfg.rope_base_local is not None
+    """Layer `layer`'s RoPE: a sliding-window layer's base is rope_base_local (when set: then unscaled), never
+    linearly scaled; a global layer's is rope_base, its frequencies scaled (Llama 3's rope_scaling, then divided
+    by rope_linear_factor, as Gemma 3 scales its global layers only)."""
+    slides = cfg.slides(layer)
+    local = slides and cfg.rope_base_local is not None
     base = cfg.rope_base_local if local and cfg.rope_base_local is not None else cfg.rope_base
     scaling = None if local else cfg.rope_scaling
     factors = None if local else cfg.rope_factors  # Phi-3's LongRoPE (a model with no sliding layers)
     rope = RoPE(cfg.n_ctx, cfg.rotary_dim, base, cfg.rope_layout, scaling, factors, cfg.rope_attention_factor)
-    if not local and cfg.rope_linear_factor != 1.0:  # linear scaling: position t rotates as t / factor would
+    if not slides and cfg.rope_linear_factor != 1.0:  # linear scaling: position t rotates as t / factor would
         rope.theta = rope.theta / cfg.rope_linear_factor
     return rope
 

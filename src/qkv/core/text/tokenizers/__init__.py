@@ -29,6 +29,14 @@ tokens (``<0xE5>``); ``fold_case=True`` reads ASCII capitals as lowercase. Such 
 corpus form too (``"I ate 苹果很好"`` -> ``"i ate 苹果 很 好"``, if 很 is a word and 好 only a
 character). Its file is format version 2 (fields ``fold_case``, ``fallback``, ``chars``); files of
 version 1 load as before.
+
+A pretrained model's tokenizer.json is read by ``layout.from_hf`` as a ``BPETokenizer`` (byte-level,
+in any of its layouts: GPT-2, SmolLM2, Qwen2, Llama 3), a ``PieceTokenizer`` (SentencePiece: Llama 2,
+Mistral, Gemma) or a ``WordPieceTokenizer`` (BERT); its ids are the file's own (transformers'), and a
+layout qkv cannot read is refused in one line. Such a vocabulary may be unable to spell some
+characters (SmolLM2's lacks 21 bytes; a piece vocabulary without byte fallback): ``unspellable(text)``
+names them, since `tokenizers` drops them or writes an unknown token; ``encode_exact(text)`` refuses
+them where the exact ids matter.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from qkv.core.text.tokenizers.bpe import MAX_BPE_VOCAB, BPETokenizer
 from qkv.core.text.tokenizers.words import _CJK_RE, WORD_FORMAT_VERSION, CharTokenizer, WordTokenizer
 
 KINDS = ("char", "word", "bpe")
+PRETRAINED_KINDS = ("pieces", "wordpiece")  # read from a pretrained model's files (and saved with it), never trained
 SEGMENTS = ("auto", "jieba", "none")
 
 
@@ -115,8 +124,8 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
     if not isinstance(d, dict):
         raise ValueError(f"expected a JSON object, got {type(d).__name__}")
     kind, version = d.get("kind"), d.get("version")
-    if kind not in KINDS:
-        raise ValueError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in (*KINDS, *PRETRAINED_KINDS):
+        raise ValueError(f"field 'kind' must be one of {', '.join((*KINDS, *PRETRAINED_KINDS))}, got {kind!r}")
     versions = (FORMAT_VERSION, WORD_FORMAT_VERSION) if kind == "word" else (FORMAT_VERSION,)
     if version not in versions or isinstance(version, bool):
         raise ValueError(
@@ -152,21 +161,28 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
             fallback=fallback == "bytes",
             fold_case=fold_case,
         )
-    spec = d.get("hf_tokenizer")
-    model = spec.get("model") if isinstance(spec, dict) else None
-    pre = spec.get("pre_tokenizer") if isinstance(spec, dict) else None
-    if not isinstance(model, dict) or model.get("type") != "BPE":
-        raise ValueError("field 'hf_tokenizer' must hold a Hugging Face BPE tokenizer")
-    if not isinstance(pre, dict) or pre.get("type") != "ByteLevel" or pre.get("add_prefix_space"):
-        raise ValueError("field 'hf_tokenizer' needs a ByteLevel pre-tokenizer without add_prefix_space")
+    return _hf_from_dict(d, kind)
+
+
+def _hf_from_dict(d: dict, kind: str) -> Tokenizer:
+    """A tokenizer held by a Hugging Face `tokenizers` object (qkv's BPE, or a pretrained model's saved with
+    it: byte-level BPE in any layout, SentencePiece pieces, WordPiece), read as layout.from_hf reads it."""
     from tokenizers import Tokenizer as HFTokenizer
 
+    from qkv.core.text.tokenizers.layout import from_hf
+
+    spec = d.get("hf_tokenizer")
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise ValueError("field 'hf_tokenizer' must hold a Hugging Face tokenizer")
     try:
         hf = HFTokenizer.from_str(json.dumps(spec))
     except Exception as err:  # the Rust side raises its own exception type
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"field 'hf_tokenizer' could not be read: {first_line}") from None
-    return BPETokenizer(hf)
+    tok = from_hf(hf)  # a Refusal (a ValueError) names what its layout lacks
+    if tok.kind != kind:
+        raise ValueError(f"field 'hf_tokenizer' holds a {tok.kind} tokenizer, but field 'kind' says {kind}")
+    return tok
 
 
 def load_tokenizer(path) -> Tokenizer:

@@ -1,13 +1,14 @@
 """What every tokenizer is: a fixed vocabulary of tokens, each with an id, and the bytes of each token.
 
 `decode` joins the tokens' bytes (with what `separator` puts between two of them), so generated
-text can be streamed one token at a time; `display` shows a token readably (␣ for spaces, \\n, <e4 bd>
-for bytes that are not whole UTF-8 characters).
+text can be streamed one token at a time; `display` shows a token readably (␣ for the spaces it starts
+with, \\n, <e4 bd> for bytes that are not whole UTF-8 characters).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -21,6 +22,16 @@ _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 class UnknownTokenError(Refusal):
     """Raised by ``encode`` when the text holds symbols the vocabulary lacks."""
+
+
+class UnspellableError(UnknownTokenError):
+    """Raised by ``encode_exact`` when the vocabulary cannot spell some characters of the text."""
+
+
+def shown_chars(chars: list[str]) -> str:
+    """The first MAX_LISTED characters, each written visibly ('\\x07', '🙂', U+0378), then "…" if more."""
+    shown = [f"{c!r} (U+{ord(c):04X})" for c in chars[:MAX_LISTED]]
+    return ", ".join(shown) + (", …" if len(chars) > MAX_LISTED else "")
 
 
 def unknown_error(listed: list, n: int, noun: str) -> UnknownTokenError:
@@ -38,10 +49,11 @@ def _unknown_error(things: list[str], noun: str) -> UnknownTokenError:
 
 
 def _readable(data: bytes) -> str:
-    """Show bytes as text; bytes that are not valid UTF-8 become ``<e4 bd>``."""
-    if data and data.count(b" ") == len(data):  # a token of only spaces
-        return "␣" * len(data)
-    out, pending = [], b""  # pending: invalid bytes not yet written
+    """Show bytes as text; bytes that are not valid UTF-8 become ``<e4 bd>``, and the spaces a token
+    starts with ␣ (" Mary" -> "␣Mary": a byte-level token that starts a word carries its space)."""
+    rest = data.lstrip(b" ")
+    out, pending = ["␣" * (len(data) - len(rest))], b""  # pending: invalid bytes not yet written
+    data = rest
     while data:
         try:
             text, bad, data = data.decode("utf-8"), b"", b""
@@ -97,9 +109,13 @@ class Tokenizer:
     """Base class: a fixed vocabulary of tokens, each with an integer id."""
 
     kind: str = ""
+    spaces_in_tokens = False  # whether a word in running text is one token with its space (byte-level BPE)
     # a pretrained model's embedding may have more rows than its tokenizer has tokens (Qwen2.5: 151,936
     # for 151,665), rounded up for speed: ids vocab_size .. padded_size-1 are such rows, no text at all
     padded_size: int = 0
+    # a chat model's template (core/text/chat.py) and the special tokens it may name; None: not a chat model
+    chat_template: str | None = None
+    chat_tokens: dict[str, str] | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -114,6 +130,20 @@ class Tokenizer:
 
     def token_bytes(self, id: int) -> bytes:
         raise NotImplementedError
+
+    def unspellable(self, text: str) -> list[str]:
+        """The characters of `text` that this vocabulary cannot spell (each once, in text order): the ones
+        `encode` would drop or read as an unknown token. [] for qkv's own tokenizers, whose encode
+        refuses what they cannot read (naming it) or reads it as bytes."""
+        return []
+
+    def encode_exact(self, text: str) -> list[int]:
+        """encode(text), refused (naming the characters) when the vocabulary cannot spell all of it:
+        for the places where the exact ids matter (a word typed as a token)."""
+        missing = self.unspellable(text)
+        if missing:
+            raise UnspellableError.of("tokenizer.unspellable", n=len(missing), chars=shown_chars(missing))
+        return self.encode(text)
 
     def to_dict(self) -> dict:
         raise NotImplementedError
@@ -151,13 +181,36 @@ class Tokenizer:
 class HFBacked(Tokenizer):
     """A vocabulary held by a Hugging Face ``tokenizers`` object: encoding is the object's own (its
     normalizer, pre-tokenizer and post-processor), and each token's bytes are given by the subclass,
-    which reads them off its pieces (byte-level BPE's characters, SentencePiece's ▁ and <0xE5>)."""
+    which reads them off its pieces (byte-level BPE's characters, SentencePiece's ▁ and <0xE5>).
+
+    Some layouts put a space in front of the text before they split it (SentencePiece's Prepend("▁"),
+    Metaspace, ByteLevel(add_prefix_space=True)), so "Hello" is read as " Hello"; some do so again
+    after each added token in the text. `prefix_space` and `space_after_added` say so (found by
+    encoding a probe), and `decode` takes that space off again there, so decode(encode(s)) == s
+    (leaving out the tokens the post-processor adds, such as BOS) for every text the vocabulary can
+    spell that does not itself start with a space where one is put (" Hello" reads as "Hello" did).
+    A character the vocabulary cannot spell is dropped by `tokenizers` (or becomes its unknown
+    token): `unspellable` names such characters before they are lost."""
+
+    spaces_in_tokens = True  # a word in running text is one token with its space: " Mary", "▁Mary"
 
     def __init__(self, hf_tokenizer, token_bytes: list[bytes]):
         self.hf = hf_tokenizer
         self._bytes = token_bytes
+        added = hf_tokenizer.get_added_tokens_decoder()
         # its special tokens (<s>, <|begin_of_text|>, <|endoftext|>): the analyses look past them, as past [CLS]
-        self.special = {i for i, t in hf_tokenizer.get_added_tokens_decoder().items() if t.special}
+        self.special = {i for i, t in added.items() if t.special}
+        self.added = {i for i in added if 0 <= i < len(token_bytes)}
+        texts = sorted({t.content for t in added.values() if t.content}, key=len, reverse=True)  # longest first
+        self._added_re = re.compile("|".join(map(re.escape, texts))) if texts else None
+        self.prefix_space = self._puts_space("")
+        self.space_after_added = bool(texts) and self._puts_space(texts[-1])
+
+    def _puts_space(self, before: str) -> bool:
+        """Whether the text after `before` (an added token, or nothing) is read with a space put in front."""
+        ids = self.hf.encode(before + "a", add_special_tokens=False).ids
+        ids = ids[1:] if before else ids  # the added token is one id
+        return b"".join(self._bytes[i] for i in ids if 0 <= i < len(self._bytes)).startswith(b" ")
 
     @property
     def vocab_size(self) -> int:
@@ -168,6 +221,43 @@ class HFBacked(Tokenizer):
 
     def token_bytes(self, id: int) -> bytes:
         return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
+
+    def decode(self, ids, prev: int | None = None) -> str:
+        """The text of `ids` (see the class docstring: the space the layout put in front of the text,
+        and after an added token, is taken off; the text starts where `prev` is None, after any
+        special tokens such as BOS)."""
+        ids = list(ids)
+        if not (self.prefix_space or self.space_after_added):
+            return super().decode(ids, prev)
+        parts, start = [], prev is None
+        for p, i in zip([prev, *ids], ids):
+            data = self.token_bytes(i)
+            if start and int(i) in self.special:
+                parts.append(data)
+                continue
+            after_added = p is not None and int(p) in self.added and self.space_after_added
+            if data.startswith(b" ") and ((start and self.prefix_space) or after_added):
+                data = data[1:]
+            parts.append(data)
+            start = False
+        return b"".join(parts).decode("utf-8", errors="replace")
+
+    def unspellable(self, text: str) -> list[str]:
+        """The characters of `text` this vocabulary cannot spell, each once, in the order they come,
+        as its normalizer writes them (NFC: "e" + U+0301 is "é"); added tokens in the text, such as
+        <|im_start|>, are read whole and not looked into."""
+        pieces = self._added_re.split(text) if self._added_re is not None else [text]
+        normalizer = self.hf.normalizer
+        seen: dict[str, bool] = {}
+        for piece in pieces:
+            for c in normalizer.normalize_str(piece) if normalizer is not None and piece else piece:
+                if c not in seen:
+                    seen[c] = self._spells(c)
+        return [c for c, spelled in seen.items() if not spelled]
+
+    def _spells(self, c: str) -> bool:
+        """Whether the vocabulary spells the (normalized) character c."""
+        raise NotImplementedError
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}

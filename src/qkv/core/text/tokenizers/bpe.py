@@ -36,15 +36,23 @@ class BPETokenizer(HFBacked):
     kind = "bpe"
 
     def __init__(self, hf_tokenizer):
+        added = {i: t.content for i, t in hf_tokenizer.get_added_tokens_decoder().items()}
         pieces = []
         for i in range(hf_tokenizer.get_vocab_size()):
             token = hf_tokenizer.id_to_token(i)
-            if token is None or any(c not in _CHAR_TO_BYTE for c in token):
+            if i in added:  # <|im_start|>, <｜end▁of▁sentence｜>: matched in the raw text, decoded as written
+                pieces.append(added[i].encode("utf-8"))
+            elif token is None or any(c not in _CHAR_TO_BYTE for c in token):
                 raise ValueError(f"BPE token {i} ({token!r}) is not a byte-level token")
-            pieces.append(bytes(_CHAR_TO_BYTE[c] for c in token))
-        singles = {b[0] for b in pieces if len(b) == 1}
+            else:
+                pieces.append(bytes(_CHAR_TO_BYTE[c] for c in token))
+        singles = {b[0] for i, b in enumerate(pieces) if len(b) == 1 and i not in added}
         self.missing_bytes = bytes(b for b in range(256) if b not in singles)  # a text needing one: not spelled
         super().__init__(hf_tokenizer, pieces)
+
+    def _spells(self, c: str) -> bool:
+        """A character is spelled when each of its UTF-8 bytes is a token (merges only join tokens)."""
+        return not any(b in self.missing_bytes for b in c.encode("utf-8"))
 
     @classmethod
     def train(cls, text: str, vocab_size: int | None = None) -> BPETokenizer:

@@ -15,6 +15,7 @@ was read as ("apple", "s"). A tokenizer without a fallback cannot read such a ru
 
 from __future__ import annotations
 
+from qkv.core.text.tokenizers.base import HFBacked
 from qkv.core.text.tokenizers.nearest import nearest_words
 from qkv.core.text.tokenizers.words import WordTokenizer
 
@@ -22,7 +23,10 @@ from qkv.core.text.tokenizers.words import WordTokenizer
 def unknown_pieces(tok, text: str) -> list[dict]:
     """The runs of `text` that `tok` reads below the level of its words, in text order (see the
     module docstring); [] when every piece is a word, or when `tok` is not a word tokenizer (char and
-    BPE tokenizers have no words to miss)."""
+    BPE tokenizers have no words to miss). For a pretrained vocabulary (HFBacked), the characters it
+    cannot spell (`unspellable`), one entry each, "how": "unspelled": its ids leave them out."""
+    if isinstance(tok, HFBacked) and isinstance(text, str):
+        return [{"text": c, "pieces": [], "how": "unspelled", "nearest": []} for c in tok.unspellable(text)]
     if not isinstance(tok, WordTokenizer) or not isinstance(text, str):
         return []
     out = []

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from qkv.core.io.files import read_json_object
-from qkv.core.text.tokenizers.base import Tokenizer, read_tokenizer_file, read_tokenizer_json
+from qkv.core.text.tokenizers.base import FORMAT_VERSION, Tokenizer, read_tokenizer_file, read_tokenizer_json
 
 JOIN = "⁀"  # shown instead of "##"
 
@@ -59,6 +59,17 @@ class WordPieceTokenizer(Tokenizer):
     def encode(self, text: str) -> list[int]:
         return self.hf.encode(text).ids  # [CLS] pieces [SEP]
 
+    def unspellable(self, text: str) -> list[str]:
+        """The characters of `text` read as [UNK] (or dropped: control characters) when each is alone
+        (a word holding one of them is [UNK] whole), each once, in text order."""
+        unk = self.hf.token_to_id("[UNK]")
+        out = []
+        for c in dict.fromkeys(text):
+            ids = self.hf.encode(c, add_special_tokens=False).ids
+            if (unk is not None and unk in ids) or (not ids and not c.isspace()):
+                out.append(c)
+        return out
+
     def pieces(self, text: str) -> list[str]:
         """The tokens of `text` as the vocabulary spells them ("##" kept)."""
         return self.hf.encode(text).tokens
@@ -78,4 +89,4 @@ class WordPieceTokenizer(Tokenizer):
         return JOIN + token[2:] if token.startswith("##") and len(token) > 2 else token
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "hf_tokenizer": json.loads(self.hf.to_str())}
+        return {"kind": self.kind, "version": FORMAT_VERSION, "hf_tokenizer": json.loads(self.hf.to_str())}

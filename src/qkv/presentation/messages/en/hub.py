@@ -59,9 +59,7 @@ MESSAGES = {
     "eos_ids": "{path}: field 'eos_token_id' must be a token id or a list of token ids",
     # ------------------------------------------------------------------ the tokenizer
     "no_bpe_tokenizer": "{path} has no tokenizer.json, nor vocab.json and merges.txt: cannot read its GPT-2 tokenizer",
-    "not_bpe": "{path}: its tokenizer is not GPT-2's byte-level BPE ({error})",
     "no_tokenizer_json": "{path} has no tokenizer.json (a SentencePiece tokenizer.model alone is not read)",
-    "not_bpe_nor_pieces": "{path}: neither byte-level BPE nor SentencePiece pieces ({error})",
     "no_wordpiece_tokenizer": "{path} has no tokenizer.json or vocab.txt: cannot read its WordPiece tokenizer",
     "vocab_larger": "{path}: the tokenizer has {n} tokens but the model only {d_vocab}",
     # ------------------------------------------------------------------ the weight files

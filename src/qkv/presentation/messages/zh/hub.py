@@ -56,9 +56,7 @@ MESSAGES = {
     "eos_ids": "{path}：字段 'eos_token_id' 必须是一个词元 id，或由词元 id 组成的列表",
     # ------------------------------------------------------------------ 分词器
     "no_bpe_tokenizer": "{path} 里既没有 tokenizer.json，也没有 vocab.json 和 merges.txt：读不出它的 GPT-2 分词器",
-    "not_bpe": "{path}：它的分词器不是 GPT-2 的字节级 BPE（{error}）",
     "no_tokenizer_json": "{path} 里没有 tokenizer.json（只有 SentencePiece 的 tokenizer.model 是读不了的）",
-    "not_bpe_nor_pieces": "{path}：既不是字节级 BPE，也不是 SentencePiece 的词片（{error}）",
     "no_wordpiece_tokenizer": "{path} 里既没有 tokenizer.json，也没有 vocab.txt：读不出它的 WordPiece 分词器",
     "vocab_larger": "{path}：分词器有 {n} 个词元，模型却只有 {d_vocab} 个",
     # ------------------------------------------------------------------ 权重文件
