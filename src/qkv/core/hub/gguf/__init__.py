@@ -2,7 +2,9 @@
 
 header.py     the header: metadata and tensor descriptions, every count checked against the file
 archs.py      each GGUF architecture as a Hugging Face layout a hub adapter reads (config, names)
-tensors.py    a tensor dequantized a few rows at a time into a parameter (llama.cpp's q/k order undone)
+families.py   llama.cpp's tensor names and metadata keys of each architecture, as Hugging Face's
+layouts.py    what llama.cpp's converter did to a family's tensors (rows reordered, transposed, 1 + w)
+tensors.py    a tensor dequantized a few rows at a time into a parameter, its layout undone
 tokenizer.py  the tokenizer the metadata describes (byte-level BPE or SentencePiece's pieces)
 find.py       which references name a GGUF file ("x.gguf", a directory with one, "smollm2")
 load.py       all of it: (model, tokenizer)

@@ -9,12 +9,15 @@ the weight map, the shape checks and the model are the adapter's and hub/read.py
     llama    (Llama, Mistral, SmolLM: llama.cpp converts them all to "llama")  q, k rows reordered
     qwen2    biases on q, k and v                                              as stored
     qwen3    an RMSNorm over each head's q and k                               as stored
+    phi3     fused qkv_proj and gate_up_proj                                   as stored
+    gemma2   (model_type gemma2) and gemma3 (gemma3_text)                      norms stored 1 + w
+    gpt2     Conv1D matrices                                                   stored transposed
+    gptneox  (gpt_neox) query_key_value                                        q, k, v regrouped
+    olmo2    q and k norms over the whole projection                           as stored
 
-llama.cpp's converter reorders the rows of W_Q and W_K of a "llama" file (`permute_qk`): within
-each head, Hugging Face's rotate_half layout keeps the first halves of the rotated pairs in rows
-0..d/2-1 and the second halves in d/2..d-1; llama.cpp interleaves them (row 2j the first half of
-pair j, row 2j+1 its second half). tensors.py puts them back. A new family (gemma2, phi3, ...) is an
-entry in ARCHS, with the adapter of its Hugging Face model_type.
+The tables (names, config keys) are in families.py; what the converter did to a tensor and how it is
+undone (layouts.py) is each Arch's `layout`. A new family is an entry in ARCHS, with the adapter of
+its Hugging Face model_type.
 """
 
 from __future__ import annotations
@@ -23,50 +26,24 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from qkv.core.hub.gguf import families as f
+from qkv.core.hub.gguf import layouts
+from qkv.core.hub.gguf.families import LLAMA_CONFIG, LLAMA_NAMES
+from qkv.core.hub.gguf.layouts import Layout
 from qkv.core.io.refusal import Refusal
-
-# llama.cpp's tensor names -> Hugging Face's (LlamaForCausalLM's and its kin), {i} the layer
-LLAMA_NAMES = {
-    "token_embd.weight": "model.embed_tokens.weight",
-    "output_norm.weight": "model.norm.weight",
-    "output.weight": "lm_head.weight",
-    "blk.{i}.attn_norm.weight": "model.layers.{i}.input_layernorm.weight",
-    "blk.{i}.ffn_norm.weight": "model.layers.{i}.post_attention_layernorm.weight",
-    "blk.{i}.ffn_gate.{p}": "model.layers.{i}.mlp.gate_proj.{p}",
-    "blk.{i}.ffn_up.{p}": "model.layers.{i}.mlp.up_proj.{p}",
-    "blk.{i}.ffn_down.{p}": "model.layers.{i}.mlp.down_proj.{p}",
-    "blk.{i}.attn_q.{p}": "model.layers.{i}.self_attn.q_proj.{p}",
-    "blk.{i}.attn_k.{p}": "model.layers.{i}.self_attn.k_proj.{p}",
-    "blk.{i}.attn_v.{p}": "model.layers.{i}.self_attn.v_proj.{p}",
-    "blk.{i}.attn_output.{p}": "model.layers.{i}.self_attn.o_proj.{p}",
-    "blk.{i}.attn_q_norm.weight": "model.layers.{i}.self_attn.q_norm.weight",
-    "blk.{i}.attn_k_norm.weight": "model.layers.{i}.self_attn.k_norm.weight",
-}
-
-# config.json's field <- the metadata key after "{arch}." (fields with no key keep the adapter's default)
-LLAMA_CONFIG = {
-    "max_position_embeddings": "context_length",
-    "hidden_size": "embedding_length",
-    "intermediate_size": "feed_forward_length",
-    "num_hidden_layers": "block_count",
-    "num_attention_heads": "attention.head_count",
-    "num_key_value_heads": "attention.head_count_kv",
-    "head_dim": "attention.key_length",
-    "rms_norm_eps": "attention.layer_norm_rms_epsilon",
-    "rope_theta": "rope.freq_base",
-}
+from qkv.core.spec.config import ModelConfig
 
 
 @dataclass(frozen=True)
 class Arch:
     """One GGUF architecture: the Hugging Face model_type its adapter reads, its config keys, its tensor
-    names, whether W_Q's and W_K's rows are in llama.cpp's order, and anything more its config needs
-    (`extra`: (metadata, tensor names) -> config.json fields)."""
+    names, what llama.cpp's converter did to its tensors (`layout`: (Hugging Face name, config) ->
+    layouts.Layout) and anything more its config needs (`extra`: (metadata, tensor names) -> fields)."""
 
     model_type: str
     config: dict = field(default_factory=lambda: dict(LLAMA_CONFIG))
     names: dict = field(default_factory=lambda: dict(LLAMA_NAMES))
-    permute_qk: bool = False
+    layout: Callable[[str, ModelConfig], Layout] | None = None
     extra: Callable[[dict, set], dict] | None = None
 
 
@@ -76,9 +53,15 @@ def _llama_extra(metadata: dict, names: set) -> dict:
 
 
 ARCHS = {
-    "llama": Arch("llama", permute_qk=True, extra=_llama_extra),
+    "llama": Arch("llama", layout=layouts.llama, extra=_llama_extra),
     "qwen2": Arch("qwen2"),
     "qwen3": Arch("qwen3"),
+    "phi3": Arch("phi3", f.PHI3_CONFIG, f.PHI3_NAMES, extra=f.phi3_extra),
+    "gemma2": Arch("gemma2", f.GEMMA_CONFIG, f.GEMMA_NAMES, layouts.gemma, f.gemma_extra("gemma2")),
+    "gemma3": Arch("gemma3_text", f.GEMMA_CONFIG, f.GEMMA_NAMES, layouts.gemma, f.gemma_extra("gemma3")),
+    "gpt2": Arch("gpt2", f.GPT2_CONFIG, f.GPT2_NAMES, layouts.gpt2),
+    "gptneox": Arch("gpt_neox", f.NEOX_CONFIG, f.NEOX_NAMES, layouts.gptneox, f.neox_extra),
+    "olmo2": Arch("olmo2", names=f.OLMO2_NAMES),
 }
 
 
@@ -96,6 +79,8 @@ def hf_config(header) -> dict:
     from the tokens, RoPE scaling as the file names it (the adapter refuses a kind qkv does not build)."""
     name, arch = arch_of(header)
     md = header.metadata
+    if any(t.startswith("rope_factors_") for t in header.tensors):  # LongRoPE (Phi-3-128k, Phi-3.5): not read
+        raise Refusal.of("gguf.rope_factors", path=header.path)
     hc: dict = {"model_type": arch.model_type}
     for ours, key in arch.config.items():
         if f"{name}.{key}" in md:
@@ -112,7 +97,8 @@ def hf_config(header) -> dict:
     hc["tie_word_embeddings"] = "output.weight" not in header.tensors
     scaling = md.get(f"{name}.rope.scaling.type")
     if scaling not in (None, "none"):
-        hc["rope_scaling"] = {"rope_type": scaling}
+        factor = md.get(f"{name}.rope.scaling.factor")
+        hc["rope_scaling"] = {"rope_type": scaling, **({"factor": factor} if factor is not None else {})}
     if arch.extra is not None:
         hc.update(arch.extra(md, set(header.tensors)))
     return hc

@@ -23,8 +23,6 @@ from qkv.core.hub.read import StoredNames, fill_model
 from qkv.core.hub.size import check_fits
 from qkv.core.io.refusal import Refusal
 
-_PERMUTED = {"self_attn.q_proj": "n_heads", "self_attn.k_proj": "n_kv_heads"}  # rows reordered by llama.cpp
-
 
 class _Names(StoredNames):
     """StoredNames that says a missing tensor by its GGUF name."""
@@ -43,15 +41,16 @@ class _Names(StoredNames):
 
 
 def _stored(header: Header, cfg) -> dict:
-    """Hugging Face name -> GgufTensor, a llama.cpp W_Q or W_K (or its bias) marked to be put back in order."""
+    """Hugging Face name -> GgufTensor, each with what llama.cpp's converter did to it (its Arch's layout)."""
     _, arch = arch_of(header)
     theirs = {}
     for hf, name in hf_names(header).items():
         info = header.tensors[name]
         if not readable(info.ggml_type):
             raise Refusal.of("gguf.tensor_type", path=header.path, name=name, kind=info.type_name)
-        heads = next((getattr(cfg, n) for part, n in _PERMUTED.items() if f".{part}." in hf), 0)
-        theirs[hf] = GgufTensor(header.path, info, heads if arch.permute_qk else 0)
+        theirs[hf] = (
+            GgufTensor(header.path, info, arch.layout(hf, cfg)) if arch.layout else GgufTensor(header.path, info)
+        )
     return theirs
 
 

@@ -7,9 +7,9 @@ the matrix is whole blocks, so a run of rows can be dequantized on its own: `rea
 CHUNK bytes of float32 at a time and writes them straight into the parameter, in its dtype (bfloat16
 halves the memory), never holding the whole tensor as float32 beside the model.
 
-`permute` (the number of heads of a "llama" file's W_Q or W_K, or its bias) undoes llama.cpp's
-reordering of the rows (hub/gguf/archs.py): in each head of d rows, stored row 2j + s is Hugging
-Face's row s * d/2 + j (s = 0 or 1: the two halves of the rotated pair j).
+`layout` (hub/gguf/layouts.py) undoes what llama.cpp's converter did to the tensor: its rows put
+back in Hugging Face's order (a "llama" file's W_Q and W_K, GPT-NeoX's query_key_value), the matrix
+transposed back (GPT-2's Conv1D), a constant taken off every number (Gemma's norms, stored as 1 + w).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from qkv.core.hub.gguf.header import TensorInfo
+from qkv.core.hub.gguf.layouts import AS_STORED, Layout
 from qkv.core.io.refusal import Refusal
 
 CHUNK = 1 << 20  # bytes of float32 dequantized at a time
@@ -39,14 +40,6 @@ def readable(ggml_type: int) -> bool:
     return True
 
 
-def hf_rows(rows: int, n_heads: int) -> torch.Tensor:
-    """For each stored row of a llama.cpp W_Q or W_K (n_heads heads, `rows` rows), its Hugging Face row:
-    stored h*d + 2j + s -> h*d + s*(d/2) + j."""
-    d = rows // n_heads
-    stored = torch.arange(rows).view(n_heads, d // 2, 2)  # (head, pair j, half s): stored row numbers
-    return stored.transpose(1, 2).reshape(rows).argsort()  # stored row -> its place in head-major, half, pair order
-
-
 @dataclass(frozen=True)
 class GgufTensor:
     """A tensor of a GGUF file as hub/read.py reads one: its shape (PyTorch's order), a float dtype
@@ -54,39 +47,46 @@ class GgufTensor:
 
     path: Path
     info: TensorInfo
-    permute: int = 0  # heads of a W_Q or W_K in llama.cpp's order (0: as stored)
+    layout: Layout = AS_STORED  # what llama.cpp's converter did to it, undone as it is read
 
     dtype = "F32"  # what it is read as, in safetensors' names (hub/read.py checks it is a float type)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.info.shape
+        return self.info.shape[::-1] if self.layout.transposed else self.info.shape
 
     def read(self) -> torch.Tensor:
-        out = torch.empty(self.shape, dtype=torch.float32)
-        self.read_into(out)
-        return out
+        out = torch.empty(self.info.shape, dtype=torch.float32)
+        self._read_into(out)
+        return out.T if self.layout.transposed else out  # (in, out) of a Conv1D: a view of the stored matrix
 
     def read_into(self, out: torch.Tensor) -> None:
         """Dequantize the tensor into `out` (contiguous, of its shape), CHUNK bytes of float32 at a time."""
-        info = self.info
-        if tuple(out.shape) != self.shape or not out.is_contiguous():
+        if self.layout.transposed:
+            out.copy_(self.read())
+        else:
+            self._read_into(out)
+
+    def _read_into(self, out: torch.Tensor) -> None:
+        info, order, shift = self.info, self.layout.order, self.layout.shift
+        if tuple(out.shape) != self.info.shape or not out.is_contiguous():
             raise Refusal.of(
                 "hub.stored_shape", path=self.path, name=info.name, shape=self.shape, wanted=tuple(out.shape)
             )
         if out.dim() == 1:  # a norm's gain or a bias: whole, and a q or k bias reordered element by element
-            values = next(self._chunks(1, 1))[1].view(-1)
-            if self.permute:
-                out.index_copy_(0, hf_rows(out.numel(), self.permute), values.to(out.dtype))
+            values = next(self._chunks(1, 1))[1].view(-1) + shift
+            if order is not None:
+                out.index_copy_(0, order, values.to(out.dtype))
             else:
                 out.copy_(values)
             return
         width = info.dims[0]  # numbers in a row
         rows = out.numel() // width
         flat = out.view(rows, width)  # (rows, width)
-        order = hf_rows(rows, self.permute) if self.permute else None
         for first, values in self._chunks(rows, max(1, CHUNK // (4 * width))):
             n = values.shape[0]
+            if shift:
+                values = values + shift
             if order is None:
                 flat[first : first + n].copy_(values)
             else:

@@ -10,7 +10,11 @@
 Tokens of type 3 (control: "<|im_end|>", "<s>") and the BOS, EOS, unknown and padding tokens are
 matched whole in a text, as special tokens; type 4 (user-defined: "<think>") whole too, as plain ones.
 `tokenizer.ggml.add_bos_token` (SentencePiece files: yes unless they say no) puts BOS in front of every
-encoded text. This is what transformers builds for the same file (its GGUF tokenizer), so the ids agree.
+encoded text. SentencePiece's space before the text differs by architecture, as transformers reads it:
+"▁" put before a text that does not begin with one (Llama's Metaspace), before every text (phi3), or
+never (gemma2, gemma3, whose tokens of spaces only are written with spaces, respelled "▁", and whose
+merges follow the tokens' order in the file rather than their scores).
+This is what transformers builds for the same file (its GGUF tokenizer), so the ids agree.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def read_tokenizer(header):
     if kind not in ("gpt2", "llama") or not tokens:
         raise Refusal.of("gguf.tokenizer_kind", path=header.path, got=repr(kind), supported=["gpt2", "llama"])
     types = _key(header, "ggml.token_type", list) or []
-    spelled = _byte_level(tokens) if kind == "gpt2" else tokens
+    spelled = _byte_level(tokens) if kind == "gpt2" else _pieces(tokens, header.get("general.architecture"))
     hf = _bpe(header, spelled, kind)
     ids = {name: _id(header, name, len(tokens)) for name in ("bos", "eos", "unknown", "padding", "eot")}
     whole = [t if t == s else None for t, s in zip(tokens, spelled)]  # a token respelled is not matched whole
@@ -99,6 +103,32 @@ def _byte_level(tokens: list[str]) -> list[str]:
     return [t if set(t) <= alphabet else "".join(spell[b] for b in t.encode("utf-8")) for t in tokens]
 
 
+def _pieces(tokens: list[str], arch) -> list[str]:
+    """SentencePiece's pieces, a Gemma token of two or more spaces spelled with "▁" as its merges are."""
+    if arch not in _NO_PREFIX:
+        return tokens
+    return ["▁" * len(t) if " " in t and not t.strip() else t for t in tokens]
+
+
+_NO_PREFIX = ("gemma2", "gemma3")  # architectures whose SentencePiece puts no "▁" before a text
+
+
+def _spaces(hf, arch) -> None:
+    """How a SentencePiece text's spaces become "▁" (and back), by architecture (module docstring)."""
+    from tokenizers import decoders, normalizers, pre_tokenizers
+
+    steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+    if arch in _NO_PREFIX:
+        hf.normalizer = normalizers.Replace(" ", "▁")
+        hf.decoder = decoders.Sequence(steps)
+        return
+    if arch == "phi3":
+        hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    else:
+        hf.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+    hf.decoder = decoders.Sequence([*steps, decoders.Strip(content=" ", left=1)])
+
+
 def _bpe(header, tokens: list[str], kind: str):
     """The `tokenizers` object: its BPE model, the split before it and the decoder, per kind."""
     from tokenizers import Regex, decoders, models, pre_tokenizers
@@ -115,7 +145,10 @@ def _bpe(header, tokens: list[str], kind: str):
         scores = _key(header, "ggml.scores", list) or []
         if len(scores) != len(tokens):
             raise Refusal.of("gguf.scores", path=header.path, n=len(scores), tokens=len(tokens))
-        merges = merges_from_scores(vocab, dict(zip(tokens, scores)))
+        by_order = header.get("general.architecture") in _NO_PREFIX  # Gemma: the file's order, best first
+        merges = merges_from_scores(
+            vocab, {t: -i for i, t in enumerate(tokens)} if by_order else dict(zip(tokens, scores))
+        )
     else:
         raise Refusal.of("gguf.merges", path=header.path)
     try:
@@ -128,9 +161,7 @@ def _bpe(header, tokens: list[str], kind: str):
             hf.decoder = decoders.ByteLevel()
         else:
             hf = HFTokenizer(models.BPE(vocab, merges, fuse_unk=True, byte_fallback=True))
-            hf.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
-            steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
-            hf.decoder = decoders.Sequence([*steps, decoders.Strip(content=" ", left=1)])
+            _spaces(hf, header.get("general.architecture"))
     except Exception as e:  # the Rust side's own exception: a merge of tokens the vocabulary lacks, ...
         raise Refusal.of(
             "gguf.tokenizer_bad", path=header.path, error=str(e).splitlines()[0] if str(e) else ""

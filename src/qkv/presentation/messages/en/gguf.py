@@ -45,6 +45,10 @@ MESSAGES = {
     ),
     # ------------------------------------------------------------------ the model it describes
     "architecture": "{path}: architecture {got} is not read; qkv reads GGUF files of {supported}",
+    "rope_factors": (
+        "{path}: its RoPE has frequency factors of its own (rope_factors_long, rope_factors_short: "
+        "LongRoPE, as Phi-3-128k and Phi-3.5 use); qkv reads GGUF files whose RoPE has none"
+    ),
     "value_length": "{path}: keys and values of different widths ({key} and {value}) are not built",
     "key_type": "{path}: metadata {key} has the wrong type",
     # ------------------------------------------------------------------ the tokenizer

@@ -44,6 +44,10 @@ MESSAGES = {
     ),
     # ------------------------------------------------------------------ 它描述的模型
     "architecture": "{path}：不读架构 {got}；qkv 能读的 GGUF 架构是 {supported}",
+    "rope_factors": (
+        "{path}：它的 RoPE 带有自己的频率因子（rope_factors_long、rope_factors_short，"
+        "即 Phi-3-128k 和 Phi-3.5 用的 LongRoPE）；qkv 只读不带这类因子的 GGUF 文件"
+    ),
     "value_length": "{path}：键和值的宽度不同（{key} 和 {value}），qkv 不搭建这种模型",
     "key_type": "{path}：元数据 {key} 的类型不对",
     # ------------------------------------------------------------------ 分词器
