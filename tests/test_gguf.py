@@ -104,6 +104,19 @@ def test_the_tokenizer_says_its_template_and_ends(llama, tmp_path):
     assert load_pretrained(str(plain))[1].chat_template is None
 
 
+def test_a_template_that_names_the_special_tokens_renders_as_transformers_renders_it(llama, tmp_path):
+    """A template may write {{ bos_token }} and {{ eos_token }} (Llama 3's does): they are the file's own."""
+    from qkv.core.text.chat import chat_ids, messages_of
+
+    template = "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}{{ eos_token }}{% endfor %}"
+    path = write_gguf(tmp_path / "named.gguf", llama, "llama", "Q8_0", template=template)
+    _, tok = load_pretrained(str(path))
+    assert set(tok.chat_tokens) >= {"bos_token", "eos_token"}
+    messages = messages_of("the cat sat", system="be brief")
+    theirs = transformers_of(path)[1].apply_chat_template(messages, tokenize=True, return_dict=False)
+    assert chat_ids(tok, messages) == list(theirs)
+
+
 def test_a_directory_with_one_gguf_file_is_read(llama, tmp_path):
     write_gguf(tmp_path / "only.gguf", llama, "llama", "Q8_0")
     assert is_pretrained_ref(tmp_path)

@@ -57,7 +57,8 @@ def _strings(header, name: str) -> list[str] | None:
 
 def read_tokenizer(header):
     """qkv's tokenizer for the file: a BPETokenizer ("gpt2") or a PieceTokenizer ("llama"), with the
-    attributes chat_template (str or None), bos_id, eos_id and eot_id (int or None)."""
+    attributes chat_template (str or None), chat_tokens (the special tokens a template names: bos_token, ...),
+    bos_id, eos_id and eot_id (int or None)."""
     from qkv.core.text.tokenizers import BPETokenizer
     from qkv.core.text.tokenizers.pieces import PieceTokenizer
 
@@ -85,6 +86,8 @@ def read_tokenizer(header):
     except ValueError as e:
         raise Refusal.of("gguf.tokenizer_bad", path=header.path, error=str(e)) from None
     tok.chat_template = _key(header, "chat_template", str)
+    named = (("bos_token", "bos"), ("eos_token", "eos"), ("unk_token", "unknown"), ("pad_token", "padding"))
+    tok.chat_tokens = {key: tokens[ids[n]] for key, n in named if ids[n] is not None}  # a template's bos_token, ...
     tok.bos_id, tok.eos_id, tok.eot_id = ids["bos"], ids["eos"], ids["eot"]
     return tok
 
