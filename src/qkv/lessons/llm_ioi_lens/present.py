@@ -11,6 +11,7 @@ from qkv.lessons.common.text import commas, pad, then
 from qkv.lessons.llm_ioi_lens.result import Result
 from qkv.presentation.figures import new_figure, save
 from qkv.presentation.i18n import translator
+from qkv.presentation.plot_patching import CMAP
 
 
 def title(lang: str) -> str:
@@ -129,13 +130,13 @@ def headline(n: Result, lang: str) -> str:
 
 
 def figures(n: Result, out: Path, lang: str) -> list[Path]:
-    """Left: the residual stream's shares (layers × positions); middle: the heads' (layers × heads);
-    right: the lens's probability of the answer, row by row."""
+    """Left: the residual stream's shares (layers × positions); middle: the heads' (layers × heads), blue
+    toward the clean run as in qkv figure patching; right: the lens's probability of the answer, row by row."""
     say = translator(lang, "lessons.llm_ioi_lens")
     fig = new_figure((15, 5.2))
     left, middle, right = fig.subplots(1, 3)
     for ax, share, x_labels in ((left, n.resid.share, n.tokens), (middle, n.z.share, None)):
-        image = ax.imshow(np.array(share), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, origin="lower")
+        image = ax.imshow(np.array(share), aspect="auto", cmap=CMAP, vmin=-1, vmax=1, origin="lower")
         if x_labels is not None:
             ax.set_xticks(range(len(x_labels)))
             ax.set_xticklabels([t.strip() or "␣" for t in x_labels], rotation=90, fontsize="small")
@@ -144,8 +145,9 @@ def figures(n: Result, out: Path, lang: str) -> list[Path]:
     middle.set_xlabel(say("fig_head"))
     left.set_title(say("fig_resid_title"), fontsize="medium")
     middle.set_title(say("fig_z_title"), fontsize="medium")
-    rows = np.arange(len(n.lens.p))
-    right.semilogy(rows, np.maximum(n.lens.p, 1e-12), "o-", ms=3)
+    rows, p = np.arange(len(n.lens.p)), np.asarray(n.lens.p)
+    drawn = p > 0  # a probability that underflows float32's softmax (0) has no place on a log axis
+    right.semilogy(rows[drawn], p[drawn], "o-", ms=3)
     right.set_xlabel(say("fig_row"))
     right.set_ylabel(say("fig_p", answer=n.lens.answer.strip()))
     right.set_title(say("fig_lens_title", text=n.lens.text), fontsize="medium")
