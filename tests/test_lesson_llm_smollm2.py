@@ -70,4 +70,4 @@ def test_ioi_patching_recovers_most_and_paris_wins_at_the_output(measured):
     assert r.clean_top == "␣Mary" and r.resid.clean > 3 > -3 > r.resid.corrupted
     assert r.resid.best_share > 0.8 and np.array(r.resid.share)[-1, -1] > 0.8
     assert r.top_heads[0][2] > 0.3 and max(r.head_on_answer, r.head_on_wrong) > 0.5  # it reads a name
-    assert r.lens.final_top == " Paris" and r.lens.final_p > 0.5 and r.lens.rank[-1] == 0
+    assert r.lens.final_top == "␣Paris" and r.lens.final_p > 0.5 and r.lens.rank[-1] == 0
