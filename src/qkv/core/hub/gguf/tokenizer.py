@@ -87,7 +87,7 @@ def read_tokenizer(header):
         raise Refusal.of("gguf.tokenizer_bad", path=header.path, error=str(e)) from None
     tok.chat_template = _key(header, "chat_template", str)
     named = (("bos_token", "bos"), ("eos_token", "eos"), ("unk_token", "unknown"), ("pad_token", "padding"))
-    tok.chat_tokens = {key: tokens[ids[n]] for key, n in named if ids[n] is not None}  # a template's bos_token, ...
+    tok.chat_tokens = {key: tokens[i] for key, n in named if (i := ids[n]) is not None}  # a template's bos_token, ...
     tok.bos_id, tok.eos_id, tok.eot_id = ids["bos"], ids["eos"], ids["eot"]
     return tok
 
