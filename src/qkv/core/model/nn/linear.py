@@ -11,9 +11,13 @@ numbers are copied: a small model that has generated holds its weights twice, a 
 
 from __future__ import annotations
 
+from functools import cache
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from qkv.core.machine.cpu import bf16_support
 
 
 def transposed(linear: nn.Linear) -> torch.Tensor:
@@ -35,7 +39,7 @@ MAX_TRANSPOSED = 1 << 20
 def linear_step(linear: nn.Linear):
     """The function x (B, d_in) -> x W^T + b (B, d_out) of `linear`, for the weights it holds now."""
     w = linear.weight
-    if w.dtype == torch.bfloat16 and w.device.type == "cpu":
+    if w.dtype == torch.bfloat16 and w.device.type == "cpu" and one_row_is_faster():
         return one_row_bf16(w.detach(), None if linear.bias is None else linear.bias.detach())
     if w.dtype != torch.float32 or w.numel() > MAX_TRANSPOSED:
         W, b = w.detach(), None if linear.bias is None else linear.bias.detach()
@@ -45,6 +49,14 @@ def linear_step(linear: nn.Linear):
         return lambda x: torch.mm(x, W_t)
     b = b.detach()
     return lambda x: torch.addmm(b, x, W_t)
+
+
+@cache
+def one_row_is_faster() -> bool:
+    """Whether a bfloat16 decoding step of one row goes around oneDNN (one_row_bf16): measured only on a
+    CPU with AVX-512 BF16 and no AMX (benchmarks/smollm2_speed.py); with AMX, or with neither, oneDNN
+    keeps every product, as nobody has measured that PyTorch's own kernel is faster there."""
+    return bf16_support() == "avx512"
 
 
 def one_row_bf16(W: torch.Tensor, b: torch.Tensor | None):
