@@ -45,6 +45,7 @@ VARIANTS = {
     "llama-tied": ("llama", {"tie_word_embeddings": True, "num_key_value_heads": 4}),  # tied, and no GQA
     "llama-bias": ("llama", {"attention_bias": True, "mlp_bias": True}),
     "mistral": ("mistral", {}),
+    "mistral-window": ("mistral", {"sliding_window": 8}),  # each query reads 8 keys of the 40-token text
     "qwen2": ("qwen2", {}),
     "qwen3": ("qwen3", {"head_dim": 24}),  # head_dim != hidden_size / heads (64 / 4 = 16)
 }

@@ -30,9 +30,10 @@ READ_AS = {
     "pythia": (4, True, 4, 128, False),
     "neox-sequential": (8, False, 4, 128, False),
     "phi3": (16, False, 2, 128, False),
-    "phi3-partial": (12, False, 1, 64, True),  # 0.75 of 16; n_ctx capped to the sliding window
+    "phi3-partial": (12, False, 1, 128, True),  # 0.75 of 16; a sliding window of 64 (WINDOWS), n_ctx kept
     "phi3-longrope": (8, False, 2, 64, False),  # n_ctx: the original context, where the short factors hold
 }
+WINDOWS = {"phi3-partial": 64}  # ModelConfig.sliding_window of each variant (None: no window)
 
 
 def hf_forward(hf, ids=IDS):
@@ -49,6 +50,7 @@ def test_logits_patterns_and_greedy_tokens_are_transformers(variant, family):
     d, hf, model = family(variant)
     cfg = model.cfg
     assert (cfg.rotary_dim, cfg.parallel_attn_mlp, cfg.n_kv_heads, cfg.n_ctx, cfg.tie_embeddings) == READ_AS[variant]
+    assert cfg.sliding_window == WINDOWS.get(variant)
     assert all(isinstance(b, ParallelBlock) == cfg.parallel_attn_mlp for b in model.blocks)
     out = hf_forward(hf)
     with torch.no_grad():

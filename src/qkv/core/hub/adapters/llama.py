@@ -6,9 +6,10 @@ They are one decoder with a few switches, each a ModelConfig field of qkv's GPT:
                   halves of each head (rope_layout="halves", rope_theta), grouped-query attention
                   (num_key_value_heads), head_dim of its own, no biases, tied or untied lm_head
     llama         attention_bias and mlp_bias (both or neither), Llama 3's RoPE scaling
-    mistral       a sliding window: a text is at most `sliding_window` tokens, within which the
-                  window hides nothing (n_ctx = min(max_position_embeddings, sliding_window))
-    qwen2         biases on q, k and v only (qkv_bias), a sliding window only if use_sliding_window
+    mistral       a sliding window: each query reads its own and the `sliding_window` - 1 keys before
+                  it, in every layer (ModelConfig.sliding_window)
+    qwen2         biases on q, k and v only (qkv_bias); with use_sliding_window a text is at most
+                  `sliding_window` tokens (its windows, on some layers only, are not built)
     qwen3         an RMSNorm over each head's q and k (qk_norm), attention_bias
 
 `llama_config` reads config.json (every field checked, by its own name), `weight_map` says which
@@ -124,10 +125,14 @@ def llama_config(hc: dict) -> ModelConfig:
     if kind == "qwen3" and bias:
         raise Refusal.of("hub.qwen3_bias")
     n_ctx = hc["max_position_embeddings"]
-    window = hc["sliding_window"] if kind == "mistral" or hc["use_sliding_window"] else None
-    if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
-        n_ctx = min(n_ctx, window)
+    window = hc["sliding_window"] if kind == "mistral" else None  # every layer reads that many keys at most
+    if window is not None and window >= n_ctx:  # a window as long as the context hides nothing
+        window = None
+    if kind == "qwen2" and hc["use_sliding_window"] and hc["sliding_window"] is not None:
+        # Qwen2 slides only on the layers from max_window_layers on: not built; a text is at most the window
+        n_ctx = min(n_ctx, hc["sliding_window"])
     return ModelConfig(
+        sliding_window=window,
         d_vocab=hc["vocab_size"],
         n_ctx=n_ctx,
         d_model=width,

@@ -5,8 +5,8 @@ SwiGLU, RoPE in halves, grouped-query attention, no biases) with its matrices fu
     gate_up_proj   the gate's rows, then the up projection's: split in two (read.Rows) into
                    fc_gate and fc_in
     partial RoPE   partial_rotary_factor (Phi-4-mini: 0.75) rotates each head's first dimensions only
-    sliding_window as Mistral: a text is at most `sliding_window` tokens, within which the window
-                   hides nothing (n_ctx = min(max_position_embeddings, sliding_window))
+    sliding_window as Mistral: each query reads its own and the `sliding_window` - 1 keys before it,
+                   in every layer (ModelConfig.sliding_window)
     LongRoPE       the long-context models' RoPE ("longrope", which older files call "su" or "yarn":
                    Phi-3-128k, Phi-3.5, Phi-4-mini): each frequency divided by its own short_factor,
                    cos and sin times attention_factor (by default sqrt(1 + ln(s) / ln(original)), s the
@@ -113,9 +113,10 @@ def phi3_config(hc: dict) -> ModelConfig:
     if kind in _LONGROPE:  # beyond the original context transformers switches to the long factors
         factors, attention, original = longrope(hc, params, rotary_dim // 2)
         n_ctx = min(n_ctx, original)
-    if window is not None:  # within the window a sliding mask hides nothing; a longer text is refused
-        n_ctx = min(n_ctx, window)
+    if window is not None and window >= n_ctx:  # a window as long as the context hides nothing
+        window = None
     return ModelConfig(
+        sliding_window=window,
         d_vocab=hc["vocab_size"],
         n_ctx=n_ctx,
         d_model=width,
