@@ -269,7 +269,8 @@ def test_each_neox_activation_is_the_one_transformers_computes(name):
 
 def test_phi3_fields():
     cfg = phi3_config({**PHI3, "sliding_window": 2047, "num_key_value_heads": 2, "partial_rotary_factor": 0.75})
-    assert (cfg.n_ctx, cfg.n_kv_heads, cfg.rotary_dim, cfg.norm, cfg.mlp) == (2047, 2, 12, "rms", "gated")
+    assert (cfg.n_ctx, cfg.sliding_window, cfg.n_kv_heads, cfg.rotary_dim) == (4096, 2047, 2, 12)
+    assert (cfg.norm, cfg.mlp) == ("rms", "gated")
     assert phi3_config(PHI3).n_ctx == 4096 and phi3_config(PHI3).rotary_dim == 16
 
 
