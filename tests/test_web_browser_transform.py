@@ -126,7 +126,8 @@ def test_the_panel_speaks_both_languages(page, server):
     sv = page.text_content("#tf-table details[data-matrix=W_Q] .tf-sv")
     page.fill("#tf-a", "-1")
     toy_en = toy_numbers(page)
-    act(page, lambda: page.click("#lang"))
+    act(page, lambda: page.click("#lang"))  # the button is at the top: the card may have gone to sleep
+    bring_into_view(page, "#transform")  # and is told the language as it wakes
     zh_title = page.inner_text("#transform h2")
     assert re.search(r"[\u4e00-\u9fff]", zh_title) and not re.search(r"[\u4e00-\u9fff]", en_title)
     assert [zh_title, en_title] == from_module(page, "i18n.js", "m => [m.I18N.zh.tf_title, m.I18N.en.tf_title]")
