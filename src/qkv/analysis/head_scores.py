@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from qkv.analysis.inputs import check_gpt
+from qkv.analysis.inputs import check_gpt, check_ids_dtype
 from qkv.core.io.document import header
 from qkv.core.machine.device import model_device
 from qkv.core.model import evaluating
@@ -184,6 +184,7 @@ def head_scores(
         tokens = repeated_tokens(model, tokenizer, n, half, seed)
     else:
         tokens = torch.as_tensor(tokens)
+        check_ids_dtype(tokens)
         if tokens.dim() == 1:
             tokens = tokens[None]  # (1, T)
         bad = tokens.dim() != 2 or tokens.shape[1] < 2 or tokens.shape[1] > cfg.n_ctx

@@ -83,12 +83,19 @@ def check_gpt(model, key: str) -> None:
         raise TextError.of(key, title=family_title(family))
 
 
+def check_ids_dtype(ids: torch.Tensor) -> None:
+    """Refuse a tensor of token ids that are not whole numbers (floats, complex, booleans), naming its dtype."""
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TextError.of("tokenizer_safety.ids_dtype", dtype=str(ids.dtype).removeprefix("torch."))
+
+
 def one_sequence(model, ids) -> list[int]:
     """ids (T,), (1, T) or a list of ints, as a checked list of token ids (in the vocabulary, at most n_ctx)."""
     if isinstance(ids, torch.Tensor):
         if ids.dim() == 2 and ids.shape[0] == 1:
             ids = ids[0]
-        if ids.dim() != 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
+        check_ids_dtype(ids)
+        if ids.dim() != 1:
             raise TextError.of("interpret.one_sequence", shape=tuple(ids.shape))
         ids = ids.tolist()
     try:

@@ -14,7 +14,7 @@ from functools import partial
 
 from qkv.apps.cli import lang as language
 from qkv.apps.cli.commands import COMMANDS
-from qkv.apps.cli.errors import said
+from qkv.apps.cli.errors import is_panic, said
 from qkv.apps.cli.parser import build_parser
 from qkv.core.hub.pretrained import loading_dtype
 from qkv.core.io.refusal import speaking
@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("QKV_DEBUG"):
             raise
         print(t("errors.cli_internal", lang, kind=type(e).__name__, detail=e), file=sys.stderr)
+        return EXIT_ERROR
+    except BaseException as e:  # a Rust library's panic is a BaseException: one line as well (errors.py)
+        if not is_panic(e) or os.environ.get("QKV_DEBUG"):
+            raise
+        print(t("errors.cli_prefix", lang, message=said(e, lang)), file=sys.stderr)
         return EXIT_ERROR
 
 

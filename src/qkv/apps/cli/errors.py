@@ -1,12 +1,14 @@
 """What an error says on the command line, in the user's language: a catalogued refusal from the
 catalogue; what the system refused (an OSError with an errno: a file that is not there, a directory
 given for a file, no permission, a full disk) from the catalogue's words for that errno (area "cli"),
-with the path it names; any other error in its own words."""
+with the path it names; a Rust library's panic (pyo3's PanicException, a BaseException: `is_panic`) as an
+internal error in one line; any other error in its own words."""
 
 from __future__ import annotations
 
 import errno
 
+from qkv.core.text.tokenizers.safety import is_panic, panic_line
 from qkv.presentation.i18n import say_error, t
 
 ERRNO = {
@@ -29,10 +31,15 @@ ERRNO = {
 def said(error: BaseException, lang: str) -> str:
     """`error` in `lang`, in one line (its first)."""
     key = ERRNO.get(getattr(error, "errno", None)) if isinstance(error, OSError) else None
-    if key and not getattr(error, "key", None):
+    if is_panic(error):
+        text = t("tokenizer_safety.library_panic", lang, detail=panic_line(error))
+    elif key and not getattr(error, "key", None):
         text = t(key, lang)
         if error.filename is not None:
             text = t("cli.os_at", lang, error=text, path=repr(str(error.filename)))
     else:
         text = say_error(error, lang).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+__all__ = ["ERRNO", "said", "is_panic"]

@@ -94,6 +94,7 @@ from qkv.apps.web.inputs import (
     request_lang,
 )
 from qkv.apps.web.model_doc import model_doc
+from qkv.apps.web.panics import PanicAnswer
 from qkv.apps.web.translation_view import translation_view
 from qkv.apps.web.view import view
 from qkv.core.decode.sample import check_generates, generate_ids
@@ -202,6 +203,7 @@ def _add_guards(app: FastAPI) -> None:
     """The size of a body, the Host header and the security headers of every answer; every error as
     {"error", "status"} in the request's language."""
     # added first, so it runs inside guard: Host is checked first, a 413 has its headers
+    app.add_middleware(PanicAnswer)  # innermost: a Rust library's panic in a route is a JSON 500 (panics.py)
     app.add_middleware(BodyLimit, limits=BODY_LIMITS)
 
     @app.middleware("http")

@@ -8,6 +8,7 @@ tensor at a time, later, by plain reads (hub/read.py).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ def _layout(d: Path) -> Mapping[Path, set[str] | None]:
     are the files transformers reads; another .safetensors file beside them is not read (it once was,
     and a stray copy sorted after model.safetensors silently replaced its weights)."""
     single, index = d / "model.safetensors", d / INDEX
+    for name in (single, index):
+        if name.is_symlink() and not name.exists():  # a link to nothing: say so, rather than that it is missing
+            raise Refusal.of("tokenizer_safety.broken_link", path=name, target=os.readlink(name))
     if single.exists():  # beside an index too: transformers reads model.safetensors then, and so does qkv
         return {single: None}
     if not index.exists():

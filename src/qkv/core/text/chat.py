@@ -105,8 +105,8 @@ def chat_ids(tokenizer, messages: list[dict]) -> list[int]:
     if not template:
         raise Refusal.of("chat.no_template")
     text = render_chat(template, messages, getattr(tokenizer, "chat_tokens", None))
-    hf = getattr(tokenizer, "hf", None)  # its added tokens are matched first, its post-processor left out
-    return hf.encode(text, add_special_tokens=False).ids if hf is not None else tokenizer.encode(text)
+    plain = getattr(tokenizer, "encode_plain", None)  # its added tokens are matched first, its post-processor left out
+    return plain(text) if plain is not None else tokenizer.encode(text)
 
 
 def _tojson(value, indent=None, separators=None, sort_keys=False, ensure_ascii=False) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from qkv.core.io.files import TOKENIZER_LIMIT, check_regular, read_bytes
 from qkv.core.io.refusal import Phrase, Refusal, phrase
+from qkv.core.text.tokenizers.safety import Bound, encode, settle, shielded
 
 FORMAT_VERSION = 1
 MAX_LISTED = 10
@@ -193,8 +194,10 @@ class HFBacked(Tokenizer):
     token): `unspellable` names such characters before they are lost."""
 
     spaces_in_tokens = True  # a word in running text is one token with its space: " Mary", "▁Mary"
+    bound: Bound
 
     def __init__(self, hf_tokenizer, token_bytes: list[bytes]):
+        self.bound = settle(hf_tokenizer)  # its padding and truncation off, what it may not do refused (safety.py)
         self.hf = hf_tokenizer
         self._bytes = token_bytes
         added = hf_tokenizer.get_added_tokens_decoder()
@@ -208,7 +211,7 @@ class HFBacked(Tokenizer):
 
     def _puts_space(self, before: str) -> bool:
         """Whether the text after `before` (an added token, or nothing) is read with a space put in front."""
-        ids = self.hf.encode(before + "a", add_special_tokens=False).ids
+        ids = self.encode_plain(before + "a")
         ids = ids[1:] if before else ids  # the added token is one id
         return b"".join(self._bytes[i] for i in ids if 0 <= i < len(self._bytes)).startswith(b" ")
 
@@ -217,7 +220,11 @@ class HFBacked(Tokenizer):
         return len(self._bytes)
 
     def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text).ids
+        return encode(self.hf, text, self.bound)
+
+    def encode_plain(self, text: str) -> list[int]:
+        """The ids of `text` without the tokens the post-processor adds (BOS), added tokens matched first."""
+        return encode(self.hf, text, self.bound, add_special_tokens=False)
 
     def token_bytes(self, id: int) -> bytes:
         return b"" if self.is_padding(id) else self._bytes[self._check_id(id)]
@@ -250,7 +257,7 @@ class HFBacked(Tokenizer):
         normalizer = self.hf.normalizer
         seen: dict[str, bool] = {}
         for piece in pieces:
-            for c in normalizer.normalize_str(piece) if normalizer is not None and piece else piece:
+            for c in shielded(normalizer.normalize_str, piece) if normalizer is not None and piece else piece:
                 if c not in seen:
                     seen[c] = self._spells(c)
         return [c for c, spelled in seen.items() if not spelled]

@@ -78,6 +78,8 @@ def from_hf(hf) -> Tokenizer:
     reader = {"bpe": BPETokenizer, "pieces": PieceTokenizer, "wordpiece": WordPieceTokenizer}[layout]
     try:
         return reader(hf)
+    except Refusal:  # what it may not do (safety.py), said as it is
+        raise
     except ValueError as e:  # a token that is not written as the layout writes them
         raise Refusal.of("tokenizer.token_unreadable", layout=layout, error=str(e)) from None
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from qkv.core.io.files import read_json_object
 from qkv.core.text.tokenizers.base import FORMAT_VERSION, Tokenizer, read_tokenizer_file, read_tokenizer_json
+from qkv.core.text.tokenizers.safety import encode, settle, shielded
 
 JOIN = "⁀"  # shown instead of "##"
 
@@ -24,8 +25,9 @@ class WordPieceTokenizer(Tokenizer):
     max_length: int | None = None  # a sentence-transformers model's max_seq_length (its sentence embeddings cut there)
 
     def __init__(self, hf_tokenizer):
-        hf_tokenizer.no_padding()  # one text, its own tokens: batches are padded by the model's caller
-        hf_tokenizer.no_truncation()  # a text longer than the model's n_ctx is an error there, not cut here
+        # one text, its own tokens: no padding (batches are padded by the model's caller), no truncation (a text
+        # longer than the model's n_ctx is an error there, not cut here), and what it may not do refused (safety.py)
+        self.bound = settle(hf_tokenizer)
         self.hf = hf_tokenizer
         self.tokens = [hf_tokenizer.id_to_token(i) or "" for i in range(hf_tokenizer.get_vocab_size())]
         specials = [
@@ -57,7 +59,7 @@ class WordPieceTokenizer(Tokenizer):
         return len(self.tokens)
 
     def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text).ids  # [CLS] pieces [SEP]
+        return encode(self.hf, text, self.bound)  # [CLS] pieces [SEP]
 
     def unspellable(self, text: str) -> list[str]:
         """The characters of `text` read as [UNK] (or dropped: control characters) when each is alone
@@ -65,14 +67,14 @@ class WordPieceTokenizer(Tokenizer):
         unk = self.hf.token_to_id("[UNK]")
         out = []
         for c in dict.fromkeys(text):
-            ids = self.hf.encode(c, add_special_tokens=False).ids
+            ids = encode(self.hf, c, self.bound, add_special_tokens=False)
             if (unk is not None and unk in ids) or (not ids and not c.isspace()):
                 out.append(c)
         return out
 
     def pieces(self, text: str) -> list[str]:
         """The tokens of `text` as the vocabulary spells them ("##" kept)."""
-        return self.hf.encode(text).tokens
+        return shielded(self.hf.encode, text).tokens
 
     def is_continuation(self, id: int) -> bool:
         return self.tokens[self._check_id(id)].startswith("##")
