@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -159,6 +161,18 @@ def test_a_panic_while_encoding_is_one_line(gpt2_dir, tmp_path, capsys):  # noqa
     assert "tokenizers library stopped" in line, line
     line = run_error_zh(capsys, ["explain", BACKTRACK, "--ckpt", str(d)])
     assert "tokenizers 库中止了" in line, line
+
+
+@pytest.mark.slow
+def test_the_panic_leaves_one_line_on_the_terminal(gpt2_dir, tmp_path):  # noqa: F811
+    """Rust's own panic message (and backtrace) goes to descriptor 2, past Python: kept off it too."""
+    d = _panicking_dir(gpt2_dir, tmp_path)
+    env = {**os.environ, "RUST_BACKTRACE": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-m", "qkv", "explain", BACKTRACK, "--ckpt", str(d)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode != 0 and not done.stdout
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+    assert done.stderr.startswith("qkv: error: the tokenizer failed on this text"), done.stderr
 
 
 def test_the_server_answers_a_panic_while_encoding_in_json(gpt2_dir, tmp_path):  # noqa: F811

@@ -32,6 +32,7 @@ import json
 from dataclasses import dataclass
 
 from qkv.core.io.refusal import Refusal
+from qkv.core.text.tokenizers import rust_stderr
 from qkv.core.text.tokenizers.regex_risk import scan
 
 MAX_GROWTH = 256  # how many times longer the normalizers may make a text (NFKC x Lowercase: 54)
@@ -72,6 +73,7 @@ class Bound:
 
     growth: float = 1.0
     specials: int = 0
+    regex: bool = False  # whether a Split or Replace step runs a regex of the file's (what may still panic)
 
     def most_ids(self, text: str) -> int:
         """The most ids `text` may become: 4 tokens a character, times the growth, plus the specials."""
@@ -83,16 +85,23 @@ def settle(hf) -> Bound:
     Refusal in one line naming what it may not do, or the Bound its encodes keep to."""
     hf.no_padding()
     hf.no_truncation()
-    growth = _growth(_state(hf.normalizer))
-    for step in _steps(_state(hf.pre_tokenizer), "pretokenizers"):
-        if step.get("type") == "Split":
-            _check_pattern(step.get("pattern"), "Split", replace=False)
-    return Bound(growth, _post_specials(_state(hf.post_processor), hf.get_vocab_size()))
+    normalizer = _state(hf.normalizer)
+    growth = _growth(normalizer)
+    splits = [s for s in _steps(_state(hf.pre_tokenizer), "pretokenizers") if s.get("type") == "Split"]
+    for step in splits:
+        _check_pattern(step.get("pattern"), "Split", replace=False)
+    replaces = [s for s in _steps(normalizer, "normalizers") if s.get("type") == "Replace"]
+    regex = any("Regex" in (s.get("pattern") or {}) for s in splits + replaces)
+    return Bound(growth, _post_specials(_state(hf.post_processor), hf.get_vocab_size()), regex)
 
 
-def shielded(call, *args, **kw):
-    """call(*args, **kw), a panic of the Rust library it calls turned into a one-line Refusal."""
+def shielded(call, *args, quiet: bool = False, **kw):
+    """call(*args, **kw), a panic of the Rust library it calls turned into a one-line Refusal; `quiet`:
+    with the panic's own message kept off the terminal (rust_stderr.py)."""
     try:
+        if quiet:
+            with rust_stderr.quiet():
+                return call(*args, **kw)
         return call(*args, **kw)
     except BaseException as e:
         if not is_panic(e):
@@ -104,7 +113,7 @@ def shielded(call, *args, **kw):
 def encode(hf, text: str, bound: Bound, add_special_tokens: bool = True) -> list[int]:
     """The ids `hf` gives `text` (its special tokens added or not), checked: no panic, at most
     bound.most_ids(text) ids, each below hf.get_vocab_size(); a one-line Refusal otherwise."""
-    ids = shielded(hf.encode, text, add_special_tokens=add_special_tokens).ids
+    ids = shielded(hf.encode, text, add_special_tokens=add_special_tokens, quiet=bound.regex).ids
     most = bound.most_ids(text)
     if len(ids) > most:
         raise Refusal.of("tokenizer_safety.too_many_ids", n=len(ids), chars=len(text), most=most)
