@@ -276,3 +276,15 @@ def test_float_ids_are_refused_by_their_dtype(gpt2_dir):  # noqa: F811
         qkv.logit_lens(model, torch.tensor([[1.0, 2.0]]))
     with pytest.raises(ValueError, match="dtype bool"):
         qkv.logit_lens(model, torch.tensor([True, False]))
+
+
+def test_what_descriptor_2_gets_during_a_quiet_call_is_kept_unless_it_panicked(capfd):
+    from qkv.core.text.tokenizers.rust_stderr import quiet
+
+    with quiet():
+        os.write(2, b"kept\n")
+    with pytest.raises(BaseException) as caught, quiet():
+        os.write(2, b"thread '<unnamed>' panicked\n")
+        raise a_panic()
+    assert type(caught.value).__name__ == "PanicException"
+    assert capfd.readouterr().err.splitlines() == ["kept"]  # the panic's own lines (tokenizers' hook too) are gone

@@ -37,6 +37,13 @@ layout qkv cannot read is refused in one line. Such a vocabulary may be unable t
 characters (SmolLM2's lacks 21 bytes; a piece vocabulary without byte fallback): ``unspellable(text)``
 names them, since `tokenizers` drops them or writes an unknown token; ``encode_exact(text)`` refuses
 them where the exact ids matter.
+
+A tokenizer.json is a program `tokenizers` runs on every text, and a hostile one can make it panic or
+multiply the text: `safety.settle` switches its padding and truncation off and refuses, in one line,
+what it may not do when it is read (normalizers that grow a text beyond MAX_GROWTH, an inserted text
+beyond MAX_INSERT, a regex that can match empty text or repeats a repetition, a special token beyond
+the vocabulary); every encode goes through `safety.encode` (a panic becomes a one-line refusal, its
+ids are counted and checked against the vocabulary).
 """
 
 from __future__ import annotations

@@ -50,12 +50,13 @@ def quiet():
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-            sink.seek(0)
-            data = sink.read()
-            sink.seek(0)
-            sink.truncate()
-            if data and not panicked:
-                os.write(2, data)
+            if os.fstat(sink.fileno()).st_size:  # something was written (most calls write nothing)
+                sink.seek(0)
+                data = sink.read()
+                sink.seek(0)
+                sink.truncate()
+                if not panicked:
+                    os.write(2, data)
 
 
 __all__ = ["quiet"]
