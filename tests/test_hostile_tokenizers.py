@@ -288,3 +288,17 @@ def test_what_descriptor_2_gets_during_a_quiet_call_is_kept_unless_it_panicked(c
         raise a_panic()
     assert type(caught.value).__name__ == "PanicException"
     assert capfd.readouterr().err.splitlines() == ["kept"]  # the panic's own lines (tokenizers' hook too) are gone
+
+
+def test_the_growth_of_a_precompiled_map_is_its_longest_replacement():
+    import base64
+
+    from qkv.core.text.tokenizers.safety import _factor
+
+    trie = b"\x01\x02\x03\x04"
+    blob = len(trie).to_bytes(4, "little") + trie + "ab\0ａｂｃｄｅｆ\0".encode()
+    assert _factor({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}) == 6
+    assert _factor({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}) == 1  # T5's: shrinks
+    assert _factor({"type": "Prepend", "prepend": "▁"}) == 2  # Llama 2's: one ▁ a piece
+    with pytest.raises(ValueError, match="Frobnicate"):
+        _factor({"type": "Frobnicate"})
