@@ -75,7 +75,6 @@ CASES = [
     ),
     ("train: missing pairs file", ["train", "--task", "translate", "--pairs", "{missing}", "--out", "{tmp}/run"]),
     ("train: unknown direction", ["train", "--task", "translate", "--direction", "fr-de", "--out", "{tmp}/run"]),
-    ("generate: no --ckpt", ["generate"]),
     ("generate: missing checkpoint", ["generate", "--ckpt", "{missing}"]),
     ("generate: a file as the checkpoint", ["generate", "--ckpt", "{tmp}/text.txt"]),
     ("generate: bad int", ["generate", "--ckpt", BUNDLED, "--top-k", "1.5"]),

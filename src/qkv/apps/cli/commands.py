@@ -175,13 +175,12 @@ def _prompt(args, tokenizer) -> tuple[str, list[int]]:
 def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
-    from qkv.core.train.checkpoint import load
 
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
     if not 1 <= args.samples <= 1024:
         raise Refusal.of("cli.samples_range", got=args.samples)
     device = resolve(args.device)
-    model, tokenizer = load(args.ckpt)
+    model, tokenizer = _load(args.ckpt)  # without --ckpt, the bundled model
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
     prompt, ids = _prompt(args, tokenizer)
