@@ -138,12 +138,13 @@ def test_check_folder_of_refuses_a_missing_folder(tmp_path):
         ["figure", "positions"],
         ["figure", "patching", *PATCHING],
         ["trace", "我 投资了 苹果"],
+        ["explain", "我 投资了 苹果", "--html"],
     ],
 )
 def test_an_output_into_a_missing_folder_is_refused_not_made(capsys, tmp_path, argv):
     """As explain --html refuses it: one line naming the file; the folder is not made (today figure makes it)."""
-    out = tmp_path / "nowhere" / ("f.json" if argv[0] == "trace" else "f.png")
-    line = run_error(capsys, [*argv, "--out", str(out)])
+    out = tmp_path / "nowhere" / {"trace": "f.json", "explain": "f.html"}.get(argv[0], "f.png")
+    line = run_error(capsys, [*argv, str(out)] if argv[0] == "explain" else [*argv, "--out", str(out)])
     assert "No such file or directory" in line and str(out) in line
     assert not out.parent.exists()
 

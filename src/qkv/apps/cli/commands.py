@@ -300,6 +300,8 @@ def explain(args) -> None:
     from qkv.presentation.explanation import explain
 
     _cpu_only(args)
+    if args.html:  # its folder must be there: said before the model runs, and not made
+        check_folder_of(args.html)
     model, tokenizer = _load(args.ckpt)
     if args.html:
         from qkv.apps.web.export import export_html
