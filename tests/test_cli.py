@@ -356,7 +356,6 @@ def test_a_real_process_prints_no_traceback(tmp_path):
     [
         (["train", "--until", "abc"], "--until: invalid int value: 'abc'"),
         (["train", "--tokenizer", "xyz"], "--tokenizer: invalid choice: 'xyz'"),
-        (["generate"], "required: --ckpt"),
         (["generate", "--ckpt", "x", "--top-k", "1.5"], "--top-k: invalid int value"),
         (
             ["generate", "--ckpt", "x", "--seed", str(2**64)],  # torch said "Overflow when unpacking long long"

@@ -209,6 +209,7 @@ def test_patching_work_is_bounded_and_the_refusal_says_how_many_tokens_fit(clien
         ("/api/attribution", {"text": SENTENCE, "target": "吃了 苹果"}, 400, "is 2 tokens"),
         ("/api/attribution", {"text": SENTENCE, "target": 10**6}, 400, "is out of range"),
         ("/api/attribution", {"text": SENTENCE, "target": 1.5}, 422, "target"),
+        ("/api/attribution", {"text": SENTENCE, "target": ""}, 400, "the target of the attribution must be a word"),
         # a string is a word, digits too: the page sends what its field reads as an id (173, #173) as a number
         ("/api/attribution", {"text": SENTENCE, "target": "173"}, 400, "'173' is 2 tokens"),
         ("/api/patch", {"clean": CLEAN, "corrupt": SENTENCE, "answer": ANSWER, "wrong": WRONG}, 400, "has 5 tokens ("),

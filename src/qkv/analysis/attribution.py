@@ -137,7 +137,7 @@ def logit_attribution(model, ids, position: int = -1, token=None, tokenizer=None
     ids = one_sequence(model, ids)
     i = check_token(position, len(ids))
     if token is not None:
-        token = read_token(token, tokenizer, cfg.d_vocab, many="interpret.token_pieces")
+        token = read_token(token, tokenizer, cfg.d_vocab, many="interpret.token_pieces", empty="outputs.target_empty")
     with evaluating(model):
         logits, tr = model.run_with_trace(torch.tensor([ids], device=model_device(model)), names=_names(cfg))
     if token is None:

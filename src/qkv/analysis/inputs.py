@@ -143,11 +143,12 @@ def _exact(tokenizer, text: str) -> list[int]:
         raise TextError.recast(e) from None
 
 
-def token_id(tokenizer, word: str, many: str = "patching.word_tokens") -> int:
+def token_id(tokenizer, word: str, many: str = "patching.word_tokens", empty: str = "patching.word_empty") -> int:
     """The id of `word` as running_ids reads it, which must be one token; else a one-line refusal (`many`:
-    the catalogue key that says why one token is needed, with {word}, {n} and the {pieces} it became)."""
+    the catalogue key that says why one token is needed, with {word}, {n} and the {pieces} it became;
+    `empty`: the key that says an empty word, in the words of the analysis that asked)."""
     if not isinstance(word, str) or not word:
-        raise TextError.of("patching.word_empty")
+        raise TextError.of(empty)
     ids = running_ids(tokenizer, word)
     if len(ids) != 1:
         pieces = " ".join(repr(tokenizer.display(i)) for i in ids)
@@ -155,13 +156,15 @@ def token_id(tokenizer, word: str, many: str = "patching.word_tokens") -> int:
     return ids[0]
 
 
-def read_token(token, tokenizer, d_vocab: int, many: str = "patching.word_tokens") -> int:
+def read_token(
+    token, tokenizer, d_vocab: int, many: str = "patching.word_tokens", empty: str = "patching.word_empty"
+) -> int:
     """A token id (any integer type), or a word the tokenizer reads as exactly one token (token_id), as an
     id in 0 .. d_vocab - 1."""
     if isinstance(token, str):
         if tokenizer is None:
             raise TextError.of("interpret.token_needs_tokenizer", word=repr(token))
-        token = token_id(tokenizer, token, many)
+        token = token_id(tokenizer, token, many, empty)
     try:
         if isinstance(token, bool):
             raise TypeError

@@ -173,8 +173,8 @@ def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> Less
     the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for
     align); lessons that train their own models ignore it."""
     check_lang(lang)
-    if out is not None:
-        check_folder(out, phrase("errors.folder_lesson"))
+    if out is not None:  # the folder the figures go into, made if it is not there yet
+        check_folder(out, phrase("errors.folder_lesson")).mkdir(parents=True, exist_ok=True)
     lesson, view = lesson_module(name), view_module(name)
     extra = {}
     if lesson.NEEDS_MODEL:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qkv.core.io.files import check_folder_of, replacing
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.text import wrap
 
@@ -25,11 +26,12 @@ LINE = 1.5  # a caption line's height, in font sizes: room for CJK glyphs, which
 
 
 def check_path(path) -> Path:
-    """The output path, if its suffix names a format we write (.png or .svg); ValueError otherwise."""
+    """The output path, if its suffix names a format we write (.png or .svg) and its folder is there;
+    a one-line refusal otherwise (the folder is not made: a mistyped one is said, as explain --html says it)."""
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         raise Refusal.of("errors.figure_cannot_write", path=p)
-    return p
+    return check_folder_of(p)
 
 
 def new_figure(figsize=(6.4, 4.8)):
@@ -46,13 +48,14 @@ def new_figure(figsize=(6.4, 4.8)):
 
 
 def save(fig, path) -> Path:
-    """Write the figure as PNG or SVG (by suffix). Returns the path.
+    """Write the figure as PNG or SVG (by suffix), whole or not at all: a file already at `path` stays
+    as it was if the writing fails (core/io/files.replacing). Returns the path.
 
     Nothing needs closing: the Figure was never given to pyplot, so dropping it frees it."""
     p = check_path(path)
     spread_labels(fig)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, format=p.suffix.lower()[1:], dpi=150)
+    with replacing(p) as f:
+        fig.savefig(f, format=p.suffix.lower()[1:], dpi=150)
     return p
 
 

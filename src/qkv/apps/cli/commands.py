@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from qkv.apps.cli import describe, translate
-from qkv.core.io.files import format_bytes
+from qkv.core.io.files import check_folder_of, format_bytes, write_text
 from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.i18n import t
@@ -27,7 +27,7 @@ def _load(ckpt):
 
 def _write_or_print(text: str, path, lang: str = "en") -> None:
     if path:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_text(path, text + "\n")  # whole or not at all: a failed write leaves the file that was there
         print(t("cli.wrote", lang, path=path), file=sys.stderr)
     else:
         print(text)
@@ -175,13 +175,12 @@ def _prompt(args, tokenizer) -> tuple[str, list[int]]:
 def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
-    from qkv.core.train.checkpoint import load
 
     check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
     if not 1 <= args.samples <= 1024:
         raise Refusal.of("cli.samples_range", got=args.samples)
     device = resolve(args.device)
-    model, tokenizer = load(args.ckpt)
+    model, tokenizer = _load(args.ckpt)  # without --ckpt, the bundled model
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
     prompt, ids = _prompt(args, tokenizer)
@@ -257,6 +256,8 @@ def trace(args) -> None:
     from qkv.analysis.explain import fit_context
     from qkv.core.see.trace import name_filter
 
+    if args.out:  # its folder must be there: said before the model runs, and not made
+        check_folder_of(args.out)
     model, tokenizer = _load(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
     if model.family.translates:  # the source and its greedy translation, traced teacher-forced
@@ -299,6 +300,8 @@ def explain(args) -> None:
     from qkv.presentation.explanation import explain
 
     _cpu_only(args)
+    if args.html:  # its folder must be there: said before the model runs, and not made
+        check_folder_of(args.html)
     model, tokenizer = _load(args.ckpt)
     if args.html:
         from qkv.apps.web.export import export_html
@@ -340,6 +343,8 @@ def attend(args) -> None:
 
     if args.figure and not str(args.figure).lower().endswith((".png", ".svg")):
         raise Refusal.of("errors.figure_suffix", path=repr(args.figure))
+    if args.figure:  # its folder must be there: said before anything is printed, and not made
+        check_folder_of(args.figure)
     d = attend(args.q, args.k, args.v, d_k=args.dk, lang=args.lang)
     if args.figure:  # refused before anything is printed
         from qkv.presentation.plot_hull import check_drawable

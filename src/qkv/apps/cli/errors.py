@@ -20,6 +20,7 @@ ERRNO = {
     errno.ENOSPC: "cli.os_no_space",
     errno.EDQUOT: "cli.os_no_space",
     errno.EROFS: "cli.os_read_only",
+    errno.EFBIG: "outputs.os_file_too_large",
     errno.EEXIST: "cli.os_exists",
     errno.ENOTEMPTY: "cli.os_not_empty",
     errno.ENAMETOOLONG: "cli.os_name_too_long",

@@ -163,7 +163,7 @@ def _train_run(p) -> None:
 
 def _add_generate(sub) -> None:
     p = sub.add_parser("generate", help="continue a prompt with a trained model, streaming tokens")
-    _ckpt(p, required=True)
+    _ckpt(p)  # without it, the bundled model, as explain and trace read
     p.add_argument("--prompt", help="the text to continue (default: a line break)")
     p.add_argument("--chat", metavar="TEXT", help="ask a chat model a question, in the layout its chat template gives")
     p.add_argument("--system", metavar="TEXT", help="with --chat: the system message (default: the template's own)")

@@ -39,6 +39,9 @@ class Adapter:
     ignored: str = ""  # a regular expression: stored tensors the family saves that qkv does not use
     order: int = 0  # where the list of what qkv reads names this family (lowest first)
     refused: tuple[str, ...] = ()  # model_types it knows only to refuse, in its own words (its config map says why)
+    head: str = (
+        "lm_head.weight"  # the stored unembedding, read where config.json unties it (read.unembedding); "": none
+    )
 
 
 @cache

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER, to_hf
+from qkv.core.io.files import write_text
 from qkv.core.io.refusal import Refusal, family_title
 from qkv.core.model import evaluating
 from qkv.core.text.tokenizers.to_hf import to_hf_tokenizer
@@ -65,7 +66,7 @@ def export_hf(model, tokenizer, out) -> Path:
             "model_max_length": model.cfg.n_ctx,
             "clean_up_tokenization_spaces": False,
         }  # decode must not touch spaces: qkv's decode does not
-        (tmp / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        write_text(tmp / "tokenizer_config.json", json.dumps(config, indent=2) + "\n")
         _move_into(tmp, where, out, inside)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -13,7 +13,9 @@ time, in the dtype asked for (float32, the default, for exactness; bfloat16 halv
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import torch
 
 from qkv.core.hub.size import DTYPES, FLOAT_DTYPES, check_fits, param_shapes
 from qkv.core.hub.weights import stored_tensors
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase, said
 from qkv.core.model import make_model
 from qkv.core.spec.config import ModelConfig
 
@@ -103,6 +105,7 @@ def fill_model(source: Path, adapter, cfg: ModelConfig, theirs: dict, dtype: str
     `names` a StoredNames over them (one that says a missing tensor otherwise), `source` where they are."""
     names = names or StoredNames(source, theirs)
     plan = adapter.weights(cfg, names)
+    cfg = unembedding(source, adapter, cfg, plan, names, dtype)
     ignored = re.compile("|".join(p for p in (_BUFFERS, adapter.ignored) if p))
     unused = sorted(n for n in theirs if n not in names.used and not ignored.search(n))
     if unused:
@@ -111,6 +114,39 @@ def fill_model(source: Path, adapter, cfg: ModelConfig, theirs: dict, dtype: str
     model = _built(cfg, getattr(torch, dtype))
     _copy_in(model, plan, theirs)
     return model
+
+
+def unembedding(source: Path, adapter, cfg: ModelConfig, plan: dict, names: StoredNames, dtype: str) -> ModelConfig:
+    """The one place that decides where every family's unembedding W_U comes from (the adapters' weight
+    maps leave it out), and the config the model is built with. Untied in config.json: the stored head
+    (adapter.head: lm_head.weight, GPT-NeoX's embed_out.weight). Tied: W_E itself, and a head stored again
+    beside it (some versions save it twice) is passed over when it equals W_E. A tied config over a file
+    whose head differs from W_E is read as transformers 5 reads it (it ties only equal tensors): the
+    stored head, untied, which one line says (outputs.head_untied); the model is then checked to fit again."""
+    head = adapter.head
+    if not head:  # an encoder: no unembedding
+        return cfg
+    if cfg.tie_embeddings:
+        if head not in names.theirs:
+            return cfg
+        names.skip(head)
+        embedding = plan["embed.weight"][1][0]
+        if _same(names.theirs[head], names.theirs[embedding]):
+            return cfg
+        print(said(phrase("outputs.head_untied", path=source, head=head, embedding=embedding)), file=sys.stderr)
+        cfg = dataclasses.replace(cfg, tie_embeddings=False)
+        check_fits(cfg, source, dtype)
+    plan["unembed.weight"] = names.one(head)
+    return cfg
+
+
+def _same(a, b) -> bool:
+    """Whether two stored tensors hold the same values (b read in a's dtype), as transformers compares
+    the two sides of a tie. Both are read: they are no larger than the file that holds them."""
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    x = a.read()
+    return torch.equal(x, b.read().to(x.dtype))
 
 
 def _check_plan(d: Path, cfg: ModelConfig, plan: dict, theirs: dict) -> None:

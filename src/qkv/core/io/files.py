@@ -3,33 +3,85 @@ one only if it is a regular file of a bounded size (a FIFO, a device or a huge f
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
 from qkv.core.io.finite import dumps
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write bytes to path so that a reader sees either the old file or the whole new one."""
+@contextmanager
+def replacing(path) -> Iterator[BinaryIO]:
+    """A binary file to write `path`'s new contents into: a temporary file beside it, renamed over `path`
+    (os.replace) when the block ends without an error, removed when it ends with one. So a reader, a
+    kill or a full disk (ENOSPC, or EFBIG past `ulimit -f`) leaves either the old file whole or the new
+    one whole, never a fragment. Every file qkv writes is written here (atomic_write, write_text, a
+    figure's savefig). The folder must exist: an OSError naming `path`, not the temporary file, otherwise.
+    A file replaced keeps its permission bits; a path that is a device or a FIFO (/dev/stdout) holds
+    nothing to keep and is written as it is."""
     path = Path(path)
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        with open(path, "wb") as direct:
+            yield direct
+        return
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         f = open(tmp, "wb")
     except OSError as e:  # say the file asked for, not the temporary one
-        raise OSError(e.errno, e.strerror, str(path)) from None
+        raise _named(e, tmp, path) from None
     try:
         with f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
-    except Exception:  # e.g. the disk is full: leave no half-written file behind
+        if st is not None:  # the permissions of the file it replaces, not the umask's
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        os.replace(tmp, path)
+    except OSError as e:  # e.g. the disk is full: leave no half-written file behind, and the old one as it was
+        tmp.unlink(missing_ok=True)
+        raise _named(e, tmp, path) from None
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def _named(error: OSError, tmp: Path, path: Path) -> OSError:
+    """`error` said of `path` when it is about the temporary file (or about no file: a failed write)."""
+    if error.errno is None or error.filename not in (None, str(tmp)):
+        return error
+    return OSError(error.errno, error.strerror, str(path))  # (OSError picks the subclass of the errno)
+
+
+def atomic_write(path, data: bytes) -> None:
+    """Write bytes to path so that a reader sees either the old file or the whole new one (replacing)."""
+    with replacing(path) as f:
+        f.write(data)
+
+
+def write_text(path, text: str) -> None:
+    """Write `text` as UTF-8 to path, whole or not at all (replacing)."""
+    atomic_write(path, text.encode("utf-8"))
+
+
+def check_folder_of(path) -> Path:
+    """`path` as a file to write, refused before any work is done when its folder is not there (the
+    OSError replacing would raise at the end, naming `path`): nothing makes the folder."""
+    path = Path(path)
+    parent = path.parent
+    if not parent.is_dir():
+        code = errno.ENOTDIR if parent.exists() else errno.ENOENT
+        raise OSError(code, os.strerror(code), str(path))
+    return path
 
 
 def fsync_dir(directory: Path) -> None:

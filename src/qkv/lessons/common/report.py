@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from qkv.core.io.files import write_json
+from qkv.core.io.files import write_json, write_text
 from qkv.core.io.refusal import phrase
 from qkv.lessons.common.result import LessonResult, check_folder
 from qkv.presentation.i18n import check_lang, t
@@ -35,7 +35,7 @@ def write_report(
     folder.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M")
     md = [f"# {title}\n", f"{intro} ({when}; {model})\n"] + [r.to_markdown() for r in results]
-    (folder / "report.md").write_text("\n".join(md), encoding="utf-8")
+    write_text(folder / "report.md", "\n".join(md))
     nav = "".join(f'<a href="#{r.name}">{html.escape(r.title)}</a>' for r in results)
     sections = []
     for r in results:
@@ -49,7 +49,7 @@ def write_report(
         f"<h1>{title}</h1><p>{html.escape(intro)} ({when}; {html.escape(model)})</p><nav>{nav}</nav>"
         f"{''.join(sections)}</html>"
     )
-    (folder / "index.html").write_text(page, encoding="utf-8")
+    write_text(folder / "index.html", page)
     write_json(
         folder / "results.json",
         {

@@ -143,4 +143,5 @@ ADAPTER = Adapter(
     tokenizer_files=("tokenizer.json", "tokenizer_config.json", "vocab.*"),
     ignored=r"^(pooler|cls)\.",  # the heads of BertModel and BertFor* that an encoder does not use
     order=2,
+    head="",  # an encoder: its MLM head (cls.) is not read
 )

@@ -131,14 +131,13 @@ def gpt2_name_pairs(n_layers: int, tied: bool):
 
 
 def weight_map(cfg: ModelConfig, names) -> dict:
-    """qkv name -> (how, stored names) for a directory of GPT2LMHeadModel (GPT2Model: no "transformer." prefix)."""
+    """qkv name -> (how, stored names) for a directory of GPT2LMHeadModel (GPT2Model: no "transformer." prefix);
+    the unembedding, tied or lm_head.weight, is hub/read.unembedding's to decide."""
     plan = {}
-    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, cfg.tie_embeddings):
+    for q_name, h_name, transpose in gpt2_name_pairs(cfg.n_layers, tied=True):
         inner = h_name.startswith("transformer.")  # GPT2Model saves these without the prefix; lm_head has none
         prefixes = ("transformer.", "") if inner else ("",)
         plan[q_name] = ("T" if transpose else "", [names.take(h_name.removeprefix("transformer."), prefixes)])
-    if cfg.tie_embeddings:
-        names.skip("lm_head.weight")  # the same matrix as wte, saved twice by some versions
     return plan
 
 

@@ -160,7 +160,7 @@ def llama_config(hc: dict) -> ModelConfig:
 
 def weight_map(cfg: ModelConfig, names) -> dict:
     """qkv name -> (how, stored names), each found by its name in LlamaModel (with or without
-    LlamaForCausalLM's "model." prefix); lm_head.weight when it is not tied to embed_tokens."""
+    LlamaForCausalLM's "model." prefix); the unembedding is hub/read.unembedding's."""
     one = lambda name: names.one(name, ("model.", ""))
     take = lambda name: names.take(name, ("model.", ""))
     plan = {"embed.weight": one("embed_tokens.weight"), "ln_final.weight": one("norm.weight")}
@@ -182,10 +182,6 @@ def weight_map(cfg: ModelConfig, names) -> dict:
             plan[q + "attn.W_O.bias"] = one(h + "self_attn.o_proj.bias")
             for ours, theirs in mlp:
                 plan[q + f"mlp.{ours}.bias"] = one(h + f"mlp.{theirs}.bias")
-    if not cfg.tie_embeddings:
-        plan["unembed.weight"] = names.one("lm_head.weight")
-    else:
-        names.skip("lm_head.weight")  # the same matrix as embed_tokens, saved twice by some versions
     return plan
 
 

@@ -134,7 +134,7 @@ def per_head_rows(n_heads: int, d_head: int) -> list[tuple[int, int]]:
 
 def weight_map(cfg: ModelConfig, names) -> dict:
     """qkv name -> (how, stored names[, rows]), each found by its name in GPTNeoXModel (with or without
-    GPTNeoXForCausalLM's "gpt_neox." prefix); embed_out.weight when it is not tied to embed_in."""
+    GPTNeoXForCausalLM's "gpt_neox." prefix); the unembedding is hub/read.unembedding's."""
     prefixes = ("gpt_neox.", "")
     one = lambda name: names.one(name, prefixes)
     plan = {"embed.weight": one("embed_in.weight")}
@@ -151,10 +151,6 @@ def weight_map(cfg: ModelConfig, names) -> dict:
             plan[q + f"mlp.fc_out.{part}"] = one(h + f"mlp.dense_4h_to_h.{part}")
     for part in ("weight", "bias"):
         plan[f"ln_final.{part}"] = one(f"final_layer_norm.{part}")
-    if not cfg.tie_embeddings:
-        plan["unembed.weight"] = names.one("embed_out.weight")
-    else:
-        names.skip("embed_out.weight")
     return plan
 
 
@@ -168,4 +164,5 @@ ADAPTER = Adapter(
     # the causal mask and RoPE's frequencies, which older files store as buffers and qkv computes
     ignored=r"(^|\.)attention\.(bias|masked_bias|rotary_emb\.inv_freq)$",
     order=3,
+    head="embed_out.weight",
 )

@@ -48,10 +48,6 @@ def weight_map(cfg: ModelConfig, names) -> dict:
         plan[q + "attn.k_norm.weight"] = one(h + "self_attn.k_norm.weight")  # (n_kv_heads * d_head,)
         for ours, theirs in mlp:
             plan[q + f"mlp.{ours}.weight"] = one(h + f"mlp.{theirs}.weight")
-    if not cfg.tie_embeddings:
-        plan["unembed.weight"] = names.one("lm_head.weight")
-    else:
-        names.skip("lm_head.weight")
     return plan
 
 

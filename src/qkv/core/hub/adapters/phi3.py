@@ -145,7 +145,7 @@ def phi3_config(hc: dict) -> ModelConfig:
 
 def weight_map(cfg: ModelConfig, names) -> dict:
     """qkv name -> (how, stored names[, rows]), each found by its name in Phi3Model (with or without
-    Phi3ForCausalLM's "model." prefix); lm_head.weight when it is not tied to embed_tokens."""
+    Phi3ForCausalLM's "model." prefix); the unembedding is hub/read.unembedding's."""
     prefixes = ("model.", "")
     one = lambda name: names.one(name, prefixes)
     plan = {"embed.weight": one("embed_tokens.weight"), "ln_final.weight": one("norm.weight")}
@@ -160,10 +160,6 @@ def weight_map(cfg: ModelConfig, names) -> dict:
         plan[q + "mlp.fc_gate.weight"] = names.rows(gate_up, prefixes, 2 * d_mlp, [(0, d_mlp)])
         plan[q + "mlp.fc_in.weight"] = names.rows(gate_up, prefixes, 2 * d_mlp, [(d_mlp, 2 * d_mlp)])
         plan[q + "mlp.fc_out.weight"] = one(h + "mlp.down_proj.weight")
-    if not cfg.tie_embeddings:
-        plan["unembed.weight"] = names.one("lm_head.weight")
-    else:
-        names.skip("lm_head.weight")
     return plan
 
 

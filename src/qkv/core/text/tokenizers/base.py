@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from pathlib import Path
 
-from qkv.core.io.files import TOKENIZER_LIMIT, check_regular, read_bytes
+from qkv.core.io.files import TOKENIZER_LIMIT, check_regular, read_bytes, write_text
 from qkv.core.io.refusal import Phrase, Refusal, phrase
 from qkv.core.text.tokenizers.safety import Bound, encode, settle, shielded
 
@@ -173,7 +172,7 @@ class Tokenizer:
 
     def save(self, path) -> None:
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_text(path, text + "\n")  # whole or not at all (core/io/files.replacing)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(vocab_size={self.vocab_size})"

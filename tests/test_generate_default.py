@@ -1,0 +1,31 @@
+"""`qkv generate` without --ckpt continues with the bundled model, as explain and trace do: the same
+text as with --ckpt naming the bundled checkpoint, and as the API's generate_ids on that model."""
+
+from __future__ import annotations
+
+import pytest
+from cli_util import run_ok
+
+from qkv.core.decode.sample import generate_ids
+from qkv.core.hub.bundled import default_ckpt
+from qkv.core.train import checkpoint
+
+PROMPT = ["--prompt", "我 投资了", "--max-new-tokens", "6", "--temperature", "0"]
+
+
+@pytest.mark.slow
+def test_generate_without_ckpt_reads_the_bundled_model(capsys):
+    out, err = run_ok(capsys, ["generate", *PROMPT])
+    named, _ = run_ok(capsys, ["generate", *PROMPT, "--ckpt", str(default_ckpt())])
+    assert out == named and out.startswith("我 投资了") and len(out.strip()) > len("我 投资了")
+    model, tokenizer = checkpoint.load(default_ckpt())
+    ids = tokenizer.encode("我 投资了")
+    new = list(generate_ids(model.eval(), ids, 6, temperature=0))
+    assert out == "我 投资了" + tokenizer.decode(new, prev=ids[-1]) + "\n"
+
+
+def test_the_help_says_the_default(capsys):
+    from qkv.apps.cli.parser import build_parser
+
+    text = build_parser("en")._subparsers._group_actions[0].choices["generate"].format_help()
+    assert "default: the bundled model" in " ".join(text.split())
