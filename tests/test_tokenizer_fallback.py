@@ -167,8 +167,13 @@ def test_unknown_pieces_name_what_is_not_a_word():
     assert [(u["text"], u["pieces"], u["how"]) for u in got] == [("好", ["好"], "chars")]
     assert got[0]["nearest"] == nearest_words(tok.tokens[: tok.n_words], "好") and "好吃" in got[0]["nearest"]
     got = unknown_pieces(tok, "苹果猫咪好 apples 🎉")
-    assert [(u["text"], u["how"]) for u in got] == [("猫咪好", "bytes"), ("apples", "chars"), ("🎉", "bytes")]
-    assert got[1]["pieces"] == ["apple", "s"] and got[1]["nearest"][0] == "apple" and got[2]["nearest"] == []
+    assert [(u["text"], u["how"]) for u in got] == [
+        ("猫咪", "bytes"),
+        ("好", "chars"),
+        ("apples", "chars"),
+        ("🎉", "bytes"),
+    ]
+    assert got[2]["pieces"] == ["apple", "s"] and got[2]["nearest"][0] == "apple" and got[3]["nearest"] == []
     assert unknown_pieces(train_tokenizer("char", TEXT), "猫") == []
 
 
