@@ -20,6 +20,7 @@ from qkv.core.text.tokenizers import unknown as unknown_module
 from qkv.core.text.tokenizers.bestpath import best_cut, zipf_costs
 from qkv.core.text.tokenizers.unknown import unknown_pieces
 from qkv.core.text.tokenizers.words import WordTokenizer
+from qkv.presentation.byte_tokens import byte_role, byte_value
 
 SENTENCES = Path(__file__).parent / "data" / "segment_zh.txt"
 
@@ -117,3 +118,27 @@ def test_an_untrained_word_tokenizer_cuts_by_frequency():
     """A tokenizer learnt from spaced text: the frequent words win the cut."""
     tok = WordTokenizer.train("他 说 明天 下午 来 。\n" * 5 + "说明 天下 午 。\n", fallback=True, whitespace=False)
     assert [tok.tokens[i] for i in tok.encode("他说明天下午来")] == ["他", "说", "明天", "下午", "来"]
+
+
+def test_byte_roles_follow_utf8():
+    for c in ("a", "é", "中", "🎉"):
+        data = c.encode("utf-8")
+        assert byte_role(data[0]) == ("ascii" if len(data) == 1 else f"lead{len(data)}")
+        assert all(byte_role(b) == "cont" for b in data[1:])
+    assert byte_role(0xC0) == byte_role(0xFF) == "bad" and byte_value("<0xE6>") == 0xE6 and byte_value("的") is None
+
+
+@pytest.mark.slow
+def test_explain_shows_byte_candidates_as_bytes_and_says_why(capsys):
+    """The bundled model's candidates after 我喜欢吃 hold <0xE3>, the first byte of a character it spells."""
+    from qkv.apps.cli import main
+
+    for lang, cell, why in (
+        ("en", "<0xE3> (byte: starts a 3-byte character)", "is one UTF-8 byte, not a character"),
+        ("zh", "<0xE3>（字节：开始一个三字节的字）", "是一个 UTF-8 字节，不是一个字"),
+    ):
+        assert main(["explain", "我喜欢吃", "--top", "10", "--lang", lang]) == 0
+        out = capsys.readouterr().out
+        assert cell in out and why in out, out[-1500:]
+    assert main(["explain", "我 吃了 苹果", "--top", "1", "--lang", "en"]) == 0  # ，
+    assert "UTF-8 byte" not in capsys.readouterr().out  # no byte among the candidates: no line

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from browser_fixtures import browser, from_module, page, require_chromium  # noqa: F401
-from browser_util import act, api, load_page
+from browser_util import act, api, choose, load_page
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess]  # Chromium and qkv serve are processes of their own
@@ -52,3 +52,22 @@ def test_the_note_names_a_readers_word_read_a_character_at_a_time(page, server):
     note = page.inner_text("#unknown")
     assert "红楼梦" in note and "single characters" in note, note
     assert page.input_value("#text") == "他在读红楼梦。"
+
+
+def test_byte_candidates_are_shown_as_bytes_with_a_line_on_why(page, server):
+    """After 巅's first byte (a character the model holds no token for) the candidates are bytes that
+    continue a character: each is marked a byte, and a line says what they are and why, in both languages."""
+    load_page(page, server + "?lang=en")
+    page.fill("#text", "他很巅")
+    act(page, lambda: page.click("#analyze"))
+    doc = api(server, "api/view", {"text": "他很巅"})
+    first = next(n for n, tok in enumerate(doc["tokens"]) if tok.startswith("<0x"))
+    choose(page, 0, 0, first)
+    bars = page.eval_on_selector_all(
+        "#next .bar .tok", "ts => ts.map(t => [t.firstChild.textContent, t.classList.contains('byte')])"
+    )
+    assert any(byte for _, byte in bars) and all(byte == tok.startswith("<0x") for tok, byte in bars), bars
+    line = page.inner_text("#next-bytes")
+    assert "continues a character" in line and "UTF-8 byte" in line
+    act(page, lambda: page.click("#lang"))
+    assert "UTF-8 字节" in page.inner_text("#next-bytes") and "接在一个字的中间" in page.inner_text("#next-bytes")

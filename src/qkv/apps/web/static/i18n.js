@@ -252,6 +252,26 @@ export const I18N = {
   },
 };
 
+// segment: byte tokens among the next-token candidates (next.js), as qkv.presentation.byte_tokens says them
+Object.assign(I18N.en, {
+  byte_mark: "byte",
+  byte_role_ascii: "a whole ASCII character", byte_role_cont: "continues a character",
+  byte_role_lead2: "starts a 2-byte character", byte_role_lead3: "starts a 3-byte character",
+  byte_role_lead4: "starts a 4-byte character", byte_role_bad: "never found in UTF-8 text",
+  next_bytes_why: "{roles}. A token written like {tok} is one UTF-8 byte, not a character: the model spells a " +
+    "character it has no token for byte by byte (a Chinese character takes three). A byte that starts a character " +
+    "stands for every character the model could spell from it, so its probability is theirs together; the bytes " +
+    "after it decide which character it becomes.",
+});
+Object.assign(I18N.zh, {
+  byte_mark: "字节",
+  byte_role_ascii: "一个完整的 ASCII 字符", byte_role_cont: "接在一个字的中间",
+  byte_role_lead2: "开始一个两字节的字", byte_role_lead3: "开始一个三字节的字",
+  byte_role_lead4: "开始一个四字节的字", byte_role_bad: "UTF-8 文本里不会出现",
+  next_bytes_why: "{roles}。写成 {tok} 这样的词元是一个 UTF-8 字节，不是一个字：词表里没有的字，模型一个字节一个字节地拼出来" +
+    "（一个汉字要三个字节）。开头的字节代表模型能从它拼出的所有字，所以它的概率是这些字合起来的概率；后面的字节才决定拼成哪个字。",
+});
+
 /** The string `key` in the current language with {name} replaced by vars[name] (already HTML). */
 export function t(key, vars) {
   let s = I18N[S.lang][key] ?? I18N.en[key] ?? key;
