@@ -1,5 +1,5 @@
 """The word tokenizer of the bundled model: no whitespace tokens, ASCII case folded, and a fallback
-(known words longest first, then characters, then UTF-8 bytes) so that any text is read; the
+(known words, the most probable split, then characters, then UTF-8 bytes) so that any text is read; the
 spelled training ids that teach the fallback; and the names of what is unknown."""
 
 import functools
@@ -54,7 +54,7 @@ def test_vocabulary_is_words_then_characters_then_bytes():
     assert not any(tok.tokens[i].isspace() and tok.tokens[i] != "\n" for i in range(tok.byte_base))
 
 
-def test_unknown_runs_are_cut_into_known_words_longest_first():
+def test_unknown_runs_are_cut_into_known_words():
     tok = learner()
     assert tok.encode("我吃了苹果") == tok.encode("我 吃了 苹果")  # 苹果 stays one token
     assert tok.encode("我吃了苹果，味道很好") == tok.encode("我 吃了 苹果 ， 味道 很 好")  # 好: a character
