@@ -5,7 +5,7 @@ the longest word first), and the note names the reader's words read a character 
 from __future__ import annotations
 
 import pytest
-from browser_fixtures import browser, from_module, page, require_chromium  # noqa: F401
+from browser_fixtures import bring_into_view, browser, from_module, page, require_chromium  # noqa: F401
 from browser_util import act, api, choose, load_page
 
 require_chromium()
@@ -71,3 +71,15 @@ def test_byte_candidates_are_shown_as_bytes_with_a_line_on_why(page, server):
     assert "continues a character" in line and "UTF-8 byte" in line
     act(page, lambda: page.click("#lang"))
     assert "UTF-8 字节" in page.inner_text("#next-bytes") and "接在一个字的中间" in page.inner_text("#next-bytes")
+
+
+def test_the_side_by_side_boxes_keep_what_was_typed(page, server):
+    load_page(page, server + "?lang=en")
+    bring_into_view(page, "#side")
+    page.wait_for_function("() => +(document.querySelector('#side-result').dataset.ready || 0) > 0", timeout=30_000)
+    before = int(page.eval_on_selector("#side-result", "e => +e.dataset.ready"))
+    page.fill("#side-a", "我昨天吃了苹果")
+    page.fill("#side-b", "我投资了苹果")
+    page.click("#side-run")
+    page.wait_for_function("n => +document.querySelector('#side-result').dataset.ready > n", arg=before, timeout=30_000)
+    assert (page.input_value("#side-a"), page.input_value("#side-b")) == ("我昨天吃了苹果", "我投资了苹果")
