@@ -47,6 +47,7 @@ def test_the_learners_sentence_is_read_as_a_reader_reads_it(tok):
     assert words(tok, "我吃了苹果") == words(tok, "我 吃了 苹果")  # the training text's own split
 
 
+@pytest.mark.slow
 def test_at_least_98_percent_of_jiebas_words_the_model_knows_stay_one_token(tok):
     pytest.importorskip("jieba")
     texts = sentences()
