@@ -31,8 +31,10 @@ function candidate(tok) {
 function bytesLine(toks) {
   const bytes = [...new Set(toks.filter((tok) => byteOf(tok) !== null))];
   if (!bytes.length) return "";
-  const sep = S.lang === "zh" ? "；" : "; ";
-  const roles = bytes.map((tok) => `<span class="piece">${esc(tok)}</span> ${t("byte_role_" + byteRole(byteOf(tok)))}`).join(sep);
+  const zh = S.lang === "zh", byRole = new Map();  // role -> its byte tokens, in the order shown
+  for (const tok of bytes) byRole.set(byteRole(byteOf(tok)), [...(byRole.get(byteRole(byteOf(tok))) || []), tok]);
+  const roles = [...byRole].map(([role, toks]) => toks.map((tok) => `<span class="piece">${esc(tok)}</span>`).join(" ") +
+    (zh ? "：" : ": ") + t("byte_role_" + role)).join(zh ? "；" : "; ");
   return `<p id="next-bytes" class="why">${t("next_bytes_why", { roles, tok: esc(bytes[0]) })}</p>`;
 }
 
