@@ -438,7 +438,7 @@ def test_compare_reads_each_sentence_alone_even_without_the_mask():
 
 def test_chinese_typed_without_spaces_is_cut_into_the_models_words(client, bundled):
     """The bundled model reads space-separated words; a sentence typed the usual Chinese way is cut
-    into the words it knows, longest first, and shown that way."""
+    into the words it knows (the most probable split), and shown that way."""
     model, tokenizer = bundled
     doc = client.post("/api/view", json={"text": "我投资了苹果，"}).json()
     assert doc["text"] == SENTENCE and doc["ids"] == tokenizer.encode(SENTENCE)

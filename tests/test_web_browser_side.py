@@ -55,10 +55,7 @@ def test_two_sentences_side_by_side(page, server, bundled):
     side_ready(page)
     bring_into_view(page, "#side")
     a, b = page.input_value("#side-a"), page.input_value("#side-b")
-    assert (a, b) == (
-        read_text(tok, "我打了你", model.cfg.n_ctx)[0],
-        read_text(tok, "你打了我", model.cfg.n_ctx)[0],
-    )  # as cut
+    assert (a, b) == ("我打了你", "你打了我")  # as given (the tokens show the cut: 我 打了 你)
     ids = check_side(page, model, tok, a, b)
     assert "another order" in page.inner_text("#side .side-kind")  # 我 打了 你 / 你 打了 我: the same tokens
     scale = page.evaluate("qkv.side.scale")  # the caption states the difference's colour scale, its largest

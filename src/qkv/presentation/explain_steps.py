@@ -5,6 +5,8 @@ text.render blocks. `say` looks up the messages (area "explain", or one that ove
 
 from __future__ import annotations
 
+from qkv.presentation.byte_tokens import byte_notes
+
 
 def num(x: float) -> str:
     """A probability: four decimals, or scientific notation when it is tiny."""
@@ -81,12 +83,14 @@ def head_steps(d: dict, say, after_values: list = (), gemma=None) -> list:
     return out
 
 
-def next_token(d: dict, say) -> list:
+def next_token(d: dict, say, lang: str | None = None) -> list:
     """The model's top next tokens at the query's position, and the one that actually follows; for a
-    model without LM head (an encoder), one line that says why there are none."""
+    model without LM head (an encoder), one line that says why there are none. With `lang`, a byte
+    token among them is shown as what it is, with a line on why (byte_tokens.py)."""
     nx = d["next"]
     if nx is None:
         return [("p", say("no_next"))]
+    shown, why = byte_notes([x["token"] for x in nx["top"]], lang) if lang else ([x["token"] for x in nx["top"]], None)
     step = say("step4") if d.get("mode") != "summary" else ""  # a translation's explanation follows one head
     logits = "h W_out + b" if d["model"].get("unembed_bias", True) else "h W_out"  # GPT-2, Llama: no b
     out = [
@@ -94,10 +98,12 @@ def next_token(d: dict, say) -> list:
         (
             "table",
             [say("c_rank"), say("c_tok"), say("c_prob")],
-            [[str(x["rank"]), x["token"], num(x["prob"])] for x in nx["top"]],
+            [[str(x["rank"]), tok, num(x["prob"])] for x, tok in zip(nx["top"], shown)],
             {0, 2},
         ),
     ]
+    if why:
+        out.append(("p", why))
     if nx["actual"]:
         a = nx["actual"]
         out.append(("p", say("actual", tok=a["token"], p=num(a["prob"]), r=a["rank"])))

@@ -91,7 +91,7 @@ def _blocks(d: dict, lang: str) -> list:
         w = d["window"]
         layers = gemma("layer_sep").join(str(L) for L in w["layers"])
         out.append(("p", gemma("explain_window_entropy", layers=layers, w=w["size"], max=math.log2(w["size"]))))
-    return out + next_token(d, say)
+    return out + next_token(d, say, lang)
 
 
 def _title(d: dict, say) -> str:

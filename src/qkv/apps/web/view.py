@@ -23,8 +23,8 @@ int32, little-endian, base64 (qkv.analysis.packing) — a browser reads them int
 under a causal mask, dots and pattern keep only their lower triangles (an encoder's are sent whole).
 
 doc["unknown"] names what a word tokenizer read below the level of its words (a word tokenizer with
-a fallback reads any text; see qkv.core.text.tokenizers.unknown): one entry per run of the text that no
-word of the vocabulary covers, in text order,
+a fallback reads any text; see qkv.core.text.tokenizers.unknown): one entry per run of characters read
+one by one or as bytes, read the same way and inside one reader's word, in text order,
 
     {"text": "好", "pieces": ["好"], "how": "chars", "nearest": ["看好", "好吃"]}
 
@@ -32,7 +32,8 @@ text: the run as typed, ASCII capitals folded (the document's own "text" is the 
 model reads it, for such a tokenizer its decoded ids: "我 吃了 苹果 ， 味道 很 好"); pieces: what it
 was read as, words and characters (a character read as UTF-8 bytes is listed whole; in a word of a
 spaced script, such as "apples" -> ["apple", "s"], the whole word is the run); how: "chars"
-(single-character tokens) or "bytes" (at least one character read as byte tokens); nearest: up to
+(single-character tokens: fallback characters, or a reader's word of 3+ characters read a character
+at a time, 红楼梦 -> 红 楼 梦) or "bytes" (characters read as byte tokens); nearest: up to
 5 known words, least edit distance first, among those sharing a character with the run. [] when
 every piece is a word, and always for char and BPE tokenizers. For a view of token ids, the runs
 are those of the ids' decoded text.

@@ -107,7 +107,7 @@ def unknown_parts(tok: WordTokenizer, text: str) -> list[str]:
     """What of `text` no known word covers. Words separated by spaces (two or more chunks with word
     characters): each word that cannot be cut into known ones, without its marks (我 吃了 火龙果。 ->
     火龙果). Text typed without spaces: in each run of Chinese, only the characters that no word, cut
-    longest first, reaches (我打龘你 。 -> 龘), never the whole run; a word of another script, whole."""
+    the most probable way, reaches (我打龘你 。 -> 龘), never the whole run; a word of another script, whole."""
     chunks = text.split()
     spaced = sum(1 for c in chunks if _WORD_CHAR.search(c)) > 1
     out = []

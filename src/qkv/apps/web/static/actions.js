@@ -20,12 +20,15 @@ export const TYPE_WAIT = 400;
 let typing = 0;  // the pending timer of analyzeSoon (0: none)
 
 /** A new view document: made current, and every card that depends only on the document drawn.
- *  keepText: leave the text box as the learner is typing it (not rewritten to the text as read). */
-export function loadDoc(doc, keepText = false) {
+ *  readFrom: the text it was read from (default: the box's).
+ *  keepText: leave the text box as the learner typed it (not rewritten to the text as read: a word
+ *  tokenizer reads 我投资了苹果 as 我 投资了 苹果, and the tokens show that; the box keeps the text). */
+export function loadDoc(doc, keepText = false, readFrom = null) {
   setDoc(doc);
   announce("doc", doc);
   markStale(null);
   if (!keepText) $("#text").value = doc.text;
+  S.typed = keepText ? (readFrom ?? $("#text").value) : doc.text;  // what this document was read from
   fillSelects(); renderTokenButtons(); drawThumbs(); measureLabels(); renderTranslation(); renderUnknown();
   renderSpaceBox();
   eachPanel("onDoc", doc);
@@ -45,16 +48,17 @@ export function analyzeSoon() {
   typing = setTimeout(() => {
     typing = 0;
     const text = $("#text").value;
-    if (!text.trim() || (S.doc && !S.tr && text === S.doc.text)) return;
+    if (!text.trim() || (S.doc && !S.tr && text === S.typed)) return;
     analyze(text, performance.now(), "text", true);
   }, TYPE_WAIT);
 }
 
 /** Analyse `text` (a string, or {ids: [...]} for tokens as generated): fetch its view, decode,
  *  redraw. t0 = when the user's event began. Only the newest request's answer is shown: an older
- *  one that arrives later is dropped, so it never paints over a newer text. typed: started by
- *  typing, so the text box is not rewritten under the learner's cursor. */
-export async function analyze(text, t0, what = "text", typed = false) {
+ *  one that arrives later is dropped, so it never paints over a newer text. The text box keeps what
+ *  the learner typed: a string is never rewritten to the text as read; ids rewrite it to their
+ *  decoding unless keepBox (generation writes the box itself). typed: started by typing. */
+export async function analyze(text, t0, what = "text", typed = false, keepBox = false) {
   cancelTyping();
   const req = ++S.req;
   busy(true);
@@ -62,7 +66,8 @@ export async function analyze(text, t0, what = "text", typed = false) {
     const doc = await api("api/view", typeof text === "string" ? { text } : text);
     if (req !== S.req) return;  // a newer request was made meanwhile
     showError("");
-    loadDoc(doc, typed || (typeof text === "string" && $("#text").value !== text));  // typed on meanwhile: kept
+    const from = typeof text === "string" ? text : null;
+    loadDoc(doc, typed || keepBox || from !== null, from);  // the box as the learner left it
     render(what, t0);
   } catch (e) {
     if (req !== S.req) return;

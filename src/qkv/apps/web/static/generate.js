@@ -37,8 +37,8 @@ export async function runGenerate() {
     const res = await api("api/generate", body);
     S.added = res.added; S.stopped = res.stopped || null;
     renderAdded();
-    $("#text").value = res.text;
-    await analyze({ ids: res.ids }, t0);  // the generated tokens themselves: re-tokenizing the text may differ
+    $("#text").value = body.text + res.added;  // what the learner typed, then what the model wrote
+    await analyze({ ids: res.ids }, t0, "text", false, true);  // the generated tokens themselves: re-tokenizing the text may differ
   } catch (e) {
     showErrorIn("#gen", e.message);
   } finally {

@@ -25,10 +25,10 @@ export const I18N = {
     gen_encoder: "An encoder cannot generate text: it has no next-token distribution to sample from.",
     norm_pre: "pre-norm", norm_post: "post-norm", norm_none: "no LayerNorm",
     text_label: "Text", text_placeholder: "a sentence the model knows", analyze: "Analyze",
-    hint_word: "Words are separated by spaces; each space is a token too (shown as ␣). Text typed without spaces is cut into words the model knows, longest first. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
+    hint_word: "Words are separated by spaces; each space is a token too (shown as ␣). Text typed without spaces is cut into words the model knows, the most likely way (frequent words first), and the box keeps it as typed. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
     hint_char: "Every character is one token. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
     hint_bpe: "The text is split into byte-pair (BPE) tokens. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
-    hint_word_nospace: "Words are separated by spaces; the spaces themselves are not tokens. Text typed without spaces is cut into words the model knows, longest first; a piece it never learned as a word is read as single characters (or bytes), and a note under the box says so. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
+    hint_word_nospace: "Words are separated by spaces; the spaces themselves are not tokens. Text typed without spaces is cut into words the model knows, the most likely way (frequent words first), and the box keeps it as typed; a piece it never learned as a word is read as single characters (or bytes), and a note under the box says so. The page analyses the text a moment after you stop typing (Enter: at once; Shift+Enter types a newline).",
     unknown_line: "{text} is not a word the model learned: read as {pieces} {how}; nearest words: {nearest}.",
     unknown_far: "{text} is not a word the model learned: read as {pieces} {how}; no word it knows is close.",
     unk_note: "{n} of these tokens are {unk}: the model's vocabulary does not hold these characters, so each is read as the same unknown token, which tells the model nothing of what it stands for (a model trained on Chinese text can read them).",
@@ -147,10 +147,10 @@ export const I18N = {
     gen_encoder: "编码器不能生成文本：它没有可供抽样的下一个词元分布。",
     norm_pre: "前置 LayerNorm", norm_post: "后置 LayerNorm", norm_none: "无 LayerNorm",
     text_label: "文本", text_placeholder: "输入一句模型认识的话", analyze: "分析",
-    hint_word: "词与词之间用空格分开；每个空格本身也是一个词元（显示为 ␣）。不带空格输入的句子会按模型认识的词切开（优先取最长的词）。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
+    hint_word: "词与词之间用空格分开；每个空格本身也是一个词元（显示为 ␣）。不带空格输入的句子会按模型认识的词，以最可能的方式切开（常用词优先），文本框里仍保留原样。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
     hint_char: "每个字符是一个词元。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
     hint_bpe: "文本按字节对编码（BPE）切成词元。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
-    hint_word_nospace: "词与词之间用空格分开；空格本身不是词元。不带空格输入的句子会按模型认识的词切开（优先取最长的词）；模型没学过的词会按单个字（或字节）读入，文本框下方会有提示。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
+    hint_word_nospace: "词与词之间用空格分开；空格本身不是词元。不带空格输入的句子会按模型认识的词，以最可能的方式切开（常用词优先），文本框里仍保留原样；模型没学过的词会按单个字（或字节）读入，文本框下方会有提示。停止输入片刻后页面会自动分析（按回车键立即分析，Shift+回车键换行）。",
     unknown_line: "{text} 不是模型学过的词：读成 {pieces} {how}；最接近的词：{nearest}。",
     unknown_far: "{text} 不是模型学过的词：读成 {pieces} {how}；模型认识的词里没有相近的。",
     unk_note: "其中 {n} 个词元是 {unk}：这个模型的词表里没有这些字，每个都被读成同一个“未知”词元，模型从中得不到它们的任何意思（用中文文本训练的模型才能读懂它们）。",
@@ -251,6 +251,26 @@ export const I18N = {
     next_source: "编码器的查询是原文词，编码器不做预测。选择交叉注意力或解码器自注意力，才能看到译文每一步写出哪个词。",
   },
 };
+
+// segment: byte tokens among the next-token candidates (next.js), as qkv.presentation.byte_tokens says them
+Object.assign(I18N.en, {
+  byte_mark: "byte",
+  byte_role_ascii: "a whole ASCII character", byte_role_cont: "continues a character",
+  byte_role_lead2: "starts a 2-byte character", byte_role_lead3: "starts a 3-byte character",
+  byte_role_lead4: "starts a 4-byte character", byte_role_bad: "never found in UTF-8 text",
+  next_bytes_why: "{roles}. A token written like {tok} is one UTF-8 byte, not a character: the model spells a " +
+    "character it has no token for byte by byte (a Chinese character takes three). A byte that starts a character " +
+    "stands for every character the model could spell from it, so its probability is theirs together; the bytes " +
+    "after it decide which character it becomes.",
+});
+Object.assign(I18N.zh, {
+  byte_mark: "字节",
+  byte_role_ascii: "一个完整的 ASCII 字符", byte_role_cont: "接在一个字的中间",
+  byte_role_lead2: "开始一个两字节的字", byte_role_lead3: "开始一个三字节的字",
+  byte_role_lead4: "开始一个四字节的字", byte_role_bad: "UTF-8 文本里不会出现",
+  next_bytes_why: "{roles}。写成 {tok} 这样的词元是一个 UTF-8 字节，不是一个字：词表里没有的字，模型一个字节一个字节地拼出来" +
+    "（一个汉字要三个字节）。开头的字节代表模型能从它拼出的所有字，所以它的概率是这些字合起来的概率；后面的字节才决定拼成哪个字。",
+});
 
 /** The string `key` in the current language with {name} replaced by vars[name] (already HTML). */
 export function t(key, vars) {

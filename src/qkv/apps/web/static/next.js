@@ -4,6 +4,40 @@ import { S, model, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
 import { t } from "./i18n.js";
 
+/** The byte a token shown as <0xE6> stands for (a byte fallback's or SentencePiece's byte token), or null. */
+export function byteOf(tok) {
+  const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(tok);
+  return m ? parseInt(m[1], 16) : null;
+}
+
+/** What a byte is in UTF-8 (as qkv.presentation.byte_tokens.byte_role): a whole ASCII character, a
+ *  continuation, the lead of a 2-, 3- or 4-byte character, or a byte UTF-8 never holds. */
+export function byteRole(b) {
+  if (b < 0x80) return "ascii";
+  if (b < 0xc0) return "cont";
+  if (b >= 0xc2 && b < 0xe0) return "lead2";
+  if (b >= 0xe0 && b < 0xf0) return "lead3";
+  return b >= 0xf0 && b < 0xf5 ? "lead4" : "bad";
+}
+
+/** A candidate's label: the token, and for a byte token a mark that it is one (its role on hover). */
+function candidate(tok) {
+  const b = byteOf(tok);
+  if (b === null) return `<span class="tok">${esc(tok)}</span>`;
+  return `<span class="tok byte" title="${esc(t("byte_role_" + byteRole(b)))}">${esc(tok)}<small> ${t("byte_mark")}</small></span>`;
+}
+
+/** The line under the bars when byte tokens are candidates: what each is, and why bytes are candidates at all. */
+function bytesLine(toks) {
+  const bytes = [...new Set(toks.filter((tok) => byteOf(tok) !== null))];
+  if (!bytes.length) return "";
+  const zh = S.lang === "zh", byRole = new Map();  // role -> its byte tokens, in the order shown
+  for (const tok of bytes) byRole.set(byteRole(byteOf(tok)), [...(byRole.get(byteRole(byteOf(tok))) || []), tok]);
+  const roles = [...byRole].map(([role, toks]) => toks.map((tok) => `<span class="piece">${esc(tok)}</span>`).join(" ") +
+    (zh ? "：" : ": ") + t("byte_role_" + role)).join(zh ? "；" : "; ");
+  return `<p id="next-bytes" class="why">${t("next_bytes_why", { roles, tok: esc(bytes[0]) })}</p>`;
+}
+
 /** A bar's length in % of the longest: none for a NaN (a diverged model), which has no length. */
 const share = (p, pmax) => (Number.isFinite(p / pmax) ? (100 * p / pmax).toFixed(1) : "0");
 
@@ -15,15 +49,17 @@ export function renderNext() {
   const actual = S.tr ? doc.target.written_ids[i] : i + 1 < S.T ? doc.ids[i + 1] : null;
   const pmax = Math.max(A.next_probs[i * K], 1e-12);
   let html = `<p class="caption">${t("next_caption")}</p><div class="bars">`;
+  const shown = [];
   for (let r = 0; r < K; r++) {
     const id = A.next_ids[i * K + r], p = A.next_probs[i * K + r], tok = doc.vocab[String(id)] ?? `#${id}`;
     const hit = id === actual;
+    shown.push(tok);
     html += `<div class="bar${hit ? " actual" : ""}" data-rank="${r + 1}" data-id="${id}" data-prob="${p}">` +
-      `<span class="rank">${r + 1}</span><span class="tok">${esc(tok)}</span>` +
+      `<span class="rank">${r + 1}</span>${candidate(tok)}` +
       `<span class="track"><span class="fill" style="width:${share(p, pmax)}%"></span></span>` +
       `<span class="prob num">${fmt(p)}</span></div>`;
   }
-  html += "</div>";
+  html += "</div>" + bytesLine(shown);
   if (actual !== null) {
     html += `<p id="next-actual" class="actual-line">${t(S.tr ? "next_actual_tr" : "next_actual", { tok: esc(S.tr ? doc.target.written[i] : doc.tokens[i + 1]),
       p: `<span class="num" data-field="actual_prob">${fmt(A.actual_prob[i])}</span>`,

@@ -99,7 +99,6 @@ async function sideRun() {
     if (req !== SIDE.req) return;
     SIDE.a = va; SIDE.b = vb; SIDE.next = nx.next;
     SIDE.pa = decode(va.arrays.pattern); SIDE.pb = decode(vb.arrays.pattern);
-    $("#side-a").value = va.text; $("#side-b").value = vb.text;  // as read: cut into the model's words
     SIDE.drawn = "";
     sideDraw();
   } catch (e) {

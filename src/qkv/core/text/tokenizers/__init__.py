@@ -24,7 +24,7 @@ Chinese comes back cut into words: ``"我爱北京"`` -> ``"我 爱 北京"``).
 
 ``WordTokenizer`` with ``fallback=True`` (the bundled model's: ``train_tokenizer("word", text,
 whitespace=False, fallback=True, fold_case=True)``) accepts any text: a piece that is not a word is
-cut into known words longest first, then single characters of the training text, then UTF-8 byte
+cut into its most probable known words (bestpath.py), then single characters of the training text, then UTF-8 byte
 tokens (``<0xE5>``); ``fold_case=True`` reads ASCII capitals as lowercase. Such text comes back in
 corpus form too (``"I ate 苹果很好"`` -> ``"i ate 苹果 很 好"``, if 很 is a word and 好 only a
 character). Its file is format version 2 (fields ``fold_case``, ``fallback``, ``chars``); files of

@@ -17,9 +17,9 @@ How each kind is expressed:
   pre-tokenizer then drops the spaces left; the decoder puts one space between two tokens unless
   one of them is whitespace (qkv's ``separator``).
 * ``word`` with ``fold_case``: a normalizer first turns each ASCII capital into its lowercase letter.
-* ``word`` with a fallback (characters and UTF-8 bytes under the words): refused. Its longest-known-
-  word-first cut with byte tokens after it is no `tokenizers` model (WordPiece cuts longest first
-  but has no byte fallback; BPE has a byte fallback but merges by rank, not by length).
+* ``word`` with a fallback (characters and UTF-8 bytes under the words): refused. Its most probable
+  cut into known words (bestpath.py) with byte tokens after it is no `tokenizers` model (Unigram
+  finds such a path but has no byte fallback; BPE has a byte fallback but merges by rank).
 * ``word`` with jieba: refused. jieba cuts Chinese with a dictionary of its own and a best path
   through it; no `tokenizers` model computes that, so the result could not be exact.
 
@@ -61,8 +61,8 @@ def to_hf_tokenizer(tok: Tokenizer):
         if tok.fallback:
             raise ValueError(
                 "this word tokenizer reads unknown text as known words, characters and UTF-8 bytes "
-                "(fallback), which no Hugging Face tokenizers model computes exactly (longest known "
-                "word first, then byte tokens); retrain without the fallback, or with a bpe tokenizer, "
+                "(fallback), which no Hugging Face tokenizers model computes exactly (the most probable "
+                "split into known words, then byte tokens); retrain without the fallback, or with a bpe tokenizer, "
                 "to export"
             )
         fold = _fold_case() if tok.fold_case else []

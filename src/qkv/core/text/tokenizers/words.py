@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from qkv.core.io.refusal import phrase
 from qkv.core.text.tokenizers.base import FORMAT_VERSION, MAX_LISTED, UnknownTokenError, _ListTokenizer, unknown_error
+from qkv.core.text.tokenizers.bestpath import best_cut, zipf_costs
 from qkv.core.text.tokenizers.nearest import fold_ascii, nearest_words
 
 # Word tokens: a run of whitespace, a run of word characters, or one other
@@ -50,10 +51,11 @@ class WordTokenizer(_ListTokenizer):
     without ASCII capitals round-trips; other scripts keep their case).
 
     ``fallback=True`` makes every text encodable, under the words (see `cut`): a piece
-    that is not a word of the vocabulary is cut into known words, longest first (我吃了苹果 ->
-    我 吃了 苹果), what no word covers becomes single-character tokens (`chars`: every character
-    the training text holds that is not itself a word), and a character that is not even that
-    becomes the tokens of its UTF-8 bytes: 256 byte tokens, the last ids, shown ``<0xE5>``.
+    that is not a word of the vocabulary is cut into known words, the most probable split
+    (bestpath.py: 老师说明天下午 -> 老师 说 明天 下午, 我吃了苹果 -> 我 吃了 苹果), what no word
+    covers becomes single-character tokens (`chars`: every character the training text holds
+    that is not itself a word), and a character that is not even that becomes the tokens of its
+    UTF-8 bytes: 256 byte tokens, the last ids, shown ``<0xE5>``.
     `decode` turns byte tokens back into bytes, with no space before a UTF-8 continuation byte
     (0x80-0xBF) that follows a byte, so a character spelled in bytes comes back whole. Training
     text is all words, so a model learns the character and byte tokens only from spelled training
@@ -89,6 +91,7 @@ class WordTokenizer(_ListTokenizer):
         self.fold_case = fold_case
         self._jieba = _import_jieba() if use_jieba else None
         self._longest = max(map(len, self.tokens[: self.byte_base]), default=1)
+        self._cost, self._byte_cost = zipf_costs(self.byte_base, N_BYTES if fallback else 0)
         self._cuts: dict[str, list[int]] = {}  # piece -> its ids (see MAX_CACHED)
         self._cached = 0  # characters and ids held in _cuts
 
@@ -130,13 +133,19 @@ class WordTokenizer(_ListTokenizer):
             out.extend(self.cut(piece) if i is None else (i,))
         return out
 
+    def parts(self, piece: str) -> list[tuple[str, int | None]]:
+        """`piece` cut into known strings, the most probable split (bestpath.best_cut, costs from the
+        vocabulary's ranks): (part, id) pairs, id None for a character no token holds."""
+        unknown = lambda c: self._byte_cost * len(c.encode("utf-8", "surrogatepass"))
+        return best_cut(piece, self.ids, self._longest, self._cost, unknown)
+
     def cut(self, piece: str) -> list[int]:
-        """The ids of `piece` read longest word first; with a fallback, a character no token covers
-        becomes its UTF-8 bytes, without one it raises UnknownTokenError."""
+        """The ids of `piece` cut into its most probable words (`parts`); with a fallback, a character
+        no token covers becomes its UTF-8 bytes, without one it raises UnknownTokenError."""
         ids = self._cuts.get(piece)
         if ids is None:
             ids = []
-            for part, i in cut_longest(piece, self.ids, self._longest):
+            for part, i in self.parts(piece):
                 if i is not None:
                     ids.append(i)
                 elif self.fallback:
@@ -152,11 +161,11 @@ class WordTokenizer(_ListTokenizer):
 
     def unknown_runs(self, piece: str) -> list[list[tuple[str, int | None]]]:
         """The runs of `piece` that no word of the vocabulary covers, each as its (part, id) pairs
-        (id None: a character no token holds). `piece` is cut longest word first; in a piece
+        (id None: a character no token holds). `piece` is cut as `parts` cuts it; in a piece
         without Chinese characters (a word of a spaced script) the whole piece is one run."""
         if self.ids.get(piece, self.n_words) < self.n_words:
             return []
-        parts = cut_longest(piece, self.ids, self._longest)
+        parts = self.parts(piece)
         if not _CJK_RE.search(piece):
             return [parts] if any(i is None or i >= self.n_words for _, i in parts) else []
         runs: list[list[tuple[str, int | None]]] = []
@@ -185,7 +194,7 @@ class WordTokenizer(_ListTokenizer):
                 phrase(
                     "errors.cut_words",
                     piece=repr(p),
-                    cut=" ".join(part for part, _ in cut_longest(p, self.ids, self._longest)),
+                    cut=" ".join(part for part, _ in self.parts(p)),
                 )
                 for p in pieces[:MAX_LISTED]
             ]
@@ -211,7 +220,7 @@ class WordTokenizer(_ListTokenizer):
 
     def respace(self, text: str) -> str | None:
         """`text` as a space-separated corpus would write it: each run the vocabulary does not know
-        cut into its words, longest first (我投资了苹果 -> 我 投资了 苹果), and one space between
+        cut into its most probable words (我投资了苹果 -> 我 投资了 苹果), and one space between
         words. None when some piece cannot be cut into known words, or spaces are not tokens."""
         if self.whitespace and " " not in self.ids:
             return None
@@ -219,7 +228,7 @@ class WordTokenizer(_ListTokenizer):
         for piece in self.split(text):
             if piece.isspace():
                 continue
-            for part, i in cut_longest(piece, self.ids, self._longest):
+            for part, i in self.parts(piece):
                 if i is None:
                     return None
                 words.append(part)
@@ -254,23 +263,6 @@ WORD_FORMAT_VERSION = 2  # a word tokenizer with fold_case or a fallback
 def byte_name(b: int) -> str:
     """How a byte token is shown: <0xE5>."""
     return f"<0x{b:02X}>"
-
-
-def cut_longest(piece: str, known, longest: int) -> list[tuple[str, int | None]]:
-    """`piece` cut into the longest known strings, left to right: (part, id) pairs, id None for a
-    single character that no known string starts with. ``known``: string -> id."""
-    out, at = [], 0
-    while at < len(piece):
-        for n in range(min(longest, len(piece) - at), 0, -1):
-            i = known.get(piece[at : at + n])
-            if i is not None:
-                out.append((piece[at : at + n], i))
-                at += n
-                break
-        else:
-            out.append((piece[at], None))
-            at += 1
-    return out
 
 
 def _split_words(text: str, jieba=None, whitespace: bool = True) -> list[str]:
