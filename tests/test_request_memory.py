@@ -13,7 +13,7 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from qkv import GPT, Encoder, ModelConfig, WordTokenizer, load
+from qkv import GPT, Encoder, ModelConfig, load
 from qkv.analysis import lens
 from qkv.analysis.lens import logit_lens, stream_names, unembed_stream
 from qkv.apps.web.budget import forget, parse_size, server_budget

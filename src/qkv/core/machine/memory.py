@@ -109,7 +109,7 @@ class Budget:
         self.total, self.wait, self.held = int(total), wait, 0
         self._free = threading.Condition()
 
-    def take(self, nbytes: int, what: str, wait: float) -> Ticket:
+    def take(self, nbytes: int, what: object, wait: float) -> Ticket:
         """Take nbytes, waiting up to `wait` seconds for room; TooLarge if they exceed the total, Busy
         if no room came."""
         if nbytes > self.total:
@@ -148,7 +148,7 @@ class Budget:
 _scope: ContextVar[tuple[Budget, float, list[Ticket]] | None] = ContextVar("qkv_memory_scope", default=None)
 
 
-def reserve(nbytes: int, what: str) -> Ticket:
+def reserve(nbytes: int, what: object) -> Ticket:
     """Before allocating about `nbytes` for `what` (a phrase for the refusal: "a trace of 812 tokens"):
     inside a scope, take them from its budget; outside, refuse what exceeds the memory available now."""
     scope = _scope.get()
