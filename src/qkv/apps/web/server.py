@@ -49,6 +49,11 @@ on the event loop takes milliseconds; the endpoints that compute are plain funct
 threads, and render their answers there (requests.FiniteJSON); /api/model, the page and its assets
 answer on the event loop, whatever the workers are doing.
 
+Memory: every traced pass reserves its estimate (core/see/footprint.py) before it runs, from one budget shared
+by the requests in flight (budget.py: QKV_MEMORY_BUDGET, else 3/4 of the memory available at start); a request
+larger than the whole budget is a 400, one that finds it held by others a 503 (Retry-After), each in one line
+naming the estimate and the limit; a request that fails keeps nothing (budget.forget).
+
 What requests fill, and its bound (the bundled model's server: ~350 MB, flat once warm):
     WordTokenizer._cuts      the cuts of pieces outside the vocabulary: MAX_CACHED characters and ids,
                              ~10 MB per tokenizer, then it starts again (core/text/tokenizers/words.py)
