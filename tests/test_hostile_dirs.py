@@ -290,12 +290,13 @@ def test_a_model_that_just_fits_is_not_refused(gpt2_dir, monkeypatch):  # noqa: 
 
 def test_the_memory_available_is_read_from_meminfo_and_the_cgroup(tmp_path, monkeypatch):
     from qkv.core.hub import size
+    from qkv.core.machine import memory  # where available_memory reads them (size.py uses it)
 
     meminfo, limit, usage = tmp_path / "meminfo", tmp_path / "memory.max", tmp_path / "memory.current"
     meminfo.write_text("MemTotal:        2000 kB\nMemFree:  10 kB\nMemAvailable:    1000 kB\n")
-    monkeypatch.setattr(size, "MEMINFO", meminfo)
+    monkeypatch.setattr(memory, "MEMINFO", meminfo)
     stat = tmp_path / "memory.stat"
-    monkeypatch.setattr(size, "CGROUPS", ((limit, usage, stat, "inactive_file"),))
+    monkeypatch.setattr(memory, "CGROUPS", ((limit, usage, stat, "inactive_file"),))
     assert size.available_memory() == 1_024_000  # no cgroup
     limit.write_text("max\n")
     assert size.available_memory() == 1_024_000  # a cgroup without a limit

@@ -8,7 +8,8 @@ LayerNorm, RMSNorm, or the identity for a post-norm model, whose blocks already 
 norm="none") and its own unembedding (model.unembed), so the last row is the model's output,
 softmax(model(ids)), to rounding. Row 0 is the embeddings alone (W_E[ids] + positions): a bigram guess.
 
-    P = logit_lens(model, ids)                # (n_layers + 1, T, d_vocab), float32 on the CPU
+    P = logit_lens(model, ids)                # (n_layers + 1, T, d_vocab), float32 on the CPU (refused in one
+                                              # line, before it is made, if it cannot fit in the memory free)
     doc = lens_top(model, ids, position=3, k=5, tokenizer=tok)   # kind "logit-lens": the top 5 after each layer
 
 Only a GPT has an unembedding to read the stream through: an encoder (no unembedding) and an
@@ -17,14 +18,20 @@ encoder-decoder (its decoder also needs a source sentence) are refused in one li
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from qkv.analysis.inputs import check_gpt, one_sequence
 from qkv.core.io.document import header
+from qkv.core.io.refusal import phrase
 from qkv.core.machine.device import model_device
+from qkv.core.machine.memory import reserve
 from qkv.core.model import evaluating
 from qkv.core.model.nn.sliding import soft_cap
 from qkv.core.see.indices import TextError, check_token
+
+CHUNK_BYTES = 2**26  # the logits and probabilities of this many bytes at a time (~55 positions of a 152k vocabulary)
 
 
 def stream_names(cfg) -> list[str]:
@@ -44,13 +51,25 @@ def unembed_stream(model, x: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def _lens(model, ids: list[int], positions=slice(None)) -> torch.Tensor:
-    """(n_layers + 1, len(positions), d_vocab): the lens at the chosen positions."""
-    names = stream_names(model.cfg)
+    """(n_layers + 1, len(positions), d_vocab): the lens at the chosen positions. The probabilities are
+    reserved before they are made (core/machine/memory.reserve: refused in one line if they cannot fit) and
+    computed CHUNK_BYTES at a time, each row as it would be in one piece, so the peak is the result and one chunk."""
+    names, cfg = stream_names(model.cfg), model.cfg
     device = model_device(model)
+    T = len(range(len(ids))[positions])
+    ticket = reserve(
+        len(names) * T * cfg.d_vocab * 4, phrase("budget.what_lens", T=T, rows=len(names), d_vocab=cfg.d_vocab)
+    )
+    P = torch.empty(len(names), T, cfg.d_vocab)  # (n_layers + 1, T', d_vocab)
+    weakref.finalize(P, ticket.release)  # the reservation lasts as long as the probabilities
+    step = max(1, CHUNK_BYTES // (cfg.d_vocab * 8))  # positions per chunk: their logits and probabilities
     with evaluating(model):
         _, tr = model.run_with_trace(torch.tensor([ids], device=device), names=names)
-        x = torch.stack([tr[name][0, positions] for name in names])  # (n_layers + 1, T', d_model)
-        return unembed_stream(model, x)
+        for L, name in enumerate(names):
+            x = tr[name][0, positions]  # (T', d_model)
+            for a in range(0, T, step):
+                P[L, a : a + step] = unembed_stream(model, x[a : a + step])
+    return P
 
 
 def logit_lens(model, ids) -> torch.Tensor:

@@ -49,6 +49,11 @@ on the event loop takes milliseconds; the endpoints that compute are plain funct
 threads, and render their answers there (requests.FiniteJSON); /api/model, the page and its assets
 answer on the event loop, whatever the workers are doing.
 
+Memory: every traced pass reserves its estimate (core/see/footprint.py) before it runs, from one budget shared
+by the requests in flight (budget.py: QKV_MEMORY_BUDGET, else 3/4 of the memory available at start); a request
+larger than the whole budget is a 400, one that finds it held by others a 503 (Retry-After), each in one line
+naming the estimate and the limit; a request that fails keeps nothing (budget.forget).
+
 What requests fill, and its bound (the bundled model's server: ~350 MB, flat once warm):
     WordTokenizer._cuts      the cuts of pieces outside the vocabulary: MAX_CACHED characters and ids,
                              ~10 MB per tokenizer, then it starts again (core/text/tokenizers/words.py)
@@ -67,7 +72,6 @@ What requests fill, and its bound (the bundled model's server: ~350 MB, flat onc
 
 from __future__ import annotations
 
-import threading
 import time
 from importlib import resources
 
@@ -81,6 +85,7 @@ from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
 from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
     MAX_CHARS,
     BodyLimit,
@@ -101,12 +106,14 @@ from qkv.core.decode.sample import check_generates, generate_ids
 from qkv.core.io.document import header
 from qkv.core.io.finite import NonFiniteError
 from qkv.core.io.refusal import Refusal
+from qkv.core.machine.memory import Budget, Busy, TooLarge
 from qkv.core.see.indices import TextError, check_layer_head, check_token
 from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
 # each forward pass records and hooks in its own state (core/see/tap.py: per thread), so requests run side by
-# side; at most PASSES at once, which bounds the memory that work in flight holds
+# side; at most PASSES at once, and together within the memory budget (budget.py: each traced pass reserves its
+# estimate before it runs; a request that fails keeps nothing)
 PASSES = 4
 # the panels, each its NAME.js and NAME.css
 PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
@@ -174,11 +181,12 @@ def host_name(header: str) -> str:
     return header[1 : header.find("]")] if header.startswith("[") else header.rsplit(":", 1)[0]
 
 
-def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> FastAPI:
-    """The ASGI app serving one model (in eval mode; at most PASSES requests compute at once). It answers requests
-    addressed to `host` (and this computer's local names when `host` is one); "0.0.0.0": any."""
+def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory: int | None = None) -> FastAPI:
+    """The ASGI app serving one model (in eval mode; at most PASSES requests compute at once, within `memory` bytes:
+    None, budget.server_budget()). It answers requests addressed to `host` (and this computer's local names when
+    `host` is one); "0.0.0.0": any."""
     model.eval()
-    lock = threading.BoundedSemaphore(PASSES)  # not one lock: a bound on passes in flight
+    lock = Passes(PASSES, Budget(server_budget() if memory is None else memory))  # a bound on passes in flight
     info = model_doc(model, tokenizer, name)
 
     app = FastAPI(  # no docs pages: they load a CDN
@@ -186,6 +194,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1") -> Fas
     )
     _add_guards(app)
     app.state.hosts = allowed_hosts(host)
+    app.state.passes = lock  # its budget: what requests hold now (tests read it)
     _add_page(app, info)
     _add_view_routes(app, model, tokenizer, name, lock)
     _add_generate_routes(app, model, tokenizer, lock)
@@ -232,6 +241,16 @@ def _add_guards(app: FastAPI) -> None:
     @app.exception_handler(NonFiniteError)  # the model's numbers are NaN or infinite where the answer needs them
     async def not_finite(request, exc):
         return error_answer(400, exc, request_lang(request))
+
+    @app.exception_handler(TooLarge)  # its memory estimate exceeds the budget (budget.py): a shorter text fits
+    async def too_large(request, exc):
+        return error_answer(400, exc, request_lang(request))
+
+    @app.exception_handler(Busy)  # the budget is held by requests in flight: try again
+    async def busy(request, exc):
+        answer = error_answer(503, exc, request_lang(request))
+        answer.headers["Retry-After"] = "1"
+        return answer
 
     @app.exception_handler(Exception)
     async def bug(request, exc):

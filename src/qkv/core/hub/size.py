@@ -14,28 +14,15 @@ every family and variant and compare it with `named_parameters()`, name for name
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 from qkv.core.hub.weights import SAFETENSORS_FLOATS
 from qkv.core.io.files import format_bytes
 from qkv.core.io.refusal import Refusal
+from qkv.core.machine.memory import available_memory
 from qkv.core.spec.config import ModelConfig
 
 DTYPES = {"float32": 4, "bfloat16": 2}  # the dtypes a model is loaded in, and the bytes of one number
 FLOAT_DTYPES = tuple(SAFETENSORS_FLOATS)  # safetensors' names of the float types the loaders read
-MEMINFO = Path("/proc/meminfo")
-# cgroup v2, then v1: (the limit, what the group uses now)
-V1 = Path("/sys/fs/cgroup/memory")
-CGROUPS = (  # cgroup v2, v1: (limit, usage, statistics, the one of them that is page cache it can drop)
-    (
-        Path("/sys/fs/cgroup/memory.max"),
-        Path("/sys/fs/cgroup/memory.current"),
-        Path("/sys/fs/cgroup/memory.stat"),
-        "inactive_file",
-    ),
-    (V1 / "memory.limit_in_bytes", V1 / "memory.usage_in_bytes", V1 / "memory.stat", "total_inactive_file"),
-)
 
 
 class _Shapes(dict):
@@ -136,49 +123,6 @@ def buffer_count(cfg: ModelConfig) -> int:
     if cfg.pos == "sinusoidal":
         return tables * cfg.n_ctx * cfg.d_model
     return 0
-
-
-def available_memory() -> int | None:
-    """The bytes this process may still allocate: MemAvailable from /proc/meminfo, capped by the
-    cgroup's limit (less what the group uses) when one is set; where neither can be read (macOS), the
-    physical memory; None when nothing can be read (no limit is applied then)."""
-    found = []
-    try:
-        for line in MEMINFO.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append(int(line.split()[1]) * 1024)  # kB
-    except (OSError, ValueError, IndexError):
-        pass
-    for limit_path, usage_path, stat_path, cache in CGROUPS:
-        limit = _read_int(limit_path)  # None for "max": no limit
-        if limit is not None:  # what the group uses, less the file cache it drops first (docker's "working set")
-            used = (_read_int(usage_path) or 0) - _stat(stat_path, cache)
-            found.append(max(0, limit - max(0, used)))
-    if not found:
-        try:
-            found.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (AttributeError, OSError, ValueError):
-            pass
-    return min(found) if found else None
-
-
-def _stat(path: Path, key: str) -> int:
-    """A number in a cgroup's memory.stat ("key value" lines), 0 if it cannot be read."""
-    try:
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition(" ")
-            if name == key:
-                return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def check_fits(cfg: ModelConfig, source, dtype: str = "float32") -> None:

@@ -24,21 +24,21 @@ start with encoder. or decoder.; its decoder blocks add cross_attn.hook_* (the p
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 
 import torch
 
 from qkv.core.io.document import header
-from qkv.core.io.refusal import Refusal
+from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.machine.device import model_device
+from qkv.core.machine.memory import reserve
+from qkv.core.see.footprint import TRACE_TAPS, pass_bytes
 from qkv.core.see.indices import check_layer_head
 from qkv.core.see.names import names_of
 from qkv.core.see.tap import readable, recording
 from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import family_of
-
-# the trace's own name, after the model's: P(next token), computed from the logits (a family that predicts)
-TRACE_TAPS = ("probs",)
 
 
 def trace_names(cfg: ModelConfig) -> list[str]:
@@ -159,6 +159,17 @@ def name_filter(cfg: ModelConfig, names) -> Callable[[str], bool]:
     return wanted.__contains__
 
 
+def _reserve(model, ids: torch.Tensor, keep, inputs: dict):
+    """Reserve the pass's memory before it runs (footprint.pass_bytes; machine/memory.reserve refuses what cannot
+    fit): B sequences of the longer of the source's and the target's T tokens."""
+    tgt = inputs.get("tgt_ids")
+    T = max(ids.shape[-1], tgt.shape[-1] if isinstance(tgt, torch.Tensor) else 0)
+    cfg = model.cfg
+    names = [n for n in trace_names(cfg) if keep(n)]
+    dtype = next(model.parameters()).dtype
+    return reserve(pass_bytes(cfg, T, names, dtype, ids.shape[0]), phrase("budget.what_trace", T=T, n=len(names)))
+
+
 @torch.no_grad()
 def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[str], bool] | None = None, **inputs):
     """Run the model on ids (B, T) and record the named activations; returns (logits, Trace)
@@ -174,6 +185,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     if ids.dim() == 1:
         ids = ids[None]  # (1, T)
     keep = name_filter(model.cfg, names)
+    ticket = _reserve(model, ids, keep, inputs)
     device = model_device(model)
     inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     with recording(keep, model) as recorder:  # with any hooks that are on (model.hooks): the trace holds their edits
@@ -183,6 +195,7 @@ def run_with_trace(model, ids: torch.Tensor, names: Iterable[str] | Callable[[st
     cpu = {k: v.to("cpu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     mask = cpu.get("attention_mask", cpu.get("src_mask"))  # an encoder's padding, or a seq2seq source's
     trace = Trace(acts, model.cfg, ids.to("cpu"), model, mask, cpu.get("tgt_ids"))
+    weakref.finalize(trace, ticket.release)  # the memory goes back to the budget with the trace
     if not model.family.next_token:
         return logits, trace
     if keep("probs"):
