@@ -38,7 +38,9 @@ export function renderCompare() {
   const ctl = c.control || {};
   html += `</div><p class="caption">${t(!control ? "compare_caption_raw" : pos ? "compare_caption" : "compare_caption_nopos", { ...where, n: ctl.sentences, ref: ctl.reference === "qkv corpus" ? t("compare_corpus") : esc(ctl.reference || "") })}` +
     (control ? "" : " " + t("compare_nocontrol", { why: esc(ctl.why || "") })) + "</p>";
-  box.innerHTML = html + predictionHtml(c);
+  const pred = predictionHtml(c);
+  box.innerHTML = pred ? `<div class="cmain">${html}</div><div class="cside">${pred}</div>` : html;
+  box.classList.toggle("two", !!pred);
   box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);
 }
 
