@@ -165,7 +165,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/view": body_limit(1),  # text or ids
     "/api/explain": body_limit(1),
     "/api/generate": body_limit(1),
-    "/api/compare": body_limit(4),  # a, b, word, senses
+    "/api/compare": body_limit(3),  # a, b, word (senses: at most 4 x 8 x 40 characters, within the slack)
     "/api/origin": body_limit(1),  # text or ids
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b

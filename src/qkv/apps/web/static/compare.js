@@ -61,12 +61,12 @@ function predictionHtml(c) {
     if (pr.causal && pr.first && pr.first[k]) html += `<p class="note cfirst" data-side="${name}">${t("pl_cmp_first", { s: name, w: esc(c.word) })}</p>`;
   }
   if (!pr.available) return html;
-  const gname = (g) => esc(g.words.join(" ")) || "—";
+  const gname = (g) => `<span class="tok">${esc(g.words.join(" ")) || "—"}</span>`;  // the model's own words
   html += `<div id="compare-pred" class="cpred"><h3>${t("pl_cmp_pred_title", { w: esc(c.word) })}</h3>`;
   for (const [side, name] of [["a", "A"], ["b", "B"]]) {
     const s = pr[side];
-    const step = s.step ? t("pl_cmp_step", { tok: esc(s.step.token), p: fmt(s.step.p) }) : "";
-    const top = s.top.map((x) => `${esc(x.token)} <span class="num">${fmt(x.p)}</span>`).join(t("pl_comma"));
+    const step = s.step ? t("pl_cmp_step", { tok: `<span class="tok">${esc(s.step.token)}</span>`, p: fmt(s.step.p) }) : "";
+    const top = s.top.map((x) => `<span class="tok">${esc(x.token)}</span> <span class="num">${fmt(x.p)}</span>`).join(t("pl_comma"));
     let verdict = "";
     if (s.groups.length >= 2 && s.leans !== null && s.leans !== undefined) {
       const groups = s.groups.map((g, n) => `<span class="cgroup${n === s.leans ? " lean" : ""}" data-group="${n}" data-p="${g.p}">[${gname(g)}] <span class="num">${fmt(g.p)}</span></span>`).join(" · ");
