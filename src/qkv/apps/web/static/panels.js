@@ -32,23 +32,33 @@ export const panelStates = () => PANELS.map((p) => ({ name: p.name, lazy: !!p.la
 
 // the title each waiting card shows (the key of the panel's own title; none: the line alone)
 const WAIT_TITLE = { ablate: "ablate_title", lens: "lens_name", attribution: "attr_name", patch: "patch_title",
-  side: "side_title", vocab: "vocab_title" };
+  side: "side_title", vocab: "vocab_title", origin: "pl_wait_origin" };
+const waitLine = () => `<p class="caption waiting-line" data-field="waiting">${t("pl_waiting")}</p>`;
 
-/** A sleeping panel's card that holds nothing: its title and the waiting line (again after a language switch). */
+/** A panel not yet woken says it waits: an empty card gets its title and the waiting line; a card that
+ *  already holds the panel's own frame (a form, headings) gets the line under its title. Again after a
+ *  language switch. */
 function drawWaiting(p) {
   const el = document.getElementById(p.name);
-  if (!el || (el.childElementCount && el.dataset.waiting !== "1")) return;
-  el.dataset.waiting = "1";
-  el.innerHTML = (WAIT_TITLE[p.name] ? `<h2 class="waiting-title">${t(WAIT_TITLE[p.name])}</h2>` : "") +
-    `<p class="caption waiting-line" data-field="waiting">${t("pl_waiting")}</p>`;
+  if (!el || p.seen) return;
+  if (!el.childElementCount || el.dataset.waiting === "1") {
+    el.dataset.waiting = "1";
+    el.innerHTML = (WAIT_TITLE[p.name] ? `<h2 class="waiting-title">${t(WAIT_TITLE[p.name])}</h2>` : "") + waitLine();
+    return;
+  }
+  const line = el.querySelector(":scope > .waiting-line");
+  if (line) { line.textContent = t("pl_waiting"); return; }
+  const h2 = el.querySelector(":scope > h2");
+  if (h2) h2.insertAdjacentHTML("afterend", waitLine()); else el.insertAdjacentHTML("afterbegin", waitLine());
 }
 
-/** The panel wakes: its card is left empty again, as it was before drawWaiting, for the panel to draw. */
+/** The panel wakes: what drawWaiting added goes (an empty card is left empty, for the panel to draw). */
 function clearWaiting(p) {
+  p.seen = true;
   const el = document.getElementById(p.name);
-  if (!el || el.dataset.waiting !== "1") return;
-  delete el.dataset.waiting;
-  el.innerHTML = "";
+  if (!el) return;
+  if (el.dataset.waiting === "1") { delete el.dataset.waiting; el.innerHTML = ""; return; }
+  for (const line of el.querySelectorAll(":scope > .waiting-line")) line.remove();
 }
 
 export function eachPanel(hook, ...args) {
@@ -69,7 +79,7 @@ function defer(p, hook, what) {
 /** The first document is drawn: each panel's start (the side-by-side panel compares the pair /api/model
  *  offers at load, as the comparison card does; the other panels wait until they are seen). */
 export function startPanels(doc) {
-  for (const p of PANELS) if (p.start) p.start(doc);
+  for (const p of PANELS) if (p.start) { p.start(doc); p.seen = true; }  // drawn now: it waits for nothing
 }
 
 /** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before
