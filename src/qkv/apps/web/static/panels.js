@@ -79,7 +79,7 @@ function defer(p, hook, what) {
 /** The first document is drawn: each panel's start (the side-by-side panel compares the pair /api/model
  *  offers at load, as the comparison card does; the other panels wait until they are seen). */
 export function startPanels(doc) {
-  for (const p of PANELS) if (p.start) { p.start(doc); p.seen = true; }  // drawn now: it waits for nothing
+  for (const p of PANELS) if (p.start) { clearWaiting(p); p.start(doc); }  // drawn now: it waits for nothing
 }
 
 /** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before
