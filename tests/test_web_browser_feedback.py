@@ -382,5 +382,6 @@ def test_what_a_learner_types_is_read_as_the_python_api_reads_it(page, server, t
     with torch.no_grad():
         probs = torch.softmax(model(torch.tensor([ids]))[0, -1], -1)
     top = int(probs.argmax())
+    act(page, lambda: page.click(f"#tokens .token[data-pos='{len(ids) - 1}']"))  # the card opens elsewhere
     first = page.query_selector("#next [data-id]")
     assert first is not None and int(first.get_attribute("data-id")) == top

@@ -350,7 +350,7 @@ COMPARE = _kind(
             },
         },
     },
-    {"same_position": {"type": "boolean"}, "control": {"type": "object"}},
+    {"same_position": {"type": "boolean"}, "control": {"type": "object"}, "prediction": {"type": "object"}},
 )
 
 MODEL = _kind(

@@ -38,6 +38,7 @@ import torch
 from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.position_mean import MIN_REF, REFERENCE, position_means
 from qkv.analysis.representations import stages, vectors_at
+from qkv.analysis.sense_prediction import predictions
 from qkv.core.io.document import header
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError
@@ -95,7 +96,10 @@ def comparable(tokenizer, a: str, b: str, word: str, n_ctx: int) -> bool:
 
 
 @torch.no_grad()
-def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
+def compare(model, tokenizer, a: str, b: str, word: str, senses: list[list[str]] | None = None) -> dict:
+    """The kind-"compare" document (module docstring), with "prediction": which sense the model's own
+    next-token prediction after the word points to in each sentence (qkv.analysis.sense_prediction;
+    senses: groups of sense words, None: the corpus's for a word it knows)."""
     n_ctx = model.cfg.n_ctx
     (a, ids_a), (b, ids_b), pos = locate(tokenizer, a, b, word, n_ctx)
     with evaluating(model):
@@ -130,4 +134,5 @@ def compare(model, tokenizer, a: str, b: str, word: str) -> dict:
         "same_position": pos[0] == pos[1],
         "control": control,
         "stages": out,
+        "prediction": predictions(model, tokenizer, [(ids_a, pos[0]), (ids_b, pos[1])], senses, word),
     }

@@ -21,6 +21,7 @@ from pydantic import Field
 from qkv.analysis.ablate import TOP, ablate
 from qkv.analysis.head_scores import KINDS, head_scores
 from qkv.analysis.origin import origin
+from qkv.apps.web.head_roles import head_roles, mark_shown, rule
 from qkv.apps.web.inputs import FiniteJSON, TextOrIds
 from qkv.core.see.indices import TextError
 from qkv.presentation.i18n import LANGS, say_error, translator
@@ -45,7 +46,9 @@ def head_labels(model, tokenizer) -> dict:
     kind's in "masses", with the catalogue's names for the kinds in each language. n_sentences (and
     n_sequences) is how many sequences were measured; baseline is an even head's weight on one key (its
     first-token score), baselines each kind's even score. A model the detector cannot measure (an encoder,
-    an encoder-decoder, too short an n_ctx): labels null and why, in English and per language (why_lang)."""
+    an encoder-decoder, too short an n_ctx): labels null and why, in English and per language (why_lang).
+    Each label says whether the head stands out ("shown", head_roles.stands_out: the rule in "stand_out"),
+    and "roles" holds the heads' measured roles on the sense sentences (head_roles.head_roles)."""
     try:
         s = head_scores(model, tokenizer)
     except ValueError as e:  # a Refusal: not a GPT, n_ctx too short, no ordinary tokens to draw
@@ -55,6 +58,7 @@ def head_labels(model, tokenizer) -> dict:
             "labels": None,
             "why": why,
             "why_lang": {lang: say_error(e, lang).splitlines()[0] if str(e) else why for lang in LANGS},
+            "roles": head_roles(model, tokenizer),
         }
     cats = list(KINDS)
     labels = []
@@ -65,6 +69,7 @@ def head_labels(model, tokenizer) -> dict:
             best = max(cats, key=lambda c: masses[c] / s.baselines[c] if s.baselines[c] > 0 else 0.0)
             row.append({"category": best, "mass": masses[best], "masses": masses})
         labels.append(row)
+    mark_shown(labels, s.baselines)
     names = {}
     for lang in LANGS:
         say = translator(lang, "interpret")
@@ -82,6 +87,8 @@ def head_labels(model, tokenizer) -> dict:
         "seq_len": T,
         "seed": s.seed,
         "categories": cats,
+        "stand_out": rule(),
+        "roles": head_roles(model, tokenizer),
     }
 
 

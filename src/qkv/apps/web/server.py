@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import time
 from importlib import resources
+from typing import Annotated
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -162,13 +163,17 @@ class CompareIn(Strict):
     a: str = Field(max_length=MAX_CHARS)
     b: str = Field(max_length=MAX_CHARS)
     word: str = Field(max_length=MAX_CHARS)
+    # groups of sense words the prediction is read for (qkv.analysis.sense_prediction); None: the corpus's
+    senses: list[Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8)]] | None = Field(
+        None, max_length=4
+    )
 
 
 BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its text and list fields), requests.py
     "/api/view": body_limit(1),  # text or ids
     "/api/explain": body_limit(1),
     "/api/generate": body_limit(1),
-    "/api/compare": body_limit(3),  # a, b, word
+    "/api/compare": body_limit(3),  # a, b, word (senses: at most 4 x 8 x 40 characters, within the slack)
     "/api/origin": body_limit(1),  # text or ids
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b
@@ -365,7 +370,7 @@ def _add_generate_routes(app: FastAPI, model, tokenizer, lock) -> None:
         if translates:
             raise TextError.of("errors.compare_translation")
         with lock:
-            doc = compare(model, tokenizer, body.a, body.b, body.word)
+            doc = compare(model, tokenizer, body.a, body.b, body.word, body.senses)
         return FiniteJSON(doc)
 
 

@@ -25,7 +25,6 @@ Object.assign(I18N.en, {
     "loses z_h W_O[h] and every later layer reads a different residual stream. (No head labels: {why})",
   ablate_clear: "Switch all on",
   ablate_head: "L{l} H{h}",
-  ablate_label_title: "head detector: {label} gets {mass} of this head's weight on average ({ratio}× an even spread)",
   ablate_none: "No head is off: the model is unchanged.",
   ablate_loading: "Computing…",
   ablate_next: "Next token after “{tok}” (position {i}), before → after",
@@ -50,7 +49,6 @@ Object.assign(I18N.zh, {
     "之后每一层读到的残差流都不同了。（没有头标签：{why}）",
   ablate_clear: "全部打开",
   ablate_head: "L{l} H{h}",
-  ablate_label_title: "头检测器：这个头平均把 {mass} 的权重给了{label}（平均分配时的 {ratio} 倍）",
   ablate_none: "没有关掉任何头：模型没有变化。",
   ablate_loading: "计算中……",
   ablate_next: "「{tok}」（位置 {i}）之后的下一个词元：关掉之前 → 之后",
@@ -76,24 +74,39 @@ const abKey = () => `${abHeads().map((p) => p.join("/")).join(",")}|${S.doc.ids.
 
 function abCaption() {
   const L = AB.labels;
-  if (L && L.labels) return t("ablate_caption", { n: L.n_sequences ?? L.n_sentences });
-  return t("ablate_caption_nolabels", { why: esc(L ? L.why : "…") });
+  if (!(L && L.labels)) return t("ablate_caption_nolabels", { why: esc(L ? L.why : "…") });
+  const rule = L.stand_out || { ratio: 3, floor: 0.3 }, R = L.roles || {};
+  const roles = R.labels ? t("pl_roles_caption", { n: R.n_sentences, ex: esc(R.example || ""), cue: esc(R.example_cue || "") })
+    : R.why_lang ? t("pl_roles_none", { why: esc(R.why_lang[S.lang] || "") }) : "";
+  return t("ablate_caption", { n: L.n_sequences ?? L.n_sentences }) + " " +
+    t("pl_stand_out", { ratio: rule.ratio, floor: rule.floor }) + (roles ? " " + roles : "");
 }
 
-/** The grid of heads (layers down, heads across), each a toggle with the detector's label. */
+/** One measure's label of a head: its kind's short name and score where the head stands out
+ *  (routes_heads: "shown"), else "—"; the title names the measure, the score and its ratio to an even spread. */
+function abTag(lab, names, measure, field) {
+  if (!lab || !names) return "";
+  const name = names[lab.category], ratio = (lab.ratio ?? 0).toFixed(1);
+  const title = t(lab.shown ? "pl_tag_title" : "pl_tag_title_none", { measure: t(measure), label: name.label, mass: fmt(lab.mass), ratio });
+  return `<span class="ab-tag" data-field="${field}" data-shown="${lab.shown ? 1 : 0}" title="${esc(title)}">` +
+    `<span class="ab-by">${t(measure + "_short")}</span><span class="${field === "label" ? "ab-label" : "ab-role"}">` +
+    `${lab.shown ? `${esc(name.short)} ${fmt(lab.mass)}` : "—"}</span></span>`;
+}
+
+/** The grid of heads (layers down, heads across), each a toggle with the detector's label and the
+ *  measured role, each shown only where the head stands out. */
 function abGrid() {
-  const L = AB.labels && AB.labels.labels, names = AB.labels && AB.labels.names && AB.labels.names[S.lang];
+  const D = AB.labels, L = D && D.labels, names = D && D.names && D.names[S.lang];
+  const R = D && D.roles && D.roles.labels, rnames = D && D.roles && D.roles.names && D.roles.names[S.lang];
   let html = "";
   for (let l = 0; l < S.L; l++) {
     html += `<div class="ab-row" style="grid-template-columns:repeat(${S.H}, minmax(0, 1fr))">`;
     for (let h = 0; h < S.H; h++) {
-      const on = AB.off.has(`${l}/${h}`), lab = L && L[l] && L[l][h];
-      const text = lab ? `${esc(names[lab.category].short)} ${fmt(lab.mass)}` : "";
-      const title = lab ? esc(t("ablate_label_title", { label: names[lab.category].label, mass: fmt(lab.mass),
-        ratio: (lab.mass / (AB.labels.baselines?.[lab.category] ?? AB.labels.baseline)).toFixed(1) })) : "";
-      html += `<button type="button" class="ab-head${on ? " off" : ""}" data-layer="${l}" data-head="${h}" aria-pressed="${on}"` +
-        `${title ? ` title="${title}"` : ""}><span class="ab-name">${t("ablate_head", { l, h })}</span>` +
-        `<span class="ab-label" data-field="label">${text}</span></button>`;
+      const on = AB.off.has(`${l}/${h}`);
+      html += `<button type="button" class="ab-head${on ? " off" : ""}" data-layer="${l}" data-head="${h}" aria-pressed="${on}">` +
+        `<span class="ab-name">${t("ablate_head", { l, h })}</span>` +
+        abTag(L && L[l] && L[l][h], names, "pl_detector", "label") + abTag(R && R[l] && R[l][h], rnames, "pl_roles", "role") +
+        `</button>`;
     }
     html += `</div>`;
   }

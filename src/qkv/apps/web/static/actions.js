@@ -14,6 +14,7 @@ import { drawThumbs } from "./thumbs.js";
 import { renderSpaceBox, renderTokenButtons, renderUnknown } from "./tokens.js";
 import { renderTranslation } from "./translation.js";
 import { render } from "./render.js";
+import { followToken } from "./next.js";
 
 // typing analyses too: TYPE_WAIT ms after the last key (a debounce), as if Enter had been pressed
 export const TYPE_WAIT = 400;
@@ -82,6 +83,7 @@ export function chooseToken(i) {
   const t0 = performance.now();
   if (!S.doc) return;
   S.token = i;
+  followToken();  // the next-token card leaves its opening position for the learner's
   render("token", t0);
 }
 

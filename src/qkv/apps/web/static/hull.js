@@ -24,6 +24,36 @@ export function convexHull(pts) {
   return hull;
 }
 
+const LABEL_PX = 12;  // #hull .pt text's font size, in the figure's units
+/** A label's width: a full-width (CJK) character is about 1 em, any other about 0.6 em. */
+const labelWidth = (text) => [...text].reduce((w, c) => w + (c.codePointAt(0) > 0x2e80 ? 1 : 0.6) * LABEL_PX, 0);
+
+/** Where each point's label goes: heaviest first, right of the point, else left, above or below, the
+ *  first spot inside the W x H figure that overlaps no label placed before it nor a `taken` box; a label
+ *  with no such spot is left out (its point keeps its tooltip). Map n -> {x, y, anchor}. */
+export function placeLabels(points, W, H, taken = []) {
+  const boxes = taken.slice(), out = new Map();
+  const free = (b) => b.x0 >= 0 && b.x1 <= W && b.y0 >= 0 && b.y1 <= H &&
+    boxes.every((o) => b.x1 <= o.x0 || b.x0 >= o.x1 || b.y1 <= o.y0 || b.y0 >= o.y1);
+  const up = 1.1 * LABEL_PX, down = 0.4 * LABEL_PX;  // a text line's box around its baseline
+  for (const q of points.slice().sort((u, v) => (v.self - u.self) || (v.a - u.a))) {
+    const w = labelWidth(S.P.k[q.j]);
+    const spots = [
+      { x: q.x + q.r + 3, y: q.y + 4, anchor: "start", x0: q.x + q.r + 3 },
+      { x: q.x - q.r - 3, y: q.y + 4, anchor: "end", x0: q.x - q.r - 3 - w },
+      { x: q.x, y: q.y - q.r - down - 1, anchor: "middle", x0: q.x - w / 2 },
+      { x: q.x, y: q.y + q.r + up + 1, anchor: "middle", x0: q.x - w / 2 },
+    ];
+    for (const sp of spots) {
+      const b = { x0: sp.x0, y0: sp.y - up, x1: sp.x0 + w, y1: sp.y + down };
+      if (!free(b)) continue;
+      boxes.push(b); out.set(q.n, sp);
+      break;
+    }
+  }
+  return out;
+}
+
 export function renderHull() {
   const { layer: l, head: h, token: i } = S, A = S.A;
   const vis = visibleKeys(i), o4 = at4(l, h, i, 0);
@@ -51,16 +81,20 @@ export function renderHull() {
     const a = A.pattern[o4 + vis[n]];
     if (a >= 0.01) svg += `<line class="spoke" x1="${X(z[0])}" y1="${Y(z[1])}" x2="${X(p[0])}" y2="${Y(p[1])}" stroke-opacity="${(0.1 + 0.7 * a).toFixed(2)}"/>`;
   });
-  // with many keys, label only the query itself and the 12 heaviest (every point has a tooltip)
+  // with many keys, label only the query itself and the 12 heaviest (every point has a tooltip); the labels
+  // are placed heaviest first where they overlap no other label (placeLabels), else left out
   const heavy = new Set(vis.slice().sort((u, v) => A.pattern[o4 + v] - A.pattern[o4 + u]).slice(0, 12));
+  const zx = +X(z[0]), zy = +Y(z[1]);
+  const want = vis.map((j, n) => ({ n, j, a: A.pattern[o4 + j], x: +X(pts[n][0]), y: +Y(pts[n][1]), r: 2.5 + 14 * Math.sqrt(A.pattern[o4 + j]),
+    self: j === i && S.P.self })).filter((q) => vis.length <= 16 || heavy.has(q.j) || q.self);
+  const placed = placeLabels(want, W, Hh, [{ x0: zx - 7, y0: zy - 22, x1: zx + 20, y1: zy + 7 }]);
   pts.forEach((p, n) => {
     const j = vis[n], a = A.pattern[o4 + j], r = (2.5 + 14 * Math.sqrt(a)).toFixed(1);
-    const self = j === i && S.P.self, label = vis.length <= 16 || heavy.has(j) || self;
+    const self = j === i && S.P.self, at = placed.get(n);
     svg += `<g class="pt${self ? " self" : ""}"><title>${esc(t("hull_point", { j, tok: S.P.k[j], a: fmt(a) }))}</title>` +
       `<circle cx="${X(p[0])}" cy="${Y(p[1])}" r="${r}" fill-opacity="${(0.25 + 0.6 * Math.sqrt(a)).toFixed(2)}"/>` +
-      (label ? `<text x="${(+X(p[0]) + +r + 3).toFixed(1)}" y="${(+Y(p[1]) + 4).toFixed(1)}">${esc(S.P.k[j])}</text>` : "") + "</g>";
+      (at ? `<text x="${at.x.toFixed(1)}" y="${at.y.toFixed(1)}" text-anchor="${at.anchor}">${esc(S.P.k[j])}</text>` : "") + "</g>";
   });
-  const zx = +X(z[0]), zy = +Y(z[1]);
   svg += `<g class="z"><title>${esc(t("hull_z"))}</title><path d="M${zx - 6},${zy - 6}L${zx + 6},${zy + 6}M${zx - 6},${zy + 6}L${zx + 6},${zy - 6}"/>` +
     `<text x="${zx + 8}" y="${zy - 7}">z</text></g></svg>`;
   $("#hull").innerHTML = svg;

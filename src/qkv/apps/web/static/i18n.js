@@ -271,6 +271,48 @@ Object.assign(I18N.zh, {
   next_bytes_why: "{roles}。写成 {tok} 这样的词元是一个 UTF-8 字节，不是一个字：词表里没有的字，模型一个字节一个字节地拼出来" +
     "（一个汉字要三个字节）。开头的字节代表模型能从它拼出的所有字，所以它的概率是这些字合起来的概率；后面的字节才决定拼成哪个字。",
 });
+// pagelearn: the heads' labels (which measure, shown only where a head stands out), the next-token
+// card's opening position, the compare card's reading of the prediction, the lazy cards' waiting line
+Object.assign(I18N.en, {
+  pl_detector: "head detector", pl_detector_short: "det.", pl_roles: "measured role", pl_roles_short: "role",
+  pl_stand_out: "A label is shown only where the head stands out: its score is at least {ratio}× that of a head spreading its weight evenly over what it sees, and at least {floor} of its weight; “—”: no kind stands out (hover for its highest score).",
+  pl_roles_caption: "The second line (role) is measured on {n} of the corpus's sense sentences (such as “{ex}”), from the position after the comma: the weight each head puts on the verb that decides the sense (here “{cue}”), on the token just before, on position 0 and on itself.",
+  pl_roles_none: "(No measured roles: {why}.)",
+  pl_tag_title: "{measure}: {label} gets {mass} of this head's weight on average ({ratio}× an even spread)",
+  pl_tag_title_none: "{measure}: no kind stands out; its highest is {label}, {mass} of its weight ({ratio}× an even spread)",
+  pl_next_rule: "Opened on position {i}: the last position whose top prediction is not a line break, end of text or punctuation at p &gt; {p} (after it, {what}). Click any token above to read its prediction.",
+  pl_next_rule_last: "Opened on position {i}, the last one: its top prediction is not a line break, end of text or punctuation at p &gt; {p}. Click any token above to read another position.",
+  pl_next_skip: "at {j} “{tok}” the model predicts “{top}” at {p}", pl_sep: "; ", pl_comma: ", ",
+  pl_waiting: "Waiting: this card is drawn (and asks the model) when you scroll to it.", pl_wait_origin: "Where q, k and v come from",
+  pl_senses: "Sense words (groups split by /)", pl_senses_placeholder: "empty: the corpus's, e.g. 味道 看起来 / 股价 利润",
+  pl_cmp_first: "In sentence {s}, “{w}” is the first token (position 0): a causal model's vector at a position sees only that position and the ones before it, so here it sees nothing of the sentence (what comes after, such as 公司 after 苹果, cannot reach it). Its vector and its prediction are the same in every sentence that starts with it.",
+  pl_cmp_pred_title: "Which sense the model's own prediction points to, right after “{w}”",
+  pl_cmp_step: "the model first writes “{tok}” (p = {p}); after it: ",
+  pl_cmp_top: "it predicts {top}.",
+  pl_cmp_leans: "Sense words: {groups}: it points to [{lean}], {r}× the other.",
+  pl_cmp_pred_caption: "Read from the model's next-token probabilities at the word's position (the word's last token); when its top prediction there is punctuation or a line break at p &gt; {p} (no sense word can come yet), that token is written and the prediction after it is read. Each group's number is the sum of its words' probabilities (each word's first token). Unlike the cosines above, this is what the model itself expects the word to mean here.",
+  pl_cmp_pred_nogroups: "Read from the model's next-token probabilities at the word's position (with punctuation predicted at p &gt; {p} written first). Type sense words above (e.g. 味道 看起来 / 股价 利润) to see which sense the prediction points to.",
+});
+Object.assign(I18N.zh, {
+  pl_detector: "头检测器", pl_detector_short: "检测", pl_roles: "实测角色", pl_roles_short: "角色",
+  pl_stand_out: "只有一个头明显突出时才标出它的类别：它的得分至少是“把权重平均分给能看到的所有词元”的头的 {ratio} 倍，并且至少占它权重的 {floor}；“—”表示没有哪一类突出（鼠标悬停可看它最高的得分）。",
+  pl_roles_caption: "第二行（角色）是在语料库的 {n} 个词义句子上实测的（例如「{ex}」），从逗号后面那个位置看：每个头把多少权重放在决定词义的动词上（这里是「{cue}」）、紧挨在前面的词元上、位置 0 上和它自己上。",
+  pl_roles_none: "（没有实测角色：{why}。）",
+  pl_tag_title: "{measure}：这个头平均把 {mass} 的权重给了{label}（平均分配时的 {ratio} 倍）",
+  pl_tag_title_none: "{measure}：没有哪一类突出；最高的是{label}，占它权重的 {mass}（平均分配时的 {ratio} 倍）",
+  pl_next_rule: "这里打开的是位置 {i}：按本页的规则，它是最后一个“头号预测不是换行、文本结束或标点（概率 &gt; {p}）”的位置（它后面：{what}）。点击上方任一词元，可看那个位置的预测。",
+  pl_next_rule_last: "这里打开的是最后一个位置 {i}：它的头号预测不是换行、文本结束或标点（概率 &gt; {p}）。点击上方任一词元，可看其他位置。",
+  pl_next_skip: "在位置 {j}「{tok}」，模型以 {p} 预测「{top}」", pl_sep: "；", pl_comma: "，",
+  pl_waiting: "等待中：滚动到这里时，这张卡片才会绘制（并向模型请求数据）。", pl_wait_origin: "q、k、v 从哪里来",
+  pl_senses: "词义词（用 / 分组）", pl_senses_placeholder: "留空：用语料库的，例如 味道 看起来 / 股价 利润",
+  pl_cmp_first: "在句子 {s} 里，「{w}」是第一个词元（位置 0）：因果模型在某个位置上的向量只能看到这个位置和它前面的位置，所以这里它看不到句子的任何内容（后面的词，比如「苹果」后面的「公司」，影响不到它）。凡是以它开头的句子，它的向量和预测都一模一样。",
+  pl_cmp_pred_title: "紧跟在「{w}」后面，模型自己的预测指向哪个词义",
+  pl_cmp_step: "模型先写出「{tok}」（p = {p}）；在它之后：",
+  pl_cmp_top: "它预测 {top}。",
+  pl_cmp_leans: "词义词：{groups}：指向 [{lean}]，是另一组的 {r} 倍。",
+  pl_cmp_pred_caption: "读的是模型在这个词（它的最后一个词元）的位置上给出的下一个词元概率；如果那里的头号预测是标点或换行且 p &gt; {p}（词义词还不会马上出现），就先把那个词元写上，再读它后面的预测。每组的数是组里各词概率之和（每个词取它的第一个词元）。和上面的余弦不同，这是模型自己认为这个词在这里是什么意思。",
+  pl_cmp_pred_nogroups: "读的是模型在这个词的位置上给出的下一个词元概率（头号预测是标点且 p &gt; {p} 时先把它写上）。在上面填入词义词（例如 味道 看起来 / 股价 利润），即可看到预测指向哪个词义。",
+});
 
 /** The string `key` in the current language with {name} replaced by vars[name] (already HTML). */
 export function t(key, vars) {

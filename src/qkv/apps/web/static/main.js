@@ -21,6 +21,7 @@ import { render, watchBelow } from "./render.js";
 import { analyze, loadDoc } from "./actions.js";
 import { runCompare } from "./compare.js";
 import { applyLang, initialLang } from "./lang.js";
+import { followToken } from "./next.js";
 import { bind } from "./events.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
@@ -44,7 +45,7 @@ async function init() {
   if (embedded) {
     S.mode = "static";
     setModel(data.model || (data.view && data.view.model));
-    for (const id of ["#text", "#analyze", "#generate", "#compare-run", "#compare-a", "#compare-b", "#compare-word"]) $(id).disabled = true;
+    for (const id of ["#text", "#analyze", "#generate", "#compare-run", "#compare-a", "#compare-b", "#compare-word", "#compare-senses"]) $(id).disabled = true;
     for (const b of document.querySelectorAll("#examples .example, #gen input")) b.disabled = true;
     $("#static-note").hidden = false;
     S.compare = data.compare || null;
@@ -54,7 +55,7 @@ async function init() {
     if (S.doc) {
       if (Number.isInteger(start.layer)) S.layer = clamp(start.layer, 0, S.L - 1);
       if (Number.isInteger(start.head)) S.head = clamp(start.head, 0, S.H - 1);
-      if (Number.isInteger(start.token)) S.token = clamp(start.token, 0, S.T - 1);
+      if (Number.isInteger(start.token)) { S.token = clamp(start.token, 0, S.T - 1); followToken(); }
     }
     applyLang();
     render("init", t0);

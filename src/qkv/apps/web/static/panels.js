@@ -7,9 +7,12 @@
 // more than half a screen away: what it was told meanwhile is replayed once when the card comes near
 // (onDoc with the newest document, lang, then one render), so a change of text, layer or head costs
 // only the cards a learner can see. They all sleep until the page has drawn its first document
-// (main.js calls watchLazyPanels then).
+// (main.js calls watchLazyPanels then). A sleeping card that has drawn nothing yet still shows its frame,
+// its title and a line saying it waits to be scrolled to (drawWaiting), so a page read or captured
+// before scrolling has no blank cards; the line is taken away when the panel wakes.
 
 import { S } from "./state.js";
+import { t } from "./i18n.js";
 
 const PANELS = [];
 const LAZY_MARGIN = "50% 0px";
@@ -27,8 +30,40 @@ export function awake(name) {
 /** Every panel's names and whether each is lazy and awake (for the test hook). */
 export const panelStates = () => PANELS.map((p) => ({ name: p.name, lazy: !!p.lazy, awake: !!p.awake }));
 
+// the title each waiting card shows (the key of the panel's own title; none: the line alone)
+const WAIT_TITLE = { ablate: "ablate_title", lens: "lens_name", attribution: "attr_name", patch: "patch_title",
+  side: "side_title", vocab: "vocab_title", origin: "pl_wait_origin" };
+const waitLine = () => `<p class="caption waiting-line" data-field="waiting">${t("pl_waiting")}</p>`;
+
+/** A panel not yet woken says it waits: an empty card gets its title and the waiting line; a card that
+ *  already holds the panel's own frame (a form, headings) gets the line under its title. Again after a
+ *  language switch. */
+function drawWaiting(p) {
+  const el = document.getElementById(p.name);
+  if (!el || p.seen) return;
+  if (!el.childElementCount || el.dataset.waiting === "1") {
+    el.dataset.waiting = "1";
+    el.innerHTML = (WAIT_TITLE[p.name] ? `<h2 class="waiting-title">${t(WAIT_TITLE[p.name])}</h2>` : "") + waitLine();
+    return;
+  }
+  const line = el.querySelector(":scope > .waiting-line");
+  if (line) { line.textContent = t("pl_waiting"); return; }
+  const h2 = el.querySelector(":scope > h2");
+  if (h2) h2.insertAdjacentHTML("afterend", waitLine()); else el.insertAdjacentHTML("afterbegin", waitLine());
+}
+
+/** The panel wakes: what drawWaiting added goes (an empty card is left empty, for the panel to draw). */
+function clearWaiting(p) {
+  p.seen = true;
+  const el = document.getElementById(p.name);
+  if (!el) return;
+  if (el.dataset.waiting === "1") { delete el.dataset.waiting; el.innerHTML = ""; return; }
+  for (const line of el.querySelectorAll(":scope > .waiting-line")) line.remove();
+}
+
 export function eachPanel(hook, ...args) {
   for (const p of PANELS) {
+    if (hook === "lang" && p.lazy && !p.awake) drawWaiting(p);
     if (!p[hook]) continue;
     if (p.lazy && !p.awake && hook !== "init") { defer(p, hook, args[0]); continue; }
     p[hook](...args);
@@ -44,7 +79,7 @@ function defer(p, hook, what) {
 /** The first document is drawn: each panel's start (the side-by-side panel compares the pair /api/model
  *  offers at load, as the comparison card does; the other panels wait until they are seen). */
 export function startPanels(doc) {
-  for (const p of PANELS) if (p.start) p.start(doc);
+  for (const p of PANELS) if (p.start) { clearWaiting(p); p.start(doc); }  // drawn now: it waits for nothing
 }
 
 /** Watch the lazy panels' cards, once the page has drawn its first document (or found none): before
@@ -58,6 +93,7 @@ export function watchLazyPanels() {
     for (const e of entries) {
       const p = lazy.find((q) => q.name === e.target.id);
       p.awake = e.isIntersecting;
+      if (p.awake) clearWaiting(p); else drawWaiting(p);
       const due = p.awake && p.due;
       if (!due) continue;
       p.due = null;
@@ -66,5 +102,5 @@ export function watchLazyPanels() {
       if (due.render !== null && p.render) p.render(due.render);
     }
   }, { rootMargin: LAZY_MARGIN });
-  for (const p of lazy) seen.observe(document.getElementById(p.name));
+  for (const p of lazy) { if (!p.awake) drawWaiting(p); seen.observe(document.getElementById(p.name)); }
 }
