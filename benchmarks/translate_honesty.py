@@ -1,0 +1,167 @@
+"""How well the translator's "invented" mark works, on the HSK held-out sentences it never trained on.
+
+    python benchmarks/translate_honesty.py                 # the bundled model, greedy, the full lexicon
+    python benchmarks/translate_honesty.py --sources       # also each lexicon source alone and in pairs
+    python benchmarks/translate_honesty.py --tune          # choose MIN_DICE / MIN_PAIRS on the training side
+    python benchmarks/translate_honesty.py --limit 20      # the first 20 held-out sentences only
+
+The held-out sentences are qkv.core.text.corpus.hsk.split("heldout"): within each HSK level, every
+10th sentence in id order (a sentence whose Chinese repeats a training sentence's trains instead).
+The bundled translator and the lexicon (qkv.analysis.translation_lexicon) saw only the training
+side. Each sentence is typed as a learner types it (no spaces) and translated greedily; one the model
+refuses (a word it never saw) is left out and counted.
+
+Every content word the model writes (qkv.analysis.english_words; a / the / of / he / is … never count)
+is compared, by stem, with the sentence's reference translation and with the glosses that the
+dataset gives that sentence's own words:
+
+- correct: its stem is a content word of the reference translation;
+- invented: its stem is neither in the reference nor in any gloss of the sentence's own words: no
+  human translation and no dictionary sense of the sentence supports it;
+- in between (not in the reference, but a gloss of one of the sentence's words has it): a synonym the
+  reference did not use, or a word given to the wrong place; counted in neither figure.
+
+Printed: recall, the share of invented words the mark catches; the false flag rate, the share of
+correct words the mark flags; and beside them the share of all words not in the reference that it
+flags. The glosses of a held-out sentence are dictionary entries (a word has the same gloss in every
+sentence), so "invented" shares the gloss source with the lexicon: a word the lexicon yields only
+from the training pairs or the built-in links can escape the mark while counting as invented.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+import torch
+
+from qkv.analysis import translation_lexicon as tl
+from qkv.analysis.english_words import content_stems, stem
+from qkv.analysis.invented_words import invented
+from qkv.core.text.corpus.hsk import english_words
+
+
+@dataclass
+class Counts:
+    sentences: int = 0
+    refused: int = 0
+    words: int = 0  # content words written
+    flagged: int = 0
+    correct: int = 0
+    correct_flagged: int = 0
+    not_in_ref: int = 0
+    not_in_ref_flagged: int = 0
+    invented: int = 0
+    invented_flagged: int = 0
+    examples: list = field(default_factory=list)
+
+    def add(self, marks, ref: set[str], glossed: set[str]) -> None:
+        for m in marks:
+            s = stem(m.word)
+            self.words += 1
+            self.flagged += m.invented
+            if s in ref:
+                self.correct += 1
+                self.correct_flagged += m.invented
+                continue
+            self.not_in_ref += 1
+            self.not_in_ref_flagged += m.invented
+            if s not in glossed:
+                self.invented += 1
+                self.invented_flagged += m.invented
+
+    def report(self) -> str:
+        share = lambda a, b: f"{a}/{b} = {a / b:.1%}" if b else f"{a}/0"
+        return (
+            f"{self.sentences} translated ({self.refused} refused), {self.words} content words written, "
+            f"{self.flagged} flagged\n"
+            f"  recall (invented words flagged): {share(self.invented_flagged, self.invented)}\n"
+            f"  false flag rate (correct words flagged): {share(self.correct_flagged, self.correct)}\n"
+            f"  words not in the reference flagged: {share(self.not_in_ref_flagged, self.not_in_ref)}"
+        )
+
+
+def glosses_of(sentence) -> set[str]:
+    out: set[str] = set()
+    for g in sentence.glosses:
+        out |= tl.gloss_stems(g)
+    return out
+
+
+def translations(sentences, beam: int = 1):
+    """(sentence, Translated or None when refused) for each held-out sentence, with the bundled model."""
+    from qkv.core.decode.translate import translated
+    from qkv.core.hub.bundled import default_translate_ckpt
+    from qkv.core.train import checkpoint
+
+    ckpt = checkpoint.load_checkpoint(default_translate_ckpt())
+    out = []
+    for s in sentences:
+        try:
+            out.append((s, translated(ckpt.model, ckpt.tokenizer, s.chinese, beam)))
+        except ValueError:
+            out.append((s, None))
+    return out
+
+
+def measure(done, lexicon) -> Counts:
+    c = Counts()
+    for s, t in done:
+        if t is None:
+            c.refused += 1
+            continue
+        c.sentences += 1
+        marks = invented(lexicon, t.source.split(), t.text.split())
+        c.add(marks, set(content_stems(english_words(s.english))), glosses_of(s))
+    return c
+
+
+def tune(hsk_train, builtin) -> None:
+    """MIN_DICE and MIN_PAIRS chosen without the held-out side: the lexicon built from half the training
+    sentences (every other one) judges the other half's reference translations (those whose words
+    the first half holds, as the translator translates only sentences of words it trained on) (each content word
+    flagged is a false flag) and, as stand-ins for invented words, the next sentence's reference words
+    that are neither in this reference nor in its glosses (each one flagged is caught)."""
+    a, b = hsk_train[0::2], hsk_train[1::2]
+    known = {w for s in a for w in s.words} | {w for p in builtin for w in p.zh}
+    b = [s for s in b if set(s.words) <= known]  # as the model refuses a sentence with a word it never saw
+    for min_pairs in (1, 2, 3):
+        for min_dice in (0.1, 0.2, 0.3, 0.4, 0.5):
+            lex = tl.build(a, builtin, min_pairs=min_pairs, min_dice=min_dice)
+            c = Counts()
+            for s, other in zip(b, b[1:] + b[:1]):
+                ref, glossed = set(content_stems(english_words(s.english))), glosses_of(s)
+                words = english_words(s.english) + [w for w in english_words(other.english) if stem(w) not in ref]
+                c.add(invented(lex, list(s.words), words), ref, glossed)
+            rec = c.invented_flagged / max(c.invented, 1)
+            ff = c.correct_flagged / max(c.correct, 1)
+            print(f"  MIN_PAIRS {min_pairs}, MIN_DICE {min_dice}: stand-ins caught {rec:.1%}, false flags {ff:.1%}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--limit", type=int, help="only the first N held-out sentences")
+    p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
+    p.add_argument("--sources", action="store_true", help="also the figures of each lexicon source alone")
+    p.add_argument("--tune", action="store_true", help="choose the pair thresholds on the training side")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)  # two threads on two shared cores can be many times slower
+    from qkv.core.text.corpus import hsk
+
+    hsk_train, builtin, _ = tl.training_data()
+    if args.tune:
+        print("the pair thresholds, on the training side (half judges the other half):")
+        tune(hsk_train, builtin)
+        return
+    held = hsk.split("heldout")[: args.limit]
+    done = translations(held, args.beam)
+    print(f"HSK held-out: {len(held)} sentences, greedy" if args.beam == 1 else f"beam {args.beam}")
+    choices = [tl.SOURCES]
+    if args.sources:
+        choices += [("glosses",), ("links",), ("pairs",), ("glosses", "links"), ("glosses", "pairs")]
+    for sources in choices:
+        print(f"lexicon from {' + '.join(sources)}: " + measure(done, tl.build(hsk_train, builtin, sources)).report())
+
+
+if __name__ == "__main__":
+    main()
