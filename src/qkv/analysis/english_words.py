@@ -120,14 +120,15 @@ IRREGULAR = {
 
 _ENDINGS = ("'s", "s'", "ies", "ing", "ed", "est", "er", "ly", "es", "s")
 _LETTER_OR_DIGIT = re.compile(r"[a-z0-9]")
+_WORD = re.compile(r"[a-z0-9'’-]+")  # a word of English letters, digits, apostrophes and hyphens
 
 
 @cache
 def is_content(word: str) -> bool:
-    """Whether `word` (lower case) is a content word: it has a letter or digit, is no function word and
-    no contraction (a word with an apostrophe other than a possessive -'s)."""
+    """Whether `word` is a content word: English letters and digits (a token such as </s> is none), no
+    function word and no contraction (a word with an apostrophe other than a possessive -'s)."""
     w = word.lower()
-    if not _LETTER_OR_DIGIT.search(w) or w in FUNCTION_WORDS:
+    if not _WORD.fullmatch(w) or not _LETTER_OR_DIGIT.search(w) or w in FUNCTION_WORDS:
         return False
     return "'" not in w or (w.endswith("'s") and w[:-2] not in FUNCTION_WORDS and "'" not in w[:-2])
 

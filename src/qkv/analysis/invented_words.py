@@ -21,10 +21,12 @@ not (benchmarks/translate_honesty.py measures both on the HSK held-out sentences
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from qkv.analysis.english_words import is_content, stem
 
+_CJK = re.compile("[\u3400-\u9fff]")
 MAX_RUN = 4  # the most tokens a lexicon word is looked for across
 _DIGIT_WORDS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")))
 
@@ -82,3 +84,31 @@ def invented(lexicon, source_tokens, words) -> list[Mark]:
 def invented_words(lexicon, source_tokens, words) -> list[str]:
     """The invented words of a translation, each once, in order."""
     return list(dict.fromkeys(m.word for m in invented(lexicon, source_tokens, words) if m.invented))
+
+
+def applies(languages, source_tokens, words) -> bool:
+    """Whether the mark can judge this translation: Chinese to English (the model's recorded languages,
+    or, where it records none, a source with Chinese characters and a translation without)."""
+    if languages is not None and tuple(languages[:2]) != ("zh", "en"):
+        return False
+    return any(_CJK.search(t) for t in source_tokens) and not any(_CJK.search(w) for w in words)
+
+
+def honesty(source_tokens, words, languages=None, lexicon=None) -> dict:
+    """The mark of one translation as plain data: {"checked": whether it applies, "invented": the
+    positions of the invented words among `words`, "words": those words, each once, "unglossed":
+    the source tokens the lexicon knows nothing of}. The bundled lexicon unless one is given."""
+    source_tokens, words = list(source_tokens), list(words)
+    if not applies(languages, source_tokens, words):
+        return {"checked": False, "invented": [], "words": [], "unglossed": []}
+    if lexicon is None:
+        from qkv.analysis.translation_lexicon import bundled_lexicon
+
+        lexicon = bundled_lexicon()
+    marks = [m for m in invented(lexicon, source_tokens, words) if m.invented]
+    return {
+        "checked": True,
+        "invented": [m.pos for m in marks],
+        "words": list(dict.fromkeys(m.word for m in marks)),
+        "unglossed": unglossed(lexicon, source_tokens),
+    }
