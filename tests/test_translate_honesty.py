@@ -187,3 +187,19 @@ def test_the_figure_script_runs_on_a_small_slice():
     assert (
         "recall (invented words flagged): " in run.stdout and "false flag rate (correct words flagged): " in run.stdout
     )
+
+
+@pytest.mark.slow
+@needs_hsk
+def test_the_pages_document_marks_the_invented_words_of_the_translation():
+    from qkv.analysis.schema import validate
+    from qkv.apps.web.translation_view import translation_view
+    from qkv.core.hub.bundled import default_translate_ckpt
+    from qkv.core.train.checkpoint import load
+
+    model, tok = load(default_translate_ckpt())
+    doc = translation_view(model, tok, APPLES)
+    assert validate(doc) is None
+    h, words = doc["honesty"], doc["translation"].split()
+    assert h["checked"] and "levothyroxine" in h["words"] and "palpitations" in h["words"]
+    assert {words[i] for i in h["invented"]} == set(h["words"])  # the positions are the translation's words
