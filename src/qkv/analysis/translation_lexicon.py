@@ -13,9 +13,12 @@ Three sources, all from the training side only (nothing of a held-out sentence g
    which English words translate which Chinese words: each Chinese word yields the content words it
    is linked to, where the two go together (the Dice coefficient below, over linked pairs);
 3. the HSK training pairs themselves, for what the glosses miss (钱's gloss is only "surname Qian"):
-   Chinese word z yields English stem e when they meet in at least MIN_PAIRS training pairs and
-   their Dice coefficient 2·n(z, e) / (n(z) + n(e)) is at least MIN_DICE, where n counts the pairs
-   holding a word (z among the Chinese words, e among the English content stems).
+   Chinese word z (a word of the pair, or two neighbouring words joined: 你好 from 你 好 -> hello)
+   yields English stem e when they meet in at least MIN_PAIRS training pairs and their Dice
+   coefficient 2·n(z, e) / (n(z) + n(e)) is at least MIN_DICE, where n counts the pairs holding a
+   word (z among the Chinese words, e among the English content stems). MIN_PAIRS and MIN_DICE were
+   chosen on the training side only (benchmarks/translate_honesty.py --tune: half of the training
+   sentences judge the other half), never on the held-out sentences.
 
 Each source can be switched off (`build(...)`), so that a figure can say what each one adds.
 """
@@ -99,12 +102,13 @@ def from_links(pairs, table: dict[str, set[str]], min_dice: float = MIN_DICE) ->
 
 def from_pairs(pairs, table: dict[str, set[str]], min_pairs: int = MIN_PAIRS, min_dice: float = MIN_DICE) -> None:
     """Source 3: z yields e when n(z, e) >= min_pairs and 2·n(z, e) / (n(z) + n(e)) >= min_dice, counting
-    the (Chinese words, English words) `pairs` that hold them."""
+    the (Chinese words, English words) `pairs` that hold them; z is a word or two neighbours joined."""
     n_zh: Counter[str] = Counter()
     n_en: Counter[str] = Counter()
     both: Counter[tuple[str, str]] = Counter()
     for zh, en in pairs:
-        zs, es = set(zh), set(content_stems(en))
+        zs = set(zh) | {a + b for a, b in zip(zh, zh[1:])}  # the words, and each two neighbours joined
+        es = set(content_stems(en))
         n_zh.update(zs)
         n_en.update(es)
         both.update((z, e) for z in zs for e in es)
