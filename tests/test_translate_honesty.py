@@ -133,6 +133,11 @@ def test_built_in_links_are_kept_only_where_the_words_go_together():
     assert table["粥"] == {stem("porridge")} and "的" not in table and table["书"] == {stem("book")}
 
 
+def test_a_placeholder_english_is_no_translation():
+    assert all(tl.is_placeholder(e) for e in ("placeholder", "placeholder-p12", "Placeholder-q1"))
+    assert not tl.is_placeholder("He left a placeholder on the desk.")
+
+
 def test_unknown_lexicon_sources_are_refused():
     with pytest.raises(ValueError, match="lexicon sources"):
         tl.build(sources=("glosses", "wikipedia"))

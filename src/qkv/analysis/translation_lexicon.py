@@ -16,9 +16,10 @@ Three sources, all from the training side only (nothing of a held-out sentence g
    Chinese word z (a word of the pair, or two neighbouring words joined: 你好 from 你 好 -> hello)
    yields English stem e when they meet in at least MIN_PAIRS training pairs and their Dice
    coefficient 2·n(z, e) / (n(z) + n(e)) is at least MIN_DICE, where n counts the pairs holding a
-   word (z among the Chinese words, e among the English content stems). MIN_PAIRS and MIN_DICE were
-   chosen on the training side only (benchmarks/translate_honesty.py --tune: half of the training
-   sentences judge the other half), never on the held-out sentences.
+   word (z among the Chinese words, e among the English content stems). A sentence whose English is
+   a placeholder ("placeholder", "placeholder-p1", see is_placeholder) gives its glosses but not its
+   pair. MIN_PAIRS and MIN_DICE were chosen on the training side only (benchmarks/translate_honesty.py
+   --tune: half of the training sentences judge the other half), never on the held-out sentences.
 
 Each source can be switched off (`build(...)`), so that a figure can say what each one adds.
 """
@@ -57,6 +58,16 @@ def gloss_stems(gloss: str | None) -> frozenset[str]:
         if not _NOT_A_SENSE.search(sense):
             out.update(content_stems(english_words(_BRACKETS.sub(" ", sense))))
     return frozenset(out)
+
+
+_PLACEHOLDER = re.compile(r"\s*placeholder(-[a-z]*\d+)?[.!?]?\s*", re.IGNORECASE)
+
+
+def is_placeholder(english: str) -> bool:
+    """Whether an HSK sentence's English is no translation but a placeholder ("placeholder",
+    "placeholder-p1", "placeholder-q1": 80 of the package's 4,354 sentences, 71 of them on the training
+    side): its pair teaches nothing of what a word yields."""
+    return bool(_PLACEHOLDER.fullmatch(english))
 
 
 @dataclass(frozen=True)
@@ -128,7 +139,7 @@ def build(hsk_train=(), builtin_train=(), sources=SOURCES, min_pairs: int = MIN_
     if "links" in sources:
         from_links(builtin_train, table, min_dice)
     if "pairs" in sources:
-        from_pairs([s.pair for s in hsk_train], table, min_pairs, min_dice)
+        from_pairs([s.pair for s in hsk_train if not is_placeholder(s.english)], table, min_pairs, min_dice)
     return Lexicon({z: frozenset(e) for z, e in table.items()}, tuple(s for s in SOURCES if s in sources))
 
 
