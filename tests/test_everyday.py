@@ -144,13 +144,13 @@ def test_the_cli_says_beside_a_translation_that_the_model_is_unsure(capsys):
     _say(guess, "en", 3)
     out, err = capsys.readouterr()
     assert out == "this patient started taking isoniazid .\n"
-    assert err.splitlines() == [
+    assert err.splitlines()[:2] == [
         "qkv: note: line 3: the model never saw '“': it translated the sentence without them",
         "qkv: note: line 3: the model is unsure of this translation: it wrote “isoniazid” with probability 0.36 "
         "(below 0.5), choosing between words; read it as a guess",
-    ]
+    ]  # then the words no source word yields, with the rule (tests/test_translate_honesty.py)
     _say(guess, "zh")
-    assert capsys.readouterr().err.splitlines() == [
+    assert capsys.readouterr().err.splitlines()[:2] == [
         "qkv: 注意：模型没见过标点「“」，翻译时当它们不存在",
         "qkv: 注意：模型对这句译文没有把握：它写下「isoniazid」时的概率只有 0.36（低于 0.5），"
         "是在几个词之间挑的，请把它当作猜测",

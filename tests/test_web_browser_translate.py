@@ -201,3 +201,37 @@ def test_an_unsure_translation_is_said_beside_it(browser, lang):
         pg.close()
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_words_no_source_word_yields_are_marked_with_the_rule(browser, lang, tmp_path):
+    """The bundled translator on the learner's sentence: the words of its translation that no source word
+    yields (the document's honesty) are marked in the translation, named under it with the rule, in the
+    page's language; a faithful translation has no mark and says so."""
+    from qkv.core.hub.bundled import default_translate_ckpt
+
+    proc, url = start_server("--ckpt", str(default_translate_ckpt()), "--port", str(free_port()))
+    try:
+        pg = browser.new_page()
+        load_page(pg, url + f"?lang={lang}")
+        for text in ("这家店的苹果又大又甜，才五块钱一斤！", "他是我的老师。"):
+            doc = api(url, "api/view", {"text": text})
+            h = doc["honesty"]
+            pg.fill("#text", text)
+            act(pg, lambda: pg.click("#analyze"))
+            assert pg.inner_text("#translation-text") == doc["translation"]  # the marks change no word
+            marked = pg.eval_on_selector_all("#translation-text mark.invented", "ms => ms.map(m => m.textContent)")
+            assert marked == [doc["translation"].split()[i] for i in h["invented"]], text
+            said = pg.inner_text("#translation-honesty")
+            assert ("规则" in said) == (lang == "zh") and ("Rule" in said) == (lang == "en")
+            assert all(w in said for w in h["words"])
+            if not h["words"]:
+                assert ("每个实词" in said) == (lang == "zh") and ("Every content word" in said) == (lang == "en")
+        pg.fill("#text", "这家店的苹果又大又甜，才五块钱一斤！")
+        act(pg, lambda: pg.click("#analyze"))
+        assert "levothyroxine" in pg.inner_text("#translation-honesty")
+        pg.eval_on_selector("#translation", "e => e.scrollIntoView()")
+        pg.screenshot(path=str(tmp_path / f"honesty-{lang}.png"))
+        pg.close()
+    finally:
+        stop(proc)

@@ -318,6 +318,16 @@ TRANSLATION_VIEW = _kind(
         "unsure_below": _num,
         "weakest": _str,
         "left_out": {"type": "array", "items": _str},
+        "honesty": {  # the words no source word yields (qkv.analysis.invented_words.honesty)
+            "type": "object",
+            "required": ["checked", "invented", "words", "unglossed"],
+            "properties": {
+                "checked": {"type": "boolean"},
+                "invented": {"type": "array", "items": _int},
+                "words": {"type": "array", "items": _str},
+                "unglossed": {"type": "array", "items": _str},
+            },
+        },
         "source": _words,
         "target": {**_words, "required": ["tokens", "ids", "written", "written_ids"]},
         "default_token": _int,

@@ -24,7 +24,9 @@ actual_rank (T_target,) the probability and rank of the word the translation wri
 "confidence" is the smallest of them (qkv.core.decode.translate.confidence), "weakest" the word written
 with it, and "unsure" says it is below "unsure_below" (UNSURE_BELOW): there the model was choosing
 between words, so its translation is a guess. "left_out": the punctuation marks of the text the model
-never saw (it reads the sentence without them).
+never saw (it reads the sentence without them). "honesty": the words of the translation that translate no
+source word (qkv.analysis.invented_words.honesty: "checked", "invented" = their positions among the
+words of "translation", "words", "unglossed" = the source words its word list knows nothing of).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import torch
 from qkv.analysis import cross_attention as cross
 from qkv.analysis.explain import N_COORDS
 from qkv.analysis.inputs import MAX_CELLS
+from qkv.analysis.invented_words import honesty
 from qkv.analysis.model_info import model_info
 from qkv.analysis.packing import pack
 from qkv.apps.web.view import layer_arrays, next_arrays
@@ -120,6 +123,9 @@ def translation_view(model, tokenizer, text: str, name: str = "") -> dict:
         "unsure_below": UNSURE_BELOW,
         "weakest": tokenizer.display(r.written[at]) if r.written else "",
         "left_out": unknown_marks(tokenizer, text),
+        "honesty": honesty(
+            display(r.src), decode_target(tokenizer, r.tgt_in).split(), getattr(model, "languages", None)
+        ),
         "source": {"ids": r.src, "tokens": display(r.src)},
         "target": {
             "ids": r.tgt_in,

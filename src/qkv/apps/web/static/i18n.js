@@ -111,6 +111,14 @@ export const I18N = {
     translation_left_out: "(The model never saw {marks}: it translated the sentence without them.)",
     translation_mark: "'{mark}'",
     translation_unsure: "The model is unsure of it: it wrote “{word}” with probability {p} (below {below}), choosing between words; read it as a guess.",
+    // translator: the honesty mark (translation.js): words of the translation that translate no source word
+    translation_invented: "{n} word(s) translate no word of the source (marked: invented): {words}.",
+    translation_invented_none: "Every content word of the translation is one some source word yields.",
+    translation_invented_tip: "no word of the source yields “{word}”",
+    translation_unglossed: "The word list knows no English for {words}: a marked word may translate it.",
+    translation_rule: "Rule: a content word (not a, the, of, he, is …) is marked when no word of the source yields it in qkv's word list (the HSK dictionary glosses and the pairs the model trained on), compared by stem. It checks against a word list and proves nothing: a right word the list lacks is marked, a wrong word some source word yields elsewhere is not.",
+    translation_quote: "“{word}”", translation_comma: ", ",
+    // translator: end
     gen_translate: "A translation model does not continue a text: it translates the sentence above (its translation is shown under it).",
     step_title: "target step {i}: reads “{r}”, writes “{w}”",
     heatmap_title_tr: "{part}: A (layer {l}, head {h})",
@@ -233,6 +241,14 @@ export const I18N = {
     translation_left_out: "（模型没见过标点{marks}，翻译时当它们不存在。）",
     translation_mark: "「{mark}」",
     translation_unsure: "模型对这句译文没有把握：它写下「{word}」时的概率只有 {p}（低于 {below}），是在几个词之间挑的，请把它当作猜测。",
+    // translator: 诚实标记（translation.js）：译文中不对应原文任何词的词
+    translation_invented: "有 {n} 个词不对应原文的任何词（已标出：凭空编出）：{words}。",
+    translation_invented_none: "译文的每个实词都能由原文的某个词译出。",
+    translation_invented_tip: "原文没有哪个词能译出「{word}」",
+    translation_unglossed: "词表里查不到{words}的英文：被标出的词也可能是在译它。",
+    translation_rule: "规则：一个实词（a、the、of、he、is 这类虚词除外）如果在 qkv 的词表（HSK 词典释义和模型训练用的句对）里查不到原文中有哪个词能译出它（按词干比较），就会被标出。这是对照词表的检查，不是证明：词表缺的正确译词也会被标出，原文某个词在别处能译出的错词则标不出。",
+    translation_quote: "「{word}」", translation_comma: "、",
+    // translator: end
     gen_translate: "翻译模型不会接着往下写：它翻译上面的句子（译文显示在句子下方）。",
     step_title: "目标步 {i}：读到「{r}」，写出「{w}」",
     heatmap_title_tr: "{part}：A（层 {l}，头 {h}）",
