@@ -147,6 +147,29 @@ def test_chinese_text(result):
     assert zh.title == lessons.title("induction", "zh") != lessons.title("induction", "en")
 
 
+def test_the_text_says_how_far_another_run_may_move(result):
+    """The numbers move with the seed and with the CPU (training amplifies rounding): the text states the
+    ranges measured over runs (present.SPREAD), this run lies inside them, and the headline names the
+    induction head by its layer, the part that holds in every run."""
+    from qkv.lessons.induction.present import SPREAD
+
+    view, n = lessons.view_module("induction"), copy.deepcopy(result.numbers)
+    text, ind = _flat(result.text), n["induction_head"]
+    assert f"layer 1's induction head (H{ind['head']} in this run) off" in result.headline
+    if n["source"] == "shakespeare":
+        lo, hi = SPREAD["score"]
+        assert f"ended between {lo:.2f} and {hi:.2f}" in text and f"over {SPREAD['runs']} runs" in text.lower()
+        assert lo - 0.005 <= n["rise"]["to"] <= hi + 0.005
+        assert SPREAD["gap"][0] - 0.005 <= n["models"]["two"]["probes"][-1]["gap"] <= SPREAD["gap"][1] + 0.005
+        assert SPREAD["kept"][0] - 0.005 <= n["kept"] <= SPREAD["kept"][1] + 0.005
+    n["source"] = "python_docs"  # ranges measured on tiny Shakespeare are not claimed for another text
+    typed = lessons.result_type("induction").from_numbers(n)
+    other, zh = _flat(view.text(typed, "en")), _flat(view.text(typed, "zh"))
+    assert "These numbers are one run's" in other and "ended between" not in other
+    assert "以上是一次运行的数字" in zh and "最后落在" not in zh
+    assert f"关掉层 1 的归纳头（这次是头 {ind['head']}）" in view.headline(typed, "zh")
+
+
 # ------------------------------------------------------------------ the pieces, by other routes
 
 

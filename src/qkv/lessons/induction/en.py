@@ -38,7 +38,9 @@ MESSAGES = {
     "measured again:\n"
     "{ablation_table}\n"
     "\n"
-    "{verdicts}",
+    "{verdicts}\n"
+    "\n"
+    "{spread}",
     "source_shakespeare": "tiny Shakespeare",
     "source_python_docs": "Python's own documentation (the help texts every Python installation carries, "
     "pydoc_data; tiny Shakespeare, shared/data/tinyshakespeare.txt beside the repository, is not on this "
@@ -72,7 +74,19 @@ MESSAGES = {
     "others_keep": "Switching off any other head leaves at least {kept_other_pct}.",
     "headline": "2 layers: best induction score {ind_from:.3f} → {ind_to:.3f} (half of the rise by step "
     "{rise_middle}), in-context gap {gap_two:+.2f} nats; 1 layer: at most {best_one:.3f}, gap {gap_one:+.2f}; "
-    "{ind_name} off: {kept_pct} of the gap left",
+    "layer {ind_layer}'s induction head (H{ind_head} in this run) off: {kept_pct} of the gap left",
+    "spread": "These numbers are one run's. Another seed, or another kind of CPU, gives others: a CPU sums "
+    "floats in its own order, so they round a little differently, and {steps} training steps amplify that "
+    "difference as they amplify a change of seed. Over {spread_runs} runs on tiny Shakespeare the best "
+    "induction score ended between {score_lo:.2f} and {score_hi:.2f}, the gap between {gap_lo:+.2f} and "
+    "{gap_hi:+.2f} nats, and switching the induction head off left {kept_lo} to {kept_hi} of the gap. Which "
+    "head of layer 1 becomes the induction head (H0 or H1) changed from run to run as well. What held in every "
+    "run: layer 1 has an induction head, the one-layer model has none, and switching that head off takes most "
+    "of the gain away.",
+    "spread_other": "These numbers are one run's. Another seed, or another kind of CPU, gives others: a CPU "
+    "sums floats in its own order, so they round a little differently, and {steps} training steps amplify that "
+    "difference as they amplify a change of seed; which head of layer 1 becomes the induction head may change "
+    "too.",
     "head": "L{layer} H{head}",
     "row_head": "{which} ({role})",
     "role_induction": "induction",

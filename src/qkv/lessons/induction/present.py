@@ -15,6 +15,12 @@ from qkv.presentation.text import width
 EVERY = 5  # the text's table shows every 5th measurement (the figure shows them all)
 FORMED = 3  # an induction head formed: the best score ends at least this many times the even spread's
 REMOVED = 0.3  # switching a head off "removes" the gain when less than this share of the gap is left
+# How far the numbers move from run to run, on tiny Shakespeare (python benchmarks/induction_spread.py):
+# seeds 0-4 on one CPU (AMD EPYC, AVX-512), one thread as the lesson trains, and seed 0 again with two
+# threads and with AVX2 kernels (ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2). Another
+# CPU kind rounds its float sums in another order, and 3000 training steps amplify that as they amplify a
+# change of seed: another machine prints other numbers, within these ranges. The text states them.
+SPREAD = {"runs": 5, "score": (0.14, 0.18), "gap": (-3.43, -2.65), "kept": (0.0, 0.38)}
 
 
 def title(lang: str) -> str:
@@ -121,6 +127,8 @@ def _fields(n: Result, lang: str) -> dict:
         "gap_one": one.gap,
         "best_one": max(n.models["one"].best),
         "ind_name": head_name(ind.layer, ind.head, lang),
+        "ind_layer": ind.layer,
+        "ind_head": ind.head,
         "ind_score": ind.score,
         "prev_name": head_name(prev.layer, prev.head, lang),
         "prev_score": prev.score,
@@ -145,6 +153,25 @@ def _verdicts(n: Result, f: dict, lang: str) -> str:
     return then(out, lang)
 
 
+def _spread(n: Result, lang: str) -> str:
+    """How far another run's numbers may lie from these (SPREAD, measured on tiny Shakespeare only)."""
+    say = translator(lang, "lessons.induction")
+    if n.source != "shakespeare":
+        return say("spread_other", steps=n.steps)
+    (score_lo, score_hi), (gap_lo, gap_hi), (kept_lo, kept_hi) = (SPREAD[k] for k in ("score", "gap", "kept"))
+    return say(
+        "spread",
+        steps=n.steps,
+        spread_runs=SPREAD["runs"],
+        score_lo=score_lo,
+        score_hi=score_hi,
+        gap_lo=gap_lo,
+        gap_hi=gap_hi,
+        kept_lo=_pct(kept_lo),
+        kept_hi=_pct(kept_hi),
+    )
+
+
 def text(n: Result, lang: str) -> str:
     say = translator(lang, "lessons.induction")
     f = _fields(n, lang)
@@ -156,6 +183,7 @@ def text(n: Result, lang: str) -> str:
         curve_table=_curve_table(n, lang),
         ablation_table=_ablation_table(n, lang),
         verdicts=_verdicts(n, f, lang),
+        spread=_spread(n, lang),
     )
 
 

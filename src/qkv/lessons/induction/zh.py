@@ -32,7 +32,9 @@ MESSAGES = {
     "然后把两层模型的每个头轮流关掉（z_h = 0），在同样的序列上再测一遍：\n"
     "{ablation_table}\n"
     "\n"
-    "{verdicts}",
+    "{verdicts}\n"
+    "\n"
+    "{spread}",
     "source_shakespeare": "莎士比亚剧本选段 tiny Shakespeare ",
     "source_python_docs": " Python 自带的文档（每个 Python 安装都有的帮助文本，pydoc_data；本机没"
     "有 tiny Shakespeare，即仓库旁的 shared/data/tinyshakespeare.txt）",
@@ -59,7 +61,16 @@ MESSAGES = {
     "差距还剩 {kept_previous_pct}。",
     "others_keep": "关掉其他任何一个头，差距至少还剩 {kept_other_pct}。",
     "headline": "两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），上下文差距 "
-    "{gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；关掉 {ind_name}：差距剩 {kept_pct}",
+    "{gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；"
+    "关掉层 {ind_layer} 的归纳头（这次是头 {ind_head}）：差距剩 {kept_pct}",
+    "spread": "以上是一次运行的数字。换一个种子，或者换一种 CPU，数字就会不同：每种 CPU 按自己的顺序给浮点数求和，"
+    "舍入的误差也就略有不同，而 {steps} 步训练会把这点差别放大，就像放大种子的差别一样。在 tiny Shakespeare 上"
+    "跑了 {spread_runs} 次，最高归纳分数最后落在 {score_lo:.2f} 到 {score_hi:.2f} 之间，差距在 {gap_lo:+.2f} 到 "
+    "{gap_hi:+.2f} nat 之间，关掉归纳头后差距还剩 {kept_lo} 到 {kept_hi}。层 1 的哪个头成为归纳头（头 0 还是"
+    "头 1），每次也不一样。每次都成立的是：层 1 里有一个归纳头，一层模型里没有，关掉这个头就拿走了大部分增益。",
+    "spread_other": "以上是一次运行的数字。换一个种子，或者换一种 CPU，数字就会不同：每种 CPU 按自己的顺序给浮点数"
+    "求和，舍入的误差也就略有不同，而 {steps} 步训练会把这点差别放大，就像放大种子的差别一样；层 1 的哪个头成为"
+    "归纳头，也可能随之改变。",
     "head": "层 {layer} 头 {head}",
     "row_head": "{which}（{role}）",
     "role_induction": "归纳头",
