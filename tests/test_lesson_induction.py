@@ -157,6 +157,7 @@ def test_the_text_says_how_far_another_run_may_move(result):
     text, ind = _flat(result.text), n["induction_head"]
     assert f"layer 1's induction head (H{ind['head']} in this run) off" in result.headline
     if n["source"] == "shakespeare":
+        assert result.headline.startswith("On tiny Shakespeare, 2 layers:")
         lo, hi = SPREAD["score"]
         assert f"ended between {lo:.2f} and {hi:.2f}" in text and f"over {SPREAD['runs']} runs" in text.lower()
         assert lo - 0.005 <= n["rise"]["to"] <= hi + 0.005
@@ -168,6 +169,8 @@ def test_the_text_says_how_far_another_run_may_move(result):
     assert "These numbers are one run's" in other and "ended between" not in other
     assert "以上是一次运行的数字" in zh and "最后落在" not in zh
     assert f"关掉层 1 的归纳头（这次是头 {ind['head']}）" in view.headline(typed, "zh")
+    assert view.headline(typed, "en").startswith("On Python's documentation, 2 layers:")  # which text it read
+    assert view.headline(typed, "zh").startswith("在 Python 文档上，两层：")
 
 
 # ------------------------------------------------------------------ the pieces, by other routes

@@ -42,6 +42,9 @@ MESSAGES = {
     "\n"
     "{spread}",
     "source_shakespeare": "tiny Shakespeare",
+    "short_shakespeare": "tiny Shakespeare",
+    "short_python_docs": "Python's documentation",
+    "short_corpus": "the built-in corpus",
     "source_python_docs": "Python's own documentation (the help texts every Python installation carries, "
     "pydoc_data; tiny Shakespeare, shared/data/tinyshakespeare.txt beside the repository, is not on this "
     "machine)",
@@ -72,9 +75,9 @@ MESSAGES = {
     "previous_not_needed": "Without {prev_name}, the head of layer 0 that looks most at the previous token "
     "(score {prev_score:.2f}), {kept_previous_pct} of the gap is left.",
     "others_keep": "Switching off any other head leaves at least {kept_other_pct}.",
-    "headline": "2 layers: best induction score {ind_from:.3f} → {ind_to:.3f} (half of the rise by step "
-    "{rise_middle}), in-context gap {gap_two:+.2f} nats; 1 layer: at most {best_one:.3f}, gap {gap_one:+.2f}; "
-    "layer {ind_layer}'s induction head (H{ind_head} in this run) off: {kept_pct} of the gap left",
+    "headline": "On {source_short}, 2 layers: best induction score {ind_from:.3f} → {ind_to:.3f} (half of the "
+    "rise by step {rise_middle}), in-context gap {gap_two:+.2f} nats; 1 layer: at most {best_one:.3f}, gap "
+    "{gap_one:+.2f}; layer {ind_layer}'s induction head (H{ind_head} in this run) off: {kept_pct} of the gap left",
     "spread": "These numbers are one run's. Another seed, or another kind of CPU, gives others: a CPU sums "
     "floats in its own order, so they round a little differently, and {steps} training steps amplify that "
     "difference as they amplify a change of seed. Over {spread_runs} runs on tiny Shakespeare the best "

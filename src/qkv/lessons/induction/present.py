@@ -37,9 +37,16 @@ def roles(lang: str) -> dict[str, str]:
     return {"induction": say("role_induction"), "previous": say("role_previous"), "other": say("role_other")}
 
 
-def sources(lang: str) -> dict[str, str]:
-    """Each text it may train on, by the names of qkv.lessons.induction.measure.SOURCES."""
+def sources(lang: str, short: bool = False) -> dict[str, str]:
+    """Each text it may train on, by the names of qkv.lessons.induction.measure.SOURCES (short: as the
+    headline names it)."""
     say = translator(lang, "lessons.induction")
+    if short:
+        return {
+            "shakespeare": say("short_shakespeare"),
+            "python_docs": say("short_python_docs"),
+            "corpus": say("short_corpus"),
+        }
     return {
         "shakespeare": say("source_shakespeare"),
         "python_docs": say("source_python_docs"),
@@ -113,6 +120,7 @@ def _fields(n: Result, lang: str) -> dict:
     return {
         **n.to_numbers(),
         "source_text": sources(lang)[n.source],
+        "source_short": sources(lang, short=True)[n.source],
         "ind_from": n.rise.from_,
         "ind_to": n.rise.to,
         "rise_start": n.rise.start,

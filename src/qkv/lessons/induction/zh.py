@@ -36,6 +36,9 @@ MESSAGES = {
     "\n"
     "{spread}",
     "source_shakespeare": "莎士比亚剧本选段 tiny Shakespeare ",
+    "short_shakespeare": " tiny Shakespeare ",
+    "short_python_docs": " Python 文档",
+    "short_corpus": "内置语料",
     "source_python_docs": " Python 自带的文档（每个 Python 安装都有的帮助文本，pydoc_data；本机没"
     "有 tiny Shakespeare，即仓库旁的 shared/data/tinyshakespeare.txt）",
     "source_corpus": "本包内置的英文语料（本机既没有 tiny Shakespeare，也没有 Python 的文档；"
@@ -60,8 +63,8 @@ MESSAGES = {
     "previous_not_needed": "关掉层 0 里最爱看前一个词元的头 {prev_name}（分数 {prev_score:.2f}），"
     "差距还剩 {kept_previous_pct}。",
     "others_keep": "关掉其他任何一个头，差距至少还剩 {kept_other_pct}。",
-    "headline": "两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），上下文差距 "
-    "{gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；"
+    "headline": "在{source_short}上，两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），"
+    "上下文差距 {gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；"
     "关掉层 {ind_layer} 的归纳头（这次是头 {ind_head}）：差距剩 {kept_pct}",
     "spread": "以上是一次运行的数字。换一个种子，或者换一种 CPU，数字就会不同：每种 CPU 按自己的顺序给浮点数求和，"
     "舍入的误差也就略有不同，而 {steps} 步训练会把这点差别放大，就像放大种子的差别一样。在 tiny Shakespeare 上"
