@@ -66,14 +66,15 @@ MESSAGES = {
     "headline": "在{source_short}上，两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），"
     "上下文差距 {gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；"
     "关掉层 {ind_layer} 的归纳头（这次是头 {ind_head}）：差距剩 {kept_pct}",
-    "spread": "以上是一次运行的数字。换一个种子，或者换一种 CPU，数字就会不同：每种 CPU 按自己的顺序给浮点数求和，"
-    "舍入的误差也就略有不同，而 {steps} 步训练会把这点差别放大，就像放大种子的差别一样。在 tiny Shakespeare 上"
-    "跑了 {spread_runs} 次，最高归纳分数最后落在 {score_lo:.2f} 到 {score_hi:.2f} 之间，差距在 {gap_lo:+.2f} 到 "
-    "{gap_hi:+.2f} nat 之间，关掉归纳头后差距还剩 {kept_lo} 到 {kept_hi}。层 1 的哪个头成为归纳头（头 0 还是"
-    "头 1），每次也不一样。每次都成立的是：层 1 里有一个归纳头，一层模型里没有，关掉这个头就拿走了大部分增益。",
-    "spread_other": "以上是一次运行的数字。换一个种子，或者换一种 CPU，数字就会不同：每种 CPU 按自己的顺序给浮点数"
-    "求和，舍入的误差也就略有不同，而 {steps} 步训练会把这点差别放大，就像放大种子的差别一样；层 1 的哪个头成为"
-    "归纳头，也可能随之改变。",
+    "spread": "以上是种子 {seed} 这一次运行的数字。换一个种子，数字就会不同：在 tiny Shakespeare 上用种子 {seed_lo} "
+    "到 {seed_hi} 各训练一次，最高归纳分数最后落在 {score_lo:.2f} 到 {score_hi:.2f} 之间，差距在 {gap_lo:+.2f} 到 "
+    "{gap_hi:+.2f} nat 之间，关掉归纳头后差距还剩 {kept_lo} 到 {kept_hi}；层 1 的哪个头成为归纳头（头 0 还是头 1）"
+    "也随种子而变。对每个种子都成立的是：层 1 里有一个归纳头，一层模型里没有，关掉这个头就拿走了大部分增益。"
+    "本课只用一个线程训练，所以机器有几个核不影响结果；换一套 CPU 指令（用 AVX2 代替 AVX-512）也没有改变任何一位"
+    "打印出来的数字；换一份训练文本则会改变它们。",
+    "spread_other": "以上是在{source_short}上、种子 {seed} 这一次运行的数字。qkv 文档（docs/lessons.md）里的数字是在 "
+    "tiny Shakespeare 上测的，从仓库检出的代码旁边就有这份文本（shared/data/tinyshakespeare.txt）：换一份文本训练，"
+    "模型会停在别处，归纳头也可能是层 1 的另一个头。换一个种子，数字同样会变。",
     "head": "层 {layer} 头 {head}",
     "row_head": "{which}（{role}）",
     "role_induction": "归纳头",
