@@ -12,8 +12,8 @@ in-context gap -2.1 to -3.5 nats (1 layer: 0.0 to -0.5); the induction head off 
 Shakespeare and 10-55% on Python's documentation (seed 0: 16% and 10%), the other layer-1 head off 79-107%.
 Measured again for issue 32 (benchmarks/induction_spread.py), seeds 0-4 on tiny Shakespeare: best score
 0.142-0.180, gap -2.65 to -3.43, the induction head off leaves 0-38% (seed 3: 38%, its other heads 52-56%), the
-induction head L1 H0 for seeds 0, 2, 3 and L1 H1 for 1, 4; seed 0 with AVX2 kernels instead of AVX-512: the
-same printed digits; seed 0 on Python's documentation: 0.144, L1 H1, 10% (what an installed package prints).
+induction head L1 H0 for seeds 0, 2, 3 and L1 H1 for 1, 4; seed 0 with AVX2 or plain SSE kernels instead of AVX-512:
+the same printed digits; seed 0 on Python's documentation: 0.144, L1 H1, 10% (what an installed package prints).
 """
 
 import copy

@@ -84,8 +84,8 @@ MESSAGES = {
     "{kept_hi} of the gap; which head of layer 1 became the induction head (H0 or H1) changed with the seed too. "
     "What held for every seed: layer 1 has an induction head, the one-layer model has none, and switching that "
     "head off takes most of the gain away. The lesson trains on one thread, so a machine's number of cores does "
-    "not change its numbers, and other CPU kernels (AVX2 instead of AVX-512) changed no printed digit; another "
-    "text does change them.",
+    "not change its numbers, and other CPU kernels (AVX2 or plain SSE instead of AVX-512) changed no printed "
+    "digit; another text does change them.",
     "spread_other": "These numbers are one run's, on {source_short}, with seed {seed}. The figures in qkv's "
     "documentation (docs/lessons.md) are for tiny Shakespeare, which a checkout of the repository keeps beside it "
     "(shared/data/tinyshakespeare.txt): trained on another text the models end elsewhere, and the induction head "
