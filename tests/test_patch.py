@@ -199,7 +199,7 @@ def test_patching_every_position_at_layer_0_restores_the_clean_run():
         assert r.values[0, 2].item() == pytest.approx(r.clean, abs=1e-4)
         for p in (0, 1, 3, 4, 5):
             assert r.values[0, p].item() == pytest.approx(r.corrupted, abs=1e-4)
-        assert r.normalized()[0, 2].item() == pytest.approx(1.0, abs=1e-4)
+        assert r.normalized[0, 2].item() == pytest.approx(1.0, abs=1e-4)
         assert abs(r.clean - r.corrupted) > 0.1
         # and every position at once, by hand: the clean metric
         every = by_hand(model, clean, corrupted, "blocks.0.hook_resid_pre", lambda act, c: act.copy_(c))
@@ -212,7 +212,7 @@ def test_clean_equal_to_corrupted_changes_nothing(bundled):
         r = patch_text(model, tok, CLEAN, CLEAN, "味道", "股价", site=site)
         assert r.clean == pytest.approx(r.corrupted, abs=1e-4)
         assert torch.allclose(r.values, torch.full_like(r.values, r.clean), atol=1e-4)
-        assert r.normalized() is None
+        assert r.normalized is None
         assert r.to_json(tok)["normalized"] is None
 
 
@@ -224,7 +224,7 @@ def test_in_bfloat16_patching_a_piece_by_itself_is_the_run_itself():
     for site in ("resid_pre", "z"):
         r = patch(model, ids, ids, site, logit_diff(A, W))
         assert torch.equal(r.values, torch.full_like(r.values, r.clean)) and r.clean == r.corrupted, site
-        assert r.normalized() is None
+        assert r.normalized is None
 
 
 def test_the_bundled_model_tells_the_two_senses_apart(bundled):
@@ -233,7 +233,7 @@ def test_the_bundled_model_tells_the_two_senses_apart(bundled):
     model, tok = bundled
     r = patch_text(model, tok, CLEAN, CORRUPT, "味道", "股价")
     assert r.clean > 0 > r.corrupted
-    share = r.normalized()
+    share = r.normalized
     assert share[0, 2] > 0.8  # 吃了/投资了 entering layer 0
     assert share[:, 0].abs().max() < 1e-4  # 我 is the same token in both: patching it does nothing
     doc = r.to_json(tok)
@@ -281,8 +281,8 @@ def test_what_patching_refuses(bundled):
     assert "one token" in refused(token_id, tok, "味道 很")
     assert "one token" in refused(patch_text, model, tok, CLEAN, CORRUPT, "味道很甜", "股价")
     assert "out of range" in refused(patch, gpt(), CLEAN_IDS, CORRUPT_IDS, "z", logit_diff(A, W, position=6))
-    assert "one number per sequence" in refused(
-        patch, gpt(), CLEAN_IDS, CORRUPT_IDS, "z", lambda logits: logits[:, -1, A].sum()
+    assert "one number for each patched run" in refused(
+        patch, gpt(), CLEAN_IDS, CORRUPT_IDS, "z", lambda logits: logits[:, -1, A:W]
     )
     words = WordTokenizer(["我", "吃了", "苹果"])
     assert "vocabulary" in refused(token_id, words, "股价")
@@ -355,10 +355,10 @@ def test_a_small_gap_between_the_runs_is_flagged(bundled):
         gap = abs(by_forward(CLEAN) - by_forward(corrupted))
         assert abs(gap - 1.0) > 1e-3  # not at the edge, where rounding could decide
         doc = r.to_json(tok)
-        assert doc["gap_small"] is (gap < 1.0) and r.gap_small() is (gap < 1.0), corrupted
+        assert doc["gap_small"] is (gap < 1.0) and r.gap_small is (gap < 1.0), corrupted
         assert doc["normalized"] is not None
-    assert patch_text(model, tok, CLEAN, CORRUPT, "味道", "股价").gap_small() is False  # the example: 10 apart
-    assert patch_text(model, tok, CLEAN, "我 昨天 吃了 香蕉 ，", "味道", "股价").gap_small() is True
+    assert patch_text(model, tok, CLEAN, CORRUPT, "味道", "股价").gap_small is False  # the example: 10 apart
+    assert patch_text(model, tok, CLEAN, "我 昨天 吃了 香蕉 ，", "味道", "股价").gap_small is True
     assert patch_text(model, tok, CLEAN, CLEAN, "味道", "股价").to_json(tok)["gap_small"] is True  # no gap at all
 
 
@@ -376,8 +376,8 @@ def test_for_any_other_metric_the_gap_is_small_next_to_the_pieces_effects():
             r = patch(
                 model, clean, corrupted, "resid_pre", lambda logits, s=scale: s * (logits[:, -1, A] - logits[:, -1, W])
             )
-            want = bool(r.normalized().abs().max() > 2)
-            assert r.gap_small() is want and r.to_json()["gap_small"] is want
+            want = bool(r.normalized.abs().max() > 2)
+            assert r.gap_small is want and r.to_json()["gap_small"] is want
             seen.add(want)
     assert seen == {True, False}  # both cases met
 

@@ -258,7 +258,7 @@ def patch_cells(pg) -> dict:
 
 
 def check_patch(pg, r, model, n):
-    cells, share = patch_cells(pg), r.normalized()
+    cells, share = patch_cells(pg), r.normalized
     assert sorted(cells) == [(L, c) for L in range(model.cfg.n_layers) for c in range(n)]
     for (L, c), (text, title) in cells.items():
         s, m = float(share[L, c]), float(r.values[L, c])

@@ -13,7 +13,7 @@ A piece that moves m from m_corrupted to m_clean carries (all of) the difference
     normalized = (m_patched - m_corrupted) / (m_clean - m_corrupted)     (0: nothing; 1: everything)
 
 A share divides by the gap m_clean - m_corrupted, so when the two runs barely differ the shares are
-noise blown up (a gap of 0.03 makes a piece that moves m by 0.09 a "share" of 3): gap_small() says so.
+noise blown up (a gap of 0.03 makes a piece that moves m by 0.09 a "share" of 3): gap_small says so.
 
 Sites, as TransformerLens's patching names them (blocks.L.<name>):
 
@@ -32,7 +32,7 @@ entering the layer (at layer 0, the clean run itself).
 
     result = patch(model, clean_ids, corrupted_ids, "resid_pre", logit_diff(answer_id, wrong_id))
     per_layer = patch(model, clean_ids, corrupted_ids, "z", metric, whole=True)   # values (n_layers,)
-    result.values, result.clean, result.corrupted, result.normalized()
+    result.values, result.clean, result.corrupted, result.normalized, result.gap_small
     r = patch_text(model, tokenizer, "我 昨天 吃了 苹果 ，", "我 上周 投资了 苹果 ，", "味道", "股价", site="z")
     r.to_json(tokenizer)                 # the kind-"patching" document
 
@@ -116,6 +116,7 @@ class Patching:
     def by_head(self) -> bool:
         return self.site in BY_HEAD
 
+    @property
     def normalized(self) -> torch.Tensor | None:
         """(values - corrupted) / (clean - corrupted), or None when the two runs' metrics are equal."""
         gap = self.clean - self.corrupted
@@ -123,6 +124,7 @@ class Patching:
             return None
         return (self.values - self.corrupted) / gap
 
+    @property
     def gap_small(self) -> bool:
         """Whether clean and corrupted differ too little for the shares to mean much (see GAP_LOGITS):
         |clean - corrupted| < GAP_LOGITS for a logit difference, else < max |values - corrupted| / GAP_SPREAD."""
@@ -145,7 +147,7 @@ class Patching:
         normalized share, null when clean = corrupted), the two runs' metrics, gap_small (true when they
         differ too little for the shares to mean much, see GAP_LOGITS), the answer and the wrong token
         when the metric is a logit difference."""
-        norm = self.normalized()
+        norm = self.normalized
         m = self.metric if isinstance(self.metric, LogitDiff) else None
 
         def shown(ids):
@@ -164,7 +166,7 @@ class Patching:
             "normalized": norm.tolist() if norm is not None else None,
             "clean": self.clean,
             "corrupted": self.corrupted,
-            "gap_small": self.gap_small(),
+            "gap_small": self.gap_small,
             "answer": word(m.answer) if m else None,
             "wrong": word(m.wrong) if m else None,
             "answer_id": m.answer if m else None,
@@ -200,7 +202,7 @@ def _short_repr(x, limit: int = 60) -> str:
 def check_metric(metric) -> None:
     """A metric is a function of the logits (logit_diff gives one), else a one-line refusal."""
     if not callable(metric):
-        raise TextError.of("patching.metric_type", got=_short_repr(metric))
+        raise TextError.of("tlpatch.metric_type", got=_short_repr(metric))
     if isinstance(metric, LogitDiff) and metric.answer == metric.wrong:
         raise TextError.of("patching.same_words", word=f"id {metric.answer}")
 
@@ -221,12 +223,30 @@ def _lengths(clean, corrupted, shown: int = 40) -> TextError:
     )
 
 
+def _numbers(metric, logits: torch.Tensor) -> torch.Tensor:
+    """metric(logits) as a flat float64 tensor on the CPU, or a one-line refusal when it is not numbers."""
+    out = metric(logits)
+    try:
+        return torch.as_tensor(out).detach().reshape(-1).to("cpu", torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TextError.of("tlpatch.metric_value", got=_short_repr(out)) from None
+
+
 def _per_row(metric, logits: torch.Tensor) -> torch.Tensor:
-    """metric(logits) as one float64 number per row of the batch, on the CPU."""
-    out = torch.as_tensor(metric(logits)).detach().reshape(-1)
-    if out.numel() != logits.shape[0]:
-        raise TextError.of("patching.metric_shape", B=logits.shape[0], got=out.numel())
-    return out.to("cpu", torch.float64)
+    """metric(logits) as one float64 number per row (one patched run) of the batch (B, T, d_vocab), on the CPU.
+
+    A metric may give one number per row, (B,) (logit_diff does), or one number for the whole batch it is
+    given, as TransformerLens's patching expects (its metric reads one run's logits to a scalar, e.g.
+    logits[0, -1, a] - logits[0, -1, b]): that one is called again on each row by itself, logits[r : r + 1]."""
+    B = logits.shape[0]
+    out = _numbers(metric, logits)
+    if out.numel() == B:
+        return out
+    if out.numel() == 1:  # one number for the whole batch: the metric of one run, so one run at a time
+        out = torch.cat([_numbers(metric, logits[r : r + 1]) for r in range(B)])  # (B,) when each run gives one
+        if out.numel() == B:
+            return out
+    raise TextError.of("tlpatch.metric_shape", B=B, got=out.numel())
 
 
 def _hook(rows: list[int], index: list[int | None], clean: torch.Tensor, by_head: bool):
@@ -278,8 +298,10 @@ def patch(
 ) -> Patching:
     """Patch each piece of `site` (one of SITES; see the module docstring) from the clean run into the
     corrupted run and measure metric(logits) each time. metric maps logits (B, T, d_vocab) to one number
-    per row (B,) (logit_diff does). `batch`: pieces per forward pass (default: as many as LOGITS_BUDGET
-    allows). `whole`: one piece per layer, the site's whole activation there (values (n_layers,)).
+    per row (B,) (logit_diff does), or, as TransformerLens's patching has it, the logits of one run (1, T,
+    d_vocab) to one number (then it is called once per patched run). `batch`: pieces per forward pass
+    (default: as many as LOGITS_BUDGET allows). `whole`: one piece per layer, the site's whole activation
+    there (values (n_layers,)).
     Both site and metric must be given; they default to None only so that a call missing one
     is refused in one line rather than with a TypeError."""
     pattern, clean_ids, corrupted_ids = _checked(model, clean_ids, corrupted_ids, site, metric, batch)

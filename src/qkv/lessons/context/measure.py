@@ -171,9 +171,9 @@ def sense_patching(model, tokenizer) -> Patch:
         runs[s] = PatchRun(
             cue=[trace["pattern", L][0, :, -1, cue].tolist() for L in range(model.cfg.n_layers)],
             tv=patch(model, ids[donor], ids[s], "z", away).values.tolist(),
-            share=share.normalized().tolist(),
+            share=share.normalized.tolist(),
             layer_tv=patch(model, ids[donor], ids[s], "z", away, whole=True).values.tolist(),
-            layer_share=patch(model, ids[donor], ids[s], "z", toward, whole=True).normalized().tolist(),
+            layer_share=patch(model, ids[donor], ids[s], "z", toward, whole=True).normalized.tolist(),
         )
     return Patch(
         words={s: [tokenizer.display(i) for i in words[s]] for s in SENSES},

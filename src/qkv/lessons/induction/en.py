@@ -38,8 +38,13 @@ MESSAGES = {
     "measured again:\n"
     "{ablation_table}\n"
     "\n"
-    "{verdicts}",
+    "{verdicts}\n"
+    "\n"
+    "{spread}",
     "source_shakespeare": "tiny Shakespeare",
+    "short_shakespeare": "tiny Shakespeare",
+    "short_python_docs": "Python's documentation",
+    "short_corpus": "the built-in corpus",
     "source_python_docs": "Python's own documentation (the help texts every Python installation carries, "
     "pydoc_data; tiny Shakespeare, shared/data/tinyshakespeare.txt beside the repository, is not on this "
     "machine)",
@@ -70,9 +75,21 @@ MESSAGES = {
     "previous_not_needed": "Without {prev_name}, the head of layer 0 that looks most at the previous token "
     "(score {prev_score:.2f}), {kept_previous_pct} of the gap is left.",
     "others_keep": "Switching off any other head leaves at least {kept_other_pct}.",
-    "headline": "2 layers: best induction score {ind_from:.3f} → {ind_to:.3f} (half of the rise by step "
-    "{rise_middle}), in-context gap {gap_two:+.2f} nats; 1 layer: at most {best_one:.3f}, gap {gap_one:+.2f}; "
-    "{ind_name} off: {kept_pct} of the gap left",
+    "headline": "On {source_short}, 2 layers: best induction score {ind_from:.3f} → {ind_to:.3f} (half of the "
+    "rise by step {rise_middle}), in-context gap {gap_two:+.2f} nats; 1 layer: at most {best_one:.3f}, gap "
+    "{gap_one:+.2f}; layer {ind_layer}'s induction head (H{ind_head} in this run) off: {kept_pct} of the gap left",
+    "spread": "These numbers are one run's, with seed {seed}. Another seed gives others: over seeds {seed_lo} to "
+    "{seed_hi} on tiny Shakespeare the best induction score ended between {score_lo:.2f} and {score_hi:.2f}, the "
+    "gap between {gap_lo:+.2f} and {gap_hi:+.2f} nats, and switching the induction head off left {kept_lo} to "
+    "{kept_hi} of the gap; which head of layer 1 became the induction head (H0 or H1) changed with the seed too. "
+    "What held for every seed: layer 1 has an induction head, the one-layer model has none, and switching that "
+    "head off takes most of the gain away. The lesson trains on one thread, so a machine's number of cores does "
+    "not change its numbers, and other CPU kernels (AVX2 or plain SSE instead of AVX-512) changed no printed "
+    "digit; another text does change them.",
+    "spread_other": "These numbers are one run's, on {source_short}, with seed {seed}. The figures in qkv's "
+    "documentation (docs/lessons.md) are for tiny Shakespeare, which a checkout of the repository keeps beside it "
+    "(shared/data/tinyshakespeare.txt): trained on another text the models end elsewhere, and the induction head "
+    "may be the other head of layer 1. Another seed moves the numbers too.",
     "head": "L{layer} H{head}",
     "row_head": "{which} ({role})",
     "role_induction": "induction",

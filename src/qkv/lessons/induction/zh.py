@@ -32,8 +32,13 @@ MESSAGES = {
     "然后把两层模型的每个头轮流关掉（z_h = 0），在同样的序列上再测一遍：\n"
     "{ablation_table}\n"
     "\n"
-    "{verdicts}",
+    "{verdicts}\n"
+    "\n"
+    "{spread}",
     "source_shakespeare": "莎士比亚剧本选段 tiny Shakespeare ",
+    "short_shakespeare": " tiny Shakespeare ",
+    "short_python_docs": " Python 文档",
+    "short_corpus": "内置语料",
     "source_python_docs": " Python 自带的文档（每个 Python 安装都有的帮助文本，pydoc_data；本机没"
     "有 tiny Shakespeare，即仓库旁的 shared/data/tinyshakespeare.txt）",
     "source_corpus": "本包内置的英文语料（本机既没有 tiny Shakespeare，也没有 Python 的文档；"
@@ -58,8 +63,18 @@ MESSAGES = {
     "previous_not_needed": "关掉层 0 里最爱看前一个词元的头 {prev_name}（分数 {prev_score:.2f}），"
     "差距还剩 {kept_previous_pct}。",
     "others_keep": "关掉其他任何一个头，差距至少还剩 {kept_other_pct}。",
-    "headline": "两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），上下文差距 "
-    "{gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；关掉 {ind_name}：差距剩 {kept_pct}",
+    "headline": "在{source_short}上，两层：最高归纳分数 {ind_from:.3f} → {ind_to:.3f}（第 {rise_middle} 步完成一半），"
+    "上下文差距 {gap_two:+.2f} nat；一层：最多 {best_one:.3f}，差距 {gap_one:+.2f}；"
+    "关掉层 {ind_layer} 的归纳头（这次是头 {ind_head}）：差距剩 {kept_pct}",
+    "spread": "以上是种子 {seed} 这一次运行的数字。换一个种子，数字就会不同：在 tiny Shakespeare 上用种子 {seed_lo} "
+    "到 {seed_hi} 各训练一次，最高归纳分数最后落在 {score_lo:.2f} 到 {score_hi:.2f} 之间，差距在 {gap_lo:+.2f} 到 "
+    "{gap_hi:+.2f} nat 之间，关掉归纳头后差距还剩 {kept_lo} 到 {kept_hi}；层 1 的哪个头成为归纳头（头 0 还是头 1）"
+    "也随种子而变。对每个种子都成立的是：层 1 里有一个归纳头，一层模型里没有，关掉这个头就拿走了大部分增益。"
+    "本课只用一个线程训练，所以机器有几个核不影响结果；换一套 CPU 指令（用 AVX2 或普通的 SSE 代替 AVX-512）"
+    "也没有改变任何一位打印出来的数字；换一份训练文本则会改变它们。",
+    "spread_other": "以上是在{source_short}上、种子 {seed} 这一次运行的数字。qkv 文档（docs/lessons.md）里的数字是在 "
+    "tiny Shakespeare 上测的，从仓库检出的代码旁边就有这份文本（shared/data/tinyshakespeare.txt）：换一份文本训练，"
+    "模型会停在别处，归纳头也可能是层 1 的另一个头。换一个种子，数字同样会变。",
     "head": "层 {layer} 头 {head}",
     "row_head": "{which}（{role}）",
     "role_induction": "归纳头",

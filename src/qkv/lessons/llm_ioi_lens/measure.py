@@ -42,7 +42,7 @@ TOP_HEADS = 5
 def patched(model, tokenizer, site: str) -> Patched:
     """patch_text on CLEAN/CORRUPTED at `site`, as the share of the logit difference each piece restores."""
     p = patch_text(model, tokenizer, CLEAN, CORRUPTED, ANSWER, WRONG, site=site)
-    share = p.normalized()
+    share = p.normalized
     share = share if share is not None else torch.zeros_like(p.values)
     best = int(share.flatten().argmax())
     width = share.shape[1]
@@ -52,7 +52,7 @@ def patched(model, tokenizer, site: str) -> Patched:
         share=share.tolist(),
         clean=p.clean,
         corrupted=p.corrupted,
-        gap_small=p.gap_small(),
+        gap_small=p.gap_small,
         best_layer=best // width,
         best_index=best % width,
         best_share=float(share.flatten()[best]),
