@@ -9,10 +9,6 @@ MESSAGES = {
         "the site must be one of {sites}, given after the two texts: patch(model, clean_ids, corrupted_ids, "
         "site, metric); got {got}"
     ),
-    "metric_type": (
-        "the metric must be a function of the logits giving one number per sequence, such as "
-        "logit_diff(answer_id, wrong_id); got {got}"
-    ),
     "batch": "batch must be a whole number of at least 1 (pieces per forward pass); got {got}",
     "same_words": (
         "the answer and the wrong word are the same ({word}): logit(answer) - logit(wrong) is 0 in every run; "
@@ -26,7 +22,6 @@ MESSAGES = {
     ),
     "word_empty": "the answer and the wrong word must each be a word, not empty",
     "word_tokens": "{word} is {n} tokens here ({pieces}): the answer and the wrong word must each be one token",
-    "metric_shape": "the metric must give one number per sequence: {B} for a batch of {B}, got {got}",
     "position": "the metric's position {pos} is out of range: the text has {T} tokens",
     "missing": "the patching figure needs {flags}",
     "flags_other": "{flags} only go with the patching figure (qkv figure patching)",

@@ -11,10 +11,6 @@ MESSAGES = {
         "位置类型必须是 {sites} 之一，写在两段文本之后：patch(model, clean_ids, corrupted_ids, site, metric)；"
         "收到的是 {got}"
     ),
-    "metric_type": (
-        "指标必须是一个以 logits 为输入、对每个序列给出一个数的函数，例如 logit_diff(answer_id, wrong_id)；"
-        "收到的是 {got}"
-    ),
     "batch": "batch 必须是不小于 1 的整数（每次前向传播修补几处）；收到的是 {got}",
     "same_words": (
         "正确词和错误词是同一个（{word}）：logit(正确词) - logit(错误词) 在任何运行里都是 0；请给两个不同的词"
@@ -26,7 +22,6 @@ MESSAGES = {
     ),
     "word_empty": "正确词和错误词都必须是一个词，不能为空",
     "word_tokens": "{word} 在这里是 {n} 个词元（{pieces}）：正确词和错误词都必须各是一个词元",
-    "metric_shape": "指标必须对每个序列给出一个数：一批 {B} 个就要 {B} 个数，实际得到 {got} 个",
     "position": "指标所在的位置 {pos} 超出范围：这段文字有 {T} 个词元",
     "missing": "修补图还需要 {flags}",
     "flags_other": "{flags} 只用于修补图（qkv figure patching）",
