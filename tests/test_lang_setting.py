@@ -83,6 +83,19 @@ def test_an_explanation_follows_qkv_lang(monkeypatch, bundled):
     assert len(HAN.findall(chinese)) > 3 * len(HAN.findall(english)) and ex.to_json()["lang"] == "zh"
 
 
+def test_a_check_report_in_a_notebook_follows_set_lang(bundled):
+    """qkv.check(trace) shown in a notebook: the report in the language qkv speaks; str() stays English."""
+    import torch
+
+    model, tokenizer = bundled
+    _, trace = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
+    report = qkv.check(trace)
+    assert "checks pass" in report._repr_markdown_()
+    qkv.set_lang("zh")
+    shown = report._repr_markdown_()
+    assert "项检查通过" in shown and "注意力的输出 attn_out" in shown and "checks pass" in str(report)
+
+
 def test_what_core_says_while_it_works_follows_set_lang():
     """The training loop's progress words (core writes them with `said`) in the chosen language."""
     english = said(phrase("train.progress", loss="1.000", val="", rate="10"))

@@ -1,5 +1,6 @@
-"""The report of `qkv trace --check` in the user's language: qkv.core.see.invariants.CheckReport's
-lines (its str() is the English), each part from the catalogue (area "cli", keys check_*). A check's
+"""The report of qkv.check (`qkv trace --check`, and a CheckReport shown in a notebook) in the reader's
+language: qkv.core.see.invariants.CheckReport's lines (its str() is the English), each part from the
+catalogue (area "cli", keys check_*). A check's
 name is said from the catalogue when it is one of the sentences the checks are named by (NAMES) or a
 formula with a named part (FORMULAS); a name that is only a formula (resid_mid = resid_pre + attn_out)
 is written as it is. In a formula each name of the residual stream has its word beside it, in Chinese
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import re
 
+from qkv.core.see import invariants
 from qkv.core.see.invariants import TOL
 from qkv.presentation.hook_words import name_hooks
-from qkv.presentation.i18n import say_error, t
+from qkv.presentation.i18n import lang_of, say_error, t
 
 NAMES = {  # the checks' names (invariants.py) and the catalogue key of each
     "rows sum to 1": "check_rows_sum",
@@ -38,8 +40,10 @@ SITES = {"encoder": "check_site_encoder", "decoder": "check_site_decoder"}
 SITES["decoder cross-attention"] = "check_site_decoder_cross"
 
 
-def check_report(report, lang: str) -> str:
-    """The report, one line per check after a head line, as str(report) writes it in English."""
+def check_report(report, lang: str | None = None) -> str:
+    """The report, one line per check after a head line, as str(report) writes it in English; in `lang`
+    (None: the language qkv speaks, qkv.set_lang / QKV_LANG)."""
+    lang = lang_of(lang)
 
     def say(key: str, /, **fields) -> str:
         return t(f"cli.{key}", lang, **fields)
@@ -81,3 +85,6 @@ def _name(name: str, say, lang: str) -> str:
 def _formula(text: str, lang: str) -> str:
     """A part of a check's name: a norm's formula from the catalogue, else with the streams' words."""
     return t(NORM_FORMULAS[text], lang) if text in NORM_FORMULAS else name_hooks(text, lang)
+
+
+invariants.shown_by(check_report)  # a CheckReport in a notebook: these words, in the language qkv speaks
