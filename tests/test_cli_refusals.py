@@ -393,7 +393,7 @@ def test_the_check_report_is_said_in_both_languages(tmp):
     assert reports["en"][0] == f"{len(doc['items']) + 1}/{len(doc['items']) + 1} checks pass, evaluation mode"
     assert all(HAN.search(line) for line in reports["zh"]), reports["zh"]
     assert reports["zh"][-1] == f"已写入 {out}"
-    from qkv.apps.cli.report import check_report
+    from qkv.presentation.check_report import check_report
 
     failed = CheckReport([CheckItem("rows sum to 1", 2, False, 0.5, 8, [(0, 1, 2, 1.5)], "encoder")], training=True)
     assert check_report(failed, "en") == str(failed)
@@ -437,9 +437,9 @@ def test_training_says_its_progress_in_the_users_language(tmp):
 
 
 def test_the_check_report_says_which_weight_is_not_finite_in_chinese():
-    from qkv.apps.cli.report import check_report
     from qkv.core.io.refusal import phrase
     from qkv.core.see.invariants import CheckReport
+    from qkv.presentation.check_report import check_report
 
     why = phrase("errors.weights_not_finite", bad=3, name="blocks.0.attn.W_Q")
     report = CheckReport([], training=False, weights=str(why), weights_checked=True, weights_why=why)

@@ -307,7 +307,8 @@ def test_patching_shows_each_pieces_share_as_patch_text(page, server, bundled, l
     )
     check_patch(page, patch_text(model, tok, CLEAN, CORRUPT, ANSWER, WRONG, site="z"), model, model.cfg.n_heads)
     assert page.eval_on_selector_all("#patch-result thead th[data-col]", "hs => hs.map(h => h.textContent)") == [
-        f"H{h}" for h in range(model.cfg.n_heads)
+        f"头 {h}" if lang == "zh" else f"H{h}"
+        for h in range(model.cfg.n_heads)  # as a reader of each counts them
     ]
     # texts of unequal length, then a word of two tokens: the server's line in the page's language
     for field, value in (("corrupt", SENTENCE), ("answer", "味道 很")):

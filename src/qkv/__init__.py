@@ -6,6 +6,7 @@
     print(qkv.generate(model, tokenizer, "Once", 50))        # generate
     logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))
+    qkv.set_lang("zh")                                      # every display and figure in Chinese (or QKV_LANG=zh)
     print(qkv.explain(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0).to_text())
     mt, words = qkv.load("src/qkv/assets/translate")          # an encoder-decoder: the bundled zh→en model
                                                              # (qkv.core.hub.bundled.default_translate_ckpt())
@@ -54,8 +55,10 @@ from qkv.core.text.tokenizers import (
 )
 from qkv.core.train.checkpoint import load, save
 from qkv.core.train.lm import TrainingStopped, train
+from qkv.presentation import check_report as _check_report  # noqa: F401  (qkv.check's report in the reader's words)
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
+from qkv.presentation.i18n import get_lang, set_lang
 
 __version__ = "0.1.0"
 
@@ -118,4 +121,6 @@ __all__ = [
     "Attribution",
     "head_scores",
     "HeadScores",
+    "set_lang",
+    "get_lang",
 ]

@@ -15,11 +15,13 @@ from qkv.core.train.checkpoint import load
 from qkv.core.train.lm import train
 from qkv.lessons.common.report import write_report
 from qkv.lessons.common.result import check_folder
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, t, translator
 
 
-def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> Path:
-    """Train (unless quick), print samples, run every lesson into a report folder; returns its index.html."""
+def run(out="runs/demo", report=None, quick: bool = False, lang: str | None = None) -> Path:
+    """Train (unless quick), print samples, run every lesson into a report folder; returns its index.html.
+    Every line in `lang` (None: the language qkv speaks, qkv.set_lang / QKV_LANG)."""
+    lang = lang_of(lang)
     say = translator(lang, "demo")
     report_dir = check_folder(
         report or f"{out}-report", phrase("errors.folder_report")
@@ -57,9 +59,15 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str = "en") -> 
         reads_it = model.family.design in lessons.lesson_module(name).READS
         results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=ckpt if reads_it else None))
         seconds[name] = round(time.perf_counter() - t, 1)
-        print(f"  {name:<11} {seconds[name]:>5.1f} s  {results[-1].headline}", flush=True)
+        print(lesson_line(name, seconds[name], results[-1].headline, lang), flush=True)
     index = write_report(results, report_dir, lang, model=str(ckpt), seconds=seconds)
     print("\n" + say("report", index=index))
     serve = "qkv serve" if quick else f"qkv serve --ckpt {ckpt}"
     print(say("serve", serve=serve))
     return index
+
+
+def lesson_line(name: str, seconds: float, headline: str, lang: str) -> str:
+    """The progress line of a lesson that has finished: its name (what `qkv lesson` takes), how long it
+    took, and its headline, in `lang`."""
+    return t("words_zh.lesson_line", lang, name=name, seconds=f"{seconds:.1f}", headline=headline)

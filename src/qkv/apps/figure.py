@@ -20,7 +20,7 @@ from pathlib import Path
 
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.figures import check_path
-from qkv.presentation.i18n import check_lang
+from qkv.presentation.i18n import lang_of
 
 KINDS = ("attention", "head", "hull", "positions", "rope", "embedding", "loss", "alignment")
 NEEDS_MODEL = ("attention", "head", "hull", "embedding", "alignment")
@@ -35,7 +35,7 @@ def figure(
     layer: int | None = None,
     head: int | None = None,
     token: int | None = None,
-    lang: str = "en",
+    lang: str | None = None,
     log=(),
     tokens=None,
 ) -> Path:
@@ -44,7 +44,7 @@ def figure(
     layer, head (head, hull: default 0; attention: every layer unless given), token (hull: default
     the last), tokens (embedding: token texts, or one comma-separated string), log (loss: run
     directories or log.jsonl files; default ckpt's)."""
-    lang = check_lang(lang)
+    lang = lang_of(lang)
     if kind not in KINDS:
         raise ValueError(f"unknown figure kind {kind!r}; choose one of {', '.join(KINDS)}")
     out = check_path(out)

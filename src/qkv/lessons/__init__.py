@@ -49,7 +49,7 @@ from qkv.core.see.indices import TextError
 from qkv.core.spec.family import FAMILIES
 from qkv.lessons.common.llm import LLM_REF
 from qkv.lessons.common.result import LessonResult, check_folder
-from qkv.presentation.i18n import check_lang
+from qkv.presentation.i18n import lang_of
 
 # lesson name -> its folder under qkv/lessons, in teaching order;
 # `qkv demo` runs these, on the bundled model or on models they train
@@ -113,11 +113,12 @@ def result_type(name: str):
     return importlib.import_module(f"{__name__}.{_module_name(name)}.result").Result
 
 
-def title(name: str, lang: str = "en") -> str:
-    return view_module(name).title(check_lang(lang))
+def title(name: str, lang: str | None = None) -> str:
+    """Lesson `name`'s title in `lang` (None: the language qkv speaks, qkv.set_lang / QKV_LANG)."""
+    return view_module(name).title(lang_of(lang))
 
 
-def titles(lang: str = "en", real: bool = False) -> dict[str, str]:
+def titles(lang: str | None = None, real: bool = False) -> dict[str, str]:
     """Lesson name -> title: the demo's lessons, and with real=True the lessons on a real encoder and on
     a real LLM too."""
     return {name: title(name, lang) for name in (ALL_LESSONS if real else LESSONS)}
@@ -166,13 +167,14 @@ def load_model(name: str, ckpt=None):
     return model.eval(), tokenizer
 
 
-def run(name: str, lang: str = "en", out=None, ckpt=None, seed: int = 0) -> LessonResult:
-    """Run lesson `name`: measure, say it in `lang`, draw its figures into the folder `out` (None: none).
+def run(name: str, lang: str | None = None, out=None, ckpt=None, seed: int = 0) -> LessonResult:
+    """Run lesson `name`: measure, say it in `lang` (None: the language qkv speaks, qkv.set_lang /
+    QKV_LANG), draw its figures into the folder `out` (None: none).
 
     `ckpt` is the checkpoint a lesson that reads a model reads (None: the bundled model, MiniLM for
     the lessons of REAL_LESSONS, SmolLM2 for those of LLM_LESSONS, the bundled translation model for
     align); lessons that train their own models ignore it."""
-    check_lang(lang)
+    lang = lang_of(lang)
     if out is not None:  # the folder the figures go into, made if it is not there yet
         check_folder(out, phrase("errors.folder_lesson")).mkdir(parents=True, exist_ok=True)
     lesson, view = lesson_module(name), view_module(name)

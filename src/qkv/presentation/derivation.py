@@ -15,14 +15,15 @@ import numpy as np
 
 from qkv.analysis import attend as analysis
 from qkv.analysis.numbers import fmt, latex
-from qkv.presentation.i18n import check_lang, t, translator
+from qkv.presentation.i18n import check_lang, lang_of, t, translator
 from qkv.presentation.text import tex_prose
 
 
-def attend(q, K, V, d_k=None, lang: str = "en") -> Derivation:
-    """z = softmax(q Kᵀ / √d_k) V for one query (qkv.analysis.attend.attend), ready to be shown in `lang`."""
+def attend(q, K, V, d_k=None, lang: str | None = None) -> Derivation:
+    """z = softmax(q Kᵀ / √d_k) V for one query (qkv.analysis.attend.attend), ready to be shown in `lang`
+    (None: in the language qkv speaks when it is shown: qkv.set_lang, QKV_LANG)."""
     steps = analysis.attend(q, K, V, d_k)
-    return Derivation(**vars(steps), lang=check_lang(lang))
+    return Derivation(**vars(steps), lang=None if lang is None else check_lang(lang))
 
 
 def _vec(x) -> str:
@@ -43,9 +44,9 @@ def _factor(x: float, tex: bool = False) -> str:
 
 @dataclass
 class Derivation(analysis.Steps):
-    """The Steps of one query's attention, and the language to show them in."""
+    """The Steps of one query's attention, and the language to show them in (None: qkv's, i18n.get_lang)."""
 
-    lang: str = "en"
+    lang: str | None = None
 
     def _steps(self, lang: str) -> list[tuple[str, list[tuple]]]:
         """One structure for the three renderings: [(heading, [("math", text, tex) | ("prose", text)])]."""
@@ -153,7 +154,7 @@ class Derivation(analysis.Steps):
 
     def to_text(self, lang: str | None = None) -> str:
         """Plain text (Unicode), one numbered step per paragraph."""
-        lang = check_lang(lang or self.lang)
+        lang = lang_of(lang or self.lang)
         out = [self._title(lang), ""]
         for i, (head, lines) in enumerate(self._steps(lang)):
             out.append(f"{i}. {head}" if i else head)
@@ -163,7 +164,7 @@ class Derivation(analysis.Steps):
 
     def to_markdown(self, lang: str | None = None) -> str:
         """Markdown with $…$ math (renders in Jupyter and most Markdown viewers)."""
-        lang = check_lang(lang or self.lang)
+        lang = lang_of(lang or self.lang)
         out = [f"### {self._title(lang)}", ""]
         for i, (head, lines) in enumerate(self._steps(lang)):
             out.append(f"**{i}. {head}**" if i else f"**{head}**")
@@ -175,7 +176,7 @@ class Derivation(analysis.Steps):
 
     def to_latex(self, lang: str | None = None) -> str:
         """A LaTeX fragment (amsmath; Chinese text needs ctex or xeCJK in the preamble)."""
-        lang = check_lang(lang or self.lang)
+        lang = lang_of(lang or self.lang)
         out = [rf"\paragraph{{{tex_prose(self._title(lang))}}}"]
         for i, (head, lines) in enumerate(self._steps(lang)):
             out.append(rf"\paragraph{{{i}. {tex_prose(head)}}}" if i else rf"\paragraph{{{tex_prose(head)}}}")
@@ -196,7 +197,7 @@ class Derivation(analysis.Steps):
         from qkv.presentation.plot_hull import hull_figure
 
         labels = [f"v{j + 1} {_vec(v)}" if self.V.shape[1] <= 3 else f"v{j + 1}" for j, v in enumerate(self.V)]
-        return hull_figure(self.V, self.z, self.weights, path, labels=labels, lang=check_lang(lang or self.lang))
+        return hull_figure(self.V, self.z, self.weights, path, labels=labels, lang=lang_of(lang or self.lang))
 
 
 def _groups(lines):

@@ -17,7 +17,7 @@ from qkv.analysis import explain as analysis
 from qkv.core.io.finite import non_finite_note
 from qkv.core.text.tokenizers.wordpiece import JOIN
 from qkv.presentation.explain_steps import head_steps, next_token
-from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.i18n import check_lang, lang_of, translator
 from qkv.presentation.text import render
 from qkv.presentation.translation_text import translation_blocks
 
@@ -30,34 +30,37 @@ def explain(
     head: int | None = None,
     token: int | None = None,
     top: int = 5,
-    lang: str = "en",
+    lang: str | None = None,
 ) -> Explanation:
     """qkv.analysis.explain.explain, returned as an Explanation that renders itself in `lang`; for a
     translation model (an encoder-decoder) qkv.analysis.cross_attention.explain_translation: what each target word
     of the translation reads in the source, `layer` and `head` a decoder layer's cross-attention head,
-    `token` a target step."""
-    check_lang(lang)
+    `token` a target step. lang None: the language qkv speaks when it is shown (qkv.set_lang, QKV_LANG)."""
+    if lang is not None:
+        check_lang(lang)
     if model.family.translates:
         return Explanation(cross.explain_translation(model, tokenizer, text, layer, head, token, top), lang)
     return Explanation(analysis.explain(model, tokenizer, text, layer, head, token, top), lang)
 
 
 class Explanation:
-    """An explain document (a JSON-ready dict) and the language to show it in: text, Markdown or JSON."""
+    """An explain document (a JSON-ready dict) and the language to show it in: text, Markdown or JSON
+    (None: the language qkv speaks at the time it is shown, i18n.get_lang)."""
 
-    def __init__(self, data: dict, lang: str = "en"):
-        self.data = {**data, "lang": check_lang(lang)}
+    def __init__(self, data: dict, lang: str | None = None):
+        self.lang = None if lang is None else check_lang(lang)
+        self.data = {**data, "lang": lang_of(self.lang)}
 
     def to_json(self) -> dict:
-        return self.data
+        return {**self.data, "lang": lang_of(self.lang)}
 
     def to_text(self, lang: str | None = None) -> str:
         """Plain text, tables aligned in columns (a Chinese character is two columns wide)."""
-        return render(_blocks(self.data, lang or self.data["lang"]), markdown=False)
+        return render(_blocks(self.data, lang_of(lang or self.lang)), markdown=False)
 
     def to_markdown(self, lang: str | None = None) -> str:
         """Markdown: headings, paragraphs and tables, with markup characters escaped."""
-        return render(_blocks(self.data, lang or self.data["lang"]), markdown=True)
+        return render(_blocks(self.data, lang_of(lang or self.lang)), markdown=True)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()

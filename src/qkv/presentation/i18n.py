@@ -10,17 +10,29 @@ in messages/<lang>/figures/hull.py. A lesson keeps its words in its own folder: 
 "lessons.<name>" is the module qkv/lessons/<name>/<lang>.py ("lessons.convex.title" lives in
 qkv/lessons/convex/en.py and zh.py; "lessons.common" in qkv/lessons/common/). A test checks that both
 languages hold the same keys and the same {fields} in every message.
+
+Which language a display or a command speaks when it is not told is decided here, once for all of qkv:
+
+    qkv.set_lang("zh")        # every display (explain, attend, figures, lessons) and every command
+    qkv.get_lang()            # "zh": set_lang's choice, else QKV_LANG (zh, en, or a locale: zh_CN.UTF-8), else en
+
+A lang= argument, or a command's --lang, still wins over both.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 from qkv.core.io import refusal
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
+ENV = "QKV_LANG"
+_chosen: str | None = None  # set_lang's choice: None, QKV_LANG's (else English)
 
 
 def check_lang(lang: str) -> str:
@@ -28,6 +40,45 @@ def check_lang(lang: str) -> str:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
     return lang
+
+
+def from_env(environ=None) -> str | None:
+    """QKV_LANG as a language qkv speaks: zh or en, also written as a locale (zh_CN.UTF-8, en-GB); else None."""
+    value = (os.environ if environ is None else environ).get(ENV, "")
+    lang = value.strip().lower().replace("-", "_").split("_")[0].split(".")[0]
+    return lang if lang in LANGS else None
+
+
+def set_lang(lang: str | None) -> None:
+    """The language every display and command speaks when it is not given one (None: QKV_LANG's again)."""
+    global _chosen
+    _chosen = None if lang is None else check_lang(lang)
+
+
+def chosen_lang(environ=None) -> str | None:
+    """The language chosen for all of qkv: set_lang's, else QKV_LANG's; None when neither chose one."""
+    return _chosen or from_env(environ)
+
+
+def get_lang(environ=None) -> str:
+    """The language qkv speaks when it is not told: set_lang's, else QKV_LANG's, else English."""
+    return chosen_lang(environ) or DEFAULT_LANG
+
+
+def lang_of(lang: str | None) -> str:
+    """The language a display speaks: its own lang= when it was given one (checked), else get_lang()."""
+    return get_lang() if lang is None else check_lang(lang)
+
+
+@contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """While it lasts, qkv speaks `lang` wherever it is not told otherwise (a command, for its run)."""
+    global _chosen
+    before, _chosen = _chosen, check_lang(lang)
+    try:
+        yield
+    finally:
+        _chosen = before
 
 
 def area_module(area: str, lang: str) -> str:
@@ -111,3 +162,5 @@ def _field(value, lang: str):
 
 
 refusal.speak_english(_plain)
+# what core says while it works (the training loop's progress), in the language qkv speaks
+refusal.speak_chosen(lambda item: say_error(item, get_lang()))

@@ -9,7 +9,8 @@ shares to mean much (the document's gap_small), and the pieces that move the met
 from __future__ import annotations
 
 from qkv.analysis.patch import GAP_LOGITS
-from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.hook_words import named
+from qkv.presentation.i18n import lang_of, translator
 from qkv.presentation.text import render as render_blocks
 
 STRONGEST = 3
@@ -59,14 +60,15 @@ def _caution(doc: dict, say) -> str:
     return say("gap_small_spread", gap=gap)
 
 
-def render(doc: dict, lang: str = "en", markdown: bool = False) -> str:
+def render(doc: dict, lang: str | None = None, markdown: bool = False) -> str:
     """The document as aligned text (or Markdown), in `lang`."""
-    say = translator(check_lang(lang), "patching")
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
+    say = translator(lang, "patching")
     values, norm = grid(doc, "values"), grid(doc, "normalized")
     kind = across(doc)
     clean, corrupted = tokens(doc, "clean"), tokens(doc, "corrupted")
     T = len(clean)
-    blocks = [("title", say("title", site=doc["site"]))]
+    blocks = [("title", say("title", site=named(doc["site"], lang)))]
     site = say("site_whole", site=doc["site"]) if kind == "whole" else say(SITE_KEYS[doc["site"]])
     intro = [site, say("clean_text", text=" ".join(clean))]
     intro.append(say("corrupted_text", text=" ".join(corrupted)))

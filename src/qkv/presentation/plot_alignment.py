@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from qkv.presentation.figures import check_path, new_figure, save
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, translator
 from qkv.presentation.plot_attention import CMAP, _tick_labels
 from qkv.presentation.text import wrap
 
@@ -72,7 +72,7 @@ def alignment_figure(
     layer: int,
     head: int | None = None,
     gold=None,
-    lang: str = "en",
+    lang: str | None = None,
     note: str | None = None,
     annotate: bool | None = None,
 ):
@@ -82,6 +82,7 @@ def alignment_figure(
     head of decoder layer `layer` (head None: the mean first, then each head). source, target: the
     labels of the columns and rows. gold: (target row, source column) cells of the gold alignment, or
     None. note: a line under the picture (e.g. why no gold alignment is drawn)."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.alignment")
     check_path(path)
     A = _check(patterns, source, target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from qkv.presentation.figures import check_path, label_step, new_figure, save, short
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, translator
 
 CMAP = "Blues"
 MASKED = "#c8c8c8"  # grey for cells the causal mask forbids
@@ -50,11 +50,12 @@ def _tick_labels(ax, tokens, axis: str, rotate: bool = False, width: int = 8, ro
         ax.set_yticks(ticks, labels, fontsize="small")
 
 
-def attention_grid(patterns, tokens, path, lang: str = "en", title: str | None = None, first_layer: int = 0):
+def attention_grid(patterns, tokens, path, lang: str | None = None, title: str | None = None, first_layer: int = 0):
     """One small heatmap per head: rows = layers, columns = heads, one colour scale 0..1.
 
     patterns: (n_layers, n_heads, T, T). Token labels only on the left column (queries) and the
     bottom row (keys). `first_layer` numbers the rows when only some layers are given."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.attention")
     check_path(path)
     patterns = _check(patterns, tokens, 4, "patterns")
@@ -83,8 +84,9 @@ def attention_grid(patterns, tokens, path, lang: str = "en", title: str | None =
     return save(fig, path)
 
 
-def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str = "en", annotate: bool | None = None):
+def head_heatmap(pattern, tokens, path, layer: int, head: int, lang: str | None = None, annotate: bool | None = None):
     """One head's pattern (T, T), token labels on both axes; numbers in the cells when T <= 16."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.attention")
     check_path(path)
     pattern = _check(pattern, tokens, 2, "pattern")

@@ -16,7 +16,7 @@ import numpy as np
 from qkv.core.see.hull import pca_2d
 from qkv.core.text.corpus.lexicon import AMBIGUOUS
 from qkv.presentation.figures import caption, check_path, new_figure, save
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, translator
 
 DEFAULT_COUNT = 60
 # a pretrained WordPiece vocabulary starts with [PAD], [unused0..] and punctuation: show words instead
@@ -100,11 +100,12 @@ def two_sense_words(model, shown: list[str]) -> list[str]:
     return [w for w in TWO_SENSES if w in shown]
 
 
-def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str = "en"):
+def embedding_map(model, tokenizer, path, tokens=None, k: int = 3, lang: str | None = None):
     """PCA map of the chosen tokens' embeddings, each joined to its k nearest (cosine) among them.
 
     tokens: token texts or ids; default the first 60 ids (all when fewer), or for a WordPiece
     vocabulary (a pretrained model's) the everyday words of DEFAULT_WORDS it holds."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.embedding")
     check_path(path)
     if tokens is None:

@@ -17,7 +17,7 @@ from qkv.analysis.numbers import fmt
 from qkv.core.see.hull import hull_polygon, pca_2d, project
 from qkv.presentation.figures import caption as write_caption
 from qkv.presentation.figures import check_path, new_figure, save
-from qkv.presentation.i18n import t, translator
+from qkv.presentation.i18n import lang_of, t, translator
 
 MAX_DRAWN = 1e300  # |v| beyond this: the picture's margins would pass the largest float (1.8e308)
 
@@ -42,8 +42,9 @@ def check_drawable(values) -> None:
         )
 
 
-def hull_caption(d: int, lang: str = "en", caption: str | None = None) -> str:
+def hull_caption(d: int, lang: str | None = None, caption: str | None = None) -> str:
     """The caption: the given one (or the default), plus the PCA note when d > 2."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     text = caption if caption is not None else t("figures.hull.caption", lang)
     if d > 2:
         text = text + "\n" + t("figures.hull.projected", lang, d=d)
@@ -62,8 +63,9 @@ def draw_hull(ax, points2d, label: str) -> np.ndarray:
     return poly
 
 
-def hull_figure(values, z, weights, path, labels=None, title=None, caption=None, lang: str = "en") -> HullFigure:
+def hull_figure(values, z, weights, path, labels=None, title=None, caption=None, lang: str | None = None) -> HullFigure:
     """Draw values (n, d), their hull, z (d,) and the weights (n,) to `path` (.png or .svg)."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.hull")
     path = check_path(path)
     V = np.asarray(values, dtype=float)
@@ -103,8 +105,8 @@ def hull_figure(values, z, weights, path, labels=None, title=None, caption=None,
     ax.legend(loc="best", fontsize=9)
     ax.set_title(title)
     if d > 2:
-        ax.set_xlabel("PC1")
-        ax.set_ylabel("PC2")
+        ax.set_xlabel(t("words_zh.pc1", lang))  # 第一主成分 PC1: the name a learner looks up, beside its words
+        ax.set_ylabel(t("words_zh.pc2", lang))
     write_caption(fig, caption, 90, fontsize=9)  # one Text per line: the lines never run into each other
     save(fig, path)
     return HullFigure(path=path, title=title, caption=caption, projected=d > 2)

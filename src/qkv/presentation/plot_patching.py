@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from qkv.presentation.figures import caption, check_path, new_figure, save, short
-from qkv.presentation.i18n import check_lang, translator
+from qkv.presentation.hook_words import named
+from qkv.presentation.i18n import lang_of, translator
 from qkv.presentation.patching_table import across, grid, tokens
 
 CMAP = "RdBu"  # matplotlib's RdBu runs red (low) to blue (high): positive, toward the clean run, is blue
@@ -31,10 +32,11 @@ def _labels(doc: dict, kind: str, say) -> list[str]:
     ]
 
 
-def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = None):
+def patching_heatmap(doc: dict, path, lang: str | None = None, annotate: bool | None = None):
     """Draw the document's values (n_layers, T or n_heads; n_layers for a whole layer) to `path` (.png or
     .svg); returns the path."""
-    say = translator(check_lang(lang), "figures.patching")
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
+    say = translator(lang, "figures.patching")
     check_path(path)
     kind = across(doc)
     shares = doc["normalized"] is not None
@@ -71,7 +73,7 @@ def patching_heatmap(doc: dict, path, lang: str = "en", annotate: bool | None = 
     what = "share" if shares else "difference"
     bar = fig.colorbar(image, ax=ax, shrink=0.85)
     bar.set_label(f"{say(what)}\n{say(what + '_colours')}", fontsize="small", linespacing=1.6)
-    ax.set_title(say("title", site=doc["site"]))
+    ax.set_title(say("title", site=named(doc["site"], lang)))
     note = [say("runs", clean=f"{doc['clean']:.3f}", corrupted=f"{doc['corrupted']:.3f}")]
     if doc["answer"] is not None:
         note.insert(0, say("metric", answer=doc["answer"], wrong=doc["wrong"], pos=doc["position"]))

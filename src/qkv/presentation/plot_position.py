@@ -15,11 +15,12 @@ import torch
 
 from qkv.core.model.nn.position import RoPE, sinusoidal_table
 from qkv.presentation.figures import check_path, new_figure, save
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, translator
 
 
-def sinusoidal_figure(path, n_ctx: int = 64, d_model: int = 64, lang: str = "en"):
+def sinusoidal_figure(path, n_ctx: int = 64, d_model: int = 64, lang: str | None = None):
     """Heatmap of the table (positions × dimensions) and, beside it, a few dimensions as curves."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.position")
     check_path(path)
     if n_ctx < 2 or d_model < 2:
@@ -63,8 +64,9 @@ def _slow_pair(d_head: int, positions: list[int], base: float) -> int:
     return min(1, d_head // 2 - 1)
 
 
-def rope_figure(path, d_head: int = 8, positions=range(0, 8), lang: str = "en", base: float = 10000.0):
+def rope_figure(path, d_head: int = 8, positions=range(0, 8), lang: str | None = None, base: float = 10000.0):
     """One pair (x_2i, x_2i+1) of a query turned by t·θ_i at several positions t, for a fast and a slow pair."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.position")
     check_path(path)
     positions = sorted(set(int(t) for t in positions))

@@ -16,7 +16,7 @@ from qkv.core.io.files import LOG_LIMIT, read_bytes
 from qkv.core.io.json_problem import json_problem
 from qkv.core.io.refusal import Phrase, Refusal, phrase
 from qkv.presentation.figures import check_path, new_figure, save
-from qkv.presentation.i18n import translator
+from qkv.presentation.i18n import lang_of, translator
 
 
 def read_log(path) -> tuple[list[tuple[int, float]], list[tuple[int, float, float | None]]]:
@@ -64,8 +64,9 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     return (cumsum[n] - cumsum[lo]) / (n - lo)
 
 
-def loss_curves(log_paths, path, labels=None, lang: str = "en"):
+def loss_curves(log_paths, path, labels=None, lang: str | None = None):
     """Per-step loss (light, with a moving average) and evaluation points, one colour per run."""
+    lang = lang_of(lang)  # None: the language qkv speaks (qkv.set_lang, QKV_LANG)
     say = translator(lang, "figures.training")
     check_path(path)
     if isinstance(log_paths, (str, Path)):

@@ -1,25 +1,24 @@
 """The `qkv` command: argument parsing (parser.py, its usage errors in usage.py) and one handler per
 command (commands.py; info and corpus in describe.py), over the Python API. Every error in what the
 user gave prints one line `qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback
-instead. Every command speaks the language of --lang, else of QKV_LANG, else English (lang.py
-decides): its errors, argparse's included, come from the message catalogue (`qkv: 错误：...` in
-Chinese: the catalogue's errors.cli_prefix), and so do its notes and reports.
+instead. Every command speaks the language of --lang, else the one chosen for all of qkv
+(qkv.set_lang, else QKV_LANG), else English (lang.py reads --lang, qkv.presentation.i18n decides the
+rest): its errors, argparse's included, come from the message catalogue (`qkv: 错误：...` in Chinese:
+the catalogue's errors.cli_prefix), and so do its notes and reports.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from functools import partial
 
 from qkv.apps.cli import lang as language
 from qkv.apps.cli.commands import COMMANDS
 from qkv.apps.cli.errors import is_panic, said
 from qkv.apps.cli.parser import build_parser
 from qkv.core.hub.pretrained import loading_dtype
-from qkv.core.io.refusal import speaking
 from qkv.core.machine import threads
-from qkv.presentation.i18n import say_error, t
+from qkv.presentation.i18n import speaking, t
 
 EXIT_ERROR, EXIT_INTERRUPTED = 1, 130
 # the commands that compute enough for the thread count to matter (qkv.core.machine.threads picks it)
@@ -51,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in COMPUTING:
             threads.configure(getattr(args, "threads", None))
-        # --dtype: what --ckpt's weights load as; what core says while it works, in the user's language
-        with loading_dtype(getattr(args, "dtype", None) or "float32"), speaking(partial(say_error, lang=lang)):
+        # --dtype: what --ckpt's weights load as; what core says while it works, and every display the
+        # command shows, in the user's language
+        with loading_dtype(getattr(args, "dtype", None) or "float32"), speaking(lang):
             code = COMMANDS[args.command](args)  # an exit status (qkv train --nproc), or None, or a result
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:

@@ -276,8 +276,8 @@ def trace(args) -> None:
 
 
 def _trace_out(tr, tokenizer, args, keep) -> None:
-    from qkv.apps.cli.report import check_report
     from qkv.core.see.invariants import check
+    from qkv.presentation.check_report import check_report
 
     out = tr.to_json(tokenizer)
     if args.check:

@@ -1,21 +1,13 @@
-"""The one place that decides which language `qkv` speaks: --lang when it is given, else QKV_LANG,
-else English. Before argparse has read the command line (its own errors must be said in that language
-too) the command line is scanned for --lang by hand."""
+"""How `qkv` learns its language from the command line: --lang when it is given, else what
+qkv.presentation.i18n decides for all of qkv (qkv.set_lang, else QKV_LANG, else English). Before argparse
+has read the command line (its own errors must be said in that language too) the command line is
+scanned for --lang by hand."""
 
 from __future__ import annotations
 
-import os
+from qkv.presentation.i18n import ENV, LANGS, chosen_lang, from_env, get_lang
 
-from qkv.presentation.i18n import DEFAULT_LANG, LANGS
-
-ENV = "QKV_LANG"
-
-
-def from_env(environ=None) -> str | None:
-    """QKV_LANG as a language qkv speaks: zh or en, also written as a locale (zh_CN.UTF-8, en-GB); else None."""
-    value = (os.environ if environ is None else environ).get(ENV, "")
-    lang = value.strip().lower().replace("-", "_").split("_")[0].split(".")[0]
-    return lang if lang in LANGS else None
+__all__ = ["ENV", "decide", "from_env", "given", "settle"]
 
 
 def given(argv: list[str]) -> str | None:
@@ -34,18 +26,20 @@ def given(argv: list[str]) -> str | None:
 
 
 def decide(lang: str | None, environ=None) -> str:
-    """`lang` (what --lang said) when it is zh or en, else QKV_LANG's, else the default (en)."""
-    return lang if lang in LANGS else from_env(environ) or DEFAULT_LANG
+    """`lang` (what --lang said) when it is zh or en, else the language qkv speaks (i18n.get_lang:
+    qkv.set_lang's, else QKV_LANG's, else en)."""
+    return lang if lang in LANGS else get_lang(environ)
 
 
 def settle(args) -> None:
     """Give every command's parsed --lang its value: decide()'s, except where --lang means more.
     corpus's also picks the sentences it prints (left out: both), so it stays as given; explain --html's,
-    left out and without QKV_LANG, leaves the page to open in the reader's browser's language (None)."""
+    left out and without a language chosen (set_lang, QKV_LANG), leaves the page to open in the reader's
+    browser's language (None)."""
     lang = getattr(args, "lang", None)
     if getattr(args, "command", None) == "corpus":
         args.lang = lang
     elif getattr(args, "command", None) == "explain":
-        args.lang = lang if lang in LANGS else from_env()
+        args.lang = lang if lang in LANGS else chosen_lang()
     else:
         args.lang = decide(lang)

@@ -5,7 +5,9 @@ every piece is in the vocabulary: a WordPiece tokenizer never refuses text, it w
 token ([UNK]) instead, so a sentence that gives one is not offered (MiniLM's English vocabulary
 turns most Chinese characters into [UNK]: it is offered English sentences). The model document names
 that unknown token ("unknown_token", null when the tokenizer has none), so that the page can say
-when a text holds it. A translation model's document is translate.py's.
+when a text holds it. A translation model's document is translate.py's. Both carry "hook_words": what
+each activation's name means, in both languages, the words the CLI and the figures say beside the
+names too (qkv.presentation.hook_words), so that the page says them from the same place.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from qkv.apps.web.translate import translation_model_doc
 from qkv.core.decode.sample import generate_ids
 from qkv.core.io.document import header
 from qkv.core.io.finite import NonFiniteError
+from qkv.presentation.hook_words import hook_words
+from qkv.presentation.i18n import LANGS
 
 WHITESPACE = re.compile(r"(?:\u2423|\\[nrt]|\s)+")  # a token shown as only whitespace: ␣, \n, \t, \r
 
@@ -95,7 +99,7 @@ def unknown_token(tokenizer) -> str | None:
 def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dict:
     """The "model" document: the model's shape, sentences it can read (`first` leads), a comparison."""
     if model.family.translates:
-        return translation_model_doc(model, tokenizer, name, first)
+        return {**translation_model_doc(model, tokenizer, name, first), "hook_words": page_words()}
     n_ctx = model.cfg.n_ctx
     unk = unknown_token(tokenizer)
 
@@ -138,7 +142,13 @@ def model_doc(model, tokenizer, name: str = "", first: str | None = None) -> dic
         "compare": pair,
         "side": side,
         "models": offered_models(name),
+        "hook_words": page_words(),
     }
+
+
+def page_words() -> dict[str, dict[str, str]]:
+    """Language -> short hook name -> its words ("resid_pre" -> "进入本块的残差流"), for the page."""
+    return {lang: hook_words(lang) for lang in LANGS}
 
 
 def space_tokens(tokenizer, d_vocab: int) -> dict:

@@ -17,7 +17,7 @@ English in every language.
 
 What a core module tells the user while it works (the training loop's progress lines) is a phrase too,
 written with `said`: in the language the command line speaks while it runs a command (`speaking`),
-else in English.
+else in the language qkv speaks (qkv.set_lang, QKV_LANG: `speak_chosen`), else in English.
 """
 
 from __future__ import annotations
@@ -27,12 +27,19 @@ from contextlib import contextmanager
 
 _english: Callable[[object], str] | None = None
 _user: Callable[[object], str] | None = None
+_chosen: Callable[[object], str] | None = None
 
 
 def speak_english(say: Callable[[object], str]) -> None:
     """Set how a refusal or phrase is written in English (the catalogue calls this once)."""
     global _english
     _english = say
+
+
+def speak_chosen(say: Callable[[object], str]) -> None:
+    """Set how a phrase is written when no command speaks: in qkv's language (the catalogue calls this once)."""
+    global _chosen
+    _chosen = say
 
 
 @contextmanager
@@ -47,8 +54,11 @@ def speaking(say: Callable[[object], str]) -> Iterator[None]:
 
 
 def said(item) -> str:
-    """A phrase or refusal as the user reads it: in the language of `speaking`, else in English."""
-    return _user(item) if _user is not None else str(item)
+    """A phrase or refusal as the user reads it: in the language of `speaking`, else qkv's (set_lang,
+    QKV_LANG), else in English."""
+    if _user is not None:
+        return _user(item)
+    return _chosen(item) if _chosen is not None else str(item)
 
 
 class Phrase:

@@ -20,6 +20,7 @@ the hull of the SOURCE's values, and resid_mid_cross = resid_mid + cross_attn_ou
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -58,6 +59,15 @@ class CheckItem:
         return f"{mark} {where} {self.name}: worst deviation {self.worst:.3g} over {self.checked}{extra}"
 
 
+_shown: Callable[[CheckReport], str] | None = None  # the report in the reader's words (qkv.presentation)
+
+
+def shown_by(say: Callable[[CheckReport], str]) -> None:
+    """Set how a report shows itself in a notebook (qkv.presentation.check_report calls this once)."""
+    global _shown
+    _shown = say
+
+
 @dataclass
 class CheckReport:
     items: list[CheckItem]
@@ -83,6 +93,11 @@ class CheckReport:
         if self.tol != TOL:
             head += f", at the model's half precision (deviations up to {self.tol:g} pass)"
         return "\n".join([head, *weights] + [item.line() for item in self.items])
+
+    def _repr_markdown_(self) -> str:
+        """In a notebook: the report in the language qkv speaks (qkv.set_lang, QKV_LANG), as lines."""
+        text = _shown(self) if _shown is not None else str(self)
+        return "```text\n" + text + "\n```"
 
     def to_json(self) -> dict:
         return {

@@ -83,7 +83,7 @@ MESSAGES = {
     "{split_word} 在中文里只是一个词，英文里作食物是 {millet}，作公司是 {xiaomi}，只有上下文能分辨。"
     "把 {swap_n} 个 {split_word} 句子的后半句互换（食物的动词配公司的后半句，反之亦然），两条线索就分开了："
     "{split_verdict}",
-    "headline": "对齐：最好的头 L{layer}H{head} {best_acc:.3f}，所有头平均 {acc_mean:.3f}，未训练 "
+    "headline": "对齐：最好的头（层 {layer} 头 {head}）{best_acc:.3f}，所有头平均 {acc_mean:.3f}，未训练 "
     "{untrained_best_acc:.3f}，对角线 {diagonal:.3f}；BLEU 贪心 {bleu_greedy:.1f}（{n_pairs} 句），"
     "束宽 {beam} {bleu_beam:.1f}（{n_beam} 句）；{split_word}：{millet} {millet_ok}/{millet_n}，"
     "{xiaomi} {xiaomi_ok}/{xiaomi_n}",

@@ -15,7 +15,7 @@ from pathlib import Path
 from qkv.core.io.files import write_json, write_text
 from qkv.core.io.refusal import phrase
 from qkv.lessons.common.result import LessonResult, check_folder
-from qkv.presentation.i18n import check_lang, t
+from qkv.presentation.i18n import lang_of, t
 
 _CSS = (
     "body{font:16px/1.6 system-ui,'Noto Sans CJK SC',sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;"
@@ -27,10 +27,12 @@ _CSS = (
 
 
 def write_report(
-    results: list[LessonResult], folder, lang: str = "en", model: str = "", seconds: dict | None = None
+    results: list[LessonResult], folder, lang: str | None = None, model: str = "", seconds: dict | None = None
 ) -> Path:
-    """Write index.html, report.md and results.json into folder; returns the index.html path."""
-    title, intro = t("lessons.common.report_title", check_lang(lang)), t("lessons.common.report_intro", lang)
+    """Write index.html, report.md and results.json into folder, in `lang` (None: the language qkv
+    speaks, qkv.set_lang / QKV_LANG); returns the index.html path."""
+    lang = lang_of(lang)
+    title, intro = t("lessons.common.report_title", lang), t("lessons.common.report_intro", lang)
     folder = check_folder(folder, phrase("errors.folder_report"))
     folder.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M")

@@ -6,7 +6,7 @@ MESSAGES = {
     "outside": "在凸包外",
     "where": "{side}（距离 {d}）",
     "headline": "例子：a = {a}，z = {z}，{ex_at}；层 {layer} 头 {head}「{tok}」的 z：{z_at}；"
-    "z·W_O：{zW_at}；x + z·W_O：{x_at}；x + attn_out：{mid_at}",
+    "z·W_O：{zW_at}；x + z·W_O：{x_at}；x + 注意力的输出 attn_out：{mid_at}",
     "text": "一个注意力头把各位置的 Value 按权重相加：z = Σ a_j v_j。softmax 给出的权重都不小于 0，加起来正好是 1，"
     "所以 z 只能落在这些 Value 张成的凸包里——它是它们的一个“加权平均”。\n\n"
     "先看手算的小例子：缩放后的分数 s = {s}，softmax 得到 a = {a}，"

@@ -5,7 +5,7 @@ MESSAGES = {
     "reads_why": "它追踪的是一个从左往右读、预测下一个词元的模型里的词",
     "unnamed": "这个模型",
     "stage_embed": "嵌入",
-    "stage_block": "L{layer}",
+    "stage_block": "层 {layer}",
     "col_stage": "阶段",
     "col_across": "跨词义",
     "col_within": "同词义",
@@ -21,7 +21,7 @@ MESSAGES = {
     "在 apple 这个词元处，下表给出水果句与公司句之间的平均余弦（跨词义）、同一词义的两句之间的平均余弦（同词义）、"
     "两者之差（差 = 同词义 − 跨词义），以及线性探针（在标准化后的向量上做岭回归最小二乘）在留出句对上的准确率："
     "分成 {k_folds} 折，每折 {test_pairs} 对，所以每个句子都由一个既没见过它、也没见过它的配对句的探针来打分"
-    "（瞎猜为 0.5）。“嵌入”是进入层 0 之前的向量；L0 到 L{last} 是各个块的输出。\n"
+    "（瞎猜为 0.5）。“嵌入”是进入层 0 之前的向量；层 0 到层 {last} 是各个块的输出。\n"
     "{stage_table}\n"
     "{verdict_layers}\n\n"
     "哪些头在读线索词？对每个头，取 apple 的查询给线索词的权重 pattern[apple, 线索词]，在 {n_sentences} "

@@ -4,7 +4,7 @@ MESSAGES = {
     "title": "真实大语言模型如何做决定：饮料给谁（激活修补），以及“Paris”何时胜出（logit lens）",
     "reads_why": "它读取的是下一个词元的 logits",
     "unnamed": "这个模型",
-    "row_block": "进入 L{layer}",
+    "row_block": "进入层 {layer}",
     "row_output": "输出",
     "col_p": "P({answer})",
     "col_rank": "名次",
@@ -27,7 +27,7 @@ MESSAGES = {
     "{verdict_lens}",
     "resid": "进入层 0 时，把干净运行在“{first_token}”（位置 {first_pos}）处的那一块放回去，就恢复了 "
     "{first_share:.2f} 的差距：那里不同的只有名字所在的位置。进入最后一个块时，仅最后一个词元“{last_token}”"
-    "就恢复了 {last_share:.2f}；所有单块中最大的份额是 {best_share:.2f}（在“{best_token}”，进入 L{best_layer} 时）："
+    "就恢复了 {last_share:.2f}；所有单块中最大的份额是 {best_share:.2f}（在“{best_token}”，进入层 {best_layer} 时）："
     "只修补残差流的一个位置，就能把答案的大部分找回来。",
     "resid_small": "两个提示语的 logit 差相距不到 1：下面的份额意义不大。",
     "moves": "从层 {cross} 起，最后一个位置恢复得比其他任何位置都多："
@@ -41,12 +41,12 @@ MESSAGES = {
     "它带到最后一个词元的，是哪个名字出现了两次，也就是答案不该是的那个。（Wang 等人在 GPT-2 中追踪这条回路时，"
     "把从最后一个词元这样去看的头称为“主语抑制头”。）",
     "lens_output": "“{final_top}”是输出的第一名（P = {final_p:.3f}），但之前没有哪一行把它排第一："
-    "进入最后一个块时它排第 {before_rank}（P = {before_p:.3f}），进入 L{mid} 时排第 {mid_rank}。"
+    "进入最后一个块时它排第 {before_rank}（P = {before_p:.3f}），进入层 {mid} 时排第 {mid_rank}。"
     "在这个小模型里，答案是在最后几个块里拼出来的。",
     "lens_early": "“{lens_answer}”在“{top1_row}”处成为第一名，并一直保持到输出（那里 P = {final_p:.3f}）。",
     "lens_never": "“{lens_answer}”在这里不是模型的第一名（它说的是“{final_top}”）；它在输出处的概率为 {final_p:.3f}。",
     "headline": "{model}：m = logit({answer}) − logit({wrong})，干净时 {m_clean:.2f}，名字对调后 {m_corrupted:.2f}；"
-    "残差流的单个位置最多恢复 {best_share:.2f}（L{best_layer}“{best_token}”），头 {head} 恢复 {head_share:.2f}；"
+    "残差流的单个位置最多恢复 {best_share:.2f}（层 {best_layer}，“{best_token}”），头 {head} 恢复 {head_share:.2f}；"
     "logit lens：输出处“{final_top}”P {final_p:.3f}，进入最后一个块时排第 {before_rank}",
     "fig_title": "{model}：激活修补（名字对调）与 logit lens",
     "fig_layer": "层",

@@ -4,7 +4,7 @@ MESSAGES = {
     "title": "真实的模型：水果 apple 与公司 Apple，逐层来看（MiniLM）",
     "unnamed": "这个编码器",
     "stage_embed": "嵌入",
-    "stage_block": "L{layer}",
+    "stage_block": "层 {layer}",
     "col_stage": "阶段",
     "col_across": "跨词义",
     "col_within": "同词义",
@@ -20,7 +20,7 @@ MESSAGES = {
     "（例如“{company_example}”）。两组句子里 apple 出现在同样的位置上，次数也相同（{position_counts}，"
     "指每种意思各有几句；[CLS] 是位置 0）。\n\n"
     "在嵌入层的输出处，apple 的向量是 LN(W_E[apple] + W_pos[p] + W_type[0])：词元相同，只有位置 p 不同。"
-    "经过每个块（L0 到 L{last_layer}）之后，注意力已经把句中其他词混了进来。下表是水果句里的 apple 与公司句里的 "
+    "经过每个块（层 0 到层 {last_layer}）之后，注意力已经把句中其他词混了进来。下表是水果句里的 apple 与公司句里的 "
     "apple 之间的平均余弦相似度（跨词义），以及同一词义的两个句子之间的平均余弦（同词义）：\n"
     "{cos_table}\n"
     "{verdict_cos}\n\n"

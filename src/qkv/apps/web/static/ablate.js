@@ -149,7 +149,7 @@ function abResult() {
   if (d.first < S.L) {
     html += `<h3>${t("ablate_layers")}</h3><table class="ab-max"><tbody>`;
     for (let l = d.first; l < S.L; l++) {
-      html += `<tr><th>L${l}</th>`;
+      html += `<tr><th>${t("tab_layer", { l })}</th>`;
       for (let h = 0; h < H; h++) {
         const c = d.max_change[l][h], chosen = l === S.layer && h === S.head;
         html += `<td class="num${chosen ? " chosen" : ""}" data-layer="${l}" data-head="${h}" style="--c:${Math.min(1, c).toFixed(3)}">${fmt(c)}</td>`;

@@ -175,10 +175,10 @@ function attrDraw(d) {
     `<p class="caption attr-groups">${t(d.mlp ? "attr_groups" : "attr_groups_nomlp", { heads: `<span class="num">${fmt(heads)}</span>`,
       mlp: `<span class="num">${fmt(mlp)}</span>`, emb: `<span class="num">${fmt(emb)}</span>`, rest: `<span class="num">${fmt(rest)}</span>` })}</p>` +
     `<div class="attr-cols"><div class="attr-col"><h3>${t("attr_heads")}</h3><div class="table-wrap"><table class="attr-heads"><thead><tr><th></th>`;
-  for (let j = 0; j < H; j++) html += `<th>H${j}</th>`;
+  for (let j = 0; j < H; j++) html += `<th>${t("tab_head", { h: j })}</th>`;
   html += `</tr></thead><tbody>`;
   for (let l = 0; l < L; l++) {
-    html += `<tr><th>L${l}</th>`;
+    html += `<tr><th>${t("tab_layer", { l })}</th>`;
     for (let j = 0; j < H; j++) {
       const v = d.heads[l][j];
       html += `<td class="num" data-layer="${l}" data-head="${j}" style="${divergeStyle(v / m)}" ` +

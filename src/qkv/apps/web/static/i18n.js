@@ -135,10 +135,15 @@ export const I18N = {
     next_title_tr: "What step {i} writes (after “{tok}”)",
     next_actual_tr: "The translation writes “{tok}” here: p = {p}, rank {r}.",
     next_source: "The encoder's queries are source words, and the encoder predicts nothing. Choose the cross-attention or the decoder's self-attention to see which word each step of the translation writes.",
+    // zhall: layers and heads as a reader of each language counts them (0-based); the head grid's
+    // corner says which way is which, its labels are the numbers alone in Chinese (narrow columns)
+    ax_layer: "L{l}", ax_head: "h{h}", ax_corner: "",
+    tab_layer: "L{l}", tab_head: "H{h}",
+    hook_named: "{name}", hook_title: "{name}: {word}",
   },
   zh: {
     lang_button: "English", lang_title: "把页面切换成英文", page_title: "qkv 注意力探索器", model_bundled: "内置模型",
-    model_line: "d_model {dm} · d_head {dh} · n_ctx {nctx} · {tok}分词 · {norm}",
+    model_line: "向量宽度 d_model {dm} · 每个头的宽度 d_head {dh} · 上下文长度 n_ctx {nctx} · {tok}分词 · {norm}",
     model_size: "{params}个参数 · {L} 层 × 每层 {H} 个头", model_params: "{n} 个参数",
     model_size_tr: "{params}个参数 · 编码器 {Le} 层 + 解码器 {L} 层 × 每层 {H} 个头",
     num_units: "1e8:亿 1e4:万", norm_rms: "前置 RMSNorm",
@@ -233,7 +238,7 @@ export const I18N = {
     compare_nocontrol: "没有控制位置后的余弦：{why}。",
     attention: "注意力",
     part_cross: "交叉注意力（译文 → 原文）", part_decoder: "解码器自注意力", part_encoder: "编码器自注意力",
-    model_line_tr: "翻译模型 · d_model {dm} · d_head {dh} · n_ctx {nctx} · {tok}分词 · {norm}",
+    model_line_tr: "翻译模型 · 向量宽度 d_model {dm} · 每个头的宽度 d_head {dh} · 上下文长度 n_ctx {nctx} · {tok}分词 · {norm}",
     kind_translation: "会翻译的编码器–解码器（它的交叉注意力读取原文）",
     hint_translate: "输入一句模型源语言的句子，词与词之间用空格分开（不带空格输入时会按模型认识的词切开）。模型每一步取最可能的词把它翻译出来，页面展示译文的每个词在原文中读了什么。停止输入片刻后自动翻译（按回车键立即翻译）。",
     translation_line: "译文：{text}", translation_given: "译文（给定）：{text}",
@@ -265,6 +270,10 @@ export const I18N = {
     next_title_tr: "目标步 {i} 写出的词（在「{tok}」之后）",
     next_actual_tr: "译文在这里写的是「{tok}」，p = {p}，排第 {r} 名。",
     next_source: "编码器的查询是原文词，编码器不做预测。选择交叉注意力或解码器自注意力，才能看到译文每一步写出哪个词。",
+    // zhall: 层和头从 0 数起；头的缩略图格子只写数字，角上说明行是层、列是头
+    ax_layer: "{l}", ax_head: "{h}", ax_corner: "层＼头",
+    tab_layer: "层 {l}", tab_head: "头 {h}",
+    hook_named: "{word} {name}", hook_title: "{name}：{word}",
   },
 };
 
@@ -342,4 +351,25 @@ export function t(key, vars) {
 export function chosen(token, id) {
   if (id === null || id === undefined) return token ?? "";
   return token === null || token === undefined ? `#${id}` : t("chosen_token", { token, id });
+}
+
+// zhall: the words for the activations' names (resid_pre, attn_out, ...) come from the model document
+// (/api/model's "hook_words", from the catalogue that the CLI and the figures read: one place for them)
+const HOOK_WORDS = { en: {}, zh: {} };
+
+/** Keep the model document's words for the hook names (called when a model document arrives). */
+export function setHookWords(words) {
+  for (const lang of ["en", "zh"]) HOOK_WORDS[lang] = (words && words[lang]) || {};
+}
+
+/** A hook name as the page's language says it: "进入本块的残差流 resid_pre" in Chinese, the bare name in English. */
+export function hookNamed(name) {
+  const word = HOOK_WORDS[S.lang][name];
+  return word ? t("hook_named", { word, name }) : name;
+}
+
+/** A hook name's words for a tooltip ("resid_pre: residual stream entering the block"), or "" without any. */
+export function hookTitle(name) {
+  const word = HOOK_WORDS[S.lang][name];
+  return word ? t("hook_title", { word, name }) : "";
 }

@@ -3,7 +3,7 @@
 
 import { S, model, modelDesign } from "./state.js";
 import { $, esc } from "./util.js";
-import { t } from "./i18n.js";
+import { setHookWords, t } from "./i18n.js";
 
 const KIND = { decoder: "kind_decoder", encoder: "kind_encoder", "encoder-decoder": "kind_translation" };  // the design's words
 
@@ -67,6 +67,7 @@ function renderLoadedFrom(m) {
 export function setModel(m) {
   const info = m && m.model ? m.model : m;
   S.info = info || null;
+  setHookWords(m && m.hook_words);  // what resid_pre, attn_out, ... mean: the catalogue's words (model_doc.py)
   S.examples = (m && m.examples) || [];
   S.side = (m && m.side) || null;
   $("#examples").innerHTML = S.examples.map((ex, n) =>

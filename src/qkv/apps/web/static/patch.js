@@ -13,7 +13,7 @@
 
 import { S, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
-import { I18N, chosen, t } from "./i18n.js";
+import { I18N, chosen, hookNamed, t } from "./i18n.js";
 import { api, busy } from "./api.js";
 import { register } from "./panels.js";
 import { divergeStyle } from "./shade.js";
@@ -98,7 +98,7 @@ function patchBuild() {
     `<p class="caption" data-i18n="patch_intro">${t("patch_intro")}</p>` +
     `<div class="patch-form">${field("clean", true)}${field("corrupt", true)}${field("answer")}${field("wrong")}` +
     `<label><span data-i18n="patch_site">${t("patch_site")}</span><select id="patch-site">` +
-    SITES.map((s) => `<option value="${s}">${s}</option>`).join("") + `</select></label>` +
+    siteOptions(SITES) + `</select></label>` +
     `<button id="patch-run" type="button" class="primary" data-i18n="patch_run">${t("patch_run")}</button></div>` +
     `<p id="patch-site-note" class="caption"></p><p id="patch-hint" class="caption patch-hint" hidden></p>` +
     `<p id="patch-error" class="error" role="alert" hidden></p><p id="patch-note" class="note" hidden></p>` +
@@ -113,6 +113,14 @@ function patchBuild() {
     if (td && PATCH.doc) patchPick(+td.dataset.layer, +td.dataset.col);
   });
   patchSiteNote();
+}
+
+/** The sites as options: each name with its words beside it in Chinese ("进入本块的残差流 resid_pre"). */
+const siteOptions = (sites) => sites.map((s) => `<option value="${esc(s)}">${esc(hookNamed(s))}</option>`).join("");
+
+/** The options' words again, in the page's language. */
+function relabelSites() {
+  for (const o of document.querySelectorAll("#patch-site option")) o.textContent = hookNamed(o.value);
 }
 
 const patchSiteNote = () => { $("#patch-site-note").textContent = t("patch_site_" + $("#patch-site").value); };
@@ -173,7 +181,7 @@ function patchDraw() {
     `<div class="table-wrap patch-wrap"><table class="patch-map" data-site="${esc(d.site)}"><thead><tr>` +
     `<th class="corner">${esc(t(byHead ? "patch_corner_head" : "patch_corner_pos"))}</th>`;
   for (let c = 0; c < W; c++) {
-    if (byHead) { html += `<th data-col="${c}">H${c}</th>`; continue; }
+    if (byHead) { html += `<th data-col="${c}">${t("tab_head", { h: c })}</th>`; continue; }
     const differ = tc[c] !== tk[c];
     html += `<th data-col="${c}"${differ ? ' class="differ"' : ""}><span class="pos">${c}</span><span class="tok">${esc(tc[c])}</span>` +
       (differ ? `<span class="tok alt">${esc(tk[c])}</span>` : "") + `</th>`;
@@ -181,7 +189,7 @@ function patchDraw() {
   html += `</tr></thead><tbody>`;
   const top = Math.max(1e-12, ...d.values.flat().map(Math.abs));
   for (let l = 0; l < L; l++) {
-    html += `<tr><th>L${l}</th>`;
+    html += `<tr><th>${t("tab_layer", { l })}</th>`;
     for (let c = 0; c < W; c++) {
       const m = d.values[l][c], s = share ? share[l][c] : null;
       html += `<td class="num" data-layer="${l}" data-col="${c}" data-m="${m}" style="${divergeStyle(share ? s : m / top)}" ` +
@@ -232,7 +240,7 @@ async function patchStart() {
   try {
     const ex = await api("api/patch");
     const sel = $("#patch-site"), keep = sel.value;
-    sel.innerHTML = ex.sites.map((s) => `<option value="${s}">${s}</option>`).join("");
+    sel.innerHTML = siteOptions(ex.sites);
     if (ex.sites.includes(keep)) sel.value = keep;
     patchSiteNote();
     if (ex.example && empty()) for (const n of FIELDS) $(`#patch-${n}`).value = ex.example[n];
@@ -277,6 +285,7 @@ register({
     if (!PATCH.asked) patchStart();
   },
   lang() {  // everything again in the new language
+    relabelSites();
     patchSiteNote();
     patchHint(PATCH.hint);
     if (PATCH.off) $("#patch-note").innerHTML = t(PATCH.off);

@@ -20,10 +20,10 @@ export function drawThumbs() {
   if (canvases.length !== S.L * S.H) {  // a new model shape: build the grid (otherwise reuse it)
     box.style.setProperty("--heads", S.H);
     box.classList.toggle("many", S.H > 8 || S.L > 12);
-    let html = `<span class="axis ax-corner"></span>`;
-    for (let h = 0; h < S.H; h++) html += `<span class="axis ax-head">h${h}</span>`;
+    let html = `<span class="axis ax-corner"></span>`;  // the labels' words: titleThumbs, in the page's language
+    for (let h = 0; h < S.H; h++) html += `<span class="axis ax-head" data-h="${h}"></span>`;
     for (let l = 0; l < S.L; l++) {
-      html += `<span class="axis ax-layer">L${l}</span>`;
+      html += `<span class="axis ax-layer" data-l="${l}"></span>`;
       for (let h = 0; h < S.H; h++) html += `<canvas data-layer="${l}" data-head="${h}"></canvas>`;
     }
     if (TH.seen) TH.seen.disconnect();
@@ -94,10 +94,14 @@ export function revealThumb(cv) {
   }, 0));
 }
 
-/** The thumbnails' titles, and the note under a grid that scrolls, in the page's language. */
+/** The thumbnails' titles, the grid's labels, and the note under a grid that scrolls, in the page's language. */
 export function titleThumbs() {
   for (const cv of document.querySelectorAll("#heads canvas"))
     cv.title = t("thumb_title", { l: cv.dataset.layer, h: cv.dataset.head });
+  for (const el of document.querySelectorAll("#heads .ax-head")) el.textContent = t("ax_head", { h: el.dataset.h });
+  for (const el of document.querySelectorAll("#heads .ax-layer")) el.textContent = t("ax_layer", { l: el.dataset.l });
+  const corner = document.querySelector("#heads .ax-corner");
+  if (corner) corner.textContent = t("ax_corner");
   noteScroll();
 }
 

@@ -1,0 +1,40 @@
+"""中文读者原先读到英文的地方（issue 32）：每个钩子名的意思、凸包图的坐标轴、`qkv demo` 的进度行。
+与 en/words_zh.py 同键。钩子名旁边写上它的中文说法（qkv.presentation.hook_words）。"""
+
+MESSAGES = {
+    # 中文说法在前，钩子名在后：读者认得意思，也能拿名字去查代码和 TransformerLens
+    "named": "{word} {name}",
+    "hook_embed": "词元嵌入",
+    "hook_pos_embed": "位置嵌入",
+    "hook_resid_pre": "进入本块的残差流",
+    "hook_resid_mid": "注意力之后的残差流",
+    "hook_resid_mid_cross": "交叉注意力之后的残差流",
+    "hook_resid_post": "离开本块的残差流",
+    "hook_attn_out": "注意力的输出",
+    "hook_cross_attn_out": "交叉注意力的输出",
+    "hook_mlp_out": "MLP 的输出",
+    "hook_q": "查询",
+    "hook_k": "键",
+    "hook_v": "值",
+    "hook_rot_q": "旋转位置编码后的查询",
+    "hook_rot_k": "旋转位置编码后的键",
+    "hook_attn_scores": "注意力分数",
+    "hook_pattern": "注意力权重",
+    "hook_z": "各头对值的加权和",
+    "hook_result": "每个头写入的量",
+    "hook_dots": "点积 q·k",
+    "hook_scale": "归一化的除数",
+    "hook_normalized": "归一化后的向量",
+    "hook_out": "归一化的输出",
+    "hook_pre": "MLP 激活前的隐藏层",
+    "hook_pre_linear": "门控 MLP 的线性分支",
+    "hook_post": "MLP 激活后的隐藏层",
+    # `qkv trace --check` 中归一化的公式（qkv.core.see.invariants 用英文写出）
+    "formula_ln_scale": "sqrt(方差 var(x) + eps)",
+    "formula_rms_scale": "sqrt(平方的均值 mean(x²) + eps)",
+    "formula_ln_out": "(x − 均值 mean) / 缩放 scale · 增益 weight + 偏置 bias",
+    "formula_rms_out": "x / 缩放 scale · 增益 weight",
+    "pc1": "第一主成分 PC1",
+    "pc2": "第二主成分 PC2",
+    "lesson_line": "  课程 {name:<11} 用时 {seconds:>5} 秒：{headline}",
+}
