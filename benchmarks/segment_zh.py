@@ -50,7 +50,10 @@ def main() -> None:
             tok.parts = longest_first(tok)  # type: ignore[method-assign]
         for name, texts, reader in sets:
             r = agreement(tok, texts, reader)
-            print(f"{cut_name:13}  {name:30} kept {r['kept']:5} of {r['words']:5} = {100 * r['share']:.2f}%")
+            print(
+                f"{cut_name:13}  {name:30} kept {r['kept']:5} of {r['words']:5} = {100 * r['share']:.2f}%"
+                f"   Chinese words only: {r['han_kept']:5} of {r['han_words']:5} = {100 * r['han_share']:.2f}%"
+            )
 
 
 if __name__ == "__main__":

@@ -94,6 +94,7 @@ REFUSED = {
     "huge Prepend": (_normalizer({"type": "Prepend", "prepend": "x" * 100_000}), "100,000"),
     "22 chained Replace a->aa": (_normalizer(*[_replace({"String": "a"}, "aa")] * 22), "Replace x2"),
     "special token beyond the vocabulary": (_special_beyond, "99999"),
+    "groups nested 400 deep": (_split("(" * 400 + "a" + ")" * 400), "too deep"),
 }
 
 
@@ -164,6 +165,7 @@ def test_a_panic_while_encoding_is_one_line(gpt2_dir, tmp_path, capsys):  # noqa
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_panic_leaves_one_line_on_the_terminal(gpt2_dir, tmp_path):  # noqa: F811
     """Rust's own panic message (and backtrace) goes to descriptor 2, past Python: kept off it too."""
     d = _panicking_dir(gpt2_dir, tmp_path)

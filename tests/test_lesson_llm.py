@@ -101,6 +101,7 @@ def test_lesson_round_trips_and_is_said_in_both_languages(measured, name, tmp_pa
     assert not CHINESE.search(en)
     assert lessons.title(name, "en") != lessons.title(name, "zh")
     for lang in ("en", "zh"):
+        (tmp_path / lang).mkdir()  # figures go into a folder that is there (lessons.run makes --out)
         paths = view.figures(again, tmp_path / lang, lang)
         assert len(paths) == FIGURES[name]
         assert all(p.exists() and p.stat().st_size > 1000 for p in paths)

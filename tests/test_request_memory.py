@@ -97,10 +97,15 @@ def test_a_budget_refuses_what_exceeds_it_and_waits_for_nothing_it_cannot_get():
         budget.take(1001, "x", 0)
     with budget.scope():
         reserve(600, "a")
-        with pytest.raises(Busy):
-            reserve(600, "b")  # 1,200 > 1,000: nobody gives theirs back within wait = 0
+        with pytest.raises(TooLarge, match="holds 600 bytes"):
+            reserve(600, "b")  # 1,200 > 1,000 with its own 600: no wait would make room, so no 503
         assert budget.held == 600
     assert budget.held == 0  # the scope gave it back
+    other = budget.take(600, "another request", 0)
+    with budget.scope(), pytest.raises(Busy):
+        reserve(600, "b")  # 1,200 > 1,000, but 600 of it is another request's: it may give it back
+    other.release()
+    assert budget.held == 0
 
 
 def test_a_scope_gives_everything_back_when_its_request_fails_and_a_ticket_goes_back_once():

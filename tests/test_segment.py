@@ -55,6 +55,7 @@ def test_at_least_98_percent_of_jiebas_words_the_model_knows_stay_one_token(tok)
     got = agreement(tok, texts)
     print(f"\nkept {got['kept']} of {got['words']} words ({100 * got['share']:.1f}%); missed: {got['missed']}")
     assert got["words"] > 900 and got["share"] >= 0.98
+    assert got["han_words"] > 600 and got["han_share"] >= 0.98  # punctuation, which any cut keeps, left out
 
 
 def test_best_cut_minimises_the_total_cost_and_prefers_the_longer_part_on_a_tie():

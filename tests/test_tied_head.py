@@ -6,7 +6,6 @@ equal to W_E stays tied, without a word (hub/read.unembedding decides for every 
 from __future__ import annotations
 
 import os
-from functools import partial
 
 import pytest
 import torch
@@ -19,8 +18,7 @@ from safetensors.torch import load_file, save_file  # noqa: E402
 from test_pretrained_dirs import _bpe_tokenizer_json  # noqa: E402
 
 from qkv.core.hub.pretrained import load_pretrained  # noqa: E402
-from qkv.core.io.refusal import speaking  # noqa: E402
-from qkv.presentation.i18n import say_error  # noqa: E402
+from qkv.presentation.i18n import speaking  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 transformers.logging.disable_progress_bar()
@@ -80,7 +78,7 @@ def test_the_line_is_said_in_chinese(tmp_path, capfd):
     embedding, _ = _gpt2(tmp_path)
     _with_head(tmp_path, embedding, lambda w: -w)
     capfd.readouterr()
-    with speaking(partial(say_error, lang="zh")):
+    with speaking("zh"):
         load_pretrained(tmp_path)
     said = capfd.readouterr().err.strip().splitlines()
     assert len(said) == 1 and "transformers 的做法" in said[0] and "lm_head.weight" in said[0], said

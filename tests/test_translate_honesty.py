@@ -177,6 +177,7 @@ def test_a_faithful_translation_gets_no_invented_note(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 @needs_hsk
 def test_the_figure_script_runs_on_a_small_slice():
     run = subprocess.run(

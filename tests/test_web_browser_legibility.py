@@ -78,7 +78,8 @@ ALLOWED = {
 MODEL_TEXT = (
     "#examples, #tokens, #text, .csent, .ctok, #vocab .vocab-list, .vtok, code, sub, sup, script, style, "
     "#next .tok, #side .tok, #side td:first-child, #ablate td:first-child, .tf-word, #hull text, "
-    "td[data-field=token], .pg-x, .pg-d, .num, option, .lens-cell .tok, .patch-map thead .tok, .cpred .tok"
+    "td[data-field=token], .pg-x, .pg-d, .num, option, .lens-cell .tok, .patch-map thead .tok, .cpred .tok, "
+    "#next-bytes .piece"
 )
 WORDS_ON_SCREEN = """(skip) => {
     const out = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

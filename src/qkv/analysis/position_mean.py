@@ -159,6 +159,7 @@ def position_means(model, tokenizer, n_pos: int) -> PositionMeans:
                         trace[name][:, :m].double().sum(0).cpu().numpy()
                     )  # (B, m, d_model) -> (m, d_model)
                 counts[:m] += len(batch)
+                del trace  # its memory (and its reservation) goes back before the next batch takes its own
     with np.errstate(invalid="ignore", divide="ignore"):
         means = {name: sums[name] / counts[:, None] for name in names}
     out = PositionMeans(means, counts, len(seqs), key)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from qkv.core.text.tokenizers.nearest import fold_ascii
 from qkv.core.text.tokenizers.unknown import part_kinds
+from qkv.core.text.tokenizers.words import _CJK_RE as HAN
 from qkv.core.text.tokenizers.words import WordTokenizer
 
 
@@ -34,14 +35,16 @@ def token_spans(tok: WordTokenizer, text: str) -> set[tuple[int, int]]:
 
 def agreement(tok: WordTokenizer, texts: Iterable[str], cut: Callable[[str], list[str]] | None = None) -> dict:
     """{"words": reader's words the vocabulary holds whole, "kept": those read as that one token,
-    "share": kept / words, "missed": [(word, text), ...]}. `cut`: a text -> a reader's words, in
-    order and covering it (default: jieba.lcut, the words a jieba user sees)."""
+    "share": kept / words, "missed": [(word, text), ...], and "han_words", "han_kept", "han_share": the
+    same over the words that hold a Chinese character (no punctuation, digits or Latin words, which
+    any cut keeps)}. `cut`: a text -> a reader's words, in order and covering it (default: jieba.lcut,
+    the words a jieba user sees)."""
     if cut is None:
         import jieba
 
         jieba.setLogLevel(60)
         cut = jieba.lcut
-    words = kept = 0
+    words = kept = han_words = han_kept = 0
     missed = []
     for text in texts:
         spans, at = token_spans(tok, text), 0
@@ -49,12 +52,23 @@ def agreement(tok: WordTokenizer, texts: Iterable[str], cut: Callable[[str], lis
             key = fold_ascii(w) if tok.fold_case else w
             if w.strip() and tok.ids.get(key, tok.byte_base) < tok.byte_base:
                 words += 1
+                han = bool(HAN.search(w))
+                han_words += han
                 if (at, at + len(w)) in spans:
                     kept += 1
+                    han_kept += han
                 else:
                     missed.append((w, text))
             at += len(w)
-    return {"words": words, "kept": kept, "share": kept / words if words else 1.0, "missed": missed}
+    return {
+        "words": words,
+        "kept": kept,
+        "share": kept / words if words else 1.0,
+        "missed": missed,
+        "han_words": han_words,
+        "han_kept": han_kept,
+        "han_share": han_kept / han_words if han_words else 1.0,
+    }
 
 
 __all__ = ["agreement", "token_spans"]

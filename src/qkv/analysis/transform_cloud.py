@@ -80,6 +80,7 @@ def word_inputs(model, tokenizer, words, layer: int) -> tuple[list[str], torch.T
         rows.append(trace[name][at].double())  # (n, d_model)
         # (3, n, n_heads, d_head): the shorthand gives each query head its key/value head (grouped-query attention)
         qkv_rows.append(torch.stack([trace[p, layer][at].double() for p in PROJECTIONS]))
+        del trace  # its reservation goes back before the next group's pass takes its own
     order = sorted(range(len(kept)), key=lambda i: words.index(kept[i]))
     return [kept[i] for i in order], torch.cat(rows)[order], torch.cat(qkv_rows, dim=1)[:, order]
 

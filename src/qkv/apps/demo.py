@@ -54,11 +54,11 @@ def run(out="runs/demo", report=None, quick: bool = False, lang: str | None = No
     print("\n" + say("lessons", language=lang, report=report_dir), flush=True)
     results, seconds = [], {}
     for name in lessons.LESSONS:
-        t = time.perf_counter()
+        t0 = time.perf_counter()
         # a lesson that cannot read this model's family reads its own default (align: the bundled translation model)
         reads_it = model.family.design in lessons.lesson_module(name).READS
         results.append(lessons.run(name, lang=lang, out=report_dir, ckpt=ckpt if reads_it else None))
-        seconds[name] = round(time.perf_counter() - t, 1)
+        seconds[name] = round(time.perf_counter() - t0, 1)
         print(lesson_line(name, seconds[name], results[-1].headline, lang), flush=True)
     index = write_report(results, report_dir, lang, model=str(ckpt), seconds=seconds)
     print("\n" + say("report", index=index))

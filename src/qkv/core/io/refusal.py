@@ -16,17 +16,15 @@ A Refusal made from plain text (`TextError("...")`, as older code does) has no k
 English in every language.
 
 What a core module tells the user while it works (the training loop's progress lines) is a phrase too,
-written with `said`: in the language the command line speaks while it runs a command (`speaking`),
-else in the language qkv speaks (qkv.set_lang, QKV_LANG: `speak_chosen`), else in English.
+written with `said`: in the language qkv speaks (a command's --lang while it runs, qkv.set_lang,
+QKV_LANG: presentation.i18n decides, through `speak_chosen`), else in English.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 _english: Callable[[object], str] | None = None
-_user: Callable[[object], str] | None = None
 _chosen: Callable[[object], str] | None = None
 
 
@@ -42,22 +40,9 @@ def speak_chosen(say: Callable[[object], str]) -> None:
     _chosen = say
 
 
-@contextmanager
-def speaking(say: Callable[[object], str]) -> Iterator[None]:
-    """While it lasts, `said` writes a phrase with `say` (the command line's language, for one command)."""
-    global _user
-    before, _user = _user, say
-    try:
-        yield
-    finally:
-        _user = before
-
-
 def said(item) -> str:
-    """A phrase or refusal as the user reads it: in the language of `speaking`, else qkv's (set_lang,
-    QKV_LANG), else in English."""
-    if _user is not None:
-        return _user(item)
+    """A phrase or refusal as the user reads it: in the language qkv speaks (a command's --lang while it
+    runs, else qkv.set_lang, else QKV_LANG: presentation.i18n decides), else in English."""
     return _chosen(item) if _chosen is not None else str(item)
 
 

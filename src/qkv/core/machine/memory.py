@@ -8,7 +8,8 @@
 Outside a scope (the Python API, the CLI), `reserve` refuses, in one line naming the estimate and the
 limit, what surely cannot fit in the memory available now, and holds nothing. Inside a scope it takes
 the estimate out of the scope's Budget: a Budget of `total` bytes shared by every request; a request
-whose estimate alone exceeds `total` is refused (TooLarge, one line), and one that would fit but finds
+whose estimate alone, or with what it still holds itself, exceeds `total` is refused (TooLarge, one
+line), and one that would fit but finds
 the budget full waits up to the scope's `wait` seconds for others to give theirs back, then is
 refused as Busy (a server's 503: try again). A ticket goes back when the caller releases it (the trace
 that held the memory is gone: see/trace.py) or when the scope ends, whichever comes first, once.
@@ -109,11 +110,20 @@ class Budget:
         self.total, self.wait, self.held = int(total), wait, 0
         self._free = threading.Condition()
 
-    def take(self, nbytes: int, what: object, wait: float) -> Ticket:
-        """Take nbytes, waiting up to `wait` seconds for room; TooLarge if they exceed the total, Busy
-        if no room came."""
+    def take(self, nbytes: int, what: object, wait: float, own: int = 0) -> Ticket:
+        """Take nbytes, waiting up to `wait` seconds for room; TooLarge if they exceed the total (or do
+        together with the `own` bytes the same request still holds: no wait would ever make room for
+        them), Busy if no room came."""
         if nbytes > self.total:
             raise TooLarge.of("budget.too_large", what=what, need=format_bytes(nbytes), limit=format_bytes(self.total))
+        if own + nbytes > self.total:
+            raise TooLarge.of(
+                "budget.too_large_together",
+                what=what,
+                need=format_bytes(nbytes),
+                own=format_bytes(own),
+                limit=format_bytes(self.total),
+            )
         with self._free:
             if not self._free.wait_for(lambda: self.held + nbytes <= self.total, timeout=wait):
                 raise Busy.of(
@@ -158,6 +168,7 @@ def reserve(nbytes: int, what: object) -> Ticket:
             raise TooLarge.of("budget.too_large_here", what=what, need=format_bytes(nbytes), limit=format_bytes(have))
         return Ticket()
     budget, wait, tickets = scope
-    ticket = budget.take(nbytes, what, wait)
+    own = sum(t.nbytes for t in tickets if t.budget is not None)  # what this request still holds
+    ticket = budget.take(nbytes, what, wait, own)
     tickets.append(ticket)
     return ticket

@@ -48,7 +48,7 @@ export function renderCompare() {
 function typedSenses() {
   const box = $("#compare-senses"), text = box ? box.value.trim() : "";
   if (!text) return undefined;
-  return text.split(/[/／|｜]/).map((g) => g.trim().split(/\s+/).filter(Boolean).slice(0, 8)).filter((g) => g.length).slice(0, 4);
+  return text.split(/[/／|｜]/).map((g) => g.trim().split(/\s+/).filter(Boolean).map((w) => w.slice(0, 40)).slice(0, 8)).filter((g) => g.length).slice(0, 4);
 }
 
 /** What the model's own prediction says after the word, in each sentence (analysis.sense_prediction), and

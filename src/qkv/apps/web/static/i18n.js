@@ -314,7 +314,7 @@ Object.assign(I18N.en, {
   pl_cmp_pred_title: "Which sense the model's own prediction points to, right after “{w}”",
   pl_cmp_step: "the model first writes “{tok}” (p = {p}); after it: ",
   pl_cmp_top: "it predicts {top}.",
-  pl_cmp_leans: "Sense words: {groups}: it points to [{lean}], {r}× the other.",
+  pl_cmp_leans: "Sense words: {groups}: it points to [{lean}], {r}× the next most likely group.",
   pl_cmp_pred_caption: "Read from the model's next-token probabilities at the word's position (the word's last token); when its top prediction there is punctuation or a line break at p &gt; {p} (no sense word can come yet), that token is written and the prediction after it is read. Each group's number is the sum of its words' probabilities (each word's first token). Unlike the cosines above, this is what the model itself expects the word to mean here.",
   pl_cmp_pred_nogroups: "Read from the model's next-token probabilities at the word's position (with punctuation predicted at p &gt; {p} written first). Type sense words above (e.g. 味道 看起来 / 股价 利润) to see which sense the prediction points to.",
 });
@@ -334,7 +334,7 @@ Object.assign(I18N.zh, {
   pl_cmp_pred_title: "紧跟在「{w}」后面，模型自己的预测指向哪个词义",
   pl_cmp_step: "模型先写出「{tok}」（p = {p}）；在它之后：",
   pl_cmp_top: "它预测 {top}。",
-  pl_cmp_leans: "词义词：{groups}：指向 [{lean}]，是另一组的 {r} 倍。",
+  pl_cmp_leans: "词义词：{groups}：指向 [{lean}]，是概率第二高的那组的 {r} 倍。",
   pl_cmp_pred_caption: "读的是模型在这个词（它的最后一个词元）的位置上给出的下一个词元概率；如果那里的头号预测是标点或换行且 p &gt; {p}（词义词还不会马上出现），就先把那个词元写上，再读它后面的预测。每组的数是组里各词概率之和（每个词取它的第一个词元）。和上面的余弦不同，这是模型自己认为这个词在这里是什么意思。",
   pl_cmp_pred_nogroups: "读的是模型在这个词的位置上给出的下一个词元概率（头号预测是标点且 p &gt; {p} 时先把它写上）。在上面填入词义词（例如 味道 看起来 / 股价 利润），即可看到预测指向哪个词义。",
 });

@@ -37,7 +37,7 @@ function bytesLine(toks) {
   for (const tok of bytes) byRole.set(byteRole(byteOf(tok)), [...(byRole.get(byteRole(byteOf(tok))) || []), tok]);
   const roles = [...byRole].map(([role, toks]) => toks.map((tok) => `<span class="piece">${esc(tok)}</span>`).join(" ") +
     (zh ? "：" : ": ") + t("byte_role_" + role)).join(zh ? "；" : "; ");
-  return `<p id="next-bytes" class="why">${t("next_bytes_why", { roles, tok: esc(bytes[0]) })}</p>`;
+  return `<p id="next-bytes" class="why">${t("next_bytes_why", { roles, tok: `<span class="piece">${esc(bytes[0])}</span>` })}</p>`;
 }
 
 /** A bar's length in % of the longest: none for a NaN (a diverged model), which has no length. */

@@ -21,7 +21,8 @@ _lock = threading.Lock()
 _sink: list = []  # the one temporary file, made on first use
 
 
-def _is_panic(error: BaseException) -> bool:
+def is_panic(error: BaseException) -> bool:
+    """Whether `error` is a Rust library's panic (tokenizers, safetensors), as pyo3 raises it."""
     kind = type(error)
     return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
 
@@ -45,7 +46,7 @@ def quiet():
         try:
             yield
         except BaseException as e:
-            panicked = _is_panic(e)
+            panicked = is_panic(e)
             raise
         finally:
             os.dup2(saved, 2)

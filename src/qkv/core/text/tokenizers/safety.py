@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from qkv.core.io.refusal import Refusal
 from qkv.core.text.tokenizers import rust_stderr
 from qkv.core.text.tokenizers.regex_risk import scan
+from qkv.core.text.tokenizers.rust_stderr import is_panic
 
 MAX_GROWTH = 256  # how many times longer the normalizers may make a text (NFKC x Lowercase: 54)
 MAX_INSERT = 64  # characters a Replace or Prepend may insert (real files: "▁", " ")
@@ -52,12 +53,6 @@ FACTORS = {
     "StripAccents": 1,
     "Nmt": 1,
 }
-
-
-def is_panic(error: BaseException) -> bool:
-    """Whether `error` is a Rust library's panic (tokenizers, safetensors), as pyo3 raises it."""
-    kind = type(error)
-    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
 
 
 def panic_line(error: BaseException) -> str:
@@ -189,7 +184,10 @@ def _check_pattern(pattern, step: str, replace: bool) -> int:
             raise Refusal.of("tokenizer_safety.empty_pattern", step=step, pattern=repr(text))
         return max(1, len(text))
     regex = str(pattern.get("Regex", ""))
-    shape = scan(regex)
+    try:
+        shape = scan(regex)
+    except RecursionError:  # groups nested hundreds deep: nothing a real tokenizer writes
+        raise Refusal.of("tokenizer_safety.deep_regex", step=step, pattern=repr(regex[:80])) from None
     if shape.nested:
         raise Refusal.of("tokenizer_safety.nested_regex", step=step, pattern=repr(regex[:80]))
     if shape.min_len == 0 and replace:

@@ -6,6 +6,11 @@ MESSAGES = {
         "{what} needs about {need}, more than this server lets one request take ({limit}): use a shorter text, "
         "or start the server with a larger QKV_MEMORY_BUDGET"
     ),
+    "too_large_together": (
+        "{what} needs about {need} while this request still holds {own} for its earlier passes: together more "
+        "than this server lets one request take ({limit}); use a shorter text, or start the server with a larger "
+        "QKV_MEMORY_BUDGET"
+    ),
     "too_large_here": "{what} needs about {need}, more than this machine has free now ({limit}): use a shorter text",
     "busy": (
         "{what} needs about {need}, and requests in flight hold {held} of this server's {limit}: try again in a moment"

@@ -10,6 +10,7 @@ MESSAGES = {
     "which the tokenizers library cannot run",
     "nested_regex": "its tokenizer.json's {step} regex {pattern} repeats a group that itself repeats "
     "(as (a+)+ does): matching it can take exponential time",
+    "deep_regex": "its tokenizer.json's {step} regex {pattern} nests its groups too deep for qkv to read it",
     "unknown_step": "its tokenizer.json has a normalizer of type {kind}, which qkv cannot bound",
     "special_beyond": "its tokenizer.json's post-processor adds the token {token} as id {id}, "
     "beyond the vocabulary of {n} tokens",

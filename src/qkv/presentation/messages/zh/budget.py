@@ -5,6 +5,11 @@ MESSAGES = {
         "{what}大约需要 {need}，超过这个服务器允许一次请求占用的内存（{limit}）：请换一段更短的文本，"
         "或者启动服务器时把 QKV_MEMORY_BUDGET 设得大一些"
     ),
+    "too_large_together": (
+        "{what}大约需要 {need}，而这次请求前面的计算还占着 {own}："
+        "加起来超过这个服务器允许一次请求占用的内存（{limit}）；"
+        "请换一段更短的文本，或者启动服务器时把 QKV_MEMORY_BUDGET 设得大一些"
+    ),
     "too_large_here": "{what}大约需要 {need}，超过这台机器现在空闲的内存（{limit}）：请换一段更短的文本",
     "busy": "{what}大约需要 {need}，而正在进行的请求已占用这个服务器 {limit} 中的 {held}：请稍后再试",
     "bad_setting": "QKV_MEMORY_BUDGET 应当是一个大小，例如 6GB、500MB 或字节数，至少 1MB；收到的是 {value}",

@@ -21,7 +21,7 @@ MESSAGES = {
     "hook_attn_scores": "注意力分数",
     "hook_pattern": "注意力权重",
     "hook_z": "各头对值的加权和",
-    "hook_result": "每个头写入的量",
+    "hook_result": "每个头写入残差流的向量",
     "hook_dots": "点积 q·k",
     "hook_scale": "归一化的除数",
     "hook_normalized": "归一化后的向量",
