@@ -117,3 +117,20 @@ def test_the_caption_is_true_of_the_built_in_corpus():
     before = [w[w.index("苹果") - 1] for w in lines if "苹果" in w and w.index("苹果") > 0]
     assert any(b in food for b in before) and any(b in company for b in before)
     assert not any("香蕉" in w and (company & set(w) or "股价" in w) for w in lines)
+
+
+def test_chinese_column_labels_stand_upright_and_others_turn():
+    """A vertical Chinese label is its characters stacked upright (turned on its side, 三 reads as 川);
+    a label with Latin letters in it is turned a quarter, as before."""
+    from qkv.presentation.figures import column_labels
+
+    ax = Figure().subplots()
+    column_labels(ax, range(3), ["下午", "三", "图书馆"], rotate=True)
+    shown = ax.get_xticklabels()
+    assert [x.get_text() for x in shown] == ["下\n午", "三", "图\n书\n馆"]
+    assert all(x.get_rotation() == 0 for x in shown)
+    column_labels(ax, range(3), ["下午", "三点", "hello"], rotate=True)
+    assert [x.get_text() for x in ax.get_xticklabels()] == ["下午", "三点", "hello"]
+    assert all(x.get_rotation() == 90 for x in ax.get_xticklabels())
+    column_labels(ax, range(2), ["下午", "三"], rotate=False)
+    assert [(x.get_text(), x.get_rotation()) for x in ax.get_xticklabels()] == [("下午", 0), ("三", 0)]

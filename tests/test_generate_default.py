@@ -4,6 +4,7 @@ text as with --ckpt naming the bundled checkpoint, and as the API's generate_ids
 from __future__ import annotations
 
 import pytest
+import torch
 from cli_util import run_ok
 
 from qkv.core.decode.sample import generate_ids
@@ -29,3 +30,12 @@ def test_the_help_says_the_default(capsys):
 
     text = build_parser("en")._subparsers._group_actions[0].choices["generate"].format_help()
     assert "default: the bundled model" in " ".join(text.split())
+
+
+def test_qkv_load_without_a_path_is_the_bundled_model():
+    import qkv
+
+    model, tokenizer = qkv.load()
+    again, words = qkv.load(default_ckpt())
+    assert tokenizer.encode("我 吃了 苹果") == words.encode("我 吃了 苹果")
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from cli_util import run_ok
 
 from qkv.analysis.segmentation import agreement
 from qkv.core.hub.bundled import BUNDLED
@@ -95,7 +96,12 @@ def test_the_note_names_exactly_the_characters_read_one_by_one_or_as_bytes(tok):
     named = lambda text: [(u["text"], u["pieces"], u["how"]) for u in unknown_pieces(tok, text)]
     assert named("我在读红楼梦。") == [("红楼梦", ["红", "楼", "梦"], "chars")]
     assert named("他急得团团转。") == [("团团转", ["团", "团", "转"], "chars")]
-    assert named("这是他的巅峰之作。") == [("巅", ["巅"], "bytes"), ("峰", ["峰"], "chars"), ("之", ["之"], "chars")]
+    bytes_of = lambda c: [f"<0x{b:02X}>" for b in c.encode()]  # a character read as bytes shows its byte tokens
+    assert named("这是他的巅峰之作。") == [
+        ("巅", bytes_of("巅"), "bytes"),
+        ("峰", ["峰"], "chars"),
+        ("之", ["之"], "chars"),
+    ]
     assert named("老师说明天下午三点在图书馆见面。") == []  # every word known: nothing named
     assert named("这个苹果很好吃。") == []  # two-character words read as two (这 个) are not named
 
@@ -106,14 +112,14 @@ def test_every_character_named_is_read_one_by_one_or_as_bytes(tok):
     is named."""
     pytest.importorskip("jieba")
     for text in sentences():
-        named = [p for u in unknown_pieces(tok, text) for p in u["pieces"]]
+        found = unknown_pieces(tok, text)
+        named = [p for u in found if u["how"] == "chars" for p in u["pieces"]]
         assert all(len(p) == 1 for p in named), text
         below = [tok.display(i) for i in tok.encode(text) if tok.token_kind(i) == "char"]
         assert set(below) <= set(named), text
-        n_bytes = sum(tok.token_kind(i) == "byte" for i in tok.encode(text))
-        assert n_bytes == sum(
-            len(p.encode()) for u in unknown_pieces(tok, text) if u["how"] == "bytes" for p in u["pieces"]
-        )
+        read_as_bytes = [tok.display(i) for i in tok.encode(text) if tok.token_kind(i) == "byte"]
+        assert read_as_bytes == [p for u in found if u["how"] == "bytes" for p in u["pieces"]], text
+        assert all(len(u["text"].encode()) == len(u["pieces"]) for u in found if u["how"] == "bytes"), text
 
 
 def test_an_untrained_word_tokenizer_cuts_by_frequency():
@@ -144,3 +150,18 @@ def test_explain_shows_byte_candidates_as_bytes_and_says_why(capsys):
         assert cell in out and why in out, out[-1500:]
     assert main(["explain", "我 吃了 苹果", "--top", "1", "--lang", "en"]) == 0  # ，
     assert "UTF-8 byte" not in capsys.readouterr().out  # no byte among the candidates: no line
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_qkv_explain_says_on_stderr_what_it_read_as_bytes_or_one_by_one(capsys, lang):
+    """The command line names the same pieces as the page: a character read as its UTF-8 bytes (the
+    byte tokens shown), a reader's word read a character at a time; a text of known words, nothing."""
+    pytest.importorskip("jieba")
+    _, err = run_ok(capsys, ["explain", "见面，别迟到喔。我在读红楼梦", "--lang", lang])
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert "喔" in lines[0] and "红楼梦" in lines[1]
+    assert "<0xE5> · <0x96> · <0x94>" in lines[0] and "红 · 楼 · 梦" in lines[1]
+    assert ("UTF-8" in lines[0]) and (("字节" in lines[0]) == (lang == "zh"))
+    _, err = run_ok(capsys, ["explain", "我 吃了 苹果", "--lang", lang])
+    assert err == ""

@@ -2,7 +2,7 @@
 
     model = qkv.GPT(qkv.ModelConfig(d_vocab=100))            # build
     result = qkv.train(text_path="book.txt", out="runs/book")  # train (or: qkv train --text book.txt)
-    model, tokenizer = qkv.load("runs/book")                 # load
+    model, tokenizer = qkv.load("runs/book")                 # load (qkv.load(): the bundled model)
     print(qkv.generate(model, tokenizer, "Once", 50))        # generate
     logits, trace = model.run_with_trace(ids); qkv.check(trace)   # see every number, check the invariants
     print(qkv.attend("sqrt(2),0", "ln(2),0; 0,1; 0,-1", "0,0; 4,0; 0,4").to_text("zh"))

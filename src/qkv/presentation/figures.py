@@ -64,6 +64,16 @@ def short(label: str, width: int = 8) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
+def column_labels(ax, ticks, labels: list[str], rotate: bool, **kw) -> None:
+    """An x axis's labels, vertical when `rotate`: labels of Chinese or Japanese characters (and full-width
+    marks) are stacked upright, one character under the other, as vertical Chinese is written (turned on
+    its side, 三 reads as 川); other labels are turned a quarter."""
+    upright = rotate and all(label and all(ord(c) >= 0x2E80 for c in label) for label in labels)
+    if upright:
+        labels = ["\n".join(label) for label in labels]
+    ax.set_xticks(ticks, labels, rotation=90 if rotate and not upright else 0, **kw)
+
+
 def label_step(n: int, room: int = 24) -> int:
     """Show every k-th label so that at most `room` labels share an axis."""
     return max(1, -(-n // room))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qkv.presentation.figures import check_path, label_step, new_figure, save, short
+from qkv.presentation.figures import check_path, column_labels, label_step, new_figure, save, short
 from qkv.presentation.i18n import lang_of, translator
 
 CMAP = "Blues"
@@ -45,7 +45,7 @@ def _tick_labels(ax, tokens, axis: str, rotate: bool = False, width: int = 8, ro
     ticks = list(range(0, len(tokens), step))
     labels = [short(tokens[i], width) for i in ticks]
     if axis == "x":
-        ax.set_xticks(ticks, labels, rotation=90 if rotate else 0, fontsize="small")
+        column_labels(ax, ticks, labels, rotate, fontsize="small")
     else:
         ax.set_yticks(ticks, labels, fontsize="small")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qkv.presentation.figures import caption, check_path, new_figure, save, short
+from qkv.presentation.figures import caption, check_path, column_labels, new_figure, save, short
 from qkv.presentation.hook_words import named
 from qkv.presentation.i18n import lang_of, translator
 from qkv.presentation.patching_table import across, grid, tokens
@@ -52,7 +52,7 @@ def patching_heatmap(doc: dict, path, lang: str | None = None, annotate: bool | 
     fig = new_figure((min(16.0, 2.6 + 0.75 * width), min(12.0, 2.6 + 0.5 * n_layers + 0.08 * longest)))
     ax = fig.subplots()
     image = ax.imshow(values, cmap=CMAP, vmin=-reach, vmax=reach, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(width), labels, rotation=90 if longest > 3 and kind == "pos" else 0, fontsize="small")
+    column_labels(ax, range(width), labels, longest > 3 and kind == "pos", fontsize="small")
     ax.set_yticks(range(n_layers), [say("layer", layer=L) for L in range(n_layers)], fontsize="small")
     ax.tick_params(length=0)
     ax.set_xlabel(say({"pos": "positions", "head": "heads", "whole": "whole_label"}[kind]))

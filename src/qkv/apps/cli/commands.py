@@ -145,14 +145,20 @@ def _cropped(what: str, n: int, n_ctx: int, lang: str) -> None:
 
 
 def _unspellable(tokenizer, text, lang) -> None:
-    """Say on stderr which characters of `text` the vocabulary cannot spell: its ids leave them out."""
+    """Say on stderr which characters of `text` the vocabulary cannot spell (its ids leave them out), or,
+    for a word tokenizer, which pieces it reads as single characters or UTF-8 bytes (the page's note)."""
     from qkv.core.text.tokenizers.base import shown_chars
+    from qkv.core.text.tokenizers.unknown import unknown_pieces
+    from qkv.presentation.unknown_words import unknown_notes
 
     find = getattr(tokenizer, "unspellable", None)
     missing = find(text) if find is not None and isinstance(text, str) else []
     if missing:
         note = t("tokenizer.unspellable_warning", lang or "en", n=len(missing), chars=shown_chars(missing))
         print(note, file=sys.stderr)
+    elif isinstance(text, str):
+        for line in unknown_notes(unknown_pieces(tokenizer, text), lang):
+            print(line, file=sys.stderr)
 
 
 def _prompt(args, tokenizer) -> tuple[str, list[int]]:

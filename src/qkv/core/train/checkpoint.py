@@ -476,12 +476,17 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     return Checkpoint(model, tokenizer, config, state, train_cfg, optimizer_state)
 
 
-def load(path, device=None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
-    """(model, tokenizer) from a checkpoint directory, the model in eval mode, on the CPU or on
-    `device` (a torch.device or a --device name: "auto", "cuda", ...). A pretrained model
-    ("minilm", "hf:NAME", a Hugging Face directory) loads through models.pretrained."""
+def load(path=None, device=None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
+    """(model, tokenizer) from a checkpoint directory (None: the bundled model, as the commands read it
+    without --ckpt), the model in eval mode, on the CPU or on `device` (a torch.device or a --device
+    name: "auto", "cuda", ...). A pretrained model ("minilm", "hf:NAME", a Hugging Face directory)
+    loads through models.pretrained."""
+    from qkv.core.hub.bundled import default_ckpt
     from qkv.core.hub.pretrained import is_pretrained_ref, load_pretrained
     from qkv.core.machine.device import to_device
+
+    if path is None:
+        path = default_ckpt()
 
     if is_pretrained_ref(path):
         model, tokenizer = load_pretrained(path)

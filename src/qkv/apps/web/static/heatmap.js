@@ -3,7 +3,7 @@
 import { S, at4 } from "./state.js";
 import { $, clamp, esc, fmt } from "./util.js";
 import { t } from "./i18n.js";
-import { FONT, fit, paintCells, paintPattern, sizeCanvas, wrapWidth } from "./paint.js";
+import { FONT, columnLabel, fit, paintCells, paintPattern, sizeCanvas, wrapWidth } from "./paint.js";
 import { shownIdx } from "./tokens.js";
 import { showTip } from "./tip.js";
 
@@ -57,8 +57,7 @@ export function drawHeatmap() {
     const tok = fit(ctx, S.P.k[cols[n]], S.labelW);
     ctx.fillStyle = "#445";
     if (rotate) {
-      ctx.save(); ctx.translate(lw + (n + 0.5) * cell, top - 5); ctx.rotate(-Math.PI / 2);
-      ctx.textAlign = "left"; ctx.fillText(tok, 0, 0); ctx.restore();
+      columnLabel(ctx, tok, lw + (n + 0.5) * cell, top - 5, fs);
     } else {
       ctx.textAlign = "center"; ctx.textBaseline = "bottom";
       ctx.fillText(tok, lw + (n + 0.5) * cell, top - 4);

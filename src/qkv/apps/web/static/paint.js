@@ -67,6 +67,20 @@ export function fit(ctx, s, w) {
   return s + "…";
 }
 
+/** A column's label drawn vertically, ending at (x, y): Chinese or Japanese characters (and full-width
+ *  marks) stacked upright, one under the other, as vertical Chinese is written; anything else turned a
+ *  quarter to the left (a Chinese character turned on its side reads as another: 三 as 川). */
+export function columnLabel(ctx, s, x, y, size) {
+  if ([...s].every((c) => c.codePointAt(0) >= 0x2e80)) {
+    const chars = [...s];
+    ctx.textAlign = "center"; ctx.textBaseline = "bottom";
+    chars.forEach((c, j) => ctx.fillText(c, x, y - (chars.length - 1 - j) * (size + 1)));
+    return;
+  }
+  ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2);
+  ctx.textAlign = "left"; ctx.textBaseline = "middle"; ctx.fillText(s, 0, 0); ctx.restore();
+}
+
 /** The widest token label of the part shown, in px (12 px type), kept in S.labelW. */
 export function measureLabels() {
   const ctx = document.createElement("canvas").getContext("2d");

@@ -13,7 +13,7 @@ import { I18N, t } from "./i18n.js";
 import { announce } from "./announce.js";
 import { api, busy } from "./api.js";
 import { decode } from "./decode.js";
-import { FONT, MASKED, RAMP, fit, sizeCanvas } from "./paint.js";
+import { FONT, MASKED, RAMP, columnLabel, fit, sizeCanvas } from "./paint.js";
 import { showTip } from "./tip.js";
 import { register } from "./panels.js";
 
@@ -137,8 +137,7 @@ function sideHeat(cv, T, rows, cols, colour, value) {
   for (let i = 0; i < T; i++) {
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
     ctx.fillText(fit(ctx, rows[i], lw - 8), lw - 4, top + (i + 0.5) * cell);
-    ctx.save(); ctx.translate(lw + (i + 0.5) * cell, top - 4); ctx.rotate(-Math.PI / 2);
-    ctx.textAlign = "left"; ctx.fillText(fit(ctx, cols[i], lw - 8), 0, 0); ctx.restore();
+    columnLabel(ctx, fit(ctx, cols[i], lw - 8), lw + (i + 0.5) * cell, top - 4, 11);
   }
   SIDE.cells[cv.id] = { x0: lw, y0: top, cell, T };
 }

@@ -52,6 +52,8 @@ def unknown_pieces(tok, text: str) -> list[dict]:
         runs = _named_runs(tok, piece) if _CJK_RE.search(piece) else _spaced_runs(tok, piece)
         for how, run in runs:
             run_text = "".join(run)
+            if how == "bytes":  # the tokens it became: its UTF-8 bytes (<0xE5> <0x96> <0x94>), not the characters
+                run = [tok.display(i) for i in tok.encode(run_text)]
             out.append({"text": run_text, "pieces": run, "how": how, "nearest": nearest_words(words, run_text)})
     return out
 

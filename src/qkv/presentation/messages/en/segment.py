@@ -15,4 +15,8 @@ MESSAGES = {
         "stands for every character the model could spell from it, so its probability is theirs together; "
         "the bytes after it decide which character it becomes."
     ),
+    "unknown_line": "note: {text} is not a word the model learned: read as {pieces} {how}; nearest words: {nearest}",
+    "unknown_far": "note: {text} is not a word the model learned: read as {pieces} {how}; no word it knows is close",
+    "unknown_chars": "(single characters)",
+    "unknown_bytes": "(UTF-8 bytes: even its characters are unknown)",
 }

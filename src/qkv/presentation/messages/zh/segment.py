@@ -13,4 +13,8 @@ MESSAGES = {
         "（一个汉字要三个字节）。开头的字节代表模型能从它拼出的所有字，所以它的概率是这些字合起来的概率；"
         "后面的字节才决定拼成哪个字。"
     ),
+    "unknown_line": "注意：{text} 不是模型学过的词：读成 {pieces} {how}；最接近的词：{nearest}",
+    "unknown_far": "注意：{text} 不是模型学过的词：读成 {pieces} {how}；模型认识的词里没有相近的",
+    "unknown_chars": "（逐个字）",
+    "unknown_bytes": "（UTF-8 字节：连其中的字也不认识）",
 }
