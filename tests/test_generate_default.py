@@ -39,3 +39,12 @@ def test_qkv_load_without_a_path_is_the_bundled_model():
     again, words = qkv.load(default_ckpt())
     assert tokenizer.encode("我 吃了 苹果") == words.encode("我 吃了 苹果")
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+
+
+def test_without_max_new_tokens_it_writes_only_what_the_context_holds(capsys):
+    """The bundled model reads 64 tokens: by default it writes as many as every new token can read the
+    whole text for (no sliding-window note); asked for 200, it slides, and says so."""
+    out, err = run_ok(capsys, ["generate", "--prompt", "我 昨天", "--temperature", "0"])
+    assert err == "" and out.strip()
+    _, err = run_ok(capsys, ["generate", "--prompt", "我 昨天", "--temperature", "0", "--max-new-tokens", "200"])
+    assert "64" in err and len(err.strip().splitlines()) == 1

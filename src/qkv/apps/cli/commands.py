@@ -16,6 +16,8 @@ from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.i18n import t
 
+DEFAULT_NEW = 200  # qkv generate's --max-new-tokens, where the model's context holds them
+
 
 def _load(ckpt):
     """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
@@ -182,7 +184,7 @@ def generate(args) -> None:
     from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
     from qkv.core.machine.device import resolve
 
-    check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens)
+    check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens or DEFAULT_NEW)
     if not 1 <= args.samples <= 1024:
         raise Refusal.of("cli.samples_range", got=args.samples)
     device = resolve(args.device)
@@ -194,6 +196,8 @@ def generate(args) -> None:
         raise Refusal.of("cli.prompt_empty")
     _unspellable(tokenizer, args.chat if args.chat is not None else args.prompt, args.lang)
     n_ctx = model.cfg.n_ctx
+    if args.max_new_tokens is None:  # as many as every new token can read the whole text for, up to 200
+        args.max_new_tokens = max(1, min(DEFAULT_NEW, n_ctx - len(ids) + 1))
     if len(ids) > n_ctx:
         _cropped("prompt", len(ids), n_ctx, args.lang)
     elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it

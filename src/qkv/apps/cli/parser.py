@@ -167,7 +167,11 @@ def _add_generate(sub) -> None:
     p.add_argument("--prompt", help="the text to continue (default: a line break)")
     p.add_argument("--chat", metavar="TEXT", help="ask a chat model a question, in the layout its chat template gives")
     p.add_argument("--system", metavar="TEXT", help="with --chat: the system message (default: the template's own)")
-    p.add_argument("--max-new-tokens", type=int, default=200)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help="how many tokens to write (default: 200, or fewer where the model's context could not hold them all)",
+    )
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=int)
     p.add_argument("--top-p", type=float)
