@@ -50,6 +50,15 @@ PROBABILITY = (lambda v: is_number(v) and 0 <= v < 1, phrase("hub.wants_probabil
 EPSILON = (lambda v: is_number(v) and 0 <= v <= 1, phrase("hub.wants_epsilon"))
 BOOL = (lambda v: isinstance(v, bool), phrase("hub.wants_bool"))
 OBJECT_OR_NULL = (lambda v: v is None or isinstance(v, dict), phrase("hub.wants_object_or_null"))
+SIZES = {  # the widths and counts every family but GPT-2 names alike in config.json (ModelConfig's ranges)
+    "vocab_size": integer(1, 10_000_000),
+    "hidden_size": integer(1, 65536),
+    "intermediate_size": integer(1, 1 << 20),
+    "num_hidden_layers": integer(1, 1024),
+    "num_attention_heads": integer(1, 4096),
+    "max_position_embeddings": integer(1, 10_000_000),
+}
+KV_HEADS = or_null(integer(1, 4096))  # num_key_value_heads: None (as many as the query heads) or a count
 COMMON = {  # the fields every family's config may hold; either may be left out
     "model_type": (lambda v: v is None or isinstance(v, str), phrase("hub.wants_string")),
     "architectures": (

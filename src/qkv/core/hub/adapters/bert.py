@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.core.hub.adapter import Adapter
-from qkv.core.hub.fields import EPSILON, PROBABILITY, checked, integer, one_of
+from qkv.core.hub.fields import EPSILON, PROBABILITY, SIZES, checked, integer, one_of
 from qkv.core.io.files import read_json_object
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import Activation, ModelConfig
@@ -41,11 +41,7 @@ _ACT: dict[str, Activation] = {
     "relu": "relu",
 }
 _FIELDS = {
-    "vocab_size": integer(1, 10_000_000),
-    "hidden_size": integer(1, 65536),
-    "num_hidden_layers": integer(1, 1024),
-    "num_attention_heads": integer(1, 4096),
-    "intermediate_size": integer(1, 1 << 20),
+    **SIZES,
     "hidden_act": one_of(*_ACT),
     "hidden_dropout_prob": PROBABILITY,
     "attention_probs_dropout_prob": PROBABILITY,

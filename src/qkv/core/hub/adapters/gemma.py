@@ -28,7 +28,19 @@ from __future__ import annotations
 
 from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.adapters.llama import read_tokenizer
-from qkv.core.hub.fields import BOOL, EPSILON, OBJECT_OR_NULL, PROBABILITY, checked, integer, number, one_of, or_null
+from qkv.core.hub.fields import (
+    BOOL,
+    EPSILON,
+    KV_HEADS,
+    OBJECT_OR_NULL,
+    PROBABILITY,
+    SIZES,
+    checked,
+    integer,
+    number,
+    one_of,
+    or_null,
+)
 from qkv.core.io.refusal import Refusal, phrase
 from qkv.core.spec.config import ModelConfig
 
@@ -59,15 +71,10 @@ _GEMMA3 = dict(
     final_logit_softcapping=None, attn_logit_softcapping=None, rope_theta=1_000_000.0, sliding_window_pattern=6
 )
 _FIELDS = {
-    "vocab_size": integer(1, 10_000_000),
-    "hidden_size": integer(1, 65536),
-    "intermediate_size": integer(1, 1 << 20),
-    "num_hidden_layers": integer(1, 1024),
-    "num_attention_heads": integer(1, 4096),
-    "num_key_value_heads": or_null(integer(1, 4096)),
+    **SIZES,
+    "num_key_value_heads": KV_HEADS,
     "head_dim": integer(1, 65536),
     "hidden_activation": one_of("gelu_pytorch_tanh"),
-    "max_position_embeddings": integer(1, 10_000_000),
     "rms_norm_eps": EPSILON,
     "tie_word_embeddings": BOOL,
     "attention_bias": (lambda v: v is False, phrase("gemma.wants_no_bias")),

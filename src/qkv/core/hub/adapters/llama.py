@@ -25,8 +25,10 @@ from qkv.core.hub.adapter import Adapter
 from qkv.core.hub.fields import (
     BOOL,
     EPSILON,
+    KV_HEADS,
     OBJECT_OR_NULL,
     PROBABILITY,
+    SIZES,
     checked,
     exactly,
     integer,
@@ -62,15 +64,10 @@ _DEFAULTS = dict(
 )
 _POSITIVE = number(1, "1e12")
 _FIELDS = {
-    "vocab_size": integer(1, 10_000_000),
-    "hidden_size": integer(1, 65536),
-    "intermediate_size": integer(1, 1 << 20),
-    "num_hidden_layers": integer(1, 1024),
-    "num_attention_heads": integer(1, 4096),
-    "num_key_value_heads": or_null(integer(1, 4096)),
+    **SIZES,
+    "num_key_value_heads": KV_HEADS,
     "head_dim": or_null(integer(1, 65536)),
     "hidden_act": one_of("silu"),
-    "max_position_embeddings": integer(1, 10_000_000),
     "rms_norm_eps": EPSILON,
     "tie_word_embeddings": BOOL,
     "attention_bias": BOOL,

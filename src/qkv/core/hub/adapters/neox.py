@@ -25,9 +25,9 @@ from qkv.core.hub.fields import (
     EPSILON,
     OBJECT_OR_NULL,
     PROBABILITY,
+    SIZES,
     checked,
     exactly,
-    integer,
     is_number,
     number,
     one_of,
@@ -55,13 +55,8 @@ ACTIVATIONS: dict[str, Activation] = {"gelu": "gelu", "relu": "relu"}
 ACTIVATIONS.update(dict.fromkeys(("gelu_new", "gelu_fast", "gelu_pytorch_tanh"), "gelu_tanh"))
 _POSITIVE = number(1, "1e12")
 _FIELDS = {
-    "vocab_size": integer(1, 10_000_000),
-    "hidden_size": integer(1, 65536),
-    "intermediate_size": integer(1, 1 << 20),
-    "num_hidden_layers": integer(1, 1024),
-    "num_attention_heads": integer(1, 4096),
+    **SIZES,
     "hidden_act": one_of(*ACTIVATIONS),
-    "max_position_embeddings": integer(1, 10_000_000),
     "layer_norm_eps": EPSILON,
     "tie_word_embeddings": BOOL,
     "use_parallel_residual": BOOL,

@@ -25,8 +25,10 @@ from qkv.core.hub.adapters.neox import rope_theta, rotary
 from qkv.core.hub.fields import (
     BOOL,
     EPSILON,
+    KV_HEADS,
     OBJECT_OR_NULL,
     PROBABILITY,
+    SIZES,
     checked,
     integer,
     number,
@@ -54,14 +56,9 @@ _DEFAULTS = dict(
     original_max_position_embeddings=4096,
 )
 _FIELDS = {
-    "vocab_size": integer(1, 10_000_000),
-    "hidden_size": integer(1, 65536),
-    "intermediate_size": integer(1, 1 << 20),
-    "num_hidden_layers": integer(1, 1024),
-    "num_attention_heads": integer(1, 4096),
-    "num_key_value_heads": or_null(integer(1, 4096)),
+    **SIZES,
+    "num_key_value_heads": KV_HEADS,
     "hidden_act": one_of("silu"),
-    "max_position_embeddings": integer(1, 10_000_000),
     "rms_norm_eps": EPSILON,
     "tie_word_embeddings": BOOL,
     "resid_pdrop": PROBABILITY,
