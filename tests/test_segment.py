@@ -165,3 +165,16 @@ def test_qkv_explain_says_on_stderr_what_it_read_as_bytes_or_one_by_one(capsys, 
     assert ("UTF-8" in lines[0]) and (("字节" in lines[0]) == (lang == "zh"))
     _, err = run_ok(capsys, ["explain", "我 吃了 苹果", "--lang", lang])
     assert err == ""
+
+
+def test_a_text_of_known_words_does_not_load_jiebas_dictionary(tok):
+    """jieba's cut (about a second to load) can only change what is named where a part is read below a
+    word or three one-character words stand in a row: elsewhere it is not asked."""
+    unknown_module._jieba.cache_clear()
+    try:
+        assert unknown_pieces(tok, "我昨天吃了苹果，味道很好吃。") == []
+        assert unknown_module._jieba.cache_info().misses == 0
+        unknown_pieces(tok, "我在读红楼梦。")  # 红 · 楼 · 梦: three in a row, so the reader's cut is read
+        assert unknown_module._jieba.cache_info().misses == 1
+    finally:
+        unknown_module._jieba.cache_clear()

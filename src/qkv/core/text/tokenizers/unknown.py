@@ -70,6 +70,8 @@ def _named_runs(tok: WordTokenizer, piece: str) -> list[tuple[str, list[str]]]:
     """(how, parts) of a piece with Chinese: the named characters (module docstring), consecutive ones
     read the same way inside one reader's word together."""
     kinds = part_kinds(tok, piece)
+    if not _reader_matters(kinds):  # nothing to name, whatever jieba would cut (and its dictionary not loaded)
+        return []
     seen = reader_words(piece)
     reader = seen or [piece]
     owner = [n for n, w in enumerate(reader) for _ in w]  # character -> its reader's word
@@ -92,6 +94,19 @@ def _named_runs(tok: WordTokenizer, piece: str) -> list[tuple[str, list[str]]]:
             last = (how, owner[at])
         at += len(part)
     return runs
+
+
+def _reader_matters(kinds: list[tuple[str, str]]) -> bool:
+    """Whether a piece has anything to name: a part read below a word, or SPELLED_MIN one-character
+    words in a row (the only way a reader's word can be read a character at a time)."""
+    run = 0
+    for part, kind in kinds:
+        if kind != "word":
+            return True
+        run = run + 1 if len(part) == 1 else 0
+        if run >= SPELLED_MIN:
+            return True
+    return False
 
 
 def _how(tok: WordTokenizer, kind: str, spelled: bool) -> str | None:
