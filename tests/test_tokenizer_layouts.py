@@ -193,13 +193,13 @@ def test_saved_with_a_checkpoint_it_reads_back_the_same(name):
 
 
 def test_the_cli_warns_of_what_the_vocabulary_cannot_spell(capsys):
-    from qkv.apps.cli.commands import _unspellable
+    from qkv.apps.cli.reading import say_unread
 
     ours, _ = _pair("smollm2")
-    _unspellable(ours, "Mary said Ω", "zh")
+    say_unread(ours, "Mary said Ω", "zh")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'Ω' (U+03A9)" in err and "警告" in err
-    _unspellable(ours, "Mary said hello", "en")
+    say_unread(ours, "Mary said hello", "en")
     assert capsys.readouterr().err == ""
 
 

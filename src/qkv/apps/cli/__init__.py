@@ -1,5 +1,6 @@
 """The `qkv` command: argument parsing (parser.py, its usage errors in usage.py) and one handler per
-command (commands.py; info and corpus in describe.py), over the Python API. Every error in what the
+command (commands.py; info and corpus in describe.py, generate in generate.py, translate in
+translate.py), over the Python API. Every error in what the
 user gave prints one line `qkv: error: ...` and exits non-zero; QKV_DEBUG=1 shows the traceback
 instead. Every command speaks the language of --lang, else the one chosen for all of qkv
 (qkv.set_lang, else QKV_LANG), else English (lang.py reads --lang, qkv.presentation.i18n decides the

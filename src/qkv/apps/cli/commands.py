@@ -6,25 +6,16 @@ that needs little start fast.
 
 from __future__ import annotations
 
-import codecs
 import sys
 from pathlib import Path
 
 from qkv.apps.cli import describe, translate
+from qkv.apps.cli.generate import generate
+from qkv.apps.cli.reading import load_model, say_cropped, say_unread
 from qkv.core.io.files import check_folder_of, format_bytes, write_text
 from qkv.core.io.finite import dumps as finite_dumps
 from qkv.core.io.refusal import Refusal
 from qkv.presentation.i18n import t
-
-DEFAULT_NEW = 200  # qkv generate's --max-new-tokens, where the model's context holds them
-
-
-def _load(ckpt):
-    """(model, tokenizer) from --ckpt, or the bundled model when it is not given."""
-    from qkv.core.hub.bundled import default_ckpt
-    from qkv.core.train.checkpoint import load
-
-    return load(ckpt or default_ckpt())
 
 
 def _write_or_print(text: str, path, lang: str = "en") -> None:
@@ -128,116 +119,6 @@ def _trained(result, lang: str) -> str:
     )
 
 
-def stream(tokenizer, ids, out=None, prev: int | None = None) -> None:
-    """Write tokens as they arrive, each after what the tokenizer puts between it and the one before
-    (`prev`: the last token already written); a character split over several byte tokens waits for its
-    last byte."""
-    out = sys.stdout if out is None else out  # looked up now: sys.stdout may have been replaced since import
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    for i in ids:
-        out.write(decoder.decode(tokenizer.separator(prev, i) + tokenizer.token_bytes(i)))
-        out.flush()
-        prev = i
-    out.write(decoder.decode(b"", final=True))
-
-
-def _cropped(what: str, n: int, n_ctx: int, lang: str) -> None:
-    """Say that only the last n_ctx tokens of the prompt (or the text) were read."""
-    print(t(f"cli.cropped_{what}", lang, n=n, n_ctx=n_ctx), file=sys.stderr)
-
-
-def _unspellable(tokenizer, text, lang) -> None:
-    """Say on stderr which characters of `text` the vocabulary cannot spell (its ids leave them out), or,
-    for a word tokenizer, which pieces it reads as single characters or UTF-8 bytes (the page's note)."""
-    from qkv.core.text.tokenizers.base import shown_chars
-    from qkv.core.text.tokenizers.unknown import unknown_pieces
-    from qkv.presentation.unknown_words import unknown_notes
-
-    find = getattr(tokenizer, "unspellable", None)
-    missing = find(text) if find is not None and isinstance(text, str) else []
-    if missing:
-        note = t("tokenizer.unspellable_warning", lang or "en", n=len(missing), chars=shown_chars(missing))
-        print(note, file=sys.stderr)
-    elif isinstance(text, str):
-        for line in unknown_notes(unknown_pieces(tokenizer, text), lang):
-            print(line, file=sys.stderr)
-
-
-def _prompt(args, tokenizer) -> tuple[str, list[int]]:
-    """(what is printed before the continuation, the ids the model reads): --prompt's text, or with
-    --chat the conversation its chat template lays out (not printed: only the answer is)."""
-    if args.chat is None:
-        if args.system is not None:
-            raise Refusal.of("chat.system_without_chat")
-        prompt = "\n" if args.prompt is None else args.prompt
-        return prompt, tokenizer.encode(prompt)
-    from qkv.core.text.chat import chat_ids, messages_of
-
-    if args.prompt is not None:
-        raise Refusal.of("chat.with_prompt")
-    if args.samples != 1:
-        raise Refusal.of("chat.with_samples")
-    return "", chat_ids(tokenizer, messages_of(args.chat, args.system))
-
-
-def generate(args) -> None:
-    from qkv.core.decode.sample import check_generates, check_sampling, generate_ids
-    from qkv.core.machine.device import resolve
-
-    check_sampling(args.temperature, args.top_k, args.top_p, args.max_new_tokens or DEFAULT_NEW)
-    if not 1 <= args.samples <= 1024:
-        raise Refusal.of("cli.samples_range", got=args.samples)
-    device = resolve(args.device)
-    model, tokenizer = _load(args.ckpt)  # without --ckpt, the bundled model
-    model.to(device)  # its KV cache is made there too
-    check_generates(model)  # before the prompt is printed
-    prompt, ids = _prompt(args, tokenizer)
-    if not ids:
-        raise Refusal.of("cli.prompt_empty")
-    _unspellable(tokenizer, args.chat if args.chat is not None else args.prompt, args.lang)
-    n_ctx = model.cfg.n_ctx
-    if args.max_new_tokens is None:  # as many as every new token can read the whole text for, up to 200
-        args.max_new_tokens = max(1, min(DEFAULT_NEW, n_ctx - len(ids) + 1))
-    if len(ids) > n_ctx:
-        _cropped("prompt", len(ids), n_ctx, args.lang)
-    elif len(ids) + args.max_new_tokens - 1 > n_ctx:  # token i is picked from the len(ids) + i before it
-        first = n_ctx - len(ids) + 2
-        note = t("cli.past_context", args.lang, prompt=len(ids), new=args.max_new_tokens, n_ctx=n_ctx, first=first)
-        print(note, file=sys.stderr)
-    if args.samples > 1:  # one batch of rows, printed when all are done; row i is seeded seed + i
-        from qkv.core.decode.sample import generate_texts
-
-        texts = generate_texts(
-            model,
-            tokenizer,
-            [prompt] * args.samples,
-            args.max_new_tokens,
-            temperature=args.temperature,
-            top_k=args.top_k,
-            top_p=args.top_p,
-            seed=args.seed,
-        )
-        for i, text in enumerate(texts):
-            print(t("cli.sample", args.lang, i=i + 1, n=args.samples) + f"\n{prompt}{text}")
-        return
-    sys.stdout.write(prompt)
-    try:
-        new = generate_ids(  # it ends at the model's end of text (a pretrained model's generation_config.json)
-            model,
-            ids,
-            args.max_new_tokens,
-            args.temperature,
-            args.top_k,
-            args.top_p,
-            args.seed,
-            use_cache=not args.no_cache,
-        )
-        stream(tokenizer, new, prev=ids[-1] if prompt else None)
-    finally:  # the text's line ends, also before an error (a NaN step) or Ctrl-C is said
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-
-
 def demo(args) -> None:
     from qkv.apps.demo import run
 
@@ -268,7 +149,7 @@ def trace(args) -> None:
 
     if args.out:  # its folder must be there: said before the model runs, and not made
         check_folder_of(args.out)
-    model, tokenizer = _load(args.ckpt)
+    model, tokenizer = load_model(args.ckpt)
     keep = name_filter(model.cfg, args.names)  # unknown names are an error, with --check too
     if model.family.translates:  # the source and its greedy translation, traced teacher-forced
         from qkv.analysis import cross_attention as cross
@@ -277,9 +158,9 @@ def trace(args) -> None:
         return _trace_out(tr, tokenizer, args, keep)
     all_ids = tokenizer.encode(args.text)
     ids, cropped = fit_context(model.cfg, tokenizer, all_ids)  # an encoder's text is refused, not cut
-    _unspellable(tokenizer, args.text, args.lang)
+    say_unread(tokenizer, args.text, args.lang)
     if cropped:
-        _cropped("text", len(all_ids), model.cfg.n_ctx, args.lang)
+        say_cropped("text", len(all_ids), model.cfg.n_ctx, args.lang)
     # the check reads every activation, so with --check the whole trace is recorded, then filtered
     _, tr = model.run_with_trace(torch.tensor([ids]), None if args.check else args.names)
     _trace_out(tr, tokenizer, args, keep)
@@ -312,7 +193,7 @@ def explain(args) -> None:
     _cpu_only(args)
     if args.html:  # its folder must be there: said before the model runs, and not made
         check_folder_of(args.html)
-    model, tokenizer = _load(args.ckpt)
+    model, tokenizer = load_model(args.ckpt)
     if args.html:
         from qkv.apps.web.export import export_html
 
@@ -327,7 +208,7 @@ def explain(args) -> None:
             token=args.token,
             lang=args.lang,
         )
-        _unspellable(tokenizer, args.text, args.lang)
+        say_unread(tokenizer, args.text, args.lang)
         print(t("cli.wrote_page", args.lang or "en", path=path, size=format_bytes(path.stat().st_size)))
         return
     ex = explain(
@@ -340,7 +221,7 @@ def explain(args) -> None:
         top=args.top,
         lang=args.lang or "en",
     )
-    _unspellable(tokenizer, args.text, args.lang)
+    say_unread(tokenizer, args.text, args.lang)
     if args.format == "json":
         print(finite_dumps(ex.to_json(), indent=2))
     else:
@@ -405,7 +286,7 @@ def _patching_figure(args) -> Path:
     if missing:
         raise Refusal.of("patching.missing", flags=", ".join(missing))
     out = check_path(args.out)  # before the model runs
-    model, tokenizer = _load(args.ckpt)
+    model, tokenizer = load_model(args.ckpt)
     result = patch_text(
         model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, args.site or "resid_pre", whole=args.whole
     )
@@ -419,12 +300,12 @@ def patch(args) -> None:
     from qkv.analysis.patch import patch_text
     from qkv.presentation.patching_table import render
 
-    model, tokenizer = _load(args.ckpt)
+    model, tokenizer = load_model(args.ckpt)
     result = patch_text(
         model, tokenizer, args.clean, args.corrupt, args.answer, args.wrong, site=args.site, whole=args.whole
     )
     for text in (args.clean, args.corrupt):  # read: say what its ids left out
-        _unspellable(tokenizer, text, args.lang)
+        say_unread(tokenizer, text, args.lang)
     doc = result.to_json(tokenizer)
     if args.json:
         print(finite_dumps(doc, indent=2))
@@ -437,7 +318,7 @@ def heads(args) -> None:
     from qkv.analysis.head_scores import head_scores
     from qkv.presentation.heads_table import render
 
-    model, tokenizer = _load(args.ckpt)
+    model, tokenizer = load_model(args.ckpt)
     scores = head_scores(model, tokenizer, seed=args.seed)
     if args.json:
         print(finite_dumps(scores.to_json(), indent=2))

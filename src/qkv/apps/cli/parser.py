@@ -1,5 +1,5 @@
 """Every `qkv` subcommand and its options (argparse; its errors in the user's language: usage.py). The
-handlers are in commands.py and describe.py. The help texts are English."""
+handlers are in commands.py, describe.py, generate.py and translate.py. The help texts are English."""
 
 from __future__ import annotations
 
