@@ -22,6 +22,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.subprocess, pytest.mark.slow]
 
 # (a card shown in presentation mode is position: fixed, so offsetParent is null: checkVisibility says it)
 VISIBLE_CARDS = "(() => [...document.querySelectorAll('main.grid > section.card')].filter((c) => c.checkVisibility()))"
+# the heatmap canvas's pixels wide, CSS pixels wide and high, and width on the screen
+SIZES = (
+    "(c => [c.width, parseFloat(c.style.width), parseFloat(c.style.height), c.getBoundingClientRect().width])"
+    "(document.getElementById('heatmap'))"
+)
 
 
 def save(pg, card: str, fmt: str = "png") -> tuple[str, bytes]:
@@ -63,9 +68,7 @@ def test_every_visible_card_has_a_save_control_and_keeps_it(page, server):
 def test_the_heatmap_saves_as_its_canvas_at_twice_the_pixel_ratio(page, server):
     load_page(page, server)
     settle(page)
-    css_w, css_h = page.evaluate(
-        "() => { const c = document.getElementById('heatmap'); return [parseFloat(c.style.width), parseFloat(c.style.height)]; }"
-    )
+    css_w, css_h = page.evaluate(f"() => {SIZES}")[1:3]
     before = page.evaluate("() => document.getElementById('heatmap').toDataURL()")
     name, data = save(page, ".heatmap-card")
     assert re.fullmatch(r"qkv-heatmap-我投资了苹果，-L\d+H\d+\.png", name), name
@@ -233,9 +236,7 @@ def test_presentation_zooms_the_heatmap_sharp_and_its_cells_still_choose(page, s
     page.wait_for_timeout(300)  # the redraw at the new zoom (a resize: one animation frame)
     z = float(page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--present-zoom')"))
     assert z > 1.2
-    w, css_w, shown_w = page.evaluate(
-        "() => { const c = document.getElementById('heatmap'); return [c.width, parseFloat(c.style.width), c.getBoundingClientRect().width]; }"
-    )
+    w, css_w, _, shown_w = page.evaluate(f"() => {SIZES}")
     assert w == round(css_w * z) and abs(shown_w - css_w * z) < 1  # drawn at the zoom: as sharp as the page's
     heat = from_module(page, "heatmap.js", "m => ({ x0: m.heat.x0, y0: m.heat.y0, cell: m.heat.cell })")
     r = page.locator("#heatmap").bounding_box()
@@ -245,7 +246,5 @@ def test_presentation_zooms_the_heatmap_sharp_and_its_cells_still_choose(page, s
     assert page.evaluate("qkv.state.token") == target
     page.keyboard.press("Escape")
     page.wait_for_timeout(300)
-    w, css_w = page.evaluate(
-        "() => { const c = document.getElementById('heatmap'); return [c.width, parseFloat(c.style.width)]; }"
-    )
+    w, css_w = page.evaluate(f"() => {SIZES}")[:2]
     assert w == round(css_w)  # drawn at the page's own scale again (devicePixelRatio 1)
