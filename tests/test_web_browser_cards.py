@@ -112,6 +112,7 @@ def test_an_html_card_saves_as_a_png_that_is_not_blank(page, server):
     px = pixels(data)
     assert px.shape[1] == round(box["width"]) * 2 or abs(px.shape[1] - box["width"] * 2) <= 2
     not_blank(px)
+    assert (px.sum(axis=2) < 300).mean() > 0.003  # its text, in dark ink (an empty card's frame has none)
     assert page.errors == []
 
 
@@ -244,6 +245,13 @@ def test_presentation_zooms_the_heatmap_sharp_and_its_cells_still_choose(page, s
     x, y = r["x"] + (heat["x0"] + 0.5 * heat["cell"]) * z, r["y"] + (heat["y0"] + (target + 0.5) * heat["cell"]) * z
     act(page, lambda: page.mouse.click(x, y))
     assert page.evaluate("qkv.state.token") == target
+    # a menu keeps its keys while presenting: ↓ on the layer menu chooses the next layer, the card stays
+    while "heads-card" not in page.evaluate("() => " + VISIBLE_CARDS + "()[0].className"):
+        page.keyboard.press("ArrowLeft")
+    at = page.inner_text("#present-step")
+    page.focus("#layer")
+    act(page, lambda: page.keyboard.press("ArrowDown"))
+    assert page.evaluate("qkv.state.layer") == 1 and page.inner_text("#present-step") == at
     page.keyboard.press("Escape")
     page.wait_for_timeout(300)
     w, css_w = page.evaluate(f"() => {SIZES}")[:2]

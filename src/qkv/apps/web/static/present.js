@@ -11,6 +11,7 @@
 
 import { t } from "./i18n.js";
 import { PRINT } from "./paint.js";
+import { cardTitle } from "./save_card.js";
 
 const PR = { on: false, cards: [], at: 0, scrollY: 0 };
 const SHOWN = "presented";
@@ -56,8 +57,7 @@ function show(n) {
   card.classList.add(SHOWN);
   card.scrollTop = 0;
   document.getElementById("present-step").textContent = `${PR.at + 1} / ${PR.cards.length}`;
-  const h = card.querySelector("h2");
-  document.getElementById("present-name").textContent = h ? h.textContent.trim() : "";
+  document.getElementById("present-name").textContent = cardTitle(card);
   document.body.dataset.presentAt = String(PR.at + 1);
 }
 
