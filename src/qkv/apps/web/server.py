@@ -119,7 +119,7 @@ PASSES = 4
 # the panels, each its NAME.js and NAME.css
 PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
-STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
+STYLES = ("app.css", *(f"{n}.css" for n in PANELS), "cards.css")  # cards.css: save_card.js, present.js
 ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
     **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
     **{name: "text/css; charset=utf-8" for name in STYLES},

@@ -8,6 +8,7 @@
 //   render, actions, events, lang                  the redraw, what a learner does, the language
 //   panels + playground, origin, ablate, lens, attribution, patch, side, vocab, transform
 //                                                  the panels, registered in panels.js (shade: their colours)
+//   card_picture, save_card, present               each card saved as a picture; presentation mode
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
 
@@ -23,6 +24,8 @@ import { runCompare } from "./compare.js";
 import { applyLang, initialLang } from "./lang.js";
 import { followToken } from "./next.js";
 import { bind } from "./events.js";
+import { equipCards } from "./save_card.js";
+import { bindPresent } from "./present.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
 import "./ablate.js";
@@ -40,6 +43,8 @@ async function init() {
   const data = embedded ? JSON.parse(embedded.textContent) : null;
   S.lang = initialLang(data);
   bind();
+  equipCards();  // a save control on every card (save_card.js)
+  bindPresent();  // presentation mode: its button and keys (present.js)
   eachPanel("init");
   watchBelow();
   if (embedded) {
