@@ -55,10 +55,11 @@ from qkv.core.text.tokenizers import (
 )
 from qkv.core.train.checkpoint import load, save
 from qkv.core.train.lm import TrainingStopped, train
-from qkv.presentation import check_report as _check_report  # noqa: F401  (qkv.check's report in the reader's words)
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 from qkv.presentation.i18n import get_lang, set_lang
+
+from qkv.apps import displays as _displays  # noqa: F401, E402  (every result's display in a notebook: qkv.apps.displays)
 
 __version__ = "0.1.0"
 

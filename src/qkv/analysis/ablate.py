@@ -28,6 +28,7 @@ from qkv.analysis.inputs import check_size
 from qkv.analysis.origin import read_ids
 from qkv.analysis.packing import pack
 from qkv.core.io.document import header
+from qkv.core.io.shown import Document
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_heads, check_token
@@ -108,7 +109,7 @@ def ablate(
     nxt = [
         {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
     ]
-    return {
+    return Document({
         **header("ablate"),
         "text": text,
         "ids": [int(t) for t in ids],
@@ -119,7 +120,7 @@ def ablate(
         "max_change": max_change,
         "changes": _largest_changes(A0, A1, delta, first),
         "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
-    }
+    })  # fmt: skip  (a dict that shows itself in a notebook)
 
 
 def _largest_changes(A0: torch.Tensor, A1: torch.Tensor, delta: torch.Tensor, first: int) -> list[dict]:

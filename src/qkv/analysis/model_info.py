@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis.explain import model_fields
+from qkv.core.io.shown import Document
 
 
 def model_info(model, tokenizer, name: str = "") -> dict:
@@ -44,7 +45,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     }
     for stack in model.family.stacks[:-1]:  # an encoder-decoder: n_layers counts the decoder's blocks
         out[stack.layers] = getattr(cfg, stack.layers)
-    return out
+    return Document(out, kind="model-info")  # a dict that shows itself in a notebook (no "kind" field)
 
 
 def _loaded_from(model, name: str) -> tuple[dict, str | None]:

@@ -24,6 +24,7 @@ import torch
 
 from qkv.analysis.inputs import check_ids, read_text
 from qkv.core.io.document import header
+from qkv.core.io.shown import Document
 from qkv.core.io.refusal import family_title
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_layer_head, check_token
@@ -86,7 +87,7 @@ def origin(
     query = {"pos": i, "token": tokens[i], "x": _rows(x[i]), "xW_Q": _rows(xW["Q"][i]), "q": _rows(q[i])}
     if rope:
         query["q_rot"] = _rows(q_dot[i])
-    return {
+    return Document({
         **header("origin"),
         "text": text,
         "ids": [int(t) for t in ids],
@@ -110,7 +111,7 @@ def origin(
         "b_V": _rows(b["b_V"]),
         "query": query,
         "keys": keys,
-    }
+    })  # fmt: skip  (a dict that shows itself in a notebook)
 
 
 def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:

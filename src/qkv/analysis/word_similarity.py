@@ -40,6 +40,7 @@ from qkv.analysis.position_mean import MIN_REF, REFERENCE, position_means
 from qkv.analysis.representations import stages, vectors_at
 from qkv.analysis.sense_prediction import predictions
 from qkv.core.io.document import header
+from qkv.core.io.shown import Document
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError
 
@@ -126,7 +127,7 @@ def compare(model, tokenizer, a: str, b: str, word: str, senses: list[list[str]]
             f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
             "this tokenizer reads: no position-controlled cosine"
         )
-    return {
+    return Document({
         **header("compare"),
         "word": word,
         "a": side(ids_a, pos[0]),
@@ -135,4 +136,4 @@ def compare(model, tokenizer, a: str, b: str, word: str, senses: list[list[str]]
         "control": control,
         "stages": out,
         "prediction": predictions(model, tokenizer, [(ids_a, pos[0]), (ids_b, pos[1])], senses, word),
-    }
+    })  # fmt: skip  (a dict that shows itself in a notebook)
