@@ -30,6 +30,7 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
 from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text
+from qkv.apps import displays as _displays  # noqa: F401  (every result's display in a notebook: qkv.apps.displays)
 from qkv.core.decode.beam import beam_search, greedy
 from qkv.core.decode.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.decode.translate import translate
@@ -58,8 +59,6 @@ from qkv.core.train.lm import TrainingStopped, train
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 from qkv.presentation.i18n import get_lang, set_lang
-
-from qkv.apps import displays as _displays  # noqa: F401, E402  (every result's display in a notebook: qkv.apps.displays)
 
 __version__ = "0.1.0"
 

@@ -24,8 +24,8 @@ import torch
 
 from qkv.analysis.inputs import check_gpt, one_sequence
 from qkv.core.io.document import header
-from qkv.core.io.shown import Document
 from qkv.core.io.refusal import phrase
+from qkv.core.io.shown import Document
 from qkv.core.machine.device import model_device
 from qkv.core.machine.memory import reserve
 from qkv.core.model import evaluating
@@ -99,13 +99,15 @@ def lens_top(model, ids, position: int = -1, k: int = 5, tokenizer=None) -> dict
         top = torch.topk(p, k)
         rows = [{"id": int(t), "token": show(int(t)), "p": float(q)} for q, t in zip(top.values, top.indices)]
         layers.append({"layer": L, "name": name, "top": rows, "p_final": float(p[final])})
-    return Document({
-        **header("logit-lens"),
-        "ids": ids,
-        "tokens": [tokenizer.display(t) for t in ids] if tokenizer is not None else None,
-        "position": i,
-        "k": k,
-        "norm": cfg.norm,
-        "final": {"id": final, "token": show(final)},
-        "layers": layers,  # n_layers + 1 rows: entering block 0 .. n_layers - 1, then the model's output
-    })  # fmt: skip  (a dict that shows itself in a notebook)
+    return Document(
+        {
+            **header("logit-lens"),
+            "ids": ids,
+            "tokens": [tokenizer.display(t) for t in ids] if tokenizer is not None else None,
+            "position": i,
+            "k": k,
+            "norm": cfg.norm,
+            "final": {"id": final, "token": show(final)},
+            "layers": layers,  # n_layers + 1 rows: entering block 0 .. n_layers - 1, then the model's output
+        }
+    )  # a dict that shows itself in a notebook (shown.Document)

@@ -117,7 +117,8 @@ class Patching(Shown):
     shown_as = "patching"  # a notebook's display (qkv.apps.displays); not a field
 
     def brief(self) -> str:
-        return f"site={self.site!r}, values={tuple(self.values.shape)}, clean={self.clean:.4g}, corrupted={self.corrupted:.4g}"
+        shape = tuple(self.values.shape)
+        return f"site={self.site!r}, values={shape}, clean={self.clean:.4g}, corrupted={self.corrupted:.4g}"
 
     @property
     def by_head(self) -> bool:

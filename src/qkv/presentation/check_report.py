@@ -1,5 +1,5 @@
-"""The report of qkv.check (`qkv trace --check`, and a CheckReport shown in a notebook: qkv.apps.displays) in the reader's
-language: qkv.core.see.invariants.CheckReport's lines (its str() is the English), each part from the
+"""The report of qkv.check (`qkv trace --check`, and a CheckReport shown in a notebook: qkv.apps.displays) in
+the reader's language: qkv.core.see.invariants.CheckReport's lines (its str() is the English), each part from the
 catalogue (area "cli", keys check_*). A check's
 name is said from the catalogue when it is one of the sentences the checks are named by (NAMES) or a
 formula with a named part (FORMULAS); a name that is only a formula (resid_mid = resid_pre + attn_out)

@@ -82,7 +82,11 @@ def render_html(blocks: list) -> str:
 
 def _html_table(head, rows, right) -> str:
     def cell(tag: str, i: int, s: str) -> str:
-        return f'<{tag} style="text-align:right">{html.escape(s)}</{tag}>' if i in right else f"<{tag}>{html.escape(s)}</{tag}>"
+        return (
+            f'<{tag} style="text-align:right">{html.escape(s)}</{tag}>'
+            if i in right
+            else f"<{tag}>{html.escape(s)}</{tag}>"
+        )
 
     lines = ["<tr>" + "".join(cell("th", i, h) for i, h in enumerate(head)) + "</tr>"]
     lines += ["<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows]

@@ -27,8 +27,8 @@ training) and results.py (the analysis results); their words are the catalogue's
 from __future__ import annotations
 
 from qkv.apps.displays import results, runs
-from qkv.core.io import shown
 from qkv.apps.displays.runs import Say
+from qkv.core.io import shown
 from qkv.presentation.i18n import lang_of
 from qkv.presentation.text import render_html
 

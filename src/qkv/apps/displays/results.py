@@ -114,7 +114,9 @@ def heads_blocks(h, say) -> list:
         layer, head, best = h.best(kind)
         base = h.baselines[kind]
         ratio = f"{best / base:.1f}×" if base > 0 else "—"
-        rows.append([interpret(f"short_{kind}"), interpret(f"means_{kind}"), f"L{layer} H{head}", num(best), num(base), ratio])
+        rows.append(
+            [interpret(f"short_{kind}"), interpret(f"means_{kind}"), f"L{layer} H{head}", num(best), num(base), ratio]
+        )
     cols = [say(k) for k in ("c_kind", "c_measures", "c_best", "c_score", "c_even", "c_ratio")]
     return [("title", heads_line(h, say)), ("p", say("heads_means")), ("table", cols, rows, {3, 4, 5})]
 

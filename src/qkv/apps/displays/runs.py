@@ -58,14 +58,14 @@ def shape(t) -> str:
 def trace_groups(trace) -> list[dict]:
     """The activations grouped by name with the layer written {L}: name, layers, shapes, dtype, bytes."""
     groups: dict[str, dict] = {}
-    for name, t in trace.activations.items():
+    for name, tensor in trace.activations.items():
         layer = _LAYER.search(name)
         key = _LAYER.sub(lambda m: f"{m.group(1)}blocks.{{L}}.", name, count=1)
-        g = groups.setdefault(key, {"name": key, "layers": [], "shapes": set(), "dtype": str(t.dtype), "bytes": 0})
+        g = groups.setdefault(key, {"name": key, "layers": [], "shapes": set(), "dtype": str(tensor.dtype), "bytes": 0})
         if layer:
             g["layers"].append(int(layer.group(2)))
-        g["shapes"].add(shape(t))
-        g["bytes"] += t.numel() * t.element_size()
+        g["shapes"].add(shape(tensor))
+        g["bytes"] += tensor.numel() * tensor.element_size()
     return list(groups.values())
 
 

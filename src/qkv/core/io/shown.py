@@ -79,4 +79,5 @@ class Document(Shown, dict):
     def brief(self) -> str:
         return f"kind={self.shown_kind()!r}, {len(self)} fields"
 
-    __repr__ = dict.__repr__  # a document is its data; only a notebook's display is short
+    __repr__ = dict.__repr__  # a document is its data; only a notebook's display is short:
+    _repr_pretty_ = Shown._repr_pretty_  # IPython reads a class's own _repr_pretty_ before its own __repr__

@@ -20,8 +20,8 @@ the hull of the SOURCE's values, and resid_mid_cross = resid_mid + cross_attn_ou
 from __future__ import annotations
 
 import math
-from typing import ClassVar
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 

@@ -26,8 +26,8 @@ MESSAGES = {
     "trace_shapes": "{n} different shapes",
     "trace_read": (
         "Each row is one name recorded in every layer listed ({L} stands for the layer), with the shape "
-        "of one activation and the bytes of all of them. Read one with trace[\"blocks.0.attn.hook_pattern\"] "
-        "or trace[\"pattern\", 0]; qkv.check(trace) checks them."
+        'of one activation and the bytes of all of them. Read one with trace["blocks.0.attn.hook_pattern"] '
+        'or trace["pattern", 0]; qkv.check(trace) checks them.'
     ),
     # ------------------------------------------------------------------ a check report
     "check_means": (
@@ -45,8 +45,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ a training run
     "training_line": "Training: stopped at step {step}, validation loss {loss}",
     "training_means": (
-        "The loss is the mean cross-entropy of the next token, in nats (lower is better); the checkpoint "
-        "is in {out}."
+        "The loss is the mean cross-entropy of the next token, in nats (lower is better); the checkpoint is in {out}."
     ),
     "c_train_loss": "training loss",
     "c_val_loss": "validation loss",
@@ -54,10 +53,14 @@ MESSAGES = {
     "c_seconds": "seconds",
     # ------------------------------------------------------------------ a lesson
     "lesson_line": "Lesson: {title}: {headline}",
-    "lesson_no_figures": "No figures were drawn: qkv.lessons.run(\"{name}\", out=\"folder\") draws them, and they show here.",
+    "lesson_no_figures": (
+        'No figures were drawn: qkv.lessons.run("{name}", out="folder") draws them, and they show here.'
+    ),
     "figure_named": "Figure (not shown here): {path}",
     # ------------------------------------------------------------------ patching
-    "patching_line": "Patching at {site}: metric {clean} in the clean run, {corrupted} in the corrupted one; {shape} pieces",
+    "patching_line": (
+        "Patching at {site}: metric {clean} in the clean run, {corrupted} in the corrupted one; {shape} pieces"
+    ),
     "patching_means": (
         "Each piece of the clean run was put, one at a time, into the corrupted run, and the metric measured "
         "again. Its share = (patched − corrupted) / (clean − corrupted): 1 means that piece carries the whole "
