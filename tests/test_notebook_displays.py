@@ -247,3 +247,20 @@ def test_an_object_without_a_display_falls_back_to_text():
     assert Plain()._repr_html_() is None and repr(Plain()) == "Plain()"
     doc = shown.Document({"kind": "no-such-kind", "x": 1})
     assert doc._repr_html_() is None and doc == {"kind": "no-such-kind", "x": 1} and repr(doc) == repr(dict(doc))
+
+
+def test_a_model_shows_its_shape_and_keeps_torchs_list_of_modules(bundled):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    model, _ = bundled
+    data, _ = InteractiveShell.instance().display_formatter.format(model)
+    assert data["text/plain"] == repr(model) and "(blocks): ModuleList(" in data["text/plain"]
+    html = data["text/html"]
+    assert (
+        f">{model.num_params():,}</td>" in html
+        and f'<td>d_vocab</td><td style="text-align:right">{model.cfg.d_vocab}' in html
+    )
+    zh = displays.html(model, "zh")
+    assert "个参数" in zh and "个参数" not in html
+    encoder = qkv.Encoder(qkv.ModelConfig(arch="bert", d_vocab=50, n_layers=1, d_model=16, n_heads=2))
+    assert "<td>bert</td>" in encoder._repr_html_().replace(' style="text-align:right"', "")

@@ -9,7 +9,7 @@ from qkv.analysis.explain import model_fields
 from qkv.core.io.shown import Document
 
 
-def model_info(model, tokenizer, name: str = "") -> dict:
+def model_info(model, tokenizer=None, name: str = "") -> dict:
     """The model's shape, its tokenizer, its size, and where it came from (a translation model's
     also n_encoder_layers).
 
@@ -37,7 +37,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     loaded_from, weights = _loaded_from(model, name)
     out = {
         **model_fields(model, keys),
-        "tokenizer": tokenizer.kind,
+        "tokenizer": tokenizer.kind if tokenizer is not None else None,
         "name": name,
         "parameters": model.num_params(),
         "loaded_from": loaded_from,

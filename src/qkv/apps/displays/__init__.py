@@ -1,5 +1,5 @@
-"""A rich display for every object a notebook user holds: in Jupyter, VS Code, Colab and marimo a trace, a
-check report, patching, lens and attribution results, head scores, a compare, model-info, origin or ablate
+"""A rich display for every object a notebook user holds: in Jupyter, VS Code, Colab and marimo a model, a
+trace, a check report, patching, lens and attribution results, head scores, a compare, model-info, origin or ablate
 document, a training run's result and a lesson's result each show a short HTML summary in the language
 qkv speaks (qkv.set_lang, QKV_LANG): one sentence on what the numbers mean, a small table (the top few,
 never all), a lesson's figures inline; and one short line as text/plain.
@@ -11,9 +11,10 @@ never all), a lesson's figures inline; and one short line as text/plain.
 
 Where it sits: DESIGN.md puts the notebook display in apps, beside the command line and the page, a
 thin shell over the layers below. The objects are made in core, analysis and lessons, which may not
-import apps, so each derives from qkv.core.io.shown.Shown (a JSON document is a shown.Document), which
-asks here for its display by name; this module registers one builder per name with shown.shown_by
-when qkv is imported (qkv/__init__.py imports it). `_repr_html_` rather than IPython's
+import apps, so each derives from qkv.core.io.shown.Shown (a JSON document is a shown.Document; a model,
+whose text stays torch's list of modules, from shown.Displayed), which asks here for its display by
+name; this module registers one builder per name with shown.shown_by when qkv is imported
+(qkv/__init__.py imports it). `_repr_html_` rather than IPython's
 `display_formatter.for_type`: every notebook front end reads `_repr_html_`, whether or not IPython was
 running when qkv was imported (shown.py says more). An Explanation and a Derivation keep their own
 Markdown displays (formulas render as math there). The blocks are laid out by
@@ -37,6 +38,7 @@ BUILDERS = {
     "trace": (runs.trace_blocks, runs.trace_line),
     "check": (runs.check_blocks, runs.check_line),
     "model-info": (runs.model_blocks, runs.model_line),
+    "model": (runs.module_blocks, runs.module_line),
     "training": (runs.training_blocks, runs.training_line),
     "lesson": (runs.lesson_blocks, runs.lesson_line),
     "patching": (results.patching_blocks, results.patching_line),

@@ -13,6 +13,7 @@ import base64
 import re
 from pathlib import Path
 
+from qkv.analysis.model_info import model_info
 from qkv.presentation.check_report import check_report, item_line
 from qkv.presentation.i18n import check_lang, t
 
@@ -142,6 +143,15 @@ def model_blocks(doc, say) -> list:
     if where:
         blocks.append(("p", say("model_from", where=str(where))))
     return [*blocks, ("table", [say("c_field"), say("c_value")], rows, {1})]
+
+
+def module_blocks(model, say) -> list:
+    """A model itself (GPT, Encoder, Seq2Seq): its model-info table, and where its modules are listed."""
+    return [*model_blocks(model_info(model), say), ("p", say("model_modules"))]
+
+
+def module_line(model, say) -> str:
+    return model_line(model_info(model), say)
 
 
 def model_line(doc, say) -> str:

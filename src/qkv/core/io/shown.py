@@ -39,14 +39,23 @@ def shown_kinds() -> list[str]:
     return sorted(_html)
 
 
-class Shown:
-    """What a result needs to show itself in a notebook: `_repr_html_` and IPython's `_repr_pretty_`,
-    both looked up by `shown_kind()`; and a short `__repr__` from `brief()` (no tensor is ever printed)."""
+class Displayed:
+    """The rich display alone, `_repr_html_` looked up by `shown_kind()`: for a class whose repr is
+    someone else's (a model keeps torch's list of modules as its text)."""
 
     shown_as: ClassVar[str] = ""
 
     def shown_kind(self) -> str:
         return self.shown_as
+
+    def _repr_html_(self) -> str | None:
+        html = _html.get(self.shown_kind())
+        return html(self) if html is not None else None
+
+
+class Shown(Displayed):
+    """What a result needs to show itself in a notebook: `_repr_html_` and IPython's `_repr_pretty_`,
+    both looked up by `shown_kind()`; and a short `__repr__` from `brief()` (no tensor is ever printed)."""
 
     def brief(self) -> str:
         """The fields that say what this is, for repr: a few short `name=value` pairs."""
@@ -54,10 +63,6 @@ class Shown:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.brief()})"
-
-    def _repr_html_(self) -> str | None:
-        html = _html.get(self.shown_kind())
-        return html(self) if html is not None else None
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython's text/plain: the kind's line in the reader's language, else the short repr."""

@@ -40,6 +40,7 @@ MESSAGES = {
     "model_line": "Model: {arch}, {n_layers} layers, d_model {d_model}, {parameters} parameters",
     "model_means": "The model's shape: the sizes every tensor of a trace is made of.",
     "model_from": "Loaded from: {where}",
+    "model_modules": "print(model) lists its modules; qkv.check(model.run_with_trace(ids)[1]) checks its computation.",
     "c_parameters": "parameters",
     "c_on_disk": "weights on disk",
     # ------------------------------------------------------------------ a training run

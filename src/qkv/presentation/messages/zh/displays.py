@@ -39,6 +39,7 @@ MESSAGES = {
     "model_line": "模型：{arch}，{n_layers} 层，d_model = {d_model}，{parameters} 个参数",
     "model_means": "模型的尺寸：trace 里每个张量的形状都由这些数决定。",
     "model_from": "来自：{where}",
+    "model_modules": "print(model) 列出它的各个模块；qkv.check(model.run_with_trace(ids)[1]) 检查它的计算。",
     "c_parameters": "参数个数",
     "c_on_disk": "权重文件大小",
     # ------------------------------------------------------------------ 一次训练
