@@ -264,3 +264,27 @@ def test_a_model_shows_its_shape_and_keeps_torchs_list_of_modules(bundled):
     assert "个参数" in zh and "个参数" not in html
     encoder = qkv.Encoder(qkv.ModelConfig(arch="bert", d_vocab=50, n_layers=1, d_model=16, n_heads=2))
     assert "<td>bert</td>" in encoder._repr_html_().replace(' style="text-align:right"', "")
+
+
+@pytest.mark.slow
+def test_a_jupyter_kernel_shows_html_for_a_trace_a_check_a_lens_and_a_model():
+    """The displays as a notebook gets them: nbclient runs a real kernel, each cell's result has text/html."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    setup = (
+        "import qkv, torch\nqkv.set_lang('zh')\nm, tok = qkv.load()\nids = tok.encode('我 投资了 苹果 ，')\n"
+        "_, trace = m.run_with_trace(torch.tensor([ids]))\ntrace"
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(c) for c in (setup, "qkv.check(trace)", "qkv.lens_top(m, ids, tokenizer=tok)", "m")
+    ]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    shown = [next(o for o in c.outputs if o.output_type == "execute_result").data for c in nb.cells]
+    assert all("text/html" in data for data in shown)
+    assert (
+        shown[0]["text/plain"].startswith("Trace：")
+        and "<td>blocks.{L}.attn.hook_pattern</td>" in shown[0]["text/html"]
+    )
+    assert "项检查通过" in shown[1]["text/html"] and "Logit lens，位置 3" in shown[2]["text/plain"]
+    assert shown[3]["text/plain"].startswith("GPT(") and "个参数" in shown[3]["text/html"]
