@@ -288,3 +288,16 @@ def test_a_jupyter_kernel_shows_html_for_a_trace_a_check_a_lens_and_a_model():
     )
     assert "项检查通过" in shown[1]["text/html"] and "Logit lens，位置 3" in shown[2]["text/plain"]
     assert shown[3]["text/plain"].startswith("GPT(") and "个参数" in shown[3]["text/html"]
+
+
+def test_an_encoder_decoders_trace_lists_both_stacks_and_the_target():
+    from qkv.core.decode.translate import encode_source
+    from qkv.core.hub.bundled import default_translate_ckpt
+
+    model, words = qkv.load(default_translate_ckpt())
+    src = torch.tensor([encode_source(words, SENTENCE)])
+    _, trace = model.run_with_trace(src, tgt_ids=torch.tensor([[1, 5, 7]]))
+    html = displays.html(trace, "en")
+    assert "<td>decoder.blocks.{L}.cross_attn.hook_pattern</td><td>0, 1</td><td>1×4×3×4</td>" in html
+    assert "<td>encoder.blocks.{L}.attn.hook_pattern</td>" in html and "more rows" not in html
+    assert "target token ids: 1 5 7" in html and len(html.encode()) < 12000

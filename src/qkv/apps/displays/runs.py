@@ -18,7 +18,8 @@ from qkv.presentation.check_report import check_report, item_line
 from qkv.presentation.i18n import check_lang, t
 
 MAX_ROWS = 24  # the most rows a display's table shows
-TRACE_ROWS = 40  # the most names a trace's summary lists (a block records about 25, each once for all layers)
+TRACE_ROWS = 80  # the most names a trace's summary lists: a block records about 25, each once for all its layers
+# (an encoder-decoder's two stacks about 65 in all), so the list is bounded by the architecture, not the input
 MAX_IDS = 24  # the most token ids a trace's summary lists
 MAX_FIGURE_BYTES = 2**21  # a lesson's figure larger than this is named, not embedded
 FIGURE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
@@ -76,12 +77,12 @@ def trace_bytes(trace) -> int:
 
 def trace_blocks(trace, say) -> list:
     cfg = trace.cfg
-    ids = trace.ids[0].tolist()
-    shown_ids = " ".join(str(i) for i in ids[:MAX_IDS]) + (" …" if len(ids) > MAX_IDS else "")
     blocks = [("title", trace_line(trace, say))]
     blocks.append(("p", say("trace_model", arch=cfg.arch, n_layers=cfg.n_layers, d_model=cfg.d_model,
                             n_heads=cfg.n_heads, d_head=cfg.d_head, d_vocab=cfg.d_vocab)))  # fmt: skip
-    blocks.append(("p", say("trace_tokens", B=trace.ids.shape[0], T=trace.ids.shape[-1], ids=shown_ids)))
+    blocks.append(("p", say("trace_tokens", B=trace.ids.shape[0], T=trace.ids.shape[-1], ids=_ids(trace.ids))))
+    if trace.tgt_ids is not None:  # an encoder-decoder: ids are the source's, the decoder read these
+        blocks.append(("p", say("trace_target", T=trace.tgt_ids.shape[-1], ids=_ids(trace.tgt_ids))))
     if trace.training:
         blocks.append(("p", say("trace_training")))
     rows = []
@@ -92,6 +93,12 @@ def trace_blocks(trace, say) -> list:
     rows, more = cut(rows, say, TRACE_ROWS)
     head = [say(k) for k in ("c_name", "c_layers", "c_shape", "c_dtype", "c_bytes")]
     return [*blocks, ("table", head, rows, {4}), *more, ("p", say("trace_read", L="{L}"))]
+
+
+def _ids(ids) -> str:
+    """The first sequence's first MAX_IDS token ids, and … when there are more."""
+    first = ids[0].tolist()
+    return " ".join(str(i) for i in first[:MAX_IDS]) + (" …" if len(first) > MAX_IDS else "")
 
 
 def _layers(layers: list[int]) -> str:

@@ -22,6 +22,7 @@ MESSAGES = {
         "a vocabulary of {d_vocab} tokens."
     ),
     "trace_tokens": "Input: {B} sequence(s) of {T} token ids: {ids}",
+    "trace_target": "The decoder read {T} target token ids: {ids}",
     "trace_training": "Recorded in training mode: dropout was active, so some checks may not hold.",
     "trace_shapes": "{n} different shapes",
     "trace_read": (

@@ -23,6 +23,7 @@ MESSAGES = {
         "词表 {d_vocab} 个词元。"
     ),
     "trace_tokens": "输入：{B} 条序列，每条 {T} 个词元编号：{ids}",
+    "trace_target": "解码器读入的目标序列有 {T} 个词元编号：{ids}",
     "trace_training": "这是在训练模式下记下的：dropout 开着，所以有些检查可能不成立。",
     "trace_shapes": "{n} 种形状",
     "trace_read": (
