@@ -228,7 +228,7 @@ def test_a_lesson_shows_its_figures_inline(tmp_path):
     assert f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}" in html
     assert f"data:image/svg+xml;base64,{base64.b64encode(svg.read_bytes()).decode()}" in html
     assert "<pre>z = A V\nlies inside</pre>" in html and f"Figure (not shown here): {big}" in html
-    none = displays.html(LessonResult("convex", "t", "x", "h", {}, [], "zh"), "zh")
+    none = displays.html(LessonResult("convex", "t", "x", "h", {}, [], "zh"), "zh")  # nothing measured to draw
     assert "qkv.lessons.run(&quot;convex&quot;, out=" in none and "<img" not in none
 
 
@@ -238,6 +238,10 @@ def test_a_real_lessons_figures_show_in_its_display(tmp_path):
     html = r._repr_html_()
     assert r.figures and html.count('<img src="data:image/png;base64,') == len(r.figures)
     assert r.headline in html
+    drawn = qkv.lessons.run("convex", lang="zh")  # no folder: the display draws them from the measurement
+    shown = drawn._repr_html_()
+    assert drawn.figures == [] and shown.count('<img src="data:image/png;base64,') == len(r.figures)
+    assert drawn._drawn is vars(drawn)["_drawn"] and drawn._repr_html_() == shown  # drawn once, kept
 
 
 def test_an_object_without_a_display_falls_back_to_text():

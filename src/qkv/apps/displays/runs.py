@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import re
+import tempfile
 from pathlib import Path
 
 from qkv.analysis.model_info import model_info
@@ -190,12 +191,30 @@ def training_line(r, say) -> str:
 
 
 def lesson_blocks(r, say) -> list:
-    """The lesson's title, its key numbers, its explanation as it is laid out, and its figures inline."""
+    """The lesson's title, its key numbers, its explanation as it is laid out, and its figures inline: the
+    files it drew (run with out=), else drawn now from what it measured (once: kept on the result)."""
     blocks = [("title", r.title), ("p", r.headline), ("pre", r.text)]
-    figures = [figure(Path(p), say) for p in r.figures]
-    if not figures:
-        blocks.append(("p", say("lesson_no_figures", name=r.name)))
-    return blocks + figures
+    if r.figures:
+        return blocks + [figure(Path(p), say) for p in r.figures]
+    if "_drawn" not in vars(r):
+        r._drawn = _draw(r, say)
+    return blocks + (r._drawn or [("p", say("lesson_no_figures", name=r.name))])
+
+
+def _draw(r, say) -> list:
+    """The lesson's figures drawn into a temporary folder and read back inline, in the lesson's language;
+    none for a result without its measurement or a lesson that draws the model itself (DRAWS_MODEL)."""
+    from qkv.lessons import view_module
+
+    view = view_module(r.name) if r.measured is not None else None
+    if view is None or getattr(view, "DRAWS_MODEL", False):
+        return []
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            paths = view.figures(r.measured, Path(folder), r.lang)
+        except (OSError, ValueError, RuntimeError) as e:  # shown as one line, never a traceback in the cell
+            return [("p", say("lesson_draw_failed", why=str(e)))]
+        return [figure(Path(p), say) for p in paths]
 
 
 def figure(path: Path, say):

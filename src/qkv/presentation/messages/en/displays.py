@@ -58,6 +58,7 @@ MESSAGES = {
     "lesson_no_figures": (
         'No figures were drawn: qkv.lessons.run("{name}", out="folder") draws them, and they show here.'
     ),
+    "lesson_draw_failed": "Its figures could not be drawn: {why}",
     "figure_named": "Figure (not shown here): {path}",
     # ------------------------------------------------------------------ patching
     "patching_line": (

@@ -53,6 +53,7 @@ MESSAGES = {
     # ------------------------------------------------------------------ 课程
     "lesson_line": "课程：{title}：{headline}",
     "lesson_no_figures": '没有画图：用 qkv.lessons.run("{name}", out="文件夹") 运行就会画出来，并显示在这里。',
+    "lesson_draw_failed": "没能画出它的图：{why}",
     "figure_named": "图（这里不显示）：{path}",
     # ------------------------------------------------------------------ 激活修补
     "patching_line": "在 {site} 处做激活修补：干净文本的指标 {clean}，被改动文本的指标 {corrupted}；共 {shape} 处",
