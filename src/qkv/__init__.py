@@ -30,6 +30,7 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
 from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text
+from qkv.apps import displays as _displays  # noqa: F401  (every result's display in a notebook: qkv.apps.displays)
 from qkv.core.decode.beam import beam_search, greedy
 from qkv.core.decode.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.decode.translate import translate
@@ -55,7 +56,6 @@ from qkv.core.text.tokenizers import (
 )
 from qkv.core.train.checkpoint import load, save
 from qkv.core.train.lm import TrainingStopped, train
-from qkv.presentation import check_report as _check_report  # noqa: F401  (qkv.check's report in the reader's words)
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 from qkv.presentation.i18n import get_lang, set_lang
