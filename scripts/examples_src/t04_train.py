@@ -85,18 +85,19 @@ lines. Let it go on from 「小狗」 (the puppy):
         """
 ## 2. 它在看哪里
 
-「小狗 喜欢 啃」之后该接「骨头」，「小猫 喜欢 吃」之后该接「鱼」。要猜对，最后一个字得回头看句子开头
-是猫还是狗。`qkv.explain` 不指定头时，列出每一层每个头在最后一个位置上看得最多的词元；
-我们再从 trace 里找出对开头那个字（「狗」）权重最大的头。
+「小猫 喜欢 」后面该接「吃」，「小狗 喜欢 」后面该接「啃」。两句的最后几个字完全一样（都是「喜欢」加一个空格），
+要猜对，最后那个位置得回头看句子开头是猫还是狗——这件事只有注意力能做到。先看它猜得对不对，
+再从 trace 里找出最后一个位置对「狗」权重最大的头；`qkv.explain` 不指定头时，列出每一层每个头最关注的词元。
 """,
         """
 ## 2. Where it looks
 
-After 「小狗 喜欢 啃」 ("the puppy likes to gnaw") comes 「骨头」 (bones), after 「小猫 喜欢 吃」 ("the
-kitten likes to eat") comes 「鱼」 (fish). To get it right, the last character has to look back at
-whether the sentence began with a cat or a dog. `qkv.explain` with no head lists, for every layer and
-head, the token the last position looks at most; then we find in the trace the head that weighs the
-animal (「狗」) most.
+「小猫 喜欢 」 ("the kitten likes ") should go on with 「吃」 (eat), 「小狗 喜欢 」 ("the puppy likes ")
+with 「啃」 (gnaw). The two prompts end in the very same characters (「喜欢」 and a space), so to guess
+right the last position has to look back at whether the sentence began with a cat or a dog, and only
+attention can do that. First, does it guess right? Then we find in the trace the head in which the
+last position weighs 「狗」 (dog) most; `qkv.explain` with no head lists, for every layer and head,
+the token it looks at most.
 """,
     ),
     (
@@ -104,16 +105,19 @@ animal (「狗」) most.
         """
 import torch
 
-prompt = "小狗 喜欢 啃"
-display = qkv.explain(model, tokenizer, prompt)
+for prompt in ("小猫 喜欢 ", "小狗 喜欢 "):
+    p = model.run_with_trace(torch.tensor([tokenizer.encode(prompt)]))[0][0, -1].softmax(-1)
+    v, i = p.topk(2)
+    print(repr(prompt), [(tokenizer.display(j), round(x, 3)) for x, j in zip(v.tolist(), i.tolist())])
+
 ids = tokenizer.encode(prompt)
 _, trace = model.run_with_trace(torch.tensor([ids]))
 dog = ids.index(tokenizer.encode("狗")[0])
 weights = torch.stack([trace["pattern", L][0, :, -1, dog] for L in range(model.cfg.n_layers)])
 L, h = divmod(int(weights.argmax()), model.cfg.n_heads)
-print(weights.numpy().round(3))
+print(weights.numpy().round(2))
 print(L, h)
-display
+qkv.explain(model, tokenizer, prompt)
 """,
     ),
     (
@@ -121,13 +125,13 @@ display
         """
 ## 3. 在页面里看
 
-页面打开在这个头上。试着在头和层之间切换：有的头盯着前一个字，有的头回头找主语。
+页面打开在这个头上，句子是「小狗 喜欢 」。试着在头和层之间切换：有的头盯着前一个字，有的头回头找主语。
 """,
         """
 ## 3. See it on the page
 
-The page opens on that head. Switch between heads and layers: some heads watch the previous
-character, some look back for the subject.
+The page opens on that head, on 「小狗 喜欢 」. Switch between heads and layers: some heads watch
+the previous character, some look back for the subject.
 """,
     ),
     ("code", "qkv.show(model, tokenizer, prompt, layer=L, head=h, token=-1)"),
