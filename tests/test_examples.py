@@ -84,8 +84,15 @@ def execute(name: str) -> tuple[dict, float]:
     nb = nbformat.read(EXAMPLES / name, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(RECORD))
     nb.cells.append(nbformat.v4.new_code_cell(EXPECT))
+    # The widgets' state is not saved into the notebook, as JupyterLab saves one by default: nbconvert then
+    # shows qkv.show's text/html (the explorer in an iframe, offline). With the state saved it shows the
+    # widget view instead, which needs @jupyter-widgets/html-manager from a CDN (nbconvert's template).
     client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(EXAMPLES)}},
     )
     start = time.perf_counter()
     client.execute(env=kernel_env(), cwd=str(EXAMPLES))
