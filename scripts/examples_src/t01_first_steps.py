@@ -163,7 +163,7 @@ dimensions instead of 2.
 ## 4. 自己从 trace 里核对
 
 `run_with_trace` 记下前向计算的每一个中间量，名字沿用 TransformerLens 的钩子名（`trace["pattern", L]`
-是第 L 层的注意力权重 A）。取出这个头的 A 和 v，自己算 z = Σ A_j v_j，再和模型记下的 z 比较。
+是层 L 的注意力权重 A）。取出这个头的 A 和 v，自己算 z = Σ A_j v_j，再和模型记下的 z 比较。
 `qkv.check` 则把所有层、所有头的不变量都查一遍：每行权重和为 1、z 在值的凸包里，等等。
 """,
         """

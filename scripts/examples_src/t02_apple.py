@@ -10,6 +10,8 @@ CELLS = [
 一个固定的线性变换 xW 对同样的输入只能给出同样的输出，分不出水果还是公司。
 第一篇文章说，让它们分开的是注意力：z = Σ a_j v_j 把别的词的信息混进来。
 这个笔记本在 qkv 自带的小模型上把这件事量出来。
+
+层、头和位置都从 0 开始数。
 """,
         """
 # 苹果 ("apple") in two sentences
@@ -19,6 +21,8 @@ enters the model as the same row of the embedding table: the very same vector. A
 gives the same output for the same input, so it cannot tell the fruit from the company. The first
 article says attention is what separates them: z = Σ a_j v_j mixes in what the other words carry.
 This notebook measures that on qkv's bundled model.
+
+Layers, heads and positions count from 0.
 """,
     ),
     (
@@ -65,7 +69,7 @@ for name in names:
     (
         "md",
         """
-嵌入处是 1.0000：模型一开始确实分不出两个「苹果」。从第 0 层起，注意力把「吃了」或「投资了」的信息
+嵌入处是 1.0000：模型一开始确实分不出两个「苹果」。从层 0 起，注意力把「吃了」或「投资了」的信息
 加了进来，两个向量就开始分开，越往后层分得越开。它们依然相当接近，因为向量的大部分还是「苹果」
 自己带来的；不同的那一部分，正是上下文写进去的。
 """,

@@ -9,6 +9,8 @@ CELLS = [
 第二篇文章说：Transformer 并行地读所有词，如果不加位置信息，「我打你」和「你打我」在它看来是同一堆词。
 这个笔记本用 qkv 自带的模型（它学过一张位置嵌入表 W_pos）把这句话量一量：位置开着是什么样，
 把位置关掉又是什么样。结论比“一堆词”更有意思：只关掉位置还不够，因果掩码会从后门把顺序漏进来。
+
+层、头和位置都从 0 开始数。
 """,
         """
 # Positions on and off: 「我 打了 你」 and 「你 打了 我」
@@ -18,6 +20,8 @@ The second article says: a Transformer reads all words at once, so without posit
 qkv's bundled model (which has learned a table of position embeddings, W_pos): with positions on, and
 with them switched off. The answer is more interesting than "a bag of words": switching positions off
 is not enough, because the causal mask lets order in through the back door.
+
+Layers, heads and positions count from 0.
 """,
     ),
     (
@@ -112,13 +116,13 @@ print(off[1]["pattern", 0][0, 0, -1].numpy().round(3))
     (
         "md",
         """
-位置开着的时候，每一层都差得很远：同一个词在不同位置有不同的向量。位置关掉以后，**第 0 层的差是 0**：
-上面打印的两行是同一组权重，只是「我」和「你」的那两个数交换了位置。原因很直接：在第 0 层，每个
+位置开着的时候，每一层都差得很远：同一个词在不同位置有不同的向量。位置关掉以后，**层 0 的差是 0**：
+上面打印的两行是同一组权重，只是「我」和「你」的那两个数交换了位置。原因很直接：在层 0，每个
 键和值只取决于它自己的词，逗号的查询也相同，于是分数只是换了顺序，softmax 和加权求和都不在乎顺序。
 
-可从第 1 层起，差又变大了。这就是因果掩码漏进来的顺序：第一句里「我」在位置 1，只能看到
-「上周末 我」；第二句里「我」在位置 3，能看到「上周末 你 打了 我」。两个「我」从第 0 层出来时已经
-混进了不同的东西，进入第 1 层时的键就不一样了。下面直接比较每一层的键 k（按 `perm` 对齐之后）：
+可从层 1 起，差又变大了。这就是因果掩码漏进来的顺序：第一句里「我」在位置 1，只能看到
+「上周末 我」；第二句里「我」在位置 3，能看到「上周末 你 打了 我」。两个「我」从层 0 出来时已经
+混进了不同的东西，进入层 1 时的键就不一样了。下面直接比较每一层的键 k（按 `perm` 对齐之后）：
 """,
         """
 With positions on, every layer differs widely: the same word has a different vector at another
@@ -201,7 +205,7 @@ for m in (model, nopos, bag):
 
 ## 5. 在页面里看
 
-下面是关掉位置的那个模型，打开在第 0 层、最后的逗号上。把层换到 1，再把这个页面和上面的数字对照着看。
+下面是关掉位置的那个模型，打开在层 0、最后的逗号上。把层换到 1，再把这个页面和上面的数字对照着看。
 """,
         """
 `qkv lesson order` is the full version of this: it trains small models with no positions, learned

@@ -8,6 +8,8 @@ CELLS = [
 
 第一篇文章最后强调：公式在随机参数下也能算出 z，但 z 有没有用，要靠训练来建立。这个笔记本在几秒钟里
 训练一个很小的模型，文字就写在下面的单元格里，换成你自己的也行。然后看它学会了什么、注意力在看哪里。
+
+层、头和位置都从 0 开始数。
 """,
         """
 # Train a tiny model on your own text
@@ -16,6 +18,8 @@ The first article ends on this point: the formulas compute a z even with random 
 z is of any use is something training has to build. This notebook trains a very small model in a few
 seconds, on text typed into the cell below (put your own there). Then we look at what it learned and
 where its attention looks.
+
+Layers, heads and positions count from 0.
 """,
     ),
     (

@@ -17,6 +17,8 @@ qkv 把权重读进自己的注意力、归一化和 MLP 模块里重新搭出�
 3. 两个都没有，就退回自带的小模型，下面的代码照样能跑。
 
 下一个单元格会打印它打开的是哪一个。
+
+层、头和位置都从 0 开始数。
 """,
         """
 # Open a real pretrained model
@@ -34,6 +36,8 @@ Nothing is downloaded here; the notebook opens a model already installed, lookin
 3. with neither, the bundled model, so the cells below still run.
 
 The next cell prints which one it opened.
+
+Layers, heads and positions count from 0.
 """,
     ),
     (

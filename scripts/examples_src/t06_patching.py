@@ -12,6 +12,8 @@ CELLS = [
 
 指标是 logit(味道) − logit(股价)：干净句子里是一个大的正数，损坏句子里是负数。修补某一处之后它往干净的
 数值走了多少，就说明那一处带着多少差别；`normalized` 把它写成比例，0 是毫无作用，1 是完全恢复。
+
+层、头和位置都从 0 开始数。
 """,
         """
 # Activation patching: which part carries "fruit" or "company"
@@ -25,6 +27,8 @@ sees how far the answer moves back.
 The metric is logit(味道) − logit(股价): a large positive number for the clean sentence, a negative
 one for the corrupted. How far patching one piece moves it towards the clean value says how much of
 the difference that piece carries; `normalized` gives it as a share, 0 for nothing and 1 for all of it.
+
+Layers, heads and positions count from 0.
 """,
     ),
     (
@@ -49,7 +53,7 @@ clean, corrupted = "我 吃了 苹果 ，", "我 投资了 苹果 ，"
         """
 ## 1. 残差流，逐层逐位置
 
-`site="resid_pre"`：在第 L 层入口、某一个位置上，换入干净运行的残差流。两句话长度相同（4 个词元），
+`site="resid_pre"`：在层 L 入口、某一个位置上，换入干净运行的残差流。两句话长度相同（4 个词元），
 只有位置 1 的动词不同。
 """,
         """
