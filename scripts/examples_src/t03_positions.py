@@ -161,7 +161,7 @@ cfg = qkv.ModelConfig(**{**nopos.cfg.to_dict(), "causal": False})
 bag = qkv.GPT(cfg)
 bag.load_state_dict(nopos.state_dict())
 bag.eval()
-print("W_pos = 0, no mask:", permuted_gap(*run(bag), "pattern"))
+print("W_pos = 0, causal = False:", permuted_gap(*run(bag), "pattern"))
 """,
     ),
     (

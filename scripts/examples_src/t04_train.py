@@ -68,7 +68,7 @@ out = Path(tempfile.mkdtemp()) / "mine"
 result = qkv.train(
     text, out=out, preset="tiny", overrides=["steps=300", "n_ctx=32", "eval_interval=100"], progress=False
 )
-print(f"train loss {result.train_loss:.3f}, val loss {result.val_loss:.3f}, {result.seconds:.1f} s")
+print(f"train_loss = {result.train_loss:.3f}, val_loss = {result.val_loss:.3f}, {result.seconds:.1f} s")
 model, tokenizer = qkv.load(out)
 print(tokenizer.vocab_size, model.num_params())
 """,

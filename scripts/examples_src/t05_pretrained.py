@@ -133,7 +133,7 @@ best = max(
 )
 weight, L, h = best
 print(L, h, round(weight, 3))
-qkv.explain(model, tokenizer, text, layer=L, head=h)
+qkv.explain(model, tokenizer, text, layer=L, head=h, token=-1)
 """,
     ),
     (
