@@ -49,6 +49,42 @@ def page_html(data: dict) -> str:
     return html.replace(tag, payload + f'<script type="module">\n{script}</script>')
 
 
+def page_data(
+    model,
+    tokenizer,
+    text: str,
+    name: str = "",
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    lang: str | None = None,
+) -> dict:
+    """The documents the page embeds for `text` (model, view, compare), the layer, head and query
+    `token` it opens on (negative ones count from the end; a translation model's: a decoder layer and
+    a target step) and its language `lang` ("zh", "en" or None: the reader's browser language).
+    `qkv explain --html` and `qkv.show` both build their page from this one dict."""
+    if lang not in (None, "zh", "en"):
+        raise Refusal.of("errors.export_lang", got=repr(lang))
+    info = model_doc(model, tokenizer, name, first=text)
+    pair = info["compare"]
+    translates = model.family.translates  # then layer and head are the decoder's, token a target step
+    doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
+    T = len(doc["target"]["ids"] if translates else doc["ids"])
+    layer, head = check_layer_head(model.cfg, layer, head)
+    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
+    token = None if token is None else check_index(token, T, "token", unit)
+    start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
+    for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
+        m["loaded_from"] = {**m["loaded_from"], "path": None}
+    return {
+        "model": info,
+        "view": doc,
+        "start": start,
+        "lang": lang,
+        "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None,
+    }
+
+
 def export_html(
     model,
     tokenizer,
@@ -68,23 +104,6 @@ def export_html(
     path = Path(path)
     if path.is_dir():
         raise Refusal.of("errors.export_dir", path=path, example=path / "attention.html")
-    info = model_doc(model, tokenizer, name, first=text)
-    pair = info["compare"]
-    translates = model.family.translates  # then layer and head are the decoder's, token a target step
-    doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
-    T = len(doc["target"]["ids"] if translates else doc["ids"])
-    layer, head = check_layer_head(model.cfg, layer, head)
-    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
-    token = None if token is None else check_index(token, T, "token", unit)
-    start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
-    for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
-        m["loaded_from"] = {**m["loaded_from"], "path": None}
-    data = {
-        "model": info,
-        "view": doc,
-        "start": start,
-        "lang": lang,
-        "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None,
-    }
+    data = page_data(model, tokenizer, text, name, layer, head, token, lang)
     atomic_write(path, page_html(data).encode("utf-8"))
     return path
