@@ -157,7 +157,7 @@ async function positions(ctx) {
 function drawOrder(extra, d) {
   const ui = TOUR_UI[S.lang], L = d.leak.off.length;
   const btn = (n, on) => `<button type="button" class="tour-toggle" data-order="${n},${on ? 1 : 0}" aria-pressed="false">` +
-    `${esc(ORDER[n].replace(/ /g, ""))} · ${esc(on ? ui.on : ui.off)}</button>`;
+    `${esc(ORDER[n].replace(/[ ，]/g, ""))} · ${esc(on ? ui.on : ui.off)}</button>`;
   const cells = (k) => d.leak[k].map((x) => `<td>${fmt(x)}</td>`).join("");
   extra.innerHTML = `<div class="tour-toggles">${btn(0, true)}${btn(1, true)}${btn(0, false)}${btn(1, false)}</div>` +
     `<table class="tour-leak"><caption>${esc(ui.leak_title)}</caption>` +
