@@ -14,6 +14,7 @@ import pytest
 import torch
 from browser_fixtures import browser, open_page, require_chromium  # noqa: F401
 from browser_util import act, load_page
+from test_web_tour_routes import patterns, zeroed
 
 from qkv.analysis.cross_attention import explain_translation
 from qkv.analysis.inputs import read_text
@@ -21,7 +22,6 @@ from qkv.apps.web.head_roles import head_roles
 from qkv.apps.web.view import unpack_view
 from qkv.core.hub.bundled import default_ckpt, default_translate_ckpt
 from qkv.core.train.checkpoint import load
-from test_web_tour_routes import patterns, zeroed
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.subprocess, pytest.mark.slow]
@@ -49,7 +49,8 @@ def wait_step(pg, n: int) -> dict:
     )
     return pg.evaluate(
         "() => { const t = document.querySelector('#tour'); return {id: t.dataset.step, error: t.dataset.error,"
-        " facts: t.dataset.facts ? JSON.parse(t.dataset.facts) : {}, body: document.querySelector('#tour-body').innerText,"
+        " facts: t.dataset.facts ? JSON.parse(t.dataset.facts) : {},"
+        " body: document.querySelector('#tour-body').innerText,"
         " count: document.querySelector('#tour-count').textContent, state: qkv.state, search: location.search}; }"
     )
 
@@ -104,7 +105,9 @@ def check_heads(pg, ref, got):
     assert [got["state"]["layer"], got["state"]["head"]] == [layer, head]
     cue = np.array([[lab["masses"]["cue"] for lab in row] for row in roles["labels"]])
     cl, ch = np.unravel_index(np.argmax(cue), cue.shape)
-    assert (f"layer {cl}, head {ch}" if "lang=en" in got["search"] else f"第 {cl} 层第 {ch} 个头") in got["facts"]["list"]
+    assert (f"layer {cl}, head {ch}" if "lang=en" in got["search"] else f"第 {cl} 层第 {ch} 个头") in got["facts"][
+        "list"
+    ]
 
 
 def view_pattern(pg):
@@ -122,7 +125,9 @@ def check_positions(pg, ref, got):
     off_b = patterns(zeroed(model), ref["ids"][ORDER[1]])
     leak = np.abs(off_b[:, :, i][:, :, [2, 1, 0, 3]] - off[:, :, i]).max(axis=(1, 2))
     assert shown(got["facts"]["leak0"], leak[0]) and leak[0] < 1e-6
-    assert shown(got["facts"]["leak_max"], leak[1:].max()) and got["facts"]["leak_layer"] == 1 + int(np.argmax(leak[1:]))
+    assert shown(got["facts"]["leak_max"], leak[1:].max()) and got["facts"]["leak_layer"] == 1 + int(
+        np.argmax(leak[1:])
+    )
     act(pg, lambda: pg.click("#tour [data-order='1,1']"))  # 你打我, positions on: the ordinary view
     pg.wait_for_function("() => document.body.dataset.busy === '0'", polling=50)
     np.testing.assert_allclose(view_pattern(pg), ref["P"][ORDER[1]], atol=2e-6)
@@ -182,7 +187,11 @@ def test_walk_the_whole_tour(browser, server, ref, lang):
     for n, check in enumerate(CHECKS):
         got = wait_step(pg, n)
         assert not got["error"], (got["id"], got["error"])
-        assert got["count"] == f"{n + 1} / {STEPS}" and f"tour={n + 1}" in got["search"] and f"lang={lang}" in got["search"]
+        assert (
+            got["count"] == f"{n + 1} / {STEPS}"
+            and f"tour={n + 1}" in got["search"]
+            and f"lang={lang}" in got["search"]
+        )
         assert "{" not in got["body"], got["body"]  # every field filled
         check(pg, ref, got)
         ids.append(got["id"])

@@ -33,7 +33,9 @@ from qkv.core.model import evaluating
 
 
 def _holds_positions(m: torch.nn.Module) -> bool:
-    return any(getattr(sub, "rope", None) is not None or getattr(sub, "pos_embed", None) is not None for sub in m.modules())
+    return any(
+        getattr(sub, "rope", None) is not None or getattr(sub, "pos_embed", None) is not None for sub in m.modules()
+    )
 
 
 def _strip(m: torch.nn.Module) -> torch.nn.Module:

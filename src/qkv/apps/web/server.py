@@ -212,7 +212,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory
         from qkv.core.hub.bundled import BUNDLED
 
         app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_interventions, routes_words, routes_transform, routes_tour):  # the panels' own endpoints
+    # the panels' own endpoints, and the guided tour's
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform, routes_tour):
         routes.add_routes(app, model, tokenizer, lock)
     return app
 
