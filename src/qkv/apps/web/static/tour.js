@@ -169,6 +169,12 @@ register({
   },
   lang() {
     labelButton();
-    if (TOUR.open) draw();
+    if (!TOUR.open) return;
+    if (TOUR.got && TOUR.got.redraw) TOUR.got.redraw();  // its own table's words
+    draw();
+  },
+  render() {  // a view read with the positions taken out says so in the heatmap's title
+    const title = $("#heatmap-title");
+    if (title && S.doc && S.doc.positions === "off") title.textContent += ` · ${TOUR_UI[S.lang].off}`;
   },
 });

@@ -20,6 +20,7 @@ import { TOUR_UI } from "./tour_steps.js";
 
 const FOOD = "我 吃了 苹果 ，", COMPANY = "我 投资了 苹果 ，";
 const ORDER = ["我 打了 你 ，", "你 打了 我 ，"];
+let shownOrder = [0, false];  // the positions step's sentence and whether positions are on
 const LLM_TEXT = "The capital of France is";
 
 const word = (i) => String(S.doc.tokens[i]).trim();
@@ -137,9 +138,14 @@ export async function showOrder(n, on, extra) {
   } finally {
     busy(false);
   }
+  shownOrder = [n, on];
+  pressOrder(extra);
+}
+
+function pressOrder(extra) {
   for (const b of extra.querySelectorAll("[data-order]")) {
     const [bn, bon] = b.dataset.order.split(",");
-    b.setAttribute("aria-pressed", String(Number(bn) === n && (bon === "1") === on));
+    b.setAttribute("aria-pressed", String(Number(bn) === shownOrder[0] && (bon === "1") === shownOrder[1]));
   }
 }
 
@@ -149,7 +155,7 @@ async function positions(ctx) {
   const off = d.leak.off, later = off.slice(1), most = Math.max(...later);
   drawOrder(ctx.extra, d);
   await showOrder(0, false, ctx.extra);
-  return { facts: { a: d.a.text, b: d.b.text, last: d.a.tokens[d.a.tokens.length - 1], mid: d.a.tokens[1],
+  return { redraw: () => drawOrder(ctx.extra, d), facts: { a: d.a.text, b: d.b.text, last: d.a.tokens[d.a.tokens.length - 1], mid: d.a.tokens[1],
     leak0: fmt(off[0]), leak_max: fmt(most), leak_layer: 1 + later.indexOf(most), on0: fmt(d.leak.on[0]) }, order: d };
 }
 
@@ -166,6 +172,7 @@ function drawOrder(extra, d) {
   for (const b of extra.querySelectorAll("[data-order]")) {
     b.addEventListener("click", () => { const [n, on] = b.dataset.order.split(","); showOrder(Number(n), on === "1", extra); });
   }
+  pressOrder(extra);
 }
 
 async function residual() {
@@ -198,7 +205,7 @@ async function translate(ctx) {
   d.reads.forEach((x, n) => { if (/[\p{L}\p{N}]/u.test(x.token) && x.top_weight > d.reads[r].top_weight) r = n; });
   const read = d.reads[r];
   drawCross(ctx.extra, d, r);
-  return { facts: { src: d.text, tgt: d.translation, layer: d.layer, head: d.head, word: read.token,
+  return { redraw: () => drawCross(ctx.extra, d, r), facts: { src: d.text, tgt: d.translation, layer: d.layer, head: d.head, word: read.token,
     weight: fmt(read.top_weight), source_word: read.top_token }, cross: { step: r, source: read.top_pos } };
 }
 
