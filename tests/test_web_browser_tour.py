@@ -96,6 +96,11 @@ def check_apple(pg, ref, got):
     assert shown(got["facts"]["w_a"], W[layer, head])
     food = [ref["tok"].display(i) for i in ref["ids"][FOOD]]
     assert shown(got["facts"]["w_b"], ref["P"][FOOD][layer, head, food.index("苹果"), food.index("吃了")])
+    roles = head_roles(ref["model"], ref["tok"])
+    cue = np.array([[lab["masses"]["cue"] for lab in row] for row in roles["labels"]])
+    same = tuple(np.unravel_index(np.argmax(cue), cue.shape)) == (layer, head)
+    en = "lang=en" in got["search"]
+    assert (("names the same head" if en else "也正是这个头") in got["facts"]["lesson"]) == same
 
 
 def check_heads(pg, ref, got):
@@ -253,4 +258,11 @@ def test_language_switch_mid_tour(browser, server):
     assert "关位置" in pg.inner_text("#tour .tour-leak") and "我打了你" in pg.inner_text("#tour .tour-toggles")
     assert pg.get_attribute("#tour [data-order='0,0']", "aria-pressed") == "true"  # still the view shown
     assert "lang=zh" in got["search"] and "tour=6" in got["search"]
+    assert pg.errors == []
+
+
+def test_no_tour_in_a_static_export(browser, bundled_export):
+    pg = open_page(browser, viewport={"width": 1280, "height": 900})
+    load_page(pg, bundled_export.as_uri())
+    assert pg.is_hidden("#tour-open") and pg.is_hidden("#tour")  # no server to measure with
     assert pg.errors == []

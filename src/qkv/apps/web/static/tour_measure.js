@@ -95,7 +95,23 @@ async function apple() {
   let l0 = 0, h0 = 0;
   for (let l = 0; l < S.L; l++) for (let h = 0; h < S.H; h++) if (company[l][h] > company[l0][h0]) { l0 = l; h0 = h; }
   point(l0, h0, find("苹果"));
-  return { facts: { text: S.doc.text, layer: l0, head: h0, cue: "投资了", w_a: fmt(company[l0][h0]), w_b: fmt(food[l0][h0]) } };
+  const lesson = await lessonCueHead(l0, h0);
+  return { facts: { text: S.doc.text, layer: l0, head: h0, cue: "投资了", w_a: fmt(company[l0][h0]), w_b: fmt(food[l0][h0]),
+    lesson } };
+}
+
+/** What the lesson heads (GET /api/heads: its roles) names as the cue-verb head, said against (l, h). */
+async function lessonCueHead(l, h) {
+  let best = null;
+  try {
+    const d = await api("api/heads");
+    if (d.roles && d.roles.labels) best = bestPerCategory(d.roles.labels, d.roles.categories).find((b) => b.cat === "cue");
+  } catch (e) { /* no roles for this model: said as nothing */ }
+  return (lang) => {
+    const ui = TOUR_UI[lang];
+    if (!best) return ui.lesson_none;
+    return best.l === l && best.h === h ? ui.lesson_same : ui.lesson_other.replace("{l}", best.l).replace("{h}", best.h);
+  };
 }
 
 /** For each category of a labels table, the head giving it the most weight: [{cat, l, h, mass}]. */

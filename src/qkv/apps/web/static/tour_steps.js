@@ -9,14 +9,20 @@ export const TOUR_UI = {
     "back": "← 上一步", "next": "下一步 →", "done": "完成", "close": "关闭导览", "measuring": "正在测量……",
     "label": "导览", "on": "位置：开", "off": "位置：关", "sentence": "句子", "layer": "层", "leak_on": "开位置",
     "leak_off": "关位置", "leak_title": "最后一个词在两句里的权重差（置换后，所有头里最大的）",
-    "map_title": "第 {layer} 层第 {head} 个交叉注意力头：行是写出的词，列是原文的词", "failed": "这一步没能算出来：{error}", "head_at": "第 {l} 层第 {h} 个头"},
+    "map_title": "第 {layer} 层第 {head} 个交叉注意力头：行是写出的词，列是原文的词", "failed": "这一步没能算出来：{error}", "head_at": "第 {l} 层第 {h} 个头",
+    "lesson_same": "课程 heads 在语料句子上（从逗号后的位置）测出的“语境动词”头，也正是这个头。",
+    "lesson_other": "课程 heads 在语料句子上测出的“语境动词”头是第 {l} 层第 {h} 个头；这里动词恰好也是“苹果”前一个词，所以看前一个词的头也可能得分很高。",
+    "lesson_none": ""},
   "en": {"open": "Tour", "open_title": "Step by step through the two articles, with the page's live numbers",
     "back": "← Back", "next": "Next →", "done": "Done", "close": "Close the tour", "measuring": "Measuring…",
     "label": "Tour", "on": "Positions on", "off": "Positions off", "sentence": "Sentence", "layer": "Layer",
     "leak_on": "positions on", "leak_off": "positions off",
     "leak_title": "The last token's weights in the two sentences, permuted: the largest difference over the heads",
     "map_title": "Decoder layer {layer}, cross-attention head {head}: rows are the words written, columns the source words",
-    "failed": "This step could not be measured: {error}", "head_at": "layer {l}, head {h}"}
+    "failed": "This step could not be measured: {error}", "head_at": "layer {l}, head {h}",
+    "lesson_same": "The lesson heads, measuring the corpus's sentences from the position after the comma, names the same head as its cue-verb head.",
+    "lesson_other": "The lesson heads, measuring the corpus's sentences, names layer {l}, head {h} as its cue-verb head: here the verb is also the word just before 苹果, so a previous-token head can score high too.",
+    "lesson_none": ""}
 };
 
 export const TOUR_STEPS = [
@@ -43,10 +49,10 @@ export const TOUR_STEPS = [
       "try": "Run <code>qkv lesson why_v</code>: it trains the same small model twice, once mixing V and once mixing K itself, and compares their loss and probes."}},
   {"id": "apple", "card": ".heatmap-card",
     "zh": {"title": "两种语境里的“苹果”",
-      "body": "“我 吃了 苹果 ，”和“{text}”里的“苹果”是同一个词，进模型时的词向量一模一样。把每个头都量一遍：从“苹果”看向语境动词、权重最大的是第 {layer} 层第 {head} 个头，这里它给“{cue}”{w_a}，在另一句里给“吃了”{w_b}。于是“苹果”的 z 吸收了句中的那个动词，水果和公司就这样被语境分开了。",
+      "body": "“我 吃了 苹果 ，”和“{text}”里的“苹果”是同一个词，进模型时的词向量一模一样。把每个头都量一遍：从“苹果”看向语境动词、权重最大的是第 {layer} 层第 {head} 个头，这里它给“{cue}”{w_a}，在另一句里给“吃了”{w_b}。于是“苹果”的 z 吸收了句中的那个动词，水果和公司就这样被语境分开了。{lesson}",
       "try": "在页面顶部的文本框里把“{cue}”换成“吃了”（或模型认识的别的动词）：这个头照样看向动词，下面“下一个词”的预测也随之改变。"},
     "en": {"title": "苹果 (apple) in two contexts",
-      "body": "苹果 in “我 吃了 苹果 ，” (I ate an apple) and in “{text}” is the same token, entering the model with the same embedding. Measured over every head, layer {layer}, head {head} gives the context verb the most weight from 苹果: {w_a} to “{cue}” here, {w_b} to 吃了 in the other sentence. So 苹果's z takes in whichever verb is there: that is how context separates the fruit from the company.",
+      "body": "苹果 in “我 吃了 苹果 ，” (I ate an apple) and in “{text}” is the same token, entering the model with the same embedding. Measured over every head, layer {layer}, head {head} gives the context verb the most weight from 苹果: {w_a} to “{cue}” here, {w_b} to 吃了 in the other sentence. So 苹果's z takes in whichever verb is there: that is how context separates the fruit from the company. {lesson}",
       "try": "In the text box at the top of the page, replace “{cue}” with 吃了 (or another verb the model knows): the head still reads the verb, and the prediction under “Next token” changes with it."}},
   {"id": "heads", "card": ".heads-card",
     "zh": {"title": "多个头，各管一件事",
