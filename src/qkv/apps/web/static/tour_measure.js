@@ -19,9 +19,18 @@ import { pgShort } from "./exact.js";
 import { TOUR_UI } from "./tour_steps.js";
 
 const FOOD = "我 吃了 苹果 ，", COMPANY = "我 投资了 苹果 ，";
-const ORDER = ["我 打了 你 ，", "你 打了 我 ，"];
+const ORDER_ZH = ["我 打了 你 ，", "你 打了 我 ，"];
+const ORDER_EN = ["the dog bit the man,", "the man bit the dog,"];  // a real LLM's: the same bag of tokens too
 let shownOrder = [0, false];  // the positions step's sentence and whether positions are on
 const LLM_TEXT = "The capital of France is";
+
+/** Whether the page serves a pretrained LLM (not a qkv checkpoint): it reads English as words. */
+function realLLM() {
+  const m = model(), src = (m && m.loaded_from) || {};
+  return !!src.architecture && !String(src.architecture).startsWith("qkv ") && predictsNext() && !translates();
+}
+const order = () => (realLLM() ? ORDER_EN : ORDER_ZH);
+const food = () => (realLLM() ? "I ate an apple and it tasted" : FOOD);  // what the model reads as words
 
 const word = (i) => String(S.doc.tokens[i]).trim();
 const find = (w) => S.doc.tokens.findIndex((t) => String(t).trim() === w);
@@ -60,14 +69,14 @@ async function worked() {
 }
 
 async function hull() {
-  await show(FOOD);
+  await show(food());
   const l = S.L - 1, h = sharpestHead(l), i = S.T - 1, [j, w] = topKey(l, h, i);
   point(l, h, i);
   return { facts: { text: S.doc.text, layer: l, head: h, query: word(i), key: word(j), weight: fmt(w) } };
 }
 
 async function whyV() {
-  await show(FOOD);
+  await show(food());
   const i = S.T - 1;
   let best = null;
   for (let l = 0; l < S.L; l++) for (let h = 0; h < S.H; h++) {
@@ -81,22 +90,22 @@ async function whyV() {
 /** Every head's weight from 苹果 to the verb before it in the text shown: [L][H]. */
 function appleToCue(cue) {
   const i = find("苹果"), j = find(cue);
-  if (i < 0 || j < 0) throw new Error(`${cue} / 苹果 ∉ ${S.doc.tokens.join(" ")}`);
+  if (i < 0 || j < 0) throw new Error(TOUR_UI[S.lang].not_words);
   const w = [];
   for (let l = 0; l < S.L; l++) { w.push([]); for (let h = 0; h < S.H; h++) w[l].push(S.A.pattern[at4(l, h, i, j)]); }
   return w;
 }
 
 async function apple() {
-  await show(FOOD);
-  const food = appleToCue("吃了");
+  await show(FOOD);  // the Chinese pair of the articles, on any model (a model that reads it as bytes: said so)
+  const fruit = appleToCue("吃了");
   await show(COMPANY);
   const company = appleToCue("投资了");
   let l0 = 0, h0 = 0;
   for (let l = 0; l < S.L; l++) for (let h = 0; h < S.H; h++) if (company[l][h] > company[l0][h0]) { l0 = l; h0 = h; }
   point(l0, h0, find("苹果"));
   const lesson = await lessonCueHead(l0, h0);
-  return { facts: { text: S.doc.text, layer: l0, head: h0, cue: "投资了", w_a: fmt(company[l0][h0]), w_b: fmt(food[l0][h0]),
+  return { facts: { text: S.doc.text, layer: l0, head: h0, cue: "投资了", w_a: fmt(company[l0][h0]), w_b: fmt(fruit[l0][h0]),
     lesson } };
 }
 
@@ -144,7 +153,7 @@ export async function showOrder(n, on, extra) {
   const req = ++S.req;  // an older analysis that answers later is dropped (actions.js)
   busy(true);
   try {
-    const doc = await api("api/tour/view", { text: ORDER[n], positions: on });
+    const doc = await api("api/tour/view", { text: order()[n], positions: on });
     if (req !== S.req) return;
     loadDoc(doc);
     const i = S.T - 1;
@@ -166,12 +175,15 @@ function pressOrder(extra) {
 }
 
 async function positions(ctx) {
-  const d = await api("api/tour/order", { a: ORDER[0], b: ORDER[1] });
-  if (!d.perm) throw new Error("no permutation");
+  const d = await api("api/tour/order", { a: order()[0], b: order()[1] });
+  if (!d.perm) throw new Error(TOUR_UI[S.lang].not_words);
   const off = d.leak.off, later = off.slice(1), most = Math.max(...later);
   drawOrder(ctx.extra, d);
   await showOrder(0, false, ctx.extra);
-  return { redraw: () => drawOrder(ctx.extra, d), facts: { a: d.a.text, b: d.b.text, last: d.a.tokens[d.a.tokens.length - 1], mid: d.a.tokens[1],
+  // a token the two sentences share at one position, having read different tokens before it (打了: 我 / 你)
+  const ids = [d.a.ids, d.b.ids];
+  const m = ids[0].findIndex((x, j) => j > 0 && j < ids[0].length - 1 && x === ids[1][j] && ids[0].slice(0, j).join() !== ids[1].slice(0, j).join());
+  return { redraw: () => drawOrder(ctx.extra, d), facts: { a: d.a.text, b: d.b.text, last: d.a.tokens[d.a.tokens.length - 1], mid: d.a.tokens[m > 0 ? m : 1],
     leak0: fmt(off[0]), leak_max: fmt(most), leak_layer: 1 + later.indexOf(most), on0: fmt(d.leak.on[0]) }, order: d };
 }
 
@@ -179,7 +191,7 @@ async function positions(ctx) {
 function drawOrder(extra, d) {
   const ui = TOUR_UI[S.lang], L = d.leak.off.length;
   const btn = (n, on) => `<button type="button" class="tour-toggle" data-order="${n},${on ? 1 : 0}" aria-pressed="false">` +
-    `${esc(ORDER[n].replace(/[ ，]/g, ""))} · ${esc(on ? ui.on : ui.off)}</button>`;
+    `${esc(order()[n].replace(/[ ，]/g, (c) => (realLLM() ? c : "")))} · ${esc(on ? ui.on : ui.off)}</button>`;
   const cells = (k) => d.leak[k].map((x) => `<td>${fmt(x)}</td>`).join("");
   extra.innerHTML = `<div class="tour-toggles">${btn(0, true)}${btn(1, true)}${btn(0, false)}${btn(1, false)}</div>` +
     `<table class="tour-leak"><caption>${esc(ui.leak_title)}</caption>` +
@@ -192,7 +204,7 @@ function drawOrder(extra, d) {
 }
 
 async function residual() {
-  await show(FOOD);
+  await show(food());
   const i = S.T - 1;
   let best = 0, most = -1;
   for (let l = 0; l < S.L; l++) {
@@ -206,7 +218,7 @@ async function residual() {
 
 async function next() {
   if (!predictsNext()) throw new Error("no next-token distribution");
-  await show(FOOD);
+  await show(food());
   const i = S.T - 1, K = S.A.next_ids.length / S.T;
   const tok = (r) => S.doc.vocab[String(S.A.next_ids[i * K + r])] ?? "";
   const p1 = S.A.next_probs[i * K], p2 = S.A.next_probs[i * K + 1], ratio = p1 / p2;
@@ -237,8 +249,7 @@ function drawCross(extra, d, chosen) {
 
 async function llm() {
   const m = model(), src = (m && m.loaded_from) || {};
-  const real = !!src.architecture && !String(src.architecture).startsWith("qkv ") && predictsNext() && !translates();
-  if (!real) return { facts: { cmd: "qkv serve --ckpt smollm2" }, variant: "none" };
+  if (!realLLM()) return { facts: { cmd: "qkv serve --ckpt smollm2" }, variant: "none" };
   await show(LLM_TEXT);
   const i = S.T - 1, k = S.doc.tokens.findIndex((t) => String(t).includes("France"));
   let best = { l: 0, h: 0, w: -1 };

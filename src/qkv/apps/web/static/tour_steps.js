@@ -12,7 +12,7 @@ export const TOUR_UI = {
     "map_title": "第 {layer} 层第 {head} 个交叉注意力头：行是写出的词，列是原文的词", "failed": "这一步没能算出来：{error}", "head_at": "第 {l} 层第 {h} 个头",
     "lesson_same": "课程 heads 在语料句子上（从逗号后的位置）测出的“语境动词”头，也正是这个头。",
     "lesson_other": "课程 heads 在语料句子上测出的“语境动词”头是第 {l} 层第 {h} 个头；这里动词恰好也是“苹果”前一个词，所以看前一个词的头也可能得分很高。",
-    "lesson_none": ""},
+    "lesson_none": "", "not_words": "这个模型把这一步的中文句子读成了字节，对不上词；这一步要在自带模型上看（qkv serve）。"},
   "en": {"open": "Tour", "open_title": "Step by step through the two articles, with the page's live numbers",
     "back": "← Back", "next": "Next →", "done": "Done", "close": "Close the tour", "measuring": "Measuring…",
     "label": "Tour", "on": "Positions on", "off": "Positions off", "sentence": "Sentence", "layer": "Layer",
@@ -22,7 +22,7 @@ export const TOUR_UI = {
     "failed": "This step could not be measured: {error}", "head_at": "layer {l}, head {h}",
     "lesson_same": "The lesson heads, measuring the corpus's sentences from the position after the comma, names the same head as its cue-verb head.",
     "lesson_other": "The lesson heads, measuring the corpus's sentences, names layer {l}, head {h} as its cue-verb head: here the verb is also the word just before 苹果, so a previous-token head can score high too.",
-    "lesson_none": ""}
+    "lesson_none": "", "not_words": "this model reads this step's Chinese sentence as bytes, not words: the step is measured on the bundled model (qkv serve)."}
 };
 
 export const TOUR_STEPS = [
