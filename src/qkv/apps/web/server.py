@@ -26,6 +26,9 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.prediction_diff)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
+    POST /api/tour/view, /api/tour/order, /api/tour/translate   the guided tour's (routes_tour): a view with the
+                           positions taken out, 我打你 / 你打我 with positions on and off, the bundled translator's
+                           cross-attention
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.apps.web.translation_view), /api/explain the
@@ -85,7 +88,7 @@ from starlette.exceptions import HTTPException
 from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
-from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_tour, routes_transform, routes_words
 from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
     MAX_CHARS,
@@ -119,7 +122,7 @@ PASSES = 4
 # the panels, each its NAME.js and NAME.css
 PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
-STYLES = ("app.css", *(f"{n}.css" for n in PANELS), "cards.css")  # cards.css: save_card.js, present.js
+STYLES = ("app.css", *(f"{n}.css" for n in PANELS), "cards.css", "tour.css")  # cards.css: save_card.js, present.js
 ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
     **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
     **{name: "text/css; charset=utf-8" for name in STYLES},
@@ -178,6 +181,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b
     **routes_interventions.BODY_LIMITS,  # /api/lens, /api/attribution, /api/patch
+    **routes_tour.BODY_LIMITS,  # /api/tour/view, /api/tour/order, /api/tour/translate
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
@@ -208,7 +212,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory
         from qkv.core.hub.bundled import BUNDLED
 
         app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
+    # the panels' own endpoints, and the guided tour's
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform, routes_tour):
         routes.add_routes(app, model, tokenizer, lock)
     return app
 

@@ -9,6 +9,7 @@
 //   panels + playground, origin, ablate, lens, attribution, patch, side, vocab, transform
 //                                                  the panels, registered in panels.js (shade: their colours)
 //   card_picture, save_card, present               each card saved as a picture; presentation mode
+//   tour (+ tour_steps, tour_measure)              the guided tour: its panel, its words, its measures
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
 
@@ -35,6 +36,7 @@ import "./patch.js";
 import "./side.js";
 import "./vocab.js";
 import "./transform.js";
+import "./tour.js";  // the guided tour (tour_steps.js its words, tour_measure.js what each step measures)
 import "./measure.js";
 
 async function init() {
