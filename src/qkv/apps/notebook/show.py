@@ -10,7 +10,7 @@ so two views written into one notebook document would draw into each other's ele
 gives each view its own document and its own module instances, and the sandbox (an opaque origin)
 keeps the page from reaching the notebook. A small script added at the end of the page tells the
 notebook its height (postMessage), so the iframe grows to the page and the notebook scrolls, not the
-iframe.
+iframe, and takes the notebook's theme from it.
 
 What a front end is handed (View._repr_mimebundle_; the widget, qkv.apps.notebook.widget, adds its
 own view to the same bundle):
@@ -51,11 +51,16 @@ MAX_PAGE_BYTES = 8 * 10**6  # 8 MB of page (UTF-8): see the module docstring for
 FIRST_HEIGHT = 900  # px: the iframe's height until the page has said its own
 WIDGET_JS = "widget.js"  # the front end, in qkv/apps/web/static (not part of the page's bundle)
 
-# told to the notebook by the page, from inside its iframe: the height of its content
-HEIGHT_SCRIPT = """<script>/* qkv.show: the page's height, for the notebook that holds it (qkv.apps.notebook) */
+# the page's side of the notebook view, added at the end of its body: it tells the notebook the height
+# of its content, and takes the notebook's theme (light or dark) from it (static/widget.js sends it)
+NOTEBOOK_SCRIPT = """<script>/* qkv.show: the page inside a notebook (qkv.apps.notebook) */
 (() => { const say = () => parent.postMessage({ qkv: "height",
     height: Math.ceil(document.body.getBoundingClientRect().height) }, "*");
-  new ResizeObserver(say).observe(document.body); addEventListener("load", say); })();</script>
+  new ResizeObserver(say).observe(document.body); addEventListener("load", say);
+  addEventListener("message", (e) => {
+    if (e.source !== parent || !e.data || e.data.qkv !== "theme") return;
+    if (e.data.theme === "dark" || e.data.theme === "light") document.documentElement.dataset.theme = e.data.theme;
+  }); })();</script>
 """
 
 
@@ -68,7 +73,7 @@ def front_end() -> str:
 class View:
     """One explorer view: the page (with its data), the still picture, and what it shows."""
 
-    page: str  # the self-contained page, with the height script
+    page: str  # the self-contained page, with the notebook's script
     still: bytes  # PNG of the heatmap it opens on
     tokens: list[str]  # the tokens of the text (a translation model's: the source words)
     text: str
@@ -105,7 +110,8 @@ class View:
             f'srcdoc="{_attribute(self.page)}"></iframe>\n</div>\n'
             f"<script>(() => {{ const qkvWidget = (() => {{\n{script}\n}})();\n"
             "const me = document.currentScript, before = me && me.previousElementSibling;\n"
-            f'qkvWidget.adopt(before && before.classList.contains("qkv-show") ? before : document.getElementById("{box}"));\n'
+            'const box = before && before.classList.contains("qkv-show") ? before : null;\n'
+            f'qkvWidget.adopt(box || document.getElementById("{box}"));\n'
             "})();</script>\n"
         )
 
@@ -130,11 +136,11 @@ def _as_function_body(module: str) -> str:
     return module.replace("export default ", "return ")
 
 
-def _with_height_script(page: str) -> str:
+def _with_notebook_script(page: str) -> str:
     head, body_end, tail = page.rpartition("</body>")
     if not body_end:
-        raise RuntimeError("the explorer page lost its </body>: the notebook view cannot add its height script")
-    return head + HEIGHT_SCRIPT + body_end + tail
+        raise RuntimeError("the explorer page lost its </body>: the notebook view cannot add its script")
+    return head + NOTEBOOK_SCRIPT + body_end + tail
 
 
 def _refuse_early(model, tokenizer, text: str) -> None:
@@ -157,7 +163,7 @@ def view_of(model, tokenizer, text: str, layer=None, head=None, token=None, lang
     lang = get_lang() if lang is None else lang
     _refuse_early(model, tokenizer, text)
     data = page_data(model, tokenizer, text, name, layer, head, token, lang)
-    page = _with_height_script(page_html(data))
+    page = _with_notebook_script(page_html(data))
     size = len(page.encode("utf-8"))
     doc = data["view"]
     tokens = doc["source"]["tokens"] if model.family.translates else doc["tokens"]
