@@ -295,3 +295,24 @@ def test_the_widget_redraws_when_the_notebook_changes_its_theme(bundled, chromiu
     frame.wait_for_function("() => +(document.body.dataset.renders || 0) > 0", timeout=30_000)
     assert frame.evaluate(READ_HEATMAP)["rows"] == view.tokens
     pg.context.close()
+
+
+@pytest.mark.browser
+def test_the_still_picture_shows_exactly_where_the_iframe_is_gone(shown, chromium, tmp_path):
+    text_html = shown._repr_mimebundle_()[0]["text/html"]
+    # as GitHub's viewer shows it: no iframe, no script, no style attribute
+    stripped = re.sub(r"<iframe\b.*?</iframe>|<script\b.*?</script>", "", text_html, flags=re.S)
+    stripped = re.sub(r'\sstyle="[^"]*"', "", stripped)
+    hit = """() => { const img = document.querySelector('.qkv-still img'), r = img.getBoundingClientRect();
+                     const el = document.elementFromPoint(r.left + r.width / 2, r.top + Math.min(r.height / 2, 300));
+                     return [r.width > 100 && r.height > 100, el ? el.tagName : null]; }"""
+    seen = {}
+    for name, body in (("live", text_html), ("stripped", stripped)):
+        page = tmp_path / f"{name}.html"
+        page.write_text(f'<!doctype html><meta charset="utf-8"><body>{body}', encoding="utf-8")
+        pg = new_page(chromium, offline=True)
+        pg.goto(page.as_uri())
+        pg.wait_for_load_state("load")
+        seen[name] = pg.evaluate(hit)
+        pg.context.close()
+    assert seen == {"live": [True, "IFRAME"], "stripped": [True, "IMG"]}

@@ -104,7 +104,8 @@ class View:
         return (
             f'<div id="{box}" class="qkv-show" style="position:relative;height:{FIRST_HEIGHT}px;max-width:100%">\n'
             f'<div class="qkv-still"><p>{html.escape(still)}</p>\n'
-            f'<img alt="{html.escape(self.title())}" style="max-width:100%" src="data:image/png;base64,{png}"></div>\n'
+            f'<img alt="{html.escape(self.title())}" width="{_shown_width(self.still)}" style="max-width:100%" '
+            f'src="data:image/png;base64,{png}"></div>\n'
             f'<iframe title="{html.escape(self.title())}" sandbox="allow-scripts allow-downloads" '
             'style="position:absolute;top:0;left:0;width:100%;height:100%;border:0;background:#f4f5f8" '
             f'srcdoc="{_attribute(self.page)}"></iframe>\n</div>\n'
@@ -117,6 +118,12 @@ class View:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/html": self.fallback_html(), "text/plain": self.plain()}
+
+
+def _shown_width(png: bytes) -> int:
+    """The picture's width on screen, in CSS px: half its pixels (drawn at 150 dpi), at most 720. An
+    attribute, not a style: a viewer that strips styles keeps it."""
+    return min(int.from_bytes(png[16:20], "big") // 2, 720)  # IHDR: the width after the 8-byte signature
 
 
 def _short(text: str, n: int = 60) -> str:
