@@ -26,11 +26,12 @@ own view to the same bundle):
 
 A view larger than MAX_PAGE_BYTES is refused (Refusal "notebook.too_large"): the notebook file keeps
 the page twice (the widget's state and the text/html), and a notebook of tens of megabytes is slow to
-open and to save. Measured (page bytes, `python benchmarks`-free: page_html(page_data(...))): the
-bundled model at 64 tokens (its n_ctx) 0.84 MB; SmolLM2-135M (30 layers x 9 heads) at 16 tokens
-1.1 MB, 64 tokens 7.8 MB, 128 tokens 27 MB. The bound, 8 MB, keeps a 64-token view of a real LLM
-that size; the attention arrays alone (dots and pattern, base64 of float32) are estimated before
-anything is computed, so a text far too long is refused at once.
+open and to save. Measured (bytes of page_html(page_data(...)), about 0.38 MB of it the page's own
+scripts and styles): the bundled model at 64 tokens (its n_ctx) 0.84 MB; SmolLM2-135M (30 layers x
+9 heads) at 16 tokens 1.1 MB, 64 tokens 7.8 MB, 128 tokens 27 MB (the attention arrays grow as
+layers x heads x T^2). The bound, 8 MB, keeps a 64-token view of a real LLM that size; the attention
+arrays alone (dots and pattern, base64 of float32) are estimated before anything is computed, so a
+text far too long is refused at once, and the page's own size is checked once it is written.
 """
 
 from __future__ import annotations
