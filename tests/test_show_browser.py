@@ -100,6 +100,20 @@ def test_the_html_opened_from_a_file_draws_each_view(bundled, browser, tmp_path)
     pg.context.close()
 
 
+def test_a_translation_models_still_is_the_head_its_page_opens_on(browser, tmp_path):
+    mt, words = qkv.load("src/qkv/assets/translate")
+    view = show_mod.view_of(mt, words, A, lang="en")
+    page = tmp_path / "translation.html"
+    page.write_text(f'<!doctype html><meta charset="utf-8"><body>{view.fallback_html()}', encoding="utf-8")
+    pg = new_page(browser, offline=True)
+    pg.goto(page.as_uri())
+    (got,) = explorers(pg, 1)
+    frame = pg.query_selector("iframe").content_frame()
+    assert frame.evaluate("[qkv.state.layer, qkv.state.head]") == [view.layer, view.head]
+    assert got["cols"] == view.tokens  # the source words are the keys of the cross-attention
+    pg.context.close()
+
+
 def host_page(views: dict[str, show_mod.View], body: str = "") -> str:
     """A page that imports the widget's module and renders it as anywidget does, with a fake model."""
     state = {name: {"page": v.page, "title": v.title()} for name, v in views.items()}

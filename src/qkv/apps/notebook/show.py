@@ -178,13 +178,22 @@ def view_of(model, tokenizer, text: str, layer=None, head=None, token=None, lang
     if size > MAX_PAGE_BYTES:
         limit = format_bytes(MAX_PAGE_BYTES)
         raise Refusal.of("notebook.too_large", size=format_bytes(size), limit=limit, n=len(tokens))
-    layer, head = data["start"].get("layer", 0), data["start"].get("head", 0)
-    still = _still(model, doc, layer, head, lang)
+    still, layer, head = _still(model, doc, data["start"], lang)
     return View(page, still, list(tokens), text, name or "model", layer, head, lang)
 
 
-def _still(model, doc: dict, layer: int, head: int, lang: str) -> bytes:
-    """PNG of the heatmap the page opens on (a translation model's: the cross-attention of that layer)."""
+def _sharpest(A) -> int:
+    """The head whose rows have the least entropy in all, -sum a log2 a over its cells (A: (H, T, Tk));
+    the first on a tie. The page opens a translation on this head of the last layer (static/doc.js)."""
+    import numpy as np
+
+    bits = -np.where(A > 0, A * np.log2(np.where(A > 0, A, 1.0)), 0.0).sum(axis=(1, 2))  # (H,)
+    return int(np.argmin(bits))
+
+
+def _still(model, doc: dict, start: dict, lang: str) -> tuple[bytes, int, int]:
+    """(PNG, layer, head) of the heatmap the page opens on: `start`'s layer and head, else the page's
+    own choice (layer 0, head 0; a translation model's cross-attention: its last layer's sharpest head)."""
     from qkv.apps.web.view import unpack
     from qkv.presentation.plot_alignment import alignment_figure
     from qkv.presentation.plot_attention import head_heatmap
@@ -193,9 +202,11 @@ def _still(model, doc: dict, layer: int, head: int, lang: str) -> bytes:
         path = Path(tmp) / "still.png"
         if model.family.translates:
             A = unpack(doc["parts"]["cross"]["arrays"]["pattern"])  # (L, H, T_target, T_source)
+            layer, head = start.get("layer", len(A) - 1), start.get("head", _sharpest(A[-1]))
             source, target = doc["source"]["tokens"], doc["target"]["tokens"]
             alignment_figure(A[layer, head], source, target, path, layer, head, lang=lang)
         else:
             A = unpack(doc["arrays"]["pattern"])  # (L, H, T, T)
+            layer, head = start.get("layer", 0), start.get("head", 0)
             head_heatmap(A[layer, head], doc["tokens"], path, layer, head, lang=lang)
-        return path.read_bytes()
+        return path.read_bytes(), layer, head
