@@ -3,8 +3,8 @@
 // Each view is the explorer page in an iframe of its own (srcdoc: the page, data inside; sandbox:
 // scripts and downloads only): the page finds its elements by global ids and keeps module-level
 // state, so two views in one notebook document would draw into each other; an iframe each keeps them
-// apart. This module only makes the iframe, tells the page the notebook's theme (data-theme on <html>,
-// set in the srcdoc before the page runs) and sizes the iframe to the height the page posts.
+// apart. This module only makes the iframe, tells the page the notebook's theme (data-theme on <html>:
+// in the srcdoc before the page runs, then by message) and sizes the iframe to the height the page posts.
 
 const MAX_HEIGHT = 40000;  // px: a page taller than this scrolls inside its iframe
 const FIRST_HEIGHT = 900;  // px: until the page has said its height
@@ -63,28 +63,26 @@ function themed(page, theme) {
   return page.replace(/<html\b/i, `<html data-theme="${theme}"`);
 }
 
-/** Show page() in `frame` in the notebook's theme (again when the theme changes), and size `sized`
- *  to the height the page posts. Returns { reload, stop }. */
-function follow(frame, page, sized, host, shown) {
-  const show = (force) => {
-    const theme = themeOf(host);
-    if (!force && theme === shown) return;
-    shown = theme;
-    frame.srcdoc = themed(page(), theme);
-  };
+/** Show page() in `frame` in the notebook's theme and size `sized` to the height the page posts. The
+ *  widget's page starts in the theme (data-theme in its srcdoc); the page is told the theme again (a
+ *  message its notebook script reads: qkv.apps.notebook.show) after each height it posts and whenever
+ *  the notebook's theme changes, with no reload: its drawings keep their light paper, so nothing is
+ *  redrawn. `written`: whether the srcdoc is still to be written. Returns { reload, stop }. */
+function follow(frame, page, sized, host, written) {
+  let theme = themeOf(host);
+  const tell = () => { if (frame.contentWindow) frame.contentWindow.postMessage({ qkv: "theme", theme }, "*"); };
   const onMessage = (e) => {
     if (e.source !== frame.contentWindow || !e.data || e.data.qkv !== "height") return;
     const h = Number(e.data.height);
     if (Number.isFinite(h) && h > 0) sized.style.height = `${Math.min(MAX_HEIGHT, Math.ceil(h))}px`;
+    tell();
   };
   window.addEventListener("message", onMessage);
-  const watch = new MutationObserver(() => show(false));
-  watch.observe(document.body, { attributes: true, attributeFilter: ["class", "data-jp-theme-light"] });
-  show(false);
-  return {
-    reload: () => show(true),
-    stop: () => { window.removeEventListener("message", onMessage); watch.disconnect(); },
-  };
+  const watch = new MutationObserver(() => { const now = themeOf(host); if (now !== theme) { theme = now; tell(); } });
+  watch.observe(document.body, { attributes: true, attributeFilter: ["class", "style", "data-jp-theme-light"] });
+  const reload = () => { frame.srcdoc = themed(page(), theme); };
+  if (!written) reload();
+  return { reload, stop: () => { window.removeEventListener("message", onMessage); watch.disconnect(); } };
 }
 
 /** anywidget's view: an iframe in `el`, its page the model's "page". */
@@ -94,18 +92,18 @@ function render({ model, el }) {
   frame.title = model.get("title") || "qkv";
   frame.style.cssText = `display:block;width:100%;height:${FIRST_HEIGHT}px;border:0;background:transparent`;
   el.appendChild(frame);
-  const view = follow(frame, () => model.get("page"), frame, el, null);
+  const view = follow(frame, () => model.get("page"), frame, el, false);
   const reload = () => view.reload();
   model.on("change:page", reload);
   return () => { view.stop(); if (model.off) model.off("change:page", reload); };
 }
 
-/** The text/html fallback's iframe (written with the page in its srcdoc, light): the theme and the height. */
+/** The text/html fallback's iframe (its srcdoc written already): the theme and the height. */
 function adopt(box) {
   const frame = box.querySelector("iframe");
   if (!frame) return null;
   const page = frame.getAttribute("srcdoc");
-  return follow(frame, () => page, box, box, "light");
+  return follow(frame, () => page, box, box, true);
 }
 
 export default { render, adopt };
