@@ -47,7 +47,8 @@ def test_the_display_holds_the_widget_view_the_html_and_a_line(shown):
     data, _ = shown._repr_mimebundle_()
     assert set(data) == {WIDGET, "text/html", "text/plain"}
     assert data[WIDGET]["model_id"] == shown.model_id
-    assert data["text/plain"] == "qkv explorer of 4 tokens (model), opening on layer 1, head 2: " + A
+    assert data["text/plain"] == "qkv explorer of 4 tokens (bundled), opening on layer 1, head 2: " + A
+    assert '"loaded_from":{"name":"bundled"' in shown.page  # what qkv.load read names the model in the header
     assert shown.page == shown.view.page and shown.view.tokens == A.split()
     assert '"start":{"layer":1,"head":2}' in shown.page  # the page opens where it was asked to
 

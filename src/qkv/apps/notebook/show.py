@@ -169,6 +169,7 @@ def view_of(model, tokenizer, text: str, layer=None, head=None, token=None, lang
     from qkv.apps.web.export import page_data, page_html
 
     lang = get_lang() if lang is None else lang
+    name = name or model.checkpoint or ""  # what qkv.load read: the header names the model
     _refuse_early(model, tokenizer, text)
     data = page_data(model, tokenizer, text, name, layer, head, token, lang)
     page = _with_notebook_script(page_html(data))
