@@ -6,9 +6,10 @@ The page is the one `qkv serve` sends, with its stylesheets written inline, its 
 into one inline module script (qkv.apps.web.bundle: a file opened from disk may not load module
 scripts), and the documents it would have fetched (model, view, compare) embedded as JSON, with the
 layer, head and query token to open on (a translation model's page: the cross-attention of a decoder
-layer, a target step). Layer, head, token and language switch as on the server; analysing new text,
-generating and comparing need `qkv serve`. Where the model was loaded from keeps its name but not
-the directory (a file to share).
+layer, a target step), the open panel and its inputs: page_data builds them, for export_html and for
+POST /api/export ("Export this view", routes_export.py). Layer, head, token and language switch as on
+the server; analysing new text, generating and comparing need `qkv serve`. Where the model was loaded
+from keeps its name but not the directory (a file to share).
 """
 
 from __future__ import annotations
@@ -49,6 +50,81 @@ def page_html(data: dict) -> str:
     return html.replace(tag, payload + f'<script type="module">\n{script}</script>')
 
 
+# the panels whose inputs a view keeps (static/address.js; "compare" is the comparison card), and how much
+KEPT_PANELS = ("compare", "side", "lens", "origin", "attribution", "patch", "ablate", "vocab", "transform")
+MAX_INPUTS, MAX_INPUT_CHARS = 16, 400  # values in all, characters each (as many as the page's address keeps)
+
+
+def check_inputs(panel: str | None, inputs: dict | None) -> dict:
+    """The open panel and the panels' inputs ({panel: {field: value}}) as a view keeps them, or a refusal."""
+    for name in ([panel] if panel is not None else []) + list(inputs or {}):
+        if name not in KEPT_PANELS:
+            raise Refusal.of("address.panel", panels=", ".join(KEPT_PANELS), got=repr(name))
+    values = [v for fields in (inputs or {}).values() for v in fields.values()]
+    if len(values) > MAX_INPUTS or any(not isinstance(v, str) or len(v) > MAX_INPUT_CHARS for v in values):
+        raise Refusal.of("address.inputs", n=MAX_INPUTS, chars=MAX_INPUT_CHARS, got=f"{len(values)}")
+    return {name: {str(k): v for k, v in fields.items()} for name, fields in (inputs or {}).items()}
+
+
+def _start(model, doc: dict, layer, head, token, part) -> dict:
+    """Where the page opens: layer, head, query token (negative ones count from the end) and a translation
+    model's part (which attention; its queries are what token counts), each checked against the document."""
+    translates = model.family.translates
+    if part is not None and not translates:
+        raise Refusal.of("address.no_part", got=repr(part))
+    if part is not None and part not in doc["parts"]:
+        raise Refusal.of("address.part", parts=", ".join(doc["parts"]), got=repr(part))
+    if translates:
+        queries = doc["parts"][part]["queries"] if part else "target"  # the page opens on the cross-attention
+        T = len(doc[queries]["ids"])
+    else:
+        T = len(doc["ids"])
+    layer, head = check_layer_head(model.cfg, layer, head)
+    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
+    token = None if token is None else check_index(token, T, "token", unit)
+    given = (("layer", layer), ("head", head), ("token", token), ("part", part))
+    return {key: value for key, value in given if value is not None}
+
+
+def page_data(
+    model,
+    tokenizer,
+    text: str,
+    name: str = "",
+    layer: int | None = None,
+    head: int | None = None,
+    token: int | None = None,
+    lang: str | None = None,
+    part: str | None = None,
+    panel: str | None = None,
+    inputs: dict | None = None,
+) -> dict:
+    """What the page embeds (<script id="qkv-data">): the model, the view of `text`, the comparison, and the
+    view to open on ("start": layer, head, token, part, the open panel and the panels' inputs), in `lang`.
+    export_html writes it; POST /api/export (routes_export.py) sends it as a file."""
+    if lang not in (None, "zh", "en"):
+        raise Refusal.of("errors.export_lang", got=repr(lang))
+    kept = check_inputs(panel, inputs)
+    info = model_doc(model, tokenizer, name, first=text)
+    pair = info["compare"]
+    translates = model.family.translates  # then layer and head are the decoder's, token a target step
+    doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
+    start = _start(model, doc, layer, head, token, part)
+    if panel is not None:
+        start["panel"] = panel
+    if kept:
+        start["inputs"] = kept
+    for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
+        m["loaded_from"] = {**m["loaded_from"], "path": None}
+    return {
+        "model": info,
+        "view": doc,
+        "start": start,
+        "lang": lang,
+        "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None,
+    }
+
+
 def export_html(
     model,
     tokenizer,
@@ -68,23 +144,6 @@ def export_html(
     path = Path(path)
     if path.is_dir():
         raise Refusal.of("errors.export_dir", path=path, example=path / "attention.html")
-    info = model_doc(model, tokenizer, name, first=text)
-    pair = info["compare"]
-    translates = model.family.translates  # then layer and head are the decoder's, token a target step
-    doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
-    T = len(doc["target"]["ids"] if translates else doc["ids"])
-    layer, head = check_layer_head(model.cfg, layer, head)
-    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
-    token = None if token is None else check_index(token, T, "token", unit)
-    start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
-    for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
-        m["loaded_from"] = {**m["loaded_from"], "path": None}
-    data = {
-        "model": info,
-        "view": doc,
-        "start": start,
-        "lang": lang,
-        "compare": compare(model, tokenizer, pair["a"], pair["b"], pair["word"]) if pair else None,
-    }
+    data = page_data(model, tokenizer, text, name, layer, head, token, lang)
     atomic_write(path, page_html(data).encode("utf-8"))
     return path

@@ -26,6 +26,8 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.prediction_diff)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
+    POST /api/export       {text, layer, head, token, lang, part, panel, inputs} -> the page as one HTML file,
+                           opening on that view (routes_export: "Export this view")
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.apps.web.translation_view), /api/explain the
@@ -85,7 +87,7 @@ from starlette.exceptions import HTTPException
 from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
-from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web import bundle, routes_export, routes_heads, routes_interventions, routes_transform, routes_words
 from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
     MAX_CHARS,
@@ -178,6 +180,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b
     **routes_interventions.BODY_LIMITS,  # /api/lens, /api/attribution, /api/patch
+    **routes_export.BODY_LIMITS,  # /api/export: the text and the panels' inputs
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
@@ -210,6 +213,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory
         app.state.model_dir = BUNDLED
     for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
         routes.add_routes(app, model, tokenizer, lock)
+    routes_export.add_routes(app, model, tokenizer, lock, name)  # "Export this view": the page as one file
     return app
 
 
