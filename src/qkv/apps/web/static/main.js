@@ -8,6 +8,7 @@
 //   render, actions, events, lang                  the redraw, what a learner does, the language
 //   panels + playground, origin, ablate, lens, attribution, patch, side, vocab, transform
 //                                                  the panels, registered in panels.js (shade: their colours)
+//   address                                        the view in the page's address; "Export this view"
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
 
@@ -23,6 +24,7 @@ import { runCompare } from "./compare.js";
 import { applyLang, initialLang } from "./lang.js";
 import { followToken } from "./next.js";
 import { bind } from "./events.js";
+import { addressText, bindAddress, openAddress, readAddress, settleAddress, staticWant } from "./address.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
 import "./ablate.js";
@@ -40,6 +42,7 @@ async function init() {
   const data = embedded ? JSON.parse(embedded.textContent) : null;
   S.lang = initialLang(data);
   bind();
+  bindAddress();
   eachPanel("init");
   watchBelow();
   if (embedded) {
@@ -58,27 +61,35 @@ async function init() {
       if (Number.isInteger(start.token)) { S.token = clamp(start.token, 0, S.T - 1); followToken(); }
     }
     applyLang();
+    const want = staticWant(data);  // the address's view, else the export's own (address.js)
+    addressText(want, []);
     render("init", t0);
+    if (S.doc) await openAddress(want);
+    settleAddress();
     watchLazyPanels();  // the lazy panels wake once the first document is drawn (panels.js)
     return;
   }
+  const want = readAddress();  // a reload, a shared link: the view it names (address.js)
   applyLang();
   busy(true);
   try {
     const m = await api("api/model");
     setModel(m);
     applyLang();
-    if (S.examples.length) {
-      $("#text").value = S.examples[0];
-      await analyze(S.examples[0], t0, "init");  // guarded: a click meanwhile wins
+    const first = addressText(want, S.examples);  // the address's text, else the first example
+    if (first) {
+      $("#text").value = first;
+      await analyze(first, t0, "init");  // guarded: a click meanwhile wins
       if (S.doc) startPanels(S.doc);
     } else {
       render("init", t0);
     }
+    if (S.doc) await openAddress(want);
     if ($("#compare-word").value) runCompare();
   } catch (e) {
     showError(e.message);
   } finally {
+    settleAddress();
     busy(false);
     watchLazyPanels();
   }
