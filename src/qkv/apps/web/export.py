@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis.word_similarity import compare
+from qkv.apps.web.assets import STYLES, asset
 from qkv.apps.web.bundle import ENTRY, bundle
 from qkv.apps.web.model_doc import model_doc
-from qkv.apps.web.server import STYLES, asset
 from qkv.apps.web.translation_view import translation_view
 from qkv.apps.web.view import view
 from qkv.core.io.files import atomic_write

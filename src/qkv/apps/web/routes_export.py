@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 from pydantic import Field
 
+from qkv.apps.web.export import page_data, page_html
 from qkv.apps.web.inputs import MAX_CHARS, Strict, body_limit
 from qkv.core.io.refusal import Refusal
 from qkv.core.machine.memory import Busy, TooLarge
@@ -44,7 +45,6 @@ class ExportIn(Strict):
 
 def add_routes(app: FastAPI, model, tokenizer, lock, name: str = "") -> None:
     """POST /api/export. A refusal (a bad index, part or panel) is a 400 in one line, as /api/view's are."""
-    from qkv.apps.web.export import page_data, page_html  # export imports server's assets: not at import time
 
     @app.post("/api/export")
     def post_export(body: ExportIn):

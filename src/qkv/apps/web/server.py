@@ -75,7 +75,6 @@ What requests fill, and its bound (the bundled model's server: ~350 MB, flat onc
 from __future__ import annotations
 
 import time
-from importlib import resources
 from typing import Annotated
 
 from fastapi import FastAPI, Request
@@ -88,6 +87,7 @@ from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
 from qkv.apps.web import bundle, routes_export, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web.assets import STYLES, asset
 from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
     MAX_CHARS,
@@ -118,10 +118,7 @@ MAX_NEW = 256
 # side; at most PASSES at once, and together within the memory budget (budget.py: each traced pass reserves its
 # estimate before it runs; a request that fails keeps nothing)
 PASSES = 4
-# the panels, each its NAME.js and NAME.css
-PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
-STYLES = ("app.css", *(f"{n}.css" for n in PANELS))
 ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
     **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
     **{name: "text/css; charset=utf-8" for name in STYLES},
@@ -131,10 +128,6 @@ CSP = (
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def asset(name: str) -> str:
-    return (resources.files("qkv.apps.web") / "static" / name).read_text(encoding="utf-8")
 
 
 class TextIn(Strict):

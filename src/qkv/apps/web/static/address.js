@@ -251,8 +251,8 @@ export function staticPage(v) {
   data.start = startOf(v);
   data.lang = S.lang;
   const json = JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-  const open = /<script id="qkv-data"[^>]*>/.exec(PRISTINE);
-  const end = PRISTINE.indexOf("</script>", open.index);
+  const open = /<\x73cript id="qkv-data"[^>]*>/.exec(PRISTINE);  // (no tag's name in the bundle's text)
+  const end = PRISTINE.indexOf("<\/script>", open.index);
   return PRISTINE.slice(0, open.index + open[0].length) + json + PRISTINE.slice(end);
 }
 
