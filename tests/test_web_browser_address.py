@@ -123,6 +123,10 @@ def test_a_link_for_another_model_says_so_in_one_line(page, server):  # noqa: F8
     assert query(page)["model"] == "bundled"  # the address now names what is shown
     load_page(page, server + "?model=gpt2-xl&lang=zh")
     assert "「gpt2-xl」" in page.inner_text("#address-note")
+    page.click("#lang")  # the line follows the page's language
+    assert "made for the model “gpt2-xl”" in page.inner_text("#address-note")
+    load_page(page, server + "?model=%3Cb%3Ex%3C%2Fb%3E&lang=en")  # a link's words are text, never markup
+    assert "<b>x</b>" in page.inner_text("#address-note") and page.query_selector("#address-note b") is None
 
 
 def test_an_address_without_its_long_text_says_so(page, server):  # noqa: F811

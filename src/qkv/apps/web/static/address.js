@@ -17,7 +17,7 @@
 // A file:// page keeps its query too (the history API may change a file URL's query, not its path).
 
 import { S, model } from "./state.js";
-import { $, clamp } from "./util.js";
+import { $, clamp, esc } from "./util.js";
 import { t } from "./i18n.js";
 import { listen } from "./announce.js";
 import { busy } from "./api.js";
@@ -40,7 +40,7 @@ const PRISTINE = DATA ? "<!doctype html>\n" + document.documentElement.outerHTML
 
 // quiet: nothing is written (the page is opening, or restoring a view); last, lastAt: the previous redraw's
 // kind and time; open: the panel last worked in; touched: the panels whose inputs are kept
-const A = { quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
+const A = { notes: [], quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
 
 // the comparison card is no panel of panels.js: its form, kept the same way
 const COMPARE = formKeep({ a: "#compare-a", b: "#compare-b", word: "#compare-word", senses: "#compare-senses" },
@@ -118,6 +118,7 @@ function writeAddress(push) {
 
 // every redraw says what changed: a new entry, or this one again
 listen("redraw", ({ what }) => {
+  if (what === "lang" && A.notes.length) note(A.notes);
   if (A.quiet) return;
   const now = performance.now(), kind = what === "text" && S.typedLast ? "typed" : what;
   let push = ["text", "layer", "head", "part"].includes(what);
@@ -154,10 +155,12 @@ function markOpen(name, scroll) {
   setTimeout(() => { if (card.getBoundingClientRect().top > innerHeight / 2) card.scrollIntoView({ block: "start" }); }, 400);
 }
 
-function note(html) {
+/** The address's notes ([key, fields] each), in the page's language: again after a language switch. */
+function note(lines) {
   const el = $("#address-note");
-  el.innerHTML = html || "";
-  el.hidden = !html;
+  A.notes = lines;
+  el.innerHTML = lines.map(([key, fields]) => t(key, fields)).join("<br>");
+  el.hidden = !lines.length;
 }
 
 /** Before the first document: the text to open on ("" for the page's own first example) and the notes
@@ -165,12 +168,12 @@ function note(html) {
 export function addressText(want, examples) {
   const lines = [];
   const have = modelName();
-  if (want.model && have && want.model !== have) lines.push(t("addr_model", { want: want.model, have }));
-  if (want.text === null && want.long !== null) lines.push(t("addr_long", { n: want.long, max: TEXT_MAX }));
+  if (want.model && have && want.model !== have) lines.push(["addr_model", { want: esc(want.model), have: esc(have) }]);
+  if (want.text === null && want.long !== null) lines.push(["addr_long", { n: want.long, max: TEXT_MAX }]);
   if (S.mode === "static" && want.text !== null && S.doc && want.text !== S.typed && want.text !== S.doc.text) {
-    lines.push(t("addr_static_text", { text: want.text.length > 60 ? want.text.slice(0, 60) + "…" : want.text }));
+    lines.push(["addr_static_text", { text: esc(want.text.length > 60 ? want.text.slice(0, 60) + "…" : want.text) }]);
   }
-  note(lines.join("<br>"));
+  note(lines);
   return want.text !== null && S.mode === "live" ? want.text : examples[0] || "";
 }
 
