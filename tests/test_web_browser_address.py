@@ -6,7 +6,7 @@ page keeps its view in its own address and exports itself again offline."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from browser_fixtures import bring_into_view, browser, open_page, page, require_chromium  # noqa: F401
@@ -84,6 +84,60 @@ def test_a_fresh_page_at_the_address_shows_the_same_view(page, browser, server):
     load_page(page, page.url)
     wait_view(page, [1, 1, 2])
     assert tokens(page) == shown and page.input_value("#attr-target") == "苹果"
+
+
+PANEL_INPUTS = {  # what a shared link gives each panel (15 values: within the address's 16)
+    "side.a": "我 吃了 苹果",
+    "side.b": "他 吃了 苹果",
+    "patch.clean": "我 吃了 苹果",
+    "patch.corrupt": "他 吃了 苹果",
+    "patch.answer": "苹果",
+    "patch.wrong": "我",
+    "patch.site": "attn_out",
+    "vocab.q": "苹",
+    "vocab.match": "substring",
+    "ablate.off": "0/1 1/0",
+    "compare.a": "我 吃了 苹果",
+    "compare.b": "他 投资了 苹果",
+    "compare.word": "苹果",
+    "transform.proj": "k",
+    "origin.key": "1",
+}
+FIELDS = {
+    "side.a": "#side-a",
+    "side.b": "#side-b",
+    "patch.clean": "#patch-clean",
+    "patch.corrupt": "#patch-corrupt",
+    "patch.answer": "#patch-answer",
+    "patch.wrong": "#patch-wrong",
+    "patch.site": "#patch-site",
+    "vocab.q": "#vocab-q",
+    "vocab.match": "#vocab-match",
+    "compare.a": "#compare-a",
+    "compare.b": "#compare-b",
+    "compare.word": "#compare-word",
+    "transform.proj": "#tf-proj",
+}
+
+
+def test_each_panel_gets_back_its_inputs(page, server):  # noqa: F811
+    link = {"text": TEXT, "layer": "1", "head": "1", "token": "3", "panel": "side", "lang": "en", **PANEL_INPUTS}
+    load_page(page, server + "?" + urlencode(link))
+    wait_view(page, [1, 1, 3])
+    for key, sel in FIELDS.items():
+        assert page.input_value(sel) == PANEL_INPUTS[key], key
+    assert page.eval_on_selector("#side", "el => el.dataset.open") == "1"
+    page.wait_for_function("() => qkv.side && qkv.side.a.length === 3", timeout=30_000)
+    assert page.evaluate("[qkv.side.a, qkv.side.b]") == [["我", "吃了", "苹果"], ["他", "吃了", "苹果"]]  # computed
+    page.wait_for_function("() => document.querySelectorAll('#compare-result .csent').length === 2", timeout=30_000)
+    assert "投资了" in page.inner_text("#compare-result")  # the comparison of the link's sentences
+    bring_into_view(page, "#ablate")
+    page.wait_for_function("() => document.querySelectorAll('#ablate button.ab-head.off').length === 2", timeout=30_000)
+    off = page.eval_on_selector_all(
+        "#ablate button.ab-head.off", "bs => bs.map(b => b.dataset.layer + '/' + b.dataset.head)"
+    )
+    assert off == ["0/1", "1/0"]
+    assert query(page) == {**link, "model": "bundled"}  # written back whole
 
 
 def test_the_back_button_walks_through_the_views(page, server):  # noqa: F811

@@ -10,7 +10,7 @@
 // edited, the language). A reload, a shared link, back and forward restore the view (openAddress;
 // popstate). A text longer than TEXT_MAX characters is not written: the address keeps long=N (its
 // length) instead, and a page opened from it says so and opens on its first example. A panel value
-// longer than INPUT_MAX characters is left out, and at most INPUTS_MAX values are kept.
+// longer than INPUT_MAX characters is left out, and at most INPUTS_MAX values are kept (the open panel's first).
 // "Export this view" saves the single-file page `qkv explain --html` writes, opening on this view:
 // live, POST api/export builds it (routes_export.py); in a static export the page writes itself again
 // from the HTML it was opened with (PRISTINE) and its own data with the new start: no server needed.
@@ -69,15 +69,16 @@ export function readAddress(search = location.search) {
     token: int("token"), part: q.get("part"), panel, inputs, any: OWN.some((k) => k !== "lang" && q.has(k)) };
 }
 
-/** The inputs of the panels worked in, within the bounds (INPUT_MAX characters each, INPUTS_MAX in all). */
+/** The inputs of the panels worked in, the open panel's first, within the bounds (INPUT_MAX characters each,
+ *  INPUTS_MAX in all); a blank field is left out (the panel opens with its own). */
 function keptInputs() {
   const out = {};
   let n = 0;
-  for (const name of A.touched) {
+  for (const name of [...A.touched].sort((x, y) => (y === A.open) - (x === A.open))) {
     const keep = keepOf(name);
     if (!keep) continue;
     for (const [k, v] of Object.entries(keep.read())) {
-      if (typeof v !== "string" || v.length > INPUT_MAX || n >= INPUTS_MAX) continue;
+      if (typeof v !== "string" || !v || v.length > INPUT_MAX || n >= INPUTS_MAX) continue;
       (out[name] = out[name] || {})[k] = v;
       n++;
     }

@@ -279,8 +279,8 @@ register({
   name: "transform",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { tfBuild(); tfBind(); tfSetSliders({}); tfLang(); },
-  // the address keeps the projection shown and the toy's matrix (address.js): set, then redrawn by their listeners
-  keep: formKeep({ proj: "#tf-proj", a: "#tf-a", b: "#tf-b", c: "#tf-c", d: "#tf-d" }),
+  // the address keeps the projection shown (address.js): set, then redrawn by its listener
+  keep: formKeep({ proj: "#tf-proj" }),
   render(what) {  // cheap unless the layer or head changed (tfLoad compares them first)
     if (S.mode !== "static" && !S.tr) tfLoad(); else if (what === "init" || what === "text") tfRenderDoc();
   },
