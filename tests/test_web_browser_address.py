@@ -183,10 +183,17 @@ def test_a_link_for_another_model_says_so_in_one_line(page, server):  # noqa: F8
     assert "<b>x</b>" in page.inner_text("#address-note") and page.query_selector("#address-note b") is None
 
 
-def test_an_address_without_its_long_text_says_so(page, server):  # noqa: F811
-    load_page(page, server + "?long=1500&lang=en")
-    assert "1500 characters" in page.inner_text("#address-note")
-    assert tokens(page)  # the page opened on its first example: it still works
+def test_a_text_too_long_for_an_address_leaves_a_note_there(page, server):  # noqa: F811
+    load_page(page, server + "?lang=en")
+    first = tokens(page)
+    long = "我" + " " * 1200 + "苹果"  # 1,203 characters, 2 tokens: more than the address keeps (TEXT_MAX)
+    analyse(page, long)
+    assert tokens(page) == ["我", "苹果"]  # the view works
+    q = query(page)
+    assert "text" not in q and q["long"] == str(len(long)) and len(page.url) < 1000
+    load_page(page, page.url)  # opened from it: a line says so, and the page shows its first example
+    assert f"{len(long)} characters" in page.inner_text("#address-note")
+    assert tokens(page) == first
 
 
 def export(pg, path) -> None:
