@@ -248,3 +248,31 @@ def test_the_exported_view_opens_offline_on_the_same_view(page, browser, server,
         assert off.asked == [] and off.errors == []
     finally:
         off.context.close()
+
+
+def test_a_translation_models_part_is_kept(browser, tmp_path):  # noqa: F811
+    from browser_util import free_port, start_server, stop
+    from test_explain_seq2seq import SOURCE, tiny_translator
+
+    proc, url = start_server("--ckpt", str(tiny_translator(tmp_path)), "--port", str(free_port()))
+    pg = open_page(browser, viewport={"width": 1280, "height": 900})
+    try:
+        load_page(pg, url + "?lang=en")
+        analyse(pg, SOURCE)
+        act(pg, lambda: pg.select_option("#part", "encoder"))
+        act(pg, lambda: pg.click("#tokens .token[data-pos='1']"))
+        q = query(pg)
+        assert q["part"] == "encoder" and q["token"] == "1" and q["text"] == SOURCE
+        fresh = open_page(browser, viewport={"width": 1280, "height": 900})
+        load_page(fresh, pg.url)
+        fresh.wait_for_function("() => qkv.state.part === 'encoder' && qkv.state.token === 1", timeout=30_000)
+        assert fresh.input_value("#part") == "encoder" and tokens(fresh) == SOURCE.split()
+        pg.go_back()
+        pg.wait_for_function("() => qkv.state.part === 'encoder' && qkv.state.token !== 1", timeout=30_000)
+        pg.go_back()
+        pg.wait_for_function("() => qkv.state.part === 'cross'", timeout=30_000)
+        assert fresh.errors == [] and pg.errors == []
+        fresh.context.close()
+    finally:
+        pg.context.close()
+        stop(proc)
