@@ -42,6 +42,7 @@ def refused(response, status=400) -> str:
     return line
 
 
+@pytest.mark.slow  # two pages' data (the view, the model document, the comparison) and the bundle
 def test_export_is_the_page_explain_html_writes_opening_on_the_view(client, bundled):
     body = {
         "text": SENTENCE,
