@@ -29,7 +29,7 @@ import { followToken } from "./next.js";
 import { runCompare } from "./compare.js";
 
 export const TEXT_MAX = 1000, INPUT_MAX = 400, INPUTS_MAX = 16;  // as routes_export.py bounds them
-const TOKEN_RUN = 1000;
+const TOKEN_RUN = 1000, QUICK = 60;
 const OWN = ["model", "text", "long", "layer", "head", "token", "part", "panel", "lang"];
 // the cards whose inputs a view keeps ("compare" is the comparison card, the others panels.js's)
 export const KEPT = ["compare", "side", "lens", "origin", "attribution", "patch", "ablate", "vocab", "transform"];
@@ -40,7 +40,7 @@ const PRISTINE = DATA ? "<!doctype html>\n" + document.documentElement.outerHTML
 
 // quiet: nothing is written (the page is opening, or restoring a view); last, lastAt: the previous redraw's
 // kind and time; open: the panel last worked in; touched: the panels whose inputs are kept
-const A = { notes: [], quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
+const A = { notes: [], wrote: -1e9, later: 0, quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
 
 // the comparison card is no panel of panels.js: its form, kept the same way
 const COMPARE = formKeep({ a: "#compare-a", b: "#compare-b", word: "#compare-word", senses: "#compare-senses" },
@@ -109,9 +109,15 @@ function addressOf(v) {
   return u;
 }
 
-/** Write the view shown into the address: a new history entry (push) or this one (replace). */
+/** Write the view shown into the address: a new history entry (push) or this one (replace). A browser
+ *  ignores the history API called too often (Chromium: hundreds of times in seconds, as a benchmark's
+ *  redraws or a held arrow key would): a replace within QUICK ms of the last write waits that long. */
 function writeAddress(push) {
   if (A.quiet || !S.doc) return;
+  clearTimeout(A.later);
+  const now = performance.now();
+  if (!push && now - A.wrote < QUICK) { A.later = setTimeout(() => writeAddress(false), QUICK); return; }
+  A.wrote = now;
   const u = addressOf(currentView());
   if (u.href === location.href) return;
   try { history[push ? "pushState" : "replaceState"](null, "", u); } catch (e) { /* a browser that refuses */ }
