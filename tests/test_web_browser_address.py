@@ -169,9 +169,9 @@ def test_the_back_button_walks_through_the_views(page, server):  # noqa: F811
 
 
 def test_a_link_for_another_model_says_so_in_one_line(page, server):  # noqa: F811
-    load_page(page, server + "?model=gpt2-xl&layer=1&head=99&lang=en")
+    load_page(page, server + "?model=gpt2-xl&layer=1&head=99&token=-1&lang=en")
     last = page.evaluate("document.querySelectorAll('#head option').length") - 1
-    wait_view(page, [1, last, state(page)[2]])  # the head clamped to this model's last
+    wait_view(page, [1, last, len(tokens(page)) - 1])  # the head clamped to this model's last; -1: the last token
     note = page.inner_text("#address-note")
     assert "made for the model “gpt2-xl”" in note and "bundled" in note.lower() and "\n" not in note.strip()
     assert query(page)["model"] == "bundled"  # the address now names what is shown

@@ -196,9 +196,10 @@ export async function openAddress(want) {
     }
     if (!S.doc) return;
     if (S.tr && want.part && S.doc.parts[want.part] && want.part !== S.part) choosePart(want.part, performance.now());
-    if (want.layer !== null) S.layer = clamp(want.layer, 0, S.L - 1);
-    if (want.head !== null) S.head = clamp(want.head, 0, S.H - 1);
-    if (want.token !== null) { S.token = clamp(want.token, 0, S.T - 1); followToken(); }
+    const at = (i, n) => clamp(i < 0 ? n + i : i, 0, n - 1);  // a negative index counts from the end, as qkv's do
+    if (want.layer !== null) S.layer = at(want.layer, S.L);
+    if (want.head !== null) S.head = at(want.head, S.H);
+    if (want.token !== null) { S.token = at(want.token, S.T); followToken(); }
     render("layer", performance.now());
     A.touched = new Set(Object.keys(want.inputs).filter((k) => keepOf(k)));
     for (const name of A.touched) keepOf(name).write(want.inputs[name]);
