@@ -50,6 +50,9 @@ VALID = {  # a body each POST route accepts, to be spoiled one way at a time
     "/api/attribution": {"text": S},
     "/api/patch": {"clean": S, "corrupt": "他 吃了 苹果", "answer": "苹果", "wrong": "我"},
     "/api/export": {"text": S},
+    "/api/tour/view": {"text": S, "positions": False},
+    "/api/tour/order": {"a": S, "b": S},
+    "/api/tour/translate": {"text": S},
 }
 # what every POST route is refused for (besides its own refusals, OWN)
 COMMON = {
@@ -156,6 +159,16 @@ OWN = {
         ),
         "unknown word": post("/api/export", {"text": UNKNOWN}),
     },
+    "/api/tour/view": {
+        "positions not a bool": post("/api/tour/view", {"text": S, "positions": "no"}),
+        "empty text": post("/api/tour/view", {"text": "", "positions": False}),
+        "unknown word": post("/api/tour/view", {"text": UNKNOWN, "positions": False}),
+    },
+    "/api/tour/order": {
+        "missing b": post("/api/tour/order", {"a": S}),
+        "unknown word": post("/api/tour/order", {"a": S, "b": UNKNOWN}),
+    },
+    "/api/tour/translate": {"missing text": post("/api/tour/translate", {})},
 }
 ROUTE_REFUSALS = {  # (method, path of the route) -> {kind: (method, url, kwargs)}
     **{("POST", path): {**{k: make(path) for k, make in COMMON.items()}, **own} for path, own in OWN.items()},
@@ -508,6 +521,54 @@ ENGLISH = {
         400,
         "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
     ),
+    (("POST", "/api/tour/view"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/tour/view"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/tour/view"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/tour/view"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/tour/view"), "too large"): (
+        413,
+        "the request body is larger than the 69,632 bytes this endpoint takes",
+    ),
+    (("POST", "/api/tour/view"), "positions not a bool"): (422, "positions: Input should be a valid boolean"),
+    (("POST", "/api/tour/view"), "empty text"): (400, "the text is empty: type at least one token"),
+    (("POST", "/api/tour/view"), "unknown word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
+    ),
+    (("POST", "/api/tour/order"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/tour/order"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/tour/order"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/tour/order"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/tour/order"), "too large"): (
+        413,
+        "the request body is larger than the 135,168 bytes this endpoint takes",
+    ),
+    (("POST", "/api/tour/order"), "missing b"): (422, "b: Field required"),
+    (("POST", "/api/tour/order"), "unknown word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
+    ),
+    (("POST", "/api/tour/translate"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/tour/translate"), "bad json"): (
+        422,
+        "the body is not valid JSON (at character 9: Expecting value)",
+    ),
+    (("POST", "/api/tour/translate"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/tour/translate"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/tour/translate"), "too large"): (
+        413,
+        "the request body is larger than the 69,632 bytes this endpoint takes",
+    ),
+    (("POST", "/api/tour/translate"), "missing text"): (422, "text: Field required"),
 }
 
 

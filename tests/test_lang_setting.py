@@ -90,9 +90,9 @@ def test_a_check_report_in_a_notebook_follows_set_lang(bundled):
     model, tokenizer = bundled
     _, trace = model.run_with_trace(torch.tensor([tokenizer.encode(SENTENCE)]))
     report = qkv.check(trace)
-    assert "checks pass" in report._repr_markdown_()
+    assert "checks pass" in report._repr_html_()
     qkv.set_lang("zh")
-    shown = report._repr_markdown_()
+    shown = report._repr_html_()
     assert "项检查通过" in shown and "注意力的输出 attn_out" in shown and "checks pass" in str(report)
 
 

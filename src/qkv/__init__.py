@@ -16,6 +16,7 @@
     logits = model.run_with_hooks(ids, fwd_hooks=[("blocks.1.attn.hook_z", fn)])   # edit, TransformerLens's way
     r = qkv.patch(model, clean_ids, corrupted_ids, "resid_pre", qkv.logit_diff(answer, wrong))   # r.values
     qkv.logit_lens(model, ids); qkv.logit_attribution(model, ids, -1, token); qkv.head_scores(model, tokenizer)
+    qkv.show(model, tokenizer, "我 投资了 苹果 ，", layer=1, head=0)   # the explorer inline in a notebook
 
 The package is in four layers, each importing only the ones before it: qkv.core (the Transformer,
 its training, traces and checks) ← qkv.analysis (plain data about a computation) ← qkv.presentation
@@ -30,6 +31,8 @@ from qkv.analysis.inputs import token_id
 from qkv.analysis.lens import lens_top, logit_lens
 from qkv.analysis.origin import origin
 from qkv.analysis.patch import LogitDiff, Patching, logit_diff, patch, patch_text
+from qkv.apps import displays as _displays  # noqa: F401  (every result's display in a notebook: qkv.apps.displays)
+from qkv.apps.notebook.widget import show
 from qkv.core.decode.beam import beam_search, greedy
 from qkv.core.decode.sample import generate, generate_batch, generate_ids, generate_texts
 from qkv.core.decode.translate import translate
@@ -55,7 +58,6 @@ from qkv.core.text.tokenizers import (
 )
 from qkv.core.train.checkpoint import load, save
 from qkv.core.train.lm import TrainingStopped, train
-from qkv.presentation import check_report as _check_report  # noqa: F401  (qkv.check's report in the reader's words)
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
 from qkv.presentation.i18n import get_lang, set_lang
@@ -123,4 +125,5 @@ __all__ = [
     "HeadScores",
     "set_lang",
     "get_lang",
+    "show",
 ]

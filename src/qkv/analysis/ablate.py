@@ -29,6 +29,7 @@ from qkv.analysis.origin import read_ids
 from qkv.analysis.packing import pack
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
+from qkv.core.io.shown import Document
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_heads, check_token
 
@@ -108,18 +109,20 @@ def ablate(
     nxt = [
         {"pos": i, "token": tokenizer.display(ids[i]), **_next_rows(p0[i], p1[i], tokenizer, top)} for i in positions
     ]
-    return {
-        **header("ablate"),
-        "text": text,
-        "ids": [int(t) for t in ids],
-        "tokens": [tokenizer.display(t) for t in ids],
-        "heads": [list(p) for p in pairs],
-        "first": first,
-        "next": nxt,
-        "max_change": max_change,
-        "changes": _largest_changes(A0, A1, delta, first),
-        "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
-    }
+    return Document(
+        {
+            **header("ablate"),
+            "text": text,
+            "ids": [int(t) for t in ids],
+            "tokens": [tokenizer.display(t) for t in ids],
+            "heads": [list(p) for p in pairs],
+            "first": first,
+            "next": nxt,
+            "max_change": max_change,
+            "changes": _largest_changes(A0, A1, delta, first),
+            "patterns": {"first": first, "before": pack(A0, lower=lower), "after": pack(A1, lower=lower)},
+        }
+    )  # a dict that shows itself in a notebook (shown.Document)
 
 
 def _largest_changes(A0: torch.Tensor, A1: torch.Tensor, delta: torch.Tensor, first: int) -> list[dict]:

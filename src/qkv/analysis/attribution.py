@@ -38,14 +38,15 @@ import torch
 
 from qkv.analysis.inputs import check_gpt, one_sequence, read_token
 from qkv.core.io.document import header
+from qkv.core.io.shown import Shown
 from qkv.core.machine.device import model_device
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_token
 from qkv.core.see.trace import trace_names
 
 
-@dataclass
-class Attribution:
+@dataclass(repr=False)
+class Attribution(Shown):
     """The direct contributions to one logit (see the module docstring); every number is float64."""
 
     ids: list[int]
@@ -60,6 +61,10 @@ class Attribution:
     norm: str
     tokens: list[str] | None = None  # the ids shown by the tokenizer, if one was given
     token_text: str | None = None  # the token shown by the tokenizer
+    shown_as = "logit-attribution"  # a notebook's display (qkv.apps.displays); not a field
+
+    def brief(self) -> str:
+        return f"position={self.position}, token={self.token}, logit={self.logit:.4g}, {len(self.components)} terms"
 
     @property
     def total(self) -> float:

@@ -35,6 +35,7 @@ import torch
 
 from qkv.analysis.inputs import check_gpt, check_ids_dtype
 from qkv.core.io.document import header
+from qkv.core.io.shown import Shown
 from qkv.core.machine.device import model_device
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError
@@ -114,8 +115,8 @@ def repeated_tokens(model, tokenizer=None, n_seqs: int = N_SEQS, half: int = HAL
     return torch.stack(rows)  # (n_seqs, T)
 
 
-@dataclass
-class HeadScores:
+@dataclass(repr=False)
+class HeadScores(Shown):
     """The four (n_layers, n_heads) tables of the head detector (module docstring), float64."""
 
     previous: torch.Tensor  # weight on the token just before
@@ -125,6 +126,11 @@ class HeadScores:
     baselines: dict[str, float]  # each kind's score for a head that spreads its weight evenly
     tokens: torch.Tensor  # (n_sequences, T): what was measured
     seed: int | None = None  # None: tokens given by the caller
+    shown_as = "head-scores"  # a notebook's display (qkv.apps.displays); not a field
+
+    def brief(self) -> str:
+        best = ", ".join(f"{k}=L{L}H{h}" for k in KINDS for L, h, _ in [self.best(k)])
+        return f"heads={tuple(self.previous.shape)}, best: {best}"
 
     def __getitem__(self, kind: str) -> torch.Tensor:
         if kind not in KINDS:

@@ -25,6 +25,7 @@ import torch
 from qkv.analysis.inputs import check_gpt, one_sequence
 from qkv.core.io.document import header
 from qkv.core.io.refusal import phrase
+from qkv.core.io.shown import Document
 from qkv.core.machine.device import model_device
 from qkv.core.machine.memory import reserve
 from qkv.core.model import evaluating
@@ -82,7 +83,7 @@ def logit_lens(model, ids) -> torch.Tensor:
 def lens_top(model, ids, position: int = -1, k: int = 5, tokenizer=None) -> dict:
     """The kind-"logit-lens" document of one position: after each layer, the k most probable next tokens
     (id, probability, and the token's text if a tokenizer is given), and the probability of the token the
-    model itself ranks first at the end, layer by layer."""
+    model itself ranks first at the end, layer by layer (a shown.Document: a dict with a notebook display)."""
     check_gpt(model, "interpret.lens_family")
     ids = one_sequence(model, ids)
     T, cfg = len(ids), model.cfg
@@ -98,13 +99,15 @@ def lens_top(model, ids, position: int = -1, k: int = 5, tokenizer=None) -> dict
         top = torch.topk(p, k)
         rows = [{"id": int(t), "token": show(int(t)), "p": float(q)} for q, t in zip(top.values, top.indices)]
         layers.append({"layer": L, "name": name, "top": rows, "p_final": float(p[final])})
-    return {
-        **header("logit-lens"),
-        "ids": ids,
-        "tokens": [tokenizer.display(t) for t in ids] if tokenizer is not None else None,
-        "position": i,
-        "k": k,
-        "norm": cfg.norm,
-        "final": {"id": final, "token": show(final)},
-        "layers": layers,  # n_layers + 1 rows: entering block 0 .. n_layers - 1, then the model's output
-    }
+    return Document(
+        {
+            **header("logit-lens"),
+            "ids": ids,
+            "tokens": [tokenizer.display(t) for t in ids] if tokenizer is not None else None,
+            "position": i,
+            "k": k,
+            "norm": cfg.norm,
+            "final": {"id": final, "token": show(final)},
+            "layers": layers,  # n_layers + 1 rows: entering block 0 .. n_layers - 1, then the model's output
+        }
+    )  # a dict that shows itself in a notebook (shown.Document)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis.explain import model_fields
+from qkv.core.io.shown import Document
 
 
-def model_info(model, tokenizer, name: str = "") -> dict:
+def model_info(model, tokenizer=None, name: str = "") -> dict:
     """The model's shape, its tokenizer, its size, and where it came from (a translation model's
     also n_encoder_layers).
 
@@ -36,7 +37,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     loaded_from, weights = _loaded_from(model, name)
     out = {
         **model_fields(model, keys),
-        "tokenizer": tokenizer.kind,
+        "tokenizer": tokenizer.kind if tokenizer is not None else None,
         "name": name,
         "parameters": model.num_params(),
         "loaded_from": loaded_from,
@@ -44,7 +45,7 @@ def model_info(model, tokenizer, name: str = "") -> dict:
     }
     for stack in model.family.stacks[:-1]:  # an encoder-decoder: n_layers counts the decoder's blocks
         out[stack.layers] = getattr(cfg, stack.layers)
-    return out
+    return Document(out, kind="model-info")  # a dict that shows itself in a notebook (no "kind" field)
 
 
 def _loaded_from(model, name: str) -> tuple[dict, str | None]:

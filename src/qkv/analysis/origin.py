@@ -25,6 +25,7 @@ import torch
 from qkv.analysis.inputs import check_ids, read_text
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
+from qkv.core.io.shown import Document
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_layer_head, check_token
 
@@ -86,31 +87,31 @@ def origin(
     query = {"pos": i, "token": tokens[i], "x": _rows(x[i]), "xW_Q": _rows(xW["Q"][i]), "q": _rows(q[i])}
     if rope:
         query["q_rot"] = _rows(q_dot[i])
-    return {
-        **header("origin"),
-        "text": text,
-        "ids": [int(t) for t in ids],
-        "tokens": tokens,
-        "layer": layer,
-        "head": head,
-        "token": i,
-        "x_name": x_name,
-        "norm": cfg.norm,
-        "pre_norm": cfg.pre_norm,
-        "qk_norm": attn.q_norm is not None,
-        "rope": rope,
-        "values": cfg.values,
-        "causal": cfg.causal,
-        "d_model": cfg.d_model,
-        "d_head": cfg.d_head,
-        "scale": scale,
-        "bias": bool(bias is not None),
-        "b_Q": _rows(b["b_Q"]),
-        "b_K": _rows(b["b_K"]),
-        "b_V": _rows(b["b_V"]),
-        "query": query,
-        "keys": keys,
-    }
+    return Document(
+        {
+            **header("origin"),
+            "text": text,
+            "ids": [int(t) for t in ids],
+            "tokens": tokens,
+            "layer": layer,
+            "head": head,
+            "token": i,
+            "x_name": x_name,
+            "norm": cfg.norm,
+            "pre_norm": cfg.pre_norm,
+            "qk_norm": attn.q_norm is not None,
+            "rope": rope,
+            "values": cfg.values,
+            "causal": cfg.causal,
+            "d_model": cfg.d_model,
+            "d_head": cfg.d_head,
+            "scale": scale,
+            "bias": bool(bias is not None),
+            **{name: _rows(b[name]) for name in ("b_Q", "b_K", "b_V")},
+            "query": query,
+            "keys": keys,
+        }
+    )  # a dict that shows itself in a notebook (shown.Document)
 
 
 def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:

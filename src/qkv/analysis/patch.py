@@ -43,13 +43,14 @@ a batch is the corrupted text with its own piece patched (hooks on the model: mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from qkv.analysis.inputs import check_ids, one_sequence, read_text, token_id
 from qkv.core.io.document import header
 from qkv.core.io.refusal import family_title
+from qkv.core.io.shown import Shown
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError, check_token
 
@@ -96,8 +97,8 @@ def logit_diff(answer: int, wrong: int, position: int = -1) -> LogitDiff:
 # ------------------------------------------------------------------ the result
 
 
-@dataclass
-class Patching:
+@dataclass(repr=False)
+class Patching(Shown):
     """What patch() measured: values[L, i] = the metric with piece (L, i) of the clean run patched in
     (i a position, or a head for site "z"; values[L] with whole=True: layer L's whole piece), and the
     metric of the clean and the corrupted run."""
@@ -111,6 +112,13 @@ class Patching:
     metric: Callable
     rounding: float = 1e-6  # relative: two metrics closer than this are equal (8 eps of the model's dtype)
     whole: bool = False  # each layer's piece patched whole (every position and head): one value per layer
+    tokens: tuple[list[str], list[str]] | None = None  # (clean, corrupted) as the tokenizer shows them (patch_text)
+    words: tuple[str, str] | None = None  # (answer, wrong) as the tokenizer shows them (patch_text)
+    shown_as = "patching"  # a notebook's display (qkv.apps.displays); not a field
+
+    def brief(self) -> str:
+        shape = tuple(self.values.shape)
+        return f"site={self.site!r}, values={shape}, clean={self.clean:.4g}, corrupted={self.corrupted:.4g}"
 
     @property
     def by_head(self) -> bool:
@@ -366,4 +374,6 @@ def patch_text(
     if answer_id == wrong_id:
         raise TextError.of("patching.same_words", word=repr(answer))
     metric = logit_diff(answer_id, wrong_id, position)
-    return patch(model, clean_ids, corrupted_ids, site, metric, whole=whole)
+    result = patch(model, clean_ids, corrupted_ids, site, metric, whole=whole)
+    shown = ([tokenizer.display(i) for i in clean_ids], [tokenizer.display(i) for i in corrupted_ids])
+    return replace(result, tokens=shown, words=(tokenizer.display(answer_id), tokenizer.display(wrong_id)))

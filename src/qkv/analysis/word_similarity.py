@@ -40,6 +40,7 @@ from qkv.analysis.position_mean import MIN_REF, REFERENCE, position_means
 from qkv.analysis.representations import stages, vectors_at
 from qkv.analysis.sense_prediction import predictions
 from qkv.core.io.document import header
+from qkv.core.io.shown import Document
 from qkv.core.model import evaluating
 from qkv.core.see.indices import TextError
 
@@ -126,13 +127,15 @@ def compare(model, tokenizer, a: str, b: str, word: str, senses: list[list[str]]
             f"fewer than {MIN_REF} reference sentences ({REFERENCE}) reach position {max(pos)} in a form "
             "this tokenizer reads: no position-controlled cosine"
         )
-    return {
-        **header("compare"),
-        "word": word,
-        "a": side(ids_a, pos[0]),
-        "b": side(ids_b, pos[1]),
-        "same_position": pos[0] == pos[1],
-        "control": control,
-        "stages": out,
-        "prediction": predictions(model, tokenizer, [(ids_a, pos[0]), (ids_b, pos[1])], senses, word),
-    }
+    return Document(
+        {
+            **header("compare"),
+            "word": word,
+            "a": side(ids_a, pos[0]),
+            "b": side(ids_b, pos[1]),
+            "same_position": pos[0] == pos[1],
+            "control": control,
+            "stages": out,
+            "prediction": predictions(model, tokenizer, [(ids_a, pos[0]), (ids_b, pos[1])], senses, word),
+        }
+    )  # a dict that shows itself in a notebook (shown.Document)

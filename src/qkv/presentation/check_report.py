@@ -1,5 +1,5 @@
-"""The report of qkv.check (`qkv trace --check`, and a CheckReport shown in a notebook) in the reader's
-language: qkv.core.see.invariants.CheckReport's lines (its str() is the English), each part from the
+"""The report of qkv.check (`qkv trace --check`, and a CheckReport shown in a notebook: qkv.apps.displays) in
+the reader's language: qkv.core.see.invariants.CheckReport's lines (its str() is the English), each part from the
 catalogue (area "cli", keys check_*). A check's
 name is said from the catalogue when it is one of the sentences the checks are named by (NAMES) or a
 formula with a named part (FORMULAS); a name that is only a formula (resid_mid = resid_pre + attn_out)
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from qkv.core.see import invariants
 from qkv.core.see.invariants import TOL
 from qkv.presentation.hook_words import name_hooks
 from qkv.presentation.i18n import lang_of, say_error, t
@@ -61,6 +60,12 @@ def check_report(report, lang: str | None = None) -> str:
     return "\n".join([head, *weights] + [_line(item, say, lang) for item in report.items])
 
 
+def item_line(item, lang: str | None = None) -> str:
+    """One check's line (mark, where, name, worst deviation, how many checked) in `lang`."""
+    lang = lang_of(lang)
+    return _line(item, lambda key, /, **fields: t(f"cli.{key}", lang, **fields), lang)
+
+
 def _line(item, say, lang: str) -> str:
     mark = say("check_ok") if item.passed else say("check_fail")
     extra = say("check_failing", n=len(item.failures), first=item.failures[0]) if item.failures else ""
@@ -85,6 +90,3 @@ def _name(name: str, say, lang: str) -> str:
 def _formula(text: str, lang: str) -> str:
     """A part of a check's name: a norm's formula from the catalogue, else with the streams' words."""
     return t(NORM_FORMULAS[text], lang) if text in NORM_FORMULAS else name_hooks(text, lang)
-
-
-invariants.shown_by(check_report)  # a CheckReport in a notebook: these words, in the language qkv speaks

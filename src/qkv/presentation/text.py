@@ -7,10 +7,15 @@ list of blocks, rendered by `render` as aligned plain text or as Markdown:
     ("title", text)                               a heading
     ("p", text)                                   a paragraph
     ("table", headers, rows, right)               rows of strings; `right`: the right-aligned columns
+
+`render_html` lays the same blocks out as an HTML fragment for a notebook (every text escaped), with
+two blocks more: ("pre", text), text kept as it is laid out, and ("raw", html), a fragment already made
+safe (a figure's <img>).
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -55,6 +60,37 @@ def render(blocks: list, markdown: bool) -> str:
             out += _markdown_table(head, rows, right) if markdown else _text_table(head, rows, right)
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_html(blocks: list) -> str:
+    """The blocks as an HTML fragment in a <div class="qkv-display">: headings, paragraphs, tables
+    (numbers right-aligned) and laid-out text, every string escaped (a token "<script>" stays text)."""
+    out = []
+    for block in blocks:
+        if block[0] == "title":
+            out.append(f"<h4>{html.escape(block[1])}</h4>")
+        elif block[0] == "p":
+            out.append(f"<p>{html.escape(block[1])}</p>")
+        elif block[0] == "pre":
+            out.append(f"<pre>{html.escape(block[1])}</pre>")
+        elif block[0] == "raw":
+            out.append(block[1])
+        else:
+            out.append(_html_table(*block[1:]))
+    return '<div class="qkv-display">' + "".join(out) + "</div>"
+
+
+def _html_table(head, rows, right) -> str:
+    def cell(tag: str, i: int, s: str) -> str:
+        return (
+            f'<{tag} style="text-align:right">{html.escape(s)}</{tag}>'
+            if i in right
+            else f"<{tag}>{html.escape(s)}</{tag}>"
+        )
+
+    lines = ["<tr>" + "".join(cell("th", i, h) for i, h in enumerate(head)) + "</tr>"]
+    lines += ["<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows]
+    return "<table>" + "".join(lines) + "</table>"
 
 
 def _markdown_table(head, rows, right) -> list[str]:

@@ -99,9 +99,11 @@ def page_data(
     panel: str | None = None,
     inputs: dict | None = None,
 ) -> dict:
-    """What the page embeds (<script id="qkv-data">): the model, the view of `text`, the comparison, and the
-    view to open on ("start": layer, head, token, part, the open panel and the panels' inputs), in `lang`.
-    export_html writes it; POST /api/export (routes_export.py) sends it as a file."""
+    """The documents the page embeds for `text` (model, view, compare), the view it opens on ("start": layer,
+    head, query `token`, negative ones counting from the end, a translation model's `part` (default: the
+    cross-attention of a decoder layer, at a target step), the open `panel` and the panels' `inputs`) and its
+    language `lang` ("zh", "en" or None: the reader's browser language). `qkv explain --html`, `qkv.show` and
+    POST /api/export ("Export this view", routes_export.py) all build their page from this one dict."""
     if lang not in (None, "zh", "en"):
         raise Refusal.of("errors.export_lang", got=repr(lang))
     kept = check_inputs(panel, inputs)

@@ -28,6 +28,9 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
     POST /api/export       {text, layer, head, token, lang, part, panel, inputs} -> the page as one HTML file,
                            opening on that view (routes_export: "Export this view")
+    POST /api/tour/view, /api/tour/order, /api/tour/translate   the guided tour's (routes_tour): a view with the
+                           positions taken out, 我打你 / 你打我 with positions on and off, the bundled translator's
+                           cross-attention
 
 A translation model (an encoder-decoder) is shown the same way: /api/view takes its source text and
 answers the "translation-view" document (qkv.apps.web.translation_view), /api/explain the
@@ -86,7 +89,15 @@ from starlette.exceptions import HTTPException
 from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
-from qkv.apps.web import bundle, routes_export, routes_heads, routes_interventions, routes_transform, routes_words
+from qkv.apps.web import (
+    bundle,
+    routes_export,
+    routes_heads,
+    routes_interventions,
+    routes_tour,
+    routes_transform,
+    routes_words,
+)
 from qkv.apps.web.assets import STYLES, asset
 from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
@@ -174,6 +185,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/side": body_limit(2),  # a, b
     **routes_interventions.BODY_LIMITS,  # /api/lens, /api/attribution, /api/patch
     **routes_export.BODY_LIMITS,  # /api/export: the text and the panels' inputs
+    **routes_tour.BODY_LIMITS,  # /api/tour/view, /api/tour/order, /api/tour/translate
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
 
@@ -204,7 +216,8 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory
         from qkv.core.hub.bundled import BUNDLED
 
         app.state.model_dir = BUNDLED
-    for routes in (routes_heads, routes_interventions, routes_words, routes_transform):  # the panels' own endpoints
+    # the panels' own endpoints, and the guided tour's
+    for routes in (routes_heads, routes_interventions, routes_words, routes_transform, routes_tour):
         routes.add_routes(app, model, tokenizer, lock)
     routes_export.add_routes(app, model, tokenizer, lock, name)  # "Export this view": the page as one file
     return app

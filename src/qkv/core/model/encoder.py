@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from qkv.core.io.shown import Displayed
 from qkv.core.model.nn.block import make_block
 from qkv.core.model.nn.layernorm import LayerNorm
 from qkv.core.model.nn.position import make_position
@@ -28,7 +29,8 @@ from qkv.core.spec.config import ModelConfig
 from qkv.core.spec.family import FAMILIES
 
 
-class Encoder(Hookable, nn.Module):
+class Encoder(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (qkv.apps.displays)
+    shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["bert"]  # hidden states out: no next-token distribution (models.family)
     loaded_from = None  # where it was loaded from (core.hub.pretrained)
 

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from qkv.core.io.shown import Displayed
 from qkv.core.model.nn.attention import KVCache
 from qkv.core.model.nn.block import Block, make_block
 from qkv.core.model.nn.layernorm import NoNorm, make_norm
@@ -47,7 +48,8 @@ def make_gpt_block(cfg: ModelConfig, layer: int = 0) -> Block:
     return ParallelBlock(cfg, layer) if cfg.parallel_attn_mlp else make_block(cfg, layer)
 
 
-class GPT(Hookable, nn.Module):
+class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (qkv.apps.displays)
+    shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["gpt"]  # what it is and can do (models.family)
     loaded_from = None  # a pretrained model: where it was loaded from (core.hub.pretrained)
     stop_ids: tuple[int, ...] = ()  # a pretrained model's end-of-text ids (generation_config.json): qkv generate stops

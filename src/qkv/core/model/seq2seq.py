@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from qkv.core.io.shown import Displayed
 from qkv.core.model.gpt import GPT, gpt2_init
 from qkv.core.model.nn.attention import KVCache
 from qkv.core.model.nn.block import DecoderBlock, make_block
@@ -83,7 +84,8 @@ class DecoderStack(nn.Module):
         return self.ln_final(x)
 
 
-class Seq2Seq(Hookable, nn.Module):
+class Seq2Seq(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (qkv.apps.displays)
+    shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["seq2seq"]  # the decoder predicts the next target token (models.family)
     loaded_from = None
     languages: tuple[str, str] | None = None  # (source, target), e.g. ("zh", "en"): what its checkpoint records

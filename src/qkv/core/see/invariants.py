@@ -20,14 +20,15 @@ the hull of the SOURCE's values, and resid_mid_cross = resid_mid + cross_attn_ou
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
 from qkv.core.io.document import header
 from qkv.core.io.finite import weights_phrase
 from qkv.core.io.refusal import Phrase
+from qkv.core.io.shown import Shown
 from qkv.core.see.hull import convex_weights
 from qkv.core.spec.family import family_of
 
@@ -59,17 +60,12 @@ class CheckItem:
         return f"{mark} {where} {self.name}: worst deviation {self.worst:.3g} over {self.checked}{extra}"
 
 
-_shown: Callable[[CheckReport], str] | None = None  # the report in the reader's words (qkv.presentation)
+@dataclass(repr=False)
+class CheckReport(Shown):
+    """What qkv.check found; in a notebook it shows itself in the reader's words (qkv.apps.displays)."""
 
+    shown_as: ClassVar[str] = "check"
 
-def shown_by(say: Callable[[CheckReport], str]) -> None:
-    """Set how a report shows itself in a notebook (qkv.presentation.check_report calls this once)."""
-    global _shown
-    _shown = say
-
-
-@dataclass
-class CheckReport:
     items: list[CheckItem]
     training: bool
     weights: str | None = None  # core.finite.weights_note: which weight is NaN or infinite, None if none
@@ -94,10 +90,10 @@ class CheckReport:
             head += f", at the model's half precision (deviations up to {self.tol:g} pass)"
         return "\n".join([head, *weights] + [item.line() for item in self.items])
 
-    def _repr_markdown_(self) -> str:
-        """In a notebook: the report in the language qkv speaks (qkv.set_lang, QKV_LANG), as lines."""
-        text = _shown(self) if _shown is not None else str(self)
-        return "```text\n" + text + "\n```"
+    def brief(self) -> str:
+        weights = int(self.weights_checked)  # the weights' finiteness is one check more
+        passed = sum(i.passed for i in self.items) + (weights and self.weights is None)
+        return f"passed={self.passed}, {passed}/{len(self.items) + weights} checks pass, training={self.training}"
 
     def to_json(self) -> dict:
         return {

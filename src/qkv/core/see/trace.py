@@ -31,6 +31,7 @@ import torch
 
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal, phrase
+from qkv.core.io.shown import Shown
 from qkv.core.machine.device import model_device
 from qkv.core.machine.memory import reserve
 from qkv.core.see.footprint import TRACE_TAPS, pass_bytes
@@ -47,8 +48,11 @@ def trace_names(cfg: ModelConfig) -> list[str]:
     return [*names_of(cfg).order, *(TRACE_TAPS if family_of(cfg).next_token else ())]
 
 
-class Trace(Mapping):
-    """Named activations of one forward pass (read-only mapping from name to tensor)."""
+class Trace(Shown, Mapping):
+    """Named activations of one forward pass (read-only mapping from name to tensor); its repr is one
+    short line and, in a notebook, a summary (qkv.apps.displays), never the numbers."""
+
+    shown_as = "trace"
 
     def __init__(
         self,
@@ -108,8 +112,8 @@ class Trace(Mapping):
     def __len__(self) -> int:
         return len(self.activations)
 
-    def __repr__(self) -> str:
-        return f"Trace({len(self)} activations, tokens={tuple(self.ids.shape)})"
+    def brief(self) -> str:
+        return f"{len(self)} activations, tokens={tuple(self.ids.shape)}"
 
     def to_json(self, tokenizer=None, digits: int = 6) -> dict:
         """The trace as JSON (docs/trace-format.md): each activation's shape and its numbers,

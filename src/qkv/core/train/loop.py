@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import torch
 
 from qkv.core.io.refusal import phrase, said
+from qkv.core.io.shown import Shown
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine import threads
@@ -45,14 +46,20 @@ class TrainingStopped(RuntimeError):
     """Training could not go on (a non-finite loss); the last good checkpoint is kept."""
 
 
-@dataclass
-class TrainResult:
+@dataclass(repr=False)
+class TrainResult(Shown):
+    """What a training run ended with; in a notebook a small table (qkv.apps.displays)."""
+
     out: Path
     step: int
     train_loss: float | None
     val_loss: float | None
     tokens_per_s: float
     seconds: float
+    shown_as = "training"  # a notebook's display; not a field
+
+    def brief(self) -> str:
+        return f"out={str(self.out)!r}, step={self.step}, train_loss={self.train_loss}, val_loss={self.val_loss}"
 
 
 class Data(Protocol):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from qkv.core.io.document import header
 from qkv.core.io.refusal import Refusal
+from qkv.core.io.shown import Shown
 
 
 def check_folder(path, what) -> Path:
@@ -58,8 +59,11 @@ def _typed(hint, value):
     return value
 
 
-@dataclass
-class LessonResult:
+@dataclass(repr=False)
+class LessonResult(Shown):
+    """A lesson run: its words in one language, its numbers, its figures; in a notebook its title, numbers,
+    text and figures inline (qkv.apps.displays)."""
+
     name: str
     title: str
     text: str  # the explanation, in the chosen language
@@ -68,6 +72,10 @@ class LessonResult:
     figures: list[Path] = field(default_factory=list)
     lang: str = "en"
     measured: object = None  # what the lesson's measure returned: its typed result
+    shown_as = "lesson"  # a notebook's display; not a field
+
+    def brief(self) -> str:
+        return f"name={self.name!r}, lang={self.lang!r}, {len(self.numbers)} numbers, {len(self.figures)} figures"
 
     def to_text(self) -> str:
         figs = "".join(f"\n  figure: {p}" for p in self.figures)

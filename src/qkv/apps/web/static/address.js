@@ -30,6 +30,8 @@ import { runCompare } from "./compare.js";
 
 export const TEXT_MAX = 1000, INPUT_MAX = 400, INPUTS_MAX = 16;  // as routes_export.py bounds them
 const TOKEN_RUN = 1000, QUICK = 60;
+// an address the history API may rewrite: not qkv.show's (an iframe's about:srcdoc, qkv.apps.notebook)
+const WRITABLE = /^(https?|file):$/.test(location.protocol);
 const OWN = ["model", "text", "long", "layer", "head", "token", "part", "panel", "lang"];
 // the cards whose inputs a view keeps ("compare" is the comparison card, the others panels.js's)
 export const KEPT = ["compare", "side", "lens", "origin", "attribution", "patch", "ablate", "vocab", "transform"];
@@ -113,7 +115,7 @@ function addressOf(v) {
  *  ignores the history API called too often (Chromium: hundreds of times in seconds, as a benchmark's
  *  redraws or a held arrow key would): a replace within QUICK ms of the last write waits that long. */
 function writeAddress(push) {
-  if (A.quiet || !S.doc) return;
+  if (A.quiet || !S.doc || !WRITABLE) return;
   clearTimeout(A.later);
   const now = performance.now();
   if (!push && now - A.wrote < QUICK) { A.later = setTimeout(() => writeAddress(false), QUICK); return; }

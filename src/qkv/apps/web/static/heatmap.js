@@ -73,8 +73,10 @@ export function drawHeatmap() {
 
 /** The (query i, key j) under the pointer, as positions in the text, or null. */
 export function heatCell(e) {
-  const r = $("#heatmap").getBoundingClientRect(), rows = heat.rows || [], cols = heat.cols || [];
-  const c = Math.floor((e.clientX - r.left - heat.x0) / heat.cell), n = Math.floor((e.clientY - r.top - heat.y0) / heat.cell);
+  const cv = $("#heatmap"), r = cv.getBoundingClientRect(), rows = heat.rows || [], cols = heat.cols || [];
+  const z = r.width / (parseFloat(cv.style.width) || r.width) || 1;  // a canvas zoomed (presentation mode: present.css)
+  const x = (e.clientX - r.left) / z, y = (e.clientY - r.top) / z;
+  const c = Math.floor((x - heat.x0) / heat.cell), n = Math.floor((y - heat.y0) / heat.cell);
   return (n >= 0 && n < rows.length && c >= 0 && c < cols.length) ? { i: rows[n], j: cols[c] } : null;
 }
 

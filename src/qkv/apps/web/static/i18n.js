@@ -353,6 +353,28 @@ Object.assign(I18N.zh, {
   pl_cmp_pred_nogroups: "读的是模型在这个词的位置上给出的下一个词元概率（头号预测是标点且 p &gt; {p} 时先把它写上）。在上面填入词义词（例如 味道 看起来 / 股价 利润），即可看到预测指向哪个词义。",
 });
 
+// cards: each card saved as a picture (save_card.js, card_picture.js) and presentation mode (present.js)
+Object.assign(I18N.en, {
+  cards_save_png: "Save this card as a PNG picture (for slides)",
+  cards_save_svg: "Save this figure as an SVG file (a vector drawing: sharp at any size)",
+  cards_saved: "Saved as {name}",
+  cards_refused: "This browser will not turn this card into a picture: it counts an HTML card drawn onto a canvas as unsafe to read back (Safari does). Take a screenshot instead, or open the page in Chromium or Firefox.",
+  cards_input_title: "Text and tokens", cards_heads_title: "Every head (chosen: layer {l}, head {h})",
+  cards_present: "Present",
+  cards_present_title: "Presentation mode, for a projector: one card at a time, larger type. Keys: p starts and leaves, → / ← (or PageDown / PageUp, space) step, Esc leaves.",
+  cards_prev: "Previous card (← or PageUp)", cards_next: "Next card (→, PageDown or space)", cards_exit: "Leave (Esc)",
+});
+Object.assign(I18N.zh, {
+  cards_save_png: "把这张卡片存成 PNG 图片（可以放进幻灯片）",
+  cards_save_svg: "把这幅图存成 SVG 文件（矢量图，放多大都清晰）",
+  cards_saved: "已保存为 {name}",
+  cards_refused: "这个浏览器不肯把这张卡片变成图片：它认为画到画布上的 HTML 卡片不能再读出来（Safari 就是这样）。请改用截图，或者用 Chromium、Firefox 打开本页。",
+  cards_input_title: "文本和词元", cards_heads_title: "所有的头（选中的是第 {l} 层、第 {h} 个头）",
+  cards_present: "演示",
+  cards_present_title: "投影演示模式：一次只显示一张卡片，字更大。按键：p 进入或退出，→ / ←（或 PageDown / PageUp、空格）翻页，Esc 退出。",
+  cards_prev: "上一张（← 或 PageUp）", cards_next: "下一张（→、PageDown 或空格）", cards_exit: "退出（Esc）",
+});
+
 /** The string `key` in the current language with {name} replaced by vars[name] (already HTML). */
 export function t(key, vars) {
   let s = I18N[S.lang][key] ?? I18N.en[key] ?? key;

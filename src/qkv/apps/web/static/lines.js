@@ -63,8 +63,9 @@ export function drawLines() {
 
 /** The query row a click on the lines chose, or null (only the query column chooses). */
 export function linesRow(e) {
-  const r = $("#lines").getBoundingClientRect();
+  const cv = $("#lines"), r = cv.getBoundingClientRect();
   if (e.clientX - r.left > r.width / 2) return null;
-  const i = Math.floor((e.clientY - r.top - lines.top) / lines.rowH);
+  const z = r.height / (parseFloat(cv.style.height) || r.height) || 1;  // a canvas zoomed (presentation mode: present.css)
+  const i = Math.floor(((e.clientY - r.top) / z - lines.top) / lines.rowH);
   return i >= 0 && i < S.T ? i : null;
 }

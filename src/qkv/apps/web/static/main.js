@@ -8,6 +8,8 @@
 //   render, actions, events, lang                  the redraw, what a learner does, the language
 //   panels + playground, origin, ablate, lens, attribution, patch, side, vocab, transform
 //                                                  the panels, registered in panels.js (shade: their colours)
+//   card_picture, save_card, present               each card saved as a picture; presentation mode
+//   tour (+ tour_steps, tour_measure)              the guided tour: its panel, its words, its measures
 //   address                                        the view in the page's address; "Export this view"
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
@@ -24,6 +26,8 @@ import { runCompare } from "./compare.js";
 import { applyLang, initialLang } from "./lang.js";
 import { followToken } from "./next.js";
 import { bind } from "./events.js";
+import { equipCards } from "./save_card.js";
+import { bindPresent } from "./present.js";
 import { addressText, bindAddress, openAddress, readAddress, settleAddress, staticWant } from "./address.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
@@ -34,6 +38,7 @@ import "./patch.js";
 import "./side.js";
 import "./vocab.js";
 import "./transform.js";
+import "./tour.js";  // the guided tour (tour_steps.js its words, tour_measure.js what each step measures)
 import "./measure.js";
 
 async function init() {
@@ -42,6 +47,8 @@ async function init() {
   const data = embedded ? JSON.parse(embedded.textContent) : null;
   S.lang = initialLang(data);
   bind();
+  equipCards();  // a save control on every card (save_card.js)
+  bindPresent();  // presentation mode: its button and keys (present.js)
   bindAddress();
   eachPanel("init");
   watchBelow();

@@ -48,9 +48,13 @@ export function paintCells(img, l, h, rows, cols) {
   }
 }
 
+// the canvases' pixels per device pixel: 1 on screen; card_picture.js sets 2 while it redraws a canvas
+// for a picture to save (sharp on a slide), present.js its zoom while presenting (a zoomed canvas stays sharp)
+export const PRINT = { scale: 1 };
+
 /** A canvas sized to w×h CSS pixels (sharp on high-DPI screens), cleared, with its context. */
 export function sizeCanvas(cv, w, h) {
-  const dpr = window.devicePixelRatio || 1, W = Math.round(w * dpr), H = Math.round(h * dpr);
+  const dpr = (window.devicePixelRatio || 1) * PRINT.scale, W = Math.round(w * dpr), H = Math.round(h * dpr);
   if (cv.width !== W || cv.height !== H) {
     cv.width = W; cv.height = H; cv.style.width = w + "px"; cv.style.height = h + "px";
   }

@@ -66,7 +66,7 @@ const waitLine = () => `<p class="caption waiting-line" data-field="waiting">${t
 function drawWaiting(p) {
   const el = document.getElementById(p.name);
   if (!el || p.seen) return;
-  if (!el.childElementCount || el.dataset.waiting === "1") {
+  if (!el.querySelector(":scope > :not(.card-save)") || el.dataset.waiting === "1") {  // (the save control: save_card.js)
     el.dataset.waiting = "1";
     el.innerHTML = (WAIT_TITLE[p.name] ? `<h2 class="waiting-title">${t(WAIT_TITLE[p.name])}</h2>` : "") + waitLine();
     return;
