@@ -54,14 +54,14 @@ def wait_view(pg, want: list[int]) -> None:
 
 
 def test_a_fresh_page_at_the_address_shows_the_same_view(page, browser, server):  # noqa: F811
-    load_page(page, server + "?lang=en&tour=2")
+    load_page(page, server + "?lang=en&class=3a")
     analyse(page, TEXT)
     choose(page, 1, 1, 2)
     attribution_for(page, "苹果")
     q = query(page)
     assert q["text"] == TEXT and (q["layer"], q["head"], q["token"]) == ("1", "1", "2")
     assert q["panel"] == "attribution" and q["attribution.target"] == "苹果"
-    assert q["model"] == "bundled" and q["lang"] == "en" and q["tour"] == "2"  # a key it does not own is kept
+    assert q["model"] == "bundled" and q["lang"] == "en" and q["class"] == "3a"  # a key it does not own is kept
     shown = tokens(page)
     assert shown == api(server, "api/view", {"text": TEXT})["tokens"]
     fresh = open_page(browser, viewport={"width": 1280, "height": 900})
