@@ -22,6 +22,13 @@ def query(pg) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(urlsplit(pg.url).query, keep_blank_values=True).items()}
 
 
+def wait_query(pg, key: str, value: str) -> None:
+    """Until the address holds key=value (it is written once the redraw is painted)."""
+    pg.wait_for_function(
+        "([k, v]) => new URLSearchParams(location.search).get(k) === v", arg=[key, value], timeout=10_000
+    )
+
+
 def tokens(pg) -> list[str]:
     return pg.eval_on_selector_all("#tokens .token", "bs => bs.map(b => b.textContent)")
 
@@ -58,6 +65,7 @@ def test_a_fresh_page_at_the_address_shows_the_same_view(page, browser, server):
     analyse(page, TEXT)
     choose(page, 1, 1, 2)
     attribution_for(page, "苹果")
+    wait_query(page, "token", "2")
     q = query(page)
     assert q["text"] == TEXT and (q["layer"], q["head"], q["token"]) == ("1", "1", "2")
     assert q["panel"] == "attribution" and q["attribution.target"] == "苹果"
@@ -189,6 +197,7 @@ def test_a_text_too_long_for_an_address_leaves_a_note_there(page, server):  # no
     long = "我" + " " * 1200 + "苹果"  # 1,203 characters, 2 tokens: more than the address keeps (TEXT_MAX)
     analyse(page, long)
     assert tokens(page) == ["我", "苹果"]  # the view works
+    wait_query(page, "long", str(len(long)))
     q = query(page)
     assert "text" not in q and q["long"] == str(len(long)) and len(page.url) < 1000
     load_page(page, page.url)  # opened from it: a line says so, and the page shows its first example
@@ -235,7 +244,7 @@ def test_the_exported_view_opens_offline_on_the_same_view(page, browser, server,
         q = query(off)  # the file keeps its view in its own address
         assert (q["layer"], q["head"], q["token"], q["panel"]) == ("1", "1", "2", "attribution")
         act(off, lambda: off.select_option("#head", "0"))
-        assert query(off)["head"] == "0"
+        wait_query(off, "head", "0")
         again = open_offline(browser, tmp_path / "view.html", "?" + urlsplit(off.url).query)
         wait_view(again, [1, 0, 2])  # a file:// address reloads the same view
         again.context.close()
@@ -261,6 +270,7 @@ def test_a_translation_models_part_is_kept(browser, tmp_path):  # noqa: F811
         analyse(pg, SOURCE)
         act(pg, lambda: pg.select_option("#part", "encoder"))
         act(pg, lambda: pg.click("#tokens .token[data-pos='1']"))
+        wait_query(pg, "token", "1")
         q = query(pg)
         assert q["part"] == "encoder" and q["token"] == "1" and q["text"] == SOURCE
         fresh = open_page(browser, viewport={"width": 1280, "height": 900})

@@ -42,7 +42,7 @@ const PRISTINE = DATA ? "<!doctype html>\n" + document.documentElement.outerHTML
 
 // quiet: nothing is written (the page is opening, or restoring a view); last, lastAt: the previous redraw's
 // kind and time; open: the panel last worked in; touched: the panels whose inputs are kept
-const A = { notes: [], wrote: -1e9, later: 0, quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
+const A = { notes: [], wrote: -1e9, later: 0, due: false, painting: false, quiet: true, ready: false, last: "", lastAt: 0, open: null, touched: new Set(), push: false, timer: 0 };
 
 // the comparison card is no panel of panels.js: its form, kept the same way
 const COMPARE = formKeep({ a: "#compare-a", b: "#compare-b", word: "#compare-word", senses: "#compare-senses" },
@@ -134,7 +134,12 @@ listen("redraw", ({ what }) => {
   if (kind === "typed") push = A.last !== "typed";  // a run of typing is one view
   if (what === "token") push = !(A.last === "token" && now - A.lastAt < TOKEN_RUN);  // ← → held: one view
   A.last = kind; A.lastAt = now;
-  writeAddress(push);
+  // written once the redraw is painted: the history API is a call into the browser (milliseconds), and
+  // the redraw's own time is the learner's wait
+  A.due = A.due || push;
+  if (A.painting) return;
+  A.painting = true;
+  requestAnimationFrame(() => setTimeout(() => { const p = A.due; A.due = false; A.painting = false; writeAddress(p); }, 0));
 });
 
 /** A learner worked in a card of KEPT: it is the open panel, and its inputs are kept. Opening another
