@@ -49,6 +49,7 @@ VALID = {  # a body each POST route accepts, to be spoiled one way at a time
     "/api/lens": {"text": S},
     "/api/attribution": {"text": S},
     "/api/patch": {"clean": S, "corrupt": "他 吃了 苹果", "answer": "苹果", "wrong": "我"},
+    "/api/export": {"text": S},
     "/api/tour/view": {"text": S, "positions": False},
     "/api/tour/order": {"a": S, "b": S},
     "/api/tour/translate": {"text": S},
@@ -146,6 +147,17 @@ OWN = {
         "unknown wrong word": post("/api/patch", {"clean": S, "corrupt": S, "answer": "苹果", "wrong": "龘"}),
         "unknown site": post("/api/patch", {"clean": S, "corrupt": S, "answer": "苹果", "wrong": "我", "site": "q"}),
         "unknown word": post("/api/patch", {"clean": UNKNOWN, "corrupt": S, "answer": "苹果", "wrong": "我"}),
+    },
+    "/api/export": {
+        "bad layer": post("/api/export", {"text": S, "layer": 5}),
+        "bad position": post("/api/export", {"text": S, "token": -9}),
+        "unknown panel": post("/api/export", {"text": S, "panel": "nowhere"}),
+        "part of a GPT": post("/api/export", {"text": S, "part": "cross"}),
+        "too many inputs": post(
+            "/api/export",
+            {"text": S, "inputs": {p: {str(k): "x" for k in range(6)} for p in ("side", "patch", "vocab")}},
+        ),
+        "unknown word": post("/api/export", {"text": UNKNOWN}),
     },
     "/api/tour/view": {
         "positions not a bool": post("/api/tour/view", {"text": S, "positions": "no"}),
@@ -474,6 +486,41 @@ ENGLISH = {
         "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
     ),
     (("GET", "/api/patch"), "delete"): (405, "Method Not Allowed"),
+    (("POST", "/api/export"), "wrong method"): (405, "Method Not Allowed"),
+    (("POST", "/api/export"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
+    (("POST", "/api/export"), "not an object"): (
+        422,
+        "the body must be a JSON object (with Content-Type: application/json)",
+    ),
+    (("POST", "/api/export"), "unknown field"): (422, "nonsense: Extra inputs are not permitted"),
+    (("POST", "/api/export"), "too large"): (
+        413,
+        "the request body is larger than the 200,704 bytes this endpoint takes",
+    ),
+    (("POST", "/api/export"), "bad layer"): (
+        400,
+        "layer 5 is out of range: the model has 2 layers (use 0..1 or -2..-1)",
+    ),
+    (("POST", "/api/export"), "bad position"): (
+        400,
+        "token -9 is out of range: the text has 5 tokens (use 0..4 or -5..-1)",
+    ),
+    (("POST", "/api/export"), "unknown panel"): (
+        400,
+        "panel must be one of compare, side, lens, origin, attribution, patch, ablate, vocab, transform, got 'nowhere'",
+    ),
+    (("POST", "/api/export"), "part of a GPT"): (
+        400,
+        "part names one of a translation model's attentions; this model has one kind: leave it out (got 'cross')",
+    ),
+    (("POST", "/api/export"), "too many inputs"): (
+        400,
+        "a panel's inputs may hold at most 16 values in all, of at most 400 characters each; got 18",
+    ),
+    (("POST", "/api/export"), "unknown word"): (
+        400,
+        "1 word is not in the tokenizer's vocabulary: '龘龘' (nearest known words: none shares a character)",
+    ),
     (("POST", "/api/tour/view"), "wrong method"): (405, "Method Not Allowed"),
     (("POST", "/api/tour/view"), "bad json"): (422, "the body is not valid JSON (at character 9: Expecting value)"),
     (("POST", "/api/tour/view"), "not an object"): (

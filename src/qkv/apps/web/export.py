@@ -6,9 +6,10 @@ The page is the one `qkv serve` sends, with its stylesheets written inline, its 
 into one inline module script (qkv.apps.web.bundle: a file opened from disk may not load module
 scripts), and the documents it would have fetched (model, view, compare) embedded as JSON, with the
 layer, head and query token to open on (a translation model's page: the cross-attention of a decoder
-layer, a target step). Layer, head, token and language switch as on the server; analysing new text,
-generating and comparing need `qkv serve`. Where the model was loaded from keeps its name but not
-the directory (a file to share).
+layer, a target step), the open panel and its inputs: page_data builds them, for export_html and for
+POST /api/export ("Export this view", routes_export.py). Layer, head, token and language switch as on
+the server; analysing new text, generating and comparing need `qkv serve`. Where the model was loaded
+from keeps its name but not the directory (a file to share).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from qkv.analysis.word_similarity import compare
+from qkv.apps.web.assets import STYLES, asset
 from qkv.apps.web.bundle import ENTRY, bundle
 from qkv.apps.web.model_doc import model_doc
-from qkv.apps.web.server import STYLES, asset
 from qkv.apps.web.translation_view import translation_view
 from qkv.apps.web.view import view
 from qkv.core.io.files import atomic_write
@@ -49,6 +50,42 @@ def page_html(data: dict) -> str:
     return html.replace(tag, payload + f'<script type="module">\n{script}</script>')
 
 
+# the panels whose inputs a view keeps (static/address.js; "compare" is the comparison card), and how much
+KEPT_PANELS = ("compare", "side", "lens", "origin", "attribution", "patch", "ablate", "vocab", "transform")
+MAX_INPUTS, MAX_INPUT_CHARS = 16, 400  # values in all, characters each (as many as the page's address keeps)
+
+
+def check_inputs(panel: str | None, inputs: dict | None) -> dict:
+    """The open panel and the panels' inputs ({panel: {field: value}}) as a view keeps them, or a refusal."""
+    for name in ([panel] if panel is not None else []) + list(inputs or {}):
+        if name not in KEPT_PANELS:
+            raise Refusal.of("address.panel", panels=", ".join(KEPT_PANELS), got=repr(name))
+    values = [v for fields in (inputs or {}).values() for v in fields.values()]
+    if len(values) > MAX_INPUTS or any(not isinstance(v, str) or len(v) > MAX_INPUT_CHARS for v in values):
+        raise Refusal.of("address.inputs", n=MAX_INPUTS, chars=MAX_INPUT_CHARS, got=f"{len(values)}")
+    return {name: {str(k): v for k, v in fields.items()} for name, fields in (inputs or {}).items()}
+
+
+def _start(model, doc: dict, layer, head, token, part) -> dict:
+    """Where the page opens: layer, head, query token (negative ones count from the end) and a translation
+    model's part (which attention; its queries are what token counts), each checked against the document."""
+    translates = model.family.translates
+    if part is not None and not translates:
+        raise Refusal.of("address.no_part", got=repr(part))
+    if part is not None and part not in doc["parts"]:
+        raise Refusal.of("address.part", parts=", ".join(doc["parts"]), got=repr(part))
+    if translates:
+        queries = doc["parts"][part]["queries"] if part else "target"  # the page opens on the cross-attention
+        T = len(doc[queries]["ids"])
+    else:
+        T = len(doc["ids"])
+    layer, head = check_layer_head(model.cfg, layer, head)
+    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
+    token = None if token is None else check_index(token, T, "token", unit)
+    given = (("layer", layer), ("head", head), ("token", token), ("part", part))
+    return {key: value for key, value in given if value is not None}
+
+
 def page_data(
     model,
     tokenizer,
@@ -58,22 +95,27 @@ def page_data(
     head: int | None = None,
     token: int | None = None,
     lang: str | None = None,
+    part: str | None = None,
+    panel: str | None = None,
+    inputs: dict | None = None,
 ) -> dict:
-    """The documents the page embeds for `text` (model, view, compare), the layer, head and query
-    `token` it opens on (negative ones count from the end; a translation model's: a decoder layer and
-    a target step) and its language `lang` ("zh", "en" or None: the reader's browser language).
-    `qkv explain --html` and `qkv.show` both build their page from this one dict."""
+    """The documents the page embeds for `text` (model, view, compare), the view it opens on ("start": layer,
+    head, query `token`, negative ones counting from the end, a translation model's `part` (default: the
+    cross-attention of a decoder layer, at a target step), the open `panel` and the panels' `inputs`) and its
+    language `lang` ("zh", "en" or None: the reader's browser language). `qkv explain --html`, `qkv.show` and
+    POST /api/export ("Export this view", routes_export.py) all build their page from this one dict."""
     if lang not in (None, "zh", "en"):
         raise Refusal.of("errors.export_lang", got=repr(lang))
+    kept = check_inputs(panel, inputs)
     info = model_doc(model, tokenizer, name, first=text)
     pair = info["compare"]
     translates = model.family.translates  # then layer and head are the decoder's, token a target step
     doc = translation_view(model, tokenizer, text, name) if translates else view(model, tokenizer, text, name)
-    T = len(doc["target"]["ids"] if translates else doc["ids"])
-    layer, head = check_layer_head(model.cfg, layer, head)
-    unit = phrase("errors.unit_steps", n=T) if translates else phrase("errors.unit_tokens", n=T)
-    token = None if token is None else check_index(token, T, "token", unit)
-    start = {key: value for key, value in (("layer", layer), ("head", head), ("token", token)) if value is not None}
+    start = _start(model, doc, layer, head, token, part)
+    if panel is not None:
+        start["panel"] = panel
+    if kept:
+        start["inputs"] = kept
     for m in (info["model"], doc["model"]):  # a file to share: the name the model was given, not this computer's paths
         m["loaded_from"] = {**m["loaded_from"], "path": None}
     return {

@@ -26,6 +26,8 @@ Routes (every answer is JSON except the page and its assets; the OpenAPI schema 
     POST /api/side         {a, b, top} -> two sentences' next-token probabilities (qkv.analysis.prediction_diff)
     GET|POST /api/vocab    the vocabulary with counts in the training text (qkv.analysis.vocab)
     POST /api/transform    {layer, head} -> what W_Q, W_K, W_V, W_O do to space (qkv.analysis.transform)
+    POST /api/export       {text, layer, head, token, lang, part, panel, inputs} -> the page as one HTML file,
+                           opening on that view (routes_export: "Export this view")
     POST /api/tour/view, /api/tour/order, /api/tour/translate   the guided tour's (routes_tour): a view with the
                            positions taken out, 我打你 / 你打我 with positions on and off, the bundled translator's
                            cross-attention
@@ -76,7 +78,6 @@ What requests fill, and its bound (the bundled model's server: ~350 MB, flat onc
 from __future__ import annotations
 
 import time
-from importlib import resources
 from typing import Annotated
 
 from fastapi import FastAPI, Request
@@ -88,7 +89,16 @@ from starlette.exceptions import HTTPException
 from qkv.analysis.inputs import encode_text, read_text
 from qkv.analysis.packing import dumps
 from qkv.analysis.word_similarity import compare
-from qkv.apps.web import bundle, routes_heads, routes_interventions, routes_tour, routes_transform, routes_words
+from qkv.apps.web import (
+    bundle,
+    routes_export,
+    routes_heads,
+    routes_interventions,
+    routes_tour,
+    routes_transform,
+    routes_words,
+)
+from qkv.apps.web.assets import STYLES, asset
 from qkv.apps.web.budget import Passes, server_budget
 from qkv.apps.web.inputs import (
     MAX_CHARS,
@@ -119,10 +129,7 @@ MAX_NEW = 256
 # side; at most PASSES at once, and together within the memory budget (budget.py: each traced pass reserves its
 # estimate before it runs; a request that fails keeps nothing)
 PASSES = 4
-# the panels, each its NAME.js and NAME.css
-PANELS = ("playground", "origin", "ablate", "lens", "attribution", "patch", "side", "vocab", "transform")
 SCRIPTS = bundle.order()  # the ES modules static/index.html's main.js imports, each after its imports
-STYLES = ("app.css", *(f"{n}.css" for n in PANELS), "cards.css", "tour.css")  # cards.css: save_card.js, present.js
 ASSETS = {  # what /assets/NAME serves, with its content type (a module script must be JavaScript)
     **{name: "text/javascript; charset=utf-8" for name in SCRIPTS},
     **{name: "text/css; charset=utf-8" for name in STYLES},
@@ -132,10 +139,6 @@ CSP = (
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def asset(name: str) -> str:
-    return (resources.files("qkv.apps.web") / "static" / name).read_text(encoding="utf-8")
 
 
 class TextIn(Strict):
@@ -181,6 +184,7 @@ BODY_LIMITS = {  # the most bytes each endpoint's body may have: body_limit(its 
     "/api/ablate": body_limit(2),  # text or ids, heads
     "/api/side": body_limit(2),  # a, b
     **routes_interventions.BODY_LIMITS,  # /api/lens, /api/attribution, /api/patch
+    **routes_export.BODY_LIMITS,  # /api/export: the text and the panels' inputs
     **routes_tour.BODY_LIMITS,  # /api/tour/view, /api/tour/order, /api/tour/translate
 }  # any other path: body_limit(0), 4 KiB (what /api/vocab and /api/transform take; a GET reads none)
 
@@ -215,6 +219,7 @@ def create_app(model, tokenizer, name: str = "", host: str = "127.0.0.1", memory
     # the panels' own endpoints, and the guided tour's
     for routes in (routes_heads, routes_interventions, routes_words, routes_transform, routes_tour):
         routes.add_routes(app, model, tokenizer, lock)
+    routes_export.add_routes(app, model, tokenizer, lock, name)  # "Export this view": the page as one file
     return app
 
 

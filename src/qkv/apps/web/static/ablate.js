@@ -264,6 +264,16 @@ register({
       if (c) chooseHead(+c.dataset.layer, +c.dataset.head, +c.dataset.layer !== S.layer ? "layer" : "head", performance.now());
     });
   },
+  keep: {  // the heads switched off, "0/1 2/3", for the page's address (address.js)
+    read: () => ({ off: abHeads().map((p) => p.join("/")).join(" ") }),
+    write(v) {
+      if (typeof v.off !== "string") return;
+      const fits = (s) => /^\d+\/\d+$/.test(s) && (!S.doc || (+s.split("/")[0] < S.L && +s.split("/")[1] < S.H));
+      AB.off = new Set(v.off.split(/\s+/).filter(fits));
+      AB.grid = "";  // drawn again, with these heads off
+      if (S.doc) abRender("init");
+    },
+  },
   onDoc(doc) {
     if (S.mode === "live" && doc.kind === "view" && predictsNext()) abLabels();
     if (AB.off.size && [...AB.off].some((s) => +s.split("/")[0] >= S.L || +s.split("/")[1] >= S.H)) AB.off.clear();

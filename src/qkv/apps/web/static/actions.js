@@ -67,6 +67,7 @@ export async function analyze(text, t0, what = "text", typed = false, keepBox = 
     const doc = await api("api/view", typeof text === "string" ? { text } : text);
     if (req !== S.req) return;  // a newer request was made meanwhile
     showError("");
+    S.typedLast = typed;  // the page's address makes one view of a run of typing (address.js)
     const from = typeof text === "string" ? text : null;
     loadDoc(doc, typed || keepBox || from !== null, from);  // the box as the learner left it
     render(what, t0);

@@ -14,7 +14,7 @@ import { S, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
 import { I18N, chosen, t } from "./i18n.js";
 import { api, busy } from "./api.js";
-import { register } from "./panels.js";
+import { formKeep, register } from "./panels.js";
 import { absMax, divergeStyle } from "./shade.js";
 
 Object.assign(I18N.en, {
@@ -257,6 +257,7 @@ register({
   name: "attribution",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { attrBuild(); },
+  keep: formKeep({ target: "#attr-target" }, () => attrRender("target")),  // the address keeps the target (address.js)
   onDoc() { ATTR.shown = ""; },
   render(what) { attrRender(what); },
   lang() {  // everything again in the new language

@@ -140,6 +140,13 @@ export const I18N = {
     ax_layer: "L{l}", ax_head: "h{h}", ax_corner: "",
     tab_layer: "L{l}", tab_head: "H{h}",
     hook_named: "{name}", hook_title: "{name}: {word}",
+    // address: the view in the page's address (address.js) and "Export this view"
+    export_view: "Export this view",
+    export_title: "Save this view as one HTML file that opens offline, on this text, layer, head, token, language and panel",
+    export_failed: "The view could not be exported: {msg}",
+    addr_model: "This link was made for the model “{want}”; this page shows “{have}”: it opened what it could.",
+    addr_long: "The link could not hold its text ({n} characters; an address keeps at most {max}): the page opened on its first example instead.",
+    addr_static_text: "The link asks for another text (“{text}”); this file holds the view of its own text only: analysing a new text needs qkv serve.",
   },
   zh: {
     lang_button: "English", lang_title: "把页面切换成英文", page_title: "qkv 注意力探索器", model_bundled: "内置模型",
@@ -274,6 +281,13 @@ export const I18N = {
     ax_layer: "{l}", ax_head: "{h}", ax_corner: "层＼头",
     tab_layer: "层 {l}", tab_head: "头 {h}",
     hook_named: "{word} {name}", hook_title: "{name}：{word}",
+    // address: 页面地址里记下的视图（address.js）与“导出这个视图”
+    export_view: "导出这个视图",
+    export_title: "把当前视图存成一个 HTML 文件：不联网也能打开，打开时就是这段文本、这一层、这个头、这个词元、这种语言和这个面板",
+    export_failed: "没能导出这个视图：{msg}",
+    addr_model: "这个链接是为模型「{want}」做的，这个页面显示的是「{have}」：能打开的部分已经打开了。",
+    addr_long: "链接放不下它的文本（{n} 个字符，地址里最多只记 {max} 个）：页面改为打开它的第一个例句。",
+    addr_static_text: "链接要的是另一段文本（「{text}」）；这个文件只有它自己那段文本的视图：分析新的文本要用 qkv serve。",
   },
 };
 

@@ -10,6 +10,7 @@
 //                                                  the panels, registered in panels.js (shade: their colours)
 //   card_picture, save_card, present               each card saved as a picture; presentation mode
 //   tour (+ tour_steps, tour_measure)              the guided tour: its panel, its words, its measures
+//   address                                        the view in the page's address; "Export this view"
 //   measure                                        the timings and the test hook (window.qkv)
 // The static export (qkv.apps.web.bundle) inlines them all as one module script, in import order.
 
@@ -27,6 +28,7 @@ import { followToken } from "./next.js";
 import { bind } from "./events.js";
 import { equipCards } from "./save_card.js";
 import { bindPresent } from "./present.js";
+import { addressText, bindAddress, openAddress, readAddress, settleAddress, staticWant } from "./address.js";
 import "./playground.js";  // the panels register themselves, in this order
 import "./origin.js";
 import "./ablate.js";
@@ -47,6 +49,7 @@ async function init() {
   bind();
   equipCards();  // a save control on every card (save_card.js)
   bindPresent();  // presentation mode: its button and keys (present.js)
+  bindAddress();
   eachPanel("init");
   watchBelow();
   if (embedded) {
@@ -65,27 +68,35 @@ async function init() {
       if (Number.isInteger(start.token)) { S.token = clamp(start.token, 0, S.T - 1); followToken(); }
     }
     applyLang();
+    const want = staticWant(data);  // the address's view, else the export's own (address.js)
+    addressText(want, []);
     render("init", t0);
+    if (S.doc) await openAddress(want);
+    settleAddress();
     watchLazyPanels();  // the lazy panels wake once the first document is drawn (panels.js)
     return;
   }
+  const want = readAddress();  // a reload, a shared link: the view it names (address.js)
   applyLang();
   busy(true);
   try {
     const m = await api("api/model");
     setModel(m);
     applyLang();
-    if (S.examples.length) {
-      $("#text").value = S.examples[0];
-      await analyze(S.examples[0], t0, "init");  // guarded: a click meanwhile wins
+    const first = addressText(want, S.examples);  // the address's text, else the first example
+    if (first) {
+      $("#text").value = first;
+      await analyze(first, t0, "init");  // guarded: a click meanwhile wins
       if (S.doc) startPanels(S.doc);
     } else {
       render("init", t0);
     }
+    if (S.doc) await openAddress(want);
     if ($("#compare-word").value) runCompare();
   } catch (e) {
     showError(e.message);
   } finally {
+    settleAddress();
     busy(false);
     watchLazyPanels();
   }

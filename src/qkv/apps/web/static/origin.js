@@ -179,6 +179,15 @@ register({
       if (d) originDraw(d);
     });
   },
+  keep: {  // the key row picked, for the page's address (address.js)
+    read: () => (ORIGIN.pick === null ? {} : { key: String(ORIGIN.pick) }),
+    write(v) {
+      if (!/^\d+$/.test(v.key || "")) return;
+      ORIGIN.pick = +v.key;
+      const d = ORIGIN.cache.get(ORIGIN.shown);
+      if (d) originDraw(d);
+    },
+  },
   onDoc() { ORIGIN.shown = ""; },
   render(what) { originRender(what); },
   lang() { const d = ORIGIN.cache.get(ORIGIN.shown); if (d) originDraw(d); else if (S.doc) originRender("lang"); },

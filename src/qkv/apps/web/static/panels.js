@@ -2,7 +2,10 @@
 //   register({ name, init() once at start (bind events), onDoc(doc) when a new view arrives,
 //              render(what) after every redraw of the main cards, lang() after a language switch,
 //              lazy: true for a panel that asks the server or draws a lot,
-//              start(doc) once, with the first document, awake or not: what it computes at load })
+//              start(doc) once, with the first document, awake or not: what it computes at load,
+//              keep: { read() -> {field: "value"}, write(values) } what a view keeps of its inputs, optional:
+//              address.js writes them into the page's address and into "Export this view", and gives
+//              them back on a reload, a shared link or the back button (formKeep: a form's fields) })
 // and the page calls them through eachPanel. A lazy panel sleeps while its card (id = its name) is
 // more than half a screen away: what it was told meanwhile is replayed once when the card comes near
 // (onDoc with the newest document, lang, then one render), so a change of text, layer or head costs
@@ -19,6 +22,28 @@ const LAZY_MARGIN = "50% 0px";
 
 export function register(panel) {
   PANELS.push(panel);
+}
+
+/** The keep hook of the panel called `name` (its inputs, for the page's address), or null. */
+export function keeper(name) {
+  const p = PANELS.find((q) => q.name === name);
+  return (p && p.keep) || null;
+}
+
+/** A keep hook for a form: `fields` maps each name to its element's selector ({target: "#attr-target"}).
+ *  write sets the values it is given (those it knows), then calls run() when there is one, else sends each
+ *  element "input" and "change" as a learner's edit would (the panel's own listeners redraw). */
+export function formKeep(fields, run = null) {
+  const els = () => Object.entries(fields).map(([k, sel]) => [k, document.querySelector(sel)]).filter(([, el]) => el);
+  return {
+    read: () => Object.fromEntries(els().map(([k, el]) => [k, el.value])),
+    write(values) {
+      const set = els().filter(([k]) => typeof values[k] === "string");
+      for (const [k, el] of set) el.value = values[k];
+      if (run) { run(); return; }
+      for (const [, el] of set) for (const ev of ["input", "change"]) el.dispatchEvent(new Event(ev, { bubbles: true }));
+    },
+  };
 }
 
 /** Whether the panel called `name` is awake (a panel that is not lazy always is; none such: true). */

@@ -15,7 +15,7 @@ import { S, predictsNext } from "./state.js";
 import { $, esc, fmt } from "./util.js";
 import { I18N, chosen, hookNamed, t } from "./i18n.js";
 import { api, busy } from "./api.js";
-import { register } from "./panels.js";
+import { formKeep, register } from "./panels.js";
 import { divergeStyle } from "./shade.js";
 
 Object.assign(I18N.en, {
@@ -277,6 +277,9 @@ register({
   name: "patch",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel): it patches when first seen
   init() { patchBuild(); },
+  // the address keeps the form (address.js); before the panel is first seen, patchStart runs what it holds
+  keep: formKeep({ clean: "#patch-clean", corrupt: "#patch-corrupt", answer: "#patch-answer", wrong: "#patch-wrong",
+    site: "#patch-site" }, () => { patchSiteNote(); if (PATCH.asked && !PATCH.off) patchRun(); }),
   render() {
     if (S.mode === "static") { if (PATCH.off !== "patch_static") patchOff("patch_static"); return; }
     if (!S.doc) return;

@@ -15,7 +15,7 @@ import { api, busy } from "./api.js";
 import { decode } from "./decode.js";
 import { FONT, MASKED, RAMP, columnLabel, fit, sizeCanvas } from "./paint.js";
 import { showTip } from "./tip.js";
-import { register } from "./panels.js";
+import { formKeep, register } from "./panels.js";
 
 Object.assign(I18N.en, {
   side_title: "Two sentences side by side",
@@ -255,6 +255,9 @@ register({
   name: "side",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { sideBuild(); },
+  keep: formKeep({ a: "#side-a", b: "#side-b" }, () => {  // the address keeps the two sentences (address.js)
+    if (S.mode === "live" && !S.tr && $("#side-a").value && $("#side-b").value) sideRun();
+  }),
   onDoc(doc) { sideFirst(doc); },
   start(doc) { sideFirst(doc); },  // the default pair is compared at load, in view or not (panels.js)
   render(what) {

@@ -16,6 +16,7 @@ export const S = {
   P: null, Tk: 0, cache: {}, shared: {},  // the attention shown: its labels, decoded arrays per part
   compare: null, added: null, stopped: null, req: 0,
   typed: "",                      // the text the current document was read from, as typed (actions.js)
+  typedLast: false,                // the current document came from typing alone (a pause), not Enter or a click
   labelW: 40,                      // widest token label in px (measured once per document)
   hideSpace: false, pending: 0, opened: false,
   nonFinite: null,  // the last answer's {count, first} of NaN or infinite numbers (errors.js), or null

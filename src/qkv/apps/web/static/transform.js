@@ -11,7 +11,7 @@ import { I18N, t } from "./i18n.js";
 import { api } from "./api.js";
 import { TOY_PRESETS, tfCanvas, tfRenderToy, tfSetSliders, toyBind } from "./transform_toy.js";
 import { FONT } from "./paint.js";
-import { register } from "./panels.js";
+import { formKeep, register } from "./panels.js";
 
 Object.assign(I18N.en, {
   tf_title: "A matrix is a transformation of space",
@@ -279,6 +279,8 @@ register({
   name: "transform",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { tfBuild(); tfBind(); tfSetSliders({}); tfLang(); },
+  // the address keeps the projection shown (address.js): set, then redrawn by its listener
+  keep: formKeep({ proj: "#tf-proj" }),
   render(what) {  // cheap unless the layer or head changed (tfLoad compares them first)
     if (S.mode !== "static" && !S.tr) tfLoad(); else if (what === "init" || what === "text") tfRenderDoc();
   },

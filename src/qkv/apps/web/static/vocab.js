@@ -7,7 +7,7 @@ import { S, model } from "./state.js";
 import { $, esc } from "./util.js";
 import { I18N, t } from "./i18n.js";
 import { api } from "./api.js";
-import { register } from "./panels.js";
+import { formKeep, register } from "./panels.js";
 
 Object.assign(I18N.en, {
   vocab_title: "What the model knows",
@@ -136,6 +136,7 @@ register({
   name: "vocab",
   lazy: true,  // asleep while off-screen (panels.js: eachPanel)
   init() { vocabBuild(); },
+  keep: formKeep({ q: "#vocab-q", match: "#vocab-match", kind: "#vocab-kind" }, () => vocabFetch(0)),  // address.js
   onDoc() {
     if (S.mode === "live" && !VOCAB.doc && !VOCAB.req) vocabFetch(0);
   },
