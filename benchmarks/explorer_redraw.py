@@ -4,15 +4,17 @@ A `small`-preset GPT (6 layers, 6 heads, d_head 64; random weights, char tokeniz
 `qkv serve` (torch's default threads, as a user runs it); the page shows a 64-token sentence. Each
 round changes the sentence, the layer, the head and the query token, pausing after each redraw as a
 person would. The page times each redraw itself (`window.qkv.timings`: static/measure.js keeps them
-from what the redraw announces, outside the drawing code), from the user's event
-(for a sentence: the click, so the request and the decoding count) to the end of the JavaScript
-that redraws ("script"), and to the painted frame that shows it ("painted": layout and paint
-included). The cards below the window (step table, hull, residual, next token) are redrawn right
-after that frame: "all cards" is the time until they are painted too (the frame after). Under the
-sentence change, where its time goes: the page's request for the view (/api/view, answered as one
-binary body: qkv.analysis.packing.binary), from its start to the last byte, and the server's own
-part of it (its Server-Timing); then the same request timed from Python (server + transfer), as the
-page asks for it and as JSON with base64 arrays (what the request answers by default).
+from what the redraw announces, outside the drawing code), from the user's event (for a sentence:
+the click, so the request and the decoding count) to the end of the JavaScript that redraws
+("script"), and to the painted frame that shows it ("painted": layout and paint included). The cards
+below the window (step table, hull, residual, next token) are redrawn right after that frame: "all
+cards" is the time until they are painted too (the frame after). Under the sentence change, where
+its time goes: the page's request for the view (/api/view, answered as one binary body:
+qkv.analysis.packing.binary), from its start to the last byte, and the server's own part of it (its
+Server-Timing), and what the sentence change takes besides that part (painted minus the server's
+view(): the page's own work, the request and the transfer); then the same request timed from Python
+(server + transfer), as the page asks for it and as JSON with base64 arrays (what the request
+answers by default).
 
     python benchmarks/explorer_redraw.py [--rounds 10] [--screenshot docs/img/explorer.png]
     python benchmarks/explorer_redraw.py --bundled    # the bundled model on everyday Chinese instead
@@ -220,6 +222,12 @@ def measure(browser, rounds: int, bundled: bool = False, ckpt: Path | None = Non
             print(
                 f"{'  of which view()':<26}{statistics.median(page_server):>14.1f}{'':>15}{max(page_server):>12.1f}"
                 "   (the server computing the view document, meanwhile)"
+            )
+        if len(page_server) == len(text_rows := by_kind.get("text", [])):  # one request per sentence change
+            rest = [t["paint_ms"] - v for t, v in zip(text_rows, page_server)]
+            print(
+                f"{'  painted - view()':<26}{'':>14}{statistics.median(rest):>15.1f}{max(rest):>12.1f}"
+                "   (all but the server's computing: request, transfer, decoding, redraw, paint)"
             )
     print(
         f"{'  /api/view from Python':<26}{statistics.median(python_ms):>14.1f}{'':>15}{max(python_ms):>12.1f}"
