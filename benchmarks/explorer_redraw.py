@@ -4,12 +4,17 @@ A `small`-preset GPT (6 layers, 6 heads, d_head 64; random weights, char tokeniz
 `qkv serve` (torch's default threads, as a user runs it); the page shows a 64-token sentence. Each
 round changes the sentence, the layer, the head and the query token, pausing after each redraw as a
 person would. The page times each redraw itself (`window.qkv.timings`: static/measure.js keeps them
-from what the redraw announces, outside the drawing code), from the user's event
-(for a sentence: the click, so the request and the decoding count) to the end of the JavaScript
-that redraws ("script"), and to the painted frame that shows it ("painted": layout and paint
-included). The cards below the window (step table, hull, residual, next token) are redrawn right
-after that frame: "all cards" is the time until they are painted too (the frame after). Next to the
-sentence change, the same request timed from Python (server + transfer).
+from what the redraw announces, outside the drawing code), from the user's event (for a sentence:
+the click, so the request and the decoding count) to the end of the JavaScript that redraws
+("script"), and to the painted frame that shows it ("painted": layout and paint included). The cards
+below the window (step table, hull, residual, next token) are redrawn right after that frame: "all
+cards" is the time until they are painted too (the frame after). Under the sentence change, where
+its time goes: the page's request for the view (/api/view, answered as one binary body:
+qkv.analysis.packing.binary), from its start to the last byte, and the server's own part of it (its
+Server-Timing), and what the sentence change takes besides that part (painted minus the server's
+view(): the page's own work, the request and the transfer); then the same request timed from Python
+(server + transfer), as the page asks for it and as JSON with base64 arrays (what the request
+answers by default).
 
     python benchmarks/explorer_redraw.py [--rounds 10] [--screenshot docs/img/explorer.png]
     python benchmarks/explorer_redraw.py --bundled    # the bundled model on everyday Chinese instead
@@ -91,13 +96,19 @@ def bundled_texts(n: int = 2) -> list[str]:
     return texts
 
 
-def view_request_ms(url: str, text: str, rounds: int) -> tuple[list[float], list[float]]:
+BINARY = "application/octet-stream"  # what the page asks /api/view for (server.py)
+# the page's requests for a view: from their start to the last byte, and the server's own part of them
+PAGE_REQUESTS = """n => performance.getEntriesByType("resource").filter(e => e.name.endsWith("/api/view")).slice(-n)
+  .map(e => [e.responseEnd - e.startTime, (e.serverTiming.find(s => s.name === "view") || {}).duration ?? null])"""
+
+
+def view_request_ms(url: str, text: str, rounds: int, accept: str = BINARY) -> tuple[list[float], list[float]]:
     """The request's time from Python, and the server's own time computing the view (its Server-Timing)."""
     body = json.dumps({"text": text}).encode()
     out, server = [], []
     for _ in range(rounds):
         t = time.perf_counter()
-        req = urllib.request.Request(url + "api/view", body, {"content-type": "application/json"})
+        req = urllib.request.Request(url + "api/view", body, {"content-type": "application/json", "accept": accept})
         with urllib.request.urlopen(req, timeout=60) as res:
             res.read()
             timing = res.headers.get("Server-Timing", "")
@@ -165,7 +176,9 @@ def measure(browser, rounds: int, bundled: bool = False, ckpt: Path | None = Non
                 token = max(0, n_tokens - 1 - r % n_tokens)
                 choose(pg, layer=(r + 1) % L, head=(r + 2) % H, token=token, between=lambda: settle(pg))
             timings = pg.evaluate("qkv.timings")
+            in_page = pg.evaluate(PAGE_REQUESTS, rounds)
             python_ms, server_ms = view_request_ms(url, texts[0], rounds)
+            json_ms, _ = view_request_ms(url, texts[0], rounds, accept="application/json")
         finally:
             context.close()
             stop(proc)
@@ -199,15 +212,36 @@ def measure(browser, rounds: int, bundled: bool = False, ckpt: Path | None = Non
                 f"{sum(p < target for p in painted):>13}/{len(painted)}"
                 f"{statistics.median(t.get('done_ms') or t['paint_ms'] for t in rows):>18.1f}"
             )
+    if in_page:
+        page_ms, page_server = [r[0] for r in in_page], [r[1] for r in in_page if r[1] is not None]
+        print(
+            f"{'  its /api/view':<26}{statistics.median(page_ms):>14.1f}{'':>15}{max(page_ms):>12.1f}"
+            "   (the page's request: from its start to the last byte)"
+        )
+        if page_server:
+            print(
+                f"{'  of which view()':<26}{statistics.median(page_server):>14.1f}{'':>15}{max(page_server):>12.1f}"
+                "   (the server computing the view document, meanwhile)"
+            )
+        if len(page_server) == len(text_rows := by_kind.get("text", [])):  # one request per sentence change
+            rest = [t["paint_ms"] - v for t, v in zip(text_rows, page_server)]
+            print(
+                f"{'  painted - view()':<26}{'':>14}{statistics.median(rest):>15.1f}{max(rest):>12.1f}"
+                "   (all but the server's computing: request, transfer, decoding, redraw, paint)"
+            )
     print(
         f"{'  /api/view from Python':<26}{statistics.median(python_ms):>14.1f}{'':>15}{max(python_ms):>12.1f}"
-        "   (the sentence's request alone: server + transfer)"
+        "   (the sentence's request alone: server + transfer, binary as the page asks)"
     )
     if server_ms:
         print(
             f"{'  of which view()':<26}{statistics.median(server_ms):>14.1f}{'':>15}{max(server_ms):>12.1f}"
             "   (the server computing the view document)"
         )
+    print(
+        f"{'  the same as JSON':<26}{statistics.median(json_ms):>14.1f}{'':>15}{max(json_ms):>12.1f}"
+        "   (the arrays in base64)"
+    )
     print(
         f"load average while measuring (other processes share the CPUs): {os.getloadavg()[0]:.2f} "
         f"on {os.cpu_count()} CPUs"

@@ -334,7 +334,8 @@ def test_pieces_the_model_never_learned_are_named_under_the_text_box(page, serve
     ]
 
     def add_unknown(route):
-        doc = route.fetch().json()
+        # the page asks for the binary body (packing.binary): ask for the JSON one, which the page reads too
+        doc = route.fetch(headers={**route.request.headers, "accept": "application/json"}).json()
         doc["unknown"] = unknown
         route.fulfill(json=doc)
 

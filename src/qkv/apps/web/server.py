@@ -3,12 +3,13 @@
     app = create_app(model, tokenizer, name="bundled")      # an ASGI app (FastAPI)
     listen.serve(ckpt=None, host="127.0.0.1", port=8000)    # what `qkv serve` runs (uvicorn; listen.py)
 
-Routes (every answer is JSON except the page and its assets; the OpenAPI schema is /openapi.json):
+Routes (all answer JSON but the page, its assets and /api/view's binary answer; the OpenAPI schema: /openapi.json):
     GET  /                 the page (static/index.html)
     GET  /assets/NAME      the scripts and stylesheets in ASSETS, nothing else
     GET  /api/model        (offer.py) the model's shape (and whether spaces, or any whitespace, are tokens), example
                            sentences, a default comparison
-    POST /api/view         {text} or {ids} -> the "view" document (qkv.apps.web.view)
+    POST /api/view         {text} or {ids} -> the "view" document (qkv.apps.web.view); asked with
+                           Accept: application/octet-stream (the page does), one binary body (packing.binary)
     POST /api/explain      {text, layer, head, token, top, lang} -> the "explain" document
     POST /api/generate     {text, max_new_tokens, temperature, top_k, top_p, seed} (400 for an encoder);
                            it stops at n_ctx tokens (what a page can show) and says so: "stopped"
@@ -87,7 +88,7 @@ from pydantic import Field
 from starlette.exceptions import HTTPException
 
 from qkv.analysis.inputs import encode_text, read_text
-from qkv.analysis.packing import dumps
+from qkv.analysis.packing import binary, dumps
 from qkv.analysis.word_similarity import compare
 from qkv.apps.web import (
     bundle,
@@ -125,6 +126,7 @@ from qkv.core.see.indices import TextError, check_layer_head, check_token
 from qkv.presentation.explanation import explain
 
 MAX_NEW = 256
+BINARY = "application/octet-stream"  # /api/view's binary answer (qkv.analysis.packing.binary), when accepted
 # each forward pass records and hooks in its own state (core/see/tap.py: per thread), so requests run side by
 # side; at most PASSES at once, and together within the memory budget (budget.py: each traced pass reserves its
 # estimate before it runs; a request that fails keeps nothing)
@@ -301,20 +303,21 @@ def _add_view_routes(app: FastAPI, model, tokenizer, name: str, lock) -> None:
     n_ctx, translates = model.cfg.n_ctx, model.family.translates
 
     @app.post("/api/view")
-    def post_view(body: ViewIn):
+    def post_view(body: ViewIn, request: Request):
         t0 = time.perf_counter()
+        raw = not translates and BINARY in request.headers.get("accept", "")  # the page's: one binary body
         if translates and body.ids is not None:
             raise TextError.of("errors.view_translation_ids")
         with lock:
             doc = (
                 translation_view(model, tokenizer, body.text, name)
                 if translates
-                else view(model, tokenizer, body.text, name, ids=body.ids)
+                else view(model, tokenizer, body.text, name, ids=body.ids, raw=raw)
             )
         t1 = time.perf_counter()
-        content = dumps(doc)
+        content = binary(doc) if raw else dumps(doc)
         timing = f"view;dur={(t1 - t0) * 1e3:.1f}, json;dur={(time.perf_counter() - t1) * 1e3:.1f}"
-        return Response(content, media_type="application/json", headers={"Server-Timing": timing})
+        return Response(content, media_type=BINARY if raw else "application/json", headers={"Server-Timing": timing})
 
     @app.post("/api/explain")
     def post_explain(body: ExplainIn):

@@ -160,10 +160,13 @@ def _wanted_no_lm(name: str) -> bool:
 
 
 @torch.no_grad()
-def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None) -> dict:
+def view(
+    model, tokenizer, text: str | None = None, name: str = "", ids: list[int] | None = None, raw: bool = False
+) -> dict:
     """The kind-"view" document of `text`, or of token `ids` (then text is their decoding; see the
     module docstring and docs/trace-format.md). A text a word tokenizer can read only once its
-    words are cut apart is shown cut (`read_text`), and its "text" says so."""
+    words are cut apart is shown cut (`read_text`), and its "text" says so. raw=True: the arrays'
+    "data" is their bytes, not base64 (for qkv.analysis.packing.binary, what the page is sent)."""
     cfg = model.cfg
     if (text is None) == (ids is None):
         raise TextError.of("errors.text_or_ids")
@@ -203,7 +206,7 @@ def view(model, tokenizer, text: str | None = None, name: str = "", ids: list[in
         "first": k,
         "vocab": {str(i): tokenizer.display(i) for i in sorted(shown_ids)},
         "unknown": unknown_pieces(tokenizer, typed),
-        "arrays": {key: pack(value, lower=cfg.causal and key in ("dots", "pattern")) for key, value in arrays.items()},
+        "arrays": {k: pack(a, lower=cfg.causal and k in ("dots", "pattern"), raw=raw) for k, a in arrays.items()},
     }
 
 

@@ -4,20 +4,25 @@
 import { S } from "./state.js";
 import { t } from "./i18n.js";
 import { noteNonFinite } from "./errors.js";
+import { readBinary } from "./decode.js";
+
+const BINARY = "application/octet-stream";  // /api/view answers one binary body when asked (decode.js reads it)
 
 /** GET `path` (no body) or POST `body` as JSON; the answer, or an Error with the server's message
- *  (in the page's language: server.py says its errors in the request's Accept-Language). */
+ *  (in the page's language: server.py says its errors in the request's Accept-Language). An answer
+ *  may be binary (a view document: decode.js's readBinary); errors are always JSON. */
 export async function api(path, body) {
   let res;
-  const lang = { "Accept-Language": S.lang === "zh" ? "zh" : "en" };
+  const headers = { "Accept-Language": S.lang === "zh" ? "zh" : "en", Accept: `${BINARY}, application/json` };
   try {
-    res = await fetch(path, body === undefined ? { headers: lang } : {
-      method: "POST", headers: { "Content-Type": "application/json", ...lang }, body: JSON.stringify(body) });
+    res = await fetch(path, body === undefined ? { headers } : {
+      method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
   } catch (e) {
     throw new Error(t("net_error", { msg: e.message }));
   }
   let data = null;
-  try { data = await res.json(); } catch (e) { /* not JSON */ }
+  const bin = res.ok && (res.headers.get("Content-Type") || "").startsWith(BINARY);
+  try { data = bin ? readBinary(await res.arrayBuffer()) : await res.json(); } catch (e) { /* not JSON */ }
   if (!res.ok || data === null) throw new Error((data && data.error) || `HTTP ${res.status}`);
   if (!Array.isArray(data)) noteNonFinite(data);
   return data;

@@ -1,17 +1,48 @@
 // Decoding the server's documents: packed arrays (base64, little-endian) into typed arrays, a
 // translation model's parts (cross, decoder, encoder attention) into the one attention the page shows.
+// A view can also come as one binary body (qkv.analysis.packing.binary: a JSON header, then the
+// arrays' bytes): readBinary gives the same document, each array's bytes kept as they came.
 
-/** One packed array {data, dtype, shape, layout} as a Float32Array or an Int32Array. */
+const MAGIC = "QKV1";
+
+/** A binary body (an ArrayBuffer) as its document. Each packed array keeps its bytes, a view into the
+ *  body (non-enumerable "bytes", which decode reads without copying); its "data" is their base64 when
+ *  read, so that the document still writes itself out as the JSON one (JSON.stringify, an export). */
+export function readBinary(buf) {
+  const head = new DataView(buf, 0, 8);
+  if (String.fromCharCode(...new Uint8Array(buf, 0, 4)) !== MAGIC) throw new Error("not a qkv binary document");
+  const n = head.getUint32(4, true), start = Math.ceil((8 + n) / 8) * 8;
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, n)), (key, v) => {
+    if (v === null || typeof v !== "object" || !v.at || !v.dtype) return v;
+    const bytes = new Uint8Array(buf, start + v.at[0], v.at[1]);
+    delete v.at;
+    Object.defineProperty(v, "bytes", { value: bytes });
+    Object.defineProperty(v, "data", { enumerable: true, get: () => toBase64(bytes) });
+    return v;
+  });
+}
+
+function toBase64(bytes) {
+  if (bytes.toBase64) return bytes.toBase64();
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+/** One packed array {data, dtype, shape, layout} (or one read by readBinary) as a Float32Array or an Int32Array. */
 export function decode(p) {
   let bytes;
-  if (Uint8Array.fromBase64) {
+  if (p.bytes) {
+    bytes = p.bytes;
+  } else if (Uint8Array.fromBase64) {
     bytes = Uint8Array.fromBase64(p.data);
   } else {
     const bin = atob(p.data);
     bytes = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   }
-  const flat = p.dtype === "int32" ? new Int32Array(bytes.buffer) : new Float32Array(bytes.buffer);
+  const Typed = p.dtype === "int32" ? Int32Array : Float32Array;
+  const flat = new Typed(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   return p.layout === "lower" ? expandLower(flat, p.shape) : flat;
 }
 
