@@ -283,6 +283,12 @@ def test_a_translation_models_part_is_kept(browser, tmp_path):  # noqa: F811
         pg.wait_for_function("() => qkv.state.part === 'cross'", timeout=30_000)
         assert fresh.errors == [] and pg.errors == []
         fresh.context.close()
+        for crafted in ("__proto__", "constructor"):  # an inherited property of the parts is no part
+            odd = open_page(browser, viewport={"width": 1280, "height": 900})
+            load_page(odd, url + f"?lang=en&text={SOURCE}&part={crafted}&layer=0&head=0")
+            odd.wait_for_function("() => qkv.state.part === 'cross'", timeout=30_000)
+            assert odd.errors == [] and odd.is_hidden("#error"), (crafted, odd.errors)
+            odd.context.close()
     finally:
         pg.context.close()
         stop(proc)

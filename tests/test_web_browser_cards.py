@@ -256,3 +256,19 @@ def test_presentation_zooms_the_heatmap_sharp_and_its_cells_still_choose(page, s
     page.wait_for_timeout(300)
     w, css_w = page.evaluate(f"() => {SIZES}")[:2]
     assert w == round(css_w)  # drawn at the page's own scale again (devicePixelRatio 1)
+
+
+def test_a_failure_is_said_as_it_is_and_only_a_security_error_blames_the_browser(page, server):
+    load_page(page, server)
+    settle(page)
+    button = ".next-card > .card-save .card-save-btn[data-format='png']"
+    for name, says in (("SecurityError", "will not turn this card into a picture"), ("TypeError", "could not be saved")):
+        page.evaluate(  # the canvas's export throws as a tainted canvas (SecurityError) or a bug (TypeError) would
+            "n => { HTMLCanvasElement.prototype.toBlob = function () { const e = new Error('boom'); e.name = n; throw e; }; }",
+            name,
+        )
+        page.click(button)
+        page.wait_for_function(f'() => document.querySelector("{button}").dataset.state === "refused"')
+        title = page.get_attribute(button, "title")
+        assert says in title, (name, title)
+        assert ("boom" in title) == (name == "TypeError")

@@ -26,8 +26,8 @@ own view to the same bundle):
 
 A view larger than MAX_PAGE_BYTES is refused (Refusal "notebook.too_large"): the notebook file keeps
 the page twice (the widget's state and the text/html), and a notebook of tens of megabytes is slow to
-open and to save. Measured (bytes of page_html(page_data(...)), about 0.38 MB of it the page's own
-scripts and styles): the bundled model at 64 tokens (its n_ctx) 0.84 MB; SmolLM2-135M (30 layers x
+open and to save. Measured (bytes of page_html(page_data(...)), about 0.47 MB of it the page's own
+scripts and styles): the bundled model at 64 tokens (its n_ctx) 0.94 MB; SmolLM2-135M (30 layers x
 9 heads) at 16 tokens 1.1 MB, 64 tokens 7.8 MB, 128 tokens 27 MB (the attention arrays grow as
 layers x heads x T^2). The bound, 8 MB, keeps a 64-token view of a real LLM that size; the attention
 arrays alone (dots and pattern, base64 of float32) are estimated before anything is computed, so a
@@ -183,18 +183,12 @@ def view_of(model, tokenizer, text: str, layer=None, head=None, token=None, lang
     return View(page, still, list(tokens), text, name or "model", layer, head, lang)
 
 
-def _sharpest(A) -> int:
-    """The head whose rows have the least entropy in all, -sum a log2 a over its cells (A: (H, T, Tk));
-    the first on a tie. The page opens a translation on this head of the last layer (static/doc.js)."""
-    import numpy as np
-
-    bits = -np.where(A > 0, A * np.log2(np.where(A > 0, A, 1.0)), 0.0).sum(axis=(1, 2))  # (H,)
-    return int(np.argmin(bits))
-
-
 def _still(model, doc: dict, start: dict, lang: str) -> tuple[bytes, int, int]:
     """(PNG, layer, head) of the heatmap the page opens on: `start`'s layer and head, else the page's
     own choice (layer 0, head 0; a translation model's cross-attention: its last layer's sharpest head)."""
+    import torch
+
+    from qkv.analysis.cross_attention import sharpest_head
     from qkv.apps.web.view import unpack
     from qkv.presentation.plot_alignment import alignment_figure
     from qkv.presentation.plot_attention import head_heatmap
@@ -203,7 +197,7 @@ def _still(model, doc: dict, start: dict, lang: str) -> tuple[bytes, int, int]:
         path = Path(tmp) / "still.png"
         if model.family.translates:
             A = unpack(doc["parts"]["cross"]["arrays"]["pattern"])  # (L, H, T_target, T_source)
-            layer, head = start.get("layer", len(A) - 1), start.get("head", _sharpest(A[-1]))
+            layer, head = start.get("layer", len(A) - 1), start.get("head", sharpest_head(torch.tensor(A[-1])))
             source, target = doc["source"]["tokens"], doc["target"]["tokens"]
             alignment_figure(A[layer, head], source, target, path, layer, head, lang=lang)
         else:

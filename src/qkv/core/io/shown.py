@@ -1,7 +1,7 @@
 """How a result shows itself in a notebook: a rich (HTML) display and a short line, said by the layer above.
 
     trace                     # in Jupyter, VS Code, Colab or marimo: a summary table, not megabytes of numbers
-    repr(trace)               # Trace(blocks=2, activations=38, tokens=(1, 7), 0.1 MB): short, in any language
+    repr(trace)               # Trace(91 activations, tokens=(1, 4)): short, in any language
 
 Why `_repr_html_` on the classes, filled in from above: the objects a notebook user holds are made in
 core and analysis (a Trace, a Patching, a kind-"logit-lens" document), while their words and tables
@@ -10,7 +10,7 @@ one hook every notebook front end reads (IPython's display formatter in Jupyter,
 marimo, nbconvert), wherever and whenever qkv was imported; IPython's own `for_type` registration would
 reach only IPython kernels that were running when qkv was imported. So each class derives from Shown and
 names what it is (`shown_as`), and presentation registers one builder per name (`shown_by`) when qkv is
-imported (qkv.presentation.notebook_displays). A plain JSON document (a dict with a "kind") is a
+imported (qkv.apps.displays). A plain JSON document (a dict with a "kind") is a
 Document: a dict in every way, shown by its kind.
 
 Without a registered builder nothing changes: `_repr_html_` returns None (the front end shows text) and
@@ -28,7 +28,7 @@ _line: dict[str, Callable[[object], str]] = {}  # and in one line of text (text/
 
 def shown_by(kind: str, html: Callable[[object], str], line: Callable[[object], str] | None = None) -> None:
     """Set how objects that are shown as `kind` display themselves: `html(obj)` an HTML fragment,
-    `line(obj)` one line of text (qkv.presentation.notebook_displays calls this once per kind)."""
+    `line(obj)` one line of text (qkv.apps.displays calls this once per kind)."""
     _html[kind] = html
     if line is not None:
         _line[kind] = line

@@ -33,7 +33,7 @@ class Encoder(Hookable, nn.Module, Displayed):  # Displayed: its notebook displa
     shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["bert"]  # hidden states out: no next-token distribution (models.family)
     loaded_from = None  # where it was loaded from (core.hub.pretrained)
-    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its directory, or "bundled"
+    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its folder's name (never the path), or "bundled"
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

@@ -52,7 +52,7 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
     shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["gpt"]  # what it is and can do (models.family)
     loaded_from = None  # a pretrained model: where it was loaded from (core.hub.pretrained)
-    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its directory, or "bundled"
+    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its folder's name (never the path), or "bundled"
     stop_ids: tuple[int, ...] = ()  # a pretrained model's end-of-text ids (generation_config.json): qkv generate stops
 
     def __init__(self, cfg: ModelConfig):

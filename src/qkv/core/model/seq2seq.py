@@ -88,7 +88,7 @@ class Seq2Seq(Hookable, nn.Module, Displayed):  # Displayed: its notebook displa
     shown_as = "model"  # its notebook display: qkv.apps.displays
     family = FAMILIES["seq2seq"]  # the decoder predicts the next target token (models.family)
     loaded_from = None
-    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its directory, or "bundled"
+    checkpoint: str | None = None  # a qkv checkpoint read by qkv.load: its folder's name (never the path), or "bundled"
     languages: tuple[str, str] | None = None  # (source, target), e.g. ("zh", "en"): what its checkpoint records
 
     def __init__(self, cfg: ModelConfig):

@@ -494,5 +494,5 @@ def load(path=None, device=None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
             to_device(model, device)  # in place (Module.to)
         return model, tokenizer
     ckpt = load_checkpoint(path, device=device)
-    ckpt.model.checkpoint = "bundled" if Path(path).resolve() == default_ckpt().resolve() else str(path)
+    ckpt.model.checkpoint = "bundled" if Path(path).resolve() == default_ckpt().resolve() else Path(path).name
     return ckpt.model, ckpt.tokenizer

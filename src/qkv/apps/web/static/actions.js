@@ -95,7 +95,7 @@ export function chooseHead(l, h, what, t0) {
 
 /** Show another attention of a translation model (cross, decoder, encoder). */
 export function choosePart(name, t0) {
-  if (!S.tr || !S.doc.parts[name]) return;
+  if (!S.tr || !Object.hasOwn(S.doc.parts, name)) return;
   const wasSource = S.P.queries === "source";
   S.part = name;
   usePart();

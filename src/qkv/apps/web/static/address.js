@@ -202,7 +202,7 @@ export async function openAddress(want) {
       await analyze(want.text, performance.now(), "text");
     }
     if (!S.doc) return;
-    if (S.tr && want.part && S.doc.parts[want.part] && want.part !== S.part) choosePart(want.part, performance.now());
+    if (S.tr && want.part && Object.hasOwn(S.doc.parts, want.part) && want.part !== S.part) choosePart(want.part, performance.now());
     const at = (i, n) => clamp(i < 0 ? n + i : i, 0, n - 1);  // a negative index counts from the end, as qkv's do
     if (want.layer !== null) S.layer = at(want.layer, S.L);
     if (want.head !== null) S.head = at(want.head, S.H);

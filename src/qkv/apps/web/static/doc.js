@@ -19,7 +19,7 @@ export function setDoc(doc) {
   S.doc = doc; S.tr = doc.kind === "translation-view"; S.cache = {}; S.shared = {};
   if (S.tr) {
     for (const name of Object.keys(doc.arrays)) S.shared[name] = decode(doc.arrays[name]);  // the next words
-    if (!S.part || !doc.parts[S.part]) S.part = "cross";
+    if (!S.part || !Object.hasOwn(doc.parts, S.part)) S.part = "cross";  // own keys only: ?part=__proto__ is no part
   } else {
     S.part = null;
   }

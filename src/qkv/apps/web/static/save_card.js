@@ -87,8 +87,9 @@ async function save(card, button) {
     button.dataset.state = "saved";
     button.title = t("cards_saved", { name: fileName(card, format) });
   } catch (e) {
-    button.dataset.state = "refused";  // a tainted canvas (card_picture.js), or no picture to make
-    button.title = t("cards_refused");
+    button.dataset.state = "refused";
+    // a tainted canvas (card_picture.js) is the browser's refusal; anything else is said as it is
+    button.title = e && e.name === "SecurityError" ? t("cards_refused") : t("cards_failed", { error: String((e && e.message) || e) });
   } finally {
     button.disabled = false;
   }
