@@ -262,9 +262,13 @@ def test_a_failure_is_said_as_it_is_and_only_a_security_error_blames_the_browser
     load_page(page, server)
     settle(page)
     button = ".next-card > .card-save .card-save-btn[data-format='png']"
-    for name, says in (("SecurityError", "will not turn this card into a picture"), ("TypeError", "could not be saved")):
+    for name, says in (
+        ("SecurityError", "will not turn this card into a picture"),
+        ("TypeError", "could not be saved"),
+    ):
         page.evaluate(  # the canvas's export throws as a tainted canvas (SecurityError) or a bug (TypeError) would
-            "n => { HTMLCanvasElement.prototype.toBlob = function () { const e = new Error('boom'); e.name = n; throw e; }; }",
+            "n => { HTMLCanvasElement.prototype.toBlob = function () {"
+            " const e = new Error('boom'); e.name = n; throw e; }; }",
             name,
         )
         page.click(button)
