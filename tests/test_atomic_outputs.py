@@ -17,6 +17,7 @@ from cli_util import run_error
 
 from qkv.apps.cli import main
 from qkv.core.io.files import atomic_write, check_folder_of, replacing, write_text
+from qkv.core.io.refusal import Refusal
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 OLD = b"the user's earlier file\n" * 4  # 96 bytes, under the limit
@@ -125,11 +126,13 @@ def test_a_device_is_written_as_it_is():
 
 def test_check_folder_of_refuses_a_missing_folder(tmp_path):
     assert check_folder_of(tmp_path / "a.png") == tmp_path / "a.png"
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(Refusal) as missing:
         check_folder_of(tmp_path / "nowhere" / "a.png")
+    assert missing.value.key == "outputs.no_folder" and missing.value.fields["folder"] == str(tmp_path / "nowhere")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(Refusal) as a_file:
         check_folder_of(tmp_path / "file" / "a.png")
+    assert a_file.value.key == "outputs.folder_is_file"
 
 
 @pytest.mark.parametrize(
@@ -145,7 +148,7 @@ def test_an_output_into_a_missing_folder_is_refused_not_made(capsys, tmp_path, a
     """As explain --html refuses it: one line naming the file; the folder is not made (today figure makes it)."""
     out = tmp_path / "nowhere" / {"trace": "f.json", "explain": "f.html"}.get(argv[0], "f.png")
     line = run_error(capsys, [*argv, str(out)] if argv[0] == "explain" else [*argv, "--out", str(out)])
-    assert "No such file or directory" in line and str(out) in line
+    assert f"its folder {out.parent} does not exist" in line and str(out) in line
     assert not out.parent.exists()
 
 
@@ -153,5 +156,5 @@ def test_the_refusal_is_said_in_chinese(capsys, tmp_path):
     out = tmp_path / "nowhere" / "f.png"
     assert main(["figure", "positions", "--out", str(out), "--lang", "zh"]) != 0
     err = capsys.readouterr().err.strip()
-    assert err.startswith("qkv: 错误：没有这个文件或目录") and len(err.splitlines()) == 1, err
+    assert err.startswith(f"qkv: 错误：无法写入 {out}：文件夹 {out.parent} 不存在") and len(err.splitlines()) == 1, err
     assert not out.parent.exists()

@@ -483,3 +483,21 @@ def test_concurrent_requests_each_get_their_own_trace(client, bundled):
 def test_a_malformed_body_is_said_of_the_body(client, body, content_type, said):
     r = client.post("/api/view", content=body, headers={"Content-Type": content_type})
     assert r.status_code == 422 and r.json() == {"error": said, "status": 422}
+
+
+@pytest.mark.parametrize("lang, words", [("en", "another program is using that port"), ("zh", "已经被别的程序占用了")])
+def test_a_taken_port_is_said_in_the_users_language_with_what_to_do(lang, words):
+    import socket
+
+    from qkv.apps.web.listen import listening_socket
+    from qkv.core.io.refusal import Refusal
+    from qkv.presentation.i18n import say_error
+
+    with socket.socket() as held:  # without SO_REUSEADDR's help: a socket listening on the port holds it
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(Refusal) as caught:
+            listening_socket("127.0.0.1", port)
+    line = say_error(caught.value, lang)
+    assert words in line and f"--port {port + 1}" in line and "\n" not in line.strip()

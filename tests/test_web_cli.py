@@ -99,7 +99,7 @@ def test_embedded_json_cannot_close_its_script_element():
             "n_ctx",
         ),  # unknown words are read now (a fallback)
         (["explain", SENTENCE, "--html", "{tmp}"], "is a directory"),
-        (["explain", SENTENCE, "--html", "{tmp}/no/such/dir/p.html"], "No such file"),
+        (["explain", SENTENCE, "--html", "{tmp}/no/such/dir/p.html"], "does not exist (qkv does not make it)"),
         (["explain", SENTENCE, "--html", "{tmp}/p.html", "--layer", "9"], "layer 9 is out of range"),
         (["serve", "--ckpt", "{tmp}/missing"], "missing"),
         (["serve", "--port", "70000"], "port"),

@@ -7,6 +7,7 @@ The app itself (its routes, its checks on what a request may ask) is server.crea
 from __future__ import annotations
 
 import ctypes
+import errno
 import gc
 import threading
 import time
@@ -39,6 +40,10 @@ def listening_socket(host: str, port: int):
         sock.bind((host, port))
     except OSError as e:
         sock.close()
+        if e.errno == errno.EADDRINUSE:  # the common case, said in the user's language with what to do
+            raise Refusal.of(
+                "cli.serve_port_taken", host=host, port=port, other=port + 1 if port < 65535 else 8000
+            ) from None
         raise Refusal.of("cli.serve_cannot_listen", host=host, port=port, why=e.strerror or str(e)) from None
     return sock
 

@@ -3,7 +3,6 @@ one only if it is a regular file of a bounded size (a FIFO, a device or a huge f
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import stat
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from qkv.core.io.finite import dumps
+from qkv.core.io.refusal import Refusal
 
 
 @contextmanager
@@ -75,12 +75,13 @@ def write_text(path, text: str) -> None:
 
 def check_folder_of(path) -> Path:
     """`path` as a file to write, refused before any work is done when its folder is not there (the
-    OSError replacing would raise at the end, naming `path`): nothing makes the folder."""
+    OSError replacing would raise at the end, naming only `path`): one line naming the folder;
+    nothing makes it."""
     path = Path(path)
     parent = path.parent
     if not parent.is_dir():
-        code = errno.ENOTDIR if parent.exists() else errno.ENOENT
-        raise OSError(code, os.strerror(code), str(path))
+        key = "outputs.folder_is_file" if parent.exists() else "outputs.no_folder"
+        raise Refusal.of(key, path=str(path), folder=str(parent))
     return path
 
 

@@ -142,5 +142,9 @@ MESSAGES = {
     # qkv serve: its first line (its URL; browser_util.py and the tests read it), its warning, its refusal
     "serve_ready": "qkv explorer: {url}  (model: {name}; Ctrl-C stops)",
     "serve_open": "warning: listening on {host}, not only on this computer: others on the network can use it",
+    "serve_port_taken": (
+        "cannot listen on {host}:{port}: another program is using that port; stop"
+        " it, or choose another port with --port (e.g. --port {other})"
+    ),
     "serve_cannot_listen": "cannot listen on {host}:{port}: {why}",
 }

@@ -11,4 +11,9 @@ MESSAGES = {
         "as transformers reads it"
     ),
     "target_empty": "the target of the attribution must be a word (one token) or a token id, not empty",
+    "no_folder": (
+        "cannot write {path}: its folder {folder} does not exist (qkv does not"
+        " make it): make the folder first, or choose another path"
+    ),
+    "folder_is_file": "cannot write {path}: {folder} is a file, not a folder",
 }

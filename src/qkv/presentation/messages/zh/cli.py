@@ -136,5 +136,9 @@ MESSAGES = {
     # qkv serve：第一行（它的网址；browser_util.py 和测试读它）、警告、拒绝
     "serve_ready": "qkv 浏览器页面：{url}  （模型：{name}；按 Ctrl-C 停止）",
     "serve_open": "警告：正在监听 {host}，不只是这台电脑：网络上的其他人也能用它",
+    "serve_port_taken": (
+        "无法在 {host}:{port} 上监听：这个端口已经被别的程序占用了；"
+        "请先关掉它，或者用 --port 换一个端口（例如 --port {other}）"
+    ),
     "serve_cannot_listen": "无法在 {host}:{port} 上监听：{why}",
 }

@@ -9,4 +9,6 @@ MESSAGES = {
         "{head}，和 {embedding} 不同：按 transformers 的做法，把它作为独立的输出层读入，不再共用"
     ),
     "target_empty": "归因的目标必须是一个词（一个词元）或一个词元编号，不能为空",
+    "no_folder": "无法写入 {path}：文件夹 {folder} 不存在（qkv 不会替你建它）：请先建好这个文件夹，或者换一个路径",
+    "folder_is_file": "无法写入 {path}：{folder} 是一个文件，不是文件夹",
 }
