@@ -31,19 +31,17 @@ import qkv  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
-HAS_SHOW = hasattr(qkv, "show")
-NO_SHOW = "qkv.show has not landed in this checkout (the widget branch adds it): its checks run once it has"
 CELL_TIMEOUT = 240  # seconds one cell may take (a notebook is meant to run in under 2 minutes on a laptop)
 MARK = "# qkv-examples-test"
 
-# Added before the notebook: every qkv.show call is recorded (a stand-in that shows nothing where qkv has none)
+# Added before the notebook: every qkv.show call is recorded, and passed on to qkv.show with all its arguments
 RECORD = f"""{MARK}
 import qkv as _qkv
 _shown = []
-_show = getattr(_qkv, "show", None)
-def _recording_show(model, tokenizer, text, layer=None, head=None, token=None, lang=None):
+_show = _qkv.show
+def _recording_show(model, tokenizer, text, layer=None, head=None, token=None, **kwargs):
     _shown.append((model, tokenizer, text, layer, head, token))
-    return _show(model, tokenizer, text, layer=layer, head=head, token=token, lang=lang) if _show else None
+    return _show(model, tokenizer, text, layer=layer, head=head, token=token, **kwargs)
 _qkv.show = _recording_show
 """
 # Added after it: what qkv computes in Python for each shown view (its tokens, and the chosen row of A)
@@ -156,6 +154,11 @@ def test_the_committed_notebooks_are_what_the_script_writes():
     assert stale == [], "run python scripts/make_examples.py"
 
 
+def test_the_notebooks_show_is_qkvs():
+    # every notebook ends on qkv.show and the run wraps it (RECORD): without it the notebooks cannot run
+    assert callable(qkv.show) and "name" in qkv.show.__code__.co_varnames
+
+
 def test_zh_and_en_run_the_same_code_and_carry_no_outputs():
     for zh in (n for n in NOTEBOOKS if n.endswith(".zh.ipynb")):
         a = nbformat.read(EXAMPLES / zh, as_version=4)
@@ -190,8 +193,6 @@ def test_the_notebook_runs_top_to_bottom(run, name):
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_its_show_output_fetches_nothing_from_the_network(run, name):
-    if not HAS_SHOW:
-        pytest.skip(NO_SHOW)
     nb, _, _ = run(name)
     outputs = show_outputs(nb)
     pages = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
