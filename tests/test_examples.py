@@ -207,3 +207,21 @@ def test_the_fetch_check_sees_a_fetch():
     assert fetches('import x from "https://esm.sh/x";') and fetches("fetch('http://a/b')")
     assert fetches("a { background: url(https://x/y.png) }")
     assert not fetches('<a href="https://qkv.dev">x</a> <script type="module">import { a } from "./a.js";</script>')
+
+
+@pytest.mark.slow  # loads the bundled model and runs it four times
+def test_notebook_03_states_the_leaks_the_library_measures():
+    # its text quotes order_pair's numbers on the tour's pair (positions on and off, per layer): they must be the ones
+    # the bundled model gives, as the tour shows them
+    from qkv.analysis.no_positions import order_pair
+
+    model, tokenizer = qkv.load()
+    leak = order_pair(model, tokenizer, "我 打了 你 ，", "你 打了 我 ，")["leak"]
+    quoted = [f"{x:.2g}" for x in [leak["on"][0]] + leak["off"][1:] + leak["on"][1:]]  # in the order the text says them
+    assert f"{leak['off'][0]:.2g}" == "0"
+    cells = dict(_script().topics())["03_positions"]
+    texts = [t for c in cells if c[0] == "md" and "0.12" in c[1] for t in c[1:]]
+    assert len(texts) == 2
+    for text in texts:
+        found = re.findall(r"\d\.\d+", text)
+        assert found == quoted, (found, quoted)
