@@ -31,19 +31,17 @@ import qkv  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
-HAS_SHOW = hasattr(qkv, "show")
-NO_SHOW = "qkv.show has not landed in this checkout (the widget branch adds it): its checks run once it has"
 CELL_TIMEOUT = 240  # seconds one cell may take (a notebook is meant to run in under 2 minutes on a laptop)
 MARK = "# qkv-examples-test"
 
-# Added before the notebook: every qkv.show call is recorded (a stand-in that shows nothing where qkv has none)
+# Added before the notebook: every qkv.show call is recorded, and passed on to qkv.show with all its arguments
 RECORD = f"""{MARK}
 import qkv as _qkv
 _shown = []
-_show = getattr(_qkv, "show", None)
-def _recording_show(model, tokenizer, text, layer=None, head=None, token=None, lang=None):
+_show = _qkv.show
+def _recording_show(model, tokenizer, text, layer=None, head=None, token=None, **kwargs):
     _shown.append((model, tokenizer, text, layer, head, token))
-    return _show(model, tokenizer, text, layer=layer, head=head, token=token, lang=lang) if _show else None
+    return _show(model, tokenizer, text, layer=layer, head=head, token=token, **kwargs)
 _qkv.show = _recording_show
 """
 # Added after it: what qkv computes in Python for each shown view (its tokens, and the chosen row of A)
@@ -156,6 +154,11 @@ def test_the_committed_notebooks_are_what_the_script_writes():
     assert stale == [], "run python scripts/make_examples.py"
 
 
+def test_the_notebooks_show_is_qkvs():
+    # every notebook ends on qkv.show and the run wraps it (RECORD): without it the notebooks cannot run
+    assert callable(qkv.show) and "name" in qkv.show.__code__.co_varnames
+
+
 def test_zh_and_en_run_the_same_code_and_carry_no_outputs():
     for zh in (n for n in NOTEBOOKS if n.endswith(".zh.ipynb")):
         a = nbformat.read(EXAMPLES / zh, as_version=4)
@@ -190,8 +193,6 @@ def test_the_notebook_runs_top_to_bottom(run, name):
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_its_show_output_fetches_nothing_from_the_network(run, name):
-    if not HAS_SHOW:
-        pytest.skip(NO_SHOW)
     nb, _, _ = run(name)
     outputs = show_outputs(nb)
     pages = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
@@ -206,3 +207,21 @@ def test_the_fetch_check_sees_a_fetch():
     assert fetches('import x from "https://esm.sh/x";') and fetches("fetch('http://a/b')")
     assert fetches("a { background: url(https://x/y.png) }")
     assert not fetches('<a href="https://qkv.dev">x</a> <script type="module">import { a } from "./a.js";</script>')
+
+
+@pytest.mark.slow  # loads the bundled model and runs it four times
+def test_notebook_03_states_the_leaks_the_library_measures():
+    # its text quotes order_pair's numbers on the tour's pair (positions on and off, per layer): they must be the ones
+    # the bundled model gives, as the tour shows them
+    from qkv.analysis.no_positions import order_pair
+
+    model, tokenizer = qkv.load()
+    leak = order_pair(model, tokenizer, "我 打了 你 ，", "你 打了 我 ，")["leak"]
+    quoted = [f"{x:.2g}" for x in [leak["on"][0]] + leak["off"][1:] + leak["on"][1:]]  # in the order the text says them
+    assert f"{leak['off'][0]:.2g}" == "0"
+    cells = dict(_script().topics())["03_positions"]
+    texts = [t for c in cells if c[0] == "md" and "0.12" in c[1] for t in c[1:]]
+    assert len(texts) == 2
+    for text in texts:
+        found = re.findall(r"\d\.\d+", text)
+        assert found == quoted, (found, quoted)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 from browser_fixtures import browser, open_page, require_chromium  # noqa: F401
-from test_examples import HAS_SHOW, NO_SHOW, NOTEBOOKS, run  # noqa: F401
+from test_examples import NOTEBOOKS, run  # noqa: F401
 
 require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.subprocess]  # Chromium and a kernel
@@ -66,8 +66,6 @@ def painted_colours(frame) -> int:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_the_notebooks_html_shows_the_explorer_with_the_right_tokens(browser, run, tmp_path, name):
-    if not HAS_SHOW:
-        pytest.skip(NO_SHOW)
     from nbconvert import HTMLExporter
 
     nb, views, _ = run(name)
