@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -40,6 +41,25 @@ def topics() -> list[tuple[str, list]]:
     return out
 
 
+CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # Chinese characters and their punctuation
+BLOCK = re.compile(r"\s*(?:[#>|*-]|\d+\.|```|$)")  # a line that starts a Markdown block of its own
+
+
+def unwrapped(text: str) -> str:
+    """Chinese text as one line per paragraph: Markdown shows a line break inside a paragraph as a
+    space, which Chinese does not write (的信息 加了进来), so a break beside a Chinese character goes."""
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        prev = out[-1]
+        joins = prev.strip() and not BLOCK.match(line) and not prev.lstrip().startswith(("#", "|", "```"))
+        if joins and (CJK.match(prev[-1:]) or CJK.match(line[:1])):
+            out[-1] = prev + line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def notebook(stem: str, cells: list, lang: str) -> nbformat.NotebookNode:
     """The notebook of one topic in one language, without outputs."""
     nb = nbformat.v4.new_notebook()
@@ -50,7 +70,7 @@ def notebook(stem: str, cells: list, lang: str) -> nbformat.NotebookNode:
     for i, cell in enumerate(cells):
         cid = f"{stem.replace('_', '-')}-{i:02d}"
         if cell[0] == "md":
-            text = cell[1] if lang == "zh" else cell[2]
+            text = unwrapped(cell[1]) if lang == "zh" else cell[2]
             nb.cells.append(nbformat.v4.new_markdown_cell(text.strip("\n"), id=cid))
         elif cell[0] == "code":
             nb.cells.append(nbformat.v4.new_code_cell(cell[1].strip("\n").replace(PLACEHOLDER, lang), id=cid))
