@@ -175,7 +175,8 @@ def check_translate(pg, ref, got):
 
 
 def check_llm(pg, ref, got):
-    assert got["facts"] == {"cmd": "qkv serve --ckpt smollm2"} and "qkv serve --ckpt smollm2" in got["body"]
+    assert got["facts"]["cmd"] == "qkv serve --ckpt smollm2" and "qkv serve --ckpt smollm2" in got["body"]
+    assert got["facts"]["model"] in got["body"]  # the model served, named (the bundled one)
 
 
 CHECKS = [check_worked, check_hull, check_why_v, check_apple, check_heads, check_positions, check_residual,
