@@ -150,6 +150,7 @@ def check_residual(pg, ref, got):
     ]
     assert got["state"]["layer"] == int(np.argmax(ratio)) and got["state"]["token"] == len(ids) - 1
     assert shown(got["facts"]["ratio"], max(ratio))
+    assert "LayerNorm" in got["body"] and "RMSNorm" not in got["body"]  # the bundled model's norm, named
 
 
 def check_next(pg, ref, got):

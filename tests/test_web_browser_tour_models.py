@@ -1,10 +1,11 @@
 """The guided tour on models it was not written around, and while it is moved on, in a real browser.
 
-The bundled translator (`qkv serve --ckpt src/qkv/assets/translate`, the command the tour itself prints):
-every step ends in words of the page's language, the steps that need a GPT-like decoder saying so, never
-a script's error text. A one-layer GPT: the positions step has no later layer to name, and says so
-(never "-Infinity"). Leaving a step whose answer is still on its way: the step shown and the page agree.
-Leaving the positions step: the page reads the model with its positions again."""
+The bundled translator (`qkv serve --ckpt src/qkv/assets/translate`, the command the tour itself prints)
+and a tiny random BERT: every step ends in words of the page's language, the steps that need a GPT-like
+decoder saying so, never a script's error text. A one-layer GPT: the positions step has no later layer to
+name, and says so (never "-Infinity"), and its residual step names its RMSNorm. Leaving a step whose
+answer is still on its way: the step shown and the page agree. Leaving the positions step: the page reads
+the model with its positions again."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 import torch
 from browser_fixtures import browser, open_page, require_chromium  # noqa: F401
 from browser_util import free_port, load_page, start_server, stop
+from test_pretrained_dirs import bert_dir  # noqa: F401
 from test_web_browser_tour import STEPS, wait_step
 
 from qkv.core.hub.bundled import default_ckpt
@@ -42,10 +44,25 @@ def translator():
     stop(proc)
 
 
+@pytest.fixture(scope="module")
+def encoder(bert_dir):  # noqa: F811
+    proc, url = start_server("--ckpt", str(bert_dir[0]), "--port", str(free_port()))
+    yield url
+    stop(proc)
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_walk_the_tour_on_the_translator(browser, translator, lang):
+    walk_other(browser, translator, lang)
+
+
+def test_walk_the_tour_on_an_encoder(browser, encoder):
+    walk_other(browser, encoder, "zh")
+
+
+def walk_other(browser, url, lang):
     pg = open_page(browser, viewport={"width": 1280, "height": 900})
-    load_page(pg, translator + f"?lang={lang}")
+    load_page(pg, url + f"?lang={lang}")
     pg.click("#tour-open")
     for n in range(STEPS):
         got = wait_step(pg, n)
@@ -60,9 +77,9 @@ def test_walk_the_tour_on_the_translator(browser, translator, lang):
 
 @pytest.fixture(scope="module")
 def one_layer(tmp_path_factory):
-    """A random GPT of the bundled model's shape but one layer, with its tokenizer, served."""
+    """A random GPT of the bundled model's shape but one layer and RMSNorm, with its tokenizer, served."""
     model, tok = load(default_ckpt())
-    cfg = dataclasses.replace(model.cfg, n_layers=1)
+    cfg = dataclasses.replace(model.cfg, n_layers=1, norm="rms")  # and RMSNorm, as Llama's
     torch.manual_seed(0)
     d = tmp_path_factory.mktemp("one-layer")
     w = Writer(d, cfg, TrainConfig(), tok)
@@ -81,6 +98,10 @@ def test_positions_on_a_one_layer_model(browser, one_layer, lang):
     assert got["id"] == "positions" and not got["error"]
     assert not any(bad in got["body"] for bad in JS_ERRORS), got["body"]
     assert ("只有一层" if lang == "zh" else "one layer only") in got["body"]
+    pg.click("#tour-next")
+    got = wait_step(pg, 6)  # the residual step names the norm this model uses: RMSNorm does not centre
+    assert got["id"] == "residual" and "RMSNorm" in got["body"] and "LayerNorm" not in got["body"]
+    assert ("不减均值" if lang == "zh" else "not centred") in got["body"]
     assert pg.errors == []
 
 

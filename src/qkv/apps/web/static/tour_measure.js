@@ -162,7 +162,8 @@ function bestPerCategory(labels, cats) {
 }
 
 async function heads(ctx) {
-  if (S.tr || translates()) return { facts: { model: modelName }, variant: "decoder" };
+  const none = needsDecoder();  // the head detector reads a causal model's repeated random tokens
+  if (none) return none;
   if (!S.doc || S.doc.positions !== undefined) await show(COMPANY, ctx);
   const d = await api("api/heads");
   still(ctx);
