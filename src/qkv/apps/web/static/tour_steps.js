@@ -2,7 +2,8 @@
 // order of the two articles, each in Chinese and English with the same keys and the same {fields}
 // (a test checks). The fields are what the step measured on the page at run time (tour.js: a head,
 // a token, a number); body_none / try_none are said where the measure has nothing to show (no real
-// LLM served). The literal below is plain JSON, so Python reads it too (tests/test_web_tour_steps.py).
+// LLM served; a model of one layer), TOUR_UI.needs_decoder where the model served is no GPT-like decoder
+// predicting the next token (a translator, an encoder). The literal below is plain JSON, so Python reads it too (tests/test_web_tour_steps.py).
 
 export const TOUR_UI = {
   "zh": {"open": "导览", "open_title": "跟着两篇文章的顺序，一步一步看页面上的实时数字",
