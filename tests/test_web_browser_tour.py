@@ -150,6 +150,7 @@ def check_residual(pg, ref, got):
     ]
     assert got["state"]["layer"] == int(np.argmax(ratio)) and got["state"]["token"] == len(ids) - 1
     assert shown(got["facts"]["ratio"], max(ratio))
+    assert "LayerNorm" in got["body"] and "RMSNorm" not in got["body"]  # the bundled model's norm, named
 
 
 def check_next(pg, ref, got):
@@ -175,7 +176,8 @@ def check_translate(pg, ref, got):
 
 
 def check_llm(pg, ref, got):
-    assert got["facts"] == {"cmd": "qkv serve --ckpt smollm2"} and "qkv serve --ckpt smollm2" in got["body"]
+    assert got["facts"]["cmd"] == "qkv serve --ckpt smollm2" and "qkv serve --ckpt smollm2" in got["body"]
+    assert got["facts"]["model"] in got["body"]  # the model served, named (the bundled one)
 
 
 CHECKS = [check_worked, check_hull, check_why_v, check_apple, check_heads, check_positions, check_residual,

@@ -10,7 +10,7 @@ import { S } from "./state.js";
 import { $, esc } from "./util.js";
 import { register } from "./panels.js";
 import { TOUR_STEPS, TOUR_UI } from "./tour_steps.js";
-import { MEASURES } from "./tour_measure.js";
+import { Left, MEASURES, modelName, show } from "./tour_measure.js";
 
 const TOUR = { open: false, n: 0, run: 0, got: null, error: null };
 const N = TOUR_STEPS.length;
@@ -76,6 +76,7 @@ function draw() {
   if (!el) return;
   const ui = TOUR_UI[S.lang], step = TOUR_STEPS[TOUR.n], words = step[S.lang], got = TOUR.got;
   const variant = got && got.variant === "none" ? "_none" : "";
+  const decoder = got && got.variant === "decoder";  // the model served is not a GPT-like decoder
   $("#tour-count").textContent = `${TOUR.n + 1} / ${N}`;
   $("#tour-title").textContent = words.title;
   $("#tour-close").title = ui.close;
@@ -89,6 +90,9 @@ function draw() {
     tryIt.innerHTML = "";
   } else if (!got) {
     body.innerHTML = `<p class="caption">${esc(ui.measuring)}</p>`;
+    tryIt.innerHTML = "";
+  } else if (decoder) {
+    body.innerHTML = `<p>${fill(ui.needs_decoder, { model: modelName }, S.lang)}</p>`;
     tryIt.innerHTML = "";
   } else {
     body.innerHTML = `<p>${fill(words["body" + variant] || words.body, got.facts, S.lang)}</p>`;
@@ -109,7 +113,17 @@ function focusCard(selector) {
   card.scrollIntoView({ block: "start" });
 }
 
-/** Open step n: its words at once, then its measure (a newer step started meanwhile wins). */
+/** Whether the page shows the positions step's view read with the positions taken out. */
+const positionsOff = () => !!(S.doc && S.doc.positions === "off");
+
+/** Leaving the positions step (another step, or the tour closed): the page reads the model with its
+ *  positions again (the same sentence), so no later step, panel or address holds the off view. */
+async function positionsOn(ctx) {
+  if (!S.doc || S.doc.positions === undefined) return;
+  await show(S.doc.text, ctx);
+}
+
+/** Open step n: its words at once, then its measure (a newer step started meanwhile wins: ctx.live()). */
 async function go(n) {
   if (n < 0 || n >= N) return;
   const run = ++TOUR.run, step = TOUR_STEPS[n];
@@ -117,12 +131,14 @@ async function go(n) {
   $("#tour-extra").innerHTML = "";
   setAddress();
   draw();
+  const ctx = { extra: $("#tour-extra"), live: () => TOUR.open && run === TOUR.run };
   try {
-    const got = await MEASURES[step.id]({ extra: $("#tour-extra") });
+    if (step.id !== "positions") await positionsOn(ctx);
+    const got = await MEASURES[step.id](ctx);
     if (run !== TOUR.run) return;
     TOUR.got = got;
   } catch (e) {
-    if (run !== TOUR.run) return;
+    if (run !== TOUR.run || e instanceof Left) return;
     TOUR.error = e && e.message ? e.message : String(e);
   }
   focusCard(step.card);
@@ -143,6 +159,7 @@ export function closeTour() {
   document.body.classList.remove("touring");
   for (const c of document.querySelectorAll(".tour-focus")) c.classList.remove("tour-focus");
   setAddress();
+  positionsOn({ live: () => !TOUR.open }).catch(() => {});
   const b = $("#tour-open");
   if (b) b.focus();
 }
@@ -173,8 +190,19 @@ register({
     if (TOUR.got && TOUR.got.redraw) TOUR.got.redraw();  // its own table's words
     draw();
   },
-  render() {  // a view read with the positions taken out says so in the heatmap's title
-    const title = $("#heatmap-title");
-    if (title && S.doc && S.doc.positions === "off") title.textContent += ` · ${TOUR_UI[S.lang].off}`;
+  render() {  // a view read with the positions taken out says so in the heatmap's title and in the cards
+    const title = $("#heatmap-title"), off = positionsOff();  // that ask the server (they read it with them)
+    if (title && off) title.textContent += ` · ${TOUR_UI[S.lang].off}`;
+    for (const card of document.querySelectorAll("#lens, #origin")) {  // a note beside the card: it redraws itself
+      let note = document.querySelector(`.tour-off-note[data-for="${card.id}"]`);
+      if (!off) { if (note) note.remove(); continue; }
+      if (!note) {
+        note = document.createElement("p");
+        note.className = "tour-off-note caption";
+        note.dataset.for = card.id;
+        card.before(note);
+      }
+      note.textContent = TOUR_UI[S.lang].off_note;
+    }
   },
 });

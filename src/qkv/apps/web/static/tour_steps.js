@@ -2,7 +2,8 @@
 // order of the two articles, each in Chinese and English with the same keys and the same {fields}
 // (a test checks). The fields are what the step measured on the page at run time (tour.js: a head,
 // a token, a number); body_none / try_none are said where the measure has nothing to show (no real
-// LLM served). The literal below is plain JSON, so Python reads it too (tests/test_web_tour_steps.py).
+// LLM served; a model of one layer), TOUR_UI.needs_decoder where the model served is no GPT-like decoder
+// predicting the next token (a translator, an encoder). The literal below is plain JSON, so Python reads it too (tests/test_web_tour_steps.py).
 
 export const TOUR_UI = {
   "zh": {"open": "导览", "open_title": "跟着两篇文章的顺序，一步一步看页面上的实时数字",
@@ -12,7 +13,12 @@ export const TOUR_UI = {
     "map_title": "第 {layer} 层第 {head} 个交叉注意力头：行是写出的词，列是原文的词", "failed": "这一步没能算出来：{error}", "head_at": "第 {l} 层第 {h} 个头",
     "lesson_same": "课程 heads 在语料句子上（从逗号后的位置）测出的“语境动词”头，也正是这个头。",
     "lesson_other": "课程 heads 在语料句子上测出的“语境动词”头是第 {l} 层第 {h} 个头；这里动词恰好也是“苹果”前一个词，所以看前一个词的头也可能得分很高。",
-    "lesson_none": "", "not_words": "这个模型把这一步的中文句子读成了字节，对不上词；这一步要在自带模型上看（qkv serve）。"},
+    "lesson_none": "", "not_words": "这个模型把这一步的中文句子读成了字节，对不上词；这一步要在自带模型上看（qkv serve）。",
+    "needs_decoder": "这一步要一个逐词预测下一个词的解码器（GPT 那样的模型），而页面现在服务的是{model}。停掉服务器，运行 <code>qkv serve</code> 打开自带模型，再打开导览，这一步就会读它的数字。",
+    "no_labels": "这个模型量不出各个头的分工。", "bundled": "自带的中文小模型",
+    "off_note": "热力图现在是关掉位置后的样子；这张卡片读的仍是带位置的模型。",
+    "norm_rms": "RMSNorm（把向量缩放到统一大小，不减均值）", "norm_ln": "LayerNorm（先减去均值，再缩放到统一大小）",
+    "norm_none": "（这个模型不做归一化）"},
   "en": {"open": "Tour", "open_title": "Step by step through the two articles, with the page's live numbers",
     "back": "← Back", "next": "Next →", "done": "Done", "close": "Close the tour", "measuring": "Measuring…",
     "label": "Tour", "on": "Positions on", "off": "Positions off", "sentence": "Sentence", "layer": "Layer",
@@ -22,7 +28,12 @@ export const TOUR_UI = {
     "failed": "This step could not be measured: {error}", "head_at": "layer {l}, head {h}",
     "lesson_same": "The lesson heads, measuring the corpus's sentences from the position after the comma, names the same head as its cue-verb head.",
     "lesson_other": "The lesson heads, measuring the corpus's sentences, names layer {l}, head {h} as its cue-verb head: here the verb is also the word just before 苹果, so a previous-token head can score high too.",
-    "lesson_none": "", "not_words": "this model reads this step's Chinese sentence as bytes, not words: the step is measured on the bundled model (qkv serve)."}
+    "lesson_none": "", "not_words": "this model reads this step's Chinese sentence as bytes, not words: the step is measured on the bundled model (qkv serve).",
+    "needs_decoder": "This step needs a decoder that predicts the next token (a GPT-like model), and the page is serving {model}. Stop the server, start the bundled model with <code>qkv serve</code>, open the tour again, and this step reads its numbers.",
+    "no_labels": "this model's heads cannot be labelled.", "bundled": "the small bundled Chinese model",
+    "off_note": "The heatmap shows the view with positions off; this card reads the model with its positions.",
+    "norm_rms": "RMSNorm (the vector scaled to a common size, not centred)", "norm_ln": "LayerNorm (the vector centred, then scaled to a common size)",
+    "norm_none": "(this model normalises nothing)"}
 };
 
 export const TOUR_STEPS = [
@@ -35,10 +46,10 @@ export const TOUR_STEPS = [
       "try": "Drag k₁ toward q, or type another coordinate for a key: the weights change, still add up to 1, and z stays inside the triangle of the values."}},
   {"id": "hull", "card": ".hull-card",
     "zh": {"title": "为什么 z 一定在凸包里",
-      "body": "同样的加权和，放到自带的中文模型里看。句子是“{text}”。第 {layer} 层第 {head} 个头是最后一层里最“专注”的头（各行注意力的熵最小）；它的查询“{query}”把最大的权重 {weight} 给了“{key}”。权重非负、和为 1，所以 z = Σ a<sub>j</sub> v<sub>j</sub> 落在这个头各个值围成的凸包里，而且被“{key}”的值拉得最近。",
+      "body": "同样的加权和，放到页面正在服务的模型（{model}）里看。句子是“{text}”。第 {layer} 层第 {head} 个头是最后一层里最“专注”的头（各行注意力的熵最小）；它的查询“{query}”把最大的权重 {weight} 给了“{key}”。权重非负、和为 1，所以 z = Σ a<sub>j</sub> v<sub>j</sub> 落在这个头各个值围成的凸包里，而且被“{key}”的值拉得最近。",
       "try": "点热力图上方的另一个词，或换一个头：图会变，但 z 从不跑出阴影区域。"},
     "en": {"title": "Why z stays inside the hull",
-      "body": "The same weighted sum, now in the bundled Chinese model, on “{text}”. Layer {layer}, head {head} is the sharpest head of the last layer (its rows have the least entropy); its query “{query}” gives its largest weight, {weight}, to “{key}”. The weights are non-negative and add up to 1, so z = Σ a<sub>j</sub> v<sub>j</sub> lies inside the hull of this head's values, pulled hardest toward the value of “{key}”.",
+      "body": "The same weighted sum, now in the model this page serves ({model}), on “{text}”. Layer {layer}, head {head} is the sharpest head of the last layer (its rows have the least entropy); its query “{query}” gives its largest weight, {weight}, to “{key}”. The weights are non-negative and add up to 1, so z = Σ a<sub>j</sub> v<sub>j</sub> lies inside the hull of this head's values, pulled hardest toward the value of “{key}”.",
       "try": "Click another token above the heatmap, or choose another head: the picture changes, z never leaves the shaded hull."}},
   {"id": "why_v", "card": ".steps-card",
     "zh": {"title": "为什么还要乘 V，而不直接用 K",
@@ -66,16 +77,18 @@ export const TOUR_STEPS = [
   {"id": "positions", "card": ".heatmap-card",
     "zh": {"title": "位置：我打你 / 你打我",
       "body": "“{a}”和“{b}”用的是同一袋词。位置开着（平常的样子），模型给每个词加上它所在位置的向量。位置关掉，是服务器用同一套权重再算一遍，只是不加位置：x = W<sub>E</sub>[词]，也不旋转 q 和 k（RoPE 模型）。这样第 0 层最后一个词“{last}”看到的只是一袋词，两句里它的权重是同一组数、只换了顺序：置换后最大差 {leak0}。从第 1 层起差距可达 {leak_max}（第 {leak_layer} 层）：因果掩码让“{mid}”在两句里读到的前文不同，所以没有位置，顺序仍会从掩码漏进来。位置开着时，第 0 层就已相差 {on0}。",
+      "body_none": "“{a}”和“{b}”用的是同一袋词。位置开着（平常的样子），模型给每个词加上它所在位置的向量。位置关掉，是服务器用同一套权重再算一遍，只是不加位置：x = W<sub>E</sub>[词]，也不旋转 q 和 k（RoPE 模型）。这样第 0 层最后一个词“{last}”看到的只是一袋词，两句里它的权重是同一组数、只换了顺序：置换后最大差 {leak0}。这个模型只有一层，看不到后面的层里顺序怎样从因果掩码漏进来。位置开着时，第 0 层就已相差 {on0}。",
       "try": "用这四个按钮切换位置开/关、句子 我打你/你打我：上面的热力图每次都是模型实时算出的。"},
     "en": {"title": "Positions: 我打你 / 你打我 (I hit you / you hit me)",
       "body": "“{a}” and “{b}” hold the same bag of tokens. With positions on (the page as usual) the model adds each token's position vector. With positions off the server runs the same weights again without it: x = W<sub>E</sub>[token], and no rotation of q and k (a RoPE model). Then in layer 0 the last token “{last}” sees a bag of tokens only, and its weights in the two sentences are the same numbers, permuted: the largest difference is {leak0}. From layer 1 on they differ by up to {leak_max} (layer {leak_layer}): under the causal mask “{mid}” has read different words before it, so order still leaks in through the mask. With positions on, layer 0 already differs by {on0}.",
+      "body_none": "“{a}” and “{b}” hold the same bag of tokens. With positions on (the page as usual) the model adds each token's position vector. With positions off the server runs the same weights again without it: x = W<sub>E</sub>[token], and no rotation of q and k (a RoPE model). Then in layer 0 the last token “{last}” sees a bag of tokens only, and its weights in the two sentences are the same numbers, permuted: the largest difference is {leak0}. This model has one layer only, so how order leaks in through the causal mask in later layers cannot be seen here. With positions on, layer 0 already differs by {on0}.",
       "try": "Use the four buttons to switch positions on and off and the sentence between 我打你 and 你打我: the heatmap above is the model's live answer each time."}},
   {"id": "residual", "card": ".residual-card",
-    "zh": {"title": "残差与 LayerNorm",
-      "body": "注意力的输出不是新向量本身，而是加到原来的流上：x + attn_out。在“{query}”这个位置，改动最大的是第 {layer} 层：更新量的长度 {upd}，原来的 x 是 {x}（比值 {ratio}）。每个模块先用 LayerNorm 把输入向量减去均值、缩放到统一大小，再把结果加回去，所以每一层只是在原有信息上微调。",
+    "zh": {"title": "残差与归一化",
+      "body": "注意力的输出不是新向量本身，而是加到原来的流上：x + attn_out。在“{query}”这个位置，改动最大的是第 {layer} 层：更新量的长度 {upd}，原来的 x 是 {x}（比值 {ratio}）。每个模块先用 {norm} 处理输入向量，再把结果加回去，所以每一层只是在原有信息上微调。",
       "try": "换一层看看：残差卡片列出了每次相加前后的长度。"},
-    "en": {"title": "Residual and LayerNorm",
-      "body": "Attention's output is not the new vector itself: it is added to the stream, x + attn_out. At “{query}”, layer {layer} changes the stream most: its update has length {upd} against x's {x} (ratio {ratio}). Each block reads its input through LayerNorm (the vector centred and scaled to a common size) and adds its result back, so every layer nudges what is already there.",
+    "en": {"title": "Residual and normalisation",
+      "body": "Attention's output is not the new vector itself: it is added to the stream, x + attn_out. At “{query}”, layer {layer} changes the stream most: its update has length {upd} against x's {x} (ratio {ratio}). Each block reads its input through {norm} and adds its result back, so every layer nudges what is already there.",
       "try": "Choose another layer: the residual card lists the lengths before and after each addition."}},
   {"id": "next", "card": ".next-card",
     "zh": {"title": "下一个词的概率与温度",
@@ -87,19 +100,19 @@ export const TOUR_STEPS = [
   {"id": "translate", "card": "#tour-extra",
     "zh": {"title": "编码器与解码器：交叉注意力",
       "body": "翻译模型有两叠层：编码器读原文，解码器一个词一个词地写译文；它的交叉注意力，q 来自正在写的词，k 和 v 来自原文的词。自带的翻译模型把“{src}”译成“{tgt}”。解码器第 {layer} 层第 {head} 个头（交叉注意力里最专注的头）写“{word}”时，把 {weight} 的权重给了“{source_word}”。下面的小图就是这个头：行是写出的词，列是原文的词。",
-      "try": "用 <code>qkv serve --ckpt translate</code> 打开翻译模型本身，输入一句话，逐个看译文里每个词那一行。"},
+      "try": "用 <code>qkv serve --ckpt src/qkv/assets/translate</code> 打开翻译模型本身，输入一句话，逐个看译文里每个词那一行。"},
     "en": {"title": "Encoder and decoder: cross-attention",
       "body": "A translation model has two stacks: the encoder reads the source, the decoder writes the target one word at a time, and its cross-attention takes q from the word being written and k, v from the source words. The bundled translator renders “{src}” as “{tgt}”. In decoder layer {layer}, head {head} (the sharpest cross-attention head), writing “{word}” puts {weight} on “{source_word}”. The small map below is this head: rows are the words written, columns the source words.",
-      "try": "Open the translator itself with <code>qkv serve --ckpt translate</code>, type a sentence and follow each written word's row."}},
+      "try": "Open the translator itself with <code>qkv serve --ckpt src/qkv/assets/translate</code>, type a sentence and follow each written word's row."}},
   {"id": "llm", "card": ".heatmap-card",
     "zh": {"title": "在真正的大模型上看同一件事",
       "body": "这个页面现在服务的是真正的大语言模型 {model}。在“{text}”之后，它预测“{top}”，概率 {p}。从最后一个词看向“{key}”最多的是第 {layer} 层第 {head} 个头（{weight}）：和手算的例子一样，还是 q、k、v、softmax 和加权求和。",
-      "body_none": "页面现在服务的是自带的小模型。这次导览的每一步都能原样搬到真正的大模型上：停掉服务器，运行 <code>{cmd}</code>（SmolLM2-135M，Llama 结构，离线可用），再打开导览，这一步就会读它的数字。",
+      "body_none": "页面现在服务的是{model}，不是真正的大语言模型。这次导览的每一步都能原样搬到真正的大模型上：停掉服务器，运行 <code>{cmd}</code>（SmolLM2-135M，Llama 结构，离线可用），再打开导览，这一步就会读它的数字。",
       "try": "输入你自己的句子，找出读你关心的那个词的头。",
       "try_none": "也可以在 Python 里运行 <code>qkv lesson llm_apple</code>，在真模型上量“苹果”的两种语境。"},
     "en": {"title": "The same on a real LLM",
       "body": "This page is serving {model}, a real LLM. After “{text}” it predicts “{top}” with probability {p}. The head that reads “{key}” most from the last token is layer {layer}, head {head} ({weight}): the same q, k, v, softmax and weighted sum as in the worked example.",
-      "body_none": "The page is serving the small bundled model. Every step of this tour carries over to a real LLM unchanged: stop the server, start <code>{cmd}</code> (SmolLM2-135M, a Llama-architecture model, offline), open the tour again, and this step reads its numbers.",
+      "body_none": "The page is serving {model}, not a real LLM. Every step of this tour carries over to a real LLM unchanged: stop the server, start <code>{cmd}</code> (SmolLM2-135M, a Llama-architecture model, offline), open the tour again, and this step reads its numbers.",
       "try": "Type your own sentence and find the head that reads the word you care about.",
       "try_none": "Or run <code>qkv lesson llm_apple</code> to measure 苹果's two contexts on a real model."}}
 ];

@@ -2,10 +2,11 @@
 
 MESSAGES = {
     "positions_decoder": (
-        "只有 GPT（解码器）才能关掉位置信息：这个模型不是，所以导览里讲位置的那一步改看自带模型的数字（qkv serve）"
+        "只有 GPT（解码器）才能关掉位置信息：这个模型不是，所以导览里讲位置的那一步在它上面量不出来；"
+        "请服务一个解码器（比如自带模型：qkv serve）再看"
     ),
     "no_translator": (
         "这里没有装自带的翻译模型（{error}）：可以用 qkv train --task translate 训练一个，"
-        "或者用 qkv serve --ckpt translate 打开它"
+        "或者用 qkv serve --ckpt 目录 打开一个翻译模型的检查点目录"
     ),
 }
