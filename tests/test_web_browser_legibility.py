@@ -73,7 +73,7 @@ ALLOWED = {
     "Shift", "MB", "English", "qkv", "top", "exp", "ln", "log", "sqrt", "max", "cos", "det", "diag", "pi",
     "attn_out", "resid_pre", "resid_mid", "resid_post", "mlp_out", "hook_out", "blocks", "ln1",
     "CLS", "SEP", "UNK", "PAD", "MASK", "HSK",
-    "PNG", "SVG", "Esc", "PageUp", "PageDown",  # the cards' save formats, presentation mode's keys
+    "PNG", "SVG", "HTML", "Esc", "PageUp", "PageDown",  # file formats (a card, an exported view), presentation keys
 }  # fmt: skip
 # where the page shows the model's own strings (tokens, example sentences, vocabulary) or code
 MODEL_TEXT = (

@@ -229,9 +229,9 @@ function drawOrder(ctx, d) {
     `${esc(order()[n].replace(/[ ，]/g, (c) => (realLLM() ? c : "")))} · ${esc(on ? ui.on : ui.off)}</button>`;
   const cells = (k) => d.leak[k].map((x) => `<td>${fmt(x)}</td>`).join("");
   extra.innerHTML = `<div class="tour-toggles">${btn(0, true)}${btn(1, true)}${btn(0, false)}${btn(1, false)}</div>` +
-    `<table class="tour-leak"><caption>${esc(ui.leak_title)}</caption>` +
+    `<div class="tour-scroll"><table class="tour-leak"><caption>${esc(ui.leak_title)}</caption>` +
     `<tr><th>${esc(ui.layer)}</th>${Array.from({ length: L }, (_, l) => `<th>${l}</th>`).join("")}</tr>` +
-    `<tr><th>${esc(ui.leak_on)}</th>${cells("on")}</tr><tr><th>${esc(ui.leak_off)}</th>${cells("off")}</tr></table>`;
+    `<tr><th>${esc(ui.leak_on)}</th>${cells("on")}</tr><tr><th>${esc(ui.leak_off)}</th>${cells("off")}</tr></table></div>`;  // a real LLM's 30 layers scroll
   for (const b of extra.querySelectorAll("[data-order]")) {
     b.addEventListener("click", () => { const [n, on] = b.dataset.order.split(","); showOrder(Number(n), on === "1", extra, ctx).catch(() => {}); });
   }
