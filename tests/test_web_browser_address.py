@@ -6,6 +6,8 @@ page keeps its view in its own address and exports itself again offline."""
 
 from __future__ import annotations
 
+import re
+
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -208,6 +210,8 @@ def test_a_text_too_long_for_an_address_leaves_a_note_there(page, server):  # no
 def export(pg, path) -> None:
     with pg.expect_download(timeout=60_000) as download:
         pg.click("#export-view")
+    name = download.value.suggested_filename  # what, the text's first words, where: qkv-view-我投资了苹果，-L1H0.html
+    assert re.fullmatch(r"qkv-view-[^-/\\]+-L\d+H\d+\.html", name), name
     download.value.save_as(path)
 
 

@@ -276,3 +276,13 @@ def test_a_failure_is_said_as_it_is_and_only_a_security_error_blames_the_browser
         title = page.get_attribute(button, "title")
         assert says in title, (name, title)
         assert ("boom" in title) == (name == "TypeError")
+
+
+def test_a_files_name_keeps_whole_words_of_the_text(page, server):
+    load_page(page, server)
+    settle(page)
+    act(page, lambda: page.fill("#text", "Yesterday I ate an apple and it was sweet"))
+    act(page, lambda: page.click("#analyze"))
+    settle(page)
+    name, _ = save(page, ".heatmap-card")
+    assert re.fullmatch(r"qkv-heatmap-Yesterday_I_ate_an_apple-L\d+H\d+\.png", name), name

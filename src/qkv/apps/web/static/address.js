@@ -27,6 +27,7 @@ import { render } from "./render.js";
 import { analyze, choosePart } from "./actions.js";
 import { followToken } from "./next.js";
 import { runCompare } from "./compare.js";
+import { download, fileName } from "./save_file.js";
 
 export const TEXT_MAX = 1000, INPUT_MAX = 400, INPUTS_MAX = 16;  // as routes_export.py bounds them
 const TOKEN_RUN = 1000, QUICK = 60;
@@ -241,19 +242,6 @@ window.addEventListener("popstate", () => {
 
 // ---- Export this view ------------------------------------------------------------------------------
 
-const FILE = "qkv-view.html";
-
-/** Save `blob` as a file called `name` (a link with download, clicked). */
-function save(blob, name) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
-}
-
 /** Where the exported page opens (its data's "start", as export.page_data writes it). */
 function startOf(v) {
   const start = { layer: v.layer, head: v.head, token: v.token };
@@ -277,7 +265,7 @@ export function staticPage(v) {
 async function exportView() {
   if (!S.doc) return;
   const v = currentView(), btn = $("#export-view");
-  if (S.mode === "static") { save(new Blob([staticPage(v)], { type: "text/html" }), FILE); return; }
+  if (S.mode === "static") { download(new Blob([staticPage(v)], { type: "text/html" }), fileName("view", "html")); return; }
   btn.disabled = true;
   busy(true);
   try {
@@ -288,7 +276,7 @@ async function exportView() {
       try { msg = (await res.json()).error || msg; } catch (e) { /* not JSON */ }
       throw new Error(msg);
     }
-    save(await res.blob(), FILE);
+    download(await res.blob(), fileName("view", "html"));
   } catch (e) {
     showError(t("export_failed", { msg: e.message }));
   } finally {

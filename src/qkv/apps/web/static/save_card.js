@@ -7,6 +7,7 @@
 
 import { S } from "./state.js";
 import { $ } from "./util.js";
+import { download, fileName as named } from "./save_file.js";
 import { t } from "./i18n.js";
 import { drawHeatmap } from "./heatmap.js";
 import { drawLines } from "./lines.js";
@@ -38,25 +39,8 @@ export function cardTitle(card) {
   return key ? t(key, { l: S.layer, h: S.head }) : cardName(card);
 }
 
-/** The file name for the card: qkv-NAME-TEXT-L0H1.EXT (the text's first 12 characters, without the
- *  characters a file name cannot hold). */
-export function fileName(card, ext) {
-  const text = [...((S.typed || (S.doc && S.doc.text) || "").replace(/[\s\\/:*?"<>|#%&{}$!'@`=+,;^~[\]]+/g, ""))]
-    .slice(0, 12).join("");
-  const parts = ["qkv", cardName(card)];
-  if (text) parts.push(text);
-  if (S.doc) parts.push(`L${S.layer}H${S.head}`);
-  return `${parts.join("-")}.${ext}`;
-}
-
-function download(blob, name) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob); a.download = name; a.hidden = true;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
-}
+/** The file a card is saved as (save_file.js: the card, the text, the layer and head). */
+const cardFile = (card, ext) => named(cardName(card), ext);
 
 /** The card's picture as a canvas, by its kind (card_picture.js). */
 async function picture(card) {
@@ -80,12 +64,12 @@ async function save(card, button) {
   try {
     if (format === "svg") {
       const fig = card.querySelector(SVG[svgOf(card)]);
-      download(new Blob([svgFile(fig, cardTitle(card))], { type: "image/svg+xml" }), fileName(card, "svg"));
+      download(new Blob([svgFile(fig, cardTitle(card))], { type: "image/svg+xml" }), cardFile(card, "svg"));
     } else {
-      download(await pngBlob(await picture(card)), fileName(card, "png"));
+      download(await pngBlob(await picture(card)), cardFile(card, "png"));
     }
     button.dataset.state = "saved";
-    button.title = t("cards_saved", { name: fileName(card, format) });
+    button.title = t("cards_saved", { name: cardFile(card, format) });
   } catch (e) {
     button.dataset.state = "refused";
     // a tainted canvas (card_picture.js) is the browser's refusal; anything else is said as it is
