@@ -7,7 +7,6 @@ page keeps its view in its own address and exports itself again offline."""
 from __future__ import annotations
 
 import re
-
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
