@@ -109,9 +109,7 @@ def check_heads(pg, ref, got):
     assert [got["state"]["layer"], got["state"]["head"]] == [layer, head]
     cue = np.array([[lab["masses"]["cue"] for lab in row] for row in roles["labels"]])
     cl, ch = np.unravel_index(np.argmax(cue), cue.shape)
-    assert (f"layer {cl}, head {ch}" if "lang=en" in got["search"] else f"第 {cl} 层第 {ch} 个头") in got["facts"][
-        "list"
-    ]
+    assert (f"layer {cl}, head {ch}" if "lang=en" in got["search"] else f"层 {cl}、头 {ch}") in got["facts"]["list"]
 
 
 def view_pattern(pg):

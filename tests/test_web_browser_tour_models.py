@@ -38,26 +38,26 @@ def test_the_printed_translate_command_names_the_bundled_translator():
 
 
 @pytest.fixture(scope="module")
-def translator():
+def tour_translator():
     proc, url = start_server("--ckpt", str(ROOT / TRANSLATE), "--port", str(free_port()))
     yield url
     stop(proc)
 
 
 @pytest.fixture(scope="module")
-def encoder(bert_dir):  # noqa: F811
+def tour_encoder(bert_dir):  # noqa: F811
     proc, url = start_server("--ckpt", str(bert_dir[0]), "--port", str(free_port()))
     yield url
     stop(proc)
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_walk_the_tour_on_the_translator(browser, translator, lang):
-    walk_other(browser, translator, lang)
+def test_walk_the_tour_on_the_translator(browser, tour_translator, lang):
+    walk_other(browser, tour_translator, lang)
 
 
-def test_walk_the_tour_on_an_encoder(browser, encoder):
-    walk_other(browser, encoder, "zh")
+def test_walk_the_tour_on_an_encoder(browser, tour_encoder):
+    walk_other(browser, tour_encoder, "zh")
 
 
 def walk_other(browser, url, lang):
@@ -76,7 +76,7 @@ def walk_other(browser, url, lang):
 
 
 @pytest.fixture(scope="module")
-def one_layer(tmp_path_factory):
+def tour_one_layer(tmp_path_factory):
     """A random GPT of the bundled model's shape but one layer and RMSNorm, with its tokenizer, served."""
     model, tok = load(default_ckpt())
     cfg = dataclasses.replace(model.cfg, n_layers=1, norm="rms")  # and RMSNorm, as Llama's
@@ -91,9 +91,9 @@ def one_layer(tmp_path_factory):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_positions_on_a_one_layer_model(browser, one_layer, lang):
+def test_positions_on_a_one_layer_model(browser, tour_one_layer, lang):
     pg = open_page(browser, viewport={"width": 1280, "height": 900})
-    load_page(pg, one_layer + f"?lang={lang}&tour=6")
+    load_page(pg, tour_one_layer + f"?lang={lang}&tour=6")
     got = wait_step(pg, 5)
     assert got["id"] == "positions" and not got["error"]
     assert not any(bad in got["body"] for bad in JS_ERRORS), got["body"]

@@ -72,7 +72,9 @@ def test_html_export_embeds_every_document(tmp_path):
     r = qkv_cli("explain", SENTENCE, "--html", str(out))
     assert r.returncode == 0, r.stderr
     html = out.read_text(encoding="utf-8")
-    assert "assets/" not in html  # every stylesheet and script written inline
+    assert not re.search(
+        r"(?<![\w/])assets/", html
+    )  # every stylesheet and script inline (src/qkv/assets/… in a text is no fetch)
     assert html.count('<script type="module">') == 1 and all(f"// ---- {name}\n" in html for name in SCRIPTS)
     data = json.loads(re.search(r'<script id="qkv-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     for kind in ("model", "view", "compare"):

@@ -371,7 +371,7 @@ Object.assign(I18N.zh, {
   cards_saved: "已保存为 {name}",
   cards_failed: "这张卡片没能存成图片：{error}",
   cards_refused: "这个浏览器不肯把这张卡片变成图片：它认为画到画布上的 HTML 卡片不能再读出来（Safari 就是这样）。请改用截图，或者用 Chromium、Firefox 打开本页。",
-  cards_input_title: "文本和词元", cards_heads_title: "所有的头（选中的是第 {l} 层、第 {h} 个头）",
+  cards_input_title: "文本和词元", cards_heads_title: "所有的头（选中的是层 {l}、头 {h}）",
   cards_present: "演示",
   cards_present_title: "投影演示模式：一次只显示一张卡片，字更大。按键：p 进入或退出，→ / ←（或 PageDown / PageUp、空格）翻页，Esc 退出。",
   cards_prev: "上一张（← 或 PageUp）", cards_next: "下一张（→、PageDown 或空格）", cards_exit: "退出（Esc）",
