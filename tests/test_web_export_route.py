@@ -105,3 +105,16 @@ def test_the_request_is_bounded(client):
 def test_the_passes_hold_nothing_after_an_export(client):
     client.post("/api/export", json={"text": SENTENCE})
     assert client.app.state.passes.budget.held == 0
+
+
+def test_the_page_keeps_the_bounds_and_panels_the_export_accepts():
+    """static/address.js writes into the address what POST /api/export takes back: one set of bounds."""
+    from qkv.apps.web.export import KEPT_PANELS
+    from qkv.apps.web.server import asset
+
+    js = asset("address.js")
+    bounds = re.search(r"export const TEXT_MAX = (\d+), INPUT_MAX = (\d+), INPUTS_MAX = (\d+);", js)
+    assert bounds and (int(bounds[2]), int(bounds[3])) == (MAX_INPUT_CHARS, MAX_INPUTS)
+    assert int(bounds[1]) <= MAX_CHARS  # a text the address keeps is one the export accepts
+    kept = re.search(r"export const KEPT = \[([^\]]*)\];", js)
+    assert kept and tuple(re.findall(r'"(\w+)"', kept[1])) == KEPT_PANELS

@@ -90,7 +90,7 @@ def order_pair(model, tokenizer, a: str, b: str) -> dict:
     """Kind "order-pair": the last token's rows of two sentences with positions on and off (module docstring).
 
     rows[on|off][a|b]: (L, H, T) lists; perm; leak[on|off]: per layer, max |A_b[last, perm[j]] - A_a[last, j]|
-    (null without a permutation); top: the next token each reading predicts at the last position."""
+    (null without a permutation)."""
     twin = without_positions(model)
     read = {key: read_text(tokenizer, s, model.cfg.n_ctx) for key, s in (("a", a), ("b", b))}
     ids = {key: r[1] for key, r in read.items()}

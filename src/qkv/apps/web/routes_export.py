@@ -18,13 +18,13 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 from pydantic import Field
 
-from qkv.apps.web.export import page_data, page_html
+from qkv.apps.web.export import MAX_INPUT_CHARS, page_data, page_html
 from qkv.apps.web.inputs import MAX_CHARS, Strict, body_limit
 from qkv.core.io.refusal import Refusal
 from qkv.core.machine.memory import Busy, TooLarge
 from qkv.core.see.indices import TextError
 
-_Value = Annotated[str, Field(max_length=400)]  # export.MAX_INPUT_CHARS
+_Value = Annotated[str, Field(max_length=MAX_INPUT_CHARS)]
 _Fields = Annotated[dict[Annotated[str, Field(max_length=16)], _Value], Field(max_length=8)]
 
 # the text, and the inputs (at most 16 values of 400 characters, each up to 12 bytes in JSON: ~77 KB)
