@@ -56,6 +56,12 @@ class BPETokenizer(HFBacked):
 
     @classmethod
     def train(cls, text: str, vocab_size: int | None = None) -> BPETokenizer:
+        return cls.train_from([text], vocab_size)
+
+    @classmethod
+    def train_from(cls, texts, vocab_size: int | None = None) -> BPETokenizer:
+        """Trained on the texts `texts` yields, one after the other (a corpus streamed in chunks: the
+        trainer keeps the count of each pre-tokenized word, not the text)."""
         from tokenizers import Tokenizer as HFTokenizer
         from tokenizers import decoders, models, pre_tokenizers, trainers
 
@@ -68,5 +74,5 @@ class BPETokenizer(HFBacked):
             show_progress=False,
             special_tokens=[],
         )
-        hf.train_from_iterator([text], trainer=trainer)
+        hf.train_from_iterator(texts, trainer=trainer)
         return cls(hf)

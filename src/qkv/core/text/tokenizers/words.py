@@ -105,9 +105,27 @@ class WordTokenizer(_ListTokenizer):
         fallback: bool = False,
         fold_case: bool = False,
     ) -> WordTokenizer:
+        counts = cls.count(text, use_jieba, whitespace, fold_case)
+        return cls.from_counts(counts, vocab_size, use_jieba, whitespace, fallback, fold_case)
+
+    @staticmethod
+    def count(text: str, use_jieba: bool = False, whitespace: bool = True, fold_case: bool = False) -> Counter:
+        """How often each piece (word, mark, whitespace run) occurs in `text`: the counts of several
+        texts cut where no piece spans the cut (qkv.core.text.stream) add up to the whole text's."""
         text = fold_ascii(text) if fold_case else text
-        pieces = _split_words(text, _import_jieba() if use_jieba else None, whitespace)
-        counts = Counter(pieces)
+        return Counter(_split_words(text, _import_jieba() if use_jieba else None, whitespace))
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Counter,
+        vocab_size: int | None = None,
+        use_jieba: bool = False,
+        whitespace: bool = True,
+        fallback: bool = False,
+        fold_case: bool = False,
+    ) -> WordTokenizer:
+        """The tokenizer `train` makes of a text whose pieces occur `counts` times: the most frequent first."""
         tokens = sorted(counts, key=lambda t: (-counts[t], t))
         if vocab_size is not None:
             tokens = tokens[:vocab_size]
