@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qkv.apps.cli import describe, translate
+from qkv.apps.cli import describe, tokenize_cmd, translate
 from qkv.apps.cli.generate import generate
 from qkv.apps.cli.reading import load_model, say_cropped, say_unread
 from qkv.core.io.files import check_folder_of, format_bytes, write_text
@@ -72,7 +72,7 @@ def train(args) -> int | None:
     if task == "translate":
         from qkv.core.train.translate import train_translation
 
-        _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "gpt")
+        _refuse_flags(args, ["text", "data", "tokenizer", "vocab_size"], "gpt")
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
             raise Refusal.of("cli.translate_on_cpu")
         result = train_translation(
@@ -93,6 +93,7 @@ def train(args) -> int | None:
         _refuse_flags(args, ["pairs", "direction", "n_sentences"], "translate")
         result = train(
             text_path=args.text,
+            data=args.data,
             out=args.out,
             tokenizer=args.tokenizer,
             vocab_size=args.vocab_size,
@@ -360,4 +361,5 @@ COMMANDS = {
     "heads": heads,
     "serve": serve,
     "export": export,
+    "tokenize": tokenize_cmd.tokenize,
 }

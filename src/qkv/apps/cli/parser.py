@@ -92,6 +92,11 @@ def _add_train(sub) -> None:
     )
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
     p.add_argument(
+        "--data",
+        metavar="DATA",
+        help="token ids written by qkv tokenize (read from disk as needed; its own tokenizer): instead of --text",
+    )
+    p.add_argument(
         "--tokenizer",
         choices=("char", "word", "bpe"),
         help="default char (a new run only, like --vocab-size and --preset)",
@@ -377,6 +382,26 @@ def _add_interventions(sub) -> None:
     p.add_argument("--json", action="store_true", help='print the kind-"head-scores" JSON document instead')
 
 
+def _add_tokenize(sub) -> None:
+    p = sub.add_parser(
+        "tokenize",
+        help="write a text (or every .txt under a folder) as token ids on disk, for qkv train --data (docs/data.md)",
+    )
+    p.add_argument("--text", required=True, metavar="FILE|DIR", help="a UTF-8 file, or a folder: every *.txt under it, sorted")
+    p.add_argument(
+        "--tokenizer",
+        default="char",
+        metavar="char|word|bpe|RUN|MODEL",
+        help="a new tokenizer trained on the text (char, the default; word; bpe), or the tokenizer of a qkv run "
+        "or a pretrained model (a directory, smollm2, hf:NAME)",
+    )
+    p.add_argument("--vocab-size", type=int, help="vocabulary size for a new bpe (default 512) or word tokenizer")
+    p.add_argument("--out", required=True, metavar="DATA", help="a new folder for the shards, their index and tokenizer")
+    p.add_argument("--shard-tokens", type=int, metavar="N", help="token ids per shard file (default 134217728)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _lang(p)
+
+
 def _add_export(sub) -> None:
     p = sub.add_parser("export", help="write a checkpoint as a Hugging Face directory (GPT-2 model and tokenizer)")
     _ckpt(p, required=True)
@@ -405,6 +430,6 @@ def build_parser(lang: str = DEFAULT_LANG) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_add_train, _add_generate, _add_translate, _add_described, _add_lessons, _add_trace, _add_explain):
         add(sub)
-    for add in (_add_attend, _add_figure, _add_serve, _add_interventions, _add_export):
+    for add in (_add_attend, _add_figure, _add_serve, _add_interventions, _add_export, _add_tokenize):
         add(sub)
     return parser

@@ -12,6 +12,7 @@ import torch
 
 from qkv.core.io.files import TEXT_LIMIT, read_bytes, without_bom
 from qkv.core.io.refusal import Refusal
+from qkv.core.machine.processes import ALONE, World
 
 
 def read_text(path) -> str:
@@ -57,9 +58,15 @@ def split_ids(ids: torch.Tensor, val_fraction: float, n_ctx: int) -> tuple[torch
     return train, val
 
 
-def get_batch(ids: torch.Tensor, batch_size: int, n_ctx: int, generator: torch.Generator):
-    """x, y: (batch_size, n_ctx) windows at random offsets; y is x shifted by one token."""
+def get_batch(ids, batch_size: int, n_ctx: int, generator: torch.Generator, world: World = ALONE):
+    """x, y: windows at random offsets, y being x shifted by one token: this rank's rows of the global
+    batch, (batch_size / world.size, n_ctx) each (all of it in one process).
+
+    The offsets of all batch_size rows are drawn (every rank draws the same), then only this rank's
+    windows are read: `ids` is a 1-D tensor of ids, or ids on disk (qkv.core.text.shards.MappedIds)
+    that read only the positions indexed."""
     starts = torch.randint(len(ids) - n_ctx, (batch_size,), generator=generator)  # (B,)
-    index = starts[:, None] + torch.arange(n_ctx + 1)  # (B, n_ctx + 1)
-    window = ids[index]  # (B, n_ctx + 1)
+    starts = world.shard(starts)  # (B/N,): this rank's rows
+    index = starts[:, None] + torch.arange(n_ctx + 1)  # (B/N, n_ctx + 1)
+    window = ids[index]  # (B/N, n_ctx + 1)
     return window[:, :-1], window[:, 1:]

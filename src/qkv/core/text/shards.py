@@ -71,8 +71,8 @@ class MappedIds:
     and indexing by a tensor of positions (only those ids are read), as a 1-D tensor of ids is indexed
     by get_batch and split by split_ids."""
 
-    def __init__(self, maps: list[np.memmap], start: int = 0, stop: int | None = None):
-        self.maps = maps
+    def __init__(self, maps: list[np.memmap], start: int = 0, stop: int | None = None, limit: int | None = None):
+        self.maps, self.limit = maps, limit  # limit: the ids read must be below it (a model's d_vocab)
         self.ends = list(np.cumsum([len(m) for m in maps]))  # where each shard ends in the whole sequence
         self.starts = [0, *self.ends[:-1]]
         total = self.ends[-1] if self.ends else 0
@@ -86,8 +86,12 @@ class MappedIds:
             start, stop, step = key.indices(len(self))
             if step != 1:
                 raise IndexError("MappedIds slices take step 1 only")
-            return MappedIds(self.maps, self.start + start, self.start + max(start, stop))
+            return MappedIds(self.maps, self.start + start, self.start + max(start, stop), self.limit)
         return self.gather(torch.as_tensor(key))
+
+    def limited(self, limit: int) -> MappedIds:
+        """The same ids, each checked below `limit` as it is read (a shard damaged after it was written)."""
+        return MappedIds(self.maps, self.start, self.stop, limit)
 
     def gather(self, index: torch.Tensor) -> torch.Tensor:
         """The ids at the positions `index` (any shape, positions in [0, len)) as a long tensor of that
@@ -103,6 +107,8 @@ class MappedIds:
         for s in range(first, last + 1):
             inside = (pos >= self.starts[s]) & (pos < self.ends[s])
             out[inside] = self.maps[s][pos[inside] - self.starts[s]]
+        if self.limit is not None and out.max() >= self.limit:
+            raise Refusal.of("shards.id_beyond", path=self.maps[0].filename, id=int(out.max()), n=self.limit)
         return torch.from_numpy(out)
 
     def numpy(self) -> np.ndarray:

@@ -48,8 +48,8 @@ def evaluate(
     g, device, total = torch.Generator().manual_seed(tc.seed), model_device(model), 0.0
     with evaluating(model):
         for _ in range(tc.eval_steps):
-            x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g)  # each (B, n_ctx)
-            x, y = world.shard(x).to(device), world.shard(y).to(device)  # each (B/N, n_ctx)
+            x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g, world)  # each (B/N, n_ctx): this rank's rows
+            x, y = x.to(device), y.to(device)
             with precision.autocast():
                 total += lm_loss(model(x), y).item()
     return world.total(total) / (world.size * tc.eval_steps)
@@ -99,9 +99,9 @@ class LMData:
         """Train on this rank's rows of the batch of `step` (drawn by a generator seeded by (seed, step));
         the loss of the whole batch."""
         g = torch.Generator().manual_seed(step_seed(self.tc.seed, step))
-        x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g)  # each (B, n_ctx)
+        x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g, self.world)  # each (B/N, n_ctx)
         device = model_device(model)
-        x, y = self.world.shard(x).to(device), self.world.shard(y).to(device)  # each (B/N, n_ctx)
+        x, y = x.to(device), y.to(device)
         torch.manual_seed((step_seed(self.tc.seed + 1, step) + self.world.rank) % 2**63)  # dropout masks, per rank
         return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
 
@@ -157,6 +157,10 @@ class LMTask(Task[str]):
         origin = recorded_origin(config, out)
         if origin["kind"] == "string":
             raise Refusal.of("errors.resume_string", out=out)
+        if origin["kind"] == "shards":  # trained with --data: the same folder again
+            from qkv.core.train.lm_data import ShardTask
+
+            return ShardTask(data_path=origin["path"])
         return replace(self, text_path=origin["path"]) if origin["kind"] == "file" else self
 
     def read(self, tc: TrainConfig) -> tuple[str, dict]:
@@ -183,6 +187,7 @@ def train(
     text: str | None = None,
     *,
     text_path=None,
+    data=None,
     out="runs/qkv",
     tokenizer: str | Tokenizer | None = None,
     vocab_size: int | None = None,
@@ -197,7 +202,8 @@ def train(
 ) -> TrainResult:
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
-    `tokenizer` ("char" by default), `vocab_size` and `preset` ("tiny" by default) shape a new run.
+    `data` is instead a folder `qkv tokenize` wrote (token ids on disk, read by memory mapping, and
+    their tokenizer: lm_data.py). `tokenizer` ("char" by default), `vocab_size` and `preset` ("tiny" by default) shape a new run.
     `overrides` are "key=value" strings for ModelConfig / TrainConfig fields. `resume` continues the
     checkpoint in `out` with its own tokenizer and model; `until` stops after that step (the schedule
     still spans `steps`). `force` replaces a qkv checkpoint in `out` (it stays loadable until the new
@@ -210,6 +216,8 @@ def train(
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
     """
     task = LMTask(text=text, text_path=text_path, tokenizer=tokenizer, vocab_size=vocab_size)
+    if data is not None:  # ids written by `qkv tokenize` (lm_data.py), with their own tokenizer
+        task = _data_task(data, task)
     request = Request(
         out=Path(out),
         preset=preset,
@@ -222,3 +230,15 @@ def train(
         precision=precision,
     )
     return run_task(task, request)
+
+
+def _data_task(data, task: LMTask) -> LMTask:
+    """The task of training on the data folder `data`; refused beside a text or a tokenizer (it has its own)."""
+    from qkv.core.train.lm_data import ShardTask
+
+    if task.text is not None or task.text_path is not None:
+        raise Refusal.of("shards.data_and_text")
+    given = [flag for flag, value in (("--tokenizer", task.tokenizer), ("--vocab-size", task.vocab_size)) if value]
+    if given:
+        raise Refusal.of("shards.data_tokenizer", flags=" ".join(given))
+    return ShardTask(data_path=data)

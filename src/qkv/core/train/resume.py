@@ -48,13 +48,14 @@ def read_log(path: Path, upto: int, state: dict) -> list[str]:
 
 def recorded_origin(config: dict, out: Path) -> dict:
     """Where the training data came from, as config.json's "data" records it: {"kind": "file" |
-    "string" | "builtin", "path"? (a file's), "sha256", ...} (a task may add counts: tokens, pairs)."""
+    "string" | "builtin" | "shards", "path"? (a file's, a data folder's), "sha256", ...} (a task may add
+    counts: tokens, pairs)."""
     origin = config.get("data")
     if (
         not isinstance(origin, dict)
-        or (kind := origin.get("kind")) not in ("file", "string", "builtin")
+        or (kind := origin.get("kind")) not in ("file", "string", "builtin", "shards")
         or not isinstance(origin.get("sha256"), str)
-        or (kind == "file" and not isinstance(origin.get("path"), str))
+        or (kind in ("file", "shards") and not isinstance(origin.get("path"), str))
     ):
         raise Refusal.of("resume.data_field", path=out / "config.json")
     return origin

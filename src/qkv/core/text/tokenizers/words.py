@@ -31,6 +31,22 @@ class CharTokenizer(_ListTokenizer):
     def split(self, text: str) -> list[str]:
         return list(text)
 
+    def encode_array(self, text: str):
+        """encode(text) as a numpy array of int64, the same ids found by a table indexed by code point
+        (ids[c] = table[ord(c)]) rather than a dict per character: for long texts (qkv tokenize).
+        A character outside the vocabulary is refused as encode refuses it."""
+        import numpy as np
+
+        if getattr(self, "_table", None) is None:
+            codes = [ord(c) for c in self.tokens]
+            self._table = np.full(max(codes, default=0) + 1, -1, dtype=np.int64)  # (highest code point + 1,)
+            self._table[codes] = np.arange(len(codes))
+        points = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")  # (len(text),): each character's code point
+        ids = self._table[np.minimum(points, len(self._table) - 1)]
+        if (ids < 0).any() or (points >= len(self._table)).any():
+            return np.asarray(self.encode(text), dtype=np.int64)  # raises: names the unknown characters
+        return ids
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "version": FORMAT_VERSION, "chars": self.tokens}
 

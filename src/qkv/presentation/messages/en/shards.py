@@ -16,6 +16,7 @@ MESSAGES = {
     "char_vocab_size": "--vocab-size does not apply to a char tokenizer: its vocabulary is the text's characters",
     "vocab_size_range": "--vocab-size for a {kind} tokenizer must be from {low} to {high}, got {got}",
     "too_many_words": "the text has more than {most} distinct words: use --tokenizer bpe",
+    "ref_vocab_size": "--vocab-size is for a new tokenizer; {ref} brings its own",
     "out_taken": "{path} is not empty: give a new folder for the token data",
     "shard_tokens": "tokens per shard must be at least 1, got {got}",
     # refusals of a data folder (qkv train --data)
@@ -28,6 +29,7 @@ MESSAGES = {
     "id_size": "{path} says its ids take {size} bytes each; a shard holds 2 or 4",
     "truncated": "{path} is cut short or too long: its header says {count} ids ({expected} bytes), the file has {size}",
     "shard_differs": "{path} does not match {index}: tokenize the text again",
+    "id_beyond": "a shard of {path} holds the id {id}, beyond the model's {n} rows: tokenize the text again",
     "data_and_text": "--data and --text are two sources of training text: give one",
     "data_tokenizer": "--data brings its own tokenizer (the data folder's tokenizer.json): leave out {flags}",
 }

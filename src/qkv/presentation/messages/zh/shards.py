@@ -15,6 +15,7 @@ MESSAGES = {
     "char_vocab_size": "char 分词器不接受 --vocab-size：它的词表就是文本里出现的字符",
     "vocab_size_range": "{kind} 分词器的 --vocab-size 须在 {low} 到 {high} 之间，收到 {got}",
     "too_many_words": "文本里不同的词超过 {most} 个：请改用 --tokenizer bpe",
+    "ref_vocab_size": "--vocab-size 只用于新训练的分词器；{ref} 自带分词器",
     "out_taken": "{path} 不是空的：请给一个新目录来存放词元数据",
     "shard_tokens": "每个分片至少要有 1 个词元，收到 {got}",
     # 数据目录（qkv train --data）拒绝的情况
@@ -27,6 +28,7 @@ MESSAGES = {
     "id_size": "{path} 声称每个编号占 {size} 字节；分片里的编号只能占 2 或 4 字节",
     "truncated": "{path} 的长度不对：文件头说有 {count} 个编号（应为 {expected} 字节），文件却有 {size} 字节",
     "shard_differs": "{path} 与 {index} 对不上：请重新切分文本",
+    "id_beyond": "{path} 所在的数据里有编号 {id}，超出了模型的 {n} 行：请重新切分文本",
     "data_and_text": "--data 和 --text 都是训练文本的来源：只能给一个",
     "data_tokenizer": "--data 自带分词器（数据目录里的 tokenizer.json）：请去掉 {flags}",
 }
