@@ -387,7 +387,9 @@ def _add_tokenize(sub) -> None:
         "tokenize",
         help="write a text (or every .txt under a folder) as token ids on disk, for qkv train --data (docs/data.md)",
     )
-    p.add_argument("--text", required=True, metavar="FILE|DIR", help="a UTF-8 file, or a folder: every *.txt under it, sorted")
+    p.add_argument(
+        "--text", required=True, metavar="FILE|DIR", help="a UTF-8 file, or a folder: every *.txt under it, sorted"
+    )
     p.add_argument(
         "--tokenizer",
         default="char",
@@ -396,7 +398,9 @@ def _add_tokenize(sub) -> None:
         "or a pretrained model (a directory, smollm2, hf:NAME)",
     )
     p.add_argument("--vocab-size", type=int, help="vocabulary size for a new bpe (default 512) or word tokenizer")
-    p.add_argument("--out", required=True, metavar="DATA", help="a new folder for the shards, their index and tokenizer")
+    p.add_argument(
+        "--out", required=True, metavar="DATA", help="a new folder for the shards, their index and tokenizer"
+    )
     p.add_argument("--shard-tokens", type=int, metavar="N", help="token ids per shard file (default 134217728)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _lang(p)

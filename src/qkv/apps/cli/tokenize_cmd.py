@@ -43,8 +43,15 @@ def tokenize(args) -> None:
     tok = index["tokenizer"]
     print(
         t(
-            "shards.wrote", args.lang, tokens=f"{index['tokens']:,}", dtype=index["dtype"], shards=len(index["shards"]),
-            kind=tok["kind"], vocab=f"{tok['vocab_size']:,}", out=args.out, seconds=f"{seconds:.1f}",
+            "shards.wrote",
+            args.lang,
+            tokens=f"{index['tokens']:,}",
+            dtype=index["dtype"],
+            shards=len(index["shards"]),
+            kind=tok["kind"],
+            vocab=f"{tok['vocab_size']:,}",
+            out=args.out,
+            seconds=f"{seconds:.1f}",
             rate=f"{read / 1e6 / max(seconds, 1e-9):.1f}",
         )  # fmt: skip
     )

@@ -7,12 +7,21 @@ y without its first, so y[t] is the token that follows x[..t] (the target of the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import torch
 
 from qkv.core.io.files import TEXT_LIMIT, read_bytes, without_bom
 from qkv.core.io.refusal import Refusal
 from qkv.core.machine.processes import ALONE, World
+
+
+class _Sequence(Protocol):
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: Any) -> Any: ...
+
+
+Ids = TypeVar("Ids", bound=_Sequence)  # a 1-D tensor of token ids, or MappedIds (len, slices, indexing by a tensor)
 
 
 def read_text(path) -> str:
@@ -39,8 +48,9 @@ def read_text(path) -> str:
     return text
 
 
-def split_ids(ids: torch.Tensor, val_fraction: float, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The first (1 - val_fraction) of the tokens for training, the rest for validation.
+def split_ids(ids: Ids, val_fraction: float, n_ctx: int) -> tuple[Ids, Ids | None]:
+    """The first (1 - val_fraction) of the tokens for training, the rest for validation (`ids`: a 1-D
+    tensor, or ids on disk: qkv.core.text.shards.MappedIds, sliced without reading them).
 
     Each part needs at least n_ctx + 1 tokens (one window); otherwise ValueError says how many.
     """

@@ -53,7 +53,7 @@ def _texts(files: list[Path], bar) -> Iterator[str]:
 def check_vocab_size(kind: str, vocab_size: int | None) -> None:
     """A vocab_size a new tokenizer of `kind` can take (train_tokenizer's bounds), else a one-line refusal."""
     if kind not in KINDS:
-        raise Refusal.of("shards.tokenizer_kind", kind=kind, kinds=", ".join(KINDS))
+        raise Refusal.of("shards.tokenizer_kind", kind=repr(kind))
     if vocab_size is None:
         return
     if kind == "char":
@@ -121,20 +121,15 @@ def _write_shards(files: list[Path], tokenizer: Tokenizer, folder: Path, shard_t
     sources, done, words = [], 0, False
     with _bar(sum(f.stat().st_size for f in files), "shards.bar_encode", progress) as bar:
         for f in files:
-            digest, size, n = hashlib.sha256(), 0, 0
-
-            def read(block: bytes) -> None:
-                nonlocal size
-                digest.update(block)
-                size += len(block)
-                bar.update(len(block))
-
-            for text in chunks(f, on_block=read):
+            digest, n, size = hashlib.sha256(), 0, f.stat().st_size
+            for text in chunks(f, on_block=lambda block, d=digest: (d.update(block), bar.update(len(block)))):
                 words = words or not text.isspace()
                 ids = _encode(tokenizer, text)
                 writer.write(ids)
                 n += len(ids)
-            sources.append({"path": str(f.resolve()), "bytes": size, "sha256": digest.hexdigest(), "first": done, "tokens": n})
+            sources.append(
+                {"path": str(f.resolve()), "bytes": size, "sha256": digest.hexdigest(), "first": done, "tokens": n}
+            )
             done += n
     if not words:  # nothing but whitespace, as read_text refuses it
         raise Refusal.of("shards.empty", path=files[0] if len(files) == 1 else files[0].parent)

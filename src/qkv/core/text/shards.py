@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -33,7 +35,7 @@ MAGIC = b"qkvtoks\n"
 VERSION = 1
 _FIELDS = struct.Struct("<IIQ8x")  # version, bytes per id, count of ids, 8 zero bytes
 HEADER_BYTES = len(MAGIC) + _FIELDS.size  # 32
-DTYPES = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
+DTYPES: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
 INDEX, TOKENIZER = "index.json", "tokenizer.json"
 FORMAT = "qkv token shards"
 VAL_RULE = "the last int(tokens * val_fraction) tokens, val_fraction being the training run's (qkv train --set)"
@@ -62,8 +64,34 @@ def read_header(path: Path) -> tuple[int, int]:
         raise Refusal.of("shards.id_size", path=path, size=itemsize)
     size = path.stat().st_size
     if size != HEADER_BYTES + itemsize * count:
-        raise Refusal.of("shards.truncated", path=path, count=count, size=size, expected=HEADER_BYTES + itemsize * count)
+        raise Refusal.of(
+            "shards.truncated", path=path, count=count, size=size, expected=HEADER_BYTES + itemsize * count
+        )
     return itemsize, count
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard file, memory-mapped: `ids` is a read-only array over the mapping (nothing is read until
+    an id is indexed)."""
+
+    path: Path
+    mapping: mmap.mmap
+    ids: np.ndarray
+
+    @classmethod
+    def open(cls, path: Path, itemsize: int, count: int) -> Shard:
+        with open(path, "rb") as f:
+            mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        if hasattr(mapping, "madvise"):  # windows at random offsets: no read-ahead around each
+            mapping.madvise(mmap.MADV_RANDOM)
+        return cls(path, mapping, np.frombuffer(mapping, dtype=DTYPES[itemsize], count=count, offset=HEADER_BYTES))
+
+    def release(self) -> None:
+        """Unmap the pages read so far from this process (they stay in the page cache, and are mapped
+        again when read again): what the process holds of the shard stays one batch, whatever its size."""
+        if hasattr(mmap, "MADV_DONTNEED"):
+            self.mapping.madvise(mmap.MADV_DONTNEED)
 
 
 class MappedIds:
@@ -71,9 +99,9 @@ class MappedIds:
     and indexing by a tensor of positions (only those ids are read), as a 1-D tensor of ids is indexed
     by get_batch and split by split_ids."""
 
-    def __init__(self, maps: list[np.memmap], start: int = 0, stop: int | None = None, limit: int | None = None):
-        self.maps, self.limit = maps, limit  # limit: the ids read must be below it (a model's d_vocab)
-        self.ends = list(np.cumsum([len(m) for m in maps]))  # where each shard ends in the whole sequence
+    def __init__(self, shards: list[Shard], start: int = 0, stop: int | None = None, limit: int | None = None):
+        self.shards, self.limit = shards, limit  # limit: the ids read must be below it (a model's d_vocab)
+        self.ends = list(np.cumsum([len(s.ids) for s in shards]))  # where each shard ends in the whole sequence
         self.starts = [0, *self.ends[:-1]]
         total = self.ends[-1] if self.ends else 0
         self.start, self.stop = start, total if stop is None else stop
@@ -86,12 +114,12 @@ class MappedIds:
             start, stop, step = key.indices(len(self))
             if step != 1:
                 raise IndexError("MappedIds slices take step 1 only")
-            return MappedIds(self.maps, self.start + start, self.start + max(start, stop), self.limit)
+            return MappedIds(self.shards, self.start + start, self.start + max(start, stop), self.limit)
         return self.gather(torch.as_tensor(key))
 
     def limited(self, limit: int) -> MappedIds:
         """The same ids, each checked below `limit` as it is read (a shard damaged after it was written)."""
-        return MappedIds(self.maps, self.start, self.stop, limit)
+        return MappedIds(self.shards, self.start, self.stop, limit)
 
     def gather(self, index: torch.Tensor) -> torch.Tensor:
         """The ids at the positions `index` (any shape, positions in [0, len)) as a long tensor of that
@@ -106,9 +134,11 @@ class MappedIds:
         last = bisect.bisect_right(self.ends, int(pos.max()))
         for s in range(first, last + 1):
             inside = (pos >= self.starts[s]) & (pos < self.ends[s])
-            out[inside] = self.maps[s][pos[inside] - self.starts[s]]
-        if self.limit is not None and out.max() >= self.limit:
-            raise Refusal.of("shards.id_beyond", path=self.maps[0].filename, id=int(out.max()), n=self.limit)
+            read = self.shards[s].ids[pos[inside] - self.starts[s]]
+            self.shards[s].release()
+            if self.limit is not None and read.size and read.max() >= self.limit:  # a shard damaged since
+                raise Refusal.of("shards.id_beyond", path=self.shards[s].path, id=int(read.max()), n=self.limit)
+            out[inside] = read
         return torch.from_numpy(out)
 
     def numpy(self) -> np.ndarray:
@@ -171,7 +201,7 @@ def open_data(path) -> TokenData:
     folder = Path(path)
     index = _index(folder)
     tokenizer = load_tokenizer(folder / TOKENIZER)
-    maps = []
+    opened = []
     for s in index["shards"]:
         file = folder / s["file"]
         if not file.is_file():
@@ -180,8 +210,8 @@ def open_data(path) -> TokenData:
         if count != s["tokens"] or itemsize != id_bytes(tokenizer.vocab_size):
             raise Refusal.of("shards.shard_differs", path=file, index=folder / INDEX)
         if count:
-            maps.append(np.memmap(file, dtype=DTYPES[itemsize], mode="r", offset=HEADER_BYTES, shape=(count,)))
-    ids = MappedIds(maps)
+            opened.append(Shard.open(file, itemsize, count))
+    ids = MappedIds(opened)
     if len(ids) != index.get("tokens"):
         raise Refusal.of("shards.shard_differs", path=folder, index=folder / INDEX)
     return TokenData(folder, index, tokenizer, ids)
@@ -202,15 +232,16 @@ class ShardWriter:
     def __init__(self, folder: Path, itemsize: int, shard_tokens: int):
         self.folder, self.dtype, self.shard_tokens = folder, DTYPES[itemsize], shard_tokens
         self.done: list[dict] = []
-        self._file = None
-        self._count = 0
+        self._file: BinaryIO | None = None
+        self._name, self._count = "", 0
         self._hash = hashlib.sha256()
 
-    def _open(self) -> None:
+    def _open(self) -> BinaryIO:
         name = f"shard_{len(self.done):05d}.bin"
-        self._file = open(self.folder / name, "wb")
-        self._file.write(header(self.dtype.itemsize, 0))  # the count is written when the shard is full
+        self._file = f = open(self.folder / name, "wb")
+        f.write(header(self.dtype.itemsize, 0))  # the count is written when the shard is full
         self._name, self._count, self._hash = name, 0, hashlib.sha256()
+        return f
 
     def _close(self) -> None:
         assert self._file is not None
@@ -224,12 +255,11 @@ class ShardWriter:
         """Append `ids` (a list or array of ints, each below the vocabulary size) to the shards."""
         array = np.asarray(ids, dtype=self.dtype)
         while len(array):
-            if self._file is None:
-                self._open()
+            f = self._file if self._file is not None else self._open()
             room = self.shard_tokens - self._count
             part, array = array[:room], array[room:]
             data = part.tobytes()
-            self._file.write(data)
+            f.write(data)
             self._hash.update(data)
             self._count += len(part)
             if self._count == self.shard_tokens:

@@ -69,14 +69,11 @@ def _decoded(path: Path, block: bytes, decoder, done: int, lines: int, final: bo
         return decoder.decode(block, final)
     except UnicodeDecodeError as e:
         seen = pending + block  # what e.start counts in
-        line = lines + seen[: e.start].count(b"\n") + 1
-        raise Refusal.of(
-            "errors.text_file_not_utf8",
-            path=path,
-            byte=done - len(pending) + e.start,
-            line=line,
-            bytes=repr(seen[e.start : e.start + 4]),
-        ) from None
+        at, line = done - len(pending) + e.start, lines + seen[: e.start].count(b"\n") + 1
+        with open(path, "rb") as f:  # the 4 bytes from there, as read_text shows them (the block may end first)
+            f.seek(at)
+            shown = f.read(4)
+        raise Refusal.of("errors.text_file_not_utf8", path=path, byte=at, line=line, bytes=repr(shown)) from None
 
 
 def chunks(path, chunk_bytes: int | None = None, on_block=None) -> Iterator[str]:

@@ -30,6 +30,7 @@ from qkv.core.model import evaluating
 from qkv.core.model.gpt import GPT, lm_loss
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.batches import get_batch, read_text, split_ids
+from qkv.core.text.shards import MappedIds, TokenData, open_data
 from qkv.core.text.tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
 from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, step_seed
 from qkv.core.train.resume import recorded_origin
@@ -134,7 +135,7 @@ def text_origin(text: str | None, text_path=None) -> tuple[str, dict]:
 
 
 @dataclass(frozen=True)
-class LMTask(Task[str]):
+class LMTask(Task[str | TokenData]):
     """What a GPT's training supplies to run.run_task: its text, tokenizer and batches."""
 
     kind = "lm"
@@ -146,41 +147,54 @@ class LMTask(Task[str]):
     text_path: str | Path | None = None
     tokenizer: str | Tokenizer | None = None  # "char" (default), "word", "bpe", or a tokenizer itself
     vocab_size: int | None = None
+    data_path: str | Path | None = None  # instead of a text: ids written by `qkv tokenize` (core.text.shards)
 
     def new_run_settings(self) -> dict[str, object]:
         return {"tokenizer": self.tokenizer, "vocab_size": self.vocab_size}
 
     def recall(self, config: dict, out: Path) -> LMTask:
         """Without a text: the one the checkpoint was trained on (its file read again, or the corpus)."""
-        if self.text is not None or self.text_path is not None:
+        if self.text is not None or self.text_path is not None or self.data_path is not None:
             return self
         origin = recorded_origin(config, out)
         if origin["kind"] == "string":
             raise Refusal.of("errors.resume_string", out=out)
         if origin["kind"] == "shards":  # trained with --data: the same folder again
-            from qkv.core.train.lm_data import ShardTask
-
-            return ShardTask(data_path=origin["path"])
+            return replace(self, data_path=origin["path"])
         return replace(self, text_path=origin["path"]) if origin["kind"] == "file" else self
 
-    def read(self, tc: TrainConfig) -> tuple[str, dict]:
+    def read(self, tc: TrainConfig) -> tuple[str | TokenData, dict]:
+        if self.data_path is not None:  # memory-mapped, nothing read yet; tied to the run by the index's sha256
+            data = open_data(self.data_path)
+            return data, data.origin()
         return text_origin(self.text, self.text_path)
 
-    def new_tokenizer(self, text: str) -> Tokenizer:
+    def new_tokenizer(self, text: str | TokenData) -> Tokenizer:
+        if isinstance(text, TokenData):  # the ids' own
+            return text.tokenizer
         if isinstance(self.tokenizer, Tokenizer):
             return self.tokenizer
         return train_tokenizer(self.tokenizer or "char", text, self.vocab_size)
 
-    def batches(self, text: str, origin: dict, start: Start, world: World, precision: Precision):
-        """LMData over the text's ids, split into train / val; config.json records the origin and the token count."""
-        try:
-            ids = torch.tensor(start.tokenizer.encode(text), dtype=torch.long)
-        except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
-            raise Refusal.of("train.vocab_too_small", n=start.tokenizer.vocab_size, unknown=e) from None
+    def batches(self, text: str | TokenData, origin: dict, start: Start, world: World, precision: Precision):
+        """LMData over the text's ids, split into train / val; config.json records the origin and the token count.
+        Token data's ids stay on disk (MappedIds: each batch reads its windows, an id beyond d_vocab refused)."""
+        ids: torch.Tensor | MappedIds
+        if isinstance(text, TokenData):
+            ids = text.ids.limited(start.model.cfg.d_vocab)
+        else:
+            ids = _encoded(start.tokenizer, text)
         n_ctx = start.model.cfg.n_ctx
         train_ids, val_ids = split_ids(ids, start.tc.val_fraction, n_ctx)
-        data = LMData(train_ids, val_ids, start.tc, n_ctx, world, precision)
+        data = LMData(train_ids, val_ids, start.tc, n_ctx, world, precision)  # type: ignore[arg-type]
         return data, {"data": {**origin, "tokens": len(ids)}}
+
+
+def _encoded(tokenizer: Tokenizer, text: str) -> torch.Tensor:
+    try:
+        return torch.tensor(tokenizer.encode(text), dtype=torch.long)
+    except UnknownTokenError as e:  # a word list cut by vocab_size: a word tokenizer has no unknown token
+        raise Refusal.of("train.vocab_too_small", n=tokenizer.vocab_size, unknown=e) from None
 
 
 def train(
@@ -203,7 +217,8 @@ def train(
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
     `data` is instead a folder `qkv tokenize` wrote (token ids on disk, read by memory mapping, and
-    their tokenizer: lm_data.py). `tokenizer` ("char" by default), `vocab_size` and `preset` ("tiny" by default) shape a new run.
+    their tokenizer: qkv.core.text.shards; the same split as a text's). `tokenizer` ("char" by default),
+    `vocab_size` and `preset` ("tiny" by default) shape a new run.
     `overrides` are "key=value" strings for ModelConfig / TrainConfig fields. `resume` continues the
     checkpoint in `out` with its own tokenizer and model; `until` stops after that step (the schedule
     still spans `steps`). `force` replaces a qkv checkpoint in `out` (it stays loadable until the new
@@ -216,7 +231,7 @@ def train(
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
     """
     task = LMTask(text=text, text_path=text_path, tokenizer=tokenizer, vocab_size=vocab_size)
-    if data is not None:  # ids written by `qkv tokenize` (lm_data.py), with their own tokenizer
+    if data is not None:  # ids written by `qkv tokenize` (core.text.shards), with their own tokenizer
         task = _data_task(data, task)
     request = Request(
         out=Path(out),
@@ -234,11 +249,9 @@ def train(
 
 def _data_task(data, task: LMTask) -> LMTask:
     """The task of training on the data folder `data`; refused beside a text or a tokenizer (it has its own)."""
-    from qkv.core.train.lm_data import ShardTask
-
     if task.text is not None or task.text_path is not None:
         raise Refusal.of("shards.data_and_text")
     given = [flag for flag, value in (("--tokenizer", task.tokenizer), ("--vocab-size", task.vocab_size)) if value]
     if given:
         raise Refusal.of("shards.data_tokenizer", flags=" ".join(given))
-    return ShardTask(data_path=data)
+    return replace(task, data_path=data)

@@ -1,6 +1,6 @@
 """Token shards, in English (the same keys as zh/shards.py): `qkv tokenize`, which writes a corpus larger
 than memory as token ids on disk (qkv.core.text.prepare), and `qkv train --data`, which reads them
-(qkv.core.text.shards, qkv.core.train.lm_data)."""
+(qkv.core.text.shards, qkv.core.train.lm)."""
 
 MESSAGES = {
     # progress bars and the line `qkv tokenize` ends with
@@ -8,7 +8,6 @@ MESSAGES = {
     "bar_encode": "tokenizing",
     "wrote": "wrote {tokens} tokens ({dtype}, {shards} shards, tokenizer {kind} with {vocab} tokens) to {out} "
     "in {seconds} s ({rate} MB/s)",
-    "data_what": "token data",
     # refusals of qkv tokenize
     "no_txt": "{path} holds no .txt file",
     "empty": "{path} holds no text to tokenize (only whitespace, or nothing)",
@@ -29,7 +28,7 @@ MESSAGES = {
     "id_size": "{path} says its ids take {size} bytes each; a shard holds 2 or 4",
     "truncated": "{path} is cut short or too long: its header says {count} ids ({expected} bytes), the file has {size}",
     "shard_differs": "{path} does not match {index}: tokenize the text again",
-    "id_beyond": "a shard of {path} holds the id {id}, beyond the model's {n} rows: tokenize the text again",
+    "id_beyond": "{path} holds the id {id}, beyond the model's {n} rows: tokenize the text again",
     "data_and_text": "--data and --text are two sources of training text: give one",
     "data_tokenizer": "--data brings its own tokenizer (the data folder's tokenizer.json): leave out {flags}",
 }

@@ -1,5 +1,5 @@
 """词元分片（与 en/shards.py 同键）：`qkv tokenize` 把放不进内存的语料写成磁盘上的词元编号
-（qkv.core.text.prepare），`qkv train --data` 读取它们（qkv.core.text.shards、qkv.core.train.lm_data）。"""
+（qkv.core.text.prepare），`qkv train --data` 读取它们（qkv.core.text.shards、qkv.core.train.lm）。"""
 
 MESSAGES = {
     # 进度条，以及 qkv tokenize 结束时的一行
@@ -7,7 +7,6 @@ MESSAGES = {
     "bar_encode": "正在切分词元",
     "wrote": "已把 {tokens} 个词元（{dtype}，{shards} 个分片，{kind} 分词器，词表 {vocab} 个）写入 {out}，"
     "用时 {seconds} 秒（每秒 {rate} MB）",
-    "data_what": "词元数据",
     # qkv tokenize 拒绝的情况
     "no_txt": "{path} 里没有 .txt 文件",
     "empty": "{path} 里没有可切分的文本（只有空白，或什么都没有）",
@@ -28,7 +27,7 @@ MESSAGES = {
     "id_size": "{path} 声称每个编号占 {size} 字节；分片里的编号只能占 2 或 4 字节",
     "truncated": "{path} 的长度不对：文件头说有 {count} 个编号（应为 {expected} 字节），文件却有 {size} 字节",
     "shard_differs": "{path} 与 {index} 对不上：请重新切分文本",
-    "id_beyond": "{path} 所在的数据里有编号 {id}，超出了模型的 {n} 行：请重新切分文本",
+    "id_beyond": "{path} 里有编号 {id}，超出了模型的 {n} 行：请重新切分文本",
     "data_and_text": "--data 和 --text 都是训练文本的来源：只能给一个",
     "data_tokenizer": "--data 自带分词器（数据目录里的 tokenizer.json）：请去掉 {flags}",
 }
