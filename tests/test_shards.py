@@ -41,7 +41,7 @@ def text_file(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("kind", ["char", "word", "bpe"])
+@pytest.mark.parametrize("kind", ["char", pytest.param("word", marks=pytest.mark.slow), "bpe"])  # word: jieba loads
 def test_streamed_chunks_give_the_ids_and_tokenizer_of_the_whole_text(tmp_path, text_file, monkeypatch, kind):
     """Cut into many small chunks, the text trains the same tokenizer and encodes to the same ids as whole."""
     monkeypatch.setattr(stream, "CHUNK_BYTES", 257)
