@@ -261,3 +261,26 @@ def test_reading_windows_keeps_no_shard_pages_mapped(tmp_path):
     assert _mapped_kb(shard) > 100
     ids[torch.tensor([0, 1])]
     assert _mapped_kb(shard) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_two_processes_on_shards_train_what_one_trains(tmp_path, text_file):
+    """`qkv train --data --nproc 2` (each rank reading its rows from disk): the losses of one process."""
+    import os
+    import subprocess
+    import sys
+
+    sets = [a for s in SETTINGS for a in ("--set", s)]
+    env = {**os.environ, "QKV_THREADS": "1"}
+
+    def qkv(*argv):
+        run = subprocess.run([sys.executable, "-m", "qkv", *argv], capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+
+    qkv("tokenize", "--text", str(text_file), "--out", str(tmp_path / "data"), "--quiet")
+    qkv("train", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "one"), "--quiet", *sets)
+    qkv("train", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "two"), "--quiet", "--nproc", "2", *sets)
+    one, two = step_losses(tmp_path / "one"), step_losses(tmp_path / "two")
+    assert [s for s, _ in one] == [s for s, _ in two] == list(range(1, 7))
+    assert max(abs(a - b) for (_, a), (_, b) in zip(one, two)) <= 1e-5
