@@ -31,7 +31,9 @@ ASSETS = Path(qkv.__file__).resolve().parent / "assets"
 BUNDLED, TRANSLATOR = str(ASSETS / "model"), str(ASSETS / "translate")
 HAN = re.compile("[\u4e00-\u9fff]")
 ZH_PREFIX, EN_PREFIX = "qkv: 错误：", "qkv: error: "
-COMMANDS = "train generate translate info corpus demo lesson trace explain attend figure serve patch heads export tokenize".split()
+COMMANDS = (
+    "train generate translate info corpus demo lesson trace explain attend figure serve patch heads export tokenize"
+).split()
 ATTEND = ["attend", "--q", "1,0", "--k", "1,0; 0,1", "--v", "1; 2"]
 PATCH = ["patch", "--clean", "我 吃了 苹果", "--corrupt", "他 吃了 苹果", "--answer", "苹果", "--wrong", "我"]
 
