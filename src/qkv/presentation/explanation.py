@@ -17,7 +17,7 @@ from qkv.analysis import explain as analysis
 from qkv.core.io.finite import non_finite_note
 from qkv.core.text.tokenizers.wordpiece import JOIN
 from qkv.presentation.explain_steps import head_steps, next_token
-from qkv.presentation.i18n import check_lang, lang_of, translator
+from qkv.presentation.i18n import check_lang, lang_of, t, translator
 from qkv.presentation.text import render
 from qkv.presentation.translation_text import translation_blocks
 
@@ -77,6 +77,9 @@ def _blocks(d: dict, lang: str) -> list:
     say = translator(check_lang(lang), "explain")
     n = len(d["tokens"])
     out = [("title", _title(d, say))]
+    dtype = d["model"].get("dtype", "float32")
+    if dtype != "float32":  # bfloat16 (--dtype): its numbers are not float32's
+        out.append(("p", t("bf16.computed_in", lang, dtype=dtype)))
     note = non_finite_note(d)
     if note:
         out.append(("p", say("not_finite", **note)))
