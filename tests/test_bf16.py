@@ -116,3 +116,14 @@ def test_explain_says_its_dtype(run, capsys):
     assert "Computed in" not in out
     out, _ = run_ok(capsys, [*argv, "--format", "json"])
     assert json.loads(out)["model"]["dtype"] == "float32"
+
+
+def test_a_translation_explained_in_bfloat16_says_so_under_its_title(monkeypatch):
+    from qkv.presentation import explanation
+
+    monkeypatch.setattr(explanation, "translation_blocks", lambda d, lang: [("title", "T"), ("p", "rest")])
+    doc = {"kind": "translation", "model": {"dtype": "bfloat16"}}
+    blocks = explanation._blocks(doc, "en")
+    assert blocks[0] == ("title", "T") and blocks[2] == ("p", "rest")
+    assert blocks[1][1].startswith("Computed in bfloat16")
+    assert len(explanation._blocks({**doc, "model": {"dtype": "float32"}}, "zh")) == 2
