@@ -14,7 +14,8 @@ left padding and attention mask). tok/s counts every row's new tokens. Each pair
 --rounds times, in this one process under the same thread count; shown are the medians of wall time, the
 ratio qkv/HF, the same ratio from CPU seconds (which leave out the time a call waited for a core while
 other programs kept the machine busy), and "same": the rows whose tokens agree on both sides (in
-bfloat16 the two sum in their own orders, so a near tie may go either way).
+bfloat16 the two sum in their own orders, so a near tie may go either way), and in bfloat16 the rows each
+side writes as qkv does in float32 (how far each side's bfloat16 strays from the exact tokens).
 
 The header says what this CPU computes bfloat16 with (qkv.core.machine.cpu.bf16_support): AMX several
 times float32, AVX-512 BF16 alone about 2.5x, neither slower than float32.
@@ -96,7 +97,17 @@ def measure(ours, theirs, prompts: list[list[int]], new: int, rounds: int) -> di
         "cpu_ratio": median(times["hf cpu"]) / median(times["qkv cpu"]),
         "same": sum(a == b for a, b in zip(mine, hers)),
         "rows": len(prompts),
+        "ids": {"qkv": mine, "hf": hers},
     }
+
+
+def as_float32(r: dict, exact: dict) -> str:
+    """In bfloat16: the rows each side writes as qkv writes them in float32 (`exact`: that line's result)."""
+    if exact is r:
+        return ""
+    ref = exact["ids"]["qkv"]
+    qkv, hf = (sum(a == b for a, b in zip(r["ids"][k], ref)) for k in ("qkv", "hf"))
+    return f"{qkv}/{r['rows']} {hf}/{r['rows']}"
 
 
 def main() -> None:
@@ -110,12 +121,18 @@ def main() -> None:
     args = ap.parse_args()
     threads = configure(args.threads)
     quiet_transformers()
+    import transformers
+
+    transformers.logging.disable_progress_bar()
     bf16 = bf16_support()
     print(
         f"greedy generation, {args.new_tokens} new tokens, KV cache on both sides, median of {args.rounds}; "
         f"{machine()}; this CPU: {BF16_NOTE[bf16]} ({bf16})"
     )
-    print(f"{'model':<9}{'batch':>5}  {'dtype':<9}{'qkv tok/s':>10}{'HF tok/s':>10}{'qkv/HF':>8}{'(cpu)':>7}  same")
+    print(
+        f"{'model':<9}{'batch':>5}  {'dtype':<9}{'qkv tok/s':>10}{'HF tok/s':>10}{'qkv/HF':>8}{'(cpu)':>7}"
+        "  same  as float32 (qkv, HF)"
+    )
     results: dict = {}
     for name in args.models:
         for dtype in DTYPES:
@@ -124,9 +141,10 @@ def main() -> None:
             for batch in sorted({1, args.batch}):
                 r = measure(ours, theirs, prompts_of(source, batch), args.new_tokens, args.rounds)
                 results[f"{name} {batch} {dtype}"] = r
+                exact = results[f"{name} {batch} float32"]
                 print(
                     f"{name:<9}{batch:>5}  {dtype:<9}{r['qkv']:>10,.1f}{r['hf']:>10,.1f}{r['qkv'] / r['hf']:>7.2f}x"
-                    f"{r['cpu_ratio']:>6.2f}x  {r['same']}/{r['rows']}",
+                    f"{r['cpu_ratio']:>6.2f}x  {r['same']}/{r['rows']}  {as_float32(r, exact)}",
                     flush=True,
                 )
             del ours, theirs
@@ -134,6 +152,9 @@ def main() -> None:
             results[f"{name} {dtype} seconds"] = time.perf_counter() - t
     _speedups(results, args.models, sorted({1, args.batch}))
     if args.json:
+        for r in results.values():
+            if isinstance(r, dict):
+                r.pop("ids")
         print(json.dumps({"bf16_support": bf16, "threads": threads, **results}))
 
 
