@@ -9,6 +9,7 @@ import pytest
 import torch
 from cli_util import run_ok
 
+from qkv.analysis.schema import validate
 from qkv.core.decode.sample import generate_ids
 from qkv.core.hub.pretrained import loading_dtype
 from qkv.core.machine import cpu
@@ -111,7 +112,11 @@ def test_explain_says_its_dtype(run, capsys):
     out, _ = run_ok(capsys, [*argv, "--dtype", "bfloat16", "--lang", "zh"])
     assert "以 bfloat16 计算" in out
     out, _ = run_ok(capsys, [*argv, "--dtype", "bfloat16", "--format", "json"])
-    assert json.loads(out)["model"]["dtype"] == "bfloat16"
+    doc = json.loads(out)
+    assert doc["model"]["dtype"] == "bfloat16"
+    validate(doc)  # the schema knows the field
+    with pytest.raises(pytest.importorskip("jsonschema").ValidationError):
+        validate({**doc, "model": {**doc["model"], "dtype": "bf16"}})
     out, _ = run_ok(capsys, argv)
     assert "Computed in" not in out
     out, _ = run_ok(capsys, [*argv, "--format", "json"])
