@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from qkv.apps.cli.reading import load_model
 from qkv.core.io.finite import dumps as finite_dumps
 from qkv.presentation.i18n import t
