@@ -132,6 +132,7 @@ def test_a_char_and_a_byte_level_tokenizer_count_the_same_bytes(runs, gpt2_dir):
     assert results[0].tokens > results[1].tokens  # a character a token: more tokens for the same bytes
 
 
+@pytest.mark.slow
 def test_a_first_token_that_is_part_of_a_character_counts_its_own_bytes(gpt2_dir):  # noqa: F811
     _, tok = load(gpt2_dir[0])
     text = "龘 the cat"  # not in the BPE's training text: three byte tokens
