@@ -27,8 +27,9 @@ drops spaces) it is still the text's bytes, so models with different tokenizers 
 same bytes.
 
 Memory: ids are a tensor of int64 (8 bytes a token); each batch of windows makes its logits
-(batch x window x d_vocab floats) and no more: batch is cut so that this is at most LOGITS_BUDGET
-floats (never below one window), and the loss is a float32 cross-entropy summed batch by batch.
+(batch x window x d_vocab floats), and the cross-entropy its log-softmax, and no more: batch is cut
+so that this is at most LOGITS_BUDGET floats (never below one window), and the loss is a float32
+cross-entropy summed batch by batch.
 """
 
 from __future__ import annotations
@@ -170,12 +171,12 @@ def _groups(n: int, ctx: int, stride: int | None, rows: int) -> Iterator[list[tu
         yield group
 
 
-def evaluate_ids(model, ids: list[int], ctx: int, stride: int | None, rows: int, progress=None) -> float:
-    """Total nats of x_1 .. x_{n-1} over the windows; `progress` (a tqdm, or None) is told each window."""
-    x = torch.tensor(ids, dtype=torch.long)  # (N,)
+def evaluate_ids(model, x: torch.Tensor, ctx: int, stride: int | None, rows: int, progress=None) -> float:
+    """Total nats of x_1 .. x_{N-1} (x: the ids, (N,)) over the windows; `progress` (a tqdm, or None) is
+    told each window."""
     total = 0.0
     with evaluating(model):
-        for group in _groups(len(ids), ctx, stride, rows):
+        for group in _groups(len(x), ctx, stride, rows):
             total += _batch_nats(model, x, group)
             if progress is not None:
                 progress.update(len(group))
@@ -198,15 +199,17 @@ def evaluate_text(
         raise Refusal.of("evaluate.stride_range", got=stride, ctx=ctx)
     ids = encode_text(tokenizer, text)
     n_bytes = scored_bytes(tokenizer, text, ids)
-    n_windows = count_windows(len(ids), ctx, stride)
+    x = torch.tensor(ids, dtype=torch.long)  # (N,): 8 bytes a token, the list let go
+    del ids
+    n_windows = count_windows(len(x), ctx, stride)
     rows = batch_rows(ctx, model.cfg.d_vocab, batch)
     bar = _progress(n_windows) if progress else None
     try:
-        nats = evaluate_ids(model, ids, ctx, stride, rows, bar)
+        nats = evaluate_ids(model, x, ctx, stride, rows, bar)
     finally:
         if bar is not None:
             bar.close()
-    tokens = len(ids) - 1
+    tokens = len(x) - 1
     loss = nats / tokens
     bpb = nats / (math.log(2) * n_bytes) if n_bytes else math.inf
     return Evaluation(loss, math.exp(min(loss, 700.0)), bpb, tokens, n_bytes, n_windows, ctx, stride)
