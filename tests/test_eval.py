@@ -215,3 +215,38 @@ def test_an_encoder_is_refused(bert_dir, tmp_path, capsys):  # noqa: F811
     p.write_text("the cat sat on the mat.\n", encoding="utf-8")
     line = run_error(capsys, ["eval", "--ckpt", str(bert_dir[0]), "--text", str(p)])
     assert "does not predict the next token" in line
+
+
+def _reference_nats(model, ids: list[int], ctx: int, stride: int | None) -> float:
+    """Summed nats from the model's own whole logits, window by window (no batching, no slicing)."""
+    x, total = torch.tensor(ids), 0.0
+    with torch.no_grad():
+        for b, e, s in ev.windows(len(ids), ctx, stride):
+            logits = model(x[b:e][None])[0]  # (T, d_vocab)
+            total += F.cross_entropy(logits[s - b - 1 :], x[s : e + 1], reduction="sum").item()
+    return total
+
+
+@pytest.mark.parametrize("cap", [None, 3.0])
+def test_logits_made_a_slice_at_a_time_give_the_same_loss(cap, monkeypatch):
+    """With a budget of 3 positions' logits: the unembedding reads at most 3 rows at once (or, for a
+    soft-capped model, the whole window's logits are made), the loss is unchanged, the head put back."""
+    from qkv.core.model.gpt import GPT
+    from qkv.core.spec.config import ModelConfig
+    from qkv.core.text.tokenizers.words import CharTokenizer
+
+    text = "abcab cabba cbacb\n" * 4
+    tok = CharTokenizer.train(text)
+    torch.manual_seed(0)
+    cfg = ModelConfig(d_vocab=tok.vocab_size, n_ctx=16, d_model=16, n_heads=2, n_layers=1, output_logits_soft_cap=cap)
+    model = GPT(cfg).eval()
+    head, seen = model.unembed, []
+    head.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[:-1].numel()))
+    monkeypatch.setattr(ev, "LOGITS_BUDGET", 3 * tok.vocab_size)
+    for stride in (None, 5):
+        seen.clear()
+        got = ev.evaluate_text(model, tok, text, ctx=12, stride=stride, batch=4)
+        assert seen and (max(seen) <= 3) == (cap is None)  # the rows the unembedding read at once
+        want = _reference_nats(model, tok.encode(text), 12, stride) / got.tokens
+        assert got.loss == pytest.approx(want, rel=1e-5)
+    assert model.unembed is head

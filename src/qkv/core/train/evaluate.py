@@ -26,10 +26,12 @@ first tokens ("T" against "The"); for one that does not (the bundled word tokeni
 drops spaces) it is still the text's bytes, so models with different tokenizers are divided by the
 same bytes.
 
-Memory: ids are a tensor of int64 (8 bytes a token); each batch of windows makes its logits
-(batch x window x d_vocab floats), and the cross-entropy its log-softmax, and no more: batch is cut
-so that this is at most LOGITS_BUDGET floats (never below one window), and the loss is a float32
-cross-entropy summed batch by batch.
+Memory: ids are a tensor of int64 (8 bytes a token); batch is cut so that batch x window x d_vocab
+is at most LOGITS_BUDGET floats (never below one window). The forward pass stops before the
+unembedding; the logits of the scored positions alone are made from its output, at most
+LOGITS_BUDGET floats at a time (and the cross-entropy's log-softmax of them), and the loss is a
+float32 cross-entropy summed slice by slice. (A model whose logits are soft-capped, Gemma 2, makes
+its batch's logits whole: batch x window x d_vocab, as bounded.)
 """
 
 from __future__ import annotations
@@ -150,13 +152,36 @@ def batch_rows(ctx: int, d_vocab: int, batch: int | None) -> int:
 def _batch_nats(model, ids: torch.Tensor, group: list[tuple[int, int, int]]) -> float:
     """Summed -ln p of the scored targets of windows of one length: float32 cross-entropy, reduction sum."""
     device = model_device(model)
-    rows = torch.stack([ids[b:e] for b, e, _ in group])  # (B, T): what each window reads
+    rows = torch.stack([ids[b:e] for b, e, _ in group]).to(device)  # (B, T): what each window reads
     targets = torch.stack([ids[b + 1 : e + 1] for b, e, _ in group]).clone()  # (B, T): x_{b+1} .. x_e
     for row, (b, _, s) in enumerate(group):
         targets[row, : s - b - 1] = IGNORE  # predictions an earlier window made: context only
-    logits = model(rows.to(device))  # (B, T, d_vocab)
-    flat = logits.flatten(0, 1).float()  # (B*T, d_vocab)
-    return F.cross_entropy(flat, targets.flatten().to(device), reduction="sum", ignore_index=IGNORE).item()
+    targets = targets.to(device)
+    head = getattr(model, "unembed", None)
+    if model.cfg.output_logits_soft_cap is not None or not isinstance(head, torch.nn.Linear):
+        logits = model(rows).flatten(0, 1).float()  # (B*T, d_vocab)
+        return F.cross_entropy(logits, targets.flatten(), reduction="sum", ignore_index=IGNORE).item()
+    scored = targets.flatten() != IGNORE  # (B*T,)
+    h = _final_residual(model, rows).flatten(0, 1)[scored]  # (n scored, d_model)
+    y = targets.flatten()[scored]  # (n scored,)
+    step = max(1, LOGITS_BUDGET // model.cfg.d_vocab)  # positions whose logits are made at once
+    total = 0.0
+    for i in range(0, len(y), step):
+        logits = head(h[i : i + step]).float()  # (step, d_vocab): h W_out + b
+        total += F.cross_entropy(logits, y[i : i + step], reduction="sum").item()
+    return total
+
+
+def _final_residual(model, rows: torch.Tensor) -> torch.Tensor:
+    """The normalised residual the unembedding reads, (B, T, d_model): the forward pass with the
+    unembedding left out for its length (put back after), so that only the scored positions' logits
+    are made, a slice at a time."""
+    head = model.unembed
+    model.unembed = torch.nn.Identity()
+    try:
+        return model(rows)  # (B, T, d_model)
+    finally:
+        model.unembed = head
 
 
 def _groups(n: int, ctx: int, stride: int | None, rows: int) -> Iterator[list[tuple[int, int, int]]]:
