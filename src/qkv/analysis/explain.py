@@ -55,10 +55,12 @@ N_COORDS = 4
 
 
 def model_fields(model, keys) -> dict:
-    """A document's "model": the config fields `keys`, and what the model's family is and can do."""
-    family = model.family
+    """A document's "model": the config fields `keys`, the dtype of its weights (what every number was
+    computed in: float32, or bfloat16 with --dtype), and what the model's family is and can do."""
+    family, p = model.family, next(model.parameters(), None)
     return {
         **{k: getattr(model.cfg, k) for k in keys},
+        "dtype": "float32" if p is None else str(p.dtype).removeprefix("torch."),  # what it computed in
         "design": family.design,
         "has_lm_head": family.next_token,
         "generates": family.generates,

@@ -62,8 +62,12 @@ _FAMILY = {
 }
 
 
+# what the weights are, and every number was computed in (--dtype; absent in documents written before it)
+_DTYPE = {"dtype": {"enum": ["float32", "bfloat16", "float16", "float64"]}}
+
+
 def _model_of(required: list[str], **properties) -> dict:
-    return {"type": "object", "required": [*required, *_FAMILY], "properties": {**_FAMILY, **properties}}
+    return {"type": "object", "required": [*required, *_FAMILY], "properties": {**_FAMILY, **_DTYPE, **properties}}
 
 
 EXPLAIN = _kind(

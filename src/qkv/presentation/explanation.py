@@ -17,7 +17,7 @@ from qkv.analysis import explain as analysis
 from qkv.core.io.finite import non_finite_note
 from qkv.core.text.tokenizers.wordpiece import JOIN
 from qkv.presentation.explain_steps import head_steps, next_token
-from qkv.presentation.i18n import check_lang, lang_of, translator
+from qkv.presentation.i18n import check_lang, lang_of, t, translator
 from qkv.presentation.text import render
 from qkv.presentation.translation_text import translation_blocks
 
@@ -73,10 +73,11 @@ def _blocks(d: dict, lang: str) -> list:
     """The document `d` as text.render blocks in `lang`: title, notes, the steps (one head) or the
     table of heads (a summary), then the next-token prediction (or, for an encoder, why there is none)."""
     if d.get("kind") == "translation":
-        return translation_blocks(d, check_lang(lang))
+        blocks = translation_blocks(d, check_lang(lang))
+        return blocks[:1] + _dtype_note(d, lang) + blocks[1:]
     say = translator(check_lang(lang), "explain")
     n = len(d["tokens"])
-    out = [("title", _title(d, say))]
+    out = [("title", _title(d, say)), *_dtype_note(d, lang)]
     note = non_finite_note(d)
     if note:
         out.append(("p", say("not_finite", **note)))
@@ -95,6 +96,12 @@ def _blocks(d: dict, lang: str) -> list:
         layers = gemma("layer_sep").join(str(L) for L in w["layers"])
         out.append(("p", gemma("explain_window_entropy", layers=layers, w=w["size"], max=math.log2(w["size"]))))
     return out + next_token(d, say, lang)
+
+
+def _dtype_note(d: dict, lang: str) -> list:
+    """Under the title: what the numbers were computed in, when it is not float32 (--dtype bfloat16)."""
+    dtype = d["model"].get("dtype", "float32")
+    return [] if dtype == "float32" else [("p", t("bf16.computed_in", lang, dtype=dtype))]
 
 
 def _title(d: dict, say) -> str:

@@ -35,6 +35,7 @@ COMPUTING = {
     "patch",
     "heads",
     "serve",
+    "eval",
 }
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from qkv.apps.cli import describe, tokenize_cmd, translate
+from qkv.apps.cli.evaluate import evaluate
 from qkv.apps.cli.generate import generate
 from qkv.apps.cli.reading import load_model, say_cropped, say_unread
 from qkv.core.io.files import check_folder_of, format_bytes, write_text
@@ -361,5 +362,6 @@ COMMANDS = {
     "heads": heads,
     "serve": serve,
     "export": export,
+    "eval": evaluate,
     "tokenize": tokenize_cmd.tokenize,
 }

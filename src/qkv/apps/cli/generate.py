@@ -50,7 +50,7 @@ def generate(args) -> None:
     if not 1 <= args.samples <= 1024:
         raise Refusal.of("cli.samples_range", got=args.samples)
     device = resolve(args.device)
-    model, tokenizer = load_model(args.ckpt)  # without --ckpt, the bundled model
+    model, tokenizer = load_model(args.ckpt, device)  # without --ckpt, the bundled model; in --dtype
     model.to(device)  # its KV cache is made there too
     check_generates(model)  # before the prompt is printed
     prompt, ids = _prompt(args, tokenizer)

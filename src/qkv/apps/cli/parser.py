@@ -76,7 +76,8 @@ def _dtype(p) -> None:
     p.add_argument(
         "--dtype",
         choices=("float32", "bfloat16"),  # models.size.DTYPES (not imported: it would import torch)
-        help="what a Hugging Face model's weights load as (default float32, exact; bfloat16 halves the memory)",
+        help="what the model's weights load as and compute in, a qkv run's or a pretrained model's (default "
+        "float32, exact; bfloat16 halves the memory, and is faster where the CPU has AMX or AVX-512 BF16)",
     )
 
 
@@ -418,6 +419,44 @@ def _add_export(sub) -> None:
     _lang(p)
 
 
+def _add_eval(sub) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="how well a model predicts a text: loss (nats per token), perplexity and bits per byte",
+        description="Every token of the text after the first is scored once. By default the text's tokens are "
+        "cut into windows of --ctx tokens, one after the other; with --stride S each window moves on S tokens "
+        "and only its last S predictions are scored (the ones before are context). Bits per byte divide the "
+        "nats by ln 2 and by the text's UTF-8 bytes less those of its first token (docs/eval.md).",
+    )
+    p.add_argument(
+        "--ckpt",
+        metavar="DIR",
+        help="as for generate: a checkpoint or Hugging Face directory, a GGUF file, smollm2, or bundled (the default)",
+    )
+    _dtype(p)
+    p.add_argument("--text", required=True, metavar="FILE", help="the UTF-8 text to score")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--ctx", type=int, metavar="N", help="tokens a window reads (default: the model's n_ctx, at most 1024)"
+    )
+    p.add_argument(
+        "--stride",
+        type=int,
+        metavar="S",
+        help="sliding windows that move on S tokens (1 to --ctx; default: windows that do not overlap)",
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        metavar="B",
+        help="windows run at once (default 16, fewer where batch x window x vocabulary would pass 64M logits)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _device(p)
+    _threads(p)
+    _lang(p, "the report and its errors")
+
+
 class _Qkv(Parser):
     """The `qkv` parser: what it parses holds every command's --lang settled (lang.settle)."""
 
@@ -434,6 +473,6 @@ def build_parser(lang: str = DEFAULT_LANG) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_add_train, _add_generate, _add_translate, _add_described, _add_lessons, _add_trace, _add_explain):
         add(sub)
-    for add in (_add_attend, _add_figure, _add_serve, _add_interventions, _add_export, _add_tokenize):
+    for add in (_add_attend, _add_figure, _add_serve, _add_interventions, _add_export, _add_eval, _add_tokenize):
         add(sub)
     return parser

@@ -8,11 +8,30 @@ import sys
 from qkv.presentation.i18n import t
 
 
-def load_model(ckpt):
-    """(model, tokenizer) from --ckpt, or the bundled model when it is not given (qkv.load's None)."""
+def load_model(ckpt, device="cpu"):
+    """(model, tokenizer) from --ckpt, or the bundled model when it is not given (qkv.load's None), its
+    weights in --dtype's dtype (qkv runs too); on stderr a note when they are bfloat16 and will run on a
+    CPU (`device`: where the command runs it) without native bfloat16 (say_slow_bf16)."""
     from qkv.core.train.checkpoint import load
 
-    return load(ckpt or None)
+    model, tokenizer = load(ckpt or None)
+    say_slow_bf16(model, device)
+    return model, tokenizer
+
+
+def say_slow_bf16(model, device) -> None:
+    """Say that bfloat16 is slower than float32 here: the model's weights are bfloat16, it runs on the
+    CPU, and the CPU has neither AMX nor AVX-512 BF16 (qkv.core.machine.cpu.bf16_support)."""
+    import torch
+
+    from qkv.core.machine.cpu import bf16_support
+    from qkv.presentation.i18n import get_lang
+
+    p = next(model.parameters(), None)
+    if p is None or p.dtype != torch.bfloat16 or torch.device(device).type != "cpu":
+        return
+    if bf16_support() == "none":
+        print(t("bf16.slow_here", get_lang()), file=sys.stderr)
 
 
 def say_cropped(what: str, n: int, n_ctx: int, lang: str) -> None:

@@ -79,11 +79,16 @@ def loading_dtype(dtype: str):
         _dtype.pop()
 
 
+def wanted_dtype(dtype: str | None = None) -> str:
+    """`dtype`, checked; None: the one loading_dtype set (the CLI's --dtype), else float32."""
+    return checked_dtype(dtype or _dtype[-1])
+
+
 def load_pretrained(ref, dtype: str | None = None) -> tuple[GPT | Encoder, Tokenizer]:
     """(model in eval mode, tokenizer) for "minilm", "hf:<hub name>", a Hugging Face directory, a GGUF file
     (or a directory holding one) or "smollm2", its weights in `dtype` ("float32" or "bfloat16"; None:
     float32, or loading_dtype's)."""
-    dtype = checked_dtype(dtype or _dtype[-1])
+    dtype = wanted_dtype(dtype)
     s = str(ref)
     if names_gguf(s):
         return _load_gguf(s, dtype)

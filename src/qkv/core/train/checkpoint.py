@@ -476,23 +476,36 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
     return Checkpoint(model, tokenizer, config, state, train_cfg, optimizer_state)
 
 
-def load(path=None, device=None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
+def load(path=None, device=None, dtype: str | None = None) -> tuple[GPT | Encoder | Seq2Seq, Tokenizer]:
     """(model, tokenizer) from a checkpoint directory (None: the bundled model, as the commands read it
     without --ckpt), the model in eval mode, on the CPU or on `device` (a torch.device or a --device
-    name: "auto", "cuda", ...). A pretrained model ("minilm", "hf:NAME", a Hugging Face directory)
-    loads through models.pretrained."""
+    name: "auto", "cuda", ...), its weights in `dtype` ("float32" or "bfloat16"; None: float32, or
+    hub.pretrained.loading_dtype's, the CLI's --dtype). A pretrained model ("minilm", "hf:NAME", a Hugging
+    Face directory) loads through models.pretrained."""
     from qkv.core.hub.bundled import default_ckpt
-    from qkv.core.hub.pretrained import is_pretrained_ref, load_pretrained
+    from qkv.core.hub.pretrained import is_pretrained_ref, load_pretrained, wanted_dtype
     from qkv.core.machine.device import to_device
 
     if path is None:
         path = default_ckpt()
-
+    dtype = wanted_dtype(dtype)
     if is_pretrained_ref(path):
-        model, tokenizer = load_pretrained(path)
+        model, tokenizer = load_pretrained(path, dtype)
         if device is not None:
             to_device(model, device)  # in place (Module.to)
         return model, tokenizer
     ckpt = load_checkpoint(path, device=device)
+    if dtype != "float32":  # a run is saved in float32: its weights cast, its fixed tables kept (weights_in)
+        weights_in(ckpt.model, getattr(torch, dtype))
     ckpt.model.checkpoint = "bundled" if Path(path).resolve() == default_ckpt().resolve() else Path(path).name
     return ckpt.model, ckpt.tokenizer
+
+
+def weights_in(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
+    """The model with every floating-point parameter cast to `dtype`, in place; its buffers (a sinusoidal
+    table) stay float32, as a pretrained model loaded in that dtype keeps them (hub/read.py)."""
+    with torch.no_grad():
+        for p in model.parameters():  # a tied parameter is met once
+            if p.is_floating_point():
+                p.data = p.data.to(dtype)
+    return model

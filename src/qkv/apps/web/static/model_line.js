@@ -16,7 +16,8 @@ export function renderModelLine() {
   // which model (its directory's or hub name), its size, then its shape in detail
   $("#model-line").innerHTML = `<strong id="model-name" class="model-name">${esc(modelTitle(m))}</strong> · ` +
     `<span id="model-size" data-parameters="${esc(m.parameters)}" title="${esc(t("model_params", { n: exact(m.parameters) }))}">` +
-    `${esc(t(translation ? "model_size_tr" : "model_size", vars))}</span> · ${esc(t(translation ? "model_line_tr" : "model_line", vars))}`;
+    `${esc(t(translation ? "model_size_tr" : "model_size", vars))}</span> · ${esc(t(translation ? "model_line_tr" : "model_line", vars))}` +
+    (m.dtype && m.dtype !== "float32" ? ` · <span id="model-dtype">${esc(t("model_dtype", { dtype: m.dtype }))}</span>` : "");  // --dtype bfloat16
   const nospace = m.tokenizer === "word" && m.space_tokens === false;  // spaces only separate the words
   $("#hint").textContent = t(translation ? "hint_translate" : nospace ? "hint_word_nospace" : "hint_" + m.tokenizer);
   $("#compare").hidden = translation;  // a translation model is shown across its two sentences instead
