@@ -121,3 +121,12 @@ def test_value_embeds_learn():
     ve = model.blocks[0].attn.value_embed
     assert ve.mix.grad != 0 and ve.table.weight.grad[:20].abs().sum() > 0
     assert ve.table.weight.grad[20:].abs().sum() == 0
+
+
+def test_param_shapes_know_the_value_embeddings():
+    """hub/size.param_shapes (what a checkpoint's header is checked against) lists the tables and their λ."""
+    from qkv.core.hub.size import param_count, param_shapes
+
+    model = _model(value_embeds=2, n_kv_heads=1)
+    assert param_shapes(model.cfg) == {n: tuple(p.shape) for n, p in model.named_parameters()}
+    assert param_count(model.cfg) == model.num_params()
