@@ -76,6 +76,9 @@ def origin(
     attn = model.blocks[layer].attn
     bias = attn.W_QKV.bias
     xW, b, (q, k, v), (q_dot, k_dot) = _head_products(attn, x, head)
+    if attn.value_embed is not None:  # the speedrun's value embedding: v = (1 - λ) v + λ VE[token] (nn/value_embed.py)
+        mix, rows = attn.value_embed.mix.double(), attn.value_embed.rows(torch.tensor([ids], device=x.device))
+        v = (1 - mix) * v + mix * rows[0, head // attn.group].double()  # (T, d_head)
     rope = attn.rope is not None
     visible = _visible(attn, cfg.causal, i, T)
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
