@@ -17,6 +17,7 @@ variant.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +32,7 @@ from qkv.core.model.nn.parallel import ParallelBlock
 from qkv.core.model.nn.position import make_position
 from qkv.core.model.nn.sandwich import SandwichBlock
 from qkv.core.model.nn.sliding import soft_cap
+from qkv.core.model.nn.value_embed import ValueEmbed, reading
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
@@ -77,6 +79,11 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
 
     def reset_parameters(self) -> None:
         gpt2_init(self, self.cfg.init_std, self.cfg.n_layers)
+        if self.cfg.zero_init:
+            zero_outputs(self)
+        for m in self.modules():  # a value embedding's λ (a single number, which gpt2_init drew at random)
+            if isinstance(m, ValueEmbed):
+                m.reset_mix()
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         """ids: (B, T) token ids -> logits (B, T, d_vocab).
@@ -91,8 +98,9 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         with forward_pass(self, explicit):
             x = self.embed_ids(ids, offset)  # (B, T, d_model)
-            for block in self.blocks:
-                x = block(x, cache)
+            with reading(ids):  # the value embeddings' token ids (nn/value_embed.py)
+                for block in self.blocks:
+                    x = block(x, cache)
             if cache is not None:
                 cache.length += T
             h = self.ln_final(x)
@@ -136,7 +144,7 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
         # nn.ModuleList gives the type checker Modules; each of these is a Block (make_gpt_block), which has a stepper
         blocks = [block.stepper() for block in self.blocks]  # type: ignore[operator]
         ln_final, unembed, cap = self.ln_final.stepper(), linear_step(self.unembed), self.cfg.output_logits_soft_cap
-        scale = _rounded(scale, W_E.dtype)
+        scale, ve = _rounded(scale, W_E.dtype), self.cfg.value_embeds > 0
 
         def step(tokens, cache, positions=None, key_mask=None):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
@@ -150,8 +158,9 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             if pos is not None:
                 x = x + pos[t if positions is None else positions]
             mask = key_mask[:, None, None, :] if key_mask is not None else None  # (B, 1, 1, t + 1)
-            for block in blocks:
-                x = block(x, cache, positions, mask)
+            with step_ids(tokens, W_E.device) if ve else nullcontext():  # value embeddings read the token ids
+                for block in blocks:
+                    x = block(x, cache, positions, mask)
             cache.length = t + 1
             return soft_cap(unembed(ln_final(x)), cap)  # (B, d_vocab): h W_out + b (soft-capped, Gemma 2)
 
@@ -184,6 +193,12 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
         return sum(p.numel() for p in self.parameters())
 
 
+def step_ids(tokens, device):
+    """reading() the ids of one decoding step: tokens (B,) or one int -> (B, 1) (nn/value_embed.py)."""
+    ids = tokens[:, None] if isinstance(tokens, torch.Tensor) else torch.tensor([[tokens]], device=device)
+    return reading(ids)  # (B, 1)
+
+
 def _rounded(scale: float, dtype: torch.dtype) -> float:
     """scale as a number of `dtype` holds it (bfloat16 keeps 8 significant bits): Gemma multiplies by
     sqrt(d_model) cast to the weights' dtype."""
@@ -202,6 +217,17 @@ def gpt2_init(model: nn.Module, std: float, n_layers: int) -> None:
             nn.init.normal_(p, 0.0, std / math.sqrt(2 * n_layers))
         else:
             nn.init.normal_(p, 0.0, std)
+
+
+@torch.no_grad()
+def zero_outputs(model: nn.Module) -> None:
+    """cfg.zero_init (the speedrun's): W_O and the MLP's W_out (and their biases) start at zero, so each block
+    adds 0 to the residual stream at first: logits = LN_final(W_E[ids] + positions) W_out + b. The gradient
+    still reaches them (dL/dW_O = z^T dL/dout, not 0), so they grow from 0 in the first step. modded-nanogpt
+    zeroes its untied head too; qkv keeps its head random, which a tied head (the embedding) needs."""
+    for name, p in model.named_parameters():
+        if name.endswith(("W_O.weight", "W_O.bias", "fc_out.weight", "fc_out.bias")):
+            p.zero_()
 
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
