@@ -92,6 +92,12 @@ def _add_train(sub) -> None:
     )
     p.add_argument("--text", metavar="FILE", help="UTF-8 text to train on (default: the built-in corpus)")
     p.add_argument(
+        "--init",
+        metavar="MODEL",
+        help="fine-tune: start from this model (a qkv run, a Hugging Face directory, FILE.gguf, smollm2, hf:NAME) "
+        "with its tokenizer; preset finetune by default (docs/finetune.md)",
+    )
+    p.add_argument(
         "--tokenizer",
         choices=("char", "word", "bpe"),
         help="default char (a new run only, like --vocab-size and --preset)",
