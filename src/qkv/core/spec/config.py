@@ -518,8 +518,15 @@ PRESETS: dict[str, Preset] = {
     # init's. nanoGPT's finetune_shakespeare: a small lr, few steps, small batches, no weight decay; 128-token windows
     "finetune": Preset(
         train=dict(
-            steps=200, batch_size=4, lr=3e-5, min_lr=3e-6, warmup_steps=10, weight_decay=0.0,
-            eval_interval=50, eval_steps=10, block_size=128,
+            steps=200,
+            batch_size=4,
+            lr=3e-5,
+            min_lr=3e-6,
+            warmup_steps=10,
+            weight_decay=0.0,
+            eval_interval=50,
+            eval_steps=10,
+            block_size=128,
         ),  # fmt: skip
     ),
     # the translation model (arch="seq2seq"), the bundled one's shape: source and target share one word list,

@@ -3,9 +3,7 @@
 
 MESSAGES = {
     "task": "--init fine-tunes a GPT (a model that continues text); qkv train --task translate has no --init",
-    "flags": (
-        "{flags} shape a new tokenizer; with --init the run keeps the init's tokenizer: leave {flags} out"
-    ),
+    "flags": ("{flags} shape a new tokenizer; with --init the run keeps the init's tokenizer: leave {flags} out"),
     "model_settings": (
         "with --init the model is the init's: --set cannot change {names}; of the model's settings only "
         "{allowed} may be set (training settings such as lr, steps, batch_size, block_size all may)"

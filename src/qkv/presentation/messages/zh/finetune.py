@@ -8,7 +8,9 @@ MESSAGES = {
         "用了 --init，模型就是起点模型本身：--set 不能改 {names}；模型的设置里只能改 {allowed}"
         "（训练设置如 lr、steps、batch_size、block_size 都可以改）"
     ),
-    "missing": "--init {ref}：没有这个文件或目录（请给出 qkv 的训练目录、Hugging Face 目录、.gguf 文件、smollm2 或 hf:名称）",
+    "missing": (
+        "--init {ref}：没有这个文件或目录（请给出 qkv 的训练目录、Hugging Face 目录、.gguf 文件、smollm2 或 hf:名称）"
+    ),
     "not_gpt": "--init {ref} 是{family}，它不续写文本：微调要从 GPT 开始",
     "too_large": (
         "微调 {ref} 大约需要 {need}（float32 的权重、梯度、AdamW 的两组动量，外加一批数据的 logits），"
