@@ -165,6 +165,8 @@ def test_cli_fine_tunes_and_generates(dirs, tmp_path, capsys):
     config = json.loads((out / "config.json").read_text())
     assert config["train"]["lr"] == 3e-5 and config["train"]["block_size"] == 128  # the preset finetune
     assert config["model"]["norm"] == "rms" and config["model"]["n_ctx"] == 128  # the init's model, unchanged
+    stops = load(dirs["llama"])[0].stop_ids
+    assert stops and load(out)[0].stop_ids == stops  # its generation still ends at the init's end of text
     capsys.readouterr()
     assert main(["generate", "--ckpt", str(out), "--prompt", "the cat", "--max-new-tokens", "4", "--seed", "0"]) in (
         0,

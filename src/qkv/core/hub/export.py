@@ -24,8 +24,7 @@ from pathlib import Path
 import torch
 
 from qkv.core.hub.adapters import llama_export
-from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER
-from qkv.core.hub.adapters.gpt2 import to_hf as gpt2_to_hf
+from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER, to_hf
 from qkv.core.io.files import write_text
 from qkv.core.io.refusal import Refusal, family_title
 from qkv.core.model import evaluating
@@ -43,7 +42,7 @@ def export_hf(model, tokenizer, out) -> Path:
     _check_exportable(model, tokenizer)
     llama = llama_export.is_llama_layout(model.cfg)
     try:
-        hf_model = llama_export.to_hf(model) if llama else gpt2_to_hf(model)
+        hf_model = llama_export.to_hf(model) if llama else to_hf(model)
     except ImportError:
         raise Refusal.of("hub.export_needs_hf") from None
     hf_tokenizer = to_hf_tokenizer(tokenizer)

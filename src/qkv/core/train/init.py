@@ -12,7 +12,9 @@ or another preset's training fields, then --set; of the model's fields only the 
 set (they change no weight). TrainConfig.block_size caps the training window below the model's
 n_ctx (8192 for SmolLM2), so a window fits in memory while the exported model keeps its n_ctx.
 config.json records where the run started: "init": {"ref", "kind", "path", and "sha256" of a file or
-"run" and "step" of a qkv run}.
+"run" and "step" of a qkv run, and "stop_ids", the ids that end its generation, which a checkpoint
+loads back as GPT.stop_ids}. A chat template of the init is not kept (the checkpoint's tokenizer
+file holds the vocabulary and pipeline only).
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def load_init(ref: str, model_fields: dict, tc: TrainConfig):
         rebuilt.stop_ids = getattr(model, "stop_ids", ())
         model = rebuilt
     model.float().requires_grad_(True).train()
+    record["stop_ids"] = list(getattr(model, "stop_ids", ()))  # where its generation ends: the checkpoint keeps it
     return model, tokenizer, record
 
 

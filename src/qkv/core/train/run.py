@@ -8,8 +8,9 @@
                                      --force; with --resume: a new run's settings it would ignore,
                                      another task's checkpoint
       read                           the task's data, and where it came from (its origin, sha256)
-      start                          a new model from a preset and --set, or (under the lock) the
-                                     checkpoint checked file by file and against the data
+      start                          a new model from a preset and --set, or a trained one to fine-tune
+                                     (--init: init.py), or (under the lock) the checkpoint checked file
+                                     by file and against the data
       lock                           one writer per directory for the whole loop (rank 0 holds it)
       loop.run_loop                  the loop itself: every step, evaluation and checkpoint
 
