@@ -173,5 +173,6 @@ def test_cli_fine_tunes_and_generates(dirs, tmp_path, capsys):
         None,
     )
     assert capsys.readouterr().out.strip()
+    assert main(["explain", "the cat", "--ckpt", str(out)]) in (0, None)
     assert main(["export", "--ckpt", str(out), "--hf", str(tmp_path / "hf")]) in (0, None)
     assert (tmp_path / "hf" / "model.safetensors").exists()
