@@ -12,6 +12,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -176,3 +179,27 @@ def test_cli_fine_tunes_and_generates(dirs, tmp_path, capsys):
     assert main(["explain", "the cat", "--ckpt", str(out)]) in (0, None)
     assert main(["export", "--ckpt", str(out), "--hf", str(tmp_path / "hf")]) in (0, None)
     assert (tmp_path / "hf" / "model.safetensors").exists()
+
+
+@pytest.mark.slow
+def test_two_processes_fine_tune_what_one_does(dirs, tmp_path):
+    settings = [f"--set={s}" for s in ("steps=4", "eval_interval=4", "eval_steps=1", "block_size=32", "lr=1e-3")]
+    train(
+        text_path=dirs["text"],
+        out=tmp_path / "one",
+        init=dirs["llama"],
+        overrides=[s[6:] for s in settings],
+        progress=False,
+    )
+    argv = ["train", "--nproc", "2", "--init", str(dirs["llama"]), "--text", str(dirs["text"]), "--quiet"]
+    run = subprocess.run(
+        [sys.executable, "-m", "qkv", *argv, "--out", str(tmp_path / "two"), *settings],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "QKV_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr
+    one, two = load(tmp_path / "one")[0].state_dict(), load(tmp_path / "two")[0].state_dict()
+    assert all(torch.allclose(one[k], two[k], atol=1e-6, rtol=0) for k in one)
+    assert json.loads((tmp_path / "two" / "config.json").read_text())["init"]["kind"] == "pretrained"
