@@ -73,7 +73,7 @@ def train(args) -> int | None:
     if task == "translate":
         from qkv.core.train.translate import train_translation
 
-        _refuse_flags(args, ["text", "data", "tokenizer", "vocab_size"], "gpt")
+        _refuse_flags(args, ["text", "data", "tokenizer", "vocab_size", "init"], "gpt")
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
             raise Refusal.of("cli.translate_on_cpu")
         result = train_translation(
@@ -106,6 +106,7 @@ def train(args) -> int | None:
             progress=not args.quiet,
             device=args.device,
             precision=args.precision,
+            init=args.init,
         )
     if not distributed.current().main:
         return None

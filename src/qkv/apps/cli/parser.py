@@ -98,6 +98,12 @@ def _add_train(sub) -> None:
         help="token ids written by qkv tokenize (read from disk as needed; its own tokenizer): instead of --text",
     )
     p.add_argument(
+        "--init",
+        metavar="MODEL",
+        help="fine-tune: start from this model (a qkv run, a Hugging Face directory, FILE.gguf, smollm2, hf:NAME) "
+        "with its tokenizer; preset finetune by default (docs/finetune.md)",
+    )
+    p.add_argument(
         "--tokenizer",
         choices=("char", "word", "bpe"),
         help="default char (a new run only, like --vocab-size and --preset)",

@@ -4,7 +4,8 @@
     AutoModelForCausalLM.from_pretrained("runs/book-hf")   # GPT-2, the same logits (to 1e-5)
     AutoTokenizer.from_pretrained("runs/book-hf")          # the same ids, the same decoded text
 
-The model goes through `to_hf` (GPT-2's layout) and `save_pretrained` (config.json and
+The model goes through `to_hf` (GPT-2's layout, adapters/gpt2.py; or Llama's for a model with
+RMSNorm, adapters/llama_export.py: a fine-tuned SmolLM2 or Llama) and `save_pretrained` (config.json and
 model.safetensors); the tokenizer through `to_hf_tokenizer` (tokenizer.json), with a
 tokenizer_config.json that names `PreTrainedTokenizerFast` and n_ctx as `model_max_length`; qkv's
 own tokenizer goes beside it (qkv-tokenizer.json), so `--ckpt out` reads the directory back exactly.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from qkv.core.hub.adapters import llama_export
 from qkv.core.hub.adapters.gpt2 import QKV_TOKENIZER, to_hf
 from qkv.core.io.files import write_text
 from qkv.core.io.refusal import Refusal, family_title
@@ -38,12 +40,13 @@ def export_hf(model, tokenizer, out) -> Path:
     out = Path(out)
     _check_target(out)
     _check_exportable(model, tokenizer)
+    llama = llama_export.is_llama_layout(model.cfg)
     try:
-        hf_model = to_hf(model)
+        hf_model = llama_export.to_hf(model) if llama else to_hf(model)
     except ImportError:
         raise Refusal.of("hub.export_needs_hf") from None
     hf_tokenizer = to_hf_tokenizer(tokenizer)
-    _check_same_logits(model, hf_model)
+    _check_same_logits(model, hf_model, "finetune.export_differs" if llama else "hub.export_differs")
 
     where = Path(os.path.abspath(out))  # "." or "" has no name and its parent is itself: use the real path
     # hidden, on out's file system: beside a new directory, inside an empty one that exists (which may be a
@@ -130,7 +133,7 @@ def _check_exportable(model, tokenizer) -> None:
         raise Refusal.of("hub.export_vocab_larger", n=tokenizer.vocab_size, d_vocab=model.cfg.d_vocab)
 
 
-def _check_same_logits(model, hf_model) -> None:
+def _check_same_logits(model, hf_model, differs: str) -> None:
     n = min(model.cfg.n_ctx, PROBE_TOKENS)
     ids = torch.randint(0, model.cfg.d_vocab, (1, n), generator=torch.Generator().manual_seed(0))
     with evaluating(model):
@@ -138,7 +141,7 @@ def _check_same_logits(model, hf_model) -> None:
             ours, theirs = model(ids.to(model.embed.weight.device)).cpu(), hf_model(ids).logits
     gap = (ours - theirs).abs().max().item()
     if not gap <= PROBE_TOLERANCE * max(1.0, ours.abs().max().item()):
-        raise Refusal.of("hub.export_differs", gap=f"{gap:.3g}")
+        raise Refusal.of(differs, gap=f"{gap:.3g}")
 
 
 __all__ = ["export_hf"]

@@ -460,6 +460,7 @@ class TrainConfig:
     log_interval: int = 10
     optimizer: Literal["adamw", "muon"] = "adamw"  # "muon": Muon for the blocks' matrices, AdamW for the rest
     muon_lr: float = 0.02  # Muon's peak learning rate (optimizer="muon")
+    block_size: int | None = None  # tokens per training window (None: the model's n_ctx); at most n_ctx
 
     def __post_init__(self) -> None:
         _check_int("steps", self.steps, 1, 10_000_000)
@@ -479,6 +480,8 @@ class TrainConfig:
         _check_int("seed", self.seed, 0, 2**63 - 1)
         _check_int("log_interval", self.log_interval, 1)
         check_train_switches(self)
+        if self.block_size is not None:
+            _check_int("block_size", self.block_size, 1, 1_000_000)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -527,6 +530,21 @@ PRESETS: dict[str, Preset] = {
             n_ctx=256, d_model=384, n_heads=6, n_layers=6, dropout_embed=0.2, dropout_resid=0.2, dropout_attn=0.2
         ),
         train=dict(steps=5000, batch_size=64, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250, eval_steps=50),
+    ),
+    # `qkv train --init` (fine-tuning a pretrained model or a qkv run): training settings only, the model is the
+    # init's. nanoGPT's finetune_shakespeare: a small lr, few steps, small batches, no weight decay; 128-token windows
+    "finetune": Preset(
+        train=dict(
+            steps=200,
+            batch_size=4,
+            lr=3e-5,
+            min_lr=3e-6,
+            warmup_steps=10,
+            weight_decay=0.0,
+            eval_interval=50,
+            eval_steps=10,
+            block_size=128,
+        ),  # fmt: skip
     ),
     # the translation model (arch="seq2seq"), the bundled one's shape: source and target share one word list,
     # so one embedding table serves the encoder, the decoder and the unembedding. 1.5 minutes on one CPU core.

@@ -467,6 +467,9 @@ def load_checkpoint(path, with_optimizer: bool = False, device=None) -> Checkpoi
             "errors.ckpt_state_run", path=d / "state.json", config=cpath, run=state["run"], config_run=config["run"]
         )
     model = _read_model(d / state["model"], state, model_cfg, device)
+    stops = (config.get("init") or {}).get("stop_ids") if isinstance(config.get("init"), dict) else None
+    if isinstance(stops, list) and all(type(i) is int and 0 <= i < model_cfg.d_vocab for i in stops):
+        model.stop_ids = tuple(stops)  # a fine-tuned pretrained model still ends where it did (train/init.py)
     task = config.get("task")
     if family_of(model_cfg).translates and isinstance(task, dict) and task.get("kind") == "translate":
         model.languages = (str(task.get("source")), str(task.get("target")))  # a translation model's direction

@@ -32,6 +32,7 @@ from qkv.core.spec.config import TrainConfig
 from qkv.core.text.batches import get_batch, read_text, split_ids
 from qkv.core.text.shards import MappedIds, TokenData, open_data
 from qkv.core.text.tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
+from qkv.core.train.init import block_size
 from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, step_seed
 from qkv.core.train.resume import recorded_origin
 from qkv.core.train.run import Request, Task, run_task
@@ -43,13 +44,16 @@ __all__ = ["LMData", "LMTask", "TrainResult", "TrainingStopped", "evaluate", "te
 def evaluate(
     model: GPT, ids: torch.Tensor, tc: TrainConfig, world: World = ALONE, precision: Precision = FLOAT32
 ) -> float:
-    """Mean loss over eval_steps batches, always the same batches (a generator seeded by `seed`).
+    """Mean loss over eval_steps batches of windows of tc.block_size tokens (None: n_ctx), always the same
+    batches (a generator seeded by `seed`).
     With several processes, each scores its rows of every batch (as in training), and a batch's loss
     is the mean of the ranks' losses."""
     g, device, total = torch.Generator().manual_seed(tc.seed), model_device(model), 0.0
     with evaluating(model):
         for _ in range(tc.eval_steps):
-            x, y = get_batch(ids, tc.batch_size, model.cfg.n_ctx, g, world)  # each (B/N, n_ctx): this rank's rows
+            x, y = get_batch(
+                ids, tc.batch_size, block_size(tc, model.cfg.n_ctx), g, world
+            )  # each (B/N, T): this rank's
             x, y = x.to(device), y.to(device)
             with precision.autocast():
                 total += lm_loss(model(x), y).item()
@@ -74,7 +78,8 @@ def train_step(
 
 
 class LMData:
-    """The batches of next-token prediction (a loop.Data): windows of n_ctx + 1 tokens of the text's ids.
+    """The batches of next-token prediction (a loop.Data): windows of n_ctx + 1 tokens of the text's ids
+    (`n_ctx` here is the training window: TrainConfig.block_size where set, at most the model's n_ctx).
 
     The batch of a step depends on (seed, step) only, so the step number is the whole data position:
     a resumed run, or one with another number of processes, draws the same global batches; each rank
@@ -184,9 +189,9 @@ class LMTask(Task[str | TokenData]):
             ids = text.ids.limited(start.model.cfg.d_vocab)
         else:
             ids = _encoded(start.tokenizer, text)
-        n_ctx = start.model.cfg.n_ctx
-        train_ids, val_ids = split_ids(ids, start.tc.val_fraction, n_ctx)
-        data = LMData(train_ids, val_ids, start.tc, n_ctx, world, precision)  # type: ignore[arg-type]
+        window = block_size(start.tc, start.model.cfg.n_ctx)  # a fine-tune's may be shorter than n_ctx
+        train_ids, val_ids = split_ids(ids, start.tc.val_fraction, window)
+        data = LMData(train_ids, val_ids, start.tc, window, world, precision)  # type: ignore[arg-type]
         return data, {"data": {**origin, "tokens": len(ids)}}
 
 
@@ -213,6 +218,7 @@ def train(
     progress: bool = True,
     device: str = "auto",
     precision: str = "auto",
+    init=None,
 ) -> TrainResult:
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
@@ -229,6 +235,10 @@ def train(
     float32, bfloat16 or float16 (qkv.core.machine.device). Started by torchrun (or `qkv train --nproc N`),
     every process runs this function: each trains on its share of the global batch
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
+
+    `init` fine-tunes: the new run starts from that model (a qkv run directory, a Hugging Face directory,
+    a GGUF file, "smollm2", "hf:NAME"), its config, weights and tokenizer (qkv.core.train.init); the
+    preset defaults to "finetune" and only its training fields apply.
     """
     task = LMTask(text=text, text_path=text_path, tokenizer=tokenizer, vocab_size=vocab_size)
     if data is not None:  # ids written by `qkv tokenize` (core.text.shards), with their own tokenizer
@@ -243,6 +253,7 @@ def train(
         progress=progress,
         device=device,
         precision=precision,
+        init=None if init is None else str(init),
     )
     return run_task(task, request)
 

@@ -8,8 +8,9 @@
                                      --force; with --resume: a new run's settings it would ignore,
                                      another task's checkpoint
       read                           the task's data, and where it came from (its origin, sha256)
-      start                          a new model from a preset and --set, or (under the lock) the
-                                     checkpoint checked file by file and against the data
+      start                          a new model from a preset and --set, or a trained one to fine-tune
+                                     (--init: init.py), or (under the lock) the checkpoint checked file
+                                     by file and against the data
       lock                           one writer per directory for the whole loop (rank 0 holds it)
       loop.run_loop                  the loop itself: every step, evaluation and checkpoint
 
@@ -40,6 +41,7 @@ from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig, apply_overri
 from qkv.core.spec.family import FAMILIES, Family, family_of
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint, lock, rundir
+from qkv.core.train.init import FINETUNE, init_settings, load_init
 from qkv.core.train.loop import Data, Run, Start, TrainResult, run_loop
 from qkv.core.train.resume import read_log, recorded_origin
 
@@ -59,6 +61,7 @@ class Request:
     progress: bool = True
     device: str = "auto"
     precision: str = "auto"
+    init: str | None = None  # a new run starts from this model (train/init.py: a qkv run, a pretrained model)
 
 
 class Task(ABC, Generic[D]):
@@ -108,12 +111,15 @@ def run_task(task: Task, req: Request) -> TrainResult:
         data, origin = task.read(tc)
         if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
             assert model_fields is not None  # _settings gives a new run's model fields
-            run = _run(task, data, origin, _new_start(task, data, model_fields, tc), req, world, precision)
+            start, began = _new_start(task, data, model_fields, tc, req.init)
+            run = _run(task, data, origin, start, req, world, precision, began)
         with lock.locked(out) if world.main else nullcontext():
             if req.resume:
-                task.check_resume(data, checkpoint.read_config(out), out)
+                config = checkpoint.read_config(out)
+                task.check_resume(data, config, out)
                 start = _resumed_start(out, origin, req.overrides, task.what)
-                run = _run(task, data, origin, start, req, world, precision)
+                began = {"init": config["init"]} if "init" in config else {}  # a fine-tune stays one
+                run = _run(task, data, origin, start, req, world, precision, began)
             elif world.main:
                 refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
             return run_loop(out, run, req.progress and world.main)
@@ -134,7 +140,7 @@ def _settings(task: Task, req: Request, world: World) -> tuple[Task, dict | None
         if world.main:
             refuse_to_replace(found, out, req.force)
         return task, *_new_settings(task, req)
-    refuse_on_resume(out, force=req.force, preset=req.preset, **task.new_run_settings())
+    refuse_on_resume(out, force=req.force, preset=req.preset, init=req.init, **task.new_run_settings())
     if found != "checkpoint":
         checkpoint.load_checkpoint(out)  # raises the reason: no directory, no config.json, no state.json
     config = checkpoint.read_config(out)
@@ -142,13 +148,16 @@ def _settings(task: Task, req: Request, world: World) -> tuple[Task, dict | None
     return task.recall(config, out), None, _resumed_settings(_saved_settings(config, out), req.overrides)
 
 
-def _run(task: Task, data, origin: dict, start: Start, req: Request, world: World, precision: Precision) -> Run:
-    """The run, complete: its start, its batches, the step to stop after, where it trains."""
+def _run(
+    task: Task, data, origin: dict, start: Start, req: Request, world: World, precision: Precision, began: dict
+) -> Run:
+    """The run, complete: its start, its batches, the step to stop after, where it trains; config.json
+    records `began` too (a fine-tune's "init")."""
     if req.until is not None and not (start.step < req.until <= start.tc.steps):
         raise Refusal.of("errors.train_until", low=start.step + 1, high=start.tc.steps, got=req.until)
     world.check_batch(start.tc.batch_size)
     batches, record = task.batches(data, origin, start, world, precision)
-    return Run(start, batches, req.until or start.tc.steps, precision.device, record)
+    return Run(start, batches, req.until or start.tc.steps, precision.device, {**record, **began})
 
 
 # ---------------------------------------------------------------------------- a new run
@@ -163,8 +172,13 @@ _HOW = {"lm": "qkv train", "translate": "qkv train --task translate"}  # the com
 
 
 def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
-    """The model fields of a new run (d_vocab still open) and its TrainConfig: the preset, then --set."""
+    """The model fields of a new run (d_vocab still open) and its TrainConfig: the preset, then --set.
+    With an init, the model is the init's: only the preset's training fields and --set's dropout rates."""
+    if req.init is not None:
+        return init_settings(task.kind, req.overrides, req.preset, task.new_run_settings())
     preset = req.preset or task.default_preset
+    if preset == FINETUNE:
+        raise Refusal.of("finetune.preset_needs_init")
     if preset not in PRESETS:
         raise Refusal.of("errors.preset_unknown", preset=repr(preset), choices=list(PRESETS))
     model_fields, train_fields = apply_overrides(PRESETS[preset].model, PRESETS[preset].train, list(req.overrides))
@@ -179,8 +193,12 @@ def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
     return model_fields, TrainConfig(**train_fields)
 
 
-def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig) -> Start:
-    """A new model at step 0, its weights drawn from the run's seed, its d_vocab the tokenizer's."""
+def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig, init: str | None) -> tuple[Start, dict]:
+    """A new model at step 0, its weights drawn from the run's seed, its d_vocab the tokenizer's; or the
+    model and tokenizer of `init` (train/init.py). And what config.json records of it ({"init": ...})."""
+    if init is not None:
+        model, tokenizer, record = load_init(init, model_fields, tc)
+        return Start(model, tokenizer, tc), {"init": record}
     tokenizer = task.new_tokenizer(data)
     d_vocab = model_fields.get("d_vocab", tokenizer.vocab_size)
     if d_vocab < tokenizer.vocab_size:
@@ -188,7 +206,7 @@ def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig) -> Start:
     cfg = ModelConfig(**{**model_fields, "d_vocab": d_vocab})
     check_fits(cfg, "--set")  # a model that cannot fit is refused before it is built
     torch.manual_seed(tc.seed)
-    return Start(make_model(cfg), tokenizer, tc)
+    return Start(make_model(cfg), tokenizer, tc), {}
 
 
 # ---------------------------------------------------------------------------- a resume
