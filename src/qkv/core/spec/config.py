@@ -428,7 +428,15 @@ def _check_rope_scaling(scaling) -> None:
 
 @dataclass
 class TrainConfig:
-    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping."""
+    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping.
+
+    batch_size is the global batch of every step, whatever computes it: N processes take B/N rows
+    each, and grad_accum = n cuts each process's rows into n micro-batches, backpropagated one after
+    the other (loss_i / n each, so the gradients add up to those of the batch's mean loss) before one
+    AdamW step. So grad_accum changes the memory a step needs, never the update (to rounding; dropout
+    draws other masks). nanoGPT counts the other way (its batch_size is the micro-batch, the step's
+    batch gradient_accumulation_steps times larger): its recipe's batch is qkv's batch_size = its
+    batch_size x gradient_accumulation_steps."""
 
     steps: int = 300
     batch_size: int = 16
@@ -444,6 +452,9 @@ class TrainConfig:
     val_fraction: float = 0.1
     seed: int = 1337
     log_interval: int = 10
+    # micro-batches per step: batch_size stays the global batch, computed in grad_accum pieces of
+    # batch_size / grad_accum windows whose gradients add up to the whole batch's (one AdamW step)
+    grad_accum: int = 1
 
     def __post_init__(self) -> None:
         _check_int("steps", self.steps, 1, 10_000_000)
@@ -462,6 +473,12 @@ class TrainConfig:
         _check_float("val_fraction", self.val_fraction, 0.0, 0.5)
         _check_int("seed", self.seed, 0, 2**63 - 1)
         _check_int("log_interval", self.log_interval, 1)
+        _check_int("grad_accum", self.grad_accum, 1, 4096)
+        if self.batch_size % self.grad_accum:
+            raise ValueError(
+                f"batch_size={self.batch_size} does not split into grad_accum={self.grad_accum} "
+                f"micro-batches (choose a batch_size that is a multiple of {self.grad_accum})"
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -31,7 +31,7 @@ from qkv.core.model.gpt import GPT, lm_loss
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.batches import get_batch, read_text, split_ids
 from qkv.core.text.tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
-from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, step_seed
+from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, optimize_accumulated, step_seed
 from qkv.core.train.resume import recorded_origin
 from qkv.core.train.run import Request, Task, run_task
 
@@ -96,14 +96,23 @@ class LMData:
         return self.tc.batch_size * self.n_ctx
 
     def step(self, model, optimizer, step: int) -> float:
-        """Train on this rank's rows of the batch of `step` (drawn by a generator seeded by (seed, step));
-        the loss of the whole batch."""
+        """Train on this rank's rows of the batch of `step` (drawn by a generator seeded by (seed, step)),
+        in grad_accum micro-batches (loop.optimize_accumulated) where that is > 1; the loss of the whole batch."""
         g = torch.Generator().manual_seed(step_seed(self.tc.seed, step))
         x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g)  # each (B, n_ctx)
         device = model_device(model)
         x, y = self.world.shard(x).to(device), self.world.shard(y).to(device)  # each (B/N, n_ctx)
         torch.manual_seed((step_seed(self.tc.seed + 1, step) + self.world.rank) % 2**63)  # dropout masks, per rank
-        return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
+        n = self.tc.grad_accum
+        if n == 1:
+            return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
+        xs, ys = x.chunk(n), y.chunk(n)  # n micro-batches, each (B/N/n, n_ctx): every one scores as many tokens
+
+        def loss(i: int) -> torch.Tensor:
+            with self.precision.autocast():
+                return lm_loss(model(xs[i]), ys[i])
+
+        return optimize_accumulated(model, optimizer, loss, n, self.tc.grad_clip, self.world, self.precision)
 
     def evaluate(self, model) -> tuple[float, float | None]:
         """(train loss, val loss), each over the same eval_steps batches every time."""

@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -149,6 +150,37 @@ def optimize(
         precision.backward(loss)
         precision.step(optimizer, model.parameters(), grad_clip)
     return value
+
+
+def optimize_accumulated(
+    model, optimizer, losses, n: int, grad_clip: float, world: World = ALONE, precision: Precision = FLOAT32
+) -> float:
+    """One step of gradient descent on a batch computed in `n` micro-batches (gradient accumulation).
+
+    `losses(i)` computes micro-batch i's mean loss L_i (forward, as a tensor); each is backpropagated
+    as L_i / n right away (its activations freed), so the gradients add up to those of
+    L = (L_0 + ... + L_{n-1}) / n, the whole batch's mean loss when every micro-batch scores as many
+    tokens; then one clip and one optimizer step. Under DDP the ranks average their gradients once,
+    in the last micro-batch's backward (DDP's no_sync() around the others). Returns L (over ranks:
+    their mean); a non-finite L leaves the weights untouched."""
+    optimizer.zero_grad(set_to_none=True)
+    total = torch.zeros((), dtype=torch.float64)
+    for i in range(n):
+        with _no_sync(model) if i < n - 1 else nullcontext():  # DDP syncs in the last backward only
+            loss = losses(i)
+            precision.backward(loss / n)
+        total += loss.detach().double().cpu()
+    value = world.mean(total / n)
+    if math.isfinite(value):
+        precision.step(optimizer, model.parameters(), grad_clip)
+    return value
+
+
+def _no_sync(model):
+    """DDP's no_sync(): a backward inside it keeps this rank's gradients without averaging them over
+    the ranks (the next backward outside it averages the sums). A model on one process has none."""
+    no_sync = getattr(model, "no_sync", None)
+    return no_sync() if no_sync is not None else nullcontext()
 
 
 def train_steps(optimizer, tc: TrainConfig, steps: range, step, stepped, evaluate=None, every: int = 0, end=None):

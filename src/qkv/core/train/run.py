@@ -147,6 +147,11 @@ def _run(task: Task, data, origin: dict, start: Start, req: Request, world: Worl
     if req.until is not None and not (start.step < req.until <= start.tc.steps):
         raise Refusal.of("errors.train_until", low=start.step + 1, high=start.tc.steps, got=req.until)
     world.check_batch(start.tc.batch_size)
+    if (start.tc.batch_size // world.size) % start.tc.grad_accum:
+        raise Refusal.of(
+            "accum.rank_rows", batch_size=start.tc.batch_size, nproc=world.size, n=start.tc.grad_accum,
+            multiple=world.size * start.tc.grad_accum,
+        )  # fmt: skip
     batches, record = task.batches(data, origin, start, world, precision)
     return Run(start, batches, req.until or start.tc.steps, precision.device, record)
 
