@@ -75,6 +75,8 @@ def train(args) -> int | None:
         _refuse_flags(args, ["text", "tokenizer", "vocab_size"], "gpt")
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
             raise Refusal.of("cli.translate_on_cpu")
+        if args.compile:
+            raise Refusal.of("accum.compile_translate")
         result = train_translation(
             args.pairs,
             out=args.out,
@@ -104,6 +106,7 @@ def train(args) -> int | None:
             progress=not args.quiet,
             device=args.device,
             precision=args.precision,
+            compile=args.compile,
         )
     if not distributed.current().main:
         return None

@@ -203,6 +203,7 @@ def train(
     progress: bool = True,
     device: str = "auto",
     precision: str = "auto",
+    compile: bool = False,
 ) -> TrainResult:
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
@@ -213,8 +214,9 @@ def train(
     run's first checkpoint); a non-empty directory that is not a qkv checkpoint is never written.
 
     `device` is auto (CUDA, then MPS, then the CPU), cpu, cuda[:N] or mps; `precision` is auto (bf16
-    autocast on CUDA, or fp16 with a gradient scaler where bf16 is missing; float32 elsewhere),
-    float32, bfloat16 or float16 (qkv.core.machine.device). Started by torchrun (or `qkv train --nproc N`),
+    autocast on CUDA, or fp16 with a gradient scaler where bf16 is missing; bf16 autocast on a CPU with
+    AMX or AVX-512 BF16; float32 elsewhere), float32, bfloat16 or float16 (qkv.core.machine.device);
+    `compile` runs the steps through torch.compile (qkv.core.train.compiled). Started by torchrun (or `qkv train --nproc N`),
     every process runs this function: each trains on its share of the global batch
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
     """
@@ -229,5 +231,6 @@ def train(
         progress=progress,
         device=device,
         precision=precision,
+        compile=compile,
     )
     return run_task(task, request)

@@ -34,6 +34,7 @@ from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint
+from qkv.core.train.compiled import compile_errors, compiled
 from qkv.core.train.resume import load_optimizer
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class Run:
     last: int  # the step to stop after
     device: torch.device  # where it trains (the checkpoint is the same anywhere)
     record: dict  # what config.json records besides the model and its settings: "data" (its origin), "task"
+    compile: bool = False  # run the steps through torch.compile (compiled.py)
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:
@@ -220,6 +222,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
         model.train()
         trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
+        trained = compiled(trained) if run.compile else trained  # checkpoints save `model`: no _orig_mod. prefix
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
         bar = _progress(progress, tc.steps, start.step)
 
@@ -239,7 +242,8 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
             tally.saved = done
 
         def step(s: int) -> float:
-            return data.step(trained, optimizer, s)
+            with compile_errors() if run.compile else nullcontext():
+                return data.step(trained, optimizer, s)
 
         def end(done: int) -> None:  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
             stop.check(world)

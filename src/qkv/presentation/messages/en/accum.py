@@ -13,6 +13,7 @@ MESSAGES = {
     ),
     # --compile
     "compile_failed": ("torch.compile cannot compile the model on this machine ({reason}); train without --compile"),
+    "compile_translate": "--task translate does not compile its model: train it without --compile",
     # the run's first line: which float type a step computes in, and why
     "precision": "precision: {name} ({why})",
     "name_float32": "float32",

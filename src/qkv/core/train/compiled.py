@@ -1,0 +1,49 @@
+"""`qkv train --compile`: the model a step runs through, compiled by torch.compile, and a one-line
+refusal where this machine cannot compile it.
+
+    trained = compiled(world.wrap(model))     # DDP's wrapper (or the model itself), compiled
+    with compile_errors():
+        loss = data.step(trained, optimizer, step)
+
+torch.compile traces the forward pass into a graph and has a backend (inductor: C++ on the CPU,
+Triton on a GPU) fuse its operations into kernels: fewer passes over memory, at the price of a
+compilation at the first step (and again at its first backward). It compiles lazily, so a machine that
+cannot compile (no C++ compiler, an unsupported Python) fails inside the first step, which
+compile_errors turns into one line. The compiled module holds the model itself (its `_orig_mod`), so
+the weights are shared: checkpoints and evaluations use the model, whose state_dict has no
+`_orig_mod.` prefix (benchmarks/compile_speed.py measures whether compiling pays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+from qkv.core.io.refusal import Refusal
+
+
+def compiled(model: torch.nn.Module) -> torch.nn.Module:
+    """torch.compile(model): the same weights, run through fused kernels once compiled."""
+    try:
+        return torch.compile(model)
+    except RuntimeError as e:  # e.g. "Dynamo is not supported on Python 3.x"
+        raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
+
+
+@contextmanager
+def compile_errors() -> Iterator[None]:
+    """Around a step of a compiled model: a backend that fails to compile (inductor, its C++ compiler)
+    becomes a one-line refusal; any other error passes through as it is."""
+    try:
+        yield
+    except torch._dynamo.exc.BackendCompilerFailed as e:  # InductorError is one
+        raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
+
+
+def _reason(e: BaseException) -> str:
+    """The first line of what went wrong, the compiler's own error where torch wrapped it."""
+    inner = getattr(e, "inner_exception", None) or e
+    lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
+    return f"{type(inner).__name__}: {lines[0] if lines else ''}"[:300]
