@@ -27,7 +27,7 @@ from qkv.core.io.refusal import Refusal
 def compiled(model: torch.nn.Module) -> torch.nn.Module:
     """torch.compile(model): the same weights, run through fused kernels once compiled."""
     try:
-        return torch.compile(model)
+        return torch.compile(model)  # type: ignore[return-value]  # an OptimizedModule, a Module
     except RuntimeError as e:  # e.g. "Dynamo is not supported on Python 3.x"
         raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
 

@@ -216,8 +216,8 @@ def train(
     `device` is auto (CUDA, then MPS, then the CPU), cpu, cuda[:N] or mps; `precision` is auto (bf16
     autocast on CUDA, or fp16 with a gradient scaler where bf16 is missing; bf16 autocast on a CPU with
     AMX or AVX-512 BF16; float32 elsewhere), float32, bfloat16 or float16 (qkv.core.machine.device);
-    `compile` runs the steps through torch.compile (qkv.core.train.compiled). Started by torchrun (or `qkv train --nproc N`),
-    every process runs this function: each trains on its share of the global batch
+    `compile` runs the steps through torch.compile (qkv.core.train.compiled). Started by torchrun (or
+    `qkv train --nproc N`), every process runs this function: each trains on its share of the global batch
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
     """
     task = LMTask(text=text, text_path=text_path, tokenizer=tokenizer, vocab_size=vocab_size)

@@ -127,7 +127,8 @@ def run_task(task: Task, req: Request) -> TrainResult:
 
 
 def precision_line(precision: Precision) -> Phrase:
-    """What --precision auto chose and why: "precision: bfloat16 autocast, float32 weights (this CPU has AVX-512 BF16)"."""
+    """What --precision auto chose and why, the run's first line:
+    "precision: bfloat16 autocast, float32 weights (this CPU has AVX-512 BF16)"."""
     return phrase(
         "accum.precision", name=phrase(f"accum.name_{precision.name}"), why=phrase(f"accum.why_{precision.why}")
     )
