@@ -2,21 +2,22 @@
 refusal where this machine cannot compile it.
 
     trained = compiled(world.wrap(model))     # DDP's wrapper (or the model itself), compiled
-    with compile_errors():
-        loss = data.step(trained, optimizer, step)
+    step = said_in_one_line(partial(data.step, trained, optimizer))
+    loss = step(s)                            # a backend that cannot compile: a one-line Refusal
 
 torch.compile traces the forward pass into a graph and has a backend (inductor: C++ on the CPU,
 Triton on a GPU) fuse its operations into kernels: fewer passes over memory, at the price of a
-compilation at the first step (and again at its first backward). It compiles lazily, so a machine that
-cannot compile (no C++ compiler, an unsupported Python) fails inside the first step, which
-compile_errors turns into one line. The compiled module holds the model itself (its `_orig_mod`), so
-the weights are shared: checkpoints and evaluations use the model, whose state_dict has no
-`_orig_mod.` prefix (benchmarks/compile_speed.py measures whether compiling pays).
+compilation at the first step (and again at its first backward). It compiles lazily, so a machine
+that cannot compile (no C++ compiler, an unsupported Python) fails inside the first step, which
+compile_errors (said_in_one_line: around every step) turns into one line. The compiled module holds
+the model itself (its `_orig_mod`), so the weights are shared: checkpoints and evaluations use the
+model, whose state_dict has no `_orig_mod.` prefix (benchmarks/compile_speed.py measures whether
+compiling pays).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
@@ -40,6 +41,17 @@ def compile_errors() -> Iterator[None]:
         yield
     except torch._dynamo.exc.BackendCompilerFailed as e:  # InductorError is one
         raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
+
+
+def said_in_one_line(step: Callable[[int], float]) -> Callable[[int], float]:
+    """`step` (a training step of a compiled model, or of any: the others never fail to compile) with
+    compile_errors around each call."""
+
+    def guarded(s: int) -> float:
+        with compile_errors():
+            return step(s)
+
+    return guarded
 
 
 def _reason(e: BaseException) -> str:

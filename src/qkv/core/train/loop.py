@@ -19,6 +19,7 @@ import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,7 +35,7 @@ from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint
-from qkv.core.train.compiled import compile_errors, compiled
+from qkv.core.train.compiled import compiled, said_in_one_line
 from qkv.core.train.resume import load_optimizer
 
 if TYPE_CHECKING:
@@ -223,6 +224,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         model.train()
         trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
         trained = compiled(trained) if run.compile else trained  # checkpoints save `model`: no _orig_mod. prefix
+        step = said_in_one_line(partial(data.step, trained, optimizer))  # a compiler's failure: one line
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
         bar = _progress(progress, tc.steps, start.step)
 
@@ -240,10 +242,6 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         def evaluated(done: int) -> None:
             tally.train_loss, tally.val_loss = _evaluate_and_save(model, optimizer, data, writer, bar, done)
             tally.saved = done
-
-        def step(s: int) -> float:
-            with compile_errors() if run.compile else nullcontext():
-                return data.step(trained, optimizer, s)
 
         def end(done: int) -> None:  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
             stop.check(world)
