@@ -68,11 +68,13 @@ def main() -> None:
     ap.add_argument("--presets", nargs="+", default=["baby", "small"])
     ap.add_argument("--steps", type=int, default=10, help="training steps per round")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--batch", type=int, help="windows per step (default: baby and small 12)")
     ap.add_argument("--precision", default="float32", choices=("float32", "bfloat16"))
     args = ap.parse_args()
     print(f"torch.compile against eager, training, {args.precision}, {machine()}, CPU bf16: {bf16_support()}")
     print(f"{'preset':<8}{'batch':>6}{'eager tok/s':>13}{'compiled tok/s':>16}{'ratio':>7}{'compile s':>11}")
     for preset in args.presets:
+        BATCH[preset] = args.batch or BATCH[preset]
         r = measure(preset, args.precision, args.steps, args.rounds, {"eager": False, "compiled": True})
         eager, comp = r["tok_s"]["eager"], r["tok_s"]["compiled"]
         compile_s = r["first_s"]["compiled"] - r["first_s"]["eager"]

@@ -22,13 +22,14 @@ def main() -> None:
     ap.add_argument("--presets", nargs="+", default=["baby", "small"])
     ap.add_argument("--steps", type=int, default=10, help="training steps per round")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--batch", type=int, help="windows per step (default: baby and small 12)")
     args = ap.parse_args()
     print(
         f"training in float32 and bf16 autocast, {machine()}, CPU bf16: {bf16_support()}, auto: {autocast_dtype('cpu')}"
     )
     print(f"{'preset':<8}{'batch':>6}{'float32 tok/s':>15}{'bf16 tok/s':>12}{'bf16/f32':>10}")
     for preset in args.presets:
-        fns, tokens = {}, 0
+        BATCH[preset], fns, tokens = args.batch or BATCH[preset], {}, 0
         for precision in ("float32", "bfloat16"):
             fns[precision], tokens = trainer(preset, precision, compile=False)
             for _ in range(3):  # warm up: allocator, kernels, optimizer state
