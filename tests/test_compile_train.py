@@ -8,6 +8,8 @@ import torch
 from cli_util import run_error, run_ok, step_losses
 
 from qkv.apps.cli import main
+from qkv.core.model import make_model
+from qkv.core.spec.config import ModelConfig
 from qkv.core.train.checkpoint import load
 
 SETTINGS = ["steps=3", "eval_interval=3", "eval_steps=1", "d_model=16", "n_ctx=16", "batch_size=4", "n_layers=1"]
@@ -41,6 +43,17 @@ def test_a_machine_that_cannot_compile_is_one_line(capsys, monkeypatch, text_fil
 def test_translation_refuses_compile(capsys, tmp_path):
     line = run_error(capsys, ["train", "--task", "translate", "--out", str(tmp_path / "mt"), "--compile"])
     assert "--task translate does not compile its model" in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kw", [{}, {"pos": "rope", "norm": "rms", "bias": False}])
+def test_a_gpt_compiles_to_one_graph(kw):
+    """The taps (trace and hook points) step aside while Dynamo traces: a break at each would leave
+    torch.compile recompiling per name, then running eager."""
+    torch.manual_seed(0)
+    model = make_model(ModelConfig(n_ctx=16, d_model=16, n_heads=2, n_layers=2, d_vocab=11, **kw)).train()
+    found = torch._dynamo.explain(model)(torch.randint(0, 11, (2, 16)))
+    assert (found.graph_count, found.graph_break_count) == (1, 0), [str(b.reason)[:200] for b in found.break_reasons]
 
 
 @pytest.mark.slow
