@@ -17,6 +17,7 @@ compiling pays).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -39,8 +40,11 @@ def compile_errors() -> Iterator[None]:
     becomes a one-line refusal; any other error passes through as it is."""
     try:
         yield
-    except torch._dynamo.exc.BackendCompilerFailed as e:  # InductorError is one
-        raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
+    except RuntimeError as e:
+        dynamo = sys.modules.get("torch._dynamo.exc")  # not imported: nothing was compiled (an eager run)
+        if dynamo is not None and isinstance(e, dynamo.BackendCompilerFailed):  # InductorError is one
+            raise Refusal.of("accum.compile_failed", reason=_reason(e)) from None
+        raise
 
 
 def said_in_one_line(step: Callable[[int], float]) -> Callable[[int], float]:
