@@ -113,7 +113,7 @@ def test_fused_adamw_on_the_cpu_steps():
 
 
 def test_autocast_dtype_by_device(monkeypatch):
-    assert dev.autocast_dtype("cpu") == torch.float32
+    assert dev.autocast_dtype("cpu", "float32") == torch.float32
     assert dev.autocast_dtype("mps") == torch.float32
     assert dev.autocast_dtype("cpu", "bfloat16") == torch.bfloat16
     assert dev.autocast_dtype("cpu", "fp16") == torch.float16
@@ -126,7 +126,7 @@ def test_autocast_dtype_by_device(monkeypatch):
 
 
 def test_float32_on_the_cpu_is_a_no_op():
-    p = dev.Precision("cpu")
+    p = dev.Precision("cpu", "float32")
     assert p.dtype == torch.float32 and p.scaler is None
     model, _ = tiny_model()
     with p.autocast():
@@ -156,7 +156,7 @@ def test_bf16_autocast_training_matches_float32(kw):
     the weights, gradients and AdamW's moments stay float32, and the losses follow float32's."""
     model, _ = tiny_model(**kw)
     twin = copy.deepcopy(model)
-    fp32, dtype32 = _train(model, dev.Precision("cpu"))
+    fp32, dtype32 = _train(model, dev.Precision("cpu", "float32"))
     bf16, dtype16 = _train(twin, dev.Precision("cpu", "bfloat16"))
     assert dtype32 == torch.float32 and dtype16 == torch.bfloat16  # autocast ran
     assert all(p.dtype == torch.float32 and p.grad.dtype == torch.float32 for p in twin.parameters())

@@ -76,6 +76,8 @@ def train(args) -> int | None:
         _refuse_flags(args, ["text", "data", "tokenizer", "vocab_size", "init"], "gpt")
         if args.device not in ("auto", "cpu") or args.precision not in ("auto", "float32"):
             raise Refusal.of("cli.translate_on_cpu")
+        if args.compile:
+            raise Refusal.of("accum.compile_translate")
         result = train_translation(
             args.pairs,
             out=args.out,
@@ -107,6 +109,7 @@ def train(args) -> int | None:
             device=args.device,
             precision=args.precision,
             init=args.init,
+            compile=args.compile,
         )
     if not distributed.current().main:
         return None

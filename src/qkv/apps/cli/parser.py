@@ -167,8 +167,11 @@ def _train_run(p) -> None:
         "--precision",
         default="auto",
         choices=("auto", "float32", "bfloat16", "float16"),
-        help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing), "
-        "float32 elsewhere; the weights stay float32",
+        help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing) and on a CPU "
+        "with AMX or AVX-512 BF16, float32 elsewhere; the weights stay float32",
+    )
+    p.add_argument(
+        "--compile", action="store_true", help="torch.compile the model (a compilation first; see docs/training.md)"
     )
     _threads(p)
 

@@ -14,8 +14,9 @@ only runs the matrix products, attention included, in bf16/fp16 and keeps softma
 the loss in float32. fp16's small range makes small gradients underflow to 0, so its loss is
 multiplied by a scale before backward and the gradients divided by it before the step (a
 GradScaler, which also skips a step whose gradients overflowed); bf16 has float32's range and
-needs no scaling. On the CPU everything is float32 unless bf16 is asked for (a smoke test of the
-CUDA path: CPU autocast is rarely faster).
+needs no scaling. On the CPU, auto is bf16 autocast where the CPU multiplies bfloat16 natively (AMX
+or AVX-512 BF16: qkv.core.machine.cpu.bf16_support) and float32 elsewhere, where every bf16 product
+would be widened to float32 first and run slower than float32 itself (benchmarks/cpu_precision.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from contextlib import nullcontext
 import torch
 
 from qkv.core.io.refusal import Refusal
+from qkv.core.machine import cpu
 
 CHOICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
@@ -111,16 +113,27 @@ def fused_adamw(device) -> bool:
 def autocast_dtype(device, precision: str = "auto") -> torch.dtype:
     """The float type a training step computes its matrix products in.
 
-    auto: bf16 on CUDA where the GPU supports it (Ampere and later), else fp16; float32 on CPU and MPS.
-    float32 turns autocast off; bfloat16 / float16 ask for that type (on the CPU: a smoke test)."""
+    auto: bf16 on CUDA where the GPU supports it (Ampere and later), else fp16; on the CPU bf16 where
+    it has AMX or AVX-512 BF16, else float32; float32 on MPS. float32 turns autocast off; bfloat16 /
+    float16 ask for that type (float16 on the CPU: a smoke test of the GPU's path)."""
     if precision not in PRECISIONS and precision not in _DTYPES:
         raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
-    kind = torch.device(device).type
     if precision == "auto":
-        if kind != "cuda":
-            return torch.float32
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        why = auto_reason(device)
+        if why == "cuda_fp16":
+            return torch.float16
+        return torch.bfloat16 if why in ("cuda_bf16", "cpu_amx", "cpu_avx512") else torch.float32
     return _DTYPES[precision]
+
+
+def auto_reason(device) -> str:
+    """Why --precision auto computes as it does on `device`: cuda_bf16 / cuda_fp16 (the GPU has bf16 or
+    not), cpu_amx / cpu_avx512 (bf16: the CPU multiplies it natively), cpu_none (float32: it does not),
+    mps (float32)."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        return "cuda_bf16" if torch.cuda.is_bf16_supported() else "cuda_fp16"
+    return f"cpu_{cpu.bf16_support()}" if kind == "cpu" else "mps"
 
 
 def autocast(device, enabled: bool = True, dtype: torch.dtype | None = None):
@@ -144,6 +157,12 @@ class Precision:
         self.device = torch.device(device)
         self.dtype = autocast_dtype(self.device, precision)
         self.scaler = torch.amp.GradScaler(self.device.type) if self.dtype == torch.float16 else None
+        self.why = auto_reason(self.device) if precision == "auto" else "asked"  # the run's first line says it
+
+    def record(self) -> dict:
+        """What config.json records: the float type, why it was chosen, and the CPU's bf16 (cpu.bf16_support)."""
+        cpu_bf16 = cpu.bf16_support() if self.device.type == "cpu" else None
+        return {"name": self.name, "why": self.why, "cpu_bf16": cpu_bf16}
 
     @property
     def name(self) -> str:

@@ -113,6 +113,12 @@ _explicit: ContextVar[bool] = ContextVar("qkv_explicit", default=False)  # forwa
 _running: ContextVar = ContextVar("qkv_running", default=None)  # the model whose forward runs now
 
 
+def _current() -> Pass | None:
+    """The pass in force; none while torch.compile traces a model (`qkv train --compile`: a compiled model
+    trains, it is never traced or hooked, and Dynamo cannot read a context variable)."""
+    return None if torch.compiler.is_compiling() else _pass.get()
+
+
 def readable(tensor: torch.Tensor) -> torch.Tensor:
     """An activation as the analysis reads it: on the CPU (the same tensor from a CPU model, a copy from a
     GPU), and in float32 if the model computes in bfloat16 or float16 (exactly: every such number is a
@@ -123,7 +129,7 @@ def readable(tensor: torch.Tensor) -> torch.Tensor:
 
 def tap(name: str, value: torch.Tensor) -> torch.Tensor:
     """Record value under name and let the hooks on name replace it; return it, or its replacement."""
-    p = _pass.get()
+    p = _current()
     return value if p is None else p.tap(name, value)
 
 
@@ -135,7 +141,7 @@ def untapped(name: str, value: torch.Tensor) -> torch.Tensor:
 def tap_view(name: str, value: torch.Tensor, view: Callable, unview: Callable) -> torch.Tensor:
     """Tap view(value), the layout under which the name is known (attention's (B, T, n_heads, d_head) of a
     (B, n_heads, T, d_head) tensor), and return value, or unview(the replacement)."""
-    p = _pass.get()
+    p = _current()
     if p is None or not p.wants(name):
         return value
     seen = view(value)
@@ -146,7 +152,7 @@ def tap_view(name: str, value: torch.Tensor, view: Callable, unview: Callable) -
 def tap_expanded(name: str, value: torch.Tensor, shape) -> torch.Tensor:
     """Tap value broadcast to shape (the positions' (T, d_model) table, as each sequence's (B, T, d_model)):
     the same numbers, as a copy a hook may edit row by row; value itself when no one reads the name."""
-    p = _pass.get()
+    p = _current()
     if p is None or not p.wants(name):
         return value
     return p.tap(name, value.expand(shape).clone())
@@ -154,13 +160,13 @@ def tap_expanded(name: str, value: torch.Tensor, shape) -> torch.Tensor:
 
 def wants(name: str) -> bool:
     """True when this pass records name or hooks it (so an activation that costs work is worth forming)."""
-    p = _pass.get()
+    p = _current()
     return p is not None and p.wants(name)
 
 
 def edits(name: str) -> bool:
     """True when a hook runs on name in this pass (it may have changed the value in place)."""
-    p = _pass.get()
+    p = _current()
     return p is not None and name in p.hooks
 
 
@@ -183,9 +189,11 @@ def hooked(model) -> bool:
 def explicit() -> bool:
     """True when the model must compute with the written-out formulas (a trace, a hook on what only they
     compute, or written_out())."""
+    if torch.compiler.is_compiling():
+        return False
     if _written_out.get() or _explicit.get():
         return True
-    p = _pass.get()
+    p = _current()
     return p is not None and p.explicit
 
 
@@ -204,7 +212,11 @@ def written_out(on: bool = True):
 def forward_pass(model, explicit: bool = False):
     """Each model's forward runs inside this: its own pass (what is on for it: its recorder, its hooks;
     nothing for a model that has none, even inside another model's hook), and the written-out formulas
-    if `explicit` (for this model's pass: another model run inside it decides for itself)."""
+    if `explicit` (for this model's pass: another model run inside it decides for itself). Nothing while
+    torch.compile traces the forward (see _current)."""
+    if torch.compiler.is_compiling():
+        yield
+        return
     inner = _running.get() is model  # Seq2Seq.forward -> encode: the same pass goes on
     token, flag, running = (
         _pass.set(_of(model)),

@@ -442,7 +442,14 @@ class TrainConfig:
 
     optimizer="muon" (the speedrun's): Muon for the blocks' matrices (W_Q, W_K, W_V, W_O, the MLP's), its update
     the momentum made orthogonal, at a peak learning rate of muon_lr; AdamW (lr) for the rest. Both follow the
-    schedule: at each step Muon's lr is muon_lr * lr_at(step) / lr (train/muon.py)."""
+    schedule: at each step Muon's lr is muon_lr * lr_at(step) / lr (train/muon.py).
+    batch_size is the global batch of every step, whatever computes it: N processes take B/N rows
+    each, and grad_accum = n cuts each process's rows into n micro-batches, backpropagated one after
+    the other (loss_i / n each, so the gradients add up to those of the batch's mean loss) before one
+    AdamW step. So grad_accum changes the memory a step needs, never the update (to rounding; dropout
+    draws other masks). nanoGPT counts the other way (its batch_size is the micro-batch, the step's
+    batch gradient_accumulation_steps times larger): its recipe's batch is qkv's batch_size = its
+    batch_size x gradient_accumulation_steps."""
 
     steps: int = 300
     batch_size: int = 16
@@ -461,6 +468,9 @@ class TrainConfig:
     optimizer: Literal["adamw", "muon"] = "adamw"  # "muon": Muon for the blocks' matrices, AdamW for the rest
     muon_lr: float = 0.02  # Muon's peak learning rate (optimizer="muon")
     block_size: int | None = None  # tokens per training window (None: the model's n_ctx); at most n_ctx
+    # micro-batches per step: batch_size stays the global batch, computed in grad_accum pieces of
+    # batch_size / grad_accum windows whose gradients add up to the whole batch's (one AdamW step)
+    grad_accum: int = 1
 
     def __post_init__(self) -> None:
         _check_int("steps", self.steps, 1, 10_000_000)
@@ -482,6 +492,12 @@ class TrainConfig:
         check_train_switches(self)
         if self.block_size is not None:
             _check_int("block_size", self.block_size, 1, 1_000_000)
+        _check_int("grad_accum", self.grad_accum, 1, 4096)
+        if self.batch_size % self.grad_accum:
+            raise ValueError(
+                f"batch_size={self.batch_size} does not split into grad_accum={self.grad_accum} "
+                f"micro-batches (choose a batch_size that is a multiple of {self.grad_accum})"
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

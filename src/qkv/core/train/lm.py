@@ -33,7 +33,7 @@ from qkv.core.text.batches import get_batch, read_text, split_ids
 from qkv.core.text.shards import MappedIds, TokenData, open_data
 from qkv.core.text.tokenizers import Tokenizer, UnknownTokenError, train_tokenizer
 from qkv.core.train.init import block_size
-from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, step_seed
+from qkv.core.train.loop import FLOAT32, Start, TrainingStopped, TrainResult, optimize, optimize_accumulated, step_seed
 from qkv.core.train.resume import recorded_origin
 from qkv.core.train.run import Request, Task, run_task
 
@@ -102,14 +102,23 @@ class LMData:
         return self.tc.batch_size * self.n_ctx
 
     def step(self, model, optimizer, step: int) -> float:
-        """Train on this rank's rows of the batch of `step` (drawn by a generator seeded by (seed, step));
-        the loss of the whole batch."""
+        """Train on this rank's rows of the batch of `step` (drawn by a generator seeded by (seed, step)),
+        in grad_accum micro-batches (loop.optimize_accumulated) where that is > 1; the loss of the whole batch."""
         g = torch.Generator().manual_seed(step_seed(self.tc.seed, step))
         x, y = get_batch(self.train_ids, self.tc.batch_size, self.n_ctx, g, self.world)  # each (B/N, n_ctx)
         device = model_device(model)
         x, y = x.to(device), y.to(device)
         torch.manual_seed((step_seed(self.tc.seed + 1, step) + self.world.rank) % 2**63)  # dropout masks, per rank
-        return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
+        n = self.tc.grad_accum
+        if n == 1:
+            return train_step(model, optimizer, x, y, self.tc.grad_clip, self.world, self.precision)
+        xs, ys = x.chunk(n), y.chunk(n)  # n micro-batches, each (B/N/n, n_ctx): every one scores as many tokens
+
+        def loss(i: int) -> torch.Tensor:
+            with self.precision.autocast():
+                return lm_loss(model(xs[i]), ys[i])
+
+        return optimize_accumulated(model, optimizer, loss, n, self.tc.grad_clip, self.world, self.precision)
 
     def evaluate(self, model) -> tuple[float, float | None]:
         """(train loss, val loss), each over the same eval_steps batches every time."""
@@ -219,6 +228,7 @@ def train(
     device: str = "auto",
     precision: str = "auto",
     init=None,
+    compile: bool = False,
 ) -> TrainResult:
     """Train a GPT on `text` (or the file `text_path`, or the built-in corpus) into the directory `out`.
 
@@ -231,9 +241,10 @@ def train(
     run's first checkpoint); a non-empty directory that is not a qkv checkpoint is never written.
 
     `device` is auto (CUDA, then MPS, then the CPU), cpu, cuda[:N] or mps; `precision` is auto (bf16
-    autocast on CUDA, or fp16 with a gradient scaler where bf16 is missing; float32 elsewhere),
-    float32, bfloat16 or float16 (qkv.core.machine.device). Started by torchrun (or `qkv train --nproc N`),
-    every process runs this function: each trains on its share of the global batch
+    autocast on CUDA, or fp16 with a gradient scaler where bf16 is missing; bf16 autocast on a CPU with
+    AMX or AVX-512 BF16; float32 elsewhere), float32, bfloat16 or float16 (qkv.core.machine.device);
+    `compile` runs the steps through torch.compile (qkv.core.train.compiled). Started by torchrun (or
+    `qkv train --nproc N`), every process runs this function: each trains on its share of the global batch
     (qkv.core.machine.processes), and only rank 0 writes to `out`. Raises TrainingStopped on a non-finite loss.
 
     `init` fine-tunes: the new run starts from that model (a qkv run directory, a Hugging Face directory,
@@ -254,6 +265,7 @@ def train(
         device=device,
         precision=precision,
         init=None if init is None else str(init),
+        compile=compile,
     )
     return run_task(task, request)
 

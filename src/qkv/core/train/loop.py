@@ -17,7 +17,9 @@ import signal
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,6 +35,7 @@ from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint
+from qkv.core.train.compiled import compiled, said_in_one_line
 from qkv.core.train.muon import AnyOptimizer, Paired, make_paired
 from qkv.core.train.resume import load_optimizer
 
@@ -112,6 +115,7 @@ class Run:
     last: int  # the step to stop after
     device: torch.device  # where it trains (the checkpoint is the same anywhere)
     record: dict  # what config.json records besides the model and its settings: "data" (its origin), "task"
+    compile: bool = False  # run the steps through torch.compile (compiled.py)
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:
@@ -155,6 +159,37 @@ def optimize(
     return value
 
 
+def optimize_accumulated(
+    model, optimizer, losses, n: int, grad_clip: float, world: World = ALONE, precision: Precision = FLOAT32
+) -> float:
+    """One step of gradient descent on a batch computed in `n` micro-batches (gradient accumulation).
+
+    `losses(i)` computes micro-batch i's mean loss L_i (forward, as a tensor); each is backpropagated
+    as L_i / n right away (its activations freed), so the gradients add up to those of
+    L = (L_0 + ... + L_{n-1}) / n, the whole batch's mean loss when every micro-batch scores as many
+    tokens; then one clip and one optimizer step. Under DDP the ranks average their gradients once,
+    in the last micro-batch's backward (DDP's no_sync() around the others). Returns L (over ranks:
+    their mean); a non-finite L leaves the weights untouched."""
+    optimizer.zero_grad(set_to_none=True)
+    total = torch.zeros((), dtype=torch.float64)
+    for i in range(n):
+        with _no_sync(model) if i < n - 1 else nullcontext():  # DDP syncs in the last backward only
+            loss = losses(i)
+            precision.backward(loss / n)
+        total += loss.detach().double().cpu()
+    value = world.mean(total / n)
+    if math.isfinite(value):
+        precision.step(optimizer, model.parameters(), grad_clip)
+    return value
+
+
+def _no_sync(model):
+    """DDP's no_sync(): a backward inside it keeps this rank's gradients without averaging them over
+    the ranks (the next backward outside it averages the sums). A model on one process has none."""
+    no_sync = getattr(model, "no_sync", None)
+    return no_sync() if no_sync is not None else nullcontext()
+
+
 def train_steps(optimizer, tc: TrainConfig, steps: range, step, stepped, evaluate=None, every: int = 0, end=None):
     """The bare training loop, the one every caller drives (run_loop in a run directory, the lessons'
     fit in memory): for each step of `steps` (0-based) it sets the schedule's learning rate
@@ -192,6 +227,8 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
     try:  # from here on every way out closes the writer and ends the bar's line (an error starts on its own)
         model.train()
         trained = world.wrap(model)  # DDP averages the gradients over the ranks (the model itself on one process)
+        trained = compiled(trained) if run.compile else trained  # checkpoints save `model`: no _orig_mod. prefix
+        step = said_in_one_line(partial(data.step, trained, optimizer))  # a compiler's failure: one line
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
         bar = _progress(progress, tc.steps, start.step)
 
@@ -209,9 +246,6 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         def evaluated(done: int) -> None:
             tally.train_loss, tally.val_loss = _evaluate_and_save(model, optimizer, data, writer, bar, done)
             tally.saved = done
-
-        def step(s: int) -> float:
-            return data.step(trained, optimizer, s)
 
         def end(done: int) -> None:  # a Ctrl-C or SIGTERM during this step: it is whole, logged, and saved below
             stop.check(world)

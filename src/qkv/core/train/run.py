@@ -22,6 +22,7 @@ translate.TranslateTask.
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from typing import ClassVar, Generic, TypeVar
 import torch
 
 from qkv.core.hub.size import check_fits
-from qkv.core.io.refusal import Phrase, Refusal, family_title, phrase
+from qkv.core.io.refusal import Phrase, Refusal, family_title, phrase, said
 from qkv.core.machine import device as devices
 from qkv.core.machine import processes as distributed
 from qkv.core.machine.device import Precision
@@ -62,6 +63,7 @@ class Request:
     device: str = "auto"
     precision: str = "auto"
     init: str | None = None  # a new run starts from this model (train/init.py: a qkv run, a pretrained model)
+    compile: bool = False  # torch.compile the model (qkv.core.train.compiled)
 
 
 class Task(ABC, Generic[D]):
@@ -122,10 +124,20 @@ def run_task(task: Task, req: Request) -> TrainResult:
                 run = _run(task, data, origin, start, req, world, precision, began)
             elif world.main:
                 refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
+            if req.progress and world.main and precision.why != "asked":  # the run's first line: what auto chose
+                print(said(precision_line(precision)), file=sys.stderr)
             return run_loop(out, run, req.progress and world.main)
     finally:
         if joined_here:
             distributed.leave()
+
+
+def precision_line(precision: Precision) -> Phrase:
+    """What --precision auto chose and why, the run's first line:
+    "precision: bfloat16 autocast, float32 weights (this CPU has AVX-512 BF16)"."""
+    return phrase(
+        "accum.precision", name=phrase(f"accum.name_{precision.name}"), why=phrase(f"accum.why_{precision.why}")
+    )
 
 
 def _settings(task: Task, req: Request, world: World) -> tuple[Task, dict | None, TrainConfig]:
@@ -156,8 +168,14 @@ def _run(
     if req.until is not None and not (start.step < req.until <= start.tc.steps):
         raise Refusal.of("errors.train_until", low=start.step + 1, high=start.tc.steps, got=req.until)
     world.check_batch(start.tc.batch_size)
+    if (start.tc.batch_size // world.size) % start.tc.grad_accum:
+        raise Refusal.of(
+            "accum.rank_rows", batch_size=start.tc.batch_size, nproc=world.size, n=start.tc.grad_accum,
+            multiple=world.size * start.tc.grad_accum,
+        )  # fmt: skip
     batches, record = task.batches(data, origin, start, world, precision)
-    return Run(start, batches, req.until or start.tc.steps, precision.device, {**record, **began})
+    record = {**record, **began, "precision": precision.record()}  # the float type, why, and the CPU's bf16
+    return Run(start, batches, req.until or start.tc.steps, precision.device, record, req.compile)
 
 
 # ---------------------------------------------------------------------------- a new run

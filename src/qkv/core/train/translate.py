@@ -69,6 +69,8 @@ class PairData:
     world = ALONE
 
     def __init__(self, train, val, tc: TrainConfig):
+        if tc.grad_accum > 1:  # its micro-batches would score different numbers of target tokens
+            raise Refusal.of("accum.translate")
         self.train, self.val, self.tc = train, val, tc
         self._tokens = 0
 
