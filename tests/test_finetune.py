@@ -75,7 +75,15 @@ def first_batch(tokenizer, tc: TrainConfig):
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_first_step_loss_is_transformers_loss(dirs, tmp_path, family):
     out = tmp_path / "run"
-    train(text_path=dirs["text"], out=out, init=dirs[family], overrides=[*SHORT, "dropout=0"], until=1, progress=False)
+    train(
+        text_path=dirs["text"],
+        out=out,
+        init=dirs[family],
+        overrides=[*SHORT, "dropout=0"],
+        until=1,
+        progress=False,
+        precision="float32",
+    )  # transformers' loss is float32's (auto may pick bf16 autocast on this CPU)
     logged = json.loads((out / "log.jsonl").read_text().splitlines()[0])
     ckpt = load_checkpoint(out)
     assert ckpt.config["init"]["path"] == str(dirs[family].resolve())
@@ -190,8 +198,10 @@ def test_two_processes_fine_tune_what_one_does(dirs, tmp_path):
         init=dirs["llama"],
         overrides=[s[6:] for s in settings],
         progress=False,
+        precision="float32",  # one float type on both sides (auto may pick bf16 autocast on this CPU)
     )
     argv = ["train", "--nproc", "2", "--init", str(dirs["llama"]), "--text", str(dirs["text"]), "--quiet"]
+    argv += ["--precision", "float32"]
     run = subprocess.run(
         [sys.executable, "-m", "qkv", *argv, "--out", str(tmp_path / "two"), *settings],
         capture_output=True,

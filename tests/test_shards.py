@@ -279,6 +279,7 @@ def test_two_processes_on_shards_train_what_one_trains(tmp_path, text_file):
         assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
 
     qkv("tokenize", "--text", str(text_file), "--out", str(tmp_path / "data"), "--quiet")
+    sets = [*sets, "--precision", "float32"]  # exact float32 on both sides (auto may pick bf16 autocast on this CPU)
     qkv("train", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "one"), "--quiet", *sets)
     qkv("train", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "two"), "--quiet", "--nproc", "2", *sets)
     one, two = step_losses(tmp_path / "one"), step_losses(tmp_path / "two")

@@ -98,7 +98,9 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         with forward_pass(self, explicit):
             x = self.embed_ids(ids, offset)  # (B, T, d_model)
-            with reading(ids):  # the value embeddings' token ids (nn/value_embed.py)
+            # the value embeddings' token ids (nn/value_embed.py); only where there are some: a ContextVar's set
+            # breaks torch.compile's graph
+            with reading(ids) if self.cfg.value_embeds else nullcontext():
                 for block in self.blocks:
                     x = block(x, cache)
             if cache is not None:
