@@ -139,7 +139,7 @@ def test_round_trip_to_hf(pair):
         assert n1 == n2 and torch.equal(p1, p2), n1  # copied there and back: exact
 
 
-@pytest.mark.parametrize("activation", ["gelu_tanh", "silu"])
+@pytest.mark.parametrize("activation", ["gelu_tanh", "silu", "relu2"])
 def test_native_model_round_trip(activation):
     """A model built in qkv (not loaded) exports to HF with the same logits."""
     torch.manual_seed(0)

@@ -77,6 +77,8 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
 
     def reset_parameters(self) -> None:
         gpt2_init(self, self.cfg.init_std, self.cfg.n_layers)
+        if self.cfg.zero_init:
+            zero_outputs(self)
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         """ids: (B, T) token ids -> logits (B, T, d_vocab).
@@ -202,6 +204,17 @@ def gpt2_init(model: nn.Module, std: float, n_layers: int) -> None:
             nn.init.normal_(p, 0.0, std / math.sqrt(2 * n_layers))
         else:
             nn.init.normal_(p, 0.0, std)
+
+
+@torch.no_grad()
+def zero_outputs(model: nn.Module) -> None:
+    """cfg.zero_init (the speedrun's): W_O and the MLP's W_out (and their biases) start at zero, so each block
+    adds 0 to the residual stream at first: logits = LN_final(W_E[ids] + positions) W_out + b. The gradient
+    still reaches them (dL/dW_O = z^T dL/dout, not 0), so they grow from 0 in the first step. modded-nanogpt
+    zeroes its untied head too; qkv keeps its head random, which a tied head (the embedding) needs."""
+    for name, p in model.named_parameters():
+        if name.endswith(("W_O.weight", "W_O.bias", "fc_out.weight", "fc_out.bias")):
+            p.zero_()
 
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from qkv.core.io.refusal import Refusal
 from qkv.core.spec.family import FAMILIES, OWNED_FIELDS
+from qkv.core.spec.speedrun import check_model_switches, check_train_switches
 
 # The choices of a ModelConfig, each a type (a Literal) ...
 Arch = Literal["gpt", "bert", "seq2seq"]  # the keys of FAMILIES (tests/test_config.py checks)
 Pos = Literal["learned", "sinusoidal", "rope", "none"]
 Norm = Literal["pre", "post", "rms", "none"]
 Values = Literal["v", "k"]
-Activation = Literal["gelu", "gelu_tanh", "relu", "silu"]
+Activation = Literal["gelu", "gelu_tanh", "relu", "silu", "relu2"]  # relu2: relu(x)^2 (the speedrun)
 Mlp = Literal["plain", "gated", "none"]
 RopeLayout = Literal["adjacent", "halves"]
 NormPlacement = Literal["pre", "sandwich", "output"]  # Gemma / OLMo-2 (checked by _check_gemma_olmo)
@@ -137,6 +138,11 @@ class ModelConfig:
     divided by it: RoPE's linear scaling, Gemma 3's rope_scaling; 1: none) and `qk_norm_width` (with
     qk_norm: "head" normalises each head's q and k over d_head, as Qwen3 and Gemma 3; "all" the whole
     projection, n_heads * d_head wide, before it is split into heads, as OLMo-2).
+    The speedrun's switches of a GPT (modded-nanogpt; docs/training.md, spec/speedrun.py checks them):
+    `activation="relu2"` (relu(x)^2), `qk_norm`, `output_logits_soft_cap`, `tie_embeddings=False` (above), and
+    `zero_init` (W_O and the MLP's W_out start at 0, so each block starts as the identity: x + 0) and
+    `value_embeds` (the first N layers each have a table VE of one row per token, mixed into the values:
+    v = (1 - λ) v + λ VE[token], λ learned, 0.5 at first).
     """
 
     arch: Arch = "gpt"
@@ -188,6 +194,9 @@ class ModelConfig:
     rope_base_local: float | None = None  # RoPE's base on sliding-window layers (None: rope_base)
     rope_linear_factor: float = 1.0  # global layers' RoPE frequencies divided by it (linear scaling)
     qk_norm_width: QkNormWidth = "head"  # "all": q/k norm over n_heads * d_head, before the heads are split
+    # the speedrun's (see the docstring; each off by default)
+    zero_init: bool = False  # W_O and the MLP's W_out start at zero
+    value_embeds: int = 0  # the first N layers: v = (1 - λ) v + λ VE[token]
 
     def __post_init__(self) -> None:
         _check_choice("arch", self.arch, CHOICES["arch"])
@@ -204,6 +213,7 @@ class ModelConfig:
         self._check_switches()
         self._check_neox_phi3(family)
         self._check_gemma_olmo(family)
+        check_model_switches(self, family)
 
     def _check_sizes(self, family) -> None:
         """The counts: vocabulary, context, widths, heads, layers (n_encoder_layers: as n_layers by default)."""
@@ -428,7 +438,11 @@ def _check_rope_scaling(scaling) -> None:
 
 @dataclass
 class TrainConfig:
-    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping."""
+    """How to train: AdamW, linear warmup then cosine decay to min_lr, gradient clipping.
+
+    optimizer="muon" (the speedrun's): Muon for the blocks' matrices (W_Q, W_K, W_V, W_O, the MLP's), its update
+    the momentum made orthogonal, at a peak learning rate of muon_lr; AdamW (lr) for the rest. Both follow the
+    schedule: at each step Muon's lr is muon_lr * lr_at(step) / lr (train/muon.py)."""
 
     steps: int = 300
     batch_size: int = 16
@@ -444,6 +458,8 @@ class TrainConfig:
     val_fraction: float = 0.1
     seed: int = 1337
     log_interval: int = 10
+    optimizer: Literal["adamw", "muon"] = "adamw"  # "muon": Muon for the blocks' matrices, AdamW for the rest
+    muon_lr: float = 0.02  # Muon's peak learning rate (optimizer="muon")
 
     def __post_init__(self) -> None:
         _check_int("steps", self.steps, 1, 10_000_000)
@@ -462,6 +478,7 @@ class TrainConfig:
         _check_float("val_fraction", self.val_fraction, 0.0, 0.5)
         _check_int("seed", self.seed, 0, 2**63 - 1)
         _check_int("log_interval", self.log_interval, 1)
+        check_train_switches(self)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -32,8 +32,9 @@ ACT_FROM_HF: dict[str, Activation] = {
     "gelu": "gelu",
     "relu": "relu",
     "silu": "silu",
+    "relu2": "relu2",  # transformers' ACT2FN has relu(x)^2 under this name
 }
-_ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "silu": "silu"}
+_ACT_TO_HF = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "silu": "silu", "relu2": "relu2"}
 
 # ------------------------------------------------------------------ the config map
 

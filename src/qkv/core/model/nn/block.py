@@ -41,6 +41,7 @@ _ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's "gelu_new"
     "relu": F.relu,
     "silu": F.silu,  # x * sigmoid(x): the "Swish" of SwiGLU
+    "relu2": lambda x: F.relu(x).square(),  # relu(x)^2: ReLU squared (Primer; the modded-nanogpt speedrun)
 }
 
 

