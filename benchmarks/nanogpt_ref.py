@@ -12,6 +12,11 @@ time T ms" (every iteration with --log_interval=1). Training time excludes its e
 checkpoint writes: an iteration's time is the wall time from the line printed before its "iter"
 line (the previous iteration's, or the evaluation's, or "saving checkpoint") to its own line, so
 only get_batch, forward, backward, clip and the optimizer step are counted.
+
+Two clocks: "wall" (perf_counter at each line) or "cpu" (the on-CPU time of the training process,
+all its threads, from /proc/PID/task/*/schedstat, at each line). On a machine shared with other
+jobs the wall time measures the scheduler as much as the recipe; the CPU time of a one-thread run
+is what its wall time would be on an idle core (cache and memory contention aside).
 """
 
 from __future__ import annotations
@@ -47,6 +52,22 @@ BABY = [
 ]
 # config/train_shakespeare_char.py as it is (batch 64, block 256, 6 layers of 384, dropout 0.2), on the CPU
 SMALL = ["--device=cpu", "--compile=False", "--log_interval=1"]
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """The on-CPU seconds of process `pid` so far, summed over its threads (Linux schedstat, in ns)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def clock(kind: str, pid: int | str = "self"):
+    """A function returning seconds: wall (perf_counter) or the process's CPU time."""
+    return time.perf_counter if kind == "wall" else (lambda: cpu_seconds(pid))
 
 
 def find_checkout(given: str | None) -> Path:
@@ -94,20 +115,25 @@ class Run:
             self.curve.append((int(m[1]), self.train_s, float(m[3])))
 
 
-def run(root: Path, options: list[str], threads: int, stop=None) -> Run:
-    """Run train.py with config/train_shakespeare_char.py and `options`; stop(run) -> True ends it early."""
+def run(root: Path, options: list[str], threads: int, stop=None, clock_kind: str = "wall") -> Run:
+    """Run train.py with config/train_shakespeare_char.py and `options`; stop(run) -> True ends it early.
+    Times by `clock_kind`: "wall" or "cpu" (the subprocess's CPU time)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "train.py", "config/train_shakespeare_char.py", f"--out_dir={out}", *options]
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        result, last = Run(), time.perf_counter()
+        now = clock(clock_kind, proc.pid)
+        result, last = Run(), now()
         assert proc.stdout is not None
         for line in proc.stdout:
-            now = time.perf_counter()
-            result.feed(line.rstrip("\n"), now, last)
-            last = now
+            try:
+                t = now()
+            except OSError:  # the process has just ended: its last line has no CPU time to add
+                t = last
+            result.feed(line.rstrip("\n"), t, last)
+            last = t
             if stop is not None and stop(result):
                 proc.terminate()
                 break

@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,10 +67,11 @@ ABLATIONS: dict[str, list[str]] = {
     "qk_norm": ["qk_norm=true"],
     "zero_init": ["zero_init=true"],
     "soft_cap": ["output_logits_soft_cap=30"],
-    "value_embeds": ["value_embeds=true"],
+    "value_embeds": ["value_embeds=2"],
     "untied": ["tie_embeddings=false"],
     "bf16": [],
 }
+CLOCK = "wall"  # or "cpu" (--clock): what "seconds" means on both sides; see nanogpt_ref.clock
 
 
 def loadavg() -> str:
@@ -131,15 +131,15 @@ def run_qkv(recipe: Recipe, ids, d_vocab: int, probe: Probe, every: int, target,
     model, tc, data = setup(recipe, ids, d_vocab)
     optimizer = make_optimizer(model, tc)
     model.train()
-    wall, curve = 0.0, [(0, 0.0, probe(model))]
+    wall, curve, tick = 0.0, [(0, 0.0, probe(model))], nanogpt_ref.clock(CLOCK)
     last = min(tc.steps, steps or tc.steps)
     for step in range(last):
-        t0 = time.perf_counter()
+        t0 = tick()
         lr = lr_at(step, tc)
         for group in optimizer.param_groups:
             group["lr"] = lr  # as qkv.core.train.loop.run_steps
         data.step(model, optimizer, step)
-        wall += time.perf_counter() - t0
+        wall += tick() - t0
         done = step + 1
         over = budget is not None and wall >= budget
         if done % every == 0 or done == last or over:
@@ -164,7 +164,7 @@ def run_nanogpt(root: Path, args, target, budget, options=None):
             return run.train_s >= budget
         return target is not None and bool(run.curve) and run.curve[-1][2] <= target
 
-    return nanogpt_ref.run(root, options, args.threads, stop).curve
+    return nanogpt_ref.run(root, options, args.threads, stop, CLOCK).curve
 
 
 def reach(curve, target: float) -> tuple[float, float, bool]:
@@ -246,7 +246,7 @@ def summarize(results: dict[str, list], target: float) -> None:
 def ablate(args, ids, vocab: int, probe: Probe) -> None:
     """The base recipe, then the base with each change alone, to the end of their schedules."""
     rows = []
-    variants = [("base", [], False)] + [(n, ABLATIONS[n], n == "bf16") for n in args.ablate]
+    variants = ([] if args.no_base else [("base", [], False)]) + [(n, ABLATIONS[n], n == "bf16") for n in args.ablate]
     for r in range(args.rounds):
         for name, pairs, bf16 in variants:
             recipe = Recipe(name, args.base, [*args.set, *pairs], bf16 or args.bf16)
@@ -281,15 +281,15 @@ def speed(args, text: str, ids, vocab: int) -> None:
         rates: dict[str, list[float]] = {"nanoGPT small": [], recipe.name: []}
         for r in range(args.rounds):
             load = loadavg()
-            run = nanogpt_ref.run(root, options, args.threads)
+            run = nanogpt_ref.run(root, options, args.threads, clock_kind=CLOCK)
             secs = run.iter_s[2:]  # the first two iterations warm up
             rates["nanoGPT small"].append(64 * 256 * len(secs) / sum(secs))
             model, tc, data = setup(recipe, ids, vocab)
-            optimizer, secs = make_optimizer(model, tc), []
+            optimizer, secs, tick = make_optimizer(model, tc), [], nanogpt_ref.clock(CLOCK)
             for step in range(args.steps + 1):
-                t0 = time.perf_counter()
+                t0 = tick()
                 data.step(model, optimizer, step)
-                secs.append(time.perf_counter() - t0)
+                secs.append(tick() - t0)
             rates[recipe.name].append(tc.batch_size * 256 * len(secs[2:]) / sum(secs[2:]))
             print(
                 f"round {r + 1}: "
@@ -318,9 +318,13 @@ def main() -> None:
     ap.add_argument("--bf16", action="store_true", help="qkv's recipes under bf16 autocast")
     ap.add_argument("--ablate", nargs="*", choices=list(ABLATIONS), default=None, help="the ablation table")
     ap.add_argument("--base", default="fast", help="the preset --ablate changes")
+    ap.add_argument("--no-base", action="store_true", help="--ablate: the changes only, not the base again")
     ap.add_argument("--speed", action="store_true", help="tokens/s at small, qkv against nanoGPT")
     ap.add_argument("--steps", type=int, default=None, help="--speed: steps timed; --ablate: cap the schedule")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="cpu: each process's CPU time")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = args.clock
     if args.threads:
         torch.set_num_threads(args.threads)
     text = read_text(args.text)
@@ -330,7 +334,7 @@ def main() -> None:
     probe = Probe(val_ids, args.windows)
     print(
         f"{args.text}: {len(ids):,} chars, {tok.vocab_size} tokens; probe {len(probe.x)} val windows of "
-        f"{PROBE_CTX}; torch {torch.__version__}, {torch.get_num_threads()} threads; load {loadavg()}"
+        f"{PROBE_CTX}; torch {torch.__version__}, {torch.get_num_threads()} threads; {CLOCK} clock; load {loadavg()}"
     )
     if args.speed:
         args.steps = args.steps or 20
