@@ -12,6 +12,10 @@ Fairness, decided here:
   iterations (each from the line printed before it to its "iter" line, so its estimate_loss and
   checkpoint writes fall outside); qkv's is the sum of its training steps (lr, batch, forward,
   backward, clip, optimizer step); its probes and its own evaluations are not run in the timer.
+- The clock: wall time (--clock wall), or, on a machine shared with other jobs, each training
+  process's own CPU time (--clock cpu, all its threads, from Linux's schedstat), which for a
+  one-thread run (--threads 1 on both sides) is its wall time on an idle core, less contention of
+  caches and memory. Both sides always use the same clock and the same thread count.
 - The same cadence: nanoGPT evaluates every --nano-every iterations (50: ~3 s of its training),
   qkv's recipe is probed every --every steps (25 of fast: ~2-3 s).
 - Each side's own val estimate, both with noise well under 0.01 nats: nanoGPT's estimate_loss over
