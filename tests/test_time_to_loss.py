@@ -75,3 +75,9 @@ def test_a_missing_checkout_says_how_to_get_one(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as e:
         nanogpt_ref.find_checkout(str(tmp_path))
     assert "git clone https://github.com/karpathy/nanoGPT" in str(e.value)
+
+
+def test_the_cpu_clock_counts_this_process_work():
+    t0 = nanogpt_ref.cpu_seconds()
+    total = sum(i * i for i in range(300_000))  # some work on this thread
+    assert total > 0 and nanogpt_ref.cpu_seconds() > t0
