@@ -72,3 +72,52 @@ def test_switches_refused_where_they_cannot_apply():
         ModelConfig(**{**TINY, "value_embeds": 3})
     with pytest.raises(ValueError, match="values='v'"):
         ModelConfig(**{**TINY, "value_embeds": 1, "values": "k"})
+
+
+def test_value_embeds_mix_the_tokens_row_into_v():
+    """value_embeds=1: layer 0's hook_v is (1 - λ)(x W_V + b_V) + λ VE[token]; layer 1's is x W_V + b_V."""
+    from qkv.core.see.trace import run_with_trace
+
+    model = _model(value_embeds=1).eval()
+    ve = model.blocks[0].attn.value_embed
+    assert ve is not None and model.blocks[1].attn.value_embed is None
+    assert float(ve.mix.detach()) == 0.5
+    with torch.no_grad():
+        ve.mix.fill_(0.3)
+    ids = torch.randint(0, 23, (2, 12))
+    with torch.no_grad():
+        _, trace = run_with_trace(model, ids)
+        for L in (0, 1):
+            attn = model.blocks[L].attn
+            x = trace[f"blocks.{L}.ln1.hook_normalized"]  # (2, 12, d_model)
+            W_V, b_V = attn.W_QKV.weight[32:], attn.W_QKV.bias[32:]  # W_V's rows: after W_Q's and W_K's (16 each)
+            plain = (x @ W_V.T + b_V).view(2, 12, 2, 8)  # (B, T, n_heads, d_head)
+            rows = ve.table.weight[ids].view(2, 12, 2, 8)
+            want = 0.7 * plain + 0.3 * rows if L == 0 else plain
+            torch.testing.assert_close(trace[f"blocks.{L}.attn.hook_v"], want, atol=1e-5, rtol=1e-5)
+
+
+def test_value_embeds_generation_and_export():
+    """The stepper (one token at a time) gives forward's logits; GPT-2's export refuses in one line."""
+    from qkv.core.hub.adapters.gpt2 import to_hf
+    from qkv.core.io.refusal import Refusal
+
+    model = _model(value_embeds=2, pos="rope").eval()
+    ids = torch.randint(0, 23, (3, 7))
+    with torch.no_grad():
+        full = model(ids)
+        step, cache = model.stepper(), model.new_cache(3)
+        for t in range(7):
+            torch.testing.assert_close(step(ids[:, t], cache), full[:, t], atol=1e-5, rtol=1e-5)
+    with pytest.raises(Refusal, match="value embeddings"):
+        to_hf(_model(value_embeds=1))
+
+
+def test_value_embeds_learn():
+    """The table and λ get gradients (the table's rows of the tokens seen only)."""
+    model = _model(value_embeds=1)
+    ids = torch.randint(0, 20, (4, 12))  # tokens 20..22 unseen
+    lm_loss(model(ids[:, :-1]), ids[:, 1:]).backward()
+    ve = model.blocks[0].attn.value_embed
+    assert ve.mix.grad != 0 and ve.table.weight.grad[:20].abs().sum() > 0
+    assert ve.table.weight.grad[20:].abs().sum() == 0

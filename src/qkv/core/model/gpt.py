@@ -31,6 +31,7 @@ from qkv.core.model.nn.parallel import ParallelBlock
 from qkv.core.model.nn.position import make_position
 from qkv.core.model.nn.sandwich import SandwichBlock
 from qkv.core.model.nn.sliding import soft_cap
+from qkv.core.model.nn.value_embed import ValueEmbed, reading
 from qkv.core.see.hooks import Hookable
 from qkv.core.see.names import declared
 from qkv.core.see.tap import forward_pass, tap, tap_expanded
@@ -79,6 +80,9 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
         gpt2_init(self, self.cfg.init_std, self.cfg.n_layers)
         if self.cfg.zero_init:
             zero_outputs(self)
+        for m in self.modules():  # a value embedding's λ (a single number, which gpt2_init drew at random)
+            if isinstance(m, ValueEmbed):
+                m.reset_mix()
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, explicit: bool = False) -> torch.Tensor:
         """ids: (B, T) token ids -> logits (B, T, d_vocab).
@@ -93,8 +97,9 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             raise ValueError(f"{offset + T} tokens do not fit in the context of {self.cfg.n_ctx} (n_ctx)")
         with forward_pass(self, explicit):
             x = self.embed_ids(ids, offset)  # (B, T, d_model)
-            for block in self.blocks:
-                x = block(x, cache)
+            with reading(ids):  # the value embeddings' token ids (nn/value_embed.py)
+                for block in self.blocks:
+                    x = block(x, cache)
             if cache is not None:
                 cache.length += T
             h = self.ln_final(x)
@@ -152,8 +157,12 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             if pos is not None:
                 x = x + pos[t if positions is None else positions]
             mask = key_mask[:, None, None, :] if key_mask is not None else None  # (B, 1, 1, t + 1)
-            for block in blocks:
-                x = block(x, cache, positions, mask)
+            ids = (
+                tokens[:, None] if isinstance(tokens, torch.Tensor) else torch.tensor([[tokens]], device=W_E.device)
+            )  # (B, 1)
+            with reading(ids):  # the value embeddings' token ids (nn/value_embed.py)
+                for block in blocks:
+                    x = block(x, cache, positions, mask)
             cache.length = t + 1
             return soft_cap(unembed(ln_final(x)), cap)  # (B, d_vocab): h W_out + b (soft-capped, Gemma 2)
 

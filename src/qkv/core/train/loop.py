@@ -33,6 +33,7 @@ from qkv.core.machine.processes import ALONE, World
 from qkv.core.spec.config import TrainConfig
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint
+from qkv.core.train.muon import AnyOptimizer, Paired, make_paired
 from qkv.core.train.resume import load_optimizer
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class Data(Protocol):
 
     world: World  # the processes that share each batch (distributed.ALONE: this one alone)
 
-    def step(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, step: int) -> float:
+    def step(self, model: torch.nn.Module, optimizer: AnyOptimizer, step: int) -> float:
         """Train on the batch of `step` (`model` may be DDP's wrapper); the loss of the whole batch.
         A non-finite loss is returned with the weights untouched (`optimize` does both)."""
         ...
@@ -121,9 +122,12 @@ def lr_at(step: int, tc: TrainConfig) -> float:
     return tc.min_lr + 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))) * (tc.lr - tc.min_lr)
 
 
-def make_optimizer(model: torch.nn.Module, tc: TrainConfig) -> torch.optim.AdamW:
+def make_optimizer(model: torch.nn.Module, tc: TrainConfig) -> torch.optim.AdamW | Paired:
     """AdamW; weight decay on matrices and embeddings only, not on biases or LayerNorm scales.
-    The fused kernel (one kernel for every parameter) where the model's device has it."""
+    The fused kernel (one kernel for every parameter) where the model's device has it.
+    tc.optimizer="muon": Muon for the blocks' matrices and AdamW for the rest, as one (train/muon.py)."""
+    if tc.optimizer == "muon":
+        return make_paired(model, tc, devices.fused_adamw(model_device(model)))
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
@@ -160,8 +164,8 @@ def train_steps(optimizer, tc: TrainConfig, steps: range, step, stepped, evaluat
     checkpoints, curves) and when it stops (a callback raises) are its own."""
     for s in steps:
         lr = lr_at(s, tc)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        for group in optimizer.param_groups:  # Muon's groups: lr_scale = muon_lr / lr (train/muon.py)
+            group["lr"] = lr * group.get("lr_scale", 1.0)
         loss = step(s)
         done = s + 1
         stepped(done, loss, lr)
@@ -245,7 +249,7 @@ class _Tally:
     val_loss: float | None = None
 
 
-def _on_device(run: Run) -> torch.optim.Optimizer:
+def _on_device(run: Run) -> AnyOptimizer:
     """Every rank joined and on its device, the model moved there, its AdamW made (a resume's state loaded)."""
     distributed.join(run.device)
     distributed.barrier(run.data.world)  # every rank has read what it needs from `out` before rank 0 writes there

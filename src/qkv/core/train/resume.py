@@ -13,6 +13,7 @@ import torch
 
 from qkv.core.io.files import LOG_LIMIT, read_bytes
 from qkv.core.io.refusal import Refusal
+from qkv.core.train.muon import AnyOptimizer
 
 
 def read_log(path: Path, upto: int, state: dict) -> list[str]:
@@ -60,18 +61,28 @@ def recorded_origin(config: dict, out: Path) -> dict:
     return origin
 
 
-def _same_kind(value, expected) -> bool:
-    """Whether a saved AdamW hyper-parameter has the form of the one a fresh optimizer holds."""
+def _same_kind(value, expected, key: str = "") -> bool:
+    """Whether a saved optimizer hyper-parameter has the form of the one a fresh optimizer holds."""
     if isinstance(expected, bool) or expected is None:  # switches (fused, amsgrad, ...): exactly the same
         return value is expected
-    if isinstance(expected, tuple):  # betas
-        return (
-            isinstance(value, list) and len(value) == len(expected) and all(_same_kind(v, 0.5) and v < 1 for v in value)
-        )
+    if isinstance(expected, tuple):  # AdamW's betas (each in [0, 1)), Muon's ns_coefficients (any sign)
+        numbers = isinstance(value, list) and len(value) == len(expected)
+        if key != "betas":
+            return numbers and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)
+        return numbers and all(_same_kind(v, 0.5) and v < 1 for v in value)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, step: int) -> None:
+ADAMW_KEYS, MUON_KEYS = {"step", "exp_avg", "exp_avg_sq"}, {"momentum_buffer"}
+
+
+def _state_keys(optimizer) -> list[set[str]]:
+    """The state each parameter has once stepped, in the state_dict's order: AdamW's moments and step count,
+    or Muon's momentum (a group with ns_steps: train/muon.py)."""
+    return [MUON_KEYS if "ns_steps" in g else ADAMW_KEYS for g in optimizer.param_groups for _ in g["params"]]
+
+
+def check_optimizer_state(saved: dict, optimizer: AnyOptimizer, path, step: int) -> None:
     """Check a saved AdamW state against `optimizer` (made for the model it resumes) before
     load_state_dict: parameter groups, their settings, and every tensor's parameter index, shape,
     dtype and step count. PyTorch's fused kernels do not check, and crash on a mismatch."""
@@ -85,17 +96,17 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
                 "resume.group_params", path=path, n=n, got=len(group.get("params") or []), want=len(want["params"])
             )
         for key, value in group.items():
-            if key != "params" and (key not in want or not _same_kind(value, want[key])):
+            if key != "params" and (key not in want or not _same_kind(value, want[key], key)):
                 raise Refusal.of("resume.group_setting", path=path, n=n, key=key, value=repr(value))
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    keys = {"step", "exp_avg", "exp_avg_sq"}
+    kinds = _state_keys(optimizer)
     missing = sorted(set(range(len(params))) - set(saved["state"])) if step > 0 else []
-    if missing:  # AdamW keeps moments for every parameter once it has taken a step
+    if missing:  # AdamW keeps moments (Muon a momentum) for every parameter once it has taken a step
         raise Refusal.of("resume.state_missing", path=path, i=missing[0], n=len(missing), total=len(params))
     for i, s in saved["state"].items():
         if i >= len(params):
             raise Refusal.of("resume.state_index", path=path, i=i, total=len(params))
-        if set(s) != keys:
+        if set(s) != (keys := kinds[i]):
             raise Refusal.of("resume.state_keys", path=path, i=i, got=str(sorted(s)), want=str(sorted(keys)))
         for key, t in s.items():
             shape, dtype = ((), torch.float32) if key == "step" else (params[i].shape, params[i].dtype)
@@ -104,17 +115,18 @@ def check_optimizer_state(saved: dict, optimizer: torch.optim.Optimizer, path, s
                     "resume.state_tensor", path=path, i=i, key=key, got=f"{t.dtype} {tuple(t.shape)}",
                     want=f"{dtype} {tuple(shape)}",
                 )  # fmt: skip
-            if not torch.isfinite(t).all() or (key != "exp_avg" and (t < 0).any()):
+            if not torch.isfinite(t).all() or (key in ("step", "exp_avg_sq") and (t < 0).any()):
                 raise Refusal.of("resume.state_values", path=path, i=i, key=key)
-        if s["step"].item() != step:
+        if "step" in s and s["step"].item() != step:
             raise Refusal.of("resume.state_step", path=path, i=i, got=f"{s['step'].item():g}", step=step)
 
 
-def load_optimizer(optimizer: torch.optim.Optimizer, saved: dict, path, step: int) -> None:
+def load_optimizer(optimizer: AnyOptimizer, saved: dict, path, step: int) -> None:
     """Load a checked state; its moments and step counts, that is: the hyper-parameters (betas, weight
-    decay, eps) stay those of the current settings (--set), whatever the file says."""
+    decay, eps; Muon's momentum, its lr_scale ...) stay those of the current settings (--set), whatever the
+    file says (the loop sets lr at every step)."""
     check_optimizer_state(saved, optimizer, path, step)
-    current = [{key: g[key] for key in ("betas", "weight_decay", "eps")} for g in optimizer.param_groups]
+    current = [{k: v for k, v in g.items() if k not in ("params", "lr")} for g in optimizer.param_groups]
     optimizer.load_state_dict(saved)
     for g, settings in zip(optimizer.param_groups, current):
         g.update(settings)

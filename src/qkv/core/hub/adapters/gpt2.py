@@ -222,6 +222,8 @@ def _export_problems(cfg: ModelConfig) -> list:
     gemma = [n for n in cfg.GEMMA_OLMO_FIELDS if getattr(cfg, n) != ModelConfig.__dataclass_fields__[n].default]
     if gemma:  # norms after sub-layers, soft-caps, a window, another attention scale...: GPT-2 has none
         problems.append(phrase("gemma.gpt2_export", name=gemma[0]))
+    if cfg.value_embeds:  # the speedrun's tables mixed into the values: GPT-2 has none
+        problems.append(phrase("speedrun.gpt2_value_embeds"))
     return problems
 
 

@@ -35,6 +35,7 @@ from qkv.core.model.nn.layernorm import RMSNorm
 from qkv.core.model.nn.linear import linear_step
 from qkv.core.model.nn.position import RoPE
 from qkv.core.model.nn.sliding import layer_rope, norm_heads, qk_norms, soft_cap, step_window, window_mask
+from qkv.core.model.nn.value_embed import ValueEmbed
 from qkv.core.see.tap import edits, explicit, tap, tap_view, untapped, wants
 from qkv.core.spec.config import ModelConfig
 
@@ -191,6 +192,9 @@ class MultiHeadAttention(nn.Module):
         self.scale, self.factor = cfg.attn_scale, None if cfg.attn_scale is None else 1.0 / cfg.attn_scale
         self.cap = cfg.attn_scores_soft_cap
         self.window = cfg.sliding_window if cfg.slides(layer) and not cross else None
+        # the speedrun's value embeddings (nn/value_embed.py): v = (1 - λ) v + λ VE[token] in the first layers
+        ve = layer < cfg.value_embeds and not cross
+        self.value_embed = ValueEmbed(cfg.d_vocab, cfg.n_kv_heads, cfg.d_head) if ve else None
 
     def tap_names(self) -> list[str]:
         """The names forward records, in order: TAPS as this attention has them, then hook_{name}_out."""
@@ -259,13 +263,15 @@ class MultiHeadAttention(nn.Module):
         q_norm = self.q_norm.stepper() if self.q_norm is not None else None
         k_norm = self.k_norm.stepper() if self.k_norm is not None else None
         gqa, whole, window, cap, group = self.group > 1, self.qk_whole, self.window, self.cap, self.group
-        scale, factor = self.scale, self.factor
+        scale, factor, ve = self.scale, self.factor, self.value_embed
 
         def step(x, cache, positions=None, key_mask=None):
             B = x.shape[0]
             q, k, *v = W_QKV(x).split(split, -1)  # (B, n_heads * d_head), (B, n_kv_heads * d_head) ...
             q, k = q.view(B, -1, 1, d_head), k.view(B, -1, 1, d_head)  # (B, heads, 1, d_head)
             v = v[0].view(B, -1, 1, d_head) if v else k  # values="k": z = A k
+            if ve is not None:  # the token ids from GPT.stepper's `reading`
+                v = ve(v)
             if q_norm is not None and k_norm is not None:
                 q, k = norm_heads(q_norm, q, whole), norm_heads(k_norm, k, whole)
             if rope is not None:
@@ -294,6 +300,8 @@ class MultiHeadAttention(nn.Module):
         heads = lambda t: t.view(B, T, -1, self.d_head).transpose(1, 2)  # (B, T, h * d_head) -> (B, h, T, d_head)
         q, k, *rest = (heads(t) for t in self.W_QKV(x).split(self.split, -1))  # one product, its rows split
         v = rest[0] if rest else k  # values="k": z = A k
+        if self.value_embed is not None:  # v = (1 - λ) v + λ VE[token]: recorded mixed, as z reads it
+            v = self.value_embed(v)
         return self.tap_heads("hook_q", q), self.tap_heads("hook_k", k), self.tap_heads("hook_v", v)
 
     def project_q(self, x: torch.Tensor) -> torch.Tensor:
