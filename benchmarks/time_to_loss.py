@@ -141,7 +141,7 @@ def run_qkv(recipe: Recipe, ids, d_vocab: int, probe: Probe, every: int, target,
         t0 = tick()
         lr = lr_at(step, tc)
         for group in optimizer.param_groups:
-            group["lr"] = lr  # as qkv.core.train.loop.run_steps
+            group["lr"] = lr * group.get("lr_scale", 1.0)  # as qkv.core.train.loop: Muon's groups scaled
         data.step(model, optimizer, step)
         wall += tick() - t0
         done = step + 1
