@@ -191,11 +191,14 @@ def describe(curve, target: float) -> str:
 
 
 def qkv_recipes(args) -> list[Recipe]:
-    return [
-        Recipe(f"qkv {p}" + (" bf16" if args.bf16 else ""), p, list(args.set), args.bf16)
-        for p in args.recipes
-        if p != "nanogpt"
-    ]
+    """--recipes' qkv entries: a preset, or PRESET:K=V,K=V (its own --set pairs, e.g. fast:optimizer=adamw)."""
+    out = []
+    for spec in args.recipes:
+        if spec != "nanogpt":
+            preset, _, pairs = spec.partition(":")
+            own = [p for p in pairs.split(",") if p]
+            out.append(Recipe(f"qkv {spec}" + (" bf16" if args.bf16 else ""), preset, [*args.set, *own], args.bf16))
+    return out
 
 
 def compare(args, text: str, ids, vocab: int, probe: Probe) -> None:
