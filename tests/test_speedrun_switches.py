@@ -121,3 +121,31 @@ def test_value_embeds_learn():
     ve = model.blocks[0].attn.value_embed
     assert ve.mix.grad != 0 and ve.table.weight.grad[:20].abs().sum() > 0
     assert ve.table.weight.grad[20:].abs().sum() == 0
+
+
+def test_param_shapes_know_the_value_embeddings():
+    """hub/size.param_shapes (what a checkpoint's header is checked against) lists the tables and their λ."""
+    from qkv.core.hub.size import param_count, param_shapes
+
+    model = _model(value_embeds=2, n_kv_heads=1)
+    assert param_shapes(model.cfg) == {n: tuple(p.shape) for n, p in model.named_parameters()}
+    assert param_count(model.cfg) == model.num_params()
+
+
+def test_origin_shows_the_mixed_values():
+    """The origin document's v (where q, k, v come from) is the v attention reads: hook_v, mixed."""
+    from qkv.analysis.origin import origin
+    from qkv.core.see.trace import run_with_trace
+    from qkv.core.text.tokenizers import train_tokenizer
+
+    tok = train_tokenizer("char", "abcdefghijklmnopqrstuvw")
+    assert tok.vocab_size <= 23
+    model = _model(value_embeds=1).eval()
+    ids = tok.encode("abcabd")
+    doc = origin(model, tok, ids=ids, layer=0, head=1)
+    with torch.no_grad():
+        _, trace = run_with_trace(model, torch.tensor([ids]))
+    want = trace["blocks.0.attn.hook_v"][0, : len(doc["keys"]), 1]  # (visible keys, d_head)
+    torch.testing.assert_close(
+        torch.tensor([key["v"] for key in doc["keys"]], dtype=torch.float64), want.double(), atol=1e-5, rtol=1e-5
+    )

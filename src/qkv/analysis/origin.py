@@ -76,6 +76,7 @@ def origin(
     attn = model.blocks[layer].attn
     bias = attn.W_QKV.bias
     xW, b, (q, k, v), (q_dot, k_dot) = _head_products(attn, x, head)
+    v = _value_embedded(attn, v, ids, head)
     rope = attn.rope is not None
     visible = _visible(attn, cfg.causal, i, T)
     product = q_dot[i][None, :] * k_dot[visible]  # (n_visible, d_head): q_i[c] k_j[c]
@@ -112,6 +113,17 @@ def origin(
             "keys": keys,
         }
     )  # a dict that shows itself in a notebook (shown.Document)
+
+
+def _value_embedded(attn, v: torch.Tensor, ids: list[int], head: int) -> torch.Tensor:
+    """v as attention reads it: with the speedrun's value embedding (nn/value_embed.py) v = (1 - λ) v + λ VE[token]
+    of the key/value head that `head` reads; else v itself. v: (T, d_head), float64."""
+    ve = attn.value_embed
+    if ve is None:
+        return v
+    rows = ve.rows(torch.tensor([ids], device=ve.table.weight.device))  # (1, n_kv_heads, T, d_head)
+    mix = ve.mix.double().to(v.device)
+    return (1 - mix) * v + mix * rows[0, head // attn.group].double().to(v.device)
 
 
 def _attention_input(model, ids: list[int], x_name: str) -> torch.Tensor:

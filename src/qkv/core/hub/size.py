@@ -44,7 +44,7 @@ class _Shapes(dict):
             if cfg.bias and cfg.norm != "rms":  # RMSNorm has no shift
                 self[name + ".bias"] = (cfg.d_model,)
 
-    def attention(self, name: str) -> None:
+    def attention(self, name: str, layer: int = 0) -> None:
         cfg, d = self.cfg, self.cfg.d_model
         d_attn, d_kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
         self.linear(name + ".W_QKV", d, d_attn + (2 if cfg.values == "v" else 1) * d_kv, cfg.qkv_bias)  # "k": no W_V
@@ -53,6 +53,8 @@ class _Shapes(dict):
             self[name + ".q_norm.weight"], self[name + ".k_norm.weight"] = (d_attn,), (d_kv,)
         elif cfg.qk_norm:
             self[name + ".q_norm.weight"] = self[name + ".k_norm.weight"] = (cfg.d_head,)
+        if layer < cfg.value_embeds:  # the speedrun's value embedding: a table and its mix λ (nn/value_embed.py)
+            self[name + ".value_embed.mix"], self[name + ".value_embed.table.weight"] = (), (cfg.d_vocab, d_kv)
 
     def blocks(self, prefix: str, n: int, cross: bool = False) -> None:
         cfg, d = self.cfg, self.cfg.d_model
@@ -63,7 +65,7 @@ class _Shapes(dict):
             if cfg.norm_placement != "pre":  # Gemma's and OLMo-2's norms after each sub-layer (nn/sandwich.py)
                 self.layer_norm(p + "ln1_post")
                 self.layer_norm(p + "ln2_post")
-            self.attention(p + "attn")
+            self.attention(p + "attn", i)
             if cfg.mlp != "none":  # an attention-only block has no ln2 and no MLP
                 if cfg.norm_placement != "output":
                     self.layer_norm(p + "ln2")

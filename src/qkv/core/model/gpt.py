@@ -17,6 +17,7 @@ variant.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -143,7 +144,7 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
         # nn.ModuleList gives the type checker Modules; each of these is a Block (make_gpt_block), which has a stepper
         blocks = [block.stepper() for block in self.blocks]  # type: ignore[operator]
         ln_final, unembed, cap = self.ln_final.stepper(), linear_step(self.unembed), self.cfg.output_logits_soft_cap
-        scale = _rounded(scale, W_E.dtype)
+        scale, ve = _rounded(scale, W_E.dtype), self.cfg.value_embeds > 0
 
         def step(tokens, cache, positions=None, key_mask=None):
             if torch.is_grad_enabled():  # generation runs under inference_mode; anywhere else, build no graph
@@ -157,10 +158,7 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
             if pos is not None:
                 x = x + pos[t if positions is None else positions]
             mask = key_mask[:, None, None, :] if key_mask is not None else None  # (B, 1, 1, t + 1)
-            ids = (
-                tokens[:, None] if isinstance(tokens, torch.Tensor) else torch.tensor([[tokens]], device=W_E.device)
-            )  # (B, 1)
-            with reading(ids):  # the value embeddings' token ids (nn/value_embed.py)
+            with step_ids(tokens, W_E.device) if ve else nullcontext():  # value embeddings read the token ids
                 for block in blocks:
                     x = block(x, cache, positions, mask)
             cache.length = t + 1
@@ -193,6 +191,12 @@ class GPT(Hookable, nn.Module, Displayed):  # Displayed: its notebook display (q
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def step_ids(tokens, device):
+    """reading() the ids of one decoding step: tokens (B,) or one int -> (B, 1) (nn/value_embed.py)."""
+    ids = tokens[:, None] if isinstance(tokens, torch.Tensor) else torch.tensor([[tokens]], device=device)
+    return reading(ids)  # (B, 1)
 
 
 def _rounded(scale: float, dtype: torch.dtype) -> float:
