@@ -27,6 +27,9 @@ def fast_configs(overrides=()) -> tuple[ModelConfig, TrainConfig]:
 def test_fast_preset_builds_valid_configs():
     mc, tc = fast_configs()
     assert (mc.pos, mc.bias, mc.tie_embeddings, mc.unembed_bias) == ("rope", False, True, False)
+    # the speedrun's changes that measured best together (docs/recipe.md's ablation)
+    assert (tc.optimizer, mc.activation, mc.qk_norm, mc.zero_init) == ("muon", "relu2", True, True)
+    assert mc.output_logits_soft_cap == 30.0
     assert mc.n_ctx >= 64 and mc.d_head % 2 == 0  # rope rotates pairs
     assert mc.d_mlp < 4 * mc.d_model  # the narrower MLP of the recipe
     assert 0 < tc.warmup_steps < tc.steps and tc.min_lr < tc.lr

@@ -525,7 +525,8 @@ PRESETS: dict[str, Preset] = {
         train=dict(steps=2000, batch_size=12, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_interval=250),
     ),
     # baby's size trained for the time to a val loss (docs/recipe.md): RoPE, no biases, tied embeddings, a 2x MLP,
-    # a larger lr and batch and a shorter schedule; reaches baby's val loss on tiny Shakespeare in under half its time
+    # and the speedrun's Muon, ReLU^2, QK-norm, zero-initialised projections and logit soft-cap, a larger lr and
+    # batch and a short schedule; reaches nanoGPT's val loss on tiny Shakespeare in about a quarter of its time
     "fast": Preset(
         model=dict(
             n_ctx=64,
@@ -537,8 +538,21 @@ PRESETS: dict[str, Preset] = {
             bias=False,
             tie_embeddings=True,
             unembed_bias=False,
+            activation="relu2",
+            qk_norm=True,
+            zero_init=True,
+            output_logits_soft_cap=30.0,
         ),
-        train=dict(steps=800, batch_size=16, lr=4e-3, min_lr=4e-4, warmup_steps=80, eval_interval=200, eval_steps=10),
+        train=dict(
+            steps=600,
+            batch_size=16,
+            lr=4e-3,
+            min_lr=4e-4,
+            warmup_steps=60,
+            eval_interval=200,
+            eval_steps=10,
+            optimizer="muon",
+        ),
     ),
     # nanoGPT's shakespeare_char model: slow on a CPU, but the classic size
     "small": Preset(
