@@ -190,6 +190,7 @@ def test_cli_fine_tunes_and_generates(dirs, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_processes_fine_tune_what_one_does(dirs, tmp_path):
     settings = [f"--set={s}" for s in ("steps=4", "eval_interval=4", "eval_steps=1", "block_size=32", "lr=1e-3")]
     train(

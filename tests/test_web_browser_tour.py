@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import torch
 from browser_fixtures import browser, open_page, require_chromium  # noqa: F401
 from browser_util import act, load_page
@@ -237,14 +238,22 @@ def test_phone_screen(browser, server):
         assert panel["height"] <= 0.6 * 667 and panel["y"] + panel["height"] <= 667 + 0.5
         nxt = pg.locator("#tour-next").bounding_box()
         assert nxt["y"] >= panel["y"] and nxt["y"] + nxt["height"] <= 667 + 0.5  # reachable without scrolling
-        top = pg.evaluate(
-            "(document.querySelector('.tour-focus') || {getBoundingClientRect: () => null}).getBoundingClientRect()"
-        )
         if got["id"] != "translate":  # the card the step points at starts above the panel (translate's is in it)
+            top = _focus_top_above(pg, panel["y"])  # the page scrolls it there after the step is ready
             assert top is not None and 0 <= top["top"] < panel["y"], got["id"]
         if n < STEPS - 1:
             pg.tap("#tour-next")
     assert pg.errors == []
+
+
+def _focus_top_above(pg, y: float):
+    """The focused card's box once it starts above `y` (waiting up to 5 s for the scroll), else as it is then."""
+    box = "(document.querySelector('.tour-focus') || {getBoundingClientRect: () => null}).getBoundingClientRect()"
+    try:
+        pg.wait_for_function(f"y => {{ const b = {box}; return b && b.top >= 0 && b.top < y; }}", arg=y, timeout=5_000)
+    except PlaywrightTimeout:
+        pass  # the assertion after says what the box is
+    return pg.evaluate(box)
 
 
 def test_language_switch_mid_tour(browser, server):
