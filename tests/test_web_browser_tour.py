@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import torch
 from browser_fixtures import browser, open_page, require_chromium  # noqa: F401
 from browser_util import act, load_page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_web_tour_routes import patterns, zeroed
 
 from qkv.analysis.cross_attention import explain_translation
