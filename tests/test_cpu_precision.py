@@ -18,48 +18,71 @@ SHORT = ["steps=3", "eval_interval=3", "eval_steps=1", "d_model=16", "n_ctx=16",
 
 
 @pytest.mark.parametrize(
-    ("support", "dtype", "why"),
-    [("amx", torch.bfloat16, "cpu_amx"), ("avx512", torch.bfloat16, "cpu_avx512"), ("none", torch.float32, "cpu_none")],
+    ("support", "width", "dtype", "why"),
+    [
+        ("amx", None, torch.bfloat16, "cpu_amx"),
+        ("amx", 64, torch.bfloat16, "cpu_amx"),  # AMX pays at every width
+        ("avx512", None, torch.bfloat16, "cpu_avx512"),
+        ("avx512", dev.AVX512_BF16_MIN_WIDTH, torch.bfloat16, "cpu_avx512"),
+        ("avx512", dev.AVX512_BF16_MIN_WIDTH - 1, torch.float32, "cpu_avx512_narrow"),
+        ("none", None, torch.float32, "cpu_none"),
+        ("none", 4096, torch.float32, "cpu_none"),
+    ],
 )
-def test_auto_on_the_cpu_follows_its_bf16(monkeypatch, support, dtype, why):
+def test_auto_on_the_cpu_follows_its_bf16_and_the_width(monkeypatch, support, width, dtype, why):
     monkeypatch.setattr(cpu, "bf16_support", lambda flags=None: support)
-    p = dev.Precision("cpu")
+    p = dev.Precision("cpu", width=width)
     assert (p.dtype, p.why) == (dtype, why)
     assert p.record() == {"name": p.name, "why": why, "cpu_bf16": support}
-    asked = dev.Precision("cpu", "float32")  # an explicit float32 is float32 on every CPU
+    asked = dev.Precision("cpu", "float32", width)  # an explicit float32 is float32 on every CPU
     assert (asked.dtype, asked.why) == (torch.float32, "asked")
+    assert dev.Precision("cpu", "bfloat16", 16).dtype == torch.bfloat16  # an explicit bfloat16 at any width
+
+
+WIDE = f"d_model={dev.AVX512_BF16_MIN_WIDTH}"  # wide enough for AVX-512 BF16 to pay
 
 
 @pytest.mark.parametrize(
-    ("support", "line"),
+    ("support", "width", "line", "name"),
     [
-        ("avx512", "precision: bfloat16 autocast, float32 weights (this CPU has AVX-512 BF16)"),
+        ("avx512", WIDE, "precision: bfloat16 autocast, float32 weights (this CPU has AVX-512 BF16)", "bfloat16"),
+        (
+            "avx512",
+            "d_model=16",
+            "precision: float32 (this CPU has AVX-512 BF16 but no AMX, and at d_model < 256 bfloat16 does not pay "
+            "there)",
+            "float32",
+        ),
         (
             "amx",
+            "d_model=16",
             "precision: bfloat16 autocast, float32 weights (this CPU has AMX, matrix units that multiply bfloat16)",
+            "bfloat16",
         ),
-        ("none", "precision: float32 (this CPU has neither AMX nor AVX-512 BF16, so bfloat16 would be slower here)"),
+        (
+            "none",
+            WIDE,
+            "precision: float32 (this CPU has neither AMX nor AVX-512 BF16, so bfloat16 would be slower here)",
+            "float32",
+        ),
     ],
 )
 def test_the_run_says_first_what_auto_chose_and_config_records_it(
-    capsys, monkeypatch, text_file, tmp_path, support, line
+    capsys, monkeypatch, text_file, tmp_path, support, width, line, name
 ):
     monkeypatch.setattr(cpu, "bf16_support", lambda flags=None: support)
     argv = ["train", "--text", str(text_file), "--out", str(tmp_path / "run"), "--device", "cpu"]
-    _, err = run_ok(capsys, argv + [a for kv in SHORT for a in ("--set", kv)])
+    _, err = run_ok(capsys, argv + [a for kv in [*SHORT, width] for a in ("--set", kv)])
     assert err.splitlines()[0] == line
     record = json.loads((tmp_path / "run" / "config.json").read_text())["precision"]
-    assert record == {
-        "name": "float32" if support == "none" else "bfloat16",
-        "why": f"cpu_{support}",
-        "cpu_bf16": support,
-    }
+    why = "cpu_avx512_narrow" if name == "float32" and support == "avx512" else f"cpu_{support}"
+    assert record == {"name": name, "why": why, "cpu_bf16": support}
 
 
 def test_the_first_line_speaks_chinese(capsys, monkeypatch, text_file, tmp_path):
     monkeypatch.setattr(cpu, "bf16_support", lambda flags=None: "avx512")
     argv = ["train", "--text", str(text_file), "--out", str(tmp_path / "run"), "--device", "cpu", "--lang", "zh"]
-    _, err = run_ok(capsys, argv + [a for kv in SHORT for a in ("--set", kv)])
+    _, err = run_ok(capsys, argv + [a for kv in [*SHORT, WIDE] for a in ("--set", kv)])
     assert err.splitlines()[0] == "精度：bfloat16 自动混合精度，权重仍为 float32（这颗 CPU 有 AVX-512 BF16 指令）"
 
 

@@ -110,30 +110,43 @@ def fused_adamw(device) -> bool:
         return kind in ("cpu", "cuda", "mps")
 
 
-def autocast_dtype(device, precision: str = "auto") -> torch.dtype:
+# On a CPU with AVX-512 BF16 but no AMX, bf16 autocast pays for its casts only on wide enough matrices: measured
+# on this project's AMD EPYC (torch 2.13, one thread), d_model 128 (baby, fast) trained at 0.84-0.98x float32's
+# speed and d_model 384 (small) at 1.53x (benchmarks/cpu_precision.py, docs/devices.md). AMX pays at every width.
+AVX512_BF16_MIN_WIDTH = 256
+
+
+def autocast_dtype(device, precision: str = "auto", width: int | None = None) -> torch.dtype:
     """The float type a training step computes its matrix products in.
 
     auto: bf16 on CUDA where the GPU supports it (Ampere and later), else fp16; on the CPU bf16 where
-    it has AMX or AVX-512 BF16, else float32; float32 on MPS. float32 turns autocast off; bfloat16 /
-    float16 ask for that type (float16 on the CPU: a smoke test of the GPU's path)."""
+    it has AMX, or AVX-512 BF16 and a model at least AVX512_BF16_MIN_WIDTH wide (`width`, its d_model;
+    None: wide), else float32; float32 on MPS. float32 turns autocast off; bfloat16 / float16 ask for
+    that type (float16 on the CPU: a smoke test of the GPU's path)."""
     if precision not in PRECISIONS and precision not in _DTYPES:
         raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     if precision == "auto":
-        why = auto_reason(device)
+        why = auto_reason(device, width)
         if why == "cuda_fp16":
             return torch.float16
         return torch.bfloat16 if why in ("cuda_bf16", "cpu_amx", "cpu_avx512") else torch.float32
     return _DTYPES[precision]
 
 
-def auto_reason(device) -> str:
+def auto_reason(device, width: int | None = None) -> str:
     """Why --precision auto computes as it does on `device`: cuda_bf16 / cuda_fp16 (the GPU has bf16 or
-    not), cpu_amx / cpu_avx512 (bf16: the CPU multiplies it natively), cpu_none (float32: it does not),
+    not), cpu_amx / cpu_avx512 (bf16: the CPU multiplies it natively), cpu_avx512_narrow (float32: AVX-512
+    BF16 without AMX, a model narrower than AVX512_BF16_MIN_WIDTH), cpu_none (float32: no native bf16),
     mps (float32)."""
     kind = torch.device(device).type
     if kind == "cuda":
         return "cuda_bf16" if torch.cuda.is_bf16_supported() else "cuda_fp16"
-    return f"cpu_{cpu.bf16_support()}" if kind == "cpu" else "mps"
+    if kind != "cpu":
+        return "mps"
+    support = cpu.bf16_support()
+    if support == "avx512" and width is not None and width < AVX512_BF16_MIN_WIDTH:
+        return "cpu_avx512_narrow"
+    return f"cpu_{support}"
 
 
 def autocast(device, enabled: bool = True, dtype: torch.dtype | None = None):
@@ -153,11 +166,15 @@ class Precision:
     clipping, so the clip sees true norms), steps unless they overflowed, and updates the scale.
     """
 
-    def __init__(self, device, precision: str = "auto"):
-        self.device = torch.device(device)
-        self.dtype = autocast_dtype(self.device, precision)
+    def __init__(self, device, precision: str = "auto", width: int | None = None):
+        self.device, self.asked = torch.device(device), precision
+        self.dtype = autocast_dtype(self.device, precision, width)  # width: the model's d_model (autocast_dtype)
         self.scaler = torch.amp.GradScaler(self.device.type) if self.dtype == torch.float16 else None
-        self.why = auto_reason(self.device) if precision == "auto" else "asked"  # the run's first line says it
+        self.why = auto_reason(self.device, width) if precision == "auto" else "asked"  # the run's first line says it
+
+    def for_width(self, width: int) -> Precision:
+        """The same request for a model `width` (d_model) wide: auto may choose otherwise (autocast_dtype)."""
+        return Precision(self.device, self.asked, width)
 
     def record(self) -> dict:
         """What config.json records: the float type, why it was chosen, and the CPU's bf16 (cpu.bf16_support)."""

@@ -116,6 +116,7 @@ class Run:
     device: torch.device  # where it trains (the checkpoint is the same anywhere)
     record: dict  # what config.json records besides the model and its settings: "data" (its origin), "task"
     compile: bool = False  # run the steps through torch.compile (compiled.py)
+    precision: Precision = FLOAT32  # how its steps compute (the first line says what --precision auto chose)
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:

@@ -124,8 +124,8 @@ def run_task(task: Task, req: Request) -> TrainResult:
                 run = _run(task, data, origin, start, req, world, precision, began)
             elif world.main:
                 refuse_to_replace(rundir.inspect(out), out, req.force)  # another run may have saved there meanwhile
-            if req.progress and world.main and precision.why != "asked":  # the run's first line: what auto chose
-                print(said(precision_line(precision)), file=sys.stderr)
+            if req.progress and world.main and run.precision.why != "asked":  # the run's first line: what auto chose
+                print(said(precision_line(run.precision)), file=sys.stderr)
             return run_loop(out, run, req.progress and world.main)
     finally:
         if joined_here:
@@ -173,9 +173,10 @@ def _run(
             "accum.rank_rows", batch_size=start.tc.batch_size, nproc=world.size, n=start.tc.grad_accum,
             multiple=world.size * start.tc.grad_accum,
         )  # fmt: skip
+    precision = precision.for_width(start.model.cfg.d_model)  # auto may depend on the model's width
     batches, record = task.batches(data, origin, start, world, precision)
     record = {**record, **began, "precision": precision.record()}  # the float type, why, and the CPU's bf16
-    return Run(start, batches, req.until or start.tc.steps, precision.device, record, req.compile)
+    return Run(start, batches, req.until or start.tc.steps, precision.device, record, req.compile, precision)
 
 
 # ---------------------------------------------------------------------------- a new run

@@ -22,6 +22,7 @@ MESSAGES = {
     "why_asked": "as --precision asked",
     "why_cpu_amx": "this CPU has AMX, matrix units that multiply bfloat16",
     "why_cpu_avx512": "this CPU has AVX-512 BF16",
+    "why_cpu_avx512_narrow": "this CPU has AVX-512 BF16 but no AMX, and at d_model < 256 bfloat16 does not pay there",
     "why_cpu_none": "this CPU has neither AMX nor AVX-512 BF16, so bfloat16 would be slower here",
     "why_cuda_bf16": "this GPU computes in bfloat16",
     "why_cuda_fp16": "this GPU lacks bfloat16",

@@ -19,6 +19,7 @@ MESSAGES = {
     "why_asked": "按 --precision 的要求",
     "why_cpu_amx": "这颗 CPU 有 AMX，能直接做 bfloat16 矩阵乘法的矩阵单元",
     "why_cpu_avx512": "这颗 CPU 有 AVX-512 BF16 指令",
+    "why_cpu_avx512_narrow": "这颗 CPU 有 AVX-512 BF16 但没有 AMX，模型的 d_model 小于 256 时 bfloat16 并不更快",
     "why_cpu_none": "这颗 CPU 既没有 AMX 也没有 AVX-512 BF16，用 bfloat16 反而更慢",
     "why_cuda_bf16": "这块 GPU 能用 bfloat16 计算",
     "why_cuda_fp16": "这块 GPU 不支持 bfloat16",
