@@ -57,6 +57,7 @@ from qkv.core.text.tokenizers import (
     train_tokenizer,
 )
 from qkv.core.train.checkpoint import load, save
+from qkv.core.train.evaluate import Evaluation, evaluate_text
 from qkv.core.train.lm import TrainingStopped, train
 from qkv.presentation.derivation import Derivation, attend
 from qkv.presentation.explanation import Explanation, explain
@@ -85,6 +86,8 @@ __all__ = [
     "export_hf",
     "train",
     "TrainingStopped",
+    "evaluate_text",
+    "Evaluation",
     "load",
     "save",
     "generate",
