@@ -214,3 +214,41 @@ def test_two_processes_fine_tune_what_one_does(dirs, tmp_path):
     one, two = load(tmp_path / "one")[0].state_dict(), load(tmp_path / "two")[0].state_dict()
     assert all(torch.allclose(one[k], two[k], atol=1e-6, rtol=0) for k in one)
     assert json.loads((tmp_path / "two" / "config.json").read_text())["init"]["kind"] == "pretrained"
+
+
+def test_a_run_as_init_takes_the_preset_window_at_most_its_context_and_refuses_other_token_data(capsys, tmp_path):
+    """The finetune preset's block_size (128) is cut to a qkv run's n_ctx (64) unless --set gives one;
+    token data written with another tokenizer than the init's is refused (its ids would mean other tokens)."""
+    from cli_util import run_error, run_ok
+
+    text = tmp_path / "a.txt"
+    text.write_text("the cat sat on the mat, and the dog ate the hat.\n" * 80, encoding="utf-8")
+    short = ["--set", "steps=2", "--set", "eval_interval=2", "--set", "eval_steps=1", "--quiet"]
+    run_ok(capsys, ["train", "--text", str(text), "--out", str(tmp_path / "run"), *short])
+    run_ok(
+        capsys, ["train", "--init", str(tmp_path / "run"), "--text", str(text), "--out", str(tmp_path / "ft"), *short]
+    )
+    assert load_checkpoint(tmp_path / "ft").train_config.block_size == 64  # the run's n_ctx, not the preset's 128
+    too_long = ["--set", "block_size=65"]
+    line = run_error(capsys, ["train", "--init", str(tmp_path / "run"), "--text", str(text), *short, *too_long])
+    assert "block_size=65 is longer than the model's context (n_ctx=64)" in line
+    run_ok(
+        capsys, ["tokenize", "--text", str(text), "--tokenizer", "word", "--out", str(tmp_path / "words"), "--quiet"]
+    )
+    run_ok(
+        capsys,
+        [
+            "tokenize",
+            "--text",
+            str(text),
+            "--tokenizer",
+            str(tmp_path / "run"),
+            "--out",
+            str(tmp_path / "own"),
+            "--quiet",
+        ],
+    )
+    init = ["train", "--init", str(tmp_path / "run"), *short]
+    line = run_error(capsys, [*init, "--data", str(tmp_path / "words"), "--out", str(tmp_path / "ft2")])
+    assert "the token data was written with another tokenizer" in line and not (tmp_path / "ft2").exists()
+    run_ok(capsys, [*init, "--data", str(tmp_path / "own"), "--out", str(tmp_path / "ft3")])  # the run's own tokenizer

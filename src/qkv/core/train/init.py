@@ -109,6 +109,22 @@ def _check_memory(cfg: ModelConfig, tc: TrainConfig, ref: str) -> None:
         raise Refusal.of("finetune.too_large", ref=ref, need=format_bytes(need), have=format_bytes(have))
 
 
+def fit_window(tc: TrainConfig, n_ctx: int, overrides) -> TrainConfig:
+    """`tc` with a preset's block_size cut to the init's n_ctx (the finetune preset's 128 is longer than a
+    qkv run's 64); a block_size given with --set is kept, and block_size() refuses it if it is too long."""
+    given = any(pair.partition("=")[0].strip() == "block_size" for pair in overrides)
+    if given or tc.block_size is None or tc.block_size <= n_ctx:
+        return tc
+    return TrainConfig.from_dict({**tc.to_dict(), "block_size": n_ctx})
+
+
+def check_same_tokenizer(data_tokenizer, init_tokenizer, ref: str) -> None:
+    """Refuse token ids written with another tokenizer than the init's (`data_tokenizer` None: a text,
+    which the init's tokenizer encodes itself)."""
+    if data_tokenizer is not None and data_tokenizer.to_dict() != init_tokenizer.to_dict():
+        raise Refusal.of("finetune.data_tokenizer", ref=ref)
+
+
 def block_size(tc: TrainConfig, n_ctx: int) -> int:
     """The tokens of a training window: tc.block_size (None: the model's n_ctx), at most n_ctx."""
     if tc.block_size is not None and tc.block_size > n_ctx:

@@ -190,6 +190,9 @@ class LMTask(Task[str | TokenData]):
             return self.tokenizer
         return train_tokenizer(self.tokenizer or "char", text, self.vocab_size)
 
+    def has_tokenizer(self, text: str | TokenData) -> bool:
+        return isinstance(text, TokenData)
+
     def batches(self, text: str | TokenData, origin: dict, start: Start, world: World, precision: Precision):
         """LMData over the text's ids, split into train / val; config.json records the origin and the token count.
         Token data's ids stay on disk (MappedIds: each batch reads its windows, an id beyond d_vocab refused)."""

@@ -42,7 +42,7 @@ from qkv.core.spec.config import PRESETS, ModelConfig, TrainConfig, apply_overri
 from qkv.core.spec.family import FAMILIES, Family, family_of
 from qkv.core.text.tokenizers import Tokenizer
 from qkv.core.train import checkpoint, lock, rundir
-from qkv.core.train.init import FINETUNE, init_settings, load_init
+from qkv.core.train.init import FINETUNE, check_same_tokenizer, fit_window, init_settings, load_init
 from qkv.core.train.loop import Data, Run, Start, TrainResult, run_loop
 from qkv.core.train.resume import read_log, recorded_origin
 
@@ -93,6 +93,11 @@ class Task(ABC, Generic[D]):
     def new_tokenizer(self, data: D) -> Tokenizer:
         """The tokenizer of a new run."""
 
+    def has_tokenizer(self, data: D) -> bool:
+        """Whether `data` comes with its own tokenizer (token ids written by qkv tokenize), which a
+        fine-tune's init must share."""
+        return False
+
     @abstractmethod
     def batches(self, data: D, origin: dict, start: Start, world: World, precision: Precision) -> tuple[Data, dict]:
         """What run_loop trains on, and what config.json records besides the model and its settings."""
@@ -113,7 +118,7 @@ def run_task(task: Task, req: Request) -> TrainResult:
         data, origin = task.read(tc)
         if not req.resume:  # built before the lock: a mistake in the data or the settings writes nothing
             assert model_fields is not None  # _settings gives a new run's model fields
-            start, began = _new_start(task, data, model_fields, tc, req.init)
+            start, began = _new_start(task, data, model_fields, tc, req)
             run = _run(task, data, origin, start, req, world, precision, began)
         with lock.locked(out) if world.main else nullcontext():
             if req.resume:
@@ -212,12 +217,14 @@ def _new_settings(task: Task, req: Request) -> tuple[dict, TrainConfig]:
     return model_fields, TrainConfig(**train_fields)
 
 
-def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig, init: str | None) -> tuple[Start, dict]:
+def _new_start(task: Task, data, model_fields: dict, tc: TrainConfig, req: Request) -> tuple[Start, dict]:
     """A new model at step 0, its weights drawn from the run's seed, its d_vocab the tokenizer's; or the
-    model and tokenizer of `init` (train/init.py). And what config.json records of it ({"init": ...})."""
-    if init is not None:
-        model, tokenizer, record = load_init(init, model_fields, tc)
-        return Start(model, tokenizer, tc), {"init": record}
+    model and tokenizer of req.init (train/init.py), with the data's tokenizer, if it has one, the init's.
+    And what config.json records of it ({"init": ...})."""
+    if req.init is not None:
+        model, tokenizer, record = load_init(req.init, model_fields, tc)
+        check_same_tokenizer(task.new_tokenizer(data) if task.has_tokenizer(data) else None, tokenizer, req.init)
+        return Start(model, tokenizer, fit_window(tc, model.cfg.n_ctx, req.overrides)), {"init": record}
     tokenizer = task.new_tokenizer(data)
     d_vocab = model_fields.get("d_vocab", tokenizer.vocab_size)
     if d_vocab < tokenizer.vocab_size:

@@ -2,6 +2,8 @@
 (qkv.core.hub.adapters.llama_export), in English (the same keys as zh/finetune.py)."""
 
 MESSAGES = {
+    "data_tokenizer": "the token data was written with another tokenizer than {ref}'s; tokenize the text with "
+    "it (qkv tokenize --tokenizer {ref}) or train on the text itself (--text)",
     "task": "--init fine-tunes a GPT (a model that continues text); qkv train --task translate has no --init",
     "flags": ("{flags} shape a new tokenizer; with --init the run keeps the init's tokenizer: leave {flags} out"),
     "model_settings": (

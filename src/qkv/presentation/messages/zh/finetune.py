@@ -2,6 +2,8 @@
 （qkv.core.hub.adapters.llama_export），中文（与 en/finetune.py 同键）。"""
 
 MESSAGES = {
+    "data_tokenizer": "这份词元数据是用另一个分词器写的，不是 {ref} 的分词器；请用它重新切分（qkv tokenize --tokenizer "
+    "{ref}），或者直接用 --text 在文本上训练",
     "task": "--init 用来微调 GPT（续写文本的模型）；qkv train --task translate 没有 --init",
     "flags": "{flags} 用来训练新的分词器；用了 --init，这次训练沿用起点模型的分词器：请去掉 {flags}",
     "model_settings": (
