@@ -13,7 +13,7 @@ from cli_util import run_error, run_ok, step_losses
 from qkv.core.io.refusal import Refusal
 from qkv.core.model import make_model
 from qkv.core.spec.config import ModelConfig, TrainConfig
-from qkv.core.train.lm import LMData
+from qkv.core.train.lm import LMData, evaluate
 from qkv.core.train.loop import make_optimizer, optimize_accumulated
 from qkv.core.train.translate import PairData
 from qkv.presentation.i18n import say_error
@@ -38,8 +38,22 @@ def test_accumulated_micro_batches_make_the_whole_batch_step(n):
     accumulated, losses = trained_weights(n)
     assert max(abs(a - b) for a, b in zip(whole_losses, losses)) < 1e-9
     assert max((whole[k] - accumulated[k]).abs().max().item() for k in whole) < 1e-6
+    torch.manual_seed(0)  # the weights trained_weights started from
     before = make_model(CFG).double().state_dict()  # the test can fail: the steps moved the weights
     assert max((whole[k] - before[k]).abs().max().item() for k in whole if k in before) > 1e-4
+
+
+def test_evaluation_scores_the_rows_in_micro_batches_to_the_same_loss():
+    """An evaluation needs no more memory than a training step: grad_accum pieces of the batch, the same mean."""
+    torch.manual_seed(0)
+    model = make_model(CFG).double()
+    ids = torch.randint(0, CFG.d_vocab, (400,), generator=torch.Generator().manual_seed(1))
+    seen = []
+    model.register_forward_pre_hook(lambda module, args: seen.append(tuple(args[0].shape)))
+    whole = evaluate(model, ids, TrainConfig(batch_size=8, eval_steps=2, seed=5))
+    pieces = evaluate(model, ids, TrainConfig(batch_size=8, grad_accum=4, eval_steps=2, seed=5))
+    assert abs(whole - pieces) < 1e-12
+    assert seen == [(8, CFG.n_ctx)] * 2 + [(2, CFG.n_ctx)] * 8
 
 
 class FakeDDP(torch.nn.Module):

@@ -100,6 +100,7 @@ def test_value_embeds_mix_the_tokens_row_into_v():
 def test_value_embeds_generation_and_export():
     """The stepper (one token at a time) gives forward's logits; GPT-2's export refuses in one line."""
     from qkv.core.hub.adapters.gpt2 import to_hf
+    from qkv.core.hub.adapters.llama_export import to_hf as llama_to_hf
     from qkv.core.io.refusal import Refusal
 
     model = _model(value_embeds=2, pos="rope").eval()
@@ -111,6 +112,10 @@ def test_value_embeds_generation_and_export():
             torch.testing.assert_close(step(ids[:, t], cache), full[:, t], atol=1e-5, rtol=1e-5)
     with pytest.raises(Refusal, match="value embeddings"):
         to_hf(_model(value_embeds=1))
+    llama = dict(pos="rope", rope_layout="halves", norm="rms", mlp="gated", activation="silu", bias=False)
+    llama_to_hf(_model(**llama, unembed_bias=False))  # the same shape without the tables exports
+    with pytest.raises(Refusal, match="Llama has no value embeddings"):
+        llama_to_hf(_model(**llama, unembed_bias=False, value_embeds=1))
 
 
 def test_value_embeds_learn():

@@ -47,16 +47,15 @@ def evaluate(
     """Mean loss over eval_steps batches of windows of tc.block_size tokens (None: n_ctx), always the same
     batches (a generator seeded by `seed`).
     With several processes, each scores its rows of every batch (as in training), and a batch's loss
-    is the mean of the ranks' losses."""
+    is the mean of the ranks' losses. The rows are scored in grad_accum pieces, as training computes
+    them, so an evaluation needs no more memory than a training step (the mean of equal pieces' means)."""
     g, device, total = torch.Generator().manual_seed(tc.seed), model_device(model), 0.0
     with evaluating(model):
         for _ in range(tc.eval_steps):
-            x, y = get_batch(
-                ids, tc.batch_size, block_size(tc, model.cfg.n_ctx), g, world
-            )  # each (B/N, T): this rank's
-            x, y = x.to(device), y.to(device)
-            with precision.autocast():
-                total += lm_loss(model(x), y).item()
+            x, y = get_batch(ids, tc.batch_size, block_size(tc, model.cfg.n_ctx), g, world)  # each (B/N, T)
+            for xs, ys in zip(x.chunk(tc.grad_accum), y.chunk(tc.grad_accum)):  # each (B/N/grad_accum, T)
+                with precision.autocast():
+                    total += lm_loss(model(xs.to(device)), ys.to(device)).item() / tc.grad_accum
     return world.total(total) / (world.size * tc.eval_steps)
 
 

@@ -45,6 +45,8 @@ def _problems(cfg: ModelConfig) -> list[Phrase]:
         problems.append(phrase("finetune.llama_block"))
     if cfg.qk_norm or cfg.qkv_bias != cfg.bias or cfg.embed_scale or cfg.unembed_bias:
         problems.append(phrase("finetune.llama_parts"))
+    if cfg.value_embeds:  # the speedrun's tables mixed into the values: Llama has none
+        problems.append(phrase("speedrun.llama_value_embeds"))
     for name in ("sliding_window", "attn_scale", "attn_scores_soft_cap", "output_logits_soft_cap", "rope_base_local"):
         if getattr(cfg, name) is not None:
             problems.append(phrase("finetune.llama_window", name=name))

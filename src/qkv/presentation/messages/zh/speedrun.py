@@ -2,4 +2,5 @@
 
 MESSAGES = {
     "gpt2_value_embeds": "GPT-2 没有值嵌入（value_embeds，速通的开关）",
+    "llama_value_embeds": "Llama 没有值嵌入（value_embeds，速通的开关）",
 }
