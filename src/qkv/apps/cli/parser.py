@@ -168,7 +168,7 @@ def _train_run(p) -> None:
         default="auto",
         choices=("auto", "float32", "bfloat16", "float16"),
         help="auto: bf16 autocast on CUDA (fp16 with a gradient scaler where bf16 is missing) and on a CPU "
-        "with AMX or AVX-512 BF16, float32 elsewhere; the weights stay float32",
+        "with AMX, or AVX-512 BF16 at d_model >= 256; float32 elsewhere; the weights stay float32",
     )
     p.add_argument(
         "--compile", action="store_true", help="torch.compile the model (a compilation first; see docs/training.md)"

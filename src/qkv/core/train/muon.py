@@ -24,7 +24,9 @@ from torch import nn
 
 def muon_matrices(model: nn.Module) -> list[torch.Tensor]:
     """The weights of every nn.Linear except the head (model.unembed) and any matrix shared with an
-    embedding table (a tied head): W_QKV, W_O, the MLP's fc_in / fc_gate / fc_out."""
+    embedding table (a tied head): W_QKV, W_O, the MLP's fc_in / fc_gate / fc_out. W_QKV is qkv's one
+    (3 d_model, d_model) matrix of W_Q, W_K and W_V stacked, and Muon orthogonalises it whole (its update
+    scaled by sqrt(3) for the shape), where the speedrun orthogonalises q, k and v each."""
     head = getattr(model, "unembed", None)
     tables = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
     if head is not None:
