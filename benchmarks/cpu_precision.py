@@ -26,7 +26,8 @@ def main() -> None:
     args = ap.parse_args()
     auto = f"{autocast_dtype('cpu', width=128)} / {autocast_dtype('cpu', width=384)}"
     print(
-        f"training in float32 and bf16 autocast, {machine()}, CPU bf16: {bf16_support()}, auto at d_model 128 / 384: {auto}"
+        f"training in float32 and bf16 autocast, {machine()}, CPU bf16: {bf16_support()}, auto at d_model 128 / 384: "
+        f"{auto}"
     )
     print(f"{'preset':<8}{'batch':>6}{'float32 tok/s':>15}{'bf16 tok/s':>12}{'bf16/f32':>10}")
     for preset in args.presets:
