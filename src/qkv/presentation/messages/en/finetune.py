@@ -5,7 +5,7 @@ MESSAGES = {
     "data_tokenizer": "the token data was written with another tokenizer than {ref}'s; tokenize the text with "
     "it (qkv tokenize --tokenizer {ref}) or train on the text itself (--text)",
     "task": "--init fine-tunes a GPT (a model that continues text); qkv train --task translate has no --init",
-    "flags": ("{flags} shape a new tokenizer; with --init the run keeps the init's tokenizer: leave {flags} out"),
+    "flags": ("{flags} shapes a new tokenizer; with --init the run keeps the init's tokenizer: leave {flags} out"),
     "model_settings": (
         "with --init the model is the init's: --set cannot change {names}; of the model's settings only "
         "{allowed} may be set (training settings such as lr, steps, batch_size, block_size all may)"

@@ -166,7 +166,7 @@ MESSAGES = {
     "attend_rows": "V 有 {v} 行，而 K 有 {k} 行：每个 Key 要对应一个 Value",
     "attend_dk": "d_k 必须是正数，收到的是 {d_k}",
     # ------------------------------------------------------------------ 训练：文本、设置、方向
-    "text_file_missing": "训练文本 {path} 不存在",
+    "text_file_missing": "文本文件 {path} 不存在",
     "pairs_file_missing": "句对文件 {path} 不存在",
     "not_a_file": "{path} 不是文件",
     "train_text_empty": "训练文本是空的",
@@ -190,8 +190,8 @@ MESSAGES = {
     "resume_done": "{out} 已经训练了 {step} 步（steps={steps}）；要继续训练，请加 --set steps=N，N > {step}",
     "resume_other_task": "{out} 里是{title}；接着训练它请用：{how}",
     "resume_flags": "--resume 按 {out} 原来的设置接着训练：{flags} 不能与它同用（训练设置可以用 --set 改）",
-    "text_file_empty": "训练文本 {path} 是空的",
-    "text_file_not_utf8": "训练文本 {path} 不是 UTF-8 编码（字节位置 {byte}，第 {line} 行：{bytes}）",
+    "text_file_empty": "文本文件 {path} 是空的",
+    "text_file_not_utf8": "文本文件 {path} 不是 UTF-8 编码（字节位置 {byte}，第 {line} 行：{bytes}）",
     "text_too_short": "文本只有 {n} 个词元，训练至少需要 n_ctx + 1 = {need} 个",
     "text_split_short": (
         "文本有 {n} 个词元，按 val_fraction {fraction} 分成 {train}/{val}，每一份至少需要 n_ctx + 1 = {need} 个；"

@@ -15,7 +15,7 @@ MESSAGES = {
     "text_too_short": "文本只有 {n} 个词元：qkv eval 给第一个词元之后的每个词元打分，所以至少要 2 个",
     "text_too_long": "文本的 UTF-8 有 {bytes} 字节，超过了 qkv eval 一次能读的 {most} 字节：请分成几段",
     "report": (
-        "{model} 读 {text}\n"
+        "模型 {model}，文本 {text}\n"
         "  损失        每个词元 {loss} 奈特\n"
         "  困惑度      {perplexity}\n"
         "  每字节比特  {bits_per_byte}\n"
