@@ -60,7 +60,11 @@ def test_a_gpt_compiles_to_one_graph(kw):
 def test_compiled_steps_train_what_eager_steps_train(capsys, text_file, tmp_path):
     """Slow: inductor compiles the forward and the backward (tens of seconds on two cores)."""
     run_ok(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "eager"), *ARGV])
-    run_ok(capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "compiled"), *ARGV, "--compile"])
+    progress = [a for a in ARGV if a != "--quiet"]  # with its progress: the line that says it compiles first
+    _, err = run_ok(
+        capsys, ["train", "--text", str(text_file), "--out", str(tmp_path / "compiled"), *progress, "--compile"]
+    )
+    assert "compiling the model with torch.compile" in err
     eager, compiled = step_losses(tmp_path / "eager"), step_losses(tmp_path / "compiled")
     assert max(abs(a - b) for (_, a), (_, b) in zip(eager, compiled)) < 1e-4  # fused kernels add up in other orders
     weights = load(tmp_path / "compiled")[0].state_dict()

@@ -232,6 +232,8 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         step = said_in_one_line(partial(data.step, trained, optimizer))  # a compiler's failure: one line
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
         bar = _progress(progress, tc.steps, start.step)
+        if bar and run.compile:  # the first step waits for the compiler: say so before it
+            bar.write(said(phrase("accum.compiling")), file=sys.stderr)
 
         def stepped(done: int, loss: float, lr: float) -> None:  # stop on a non-finite loss, else log the step
             if not math.isfinite(loss):

@@ -12,6 +12,7 @@ MESSAGES = {
         "leave grad_accum at 1 and set batch_size instead"
     ),
     # --compile
+    "compiling": "compiling the model with torch.compile: the first step takes longer (on a CPU, a minute or more)",
     "compile_failed": ("torch.compile cannot compile the model on this machine ({reason}); train without --compile"),
     "compile_translate": "--task translate does not compile its model: train it without --compile",
     # the run's first line: which float type a step computes in, and why

@@ -9,6 +9,7 @@ MESSAGES = {
     ),
     "translate": "--task translate 不做梯度累积（各批次的目标句长度不同）：请让 grad_accum 保持 1，改设 batch_size",
     # --compile
+    "compiling": "正在用 torch.compile 编译模型：第一步会慢一些（在 CPU 上可能要一分钟以上）",
     "compile_failed": "torch.compile 在这台机器上编译不了模型（{reason}）；请去掉 --compile 再训练",
     "compile_translate": "--task translate 不编译它的模型：请去掉 --compile 再训练",
     # 训练的第一行：每一步用哪种浮点类型计算，为什么
