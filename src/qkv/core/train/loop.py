@@ -231,9 +231,7 @@ def run_loop(out: Path, run: Run, progress: bool) -> TrainResult:
         trained = compiled(trained) if run.compile else trained  # checkpoints save `model`: no _orig_mod. prefix
         step = said_in_one_line(partial(data.step, trained, optimizer))  # a compiler's failure: one line
         governor = threads.governor() if world.size == 1 else None  # follows programs that start or stop meanwhile
-        bar = _progress(progress, tc.steps, start.step)
-        if bar and run.compile:  # the first step waits for the compiler: say so before it
-            bar.write(said(phrase("accum.compiling")), file=sys.stderr)
+        bar = _progress(progress, tc.steps, start.step, run.compile)
 
         def stepped(done: int, loss: float, lr: float) -> None:  # stop on a non-finite loss, else log the step
             if not math.isfinite(loss):
@@ -410,10 +408,14 @@ class _NoWriter:
         pass
 
 
-def _progress(enabled: bool, total: int, initial: int):
+def _progress(enabled: bool, total: int, initial: int, compiling: bool = False):
+    """The progress bar of the steps (None: none); with `compiling`, first a line that the compiler runs first."""
     if not enabled:
         return None
     from tqdm import tqdm
 
     unit = said(phrase("train.unit"))
-    return tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
+    bar = tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.25)
+    if compiling:  # the first step waits for the compiler: say so before it
+        bar.write(said(phrase("accum.compiling")), file=sys.stderr)
+    return bar
