@@ -63,12 +63,18 @@ def measure(preset: str, precision: str, steps: int, rounds: int, contestants: d
     return {"tok_s": {k: steps * tokens / median(t) for k, t in times.items()}, "first_s": first}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def training_args(doc: str) -> argparse.ArgumentParser:
+    """The options of a training-speed benchmark (this one, cpu_precision.py): presets, steps, rounds, batch."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--presets", nargs="+", default=["baby", "small"])
     ap.add_argument("--steps", type=int, default=10, help="training steps per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batch", type=int, help="windows per step (default: baby and small 12)")
+    return ap
+
+
+def main() -> None:
+    ap = training_args(__doc__)
     ap.add_argument("--precision", default="float32", choices=("float32", "bfloat16"))
     args = ap.parse_args()
     print(f"torch.compile against eager, training, {args.precision}, {machine()}, CPU bf16: {bf16_support()}")

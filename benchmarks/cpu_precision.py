@@ -8,22 +8,15 @@ alternating rounds in one process. It measures what `--precision auto` decides f
 
 from __future__ import annotations
 
-import argparse
-
 from common import interleaved, machine, median
-from compile_speed import BATCH, trainer
+from compile_speed import BATCH, trainer, training_args
 
 from qkv.core.machine.cpu import bf16_support
 from qkv.core.machine.device import autocast_dtype
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--presets", nargs="+", default=["baby", "small"])
-    ap.add_argument("--steps", type=int, default=10, help="training steps per round")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--batch", type=int, help="windows per step (default: baby and small 12)")
-    args = ap.parse_args()
+    args = training_args(__doc__).parse_args()
     auto = f"{autocast_dtype('cpu', width=128)} / {autocast_dtype('cpu', width=384)}"
     print(
         f"training in float32 and bf16 autocast, {machine()}, CPU bf16: {bf16_support()}, auto at d_model 128 / 384: "
